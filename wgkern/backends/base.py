@@ -1,0 +1,88 @@
+"""The interface every backend implements: device storage, kernel compilation and launch, sync.
+
+The runtime (runtime/launch.py) is the only caller. A backend knows nothing of fields or kernels as the user
+sees them: it gets OffloadedKernels to compile and LaunchArgs (raw buffers, shapes, scalar values) to run."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from wgkern.ir.nodes import OffloadedKernel
+from wgkern.lang.types import DataType
+
+
+@dataclass(slots=True)
+class LaunchArgs:
+    """Everything one launch needs, indexed like the kernel's `args` and `containers`.
+    scalars[i]: Python value of scalar argument i (None for non-scalar args).
+    buffers[k]: the backend buffer holding container slot k.  shapes[k]: that slot's full shape
+    (vector/matrix element axes included). launch_id: increases by one per launch (random streams).
+    seed: wk.init(random_seed=...)."""
+    scalars: list[Any]
+    buffers: list[Any]
+    shapes: list[tuple[int, ...]]
+    launch_id: int = 0
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class CompiledKernel:
+    """A backend's executable form of one OffloadedKernel."""
+
+    kernel: OffloadedKernel
+
+    def launch(self, args: LaunchArgs) -> None:
+        """Run every task in order. May return before the work is done (GPU); Backend.sync waits."""
+        raise NotImplementedError
+
+    def source(self) -> str:
+        """Generated code (LLVM IR / WGSL), for kernel.source(arch)."""
+        raise NotImplementedError
+
+
+class Backend:
+    """One device. Buffers are opaque handles; sizes are in bytes of *device* storage."""
+
+    name: str = "?"
+
+    def storage_dtype(self, dtype: DataType) -> np.dtype:
+        """numpy dtype of one element as stored on this device (WGSL widens 8/16-bit ints and bool to 32 bits)."""
+        return dtype.np_dtype
+
+    def supports(self, dtype: DataType) -> bool:
+        return True
+
+    def allocate(self, nbytes: int) -> Any:
+        raise NotImplementedError
+
+    def free(self, buffer: Any) -> None:
+        raise NotImplementedError
+
+    def upload(self, buffer: Any, data: np.ndarray, offset: int = 0) -> None:
+        """Copy host bytes into buffer at byte offset (after all earlier launches that use it)."""
+        raise NotImplementedError
+
+    def download(self, buffer: Any, nbytes: int, offset: int = 0) -> np.ndarray:
+        """Bytes of buffer[offset:offset+nbytes] as a uint8 array, after all earlier launches finished."""
+        raise NotImplementedError
+
+    def copy(self, dst: Any, src: Any, nbytes: int) -> None:
+        raise NotImplementedError
+
+    def host_view(self, buffer: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray | None:
+        """A zero-copy numpy view where the buffer lives in host memory (CPU), else None."""
+        return None
+
+    def compile(self, kernel: OffloadedKernel) -> CompiledKernel:
+        raise NotImplementedError
+
+    def sync(self) -> None:
+        """Wait for all launched work and raise any pending device-side error."""
+
+    def shutdown(self) -> None:
+        """Release every device resource."""
+
+    def describe(self) -> str:
+        return self.name

@@ -1,0 +1,111 @@
+"""The public exception hierarchy (API.md "Errors") and the source location every error can carry.
+
+Every layer raises these; this module imports nothing from wgkern so any layer may use it."""
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLoc:
+    """Where an IR statement came from in user code (1-based line, 0-based column)."""
+    filename: str
+    lineno: int
+    col: int = 0
+    source_line: str | None = None
+
+    def text(self) -> str:
+        line = self.source_line
+        if line is None:
+            line = linecache.getline(self.filename, self.lineno).rstrip("\n")
+        return line
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.lineno}:{self.col + 1}"
+
+
+UNKNOWN_LOC = SourceLoc("<wgkern>", 0, 0, "")
+
+
+def format_located(message: str, loc: SourceLoc | None) -> str:
+    """'file:line:col: message' followed by the source line and a caret under the column."""
+    if loc is None or loc.lineno <= 0:
+        return message
+    line = loc.text()
+    out = f"{loc}: {message}"
+    if line:
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        caret = " " * max(loc.col - indent, 0) + "^"
+        out += f"\n    {stripped}\n    {caret}"
+    return out
+
+
+class WkError(Exception):
+    """Base class of every error wgkern raises on purpose."""
+
+
+class CompileError(WkError, SyntaxError):
+    """Unsupported or invalid kernel code. Carries .filename, .lineno, .offset and .loc."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None):
+        self.loc = loc
+        self.message = message
+        full = format_located(message, loc)
+        WkError.__init__(self, full)
+        self.msg = full
+        self.args = (full,)
+        if loc is not None:
+            self.filename = loc.filename
+            self.lineno = loc.lineno
+            self.offset = loc.col + 1
+            self.text = loc.text()
+        else:
+            self.filename = None
+            self.lineno = None
+            self.offset = None
+            self.text = None
+
+    def __str__(self) -> str:
+        return self.msg
+
+
+class AutodiffError(CompileError):
+    """A kernel (or part of one) that cannot be differentiated exactly."""
+
+
+class InternalCompilerError(WkError):
+    """A bug in wgkern itself; names the location of the statement being processed."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None):
+        self.loc = loc
+        super().__init__(format_located("internal compiler error: " + message, loc))
+
+
+class ArgumentError(WkError, TypeError):
+    """A kernel was called with an argument of the wrong kind, dtype, ndim, shape or count."""
+
+
+class AdStackOverflowError(WkError, RuntimeError):
+    """A reverse-mode kernel pushed past an adstack's capacity."""
+
+
+class SizingError(WkError, RuntimeError):
+    """A loop bound is too large (or not representable) to size an adstack."""
+
+
+class OutOfMemoryError(WkError, MemoryError):
+    """A device allocation failed."""
+
+
+class ArchUnavailableError(WkError, RuntimeError):
+    """The requested arch is not available on this machine or not built yet."""
+
+
+class DeviceLostError(WkError, RuntimeError):
+    """The device went away; call wk.reset() and wk.init() again."""
+
+
+class NotInitializedError(WkError, RuntimeError):
+    """An operation needs wk.init() first."""

@@ -1,0 +1,311 @@
+"""IR statement classes: a structured (tree) IR in which every value is the statement that defines it.
+
+A `Block` holds statements in order; control flow nests blocks (`RangeFor`, `While`, `If`). Operands refer to
+earlier statements by identity. Each class lists its operand fields (`OPERANDS`, single statements;
+`OPERAND_LISTS`, lists of statements) and block fields (`BLOCKS`) so generic walkers, clone and the verifier
+need no per-class code. Kernels before offload are `KernelIR`; after offload they are `OffloadedKernel`."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterator
+
+from wgkern.errors import UNKNOWN_LOC, SourceLoc
+from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
+from wgkern.lang.types import DataType
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class Stmt:
+    """Base statement. `dtype` is the result type; None for statements that produce no value."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ()
+    OPERAND_LISTS: ClassVar[tuple[str, ...]] = ()
+    BLOCKS: ClassVar[tuple[str, ...]] = ()
+
+    loc: SourceLoc = UNKNOWN_LOC
+    dtype: DataType | None = None
+
+    def operands(self) -> list[Stmt]:
+        out = [getattr(self, name) for name in self.OPERANDS]
+        for name in self.OPERAND_LISTS:
+            out.extend(getattr(self, name))
+        return [o for o in out if o is not None]
+
+    def replace_operands(self, mapping: dict[Stmt, Stmt]) -> None:
+        """Replace every operand found in `mapping` (identity keys)."""
+        for name in self.OPERANDS:
+            old = getattr(self, name)
+            if old is not None and old in mapping:
+                setattr(self, name, mapping[old])
+        for name in self.OPERAND_LISTS:
+            setattr(self, name, [mapping.get(o, o) for o in getattr(self, name)])
+
+    def blocks(self) -> list[Block]:
+        return [getattr(self, name) for name in self.BLOCKS if getattr(self, name) is not None]
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+@dataclass(eq=False, slots=True)
+class Block:
+    stmts: list[Stmt] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Stmt]:
+        return iter(self.stmts)
+
+    def __len__(self) -> int:
+        return len(self.stmts)
+
+    def append(self, stmt: Stmt) -> Stmt:
+        self.stmts.append(stmt)
+        return stmt
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+# ---- containers ---------------------------------------------------------------------------------------------
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class ContainerSlot:
+    """One global container a kernel touches. Indices of a GlobalPtr run over `ndim` axes (vector/matrix
+    element axes trail the field's own axes). Storage is dense row-major.
+    kind: 'field' (bound by closure; `host` is the Field, shape known), 'ndarray' (kernel argument number
+    `arg_index`; shape known only at launch) or 'temp' (kernel-private scratch made by offload)."""
+    name: str
+    kind: str
+    dtype: DataType
+    ndim: int
+    shape: tuple[int, ...] | None = None
+    arg_index: int | None = None
+    host: Any = None
+    is_grad: bool = False
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} {self.name}: {self.dtype.name}[{self.ndim}]>"
+
+
+@dataclass(slots=True, kw_only=True)
+class ArgSpec:
+    """A kernel parameter after specialisation: kind 'scalar' (loaded with ArgLoad), 'ndarray' (its
+    containers are slots with this arg_index) or 'template' (folded away by the frontend)."""
+    name: str
+    kind: str
+    dtype: DataType | None = None
+    ndim: int | None = None
+    element_shape: tuple[int, ...] = ()
+
+
+# ---- values ---------------------------------------------------------------------------------------------------
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class Const(Stmt):
+    value: int | float | bool
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class ArgLoad(Stmt):
+    """Value of scalar kernel argument number `arg_index`."""
+    arg_index: int
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class UnaryOp(Stmt):
+    OPERANDS: ClassVar[tuple[str, ...]] = ("operand",)
+    op: UnaryOpKind
+    operand: Stmt
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class BinaryOp(Stmt):
+    """Operands have the same dtype; comparisons produce u1, everything else the operands' dtype
+    (SHL/SHR: the lhs dtype, rhs any int)."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("lhs", "rhs")
+    op: BinaryOpKind
+    lhs: Stmt
+    rhs: Stmt
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class TernarySelect(Stmt):
+    OPERANDS: ClassVar[tuple[str, ...]] = ("cond", "true_value", "false_value")
+    cond: Stmt
+    true_value: Stmt
+    false_value: Stmt
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class Cast(Stmt):
+    """Value conversion to `dtype` (float->int truncates toward zero; to u1 means != 0), or a bit
+    reinterpretation when `bitcast` (same width)."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("operand",)
+    operand: Stmt
+    bitcast: bool = False
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class RandomValue(Stmt):
+    """wk.random(dtype): uniform in [0, 1) for floats, any bits for ints. Counter-based per thread."""
+    site: int = 0
+
+
+# ---- locals ---------------------------------------------------------------------------------------------------
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class Alloca(Stmt):
+    """A function-local variable of `dtype`, zero-initialised. Its value is read with LocalLoad."""
+    name: str = ""
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class LocalLoad(Stmt):
+    OPERANDS: ClassVar[tuple[str, ...]] = ("alloca",)
+    alloca: Alloca
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class LocalStore(Stmt):
+    OPERANDS: ClassVar[tuple[str, ...]] = ("alloca", "value")
+    alloca: Alloca
+    value: Stmt
+
+
+# ---- globals --------------------------------------------------------------------------------------------------
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class GlobalPtr(Stmt):
+    """Address of container[indices...]; dtype is the element dtype. Indices are i32."""
+    OPERAND_LISTS: ClassVar[tuple[str, ...]] = ("indices",)
+    container: ContainerSlot
+    indices: list[Stmt]
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class GlobalLoad(Stmt):
+    OPERANDS: ClassVar[tuple[str, ...]] = ("ptr",)
+    ptr: GlobalPtr
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class GlobalStore(Stmt):
+    OPERANDS: ClassVar[tuple[str, ...]] = ("ptr", "value")
+    ptr: GlobalPtr
+    value: Stmt
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class AtomicOp(Stmt):
+    """Atomic read-modify-write of *ptr; the statement's value is the old contents."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("ptr", "value")
+    op: AtomicOpKind
+    ptr: GlobalPtr
+    value: Stmt
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class ShapeOf(Stmt):
+    """Extent of `container` along `axis`, as i32 (the value is known at launch)."""
+    container: ContainerSlot
+    axis: int
+
+
+# ---- control flow ---------------------------------------------------------------------------------------------
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class RangeFor(Stmt):
+    """for index in range(begin, end) (i32 bounds; `reversed` runs end-1 down to begin). `parallel` marks
+    the loop offload turned into a task's thread index; its body then runs once per index."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("begin", "end")
+    BLOCKS: ClassVar[tuple[str, ...]] = ("body",)
+    begin: Stmt
+    end: Stmt
+    body: Block
+    reversed: bool = False
+    parallel: bool = False
+    serialize: bool = False   # wk.loop_config(serialize=True): keep serial even at top level
+    name: str = ""
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class LoopIndex(Stmt):
+    """The current index (i32) of the enclosing RangeFor `loop`."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("loop",)
+    loop: RangeFor
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class While(Stmt):
+    """`while True: body` — leaves only through Break."""
+    BLOCKS: ClassVar[tuple[str, ...]] = ("body",)
+    body: Block
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class Break(Stmt):
+    """Leaves the innermost enclosing RangeFor/While."""
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class Continue(Stmt):
+    """Skips to the next iteration of the innermost enclosing RangeFor/While."""
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class If(Stmt):
+    OPERANDS: ClassVar[tuple[str, ...]] = ("cond",)
+    BLOCKS: ClassVar[tuple[str, ...]] = ("then_block", "else_block")
+    cond: Stmt
+    then_block: Block
+    else_block: Block
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class Return(Stmt):
+    """Ends the current task's body for this thread (serial top-level `return` in a kernel)."""
+
+
+# ---- kernels and tasks ----------------------------------------------------------------------------------------
+
+@dataclass(eq=False, slots=True)
+class KernelIR:
+    """A specialised kernel before offload: one body, its arguments and the containers it touches."""
+    name: str
+    args: list[ArgSpec]
+    containers: list[ContainerSlot]
+    body: Block
+    loc: SourceLoc = UNKNOWN_LOC
+    returns: ContainerSlot | None = None   # 'temp' slot the kernel's return value is stored into
+
+
+@dataclass(eq=False, slots=True)
+class Task:
+    """One unit a backend launches. kind 'range': `bounds` computes `loop.begin`/`loop.end` (pure: constants,
+    arguments, shapes, arithmetic, global loads) and `loop.body` runs once per index in parallel.
+    kind 'serial': `body` runs on one thread, `loop` is None and `bounds` is empty."""
+    name: str
+    kind: str
+    bounds: Block
+    loop: RangeFor | None
+    body: Block
+    loc: SourceLoc = UNKNOWN_LOC
+
+
+@dataclass(eq=False, slots=True)
+class OffloadedKernel:
+    """A kernel after offload: tasks in launch order, sharing args and containers (incl. 'temp' slots)."""
+    name: str
+    args: list[ArgSpec]
+    containers: list[ContainerSlot]
+    tasks: list[Task]
+    loc: SourceLoc = UNKNOWN_LOC
+    returns: ContainerSlot | None = None
+
+
+STMT_CLASSES: tuple[type[Stmt], ...] = (
+    Const, ArgLoad, UnaryOp, BinaryOp, TernarySelect, Cast, RandomValue, Alloca, LocalLoad, LocalStore,
+    GlobalPtr, GlobalLoad, GlobalStore, AtomicOp, ShapeOf, RangeFor, LoopIndex, While, Break, Continue, If,
+    Return,
+)

@@ -1,0 +1,63 @@
+"""`@wk.kernel` and `@wk.func`: the user's decorators and the Kernel/Func objects they make.
+
+A Kernel only holds the Python function and forwards calls to the runtime's launch sequence
+(runtime/launch.py); compilation lives in frontend/, passes/ and backends/."""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable
+
+from wgkern.errors import WkError
+
+
+class Func:
+    """A device function: inlined into the kernels that call it."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.fn = fn
+        self.name = fn.__name__
+        self.signature = inspect.signature(fn)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise WkError(f"wk.func '{self.name}' can only be called from inside a @wk.kernel or another @wk.func")
+
+
+class Kernel:
+    """An entry point called from Python. Calling it compiles (once per argument specialisation) and launches."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.fn = fn
+        self.name = fn.__name__
+        self.signature = inspect.signature(fn)
+        self.params = list(self.signature.parameters.values())
+        functools.update_wrapper(self, fn)
+        self.last_compiled: Any = None   # runtime.launch.CompiledEntry of the most recent launch
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from wgkern.runtime.launch import launch_kernel
+        return launch_kernel(self, args, kwargs, reverse=False)
+
+    def grad(self, *args: Any, **kwargs: Any) -> Any:
+        from wgkern.runtime.launch import launch_kernel
+        return launch_kernel(self, args, kwargs, reverse=True)
+
+    def ir(self) -> str:
+        from wgkern.runtime.launch import kernel_ir_text
+        return kernel_ir_text(self)
+
+    def source(self, arch: Any = None) -> str:
+        from wgkern.runtime.launch import kernel_source
+        return kernel_source(self, arch)
+
+    def __repr__(self) -> str:
+        return f"<wk.kernel {self.name}>"
+
+
+def kernel(fn: Callable[..., Any]) -> Kernel:
+    return Kernel(fn)
+
+
+def func(fn: Callable[..., Any]) -> Func:
+    return Func(fn)

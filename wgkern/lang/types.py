@@ -1,0 +1,228 @@
+"""Scalar, vector and matrix data types, kernel-argument annotations and Taichi's promotion rules.
+
+Owns what a dtype *is* (kind, width, numpy spelling) and how two dtypes combine. How a backend spells a
+dtype lives in that backend's types module."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class DataType:
+    """A scalar type. kind: 'f' float, 'i' signed int, 'u' unsigned int, 'b' bool (u1)."""
+    name: str
+    kind: str
+    bits: int
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_int(self) -> bool:
+        """Signed or unsigned integer (not bool)."""
+        return self.kind in ("i", "u")
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind == "i"
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.kind == "u"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "b"
+
+    @property
+    def nbytes(self) -> int:
+        return 1 if self.kind == "b" else self.bits // 8
+
+    @property
+    def np_dtype(self) -> np.dtype:
+        return _NUMPY_OF[self.name]
+
+    def __repr__(self) -> str:
+        return f"wk.{self.name}"
+
+    __str__ = __repr__
+
+    def __call__(self, value: Any) -> Any:
+        """`wk.f32(x)` inside a kernel is a cast (the frontend handles it); in Python it converts."""
+        return self.np_dtype.type(value).item()
+
+
+f16 = DataType("f16", "f", 16)
+f32 = DataType("f32", "f", 32)
+f64 = DataType("f64", "f", 64)
+i8 = DataType("i8", "i", 8)
+i16 = DataType("i16", "i", 16)
+i32 = DataType("i32", "i", 32)
+i64 = DataType("i64", "i", 64)
+u8 = DataType("u8", "u", 8)
+u16 = DataType("u16", "u", 16)
+u32 = DataType("u32", "u", 32)
+u64 = DataType("u64", "u", 64)
+u1 = DataType("u1", "b", 1)
+
+ALL_SCALARS: tuple[DataType, ...] = (f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, u1)
+FLOAT_TYPES = (f16, f32, f64)
+INT_TYPES = (i8, i16, i32, i64, u8, u16, u32, u64)
+
+_NUMPY_OF = {
+    "f16": np.dtype(np.float16), "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
+    "i8": np.dtype(np.int8), "i16": np.dtype(np.int16), "i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
+    "u8": np.dtype(np.uint8), "u16": np.dtype(np.uint16), "u32": np.dtype(np.uint32),
+    "u64": np.dtype(np.uint64), "u1": np.dtype(np.bool_),
+}
+_FROM_NUMPY = {v: k for k, v in _NUMPY_OF.items()}
+BY_NAME = {t.name: t for t in ALL_SCALARS}
+
+# Python literal defaults (Taichi's default_ip / default_fp).
+DEFAULT_INT = i32
+DEFAULT_FLOAT = f32
+
+
+def from_numpy_dtype(dt: Any) -> DataType:
+    """numpy dtype (or anything np.dtype accepts) -> DataType; raises TypeError for unsupported ones."""
+    dt = np.dtype(dt)
+    name = _FROM_NUMPY.get(dt)
+    if name is None:
+        raise TypeError(f"numpy dtype {dt} has no wgkern equivalent")
+    return BY_NAME[name]
+
+
+def to_dtype(obj: Any) -> DataType:
+    """Accept a DataType, a numpy dtype/type, or Python float/int/bool and return the DataType."""
+    if isinstance(obj, DataType):
+        return obj
+    if obj is float:
+        return DEFAULT_FLOAT
+    if obj is int:
+        return DEFAULT_INT
+    if obj is bool:
+        return u1
+    return from_numpy_dtype(obj)
+
+
+def promote(a: DataType, b: DataType) -> DataType:
+    """Binary-op result type, as in Taichi: float beats int (wider float wins); for ints the wider wins,
+    and at equal width unsigned wins; bool behaves as i32 against anything but bool."""
+    if a == b:
+        return a
+    if a.is_bool:
+        a = i32
+    if b.is_bool:
+        b = i32
+    if a == b:
+        return a
+    if a.is_float and b.is_float:
+        return a if a.bits >= b.bits else b
+    if a.is_float:
+        return a
+    if b.is_float:
+        return b
+    if a.bits != b.bits:
+        return a if a.bits > b.bits else b
+    return a if a.is_unsigned else b
+
+
+def value_fits(value: int, dtype: DataType) -> bool:
+    """Whether a Python int is representable in an integer dtype."""
+    if dtype.is_bool:
+        return value in (0, 1)
+    if dtype.is_signed:
+        return -(1 << (dtype.bits - 1)) <= value < (1 << (dtype.bits - 1))
+    return 0 <= value < (1 << dtype.bits)
+
+
+def wrap_int(value: int, dtype: DataType) -> int:
+    """Two's-complement wrap of a Python int into an integer dtype (constant folding uses this)."""
+    if dtype.is_bool:
+        return 1 if value else 0
+    mask = (1 << dtype.bits) - 1
+    value &= mask
+    if dtype.is_signed and value >= (1 << (dtype.bits - 1)):
+        value -= 1 << dtype.bits
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class VectorType:
+    """A vector (m == 0) or matrix (n rows, m cols) of one scalar dtype. Used as a field element type and
+    as a local value type; the frontend scalarises it, so the IR only ever sees scalars."""
+    n: int
+    m: int
+    dtype: DataType
+
+    @property
+    def is_matrix(self) -> bool:
+        return self.m > 0
+
+    @property
+    def element_shape(self) -> tuple[int, ...]:
+        return (self.n, self.m) if self.m else (self.n,)
+
+    @property
+    def size(self) -> int:
+        return self.n * (self.m or 1)
+
+    def __call__(self, *values: Any) -> Any:
+        from wgkern.lang.matrix import make_vector_value
+        return make_vector_value(self, values)
+
+    def field(self, shape: Any = (), needs_grad: bool = False, needs_dual: bool = False, **kwargs: Any) -> Any:
+        from wgkern.lang.fields import field
+        return field(self, shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, **kwargs)
+
+    def __repr__(self) -> str:
+        if self.m:
+            return f"wk.types.matrix({self.n}, {self.m}, {self.dtype!r})"
+        return f"wk.types.vector({self.n}, {self.dtype!r})"
+
+
+def vector(n: int, dtype: Any = f32) -> VectorType:
+    return VectorType(int(n), 0, to_dtype(dtype))
+
+
+def matrix(n: int, m: int, dtype: Any = f32) -> VectorType:
+    return VectorType(int(n), int(m), to_dtype(dtype))
+
+
+@dataclass(frozen=True, slots=True)
+class NdarrayType:
+    """`wk.types.ndarray(dtype=None, ndim=None)` argument annotation; None means 'take it from the argument'.
+    dtype may be a VectorType, in which case the element dims trail the array's ndim."""
+    dtype: Any = None
+    ndim: int | None = None
+    needs_grad: bool | None = None
+
+
+def ndarray(dtype: Any = None, ndim: int | None = None, needs_grad: bool | None = None, **_: Any) -> NdarrayType:
+    if dtype is not None and not isinstance(dtype, VectorType):
+        dtype = to_dtype(dtype)
+    return NdarrayType(dtype, ndim, needs_grad)
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """`wk.template()`: the argument is a compile-time constant (field, Python scalar, tuple...)."""
+
+
+def template() -> Template:
+    return Template()
+
+
+class types:  # noqa: N801 - namespace mirroring `ti.types`
+    """`wk.types.*` namespace."""
+    vector = staticmethod(vector)
+    matrix = staticmethod(matrix)
+    ndarray = staticmethod(ndarray)
+    template = staticmethod(template)
+    f16, f32, f64 = f16, f32, f64
+    i8, i16, i32, i64 = i8, i16, i32, i64
+    u8, u16, u32, u64, u1 = u8, u16, u32, u64, u1
