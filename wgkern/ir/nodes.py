@@ -97,6 +97,7 @@ class ArgSpec:
     dtype: DataType | None = None
     ndim: int | None = None
     element_shape: tuple[int, ...] = ()
+    needs_grad: bool = False   # ndarray argument has a .grad (the reverse kernel accumulates into it)
 
 
 # ---- values ---------------------------------------------------------------------------------------------------
@@ -308,4 +309,58 @@ STMT_CLASSES: tuple[type[Stmt], ...] = (
     Const, ArgLoad, UnaryOp, BinaryOp, TernarySelect, Cast, RandomValue, Alloca, LocalLoad, LocalStore,
     GlobalPtr, GlobalLoad, GlobalStore, AtomicOp, ShapeOf, RangeFor, LoopIndex, While, Break, Continue, If,
     Return,
+)
+
+
+# ---- autodiff: adstacks (passes/autodiff creates them; docs/internals.md "Adstacks") ----------------------------
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class AdStackAlloca(Stmt):
+    """A per-thread stack of primal values (and, for floats, their adjoints) of `dtype`. It is empty at the
+    start of each adjoint unit (one parallel index of the task). `capacity` is the static slot count when the
+    sizing pre-pass could prove one, else None (sized at launch). `stack_id` numbers the task's stacks."""
+    name: str = ""
+    capacity: int | None = None
+    stack_id: int = 0
+    size_expr: Any = None
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class AdStackPush(Stmt):
+    """Push `value` (and a zero adjoint). Past capacity: sets the overflow flag and writes nothing."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("stack", "value")
+    stack: AdStackAlloca
+    value: Stmt
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class AdStackPop(Stmt):
+    OPERANDS: ClassVar[tuple[str, ...]] = ("stack",)
+    stack: AdStackAlloca
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class AdStackLoadTop(Stmt):
+    """Primal value on top (clamped: an empty stack reads slot 0)."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("stack",)
+    stack: AdStackAlloca
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class AdStackLoadTopAdj(Stmt):
+    """Adjoint slot of the top (float stacks only)."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("stack",)
+    stack: AdStackAlloca
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class AdStackAccAdjoint(Stmt):
+    """Add `value` to the top's adjoint slot."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("stack", "value")
+    stack: AdStackAlloca
+    value: Stmt
+
+
+AD_STMT_CLASSES: tuple[type[Stmt], ...] = (
+    AdStackAlloca, AdStackPush, AdStackPop, AdStackLoadTop, AdStackLoadTopAdj, AdStackAccAdjoint,
 )

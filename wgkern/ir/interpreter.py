@@ -1,0 +1,393 @@
+"""Reference interpreter of offloaded IR: slow, exact, backend-free.
+
+It executes the semantics written in docs/internals.md one statement at a time with numpy scalars, so passes
+(autodiff above all) can be tested without a backend, and backends can be checked against it. Adstacks are
+unbounded Python lists here, with an optional capacity check that raises like a backend would."""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from wgkern.errors import AdStackOverflowError, InternalCompilerError
+from wgkern.ir import nodes as ir
+from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
+from wgkern.lang import types as T
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+def _np(value: Any, dtype: T.DataType) -> Any:
+    if dtype.is_bool:
+        return bool(value)
+    if dtype.is_float:
+        return dtype.np_dtype.type(value)
+    return T.wrap_int(int(value), dtype)
+
+
+def _as_float(x: Any) -> float:
+    return float(x)
+
+
+def _float_unary(fn: Callable[[float], float]) -> Callable[[Any, T.DataType], Any]:
+    def apply(x: Any, dtype: T.DataType) -> Any:
+        with np.errstate(all="ignore"):
+            return dtype.np_dtype.type(fn(dtype.np_dtype.type(x)))
+    return apply
+
+
+def _sign(x: Any, dtype: T.DataType) -> Any:
+    if dtype.is_float:
+        return dtype.np_dtype.type(np.sign(x))
+    return (x > 0) - (x < 0)
+
+
+def _abs(x: Any, dtype: T.DataType) -> Any:
+    return dtype.np_dtype.type(abs(x)) if dtype.is_float else T.wrap_int(abs(x), dtype)
+
+
+UNARY: dict[UnaryOpKind, Callable[[Any, T.DataType], Any]] = {
+    UnaryOpKind.NEG: lambda x, t: -x if t.is_float else T.wrap_int(-x, t),
+    UnaryOpKind.LOGICAL_NOT: lambda x, t: not x,
+    UnaryOpKind.BIT_NOT: lambda x, t: T.wrap_int(~x, t),
+    UnaryOpKind.ABS: _abs,
+    UnaryOpKind.SIGN: _sign,
+    UnaryOpKind.SQRT: _float_unary(np.sqrt),
+    UnaryOpKind.RSQRT: _float_unary(lambda v: 1 / np.sqrt(v)),
+    UnaryOpKind.EXP: _float_unary(np.exp),
+    UnaryOpKind.LOG: _float_unary(np.log),
+    UnaryOpKind.LOG2: _float_unary(np.log2),
+    UnaryOpKind.SIN: _float_unary(np.sin),
+    UnaryOpKind.COS: _float_unary(np.cos),
+    UnaryOpKind.TAN: _float_unary(np.tan),
+    UnaryOpKind.ASIN: _float_unary(np.arcsin),
+    UnaryOpKind.ACOS: _float_unary(np.arccos),
+    UnaryOpKind.ATAN: _float_unary(np.arctan),
+    UnaryOpKind.SINH: _float_unary(np.sinh),
+    UnaryOpKind.COSH: _float_unary(np.cosh),
+    UnaryOpKind.TANH: _float_unary(np.tanh),
+    UnaryOpKind.FLOOR: _float_unary(np.floor),
+    UnaryOpKind.CEIL: _float_unary(np.ceil),
+    UnaryOpKind.ROUND: _float_unary(np.round),
+}
+
+
+def _floordiv(a: Any, b: Any, t: T.DataType) -> Any:
+    if t.is_float:
+        with np.errstate(all="ignore"):
+            return t.np_dtype.type(np.floor(a / b))
+    if b == 0:
+        return 0
+    return T.wrap_int(a // b, t)
+
+
+def _mod(a: Any, b: Any, t: T.DataType) -> Any:
+    if t.is_float:
+        with np.errstate(all="ignore"):
+            return t.np_dtype.type(a - b * np.floor(a / b))
+    if b == 0:
+        return 0
+    return T.wrap_int(a % b, t)
+
+
+def _pow(a: Any, b: Any, t: T.DataType) -> Any:
+    if t.is_float:
+        with np.errstate(all="ignore"):
+            return t.np_dtype.type(np.power(a, b))
+    if b < 0:
+        return 1 if a == 1 else ((-1 if b % 2 else 1) if a == -1 else 0)
+    return T.wrap_int(pow(int(a), int(b), 1 << t.bits) if t.bits else a ** b, t)
+
+
+def _minmax(pick: Callable[[Any, Any], Any], np_fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any, T.DataType], Any]:
+    def apply(a: Any, b: Any, t: T.DataType) -> Any:
+        if t.is_float:
+            return t.np_dtype.type(np_fn(a, b))
+        return pick(a, b)
+    return apply
+
+
+def _shift(left: bool) -> Callable[[Any, Any, T.DataType], Any]:
+    def apply(a: Any, b: Any, t: T.DataType) -> Any:
+        amount = int(b) & (t.bits - 1)
+        if left:
+            return T.wrap_int(a << amount, t)
+        if t.is_unsigned:
+            return a >> amount
+        return T.wrap_int(a >> amount, t)
+    return apply
+
+
+def _arith(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any, T.DataType], Any]:
+    def apply(a: Any, b: Any, t: T.DataType) -> Any:
+        if t.is_float:
+            with np.errstate(all="ignore"):
+                return t.np_dtype.type(fn(a, b))
+        if t.is_bool:
+            return bool(fn(int(a), int(b)))
+        return T.wrap_int(fn(a, b), t)
+    return apply
+
+
+BINARY: dict[BinaryOpKind, Callable[[Any, Any, T.DataType], Any]] = {
+    BinaryOpKind.ADD: _arith(lambda a, b: a + b),
+    BinaryOpKind.SUB: _arith(lambda a, b: a - b),
+    BinaryOpKind.MUL: _arith(lambda a, b: a * b),
+    BinaryOpKind.DIV: _arith(lambda a, b: a / b),
+    BinaryOpKind.FLOORDIV: _floordiv,
+    BinaryOpKind.MOD: _mod,
+    BinaryOpKind.POW: _pow,
+    BinaryOpKind.ATAN2: lambda a, b, t: t.np_dtype.type(np.arctan2(a, b)),
+    BinaryOpKind.MIN: _minmax(min, np.minimum),
+    BinaryOpKind.MAX: _minmax(max, np.maximum),
+    BinaryOpKind.BIT_AND: _arith(lambda a, b: a & b),
+    BinaryOpKind.BIT_OR: _arith(lambda a, b: a | b),
+    BinaryOpKind.BIT_XOR: _arith(lambda a, b: a ^ b),
+    BinaryOpKind.SHL: _shift(True),
+    BinaryOpKind.SHR: _shift(False),
+    BinaryOpKind.CMP_LT: lambda a, b, t: bool(a < b),
+    BinaryOpKind.CMP_LE: lambda a, b, t: bool(a <= b),
+    BinaryOpKind.CMP_GT: lambda a, b, t: bool(a > b),
+    BinaryOpKind.CMP_GE: lambda a, b, t: bool(a >= b),
+    BinaryOpKind.CMP_EQ: lambda a, b, t: bool(a == b),
+    BinaryOpKind.CMP_NE: lambda a, b, t: bool(a != b),
+}
+
+ATOMIC: dict[AtomicOpKind, BinaryOpKind] = {
+    AtomicOpKind.ADD: BinaryOpKind.ADD, AtomicOpKind.SUB: BinaryOpKind.SUB, AtomicOpKind.MIN: BinaryOpKind.MIN,
+    AtomicOpKind.MAX: BinaryOpKind.MAX, AtomicOpKind.AND: BinaryOpKind.BIT_AND,
+    AtomicOpKind.OR: BinaryOpKind.BIT_OR, AtomicOpKind.XOR: BinaryOpKind.BIT_XOR,
+}
+
+
+def _mix(h: int) -> int:
+    h &= 0xFFFFFFFF
+    h ^= h >> 16
+    h = (h * 0x7FEB352D) & 0xFFFFFFFF
+    h ^= h >> 15
+    h = (h * 0x846CA68B) & 0xFFFFFFFF
+    h ^= h >> 16
+    return h
+
+
+def wk_hash(a: int, b: int, c: int, d: int) -> int:
+    """The counter-based hash behind wk.random (docs/internals.md)."""
+    return _mix(_mix(_mix(_mix(a) ^ (b & 0xFFFFFFFF)) ^ (c & 0xFFFFFFFF)) ^ (d & 0xFFFFFFFF))
+
+
+def _cast(value: Any, src: T.DataType, dst: T.DataType, bitcast: bool) -> Any:
+    if bitcast:
+        raw = np.array([value], dtype=src.np_dtype).view(dst.np_dtype)[0]
+        return raw.item() if not dst.is_float else raw
+    if dst.is_bool:
+        return bool(value != 0)
+    if dst.is_float:
+        return dst.np_dtype.type(value)
+    if src.is_float:
+        if math.isnan(value):
+            return 0
+        lo = -(1 << (dst.bits - 1)) if dst.is_signed else 0
+        hi = (1 << (dst.bits - 1)) - 1 if dst.is_signed else (1 << dst.bits) - 1
+        if math.isinf(value):
+            return hi if value > 0 else lo
+        return max(lo, min(hi, int(value)))
+    return T.wrap_int(int(value), dst)
+
+
+class Interpreter:
+    """Runs an OffloadedKernel. `arrays[k]` is a numpy array (full shape) for container slot k (modified in
+    place); `scalars[i]` the value of scalar argument i. `stack_capacity(stack)` gives an adstack's capacity
+    (None: unbounded)."""
+
+    def __init__(self, kernel: ir.OffloadedKernel, arrays: list[np.ndarray], scalars: list[Any],
+                 launch_id: int = 0, seed: int = 0,
+                 stack_capacity: Callable[[ir.AdStackAlloca], int | None] | None = None):
+        self.kernel = kernel
+        self.slot_index = {id(c): k for k, c in enumerate(kernel.containers)}
+        self.arrays = arrays
+        self.scalars = scalars
+        self.launch_id = launch_id
+        self.seed = seed
+        self.stack_capacity = stack_capacity or (lambda s: s.capacity)
+        self.values: dict[int, Any] = {}
+        self.locals: dict[int, Any] = {}
+        self.stacks: dict[int, list[list[Any]]] = {}
+        self.loop_index: dict[int, int] = {}
+        self.thread = 0
+        self.counter = 0
+        self.overflowed: list[ir.AdStackAlloca] = []
+
+    def run(self) -> None:
+        for task in self.kernel.tasks:
+            if task.kind == "serial":
+                self._start_unit(0)
+                self._run_block(task.body)
+                continue
+            self._run_block(task.bounds)
+            begin = self.values[id(task.loop.begin)]
+            end = self.values[id(task.loop.end)]
+            for index in range(begin, end):
+                self._start_unit(index)
+                self.loop_index[id(task.loop)] = index
+                self._run_block(task.body)
+        if self.overflowed:
+            stack = self.overflowed[0]
+            raise AdStackOverflowError(f"adstack '{stack.name}' overflowed (capacity {self.stack_capacity(stack)})")
+
+    def _start_unit(self, thread: int) -> None:
+        self.thread = thread
+        self.counter = 0
+        self.locals.clear()
+        self.stacks.clear()
+
+    def _run_block(self, block: ir.Block) -> None:
+        for stmt in block.stmts:
+            self._exec(stmt)
+
+    def _val(self, stmt: ir.Stmt) -> Any:
+        return self.values[id(stmt)]
+
+    def _address(self, ptr: ir.GlobalPtr) -> tuple[np.ndarray, tuple[int, ...]]:
+        array = self.arrays[self.slot_index[id(ptr.container)]]
+        index = tuple(int(self._val(i)) for i in ptr.indices)
+        return array, index
+
+    def _exec(self, stmt: ir.Stmt) -> None:
+        method = getattr(self, "exec_" + type(stmt).__name__, None)
+        if method is None:
+            raise InternalCompilerError(f"interpreter has no rule for {type(stmt).__name__}", stmt.loc)
+        result = method(stmt)
+        if stmt.dtype is not None and result is not None:
+            self.values[id(stmt)] = _np(result, stmt.dtype) if not stmt.dtype.is_float else stmt.dtype.np_dtype.type(result)
+
+    # ---- values
+    def exec_Const(self, s: ir.Const) -> Any:
+        return s.value
+
+    def exec_ArgLoad(self, s: ir.ArgLoad) -> Any:
+        return self.scalars[s.arg_index]
+
+    def exec_UnaryOp(self, s: ir.UnaryOp) -> Any:
+        return UNARY[s.op](self._val(s.operand), s.operand.dtype)
+
+    def exec_BinaryOp(self, s: ir.BinaryOp) -> Any:
+        return BINARY[s.op](self._val(s.lhs), self._val(s.rhs), s.lhs.dtype)
+
+    def exec_TernarySelect(self, s: ir.TernarySelect) -> Any:
+        return self._val(s.true_value) if self._val(s.cond) else self._val(s.false_value)
+
+    def exec_Cast(self, s: ir.Cast) -> Any:
+        return _cast(self._val(s.operand), s.operand.dtype, s.dtype, s.bitcast)
+
+    def exec_RandomValue(self, s: ir.RandomValue) -> Any:
+        h = wk_hash(self.seed, self.launch_id, self.thread, (s.site << 20) ^ self.counter)
+        self.counter += 1
+        if s.dtype.is_float:
+            return (h >> 8) * 2.0 ** -24
+        return T.wrap_int(h, s.dtype)
+
+    def exec_ShapeOf(self, s: ir.ShapeOf) -> Any:
+        return self.arrays[self.slot_index[id(s.container)]].shape[s.axis]
+
+    def exec_LoopIndex(self, s: ir.LoopIndex) -> Any:
+        return self.loop_index[id(s.loop)]
+
+    # ---- locals
+    def exec_Alloca(self, s: ir.Alloca) -> None:
+        self.locals[id(s)] = _np(0, s.dtype)
+
+    def exec_LocalLoad(self, s: ir.LocalLoad) -> Any:
+        return self.locals[id(s.alloca)]
+
+    def exec_LocalStore(self, s: ir.LocalStore) -> None:
+        self.locals[id(s.alloca)] = self._val(s.value)
+
+    # ---- globals
+    def exec_GlobalPtr(self, s: ir.GlobalPtr) -> None:
+        return None
+
+    def exec_GlobalLoad(self, s: ir.GlobalLoad) -> Any:
+        array, index = self._address(s.ptr)
+        return array[index]
+
+    def exec_GlobalStore(self, s: ir.GlobalStore) -> None:
+        array, index = self._address(s.ptr)
+        array[index] = self._val(s.value)
+
+    def exec_AtomicOp(self, s: ir.AtomicOp) -> Any:
+        array, index = self._address(s.ptr)
+        old = array[index]
+        old_value = old.item() if not s.dtype.is_float else old
+        array[index] = BINARY[ATOMIC[s.op]](old_value, self._val(s.value), s.dtype)
+        return old_value
+
+    # ---- control flow
+    def exec_RangeFor(self, s: ir.RangeFor) -> None:
+        begin, end = int(self._val(s.begin)), int(self._val(s.end))
+        indices = range(end - 1, begin - 1, -1) if s.reversed else range(begin, end)
+        for index in indices:
+            self.loop_index[id(s)] = index
+            try:
+                self._run_block(s.body)
+            except _Continue:
+                continue
+            except _Break:
+                break
+
+    def exec_While(self, s: ir.While) -> None:
+        while True:
+            try:
+                self._run_block(s.body)
+            except _Continue:
+                continue
+            except _Break:
+                break
+
+    def exec_Break(self, s: ir.Break) -> None:
+        raise _Break()
+
+    def exec_Continue(self, s: ir.Continue) -> None:
+        raise _Continue()
+
+    def exec_If(self, s: ir.If) -> None:
+        self._run_block(s.then_block if self._val(s.cond) else s.else_block)
+
+    # ---- adstacks: each entry is [primal, adjoint]
+    def exec_AdStackAlloca(self, s: ir.AdStackAlloca) -> None:
+        self.stacks[id(s)] = []
+
+    def exec_AdStackPush(self, s: ir.AdStackPush) -> None:
+        stack = self.stacks[id(s.stack)]
+        capacity = self.stack_capacity(s.stack)
+        if capacity is not None and len(stack) >= capacity:
+            if s.stack not in self.overflowed:
+                self.overflowed.append(s.stack)
+            return
+        stack.append([self._val(s.value), _np(0, s.stack.dtype)])
+
+    def exec_AdStackPop(self, s: ir.AdStackPop) -> None:
+        stack = self.stacks[id(s.stack)]
+        if stack:
+            stack.pop()
+
+    def _top(self, s: ir.Stmt) -> list[Any]:
+        stack = self.stacks[id(s.stack)]
+        return stack[-1] if stack else [_np(0, s.stack.dtype), _np(0, s.stack.dtype)]
+
+    def exec_AdStackLoadTop(self, s: ir.AdStackLoadTop) -> Any:
+        return self._top(s)[0]
+
+    def exec_AdStackLoadTopAdj(self, s: ir.AdStackLoadTopAdj) -> Any:
+        return self._top(s)[1]
+
+    def exec_AdStackAccAdjoint(self, s: ir.AdStackAccAdjoint) -> None:
+        stack = self.stacks[id(s.stack)]
+        if stack:
+            stack[-1][1] = s.stack.dtype.np_dtype.type(stack[-1][1] + self._val(s.value))

@@ -1,0 +1,202 @@
+"""Reverse-mode autodiff: OffloadedKernel -> its `.grad` kernel (DESIGN.md "Reverse-mode autodiff").
+
+Per task, in this order: lower loop control (loop_control.py), store-to-load forwarding (forwarding.py), trip
+counters for while loops, activity and needed analysis (activity.py), promotion of needed carried locals to
+adstacks (stack_promotion.py), the adjoint (make_adjoint.py), static stack sizing (adstack_sizing.py).
+The grad kernel runs the tasks in reverse order, after replaying the serial tasks that compute temporaries."""
+from __future__ import annotations
+
+from wgkern.errors import AutodiffError
+from wgkern.ir import nodes as ir
+from wgkern.ir.builder import IRBuilder
+from wgkern.ir.clone import clone_block
+from wgkern.lang import types as T
+from wgkern.passes.adstack_sizing import size_stacks
+from wgkern.passes.autodiff.activity import active_values, needed_values
+from wgkern.passes.autodiff.forwarding import forward_locals
+from wgkern.passes.autodiff.loop_control import LoopControlLowering
+from wgkern.passes.autodiff.make_adjoint import AdjointEmitter
+from wgkern.passes.autodiff.stack_promotion import promote_to_stacks
+
+NAME = "autodiff"
+
+
+class GradSlots:
+    """The adjoint container of each primal container (None where it has none)."""
+
+    def __init__(self, kernel: ir.OffloadedKernel):
+        self.kernel = kernel
+        self.containers = list(kernel.containers)
+        self.by_primal: dict[ir.ContainerSlot, ir.ContainerSlot | None] = {}
+        self.field_slots = {id(c.host): c for c in kernel.containers if c.kind == "field"}
+
+    def __call__(self, slot: ir.ContainerSlot) -> ir.ContainerSlot | None:
+        if slot in self.by_primal:
+            return self.by_primal[slot]
+        grad = self._make(slot)
+        self.by_primal[slot] = grad
+        if grad is not None and grad not in self.containers:
+            self.containers.append(grad)
+        return grad
+
+    def _make(self, slot: ir.ContainerSlot) -> ir.ContainerSlot | None:
+        if slot.is_grad or not slot.dtype.is_float:
+            return None
+        if slot.kind == "field":
+            host = getattr(slot.host, "grad", None)
+            if host is None:
+                return None
+            existing = self.field_slots.get(id(host))
+            if existing is not None:
+                return existing
+            return ir.ContainerSlot(name=slot.name + ".grad", kind="field", dtype=slot.dtype, ndim=slot.ndim,
+                                    shape=slot.shape, host=host, is_grad=True)
+        if slot.kind == "ndarray":
+            spec = self.kernel.args[slot.arg_index]
+            if not spec.needs_grad:
+                return None
+            return ir.ContainerSlot(name=slot.name + ".grad", kind="ndarray", dtype=slot.dtype, ndim=slot.ndim,
+                                    arg_index=slot.arg_index, is_grad=True)
+        if slot.kind == "temp" and slot is not self.kernel.returns:
+            return ir.ContainerSlot(name=slot.name + ".grad", kind="temp", dtype=slot.dtype, ndim=slot.ndim,
+                                    shape=slot.shape, is_grad=True)
+        return None
+
+
+def _walk(block: ir.Block):
+    for stmt in block.stmts:
+        yield stmt
+        for child in stmt.blocks():
+            yield from _walk(child)
+
+
+def _add_trip_counters(body: ir.Block) -> dict[ir.While, ir.Alloca]:
+    """Count the iterations of every While and record the count once per execution of the loop."""
+    trips: dict[ir.While, ir.Alloca] = {}
+    head = IRBuilder(ir.Block())
+
+    def visit(block: ir.Block) -> None:
+        out: list[ir.Stmt] = []
+        for stmt in block.stmts:
+            for child in stmt.blocks():
+                visit(child)
+            if not isinstance(stmt, ir.While):
+                out.append(stmt)
+                continue
+            b = IRBuilder(ir.Block(), stmt.loc)
+            counter = b.alloca(T.i32, "trip_counter")
+            b.store(counter, b.const(0, T.i32))
+            out.extend(b.block.stmts)
+            out.append(stmt)
+            step = IRBuilder(stmt.body, stmt.loc)
+            step.store(counter, step.add(step.load(counter), step.const(1, T.i32)))
+            with head.located(stmt.loc):
+                trip = head.alloca(T.i32, "trip_count")
+            after = IRBuilder(ir.Block(), stmt.loc)
+            after.store(trip, after.load(counter))
+            out.extend(after.block.stmts)
+            trips[stmt] = trip
+        block.stmts = out
+
+    visit(body)
+    body.stmts[0:0] = head.block.stmts
+    return trips
+
+
+def _plain_slots(body: ir.Block, unit_loop: ir.RangeFor | None, active: set[ir.Stmt],
+                 grad_slot: GradSlots) -> set[ir.ContainerSlot]:
+    """Adjoint containers every access of which is at the unit's own parallel index: no atomics needed."""
+    if unit_loop is None:
+        return set()
+    plain: dict[ir.ContainerSlot, bool] = {}
+    for stmt in _walk(body):
+        if isinstance(stmt, (ir.GlobalLoad, ir.GlobalStore, ir.AtomicOp)):
+            slot = grad_slot(stmt.ptr.container)
+            if slot is None:
+                continue
+            indices = stmt.ptr.indices
+            at_own_index = (len(indices) == 1 and isinstance(indices[0], ir.LoopIndex)
+                            and indices[0].loop is unit_loop)
+            plain[slot] = plain.get(slot, True) and at_own_index
+    return {slot for slot, ok in plain.items() if ok}
+
+
+def differentiate_unit(body: ir.Block, unit_loop: ir.RangeFor | None, grad_slot: GradSlots) -> bool:
+    """Rewrite `body` in place into replay + adjoint. Returns False when nothing in it carries a gradient."""
+    lowering = LoopControlLowering().run_body(body, unit_loop)
+    forward_locals(body)
+    trips = _add_trip_counters(body)
+
+    def has_adjoint(slot: ir.ContainerSlot) -> bool:
+        return grad_slot(slot) is not None
+
+    active = active_values(body, has_adjoint)
+    if not active and not any(isinstance(s, (ir.GlobalStore,)) and has_adjoint(s.ptr.container)
+                              for s in _walk(body)):
+        return False
+    skip = {check for check in lowering.exit_checks.values() if check is not None}
+    needed = needed_values(body, active, has_adjoint, skip, set(trips.values()))
+    stacks = promote_to_stacks(body, needed.stacked)
+    trip_stacks = {loop: stacks[alloca] for loop, alloca in trips.items()}
+    active = active_values(body, has_adjoint)
+    plain = _plain_slots(body, unit_loop, active, grad_slot)
+    AdjointEmitter(body, unit_loop, active, grad_slot, plain, lowering.exit_checks, trip_stacks).run()
+    size_stacks(body)
+    return True
+
+
+def _clone_task(task: ir.Task) -> ir.Task:
+    value_map: dict[ir.Stmt, ir.Stmt] = {}
+    if task.kind == "serial":
+        return ir.Task(task.name, task.kind, ir.Block(), None, clone_block(task.body, value_map), task.loc)
+    holder = clone_block(ir.Block(task.bounds.stmts + [task.loop]), value_map)
+    loop = holder.stmts[-1]
+    return ir.Task(task.name, task.kind, ir.Block(holder.stmts[:-1]), loop, loop.body, task.loc)
+
+
+def _temp_replay(task: ir.Task) -> ir.Task | None:
+    """A copy of a serial task keeping only its stores to kernel temporaries (the grad kernel needs them)."""
+    if task.kind != "serial":
+        return None
+    writes_temp = any(isinstance(s, ir.GlobalStore) and s.ptr.container.kind == "temp" for s in _walk(task.body))
+    if not writes_temp:
+        return None
+    copy = _clone_task(task)
+
+    def strip(block: ir.Block) -> None:
+        kept = []
+        for stmt in block.stmts:
+            if isinstance(stmt, ir.GlobalStore) and stmt.ptr.container.kind != "temp":
+                continue
+            if isinstance(stmt, ir.AtomicOp):
+                continue
+            for child in stmt.blocks():
+                strip(child)
+            kept.append(stmt)
+        block.stmts = kept
+
+    strip(copy.body)
+    copy.name = task.name + "_replay"
+    return copy
+
+
+def make_grad_kernel(kernel: ir.OffloadedKernel) -> ir.OffloadedKernel:
+    grad_slot = GradSlots(kernel)
+    tasks: list[ir.Task] = []
+    for task in kernel.tasks:
+        replay = _temp_replay(task)
+        if replay is not None:
+            tasks.append(replay)
+    for task in reversed(kernel.tasks):
+        grad_task = _clone_task(task)
+        if differentiate_unit(grad_task.body, grad_task.loop, grad_slot):
+            grad_task.name = task.name + "_grad"
+            tasks.append(grad_task)
+    return ir.OffloadedKernel(kernel.name + "_grad", kernel.args, grad_slot.containers, tasks, kernel.loc,
+                              kernel.returns)
+
+
+def run(kernel: ir.OffloadedKernel) -> ir.OffloadedKernel:
+    if not isinstance(kernel, ir.OffloadedKernel):
+        raise AutodiffError("autodiff runs on offloaded kernels", kernel.loc)
+    return make_grad_kernel(kernel)

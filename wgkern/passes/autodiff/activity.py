@@ -1,0 +1,149 @@
+"""Which values carry a gradient (active), and which primal values the reverse pass must read (needed).
+
+Active: float values that depend on a global load of a container with an adjoint. Needed: primal values the
+adjoint code reads at a point the forward value does not dominate (anything defined below the unit's top
+level); they are recomputed there, so their operands are needed too, and a needed load of a local variable
+makes that variable an adstack (stack_promotion.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from wgkern.errors import AutodiffError
+from wgkern.ir import nodes as ir
+from wgkern.passes.autodiff.rules import LINEAR_BINARY, LINEAR_UNARY
+
+_PROPAGATES = (ir.UnaryOp, ir.BinaryOp, ir.Cast, ir.TernarySelect)
+
+
+def _walk(block: ir.Block):
+    for stmt in block.stmts:
+        yield stmt
+        for child in stmt.blocks():
+            yield from _walk(child)
+
+
+def active_values(body: ir.Block, has_adjoint: Callable[[ir.ContainerSlot], bool]) -> set[ir.Stmt]:
+    """Fixed point over the body: float statements (and local variables/stacks) that carry a gradient."""
+    active: set[ir.Stmt] = set()
+    stmts = list(_walk(body))
+    changed = True
+    while changed:
+        changed = False
+        for stmt in stmts:
+            if stmt in active:
+                continue
+            if _is_active(stmt, active, has_adjoint):
+                active.add(stmt)
+                changed = True
+    return active
+
+
+def _is_active(stmt: ir.Stmt, active: set[ir.Stmt], has_adjoint: Callable[[ir.ContainerSlot], bool]) -> bool:
+    if isinstance(stmt, ir.LocalStore):
+        if stmt.value in active and stmt.alloca not in active:
+            active.add(stmt.alloca)
+            return True
+        return False
+    if isinstance(stmt, ir.AdStackPush):
+        if stmt.value in active and stmt.stack not in active:
+            active.add(stmt.stack)
+            return True
+        return False
+    if stmt.dtype is None or not stmt.dtype.is_float:
+        return False
+    if isinstance(stmt, ir.GlobalLoad):
+        return has_adjoint(stmt.ptr.container)
+    if isinstance(stmt, ir.LocalLoad):
+        return stmt.alloca in active
+    if isinstance(stmt, ir.AdStackLoadTop):
+        return stmt.stack in active
+    if isinstance(stmt, ir.TernarySelect):
+        return stmt.true_value in active or stmt.false_value in active
+    if isinstance(stmt, _PROPAGATES):
+        return any(o in active for o in stmt.operands())
+    return False
+
+
+@dataclass
+class Needed:
+    values: set[ir.Stmt] = field(default_factory=set)
+    stacked: set[ir.Alloca] = field(default_factory=set)
+
+
+def needed_values(body: ir.Block, active: set[ir.Stmt], has_adjoint: Callable[[ir.ContainerSlot], bool],
+                  skip_conditions: set[ir.If], always_stacked: set[ir.Alloca] = frozenset()) -> Needed:
+    """Primal values read by the reverse pass below the top level, and the locals that must become stacks.
+    Iterates: a loop or branch that pushes onto a stack has reverse work, so its bounds/condition are needed."""
+    stacked = set(always_stacked)
+    while True:
+        result = _needed_once(body, active, has_adjoint, skip_conditions, stacked)
+        if result.stacked <= stacked:
+            result.stacked = stacked
+            return result
+        stacked |= result.stacked
+
+
+def _needed_once(body: ir.Block, active: set[ir.Stmt], has_adjoint: Callable[[ir.ContainerSlot], bool],
+                 skip_conditions: set[ir.If], stacked: set[ir.Alloca]) -> Needed:
+    top_level = set(body.stmts)
+    needed = Needed()
+    work: list[ir.Stmt] = []
+
+    def need(stmt: ir.Stmt) -> None:
+        if stmt in top_level or stmt in needed.values:
+            return
+        needed.values.add(stmt)
+        work.append(stmt)
+
+    for stmt in _walk(body):
+        for root in _roots(stmt, active, has_adjoint, skip_conditions, stacked):
+            need(root)
+    while work:
+        stmt = work.pop()
+        if isinstance(stmt, ir.LocalLoad):
+            needed.stacked.add(stmt.alloca)
+            continue
+        if isinstance(stmt, ir.AtomicOp):
+            raise AutodiffError("the value returned by an atomic operation is needed by the gradient; "
+                                "it cannot be recomputed", stmt.loc)
+        if isinstance(stmt, ir.RandomValue):
+            raise AutodiffError("wk.random() inside a loop feeding the gradient is not supported yet", stmt.loc)
+        for operand in stmt.operands():
+            if isinstance(operand, (ir.Alloca, ir.AdStackAlloca, ir.RangeFor)):
+                continue
+            need(operand)
+    return needed
+
+
+def _roots(stmt: ir.Stmt, active: set[ir.Stmt], has_adjoint: Callable[[ir.ContainerSlot], bool],
+           skip_conditions: set[ir.If], stacked: set[ir.Alloca]) -> list[ir.Stmt]:
+    if isinstance(stmt, ir.UnaryOp) and stmt in active and stmt.op not in LINEAR_UNARY:
+        return [stmt]
+    if isinstance(stmt, ir.BinaryOp) and stmt in active and stmt.op not in LINEAR_BINARY:
+        return [stmt]
+    if isinstance(stmt, ir.TernarySelect) and stmt in active:
+        return [stmt.cond]
+    if isinstance(stmt, ir.If) and stmt not in skip_conditions and has_adjoint_work(stmt, active, stacked):
+        return [stmt.cond]
+    if isinstance(stmt, ir.RangeFor) and has_adjoint_work(stmt, active, stacked):
+        return [stmt.begin, stmt.end]
+    if isinstance(stmt, ir.GlobalLoad) and stmt in active:
+        return list(stmt.ptr.indices)
+    if isinstance(stmt, (ir.GlobalStore, ir.AtomicOp)) and stmt.value in active and has_adjoint(stmt.ptr.container):
+        return list(stmt.ptr.indices)
+    return []
+
+
+def has_adjoint_work(stmt: ir.Stmt, active: set[ir.Stmt], stacked: set[ir.Alloca] = frozenset()) -> bool:
+    """Whether anything under a control-flow statement propagates a gradient or pushes onto a stack."""
+    for block in stmt.blocks():
+        for inner in _walk(block):
+            if inner in active:
+                return True
+            if isinstance(inner, (ir.GlobalStore, ir.AtomicOp, ir.LocalStore, ir.AdStackPush)) \
+                    and inner.value in active:
+                return True
+            if isinstance(inner, ir.AdStackPush) or (isinstance(inner, ir.LocalStore) and inner.alloca in stacked):
+                return True
+    return False

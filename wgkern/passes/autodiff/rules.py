@@ -1,0 +1,112 @@
+"""The derivative of every differentiable op, in one table shared by reverse and forward mode.
+
+A unary rule gives dy/dx for y = op(x); a binary rule gives a pair (dy/dlhs, dy/drhs). Each is built with an
+IRBuilder `b` from the primal operands and result, and is only called for operands that carry a gradient
+(so `pow`'s log(lhs) is never built for a constant exponent). A missing entry is an AutodiffError."""
+from __future__ import annotations
+
+import math
+from typing import Callable, Mapping
+
+from wgkern.errors import AutodiffError
+from wgkern.ir import nodes as ir
+from wgkern.ir.builder import IRBuilder
+from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
+
+UnaryDerivative = Callable[[IRBuilder, ir.Stmt, ir.Stmt], ir.Stmt]
+BinaryPartial = Callable[[IRBuilder, ir.Stmt, ir.Stmt, ir.Stmt], ir.Stmt]
+
+
+def zero_derivative(b: IRBuilder, x: ir.Stmt, y: ir.Stmt) -> ir.Stmt:
+    """Piecewise-constant ops: the derivative is zero almost everywhere."""
+    return b.const(0.0, y.dtype)
+
+
+def _one(b: IRBuilder, dtype: object) -> ir.Stmt:
+    return b.const(1.0, dtype)
+
+
+def _one_minus_square(b: IRBuilder, v: ir.Stmt) -> ir.Stmt:
+    return b.sub(_one(b, v.dtype), b.mul(v, v))
+
+
+UNARY_DERIVATIVES: Mapping[UnaryOpKind, UnaryDerivative] = {
+    UnaryOpKind.NEG: lambda b, x, y: b.const(-1.0, y.dtype),
+    UnaryOpKind.ABS: lambda b, x, y: b.unary(UnaryOpKind.SIGN, x),
+    UnaryOpKind.SIGN: zero_derivative,
+    UnaryOpKind.SQRT: lambda b, x, y: b.div(b.const(0.5, y.dtype), y),
+    UnaryOpKind.RSQRT: lambda b, x, y: b.mul(b.const(-0.5, y.dtype), b.div(y, x)),
+    UnaryOpKind.EXP: lambda b, x, y: y,
+    UnaryOpKind.LOG: lambda b, x, y: b.div(_one(b, y.dtype), x),
+    UnaryOpKind.LOG2: lambda b, x, y: b.div(_one(b, y.dtype), b.mul(x, b.const(math.log(2.0), y.dtype))),
+    UnaryOpKind.SIN: lambda b, x, y: b.cos(x),
+    UnaryOpKind.COS: lambda b, x, y: b.neg(b.sin(x)),
+    UnaryOpKind.TAN: lambda b, x, y: b.add(_one(b, y.dtype), b.mul(y, y)),
+    UnaryOpKind.ASIN: lambda b, x, y: b.unary(UnaryOpKind.RSQRT, _one_minus_square(b, x)),
+    UnaryOpKind.ACOS: lambda b, x, y: b.neg(b.unary(UnaryOpKind.RSQRT, _one_minus_square(b, x))),
+    UnaryOpKind.ATAN: lambda b, x, y: b.div(_one(b, y.dtype), b.add(_one(b, y.dtype), b.mul(x, x))),
+    UnaryOpKind.SINH: lambda b, x, y: b.unary(UnaryOpKind.COSH, x),
+    UnaryOpKind.COSH: lambda b, x, y: b.unary(UnaryOpKind.SINH, x),
+    UnaryOpKind.TANH: lambda b, x, y: _one_minus_square(b, y),
+    UnaryOpKind.FLOOR: zero_derivative,
+    UnaryOpKind.CEIL: zero_derivative,
+    UnaryOpKind.ROUND: zero_derivative,
+}
+
+
+def _atan2_denominator(b: IRBuilder, lhs: ir.Stmt, rhs: ir.Stmt) -> ir.Stmt:
+    return b.add(b.mul(lhs, lhs), b.mul(rhs, rhs))
+
+
+def _indicator(b: IRBuilder, op: BinaryOpKind, lhs: ir.Stmt, rhs: ir.Stmt, dtype: object, when: bool) -> ir.Stmt:
+    """1.0 where (lhs op rhs) == when, else 0.0: which side min/max picked (ties go to the lhs)."""
+    cond = b.binary(op, lhs, rhs)
+    one, zero = b.const(1.0, dtype), b.const(0.0, dtype)
+    return b.select(cond, one, zero) if when else b.select(cond, zero, one)
+
+
+BINARY_DERIVATIVES: Mapping[BinaryOpKind, tuple[BinaryPartial, BinaryPartial]] = {
+    BinaryOpKind.ADD: (lambda b, l, r, y: _one(b, y.dtype), lambda b, l, r, y: _one(b, y.dtype)),
+    BinaryOpKind.SUB: (lambda b, l, r, y: _one(b, y.dtype), lambda b, l, r, y: b.const(-1.0, y.dtype)),
+    BinaryOpKind.MUL: (lambda b, l, r, y: r, lambda b, l, r, y: l),
+    BinaryOpKind.DIV: (lambda b, l, r, y: b.div(_one(b, y.dtype), r), lambda b, l, r, y: b.neg(b.div(y, r))),
+    BinaryOpKind.POW: (
+        lambda b, l, r, y: b.mul(r, b.binary(BinaryOpKind.POW, l, b.sub(r, _one(b, y.dtype)))),
+        lambda b, l, r, y: b.mul(y, b.unary(UnaryOpKind.LOG, l)),
+    ),
+    BinaryOpKind.ATAN2: (
+        lambda b, l, r, y: b.div(r, _atan2_denominator(b, l, r)),
+        lambda b, l, r, y: b.neg(b.div(l, _atan2_denominator(b, l, r))),
+    ),
+    BinaryOpKind.MIN: (
+        lambda b, l, r, y: _indicator(b, BinaryOpKind.CMP_LE, l, r, y.dtype, True),
+        lambda b, l, r, y: _indicator(b, BinaryOpKind.CMP_LE, l, r, y.dtype, False),
+    ),
+    BinaryOpKind.MAX: (
+        lambda b, l, r, y: _indicator(b, BinaryOpKind.CMP_GE, l, r, y.dtype, True),
+        lambda b, l, r, y: _indicator(b, BinaryOpKind.CMP_GE, l, r, y.dtype, False),
+    ),
+    BinaryOpKind.FLOORDIV: (lambda b, l, r, y: b.const(0.0, y.dtype), lambda b, l, r, y: b.const(0.0, y.dtype)),
+    BinaryOpKind.MOD: (
+        lambda b, l, r, y: _one(b, y.dtype),
+        lambda b, l, r, y: b.neg(b.unary(UnaryOpKind.FLOOR, b.div(l, r))),
+    ),
+}
+
+# Ops with a float result whose derivative needs no primal operand value (autodiff's "needed" analysis).
+LINEAR_UNARY = frozenset({UnaryOpKind.NEG})
+LINEAR_BINARY = frozenset({BinaryOpKind.ADD, BinaryOpKind.SUB})
+
+
+def unary_derivative(stmt: ir.UnaryOp) -> UnaryDerivative:
+    rule = UNARY_DERIVATIVES.get(stmt.op)
+    if rule is None:
+        raise AutodiffError(f"'{stmt.op.value}' has no derivative rule", stmt.loc)
+    return rule
+
+
+def binary_derivative(stmt: ir.BinaryOp) -> tuple[BinaryPartial, BinaryPartial]:
+    rule = BINARY_DERIVATIVES.get(stmt.op)
+    if rule is None:
+        raise AutodiffError(f"'{stmt.op.value}' has no derivative rule", stmt.loc)
+    return rule
