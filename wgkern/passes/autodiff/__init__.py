@@ -12,7 +12,8 @@ from wgkern.ir.builder import IRBuilder
 from wgkern.ir.clone import clone_block
 from wgkern.lang import types as T
 from wgkern.passes.adstack_sizing import size_stacks
-from wgkern.passes.autodiff.activity import active_values, needed_values
+from wgkern.passes.autodiff.activity import active_values, needed_values, roots_of
+from wgkern.passes.autodiff.backup import Positions, insert_value_stacks, is_stale
 from wgkern.passes.autodiff.forwarding import forward_locals
 from wgkern.passes.autodiff.loop_control import LoopControlLowering
 from wgkern.passes.autodiff.make_adjoint import AdjointEmitter
@@ -139,10 +140,24 @@ def differentiate_unit(body: ir.Block, unit_loop: ir.RangeFor | None, grad_slot:
     stacks = promote_to_stacks(body, needed.stacked)
     trip_stacks = {loop: stacks[alloca] for loop, alloca in trips.items()}
     active = active_values(body, has_adjoint)
+    saved = _save_stale_values(body, active, has_adjoint, skip, len(stacks))
     plain = _plain_slots(body, unit_loop, active, grad_slot)
-    AdjointEmitter(body, unit_loop, active, grad_slot, plain, lowering.exit_checks, trip_stacks).run()
+    AdjointEmitter(body, unit_loop, active, grad_slot, plain, lowering.exit_checks, trip_stacks, saved).run()
     size_stacks(body)
     return True
+
+
+def _save_stale_values(body: ir.Block, active: set[ir.Stmt], has_adjoint, skip: set[ir.If],
+                       first_id: int) -> dict[ir.Stmt, ir.AdStackAlloca]:
+    """Values the reverse pass needs but cannot recompute exactly get a stack of their own (backup.py)."""
+    positions = Positions.of(body)
+    top_level = set(body.stmts)
+    stale: set[ir.Stmt] = set()
+    for user in _walk(body):
+        for value in roots_of(user, active, has_adjoint, skip, set()):
+            if value not in top_level and value not in stale and is_stale(value, user, top_level, positions, stale):
+                stale.add(value)
+    return insert_value_stacks(body, stale, first_id) if stale else {}
 
 
 def _clone_task(task: ir.Task) -> ir.Task:

@@ -97,7 +97,7 @@ def _needed_once(body: ir.Block, active: set[ir.Stmt], has_adjoint: Callable[[ir
         work.append(stmt)
 
     for stmt in _walk(body):
-        for root in _roots(stmt, active, has_adjoint, skip_conditions, stacked):
+        for root in roots_of(stmt, active, has_adjoint, skip_conditions, stacked):
             need(root)
     while work:
         stmt = work.pop()
@@ -116,7 +116,7 @@ def _needed_once(body: ir.Block, active: set[ir.Stmt], has_adjoint: Callable[[ir
     return needed
 
 
-def _roots(stmt: ir.Stmt, active: set[ir.Stmt], has_adjoint: Callable[[ir.ContainerSlot], bool],
+def roots_of(stmt: ir.Stmt, active: set[ir.Stmt], has_adjoint: Callable[[ir.ContainerSlot], bool],
            skip_conditions: set[ir.If], stacked: set[ir.Alloca]) -> list[ir.Stmt]:
     if isinstance(stmt, ir.UnaryOp) and stmt in active and stmt.op not in LINEAR_UNARY:
         return [stmt]

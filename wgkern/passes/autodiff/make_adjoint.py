@@ -35,7 +35,7 @@ class AdjointEmitter:
     def __init__(self, body: ir.Block, unit_loop: ir.RangeFor | None, active: set[ir.Stmt],
                  grad_slot: Callable[[ir.ContainerSlot], ir.ContainerSlot | None],
                  plain_slots: set[ir.ContainerSlot], exit_checks: dict[ir.While, ir.If],
-                 trips: dict[ir.While, ir.AdStackAlloca]):
+                 trips: dict[ir.While, ir.AdStackAlloca], saved: dict[ir.Stmt, ir.AdStackAlloca]):
         self.body = body
         self.unit_loop = unit_loop
         self.active = active
@@ -43,7 +43,8 @@ class AdjointEmitter:
         self.plain_slots = plain_slots
         self.exit_checks = exit_checks
         self.trips = trips
-        self.trip_stacks = set(trips.values())
+        self.saved = saved
+        self.unpopped_stacks = set(trips.values()) | set(saved.values())
         self.top_level = set(body.stmts)
         self.def_block: dict[ir.Stmt, ir.Block] = {}
         for block in _walk_blocks(body):
@@ -73,6 +74,9 @@ class AdjointEmitter:
                 if method is None:
                     raise InternalCompilerError(f"no adjoint rule for {type(stmt).__name__}", stmt.loc)
                 method(stmt)
+                saved_stack = self.saved.get(stmt)
+                if saved_stack is not None:
+                    self._pop(saved_stack)
         self.b.block = saved_block
         self.memo = {}
 
@@ -103,11 +107,13 @@ class AdjointEmitter:
         cached = self.memo.get(stmt)
         if cached is not None:
             return cached
-        if isinstance(stmt, ir.LoopIndex):
+        if stmt in self.saved:
+            new: ir.Stmt = ir.AdStackLoadTop(stack=self.saved[stmt], dtype=stmt.dtype, loc=stmt.loc)
+        elif isinstance(stmt, ir.LoopIndex):
             loop = stmt.loop if stmt.loop is self.unit_loop else self.loop_map.get(stmt.loop)
             if loop is None:
                 raise InternalCompilerError("loop index used outside its reversed loop", stmt.loc)
-            new: ir.Stmt = ir.LoopIndex(loop=loop, dtype=T.i32, loc=stmt.loc)
+            new = ir.LoopIndex(loop=loop, dtype=T.i32, loc=stmt.loc)
         elif isinstance(stmt, _RECOMPUTABLE):
             new = copy.copy(stmt)
             if isinstance(stmt, ir.GlobalPtr):
@@ -148,8 +154,8 @@ class AdjointEmitter:
         self.b.store(var, self.b.const(0.0, stmt.alloca.dtype))
 
     def reverse_AdStackPush(self, stmt: ir.AdStackPush) -> None:
-        if stmt.stack in self.trip_stacks:
-            return  # popped by the reverse of its While, after the reversed loop
+        if stmt.stack in self.unpopped_stacks:
+            return  # trip counts: popped after the reversed While; saved values: after their own adjoint
         if stmt.stack in self.active and stmt.value in self.active:
             top_adjoint = self.b.insert(ir.AdStackLoadTopAdj(stack=stmt.stack, dtype=stmt.stack.dtype))
             self.accumulate(stmt.value, top_adjoint)

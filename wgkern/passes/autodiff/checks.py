@@ -1,0 +1,82 @@
+"""Static facts the runtime needs to keep gradients honest.
+
+`loop_bound_slots`: containers whose contents decide a loop's trip count (a `.grad` launched after they changed
+would replay a different loop than the forward did, so the runtime refuses it). `check_global_access_rule`:
+the debug-mode check of Taichi's global data access rule (no read of a global element after it was
+overwritten later in the same launch), for the cases decidable at compile time."""
+from __future__ import annotations
+
+from wgkern.errors import AutodiffError
+from wgkern.ir import nodes as ir
+
+
+def _walk(block: ir.Block):
+    for stmt in block.stmts:
+        yield stmt
+        for child in stmt.blocks():
+            yield from _walk(child)
+
+
+def _task_blocks(kernel: ir.OffloadedKernel) -> list[ir.Block]:
+    return [ir.Block(task.bounds.stmts + task.body.stmts) for task in kernel.tasks]
+
+
+def loop_bound_slots(kernel: ir.OffloadedKernel) -> set[ir.ContainerSlot]:
+    """Containers read (through arithmetic and local variables) by range bounds or while-loop exits."""
+    slots: set[ir.ContainerSlot] = set()
+    for task in kernel.tasks:
+        stmts = list(task.bounds.stmts) + list(_walk(task.body))
+        stores: dict[ir.Alloca, list[ir.Stmt]] = {}
+        for stmt in stmts:
+            if isinstance(stmt, ir.LocalStore):
+                stores.setdefault(stmt.alloca, []).append(stmt.value)
+        roots: list[ir.Stmt] = []
+        if task.loop is not None:
+            roots += [task.loop.begin, task.loop.end]
+        for stmt in stmts:
+            if isinstance(stmt, ir.RangeFor):
+                roots += [stmt.begin, stmt.end]
+            elif isinstance(stmt, ir.While):
+                roots += [s.cond for s in stmt.body.stmts if isinstance(s, ir.If)
+                          and any(isinstance(t, ir.Break) for t in s.then_block.stmts)]
+        seen: set[ir.Stmt] = set()
+        while roots:
+            value = roots.pop()
+            if value in seen:
+                continue
+            seen.add(value)
+            if isinstance(value, ir.GlobalLoad):
+                slots.add(value.ptr.container)
+            if isinstance(value, ir.LocalLoad):
+                roots.extend(stores.get(value.alloca, []))
+            roots.extend(o for o in value.operands() if not isinstance(o, (ir.RangeFor, ir.Alloca)))
+    return slots
+
+
+def check_global_access_rule(kernel: ir.OffloadedKernel) -> None:
+    """Raise AutodiffError where a launch reads a global element that the same launch overwrites later (the
+    reverse kernel replays reads from memory, so it would see the later value): a store at the same index
+    values later in the same task, or a store to the same container in a later task."""
+    read_by_earlier_tasks: dict[ir.ContainerSlot, ir.Stmt] = {}
+    for task in kernel.tasks:
+        loads: dict[tuple[int, tuple[int, ...]], ir.Stmt] = {}
+        for stmt in _walk(task.body):
+            if isinstance(stmt, ir.GlobalLoad) and stmt.ptr.container.kind != "temp":
+                loads.setdefault(_element(stmt.ptr), stmt)
+            elif isinstance(stmt, (ir.GlobalStore, ir.AtomicOp)) and stmt.ptr.container.kind != "temp":
+                if isinstance(stmt, ir.AtomicOp) and stmt.op.value in ("add", "sub"):
+                    continue  # accumulation is allowed; reading the accumulated value is caught below
+                reader = loads.get(_element(stmt.ptr)) or read_by_earlier_tasks.get(stmt.ptr.container)
+                if reader is not None:
+                    raise AutodiffError(
+                        f"global data access rule violated: '{stmt.ptr.container.name}' is overwritten here "
+                        f"after the same launch read it (at {reader.loc}); the reverse pass would replay that "
+                        f"read with the new value. Split the kernel or keep the old value in another field",
+                        stmt.loc)
+        for stmt in _walk(task.body):
+            if isinstance(stmt, ir.GlobalLoad) and stmt.ptr.container.kind != "temp":
+                read_by_earlier_tasks.setdefault(stmt.ptr.container, stmt)
+
+
+def _element(ptr: ir.GlobalPtr) -> tuple[int, tuple[int, ...]]:
+    return id(ptr.container), tuple(id(i) for i in ptr.indices)

@@ -1,0 +1,186 @@
+"""Adstack storage shared by every backend: per-launch capacities, the heap layout, heap growth, overflow reports.
+
+Each stack of a task has metadata (primal_base, adjoint_base, thread_stride, slot_stride, capacity), in
+units the backend chooses (bytes on the CPU, u32 words in WGSL), so an element's address is
+`base + thread * thread_stride + depth * slot_stride` whatever the layout. CPU slices are thread-contiguous
+(one slice per worker), GPU slices slot-major (coalesced). New sizes only change the metadata, never the code."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from wgkern.errors import AdStackOverflowError, OutOfMemoryError
+from wgkern.ir import nodes as ir
+
+METADATA_FIELDS = 5   # primal_base, adjoint_base, thread_stride, slot_stride, capacity
+
+
+@dataclass(frozen=True, slots=True)
+class StackSpec:
+    """One stack of one task, as the runtime sees it."""
+    task_index: int
+    task_name: str
+    stack_id: int
+    name: str
+    dtype: Any
+    static_capacity: int | None
+    loc: Any
+    size_expr: Any = None
+
+
+def collect_stacks(kernel: ir.OffloadedKernel) -> list[list[StackSpec]]:
+    """The stacks of each task, ordered by stack_id (their metadata row)."""
+    out: list[list[StackSpec]] = []
+    for index, task in enumerate(kernel.tasks):
+        specs = []
+        for stmt in task.body.stmts:
+            if isinstance(stmt, ir.AdStackAlloca):
+                specs.append(StackSpec(index, task.name, stmt.stack_id, stmt.name, stmt.dtype, stmt.capacity,
+                                       stmt.loc, stmt.size_expr))
+        specs.sort(key=lambda s: s.stack_id)
+        out.append(specs)
+    return out
+
+
+def number_stacks(kernel: ir.OffloadedKernel) -> None:
+    """Give the stacks of each task consecutive ids 0..n-1 (after passes that may have dropped some)."""
+    for task in kernel.tasks:
+        stacks = [s for s in task.body.stmts if isinstance(s, ir.AdStackAlloca)]
+        for number, stack in enumerate(stacks):
+            stack.stack_id = number
+
+
+@dataclass(slots=True)
+class TaskStackLayout:
+    """Metadata rows (int64, METADATA_FIELDS per stack) and the heap units one task's launch needs."""
+    metadata: np.ndarray
+    heap_units: int
+    capacities: list[int]
+
+
+def layout_task(specs: list[StackSpec], capacities: list[int], threads: int,
+                element_units: Callable[[Any], int], slot_major: bool) -> TaskStackLayout:
+    """Lay out the stacks of a task for `threads` slice-owning threads. Float stacks keep an adjoint slot
+    next to each primal; int and bool stacks keep only primals."""
+    metadata = np.zeros((len(specs), METADATA_FIELDS), dtype=np.int64)
+    offset = 0
+    if slot_major:
+        for row, (spec, capacity) in enumerate(zip(specs, capacities)):
+            unit = element_units(spec.dtype)
+            primal = offset
+            offset += capacity * threads * unit
+            adjoint = offset if spec.dtype.is_float else primal
+            if spec.dtype.is_float:
+                offset += capacity * threads * unit
+            metadata[row] = (primal, adjoint, unit, threads * unit, capacity)
+        return TaskStackLayout(metadata, offset, list(capacities))
+    per_thread = 0
+    for row, (spec, capacity) in enumerate(zip(specs, capacities)):
+        unit = element_units(spec.dtype)
+        primal = per_thread
+        per_thread += capacity * unit
+        adjoint = per_thread if spec.dtype.is_float else primal
+        if spec.dtype.is_float:
+            per_thread += capacity * unit
+        metadata[row] = (primal, adjoint, 0, unit, capacity)
+    metadata[:, 2] = per_thread
+    return TaskStackLayout(metadata, per_thread * threads, list(capacities))
+
+
+def stack_bytes_per_thread(specs: list[StackSpec], capacities: list[int], element_units: Callable[[Any], int]) -> int:
+    return sum(c * element_units(s.dtype) * (2 if s.dtype.is_float else 1) for s, c in zip(specs, capacities))
+
+
+class AdStackHeap:
+    """One growable heap per backend. Grows by amortised doubling; when the doubled size cannot be
+    allocated it retries at the exact size, then raises OutOfMemoryError. `release(old)` is the backend's
+    deferred free (after the work using the old heap has completed)."""
+
+    def __init__(self, allocate: Callable[[int], Any], release: Callable[[Any], None]):
+        self.allocate = allocate
+        self.release = release
+        self.buffer: Any = None
+        self.nbytes = 0
+        self.grows = 0
+
+    def ensure(self, nbytes: int) -> Any:
+        if nbytes <= self.nbytes and self.buffer is not None:
+            return self.buffer
+        wanted = max(nbytes, 2 * self.nbytes) if self.nbytes else nbytes
+        buffer = self._try(wanted)
+        if buffer is None and wanted != nbytes:
+            wanted = nbytes
+            buffer = self._try(nbytes)
+        if buffer is None:
+            raise OutOfMemoryError(
+                f"could not allocate the adstack heap: {nbytes} bytes requested. Remedy: lower the loop trip "
+                f"counts, pass a smaller wk.init(ad_stack_size=...), or use a device with more memory")
+        if self.buffer is not None:
+            self.release(self.buffer)
+        self.buffer = buffer
+        self.nbytes = wanted
+        self.grows += 1
+        return buffer
+
+    def _try(self, nbytes: int) -> Any:
+        try:
+            return self.allocate(max(nbytes, 16))
+        except (MemoryError, OutOfMemoryError):
+            return None
+        except Exception as error:  # device allocation errors come in backend-specific types
+            if "memory" in str(error).lower() or "size" in str(error).lower():
+                return None
+            raise
+
+    def drop(self) -> None:
+        if self.buffer is not None:
+            self.release(self.buffer)
+        self.buffer = None
+        self.nbytes = 0
+
+
+@dataclass(slots=True)
+class PendingOverflowCheck:
+    """What a launch with stacks needs to report an overflow it caused: its kernel and stacks."""
+    kernel_name: str
+    stacks: list[list[StackSpec]]
+    capacities: list[list[int]]
+
+
+@dataclass
+class OverflowTracker:
+    """Launches since the last flag read; the flag word encodes (launch number, task, stack) of one overflow."""
+    pending: list[PendingOverflowCheck] = field(default_factory=list)
+
+    def record(self, check: PendingOverflowCheck) -> int:
+        self.pending.append(check)
+        return len(self.pending)
+
+    def error_for(self, code: int) -> AdStackOverflowError:
+        """Decode flag word `code` = launch << 20 | task << 10 | (stack + 1)."""
+        launch = (code >> 20) - 1
+        task = (code >> 10) & 0x3FF
+        stack = (code & 0x3FF) - 1
+        if 0 <= launch < len(self.pending):
+            check = self.pending[launch]
+            spec = check.stacks[task][stack] if task < len(check.stacks) and 0 <= stack < len(check.stacks[task]) else None
+            if spec is not None:
+                capacity = check.capacities[task][stack]
+                where = f" (declared at {spec.loc})" if getattr(spec.loc, "lineno", 0) else ""
+                return AdStackOverflowError(
+                    f"adstack overflow in kernel '{check.kernel_name}', task '{spec.task_name}', stack "
+                    f"'{spec.name}'{where}: capacity {capacity} slots was exceeded. Fix: pass a larger "
+                    f"wk.init(ad_stack_size=N) or default_ad_stack_size=N (used for loops whose trip count "
+                    f"cannot be bounded, such as while loops)")
+        return AdStackOverflowError("adstack overflow in a reverse-mode kernel: a stack's capacity was exceeded. "
+                                    "Fix: pass a larger wk.init(ad_stack_size=N) or default_ad_stack_size=N")
+
+    def clear(self) -> None:
+        self.pending.clear()
+
+
+def overflow_code(launch_number: int, task_index: int, stack_id: int) -> tuple[int, int]:
+    """(launch << 20 | task << 10) part known at launch, and the per-stack (stack + 1) part added in code."""
+    return (launch_number << 20) | (task_index << 10), stack_id + 1
