@@ -118,10 +118,12 @@ def _needed_once(body: ir.Block, active: set[ir.Stmt], has_adjoint: Callable[[ir
 
 def roots_of(stmt: ir.Stmt, active: set[ir.Stmt], has_adjoint: Callable[[ir.ContainerSlot], bool],
            skip_conditions: set[ir.If], stacked: set[ir.Alloca]) -> list[ir.Stmt]:
+    # A derivative rule may read the operands and the result: each is a root of its own (each may need
+    # its own backup when recomputing it would read a changed stack top).
     if isinstance(stmt, ir.UnaryOp) and stmt in active and stmt.op not in LINEAR_UNARY:
-        return [stmt]
+        return [stmt, stmt.operand]
     if isinstance(stmt, ir.BinaryOp) and stmt in active and stmt.op not in LINEAR_BINARY:
-        return [stmt]
+        return [stmt, stmt.lhs, stmt.rhs]
     if isinstance(stmt, ir.TernarySelect) and stmt in active:
         return [stmt.cond]
     if isinstance(stmt, ir.If) and stmt not in skip_conditions and has_adjoint_work(stmt, active, stacked):

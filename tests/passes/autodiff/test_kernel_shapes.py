@@ -1,0 +1,203 @@
+"""Reverse mode for the remaining kernel shapes (sibling loops, funcs, several tasks, mixed stack dtypes,
+NaN propagation, the access-rule and loop-bound checks), on the reference interpreter."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wgkern.lang.math as wm
+from wgkern.errors import AutodiffError
+from wgkern.ir import nodes as ir
+from wgkern.lang import types as T
+from wgkern.lang.kernel import func
+from wgkern.passes.autodiff import make_grad_kernel
+from wgkern.passes.autodiff.checks import check_global_access_rule, loop_bound_slots
+
+from .helpers import FakeField, compile_forward, forward_and_grad
+
+
+def fd(f, xs, eps=1e-6):
+    return np.array([(f(a + eps) - f(a - eps)) / (2 * eps) for a in xs])
+
+
+def test_sibling_dynamic_loops():
+    x = FakeField(T.f64, 3, True, "x")
+    n = FakeField(T.i32, 3, False, "n")
+    y = FakeField(T.f64, 3, True, "y")
+    x.data[:] = [0.2, 0.5, 0.9]
+    n.data[:] = [1, 2, 4]
+    y.grad.data[:] = 1
+
+    def siblings():
+        for i in x:
+            v = x[i]
+            for _ in range(n[i]):
+                v = wm.sin(v) + v * 0.5
+            w = v
+            for _ in range(n[i] + 1):
+                w = w * wm.cos(w)
+            y[i] = w + v
+
+    def f(v, m):
+        for _ in range(m):
+            v = np.sin(v) + v * 0.5
+        w = v
+        for _ in range(m + 1):
+            w = w * np.cos(w)
+        return w + v
+    forward_and_grad(siblings)
+    for k in range(3):
+        np.testing.assert_allclose(x.grad.data[k], fd(lambda a: f(a, n.data[k]), [x.data[k]])[0], rtol=1e-6)
+
+
+@func
+def relax(v, steps):
+    for _ in range(steps):
+        v = v - 0.1 * wm.tanh(v)
+    return v
+
+
+def test_dynamic_loop_inside_func():
+    x = FakeField(T.f64, 3, True, "x")
+    n = FakeField(T.i32, 3, False, "n")
+    y = FakeField(T.f64, 3, True, "y")
+    x.data[:] = [-1.0, 0.4, 2.0]
+    n.data[:] = [0, 3, 7]
+    y.grad.data[:] = 1
+
+    def via_func():
+        for i in x:
+            y[i] = relax(x[i], n[i]) ** 2
+
+    def f(v, m):
+        for _ in range(m):
+            v = v - 0.1 * np.tanh(v)
+        return v ** 2
+    forward_and_grad(via_func)
+    for k in range(3):
+        np.testing.assert_allclose(x.grad.data[k], fd(lambda a: f(a, n.data[k]), [x.data[k]])[0], rtol=1e-6)
+
+
+def test_kernel_with_several_tasks_and_serial_code():
+    x = FakeField(T.f64, 4, True, "x")
+    y = FakeField(T.f64, 4, True, "y")
+    loss = FakeField(T.f64, (), True, "loss")
+    x.data[:] = [0.1, 0.2, 0.3, 0.4]
+    loss.grad.data[...] = 1
+
+    def two_loops():
+        for i in x:
+            y[i] = wm.exp(x[i])
+        for i in y:
+            loss[None] += y[i] * y[i]
+    forward_and_grad(two_loops)
+    np.testing.assert_allclose(x.grad.data, 2 * np.exp(2 * x.data), rtol=1e-12)
+
+
+def test_mixed_float_int_bool_stacks():
+    x = FakeField(T.f32, 4, True, "x")
+    n = FakeField(T.i32, 4, False, "n")
+    y = FakeField(T.f32, 4, True, "y")
+    x.data[:] = [0.3, 0.6, 0.9, 1.2]
+    n.data[:] = [0, 2, 5, 9]
+    y.grad.data[:] = 1
+
+    def mixed():
+        for i in x:
+            v = x[i]
+            k = 1
+            flip = False
+            for _ in range(n[i]):
+                flip = not flip
+                k = k * 2 % 7
+                if flip:
+                    v = v * wm.cast(k, T.f32) * 0.3
+                else:
+                    v = wm.sqrt(v + 1.0)
+            y[i] = v
+
+    def f(v, m):
+        k, flip = 1, False
+        for _ in range(m):
+            flip = not flip
+            k = k * 2 % 7
+            v = v * k * 0.3 if flip else np.sqrt(v + 1.0)
+        return v
+    _, grad = forward_and_grad(mixed)
+    dtypes = sorted(s.dtype.name for t in grad.tasks for s in t.body.stmts if isinstance(s, ir.AdStackAlloca))
+    assert "f32" in dtypes and "i32" in dtypes and "u1" in dtypes
+    for k in range(4):
+        expected = fd(lambda a: f(np.float64(a), n.data[k]), [np.float64(x.data[k])], 1e-5)[0]
+        np.testing.assert_allclose(x.grad.data[k], expected, rtol=1e-3)
+
+
+def test_nan_propagates_through_the_adjoint():
+    x = FakeField(T.f64, 2, True, "x")
+    n = FakeField(T.i32, 2, False, "n")
+    y = FakeField(T.f64, 2, True, "y")
+    x.data[:] = [-1.0, 4.0]
+    n.data[:] = [2, 2]
+    y.grad.data[:] = 1
+
+    def roots():
+        for i in x:
+            v = x[i]
+            for _ in range(n[i]):
+                v = wm.sqrt(v)
+            y[i] = v
+    forward_and_grad(roots)
+    assert np.isnan(x.grad.data[0])
+    np.testing.assert_allclose(x.grad.data[1], 0.25 * 4.0 ** -0.75)
+
+
+def test_access_rule_violation_is_reported_with_the_line():
+    x = FakeField(T.f32, 4, True, "x")
+
+    def in_place():
+        for i in x:
+            v = x[i]
+            x[i] = v * 2.0
+    with pytest.raises(AutodiffError, match="global data access rule") as info:
+        check_global_access_rule(compile_forward(in_place))
+    assert "x[i] = v * 2.0" in str(info.value)
+
+
+def test_access_rule_allows_write_then_read_in_later_task():
+    x = FakeField(T.f32, 4, True, "x")
+    y = FakeField(T.f32, 4, True, "y")
+    z = FakeField(T.f32, (), True, "z")
+
+    def staged():
+        for i in x:
+            y[i] = x[i] * 2.0
+        for i in y:
+            z[None] += y[i]
+    check_global_access_rule(compile_forward(staged))
+
+
+def test_loop_bound_slots_follow_locals_and_arithmetic():
+    x = FakeField(T.f32, 4, True, "x")
+    n = FakeField(T.i32, 4, False, "n")
+    m = FakeField(T.i32, (), False, "m")
+
+    def bounded():
+        for i in x:
+            k = n[i] + 1
+            for _ in range(k):
+                x[i] += 1.0
+            j = 0
+            while j < m[None]:
+                j += 1
+    names = {s.name for s in loop_bound_slots(compile_forward(bounded))}
+    assert names == {"n", "m"}
+
+
+def test_min_max_atomics_are_rejected_when_they_carry_gradients():
+    x = FakeField(T.f32, 4, True, "x")
+    best = FakeField(T.f32, (), True, "best")
+
+    def maximum():
+        for i in x:
+            wm.atomic_max(best[None], x[i])
+    with pytest.raises(AutodiffError, match="atomic_max"):
+        make_grad_kernel(compile_forward(maximum))
