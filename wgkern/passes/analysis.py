@@ -1,0 +1,80 @@
+"""Read-only facts about kernels that several passes and the runtime need.
+
+Owns: which container slots a kernel may read or write (the runtime bumps generations from `written_slots`),
+which statements are pure values and which have effects (simplify's DCE/CSE and offload agree through these)."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from wgkern.ir import nodes as ir
+from wgkern.ir.visitor import walk
+
+# Values computed from their operands alone: safe to fold, clone, merge (CSE) or drop when unused.
+PURE_VALUE_CLASSES = (ir.Const, ir.ArgLoad, ir.ShapeOf, ir.UnaryOp, ir.BinaryOp, ir.TernarySelect, ir.Cast,
+                      ir.GlobalPtr, ir.LoopIndex)
+# Reads of memory: droppable when unused, but a value may change between two of them.
+READ_CLASSES = (ir.GlobalLoad, ir.LocalLoad)
+# Statements that change memory or the random stream. Any class not known here counts as having effects.
+WRITE_CLASSES = (ir.GlobalStore, ir.AtomicOp, ir.LocalStore)
+_NO_EFFECT_CLASSES = PURE_VALUE_CLASSES + READ_CLASSES + (ir.Alloca,)
+
+
+def kernel_blocks(kernel: ir.KernelIR | ir.OffloadedKernel) -> Iterator[ir.Block]:
+    """The top-level blocks of a kernel: its body, or each task's bounds and body."""
+    if isinstance(kernel, ir.OffloadedKernel):
+        for task in kernel.tasks:
+            yield task.bounds
+            yield task.body
+    else:
+        yield kernel.body
+
+
+def kernel_stmts(kernel: ir.KernelIR | ir.OffloadedKernel) -> Iterator[ir.Stmt]:
+    for block in kernel_blocks(kernel):
+        yield from walk(block)
+
+
+def written_slots(kernel: ir.KernelIR | ir.OffloadedKernel) -> set[ir.ContainerSlot]:
+    """Containers a launch may write (global stores and atomics; temps included)."""
+    return {stmt.ptr.container for stmt in kernel_stmts(kernel) if isinstance(stmt, (ir.GlobalStore, ir.AtomicOp))}
+
+
+def read_slots(kernel: ir.KernelIR | ir.OffloadedKernel) -> set[ir.ContainerSlot]:
+    """Containers whose data a launch may read (global loads and atomics; shapes are not data)."""
+    return {stmt.ptr.container for stmt in kernel_stmts(kernel) if isinstance(stmt, (ir.GlobalLoad, ir.AtomicOp))}
+
+
+def is_pure_value(stmt: ir.Stmt) -> bool:
+    return type(stmt) in PURE_VALUE_CLASSES
+
+
+def has_effects(stmt: ir.Stmt) -> bool:
+    """Whether executing `stmt` (with its blocks) can be observed beyond the values it defines: global
+    writes, local writes, random draws, control transfers (break/continue/return), unknown statements."""
+    if type(stmt) in _NO_EFFECT_CLASSES:
+        return False
+    if isinstance(stmt, (ir.RangeFor, ir.If)):
+        return any(has_effects(child) for block in stmt.blocks() for child in block.stmts)
+    return True
+
+
+def block_has_effects(block: ir.Block) -> bool:
+    return any(has_effects(stmt) for stmt in block.stmts)
+
+
+def has_global_effects(block: ir.Block) -> bool:
+    """Whether running `block` may write global memory or do something unknown (local stores, loop control
+    and random draws inside it do not count)."""
+    for stmt in walk(block):
+        if type(stmt) in _NO_EFFECT_CLASSES or isinstance(stmt, _LOCAL_ONLY_CLASSES):
+            continue
+        return True
+    return False
+
+
+_LOCAL_ONLY_CLASSES = (ir.LocalStore, ir.RandomValue, ir.RangeFor, ir.If, ir.While, ir.Break, ir.Continue)
+
+
+def stored_allocas(block: ir.Block) -> set[ir.Stmt]:
+    """Locals stored anywhere inside `block` (nested blocks included)."""
+    return {stmt.alloca for stmt in walk(block) if isinstance(stmt, ir.LocalStore)}

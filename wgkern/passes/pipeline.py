@@ -1,0 +1,52 @@
+"""The order of the passes, in one place, and the loop that runs them.
+
+Each stage is a pass module exposing `NAME` and `run(kernel) -> kernel`. `run_pipeline` verifies the IR after
+every stage (ir/verifier.py) and, when WK_DUMP_IR (or `dump_dir`) names a folder, writes each stage's text
+as `<dump_dir>/<kernel>.<NN>.<pass>.ir`, starting with the frontend's output as `00.frontend`."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from types import ModuleType
+from typing import Sequence
+
+from wgkern.errors import InternalCompilerError
+from wgkern.ir import nodes as ir
+from wgkern.ir.printer import format_kernel
+from wgkern.ir.verifier import verify
+from wgkern.passes import offload, simplify, typecheck
+
+FORWARD: tuple[ModuleType, ...] = (typecheck, simplify, offload, simplify)
+# REVERSE (the `.grad` kernel) is defined by the autodiff work: (typecheck, simplify, autodiff, adstack_sizing,
+# simplify, offload, simplify); stages only need NAME and run(), so it plugs into run_pipeline unchanged.
+
+DUMP_ENV = "WK_DUMP_IR"
+_FROM_ENVIRONMENT = object()
+
+
+def _dump(dump_dir: str, kernel: ir.KernelIR | ir.OffloadedKernel, number: int, stage: str) -> None:
+    folder = Path(dump_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    safe_name = re.sub(r"[^A-Za-z0-9_.-]", "_", kernel.name)
+    (folder / f"{safe_name}.{number:02d}.{stage}.ir").write_text(format_kernel(kernel, with_locs=True))
+
+
+def run_pipeline(stages: Sequence[ModuleType], kernel: ir.KernelIR,
+                 dump_dir: str | None | object = _FROM_ENVIRONMENT) -> ir.OffloadedKernel:
+    """Run `stages` in order on `kernel` and return the offloaded result. `dump_dir` defaults to the
+    WK_DUMP_IR environment variable (read at call time); None or '' disables dumping."""
+    if dump_dir is _FROM_ENVIRONMENT:
+        dump_dir = os.environ.get(DUMP_ENV)
+    if dump_dir:
+        _dump(dump_dir, kernel, 0, "frontend")
+    # Dtypes are typecheck's to repair; the structure must already hold.
+    verify(kernel, check_types=False, stage="frontend")
+    for number, stage in enumerate(stages, start=1):
+        kernel = stage.run(kernel)
+        if dump_dir:
+            _dump(dump_dir, kernel, number, stage.NAME)
+        verify(kernel, stage=stage.NAME)
+    if not isinstance(kernel, ir.OffloadedKernel):
+        raise InternalCompilerError(f"pipeline for {kernel.name} ended without offload", kernel.loc)
+    return kernel
