@@ -15,11 +15,12 @@ from wgkern.errors import InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.printer import format_kernel
 from wgkern.ir.verifier import verify
-from wgkern.passes import offload, simplify, typecheck
+from wgkern.passes import autodiff, offload, simplify, typecheck
 
 FORWARD: tuple[ModuleType, ...] = (typecheck, simplify, offload, simplify)
-# REVERSE (the `.grad` kernel) is defined by the autodiff work: (typecheck, simplify, autodiff, adstack_sizing,
-# simplify, offload, simplify); stages only need NAME and run(), so it plugs into run_pipeline unchanged.
+# The `.grad` kernel: the forward pipeline, then the reverse-mode transform per offloaded task (autodiff runs
+# its own inner stages and static adstack sizing, see passes/autodiff/__init__.py), then a final cleanup.
+REVERSE: tuple[ModuleType, ...] = FORWARD + (autodiff, simplify)
 
 DUMP_ENV = "WK_DUMP_IR"
 _FROM_ENVIRONMENT = object()

@@ -86,10 +86,18 @@ def launch(kernel: ir.OffloadedKernel, stack_capacity=None) -> None:
     Interpreter(kernel, _arrays(kernel), [], stack_capacity=stack_capacity).run()
 
 
+def compile_reverse(fn) -> ir.OffloadedKernel:
+    """The real `.grad` pipeline (passes/pipeline.py REVERSE), verified after every stage."""
+    from wgkern.frontend import build_kernel
+    from wgkern.lang.kernel import Kernel
+    from wgkern.passes.pipeline import REVERSE, run_pipeline
+    return run_pipeline(REVERSE, build_kernel(Kernel(fn), [], {}))
+
+
 def forward_and_grad(fn, stack_capacity=None) -> tuple[ir.OffloadedKernel, ir.OffloadedKernel]:
     """Compile `fn`, run it forward, then run its grad kernel (adjoints must be seeded by the caller)."""
     forward = compile_forward(fn)
-    grad = make_grad_kernel(forward)
+    grad = compile_reverse(fn)
     launch(forward)
     launch(grad, stack_capacity)
     return forward, grad
