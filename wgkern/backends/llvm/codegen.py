@@ -1,0 +1,560 @@
+"""LLVM IR text for one OffloadedKernel: one module holding every task plus an entry that runs them in order.
+
+FunctionEmitter is the IRVisitor that turns statements into instructions; op spellings come from ops.py,
+intrinsic-free lowerings (Python floor division, masked shifts...) from lowering.py, target differences from
+target.py. Module shape and the task ABI are described in emit_module's docstring."""
+from __future__ import annotations
+
+import re
+
+from wgkern.errors import InternalCompilerError
+from wgkern.ir import nodes as ir
+from wgkern.ir.visitor import IRVisitor
+from wgkern.lang import types as T
+from wgkern.lang.types import DataType
+
+from .layout import ERROR_WORD_OFFSET, LAUNCH_ID_OFFSET, SCRATCH_OFFSET, SEED_OFFSET, ArgLayout
+from .lowering import Lowerings
+from .ops import ATOMIC, BINARY, UNARY, Inst, Intrinsic, Lowering, Math, OpSpelling
+from .target import Target
+from .types import const_literal, llvm_type, memory_type, type_suffix, zero_literal
+
+# A range task's chunk covers at least this much estimated work (statements x iterations), so cheap bodies
+# get big chunks and launches below two chunks run inline on the calling thread.
+WORK_PER_CHUNK = 16384
+_LOOP_COST_FACTOR = 16
+_HEAVY_STMTS = (ir.AtomicOp, ir.RandomValue)
+
+# mix(h) of docs/internals.md; the multipliers are 0x7feb352d and 0x846ca68b (LLVM wants them signed).
+HASH_HELPERS = """
+define internal i32 @wk.mix(i32 %h0) alwaysinline nounwind {
+  %s1 = lshr i32 %h0, 16
+  %h1 = xor i32 %h0, %s1
+  %h2 = mul i32 %h1, {m1}
+  %s2 = lshr i32 %h2, 15
+  %h3 = xor i32 %h2, %s2
+  %h4 = mul i32 %h3, {m2}
+  %s3 = lshr i32 %h4, 16
+  %h5 = xor i32 %h4, %s3
+  ret i32 %h5
+}
+define internal i32 @wk.hash(i32 %a, i32 %b, i32 %c, i32 %d) alwaysinline nounwind {
+  %m1 = call i32 @wk.mix(i32 %a)
+  %x1 = xor i32 %m1, %b
+  %m2 = call i32 @wk.mix(i32 %x1)
+  %x2 = xor i32 %m2, %c
+  %m3 = call i32 @wk.mix(i32 %x2)
+  %x3 = xor i32 %m3, %d
+  %m4 = call i32 @wk.mix(i32 %x3)
+  ret i32 %m4
+}
+""".replace("{m1}", str(0x7FEB352D)).replace("{m2}", str(0x846CA68B - (1 << 32)))
+
+BOUNDS_FAIL_HELPER = """
+define internal void @wk.bounds_fail({gptr} %error_word, i32 %site) cold noinline nounwind {
+  %first = cmpxchg {gptr} %error_word, i32 0, i32 %site monotonic monotonic
+  ret void
+}
+"""
+
+
+def symbol_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", text)
+
+
+def estimate_cost(block: ir.Block) -> int:
+    """Rough per-iteration work of a body: statements, with nested loops counted _LOOP_COST_FACTOR times."""
+    cost = 0
+    for stmt in block.stmts:
+        cost += 4 if isinstance(stmt, _HEAVY_STMTS) else 1
+        for child in stmt.blocks():
+            factor = _LOOP_COST_FACTOR if isinstance(stmt, (ir.RangeFor, ir.While)) else 1
+            cost += factor * estimate_cost(child)
+    return max(cost, 1)
+
+
+class ModuleEmitter:
+    """Collects function definitions, declarations and helpers of one LLVM module."""
+
+    def __init__(self, target: Target, layout: ArgLayout, prefix: str, bounds_check: bool = False):
+        self.target = target
+        self.bounds_check = bounds_check
+        self.bounds_sites: list[ir.GlobalPtr] = []     # site id k + 1 is written to the error word
+        self.global_ptr = "ptr" + target.global_address_space
+        self.layout = layout
+        self.prefix = prefix
+        self.functions: list[str] = []
+        self.declarations: set[str] = set()
+        self.helpers: dict[str, str] = {}
+        self.slot_indices: dict[ir.ContainerSlot, int] = {}
+
+    def declare(self, text: str) -> None:
+        self.declarations.add(text)
+
+    def intrinsic(self, name: str, ret: str, params: list[str]) -> str:
+        """Declare `name` (already suffixed) and return it as a callee."""
+        self.declare(f"declare {ret} @{name}({', '.join(params)})")
+        return "@" + name
+
+    def text(self) -> str:
+        parts = [f"; wgkern module {self.prefix}", *sorted(self.declarations), *self.helpers.values(),
+                 *self.functions, "!0 = !{}", ""]
+        return "\n".join(parts)
+
+
+class FunctionEmitter(IRVisitor, Lowerings):
+    """Emits the instructions of one LLVM function from IR blocks. Values map statement -> operand text."""
+
+    def __init__(self, module: ModuleEmitter, thread_index: ir.RangeFor | None = None):
+        self.module = module
+        self.target = module.target
+        self.layout = module.layout
+        self.lines: list[str] = []
+        self.entry: list[str] = []
+        self.values: dict[ir.Stmt, str] = {}
+        self.counter = 0
+        self.terminated = False
+        self.loops: list[tuple[str, str]] = []          # (continue label, break label)
+        self.loop_slots: dict[ir.RangeFor, str] = {}    # loop -> alloca holding its index
+        self.return_label = "exit"
+        self.thread_loop = thread_index
+        self.container_cache: dict[tuple[int, str], str] = {}
+        self.rng_counter: str | None = None
+
+    # ---- emission primitives -----------------------------------------------------------------------------
+    def fresh(self, hint: str = "t") -> str:
+        self.counter += 1
+        return f"%{hint}{self.counter}"
+
+    def label(self, hint: str) -> str:
+        self.counter += 1
+        return f"{hint}.{self.counter}"
+
+    def emit(self, text: str) -> None:
+        self.lines.append("  " + text)
+
+    def op(self, text: str, hint: str = "t") -> str:
+        name = self.fresh(hint)
+        self.emit(f"{name} = {text}")
+        return name
+
+    def entry_op(self, text: str, hint: str = "e") -> str:
+        name = self.fresh(hint)
+        self.entry.append(f"  {name} = {text}")
+        return name
+
+    def start_block(self, label: str) -> None:
+        self.lines.append(f"{label}:")
+        self.terminated = False
+
+    def branch(self, label: str) -> None:
+        if not self.terminated:
+            self.emit(f"br label %{label}")
+        self.terminated = True
+
+    def cond_branch(self, cond: str, then_label: str, else_label: str) -> None:
+        self.emit(f"br i1 {cond}, label %{then_label}, label %{else_label}")
+        self.terminated = True
+
+    def ensure_open_block(self) -> None:
+        """After a terminator, statements go into a fresh (unreachable) block so the IR stays valid."""
+        if self.terminated:
+            self.start_block(self.label("dead"))
+
+    def value(self, stmt: ir.Stmt) -> str:
+        found = self.values.get(stmt)
+        if found is None:
+            raise InternalCompilerError(f"{type(stmt).__name__} used outside the task that defines it", stmt.loc)
+        return found
+
+    def visit(self, stmt: ir.Stmt) -> None:
+        self.ensure_open_block()
+        super().visit(stmt)
+
+    # ---- argument block ----------------------------------------------------------------------------------
+    def arg_field(self, offset: int, ty: str, key: str) -> str:
+        """Invariant load of a field of the argument block, emitted once in the entry block."""
+        cached = self.container_cache.get((offset, key))
+        if cached is not None:
+            return cached
+        address = self.entry_op(f"getelementptr inbounds i8, ptr %args, i64 {offset}")
+        value = self.entry_op(f"load {ty}, ptr {address}, align 4, !invariant.load !0")
+        self.container_cache[(offset, key)] = value
+        return value
+
+    def container_base(self, slot_index: int) -> str:
+        gptr = self.module.global_ptr
+        return self.arg_field(self.layout.container_address[slot_index], gptr, gptr)
+
+    def container_extent(self, slot_index: int, slot: ir.ContainerSlot, axis: int) -> str:
+        if slot.shape is not None:
+            return str(slot.shape[axis])
+        return self.arg_field(self.layout.container_shape[slot_index] + 4 * axis, "i32", "i32")
+
+    def container_strides(self, slot_index: int, slot: ir.ContainerSlot) -> list[str]:
+        """Row-major strides in elements (i32), constants for static shapes."""
+        strides = ["1"]
+        for axis in range(slot.ndim - 1, 0, -1):
+            extent = self.container_extent(slot_index, slot, axis)
+            previous = strides[0]
+            if previous.lstrip("-").isdigit() and extent.lstrip("-").isdigit():
+                strides.insert(0, str(int(previous) * int(extent)))
+            else:
+                key = f"stride{axis}"
+                cached = self.container_cache.get((slot_index, key))
+                if cached is None:
+                    cached = self.entry_op(f"mul i32 {previous}, {extent}")
+                    self.container_cache[(slot_index, key)] = cached
+                strides.insert(0, cached)
+        return strides
+
+    def slot_index(self, slot: ir.ContainerSlot, stmt: ir.Stmt) -> int:
+        index = self.module.slot_indices.get(slot)
+        if index is None:
+            raise InternalCompilerError(f"container {slot.name} is not in the kernel's container list", stmt.loc)
+        return index
+
+    # ---- values ------------------------------------------------------------------------------------------
+    def visit_Const(self, stmt: ir.Const) -> None:
+        self.values[stmt] = const_literal(stmt.value, stmt.dtype)
+
+    def visit_ArgLoad(self, stmt: ir.ArgLoad) -> None:
+        offset = self.layout.scalar.get(stmt.arg_index)
+        if offset is None:
+            raise InternalCompilerError(f"argument {stmt.arg_index} is not a scalar", stmt.loc)
+        raw = self.arg_field(offset, memory_type(stmt.dtype), memory_type(stmt.dtype))
+        self.values[stmt] = self.from_memory(raw, stmt.dtype)
+
+    def visit_ShapeOf(self, stmt: ir.ShapeOf) -> None:
+        index = self.slot_index(stmt.container, stmt)
+        self.values[stmt] = self.container_extent(index, stmt.container, stmt.axis)
+
+    def visit_UnaryOp(self, stmt: ir.UnaryOp) -> None:
+        dtype = stmt.operand.dtype
+        spelling = UNARY[dtype.kind].get(stmt.op)
+        self.values[stmt] = self.apply(spelling, stmt, dtype, [self.value(stmt.operand)])
+
+    def visit_BinaryOp(self, stmt: ir.BinaryOp) -> None:
+        dtype = stmt.lhs.dtype
+        spelling = BINARY[dtype.kind].get(stmt.op)
+        rhs = self.value(stmt.rhs)
+        if stmt.rhs.dtype != dtype:
+            rhs = self.convert(rhs, stmt.rhs.dtype, dtype)
+        self.values[stmt] = self.apply(spelling, stmt, dtype, [self.value(stmt.lhs), rhs])
+
+    def apply(self, spelling: OpSpelling | None, stmt: ir.Stmt, dtype: DataType, operands: list[str]) -> str:
+        """Emit `spelling` on operands of `dtype` (the operands' type; comparisons yield i1)."""
+        ty = llvm_type(dtype)
+        if isinstance(spelling, Inst):
+            return self.op(f"{spelling.opcode} {ty} {', '.join(operands)}")
+        if isinstance(spelling, Intrinsic):
+            return self.call_float_promoted(spelling.name, dtype, operands, intrinsic=True)
+        if isinstance(spelling, Math):
+            return self.call_float_promoted(spelling.name, dtype, operands, intrinsic=False)
+        if isinstance(spelling, Lowering):
+            return getattr(self, "lower_" + spelling.name)(dtype, *operands)
+        raise InternalCompilerError(f"op {stmt.op.value!r} is not defined on {dtype}", stmt.loc)
+
+    def call_intrinsic(self, name: str, dtype: DataType, operands: list[str], extra: str = "") -> str:
+        ty = llvm_type(dtype)
+        params = [ty] * len(operands) + ([extra.split()[0]] if extra else [])
+        callee = self.module.intrinsic(f"{name}.{type_suffix(dtype)}", ty, params)
+        args = [f"{ty} {o}" for o in operands] + ([extra] if extra else [])
+        return self.op(f"call {ty} {callee}({', '.join(args)})")
+
+    def call_float_promoted(self, name: str, dtype: DataType, operands: list[str], intrinsic: bool) -> str:
+        """Call an intrinsic or math function; f16 computes in f32 and rounds once (numpy does the same)."""
+        if dtype.bits == 16 and dtype.is_float:
+            wide = [self.op(f"fpext half {o} to float") for o in operands]
+            result = self.call_float_promoted(name, T.f32, wide, intrinsic)
+            return self.op(f"fptrunc float {result} to half")
+        if intrinsic or not dtype.is_float:
+            return self.call_intrinsic(name, dtype, operands)
+        ty = llvm_type(dtype)
+        symbol = self.target.math_symbol(name, dtype.bits)
+        self.module.declare(f"declare {ty} @{symbol}({', '.join([ty] * len(operands))}) nounwind")
+        args = ", ".join(f"{ty} {o}" for o in operands)
+        return self.op(f"call {ty} @{symbol}({args})")
+
+    def visit_TernarySelect(self, stmt: ir.TernarySelect) -> None:
+        ty = llvm_type(stmt.dtype)
+        self.values[stmt] = self.op(f"select i1 {self.value(stmt.cond)}, {ty} {self.value(stmt.true_value)}, "
+                                    f"{ty} {self.value(stmt.false_value)}")
+
+    def visit_Cast(self, stmt: ir.Cast) -> None:
+        source = stmt.operand.dtype
+        operand = self.value(stmt.operand)
+        if stmt.bitcast:
+            if source.bits != stmt.dtype.bits:
+                raise InternalCompilerError(f"bitcast {source} -> {stmt.dtype} changes width", stmt.loc)
+            self.values[stmt] = self.op(f"bitcast {llvm_type(source)} {operand} to {llvm_type(stmt.dtype)}")
+            return
+        self.values[stmt] = self.convert(operand, source, stmt.dtype)
+
+    def visit_RandomValue(self, stmt: ir.RandomValue) -> None:
+        if self.rng_counter is None:
+            self.rng_counter = self.entry_op("alloca i32", "rng")
+            self.entry.append(f"  store i32 0, ptr {self.rng_counter}")
+        count = self.op(f"load i32, ptr {self.rng_counter}")
+        self.emit(f"store i32 {self.op(f'add i32 {count}, 1')}, ptr {self.rng_counter}")
+        site = ((stmt.site << 20) & 0xFFFFFFFF) - (1 << 32 if (stmt.site << 20) & 0x80000000 else 0)
+        mixed = self.op(f"xor i32 {count}, {site}")
+        seed = self.arg_field(SEED_OFFSET, "i32", "i32")
+        launch = self.arg_field(LAUNCH_ID_OFFSET, "i32", "i32")
+        thread = "0"
+        if self.thread_loop is not None:
+            thread = self.op(f"load i32, ptr {self.loop_slots[self.thread_loop]}")
+        self.module.helpers["wk.hash"] = HASH_HELPERS
+        bits = self.op(f"call i32 @wk.hash(i32 {seed}, i32 {launch}, i32 {thread}, i32 {mixed})")
+        self.values[stmt] = self.lower_random(stmt.dtype, bits)
+
+    # ---- locals ------------------------------------------------------------------------------------------
+    def visit_Alloca(self, stmt: ir.Alloca) -> None:
+        ty = llvm_type(stmt.dtype)
+        slot = self.entry_op(f"alloca {ty}", "local")
+        self.values[stmt] = slot
+        self.emit(f"store {ty} {zero_literal(stmt.dtype)}, ptr {slot}")
+
+    def visit_LocalLoad(self, stmt: ir.LocalLoad) -> None:
+        self.values[stmt] = self.op(f"load {llvm_type(stmt.alloca.dtype)}, ptr {self.value(stmt.alloca)}")
+
+    def visit_LocalStore(self, stmt: ir.LocalStore) -> None:
+        value = self.value(stmt.value)
+        if stmt.value.dtype != stmt.alloca.dtype:
+            value = self.convert(value, stmt.value.dtype, stmt.alloca.dtype)
+        self.emit(f"store {llvm_type(stmt.alloca.dtype)} {value}, ptr {self.value(stmt.alloca)}")
+
+    # ---- globals -----------------------------------------------------------------------------------------
+    def visit_GlobalPtr(self, stmt: ir.GlobalPtr) -> None:
+        slot = stmt.container
+        index = self.slot_index(slot, stmt)
+        strides = self.container_strides(index, slot)
+        offset = None
+        for axis, idx in enumerate(stmt.indices):
+            term = self.value(idx)
+            if strides[axis] != "1":
+                term = self.op(f"mul nsw i32 {term}, {strides[axis]}")
+            offset = term if offset is None else self.op(f"add nsw i32 {offset}, {term}")
+        wide = self.op(f"sext i32 {offset if offset is not None else 0} to i64")
+        base = self.container_base(index)
+        address = self.op(f"getelementptr inbounds {memory_type(slot.dtype)}, {self.module.global_ptr} {base}, "
+                          f"i64 {wide}")
+        if self.module.bounds_check:
+            address = self.checked_address(stmt, index, address)
+        self.values[stmt] = address
+
+    def checked_address(self, stmt: ir.GlobalPtr, slot_index: int, address: str) -> str:
+        """Debug builds: an index outside [0, extent) on any axis records the site in the error word and
+        redirects the access to a scratch element, so nothing outside the container is touched."""
+        in_range = "true"
+        for axis, idx in enumerate(stmt.indices):
+            extent = self.container_extent(slot_index, stmt.container, axis)
+            axis_ok = self.op(f"icmp ult i32 {self.value(idx)}, {extent}")
+            in_range = self.op(f"and i1 {in_range}, {axis_ok}")
+        self.module.bounds_sites.append(stmt)
+        site = len(self.module.bounds_sites)
+        gptr = self.module.global_ptr
+        error_word = self.arg_field(ERROR_WORD_OFFSET, gptr, gptr)
+        scratch = self.arg_field(SCRATCH_OFFSET, gptr, gptr)
+        ok_label, bad_label = self.label("bounds.ok"), self.label("bounds.bad")
+        self.cond_branch(in_range, ok_label, bad_label)
+        self.start_block(bad_label)
+        self.emit(f"call void @wk.bounds_fail({gptr} {error_word}, i32 {site})")
+        self.branch(ok_label)
+        self.start_block(ok_label)
+        self.module.helpers["wk.bounds_fail"] = BOUNDS_FAIL_HELPER.replace("{gptr}", gptr)
+        return self.op(f"select i1 {in_range}, {gptr} {address}, {gptr} {scratch}")
+
+    def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
+        mem = memory_type(stmt.ptr.dtype)
+        raw = self.op(f"load {mem}, {self.module.global_ptr} {self.value(stmt.ptr)}, align {stmt.ptr.dtype.nbytes}")
+        self.values[stmt] = self.from_memory(raw, stmt.ptr.dtype)
+
+    def visit_GlobalStore(self, stmt: ir.GlobalStore) -> None:
+        dtype = stmt.ptr.dtype
+        value = self.value(stmt.value)
+        if stmt.value.dtype != dtype:
+            value = self.convert(value, stmt.value.dtype, dtype)
+        raw = self.to_memory(value, dtype)
+        self.emit(f"store {memory_type(dtype)} {raw}, {self.module.global_ptr} {self.value(stmt.ptr)}, "
+                  f"align {dtype.nbytes}")
+
+    def visit_AtomicOp(self, stmt: ir.AtomicOp) -> None:
+        dtype = stmt.ptr.dtype
+        operation = ATOMIC[dtype.kind].get(stmt.op)
+        if operation is None:
+            raise InternalCompilerError(f"atomic {stmt.op.value} is not defined on {dtype}", stmt.loc)
+        value = self.value(stmt.value)
+        if stmt.value.dtype != dtype:
+            value = self.convert(value, stmt.value.dtype, dtype)
+        mem = memory_type(dtype)
+        old = self.op(f"atomicrmw {operation} {self.module.global_ptr} {self.value(stmt.ptr)}, "
+                      f"{mem} {self.to_memory(value, dtype)} "
+                      f"monotonic, align {dtype.nbytes}")
+        self.values[stmt] = self.from_memory(old, dtype)
+
+    def from_memory(self, raw: str, dtype: DataType) -> str:
+        return self.op(f"icmp ne i8 {raw}, 0") if dtype.is_bool else raw
+
+    def to_memory(self, value: str, dtype: DataType) -> str:
+        return self.op(f"zext i1 {value} to i8") if dtype.is_bool else value
+
+    # ---- control flow ------------------------------------------------------------------------------------
+    def visit_If(self, stmt: ir.If) -> None:
+        then_label, else_label, merge = self.label("then"), self.label("else"), self.label("endif")
+        self.cond_branch(self.value(stmt.cond), then_label, else_label)
+        self.start_block(then_label)
+        self.visit_block(stmt.then_block)
+        self.branch(merge)
+        self.start_block(else_label)
+        self.visit_block(stmt.else_block)
+        self.branch(merge)
+        self.start_block(merge)
+
+    def visit_RangeFor(self, stmt: ir.RangeFor) -> None:
+        begin, end = self.value(stmt.begin), self.value(stmt.end)
+        self.emit_counted_loop(stmt, begin, end, stmt.reversed, stmt.body)
+
+    def emit_counted_loop(self, loop: ir.RangeFor, begin: str, end: str, reverse: bool, body: ir.Block) -> None:
+        """`for i in [begin, end)` (or end-1 down to begin) with the index in an alloca (mem2reg makes it SSA)."""
+        slot = self.entry_op("alloca i32", "idx")
+        self.loop_slots[loop] = slot
+        cond, body_label, latch, done = (self.label(h) for h in ("for.cond", "for.body", "for.latch", "for.end"))
+        first = self.op(f"sub i32 {end}, 1") if reverse else begin
+        self.emit(f"store i32 {first}, ptr {slot}")
+        if reverse:
+            empty = self.op(f"icmp sle i32 {end}, {begin}")
+            self.cond_branch(empty, done, cond)
+        else:
+            self.branch(cond)
+        self.start_block(cond)
+        current = self.op(f"load i32, ptr {slot}")
+        keep_going = self.op(f"icmp sge i32 {current}, {begin}" if reverse else f"icmp slt i32 {current}, {end}")
+        self.cond_branch(keep_going, body_label, done)
+        self.start_block(body_label)
+        self.loops.append((latch, done))
+        self.visit_block(body)
+        self.loops.pop()
+        self.branch(latch)
+        self.start_block(latch)
+        current = self.op(f"load i32, ptr {slot}")
+        step = self.op(f"sub i32 {current}, 1" if reverse else f"add nsw i32 {current}, 1")
+        self.emit(f"store i32 {step}, ptr {slot}")
+        self.branch(cond)
+        self.start_block(done)
+
+    def reset_random_counter_deferred(self) -> None:
+        """Each parallel index restarts its RandomValue counter at 0 (docs/internals.md). A placeholder line,
+        filled in by finish() once we know whether the body draws random numbers."""
+        self.lines.append("  ;@rng-reset")
+
+    def visit_LoopIndex(self, stmt: ir.LoopIndex) -> None:
+        slot = self.loop_slots.get(stmt.loop)
+        if slot is None:
+            raise InternalCompilerError("LoopIndex outside its loop", stmt.loc)
+        self.values[stmt] = self.op(f"load i32, ptr {slot}")
+
+    def visit_While(self, stmt: ir.While) -> None:
+        head, done = self.label("while.body"), self.label("while.end")
+        self.branch(head)
+        self.start_block(head)
+        self.loops.append((head, done))
+        self.visit_block(stmt.body)
+        self.loops.pop()
+        self.branch(head)
+        self.start_block(done)
+
+    def visit_Break(self, stmt: ir.Break) -> None:
+        if not self.loops:
+            raise InternalCompilerError("break outside a loop", stmt.loc)
+        self.branch(self.loops[-1][1])
+
+    def visit_Continue(self, stmt: ir.Continue) -> None:
+        if not self.loops:
+            raise InternalCompilerError("continue outside a loop", stmt.loc)
+        self.branch(self.loops[-1][0])
+
+    def visit_Return(self, stmt: ir.Return) -> None:
+        self.branch(self.return_label)
+
+    # ---- whole functions ---------------------------------------------------------------------------------
+    def finish(self, signature: str) -> str:
+        body = self.lines
+        reset = f"  store i32 0, ptr {self.rng_counter}" if self.rng_counter else None
+        body = [reset if line == "  ;@rng-reset" else line for line in body if reset or line != "  ;@rng-reset"]
+        return "\n".join([f"define {signature} {self.target.function_attributes} {{", "entry:", *self.entry,
+                          "  br label %start", "start:", *body, "}", ""])
+
+
+def emit_range_task(module: ModuleEmitter, task: ir.Task, name: str) -> str:
+    """`void name(ptr args, i64 lo, i64 hi)`: runs the body for every index in [lo, hi)."""
+    fn = FunctionEmitter(module, thread_index=task.loop)
+    lo = fn.op("trunc i64 %lo to i32")
+    hi = fn.op("trunc i64 %hi to i32")
+    fn.return_label = "task.next"
+    slot = fn.entry_op("alloca i32", "idx")
+    fn.loop_slots[task.loop] = slot
+    fn.emit(f"store i32 {lo}, ptr {slot}")
+    fn.branch("task.cond")
+    fn.start_block("task.cond")
+    current = fn.op(f"load i32, ptr {slot}")
+    fn.cond_branch(fn.op(f"icmp slt i32 {current}, {hi}"), "task.body", "exit")
+    fn.start_block("task.body")
+    fn.reset_random_counter_deferred()
+    fn.visit_block(task.body)
+    fn.branch("task.next")
+    fn.start_block("task.next")
+    current = fn.op(f"load i32, ptr {slot}")
+    fn.emit(f"store i32 {fn.op(f'add nsw i32 {current}, 1')}, ptr {slot}")
+    fn.branch("task.cond")
+    fn.start_block("exit")
+    fn.emit("ret void")
+    return fn.finish(f"void @{name}(ptr noalias nocapture readonly %args, i64 %lo, i64 %hi)")
+
+
+def emit_serial_task(module: ModuleEmitter, task: ir.Task, name: str) -> str:
+    """`void name(ptr args)`: runs the body once (thread index 0 for random numbers)."""
+    fn = FunctionEmitter(module)
+    fn.visit_block(task.body)
+    fn.branch("exit")
+    fn.start_block("exit")
+    fn.emit("ret void")
+    return fn.finish(f"void @{name}(ptr noalias nocapture readonly %args)")
+
+
+def emit_entry(module: ModuleEmitter, kernel: ir.OffloadedKernel, task_names: list[str], name: str) -> str:
+    """`void name(ptr args)`: evaluates each range task's bounds and hands it to wk_parallel_for, in order."""
+    fn = FunctionEmitter(module)
+    module.declare("declare void @wk_parallel_for(ptr, ptr, i64, i64, i64)")
+    for task, task_name in zip(kernel.tasks, task_names):
+        if task.kind == "serial":
+            fn.emit(f"call void @{task_name}(ptr %args)")
+            continue
+        fn.visit_block(task.bounds)
+        begin = fn.op(f"sext i32 {fn.value(task.loop.begin)} to i64")
+        end = fn.op(f"sext i32 {fn.value(task.loop.end)} to i64")
+        grain = max(1, WORK_PER_CHUNK // estimate_cost(task.body))
+        fn.emit(f"call void @wk_parallel_for(ptr @{task_name}, ptr %args, i64 {begin}, i64 {end}, i64 {grain})")
+    fn.emit("ret void")
+    return fn.finish(f"void @{name}(ptr noalias nocapture readonly %args)")
+
+
+def emit_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, prefix: str,
+                bounds_check: bool = False) -> tuple[str, str, list[ir.GlobalPtr]]:
+    """(LLVM IR text, entry symbol, bounds-checked sites). One module per kernel: task i is `<prefix>_t<i>`
+    (range tasks take (args, lo, hi), serial ones (args)); `<prefix>_entry(args)` runs all tasks in order,
+    range tasks through the worker pool's `wk_parallel_for(fn, args, begin, end, grain)`."""
+    module = ModuleEmitter(target, layout, prefix, bounds_check)
+    module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
+    names = []
+    for index, task in enumerate(kernel.tasks):
+        name = f"{prefix}_t{index}_{symbol_name(task.name)}"[:120]
+        names.append(name)
+        emitter = emit_range_task if task.kind == "range" else emit_serial_task
+        if task.kind == "range" and task.loop is None:
+            raise InternalCompilerError(f"range task {task.name} has no loop", task.loc)
+        module.functions.append(emitter(module, task, name))
+    entry = f"{prefix}_entry"
+    module.functions.append(emit_entry(module, kernel, names, entry))
+    return module.text(), entry, module.bounds_sites
+

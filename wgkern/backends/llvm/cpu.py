@@ -1,0 +1,155 @@
+"""CpuBackend: numpy-owned storage, LLVM JIT compilation, synchronous launches on the native worker pool.
+
+A buffer is a CpuBuffer (a 64-byte aligned numpy uint8 array and its address). compile() emits one LLVM
+module per kernel (codegen.py), optimises it at O3 once and JITs it; launch() packs the argument block
+(layout.py) and makes ONE ctypes call into the kernel's entry, which runs every task in order and hands
+range tasks to wk_parallel_for (worker_pool.py). No Python runs while a kernel executes."""
+from __future__ import annotations
+
+import ctypes
+import itertools
+import time
+from dataclasses import dataclass
+import numpy as np
+
+from wgkern.errors import WkError, format_located
+from wgkern.ir.nodes import OffloadedKernel
+from wgkern.lang.types import DataType
+
+from ..base import Backend, CompiledKernel, LaunchArgs
+from .codegen import emit_module, symbol_name
+from .jit import compile_ir, function_address
+from .layout import ArgLayout, build_layout
+from .target import CPU_TARGET, Target
+from .worker_pool import WorkerPool, worker_pool
+
+ALIGNMENT = 64
+_ENTRY_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_char_p)
+_KERNEL_IDS = itertools.count()
+
+
+@dataclass(eq=False, slots=True)
+class CpuBuffer:
+    """Host memory for one container: `array` is uint8 and 64-byte aligned; `address` its first byte."""
+    array: np.ndarray
+    address: int
+    nbytes: int
+
+
+def aligned_bytes(nbytes: int) -> tuple[np.ndarray, int]:
+    """A zeroed uint8 array of at least `nbytes` (one byte minimum) starting on an ALIGNMENT boundary."""
+    raw = np.zeros(max(nbytes, 1) + ALIGNMENT, dtype=np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    array = raw[start:start + max(nbytes, 1)]
+    return array, array.ctypes.data
+
+
+class BoundsCheckError(WkError, IndexError):
+    """debug=True: a global access indexed outside its container (raised after the launch; nothing outside
+    the container was read or written)."""
+
+
+@dataclass(slots=True)
+class CompileTimes:
+    """Seconds spent in each compile phase (for wk.stats and benchmarks)."""
+    codegen: float = 0.0
+    llvm: float = 0.0
+
+
+class CpuCompiledKernel(CompiledKernel):
+    """One JIT-compiled kernel. `source()` is the LLVM IR as generated (before O3);
+    `source(optimized=True)` the module after O3."""
+
+    def __init__(self, kernel: OffloadedKernel, target: Target = CPU_TARGET, debug: bool = False):
+        self.kernel = kernel
+        started = time.perf_counter()
+        self.error_word: np.ndarray | None = None
+        debug_addresses = None
+        if debug:
+            self.error_word, error_address = aligned_bytes(8)
+            self.scratch, scratch_address = aligned_bytes(64)
+            debug_addresses = (error_address, scratch_address)
+        self.layout: ArgLayout = build_layout(kernel, debug_addresses)
+        prefix = f"wk{next(_KERNEL_IDS)}_{symbol_name(kernel.name)[:60]}"
+        self.ir_text, self.entry_name, self.bounds_sites = emit_module(kernel, self.layout, target, prefix, debug)
+        generated = time.perf_counter()
+        self.module = compile_ir(self.ir_text)
+        self.entry = _ENTRY_TYPE(function_address(self.entry_name))
+        self.times = CompileTimes(generated - started, time.perf_counter() - generated)
+
+    def launch(self, args: LaunchArgs) -> None:
+        """Synchronous: returns when every task finished. Debug builds raise BoundsCheckError afterwards."""
+        self.entry(self.layout.pack(args))
+        if self.error_word is not None and self.error_word.any():
+            self.raise_bounds_error(args)
+
+    def raise_bounds_error(self, args: LaunchArgs) -> None:
+        site = int(self.error_word.view(np.int32)[0])
+        self.error_word[:] = 0
+        ptr = self.bounds_sites[site - 1]
+        slot_index = next(k for k, slot in enumerate(self.kernel.containers) if slot is ptr.container)
+        shape = ptr.container.shape or tuple(args.shapes[slot_index])
+        message = (f"kernel {self.kernel.name}: index out of range for {ptr.container.name} of shape "
+                   f"{tuple(shape)} (debug=True skipped the access)")
+        raise BoundsCheckError(format_located(message, ptr.loc))
+
+    def source(self, optimized: bool = False) -> str:
+        return str(self.module) if optimized else self.ir_text
+
+
+class CpuBackend(Backend):
+    """The LLVM CPU device. `threads` counts the launching thread (default: the CPUs this process may use);
+    `debug` compiles bounds-checked global accesses (wk.init(debug=True))."""
+
+    name = "cpu"
+
+    def __init__(self, threads: int | None = None, target: Target = CPU_TARGET, debug: bool = False):
+        self.target = target
+        self.debug = debug
+        self.pool: WorkerPool = worker_pool()
+        self.pool.acquire(threads)
+        self.released = False
+
+    def storage_dtype(self, dtype: DataType) -> np.dtype:
+        return dtype.np_dtype
+
+    def allocate(self, nbytes: int) -> CpuBuffer:
+        array, address = aligned_bytes(nbytes)
+        return CpuBuffer(array, address, nbytes)
+
+    def free(self, buffer: CpuBuffer) -> None:
+        """Memory returns to numpy when the last reference (views included) goes away."""
+
+    def upload(self, buffer: CpuBuffer, data: np.ndarray, offset: int = 0) -> None:
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        buffer.array[offset:offset + raw.size] = raw
+
+    def download(self, buffer: CpuBuffer, nbytes: int, offset: int = 0) -> np.ndarray:
+        return buffer.array[offset:offset + nbytes].copy()
+
+    def copy(self, dst: CpuBuffer, src: CpuBuffer, nbytes: int) -> None:
+        dst.array[:nbytes] = src.array[:nbytes]
+
+    def host_view(self, buffer: CpuBuffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        return buffer.array[:count * dtype.itemsize].view(dtype).reshape(shape)
+
+    def compile(self, kernel: OffloadedKernel) -> CpuCompiledKernel:
+        return CpuCompiledKernel(kernel, self.target, self.debug)
+
+    def sync(self) -> None:
+        """Launches are synchronous; nothing is pending."""
+
+    def shutdown(self) -> None:
+        """Release the worker pool; its threads stop when no CpuBackend uses it (a new one restarts them)."""
+        if not self.released:
+            self.released = True
+            self.pool.release()
+
+    def worker_threads(self) -> int:
+        return self.pool.worker_count()
+
+    def describe(self) -> str:
+        return f"cpu (LLVM JIT, {len(self.pool.threads) + 1} threads)"
+

@@ -1,0 +1,39 @@
+"""Target hooks: what differs between the LLVM targets that share codegen.py (CPU now; CUDA/AMDGPU later).
+
+A Target names math-library functions, the spin-wait hint, address spaces and function attributes. The CPU
+target calls the process's libm (symbols resolve from the running Python process)."""
+from __future__ import annotations
+
+import platform
+import sys
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Per-target spelling used by codegen and the worker pool."""
+    name: str
+    global_address_space: str = ""          # e.g. " addrspace(1)" on GPUs
+    function_attributes: str = "nounwind"
+
+    def math_symbol(self, name: str, bits: int) -> str:
+        """libm spelling: sinf for f32, sin for f64 (f16 is computed in f32 by codegen)."""
+        return name + "f" if bits == 32 else name
+
+    def spin_hint(self) -> tuple[str, str]:
+        """(call instruction, declaration) of the CPU's spin-wait hint, or ('', '') if none."""
+        machine = platform.machine().lower()
+        if machine in ("x86_64", "amd64", "i686"):
+            return "call void @llvm.x86.sse2.pause()", "declare void @llvm.x86.sse2.pause()"
+        if machine in ("aarch64", "arm64"):
+            return "call void @llvm.aarch64.hint(i32 1)", "declare void @llvm.aarch64.hint(i32)"
+        return "", ""
+
+    def futex_syscall_number(self) -> int | None:
+        """SYS_futex on Linux (x86_64: 202, aarch64: 98); None where workers poll with usleep instead."""
+        if not sys.platform.startswith("linux"):
+            return None
+        return {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(platform.machine().lower())
+
+
+CPU_TARGET = Target("cpu")
