@@ -13,6 +13,7 @@ from wgkern.ir.visitor import IRVisitor
 from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 
+from .adstack import AdStackLowering
 from .layout import ERROR_WORD_OFFSET, LAUNCH_ID_OFFSET, SCRATCH_OFFSET, SEED_OFFSET, ArgLayout
 from .lowering import Lowerings
 from .ops import ATOMIC, BINARY, UNARY, Inst, Intrinsic, Lowering, Math, OpSpelling
@@ -87,6 +88,7 @@ class ModuleEmitter:
         self.declarations: set[str] = set()
         self.helpers: dict[str, str] = {}
         self.slot_indices: dict[ir.ContainerSlot, int] = {}
+        self.adstack_rows: list[int] = []    # first metadata row of each task's stacks (adstack.py)
 
     def declare(self, text: str) -> None:
         self.declarations.add(text)
@@ -102,10 +104,12 @@ class ModuleEmitter:
         return "\n".join(parts)
 
 
-class FunctionEmitter(IRVisitor, Lowerings):
-    """Emits the instructions of one LLVM function from IR blocks. Values map statement -> operand text."""
+class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
+    """Emits the instructions of one LLVM function from IR blocks. Values map statement -> operand text.
+    `worker` is the i32 slice index of the running thread (adstack slices), `task_index` the task's number."""
 
-    def __init__(self, module: ModuleEmitter, thread_index: ir.RangeFor | None = None):
+    def __init__(self, module: ModuleEmitter, thread_index: ir.RangeFor | None = None, task_index: int = 0,
+                 worker: str = "0"):
         self.module = module
         self.target = module.target
         self.layout = module.layout
@@ -120,6 +124,9 @@ class FunctionEmitter(IRVisitor, Lowerings):
         self.thread_loop = thread_index
         self.container_cache: dict[tuple[int, str], str] = {}
         self.rng_counter: str | None = None
+        self.task_index = task_index
+        self.worker = worker
+        self.stack_registers: dict[ir.AdStackAlloca, object] = {}
 
     # ---- emission primitives -----------------------------------------------------------------------------
     def fresh(self, hint: str = "t") -> str:
@@ -486,9 +493,10 @@ class FunctionEmitter(IRVisitor, Lowerings):
                           "  br label %start", "start:", *body, "}", ""])
 
 
-def emit_range_task(module: ModuleEmitter, task: ir.Task, name: str) -> str:
-    """`void name(ptr args, i64 lo, i64 hi)`: runs the body for every index in [lo, hi)."""
-    fn = FunctionEmitter(module, thread_index=task.loop)
+def emit_range_task(module: ModuleEmitter, task: ir.Task, name: str, task_index: int) -> str:
+    """`void name(ptr args, i64 lo, i64 hi, i32 worker)`: runs the body for every index in [lo, hi) on the
+    thread whose adstack slice is `worker`."""
+    fn = FunctionEmitter(module, thread_index=task.loop, task_index=task_index, worker="%worker")
     lo = fn.op("trunc i64 %lo to i32")
     hi = fn.op("trunc i64 %hi to i32")
     fn.return_label = "task.next"
@@ -509,12 +517,12 @@ def emit_range_task(module: ModuleEmitter, task: ir.Task, name: str) -> str:
     fn.branch("task.cond")
     fn.start_block("exit")
     fn.emit("ret void")
-    return fn.finish(f"void @{name}(ptr noalias nocapture readonly %args, i64 %lo, i64 %hi)")
+    return fn.finish(f"void @{name}(ptr noalias nocapture readonly %args, i64 %lo, i64 %hi, i32 %worker)")
 
 
-def emit_serial_task(module: ModuleEmitter, task: ir.Task, name: str) -> str:
-    """`void name(ptr args)`: runs the body once (thread index 0 for random numbers)."""
-    fn = FunctionEmitter(module)
+def emit_serial_task(module: ModuleEmitter, task: ir.Task, name: str, task_index: int) -> str:
+    """`void name(ptr args)`: runs the body once (thread index 0 for random numbers, adstack slice 0)."""
+    fn = FunctionEmitter(module, task_index=task_index)
     fn.visit_block(task.body)
     fn.branch("exit")
     fn.start_block("exit")
@@ -546,6 +554,10 @@ def emit_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, p
     range tasks through the worker pool's `wk_parallel_for(fn, args, begin, end, grain)`."""
     module = ModuleEmitter(target, layout, prefix, bounds_check)
     module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
+    rows = 0
+    for task in kernel.tasks:
+        module.adstack_rows.append(rows)
+        rows += sum(isinstance(s, ir.AdStackAlloca) for s in task.body.stmts)
     names = []
     for index, task in enumerate(kernel.tasks):
         name = f"{prefix}_t{index}_{symbol_name(task.name)}"[:120]
@@ -553,7 +565,7 @@ def emit_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, p
         emitter = emit_range_task if task.kind == "range" else emit_serial_task
         if task.kind == "range" and task.loop is None:
             raise InternalCompilerError(f"range task {task.name} has no loop", task.loc)
-        module.functions.append(emitter(module, task, name))
+        module.functions.append(emitter(module, task, name, index))
     entry = f"{prefix}_entry"
     module.functions.append(emit_entry(module, kernel, names, entry))
     return module.text(), entry, module.bounds_sites

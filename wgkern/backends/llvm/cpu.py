@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import threading
 import time
 from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
+from wgkern.backends.adstack import (METADATA_FIELDS, AdStackHeap, collect_stacks, decode_flag, layout_task,
+                                     overflow_error)
 from wgkern.errors import WkError, format_located
 from wgkern.ir.nodes import OffloadedKernel
 from wgkern.lang.types import DataType
 
 from ..base import Backend, CompiledKernel, LaunchArgs
+from .adstack import CONTEXT_HEADER
 from .codegen import emit_module, symbol_name
 from .jit import compile_ir, function_address
 from .layout import ArgLayout, build_layout
@@ -60,8 +66,10 @@ class CpuCompiledKernel(CompiledKernel):
     """One JIT-compiled kernel. `source()` is the LLVM IR as generated (before O3);
     `source(optimized=True)` the module after O3."""
 
-    def __init__(self, kernel: OffloadedKernel, target: Target = CPU_TARGET, debug: bool = False):
+    def __init__(self, kernel: OffloadedKernel, target: Target = CPU_TARGET, debug: bool = False,
+                 backend: "CpuBackend | None" = None):
         self.kernel = kernel
+        self.backend = backend
         started = time.perf_counter()
         self.error_word: np.ndarray | None = None
         debug_addresses = None
@@ -69,7 +77,14 @@ class CpuCompiledKernel(CompiledKernel):
             self.error_word, error_address = aligned_bytes(8)
             self.scratch, scratch_address = aligned_bytes(64)
             debug_addresses = (error_address, scratch_address)
-        self.layout: ArgLayout = build_layout(kernel, debug_addresses)
+        self.stacks = collect_stacks(kernel)
+        self.has_stacks = any(self.stacks)
+        context_address = None
+        if self.has_stacks:
+            rows = sum(len(specs) for specs in self.stacks)
+            self.adstack_context = np.zeros(CONTEXT_HEADER + METADATA_FIELDS * rows, dtype=np.int64)
+            context_address = self.adstack_context.ctypes.data
+        self.layout: ArgLayout = build_layout(kernel, debug_addresses, context_address)
         prefix = f"wk{next(_KERNEL_IDS)}_{symbol_name(kernel.name)[:60]}"
         self.ir_text, self.entry_name, self.bounds_sites = emit_module(kernel, self.layout, target, prefix, debug)
         generated = time.perf_counter()
@@ -78,10 +93,57 @@ class CpuCompiledKernel(CompiledKernel):
         self.times = CompileTimes(generated - started, time.perf_counter() - generated)
 
     def launch(self, args: LaunchArgs) -> None:
-        """Synchronous: returns when every task finished. Debug builds raise BoundsCheckError afterwards."""
-        self.entry(self.layout.pack(args))
+        """Synchronous: returns when every task finished. Debug builds raise BoundsCheckError afterwards.
+        Kernels with adstacks lay out the heap first (capacities from `args.extra['adstack_capacities']`,
+        one list per task) and record an overflow for the next sync."""
+        if self.has_stacks:
+            with self.backend.adstack_lock:
+                self.prepare_adstacks(args.extra.get("adstack_capacities"))
+                self.entry(self.layout.pack(args))
+                self.check_overflow(args.extra.get("adstack_capacities"))
+        else:
+            self.entry(self.layout.pack(args))
         if self.error_word is not None and self.error_word.any():
             self.raise_bounds_error(args)
+
+    def prepare_adstacks(self, capacities: list[list[int]] | None) -> None:
+        backend = self.backend
+        threads = backend.slice_count()
+        row = CONTEXT_HEADER
+        heap_bytes = 0
+        layouts = []
+        for task_index, specs in enumerate(self.stacks):
+            task_caps = capacities[task_index] if capacities else [s.static_capacity or 32 for s in specs]
+            layout = layout_task(specs, task_caps, threads, lambda dtype: dtype.nbytes, slot_major=False)
+            layouts.append(layout)
+            heap_bytes = max(heap_bytes, layout.heap_units)
+        heap = backend.adstack_heap.ensure(heap_bytes)
+        context = self.adstack_context
+        context[0] = heap.address
+        context[1] = backend.overflow_flag.ctypes.data
+        context[2] = 1 << 20
+        for layout in layouts:
+            count = layout.metadata.size
+            context[row:row + count] = layout.metadata.reshape(-1)
+            row += count
+        stats = getattr(backend, "runtime_stats", None)
+        if stats is not None:
+            stats.adstack_heap_bytes = backend.adstack_heap.nbytes
+            stats.adstack_heap_grows = backend.adstack_heap.grows
+
+    def check_overflow(self, capacities: list[list[int]] | None) -> None:
+        flag = self.backend.overflow_flag
+        code = int(flag[0])
+        if code == 0:
+            return
+        flag[0] = 0
+        _, task_index, stack_id = decode_flag(code)
+        spec = capacity = None
+        if task_index < len(self.stacks) and 0 <= stack_id < len(self.stacks[task_index]):
+            spec = self.stacks[task_index][stack_id]
+            capacity = capacities[task_index][stack_id] if capacities else spec.static_capacity
+        if self.backend.pending_error is None:
+            self.backend.pending_error = overflow_error(self.kernel.name, spec, capacity)
 
     def raise_bounds_error(self, args: LaunchArgs) -> None:
         site = int(self.error_word.view(np.int32)[0])
@@ -109,6 +171,17 @@ class CpuBackend(Backend):
         self.pool: WorkerPool = worker_pool()
         self.pool.acquire(threads)
         self.released = False
+        self.adstack_heap = AdStackHeap(self.allocate, self.free)
+        self.adstack_lock = threading.Lock()
+        self.overflow_flag = np.zeros(2, dtype=np.int32)
+        self.pending_error: WkError | None = None
+
+    def slice_count(self) -> int:
+        """Adstack slices: one per thread that may run a task (the launching thread is slice 0)."""
+        return len(self.pool.threads) + 1
+
+    def stack_element_bytes(self, dtype: DataType) -> int:
+        return dtype.nbytes
 
     def storage_dtype(self, dtype: DataType) -> np.dtype:
         return dtype.np_dtype
@@ -136,15 +209,19 @@ class CpuBackend(Backend):
         return buffer.array[:count * dtype.itemsize].view(dtype).reshape(shape)
 
     def compile(self, kernel: OffloadedKernel) -> CpuCompiledKernel:
-        return CpuCompiledKernel(kernel, self.target, self.debug)
+        return CpuCompiledKernel(kernel, self.target, self.debug, self)
 
     def sync(self) -> None:
-        """Launches are synchronous; nothing is pending."""
+        """Launches are synchronous; only a recorded adstack overflow can be pending (raised once)."""
+        error, self.pending_error = self.pending_error, None
+        if error is not None:
+            raise error
 
     def shutdown(self) -> None:
         """Release the worker pool; its threads stop when no CpuBackend uses it (a new one restarts them)."""
         if not self.released:
             self.released = True
+            self.adstack_heap.drop()
             self.pool.release()
 
     def worker_threads(self) -> int:

@@ -48,11 +48,14 @@ class ArgLayout:
     container_shape: list[int | None]      # offset of the i32 extents, None where the shape is static
     scalar: dict[int, int]                 # arg index -> offset
     pack: Callable[[Any], bytes]
+    adstack_context: int | None = None     # offset of the adstack context pointer (kernels with adstacks)
 
 
-def build_layout(kernel: OffloadedKernel, debug_addresses: tuple[int, int] | None = None) -> ArgLayout:
+def build_layout(kernel: OffloadedKernel, debug_addresses: tuple[int, int] | None = None,
+                 adstack_context_address: int | None = None) -> ArgLayout:
     """Assign offsets and generate a packer `pack(launch_args) -> bytes` with no per-field Python loop.
-    `debug_addresses` (error word, scratch) are baked into the header of bounds-checked builds."""
+    `debug_addresses` (error word, scratch) are baked into the header of bounds-checked builds, and so is
+    the address of the kernel's adstack context (heap, flag, per-stack metadata; see adstack.py)."""
     fmt = ["<II"]
     exprs = ["a.seed & 0xFFFFFFFF", "a.launch_id & 0xFFFFFFFF"]
     offset = 8
@@ -60,6 +63,12 @@ def build_layout(kernel: OffloadedKernel, debug_addresses: tuple[int, int] | Non
         fmt.append("QQ")
         exprs.extend(str(address) for address in debug_addresses)
         offset = SCRATCH_OFFSET + 8
+    adstack_context = None
+    if adstack_context_address is not None:
+        adstack_context = offset
+        fmt.append("Q")
+        exprs.append(str(adstack_context_address))
+        offset += 8
     container_address: list[int] = []
     container_shape: list[int | None] = []
     for k, slot in enumerate(kernel.containers):
@@ -95,4 +104,4 @@ def build_layout(kernel: OffloadedKernel, debug_addresses: tuple[int, int] | Non
               f"    return _pack({', '.join(exprs)})\n")
     namespace: dict[str, Any] = {"_pack": packer.pack, "_address": buffer_address}
     exec(compile(source, f"<wgkern arg packer {kernel.name}>", "exec"), namespace)  # noqa: S102 - generated
-    return ArgLayout(offset, container_address, container_shape, scalar, namespace["pack"])
+    return ArgLayout(offset, container_address, container_shape, scalar, namespace["pack"], adstack_context)

@@ -57,7 +57,7 @@ define internal void @pool.wake_all() nounwind {{
 }}
 
 ; Claim and run chunks of job generation %gen until none is left or the job changed.
-define internal void @pool.work(i32 %gen) nounwind {{
+define internal void @pool.work(i32 %gen, i32 %worker) nounwind {{
 entry:
   br label %claim
 claim:
@@ -87,7 +87,7 @@ run:
   %end_unclamped = add i64 %begin, %chunk
   %past = icmp sgt i64 %end_unclamped, %hi
   %end = select i1 %past, i64 %hi, i64 %end_unclamped
-  call void %fn(ptr %args, i64 %begin, i64 %end)
+  call void %fn(ptr %args, i64 %begin, i64 %end, i32 %worker)
   %ignored = atomicrmw add ptr @pool.done, i64 1 seq_cst
   br label %claim
 out:
@@ -100,6 +100,7 @@ entry:
   %seen = alloca i32
   %spins = alloca i32
   %r0 = atomicrmw add ptr @pool.workers, i32 1 seq_cst
+  %index = add i32 %r0, 1
   %g0 = load atomic i32, ptr @pool.gen32 seq_cst, align 4
   store i32 %g0, ptr %seen
   br label %wait
@@ -142,7 +143,7 @@ woken:
   br label %wait
 work:
   store i32 %cur_gen, ptr %seen
-  call void @pool.work(i32 %cur_gen)
+  call void @pool.work(i32 %cur_gen, i32 %index)
   br label %wait
 exit:
   %r3 = atomicrmw sub ptr @pool.workers, i32 1 seq_cst
@@ -163,7 +164,7 @@ decide:
   %inline_ = or i1 %no_workers, %small
   br i1 %inline_, label %inline, label %try_lock
 inline:
-  call void %fn(ptr %args, i64 %lo, i64 %hi)
+  call void %fn(ptr %args, i64 %lo, i64 %hi, i32 0)
   br label %return
 try_lock:
   %pair = cmpxchg ptr @pool.lock, i32 0, i32 1 acquire monotonic
@@ -202,7 +203,7 @@ wake:
   call void @pool.wake_all()
   br label %participate
 participate:
-  call void @pool.work(i32 %gen)
+  call void @pool.work(i32 %gen, i32 0)
   br label %wait
 wait:
   %spin = phi i32 [0, %participate], [%spin1, %hint], [%spin1, %yield]

@@ -1,4 +1,4 @@
-"""Adstack storage shared by every backend: per-launch capacities, the heap layout, heap growth, overflow reports.
+"""Adstack storage shared by every backend: stack specs, the heap layout, heap growth, overflow reports.
 
 Each stack of a task has metadata (primal_base, adjoint_base, thread_stride, slot_stride, capacity), in
 units the backend chooses (bytes on the CPU, u32 words in WGSL), so an element's address is
@@ -141,46 +141,24 @@ class AdStackHeap:
         self.nbytes = 0
 
 
-@dataclass(slots=True)
-class PendingOverflowCheck:
-    """What a launch with stacks needs to report an overflow it caused: its kernel and stacks."""
-    kernel_name: str
-    stacks: list[list[StackSpec]]
-    capacities: list[list[int]]
+def overflow_error(kernel_name: str, spec: StackSpec | None, capacity: int | None) -> AdStackOverflowError:
+    """The error raised at the next sync/read-back after a push went past a stack's capacity."""
+    fix = ("Fix: pass a larger wk.init(ad_stack_size=N), or default_ad_stack_size=N (used for loops whose trip "
+           "count cannot be bounded, such as while loops)")
+    if spec is None:
+        return AdStackOverflowError(f"adstack overflow in a reverse-mode kernel of '{kernel_name}': a stack's "
+                                    f"capacity was exceeded. {fix}")
+    where = f" (for the variable at {spec.loc})" if getattr(spec.loc, "lineno", 0) else ""
+    return AdStackOverflowError(
+        f"adstack overflow in kernel '{kernel_name}', task '{spec.task_name}', stack '{spec.name}'{where}: "
+        f"capacity {capacity} slots was exceeded. {fix}")
 
 
-@dataclass
-class OverflowTracker:
-    """Launches since the last flag read; the flag word encodes (launch number, task, stack) of one overflow."""
-    pending: list[PendingOverflowCheck] = field(default_factory=list)
-
-    def record(self, check: PendingOverflowCheck) -> int:
-        self.pending.append(check)
-        return len(self.pending)
-
-    def error_for(self, code: int) -> AdStackOverflowError:
-        """Decode flag word `code` = launch << 20 | task << 10 | (stack + 1)."""
-        launch = (code >> 20) - 1
-        task = (code >> 10) & 0x3FF
-        stack = (code & 0x3FF) - 1
-        if 0 <= launch < len(self.pending):
-            check = self.pending[launch]
-            spec = check.stacks[task][stack] if task < len(check.stacks) and 0 <= stack < len(check.stacks[task]) else None
-            if spec is not None:
-                capacity = check.capacities[task][stack]
-                where = f" (declared at {spec.loc})" if getattr(spec.loc, "lineno", 0) else ""
-                return AdStackOverflowError(
-                    f"adstack overflow in kernel '{check.kernel_name}', task '{spec.task_name}', stack "
-                    f"'{spec.name}'{where}: capacity {capacity} slots was exceeded. Fix: pass a larger "
-                    f"wk.init(ad_stack_size=N) or default_ad_stack_size=N (used for loops whose trip count "
-                    f"cannot be bounded, such as while loops)")
-        return AdStackOverflowError("adstack overflow in a reverse-mode kernel: a stack's capacity was exceeded. "
-                                    "Fix: pass a larger wk.init(ad_stack_size=N) or default_ad_stack_size=N")
-
-    def clear(self) -> None:
-        self.pending.clear()
+def flag_code(launch_code: int, task_index: int, stack_id: int) -> int:
+    """The overflow flag word: (launch_code << 20) | (task << 10) | (stack + 1); 0 means no overflow."""
+    return (launch_code << 20) | (task_index << 10) | (stack_id + 1)
 
 
-def overflow_code(launch_number: int, task_index: int, stack_id: int) -> tuple[int, int]:
-    """(launch << 20 | task << 10) part known at launch, and the per-stack (stack + 1) part added in code."""
-    return (launch_number << 20) | (task_index << 10), stack_id + 1
+def decode_flag(code: int) -> tuple[int, int, int]:
+    """(launch_code, task index, stack id) of a nonzero flag word."""
+    return code >> 20, (code >> 10) & 0x3FF, (code & 0x3FF) - 1

@@ -1,0 +1,144 @@
+"""LLVM lowering of the adstack statements, and the per-kernel adstack context the CPU runtime fills.
+
+The context is an int64 array whose address is baked into the argument block: [heap address, flag address,
+launch code, 0, then METADATA_FIELDS int64 per stack, task by task in stack_id order]. Metadata is in bytes:
+element address = heap + primal_base + worker * thread_stride + depth * slot_stride (backends/adstack.py).
+The depth counter lives in a function-local alloca (a register after mem2reg), reset where the stack is
+declared: at the start of each parallel index."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wgkern.backends.adstack import METADATA_FIELDS
+from wgkern.errors import InternalCompilerError
+from wgkern.ir import nodes as ir
+
+from .types import llvm_type, memory_type, zero_literal
+
+CONTEXT_HEADER = 4     # int64 words before the first metadata row
+
+
+@dataclass(slots=True)
+class StackRegisters:
+    """What one function knows about one stack: its depth alloca and the invariant metadata values."""
+    depth: str
+    primal: str        # ptr to this thread's slot 0 of primals
+    adjoint: str       # ptr to this thread's slot 0 of adjoints
+    slot_stride: str   # i64 bytes
+    capacity: str      # i64
+    flag_code: str     # i32 word written to the overflow flag
+
+
+class AdStackLowering:
+    """Mixin for codegen.FunctionEmitter: visit rules for AdStack* statements."""
+
+    def stack_row(self, stmt: ir.AdStackAlloca) -> int:
+        return self.module.adstack_rows[self.task_index] + stmt.stack_id
+
+    def context_word(self, index: int) -> str:
+        """Invariant i64 word `index` of the adstack context (loaded once in the entry block)."""
+        key = ("adstack", index)
+        cached = self.container_cache.get(key)
+        if cached is not None:
+            return cached
+        offset = self.layout.adstack_context
+        if offset is None:
+            raise InternalCompilerError("kernel has adstacks but no adstack context", None)
+        context = self.arg_field(offset, "ptr", "ptr")
+        address = self.entry_op(f"getelementptr inbounds i64, ptr {context}, i64 {index}")
+        value = self.entry_op(f"load i64, ptr {address}, align 8, !invariant.load !0")
+        self.container_cache[key] = value
+        return value
+
+    def visit_AdStackAlloca(self, stmt: ir.AdStackAlloca) -> None:
+        registers = self.stack_registers.get(stmt)
+        if registers is None:
+            row = CONTEXT_HEADER + METADATA_FIELDS * self.stack_row(stmt)
+            heap = self.entry_op(f"inttoptr i64 {self.context_word(0)} to ptr")
+            primal_base, adjoint_base, thread_stride, slot_stride, capacity = (
+                self.context_word(row + k) for k in range(METADATA_FIELDS))
+            worker = self.entry_op(f"sext i32 {self.worker} to i64")
+            slice_offset = self.entry_op(f"mul i64 {worker}, {thread_stride}")
+            primal_offset = self.entry_op(f"add i64 {slice_offset}, {primal_base}")
+            adjoint_offset = self.entry_op(f"add i64 {slice_offset}, {adjoint_base}")
+            primal = self.entry_op(f"getelementptr inbounds i8, ptr {heap}, i64 {primal_offset}")
+            adjoint = self.entry_op(f"getelementptr inbounds i8, ptr {heap}, i64 {adjoint_offset}")
+            launch_code = self.entry_op(f"trunc i64 {self.context_word(2)} to i32")
+            code = self.entry_op(f"or i32 {launch_code}, {(self.task_index << 10) | (stmt.stack_id + 1)}")
+            depth = self.entry_op("alloca i32", "depth")
+            registers = StackRegisters(depth, primal, adjoint, slot_stride, capacity, code)
+            self.stack_registers[stmt] = registers
+        self.emit(f"store i32 0, ptr {registers.depth}")
+
+    def _registers(self, stack: ir.AdStackAlloca, stmt: ir.Stmt) -> StackRegisters:
+        registers = self.stack_registers.get(stack)
+        if registers is None:
+            raise InternalCompilerError("adstack used before its declaration", stmt.loc)
+        return registers
+
+    def _top_address(self, registers: StackRegisters, base: str) -> str:
+        depth = self.op(f"load i32, ptr {registers.depth}")
+        nonempty = self.op(f"icmp sgt i32 {depth}, 0")
+        below = self.op(f"sub i32 {depth}, 1")
+        top = self.op(f"select i1 {nonempty}, i32 {below}, i32 0")
+        wide = self.op(f"zext i32 {top} to i64")
+        offset = self.op(f"mul i64 {wide}, {registers.slot_stride}")
+        return self.op(f"getelementptr inbounds i8, ptr {base}, i64 {offset}")
+
+    def visit_AdStackPush(self, stmt: ir.AdStackPush) -> None:
+        stack = stmt.stack
+        registers = self._registers(stack, stmt)
+        depth = self.op(f"load i32, ptr {registers.depth}")
+        wide = self.op(f"zext i32 {depth} to i64")
+        fits = self.op(f"icmp ult i64 {wide}, {registers.capacity}")
+        ok_label, over_label, done_label = self.label("push.ok"), self.label("push.over"), self.label("push.end")
+        self.cond_branch(fits, ok_label, over_label)
+        self.start_block(ok_label)
+        offset = self.op(f"mul i64 {wide}, {registers.slot_stride}")
+        value = self.value(stmt.value)
+        if stmt.value.dtype != stack.dtype:
+            value = self.convert(value, stmt.value.dtype, stack.dtype)
+        primal = self.op(f"getelementptr inbounds i8, ptr {registers.primal}, i64 {offset}")
+        self.emit(f"store {memory_type(stack.dtype)} {self.to_memory(value, stack.dtype)}, ptr {primal}, align 1")
+        if stack.dtype.is_float:
+            adjoint = self.op(f"getelementptr inbounds i8, ptr {registers.adjoint}, i64 {offset}")
+            self.emit(f"store {llvm_type(stack.dtype)} {zero_literal(stack.dtype)}, ptr {adjoint}, align 1")
+        self.emit(f"store i32 {self.op(f'add i32 {depth}, 1')}, ptr {registers.depth}")
+        self.branch(done_label)
+        self.start_block(over_label)
+        flag = self.container_cache.get(("adstack", "flag"))
+        if flag is None:
+            flag = self.entry_op(f"inttoptr i64 {self.context_word(1)} to ptr")
+            self.container_cache[("adstack", "flag")] = flag
+        self.emit(f"store atomic i32 {registers.flag_code}, ptr {flag} monotonic, align 4")
+        self.branch(done_label)
+        self.start_block(done_label)
+
+    def visit_AdStackPop(self, stmt: ir.AdStackPop) -> None:
+        registers = self._registers(stmt.stack, stmt)
+        depth = self.op(f"load i32, ptr {registers.depth}")
+        nonempty = self.op(f"icmp sgt i32 {depth}, 0")
+        below = self.op(f"sub i32 {depth}, 1")
+        self.emit(f"store i32 {self.op(f'select i1 {nonempty}, i32 {below}, i32 0')}, ptr {registers.depth}")
+
+    def visit_AdStackLoadTop(self, stmt: ir.AdStackLoadTop) -> None:
+        stack = stmt.stack
+        address = self._top_address(self._registers(stack, stmt), self._registers(stack, stmt).primal)
+        raw = self.op(f"load {memory_type(stack.dtype)}, ptr {address}, align 1")
+        self.values[stmt] = self.from_memory(raw, stack.dtype)
+
+    def visit_AdStackLoadTopAdj(self, stmt: ir.AdStackLoadTopAdj) -> None:
+        registers = self._registers(stmt.stack, stmt)
+        address = self._top_address(registers, registers.adjoint)
+        self.values[stmt] = self.op(f"load {llvm_type(stmt.stack.dtype)}, ptr {address}, align 1")
+
+    def visit_AdStackAccAdjoint(self, stmt: ir.AdStackAccAdjoint) -> None:
+        stack = stmt.stack
+        registers = self._registers(stack, stmt)
+        address = self._top_address(registers, registers.adjoint)
+        ty = llvm_type(stack.dtype)
+        value = self.value(stmt.value)
+        if stmt.value.dtype != stack.dtype:
+            value = self.convert(value, stmt.value.dtype, stack.dtype)
+        old = self.op(f"load {ty}, ptr {address}, align 1")
+        self.emit(f"store {ty} {self.op(f'fadd {ty} {old}, {value}')}, ptr {address}, align 1")
