@@ -71,8 +71,18 @@ class FakeField(Container):
             self.grad = FakeField(dtype, shape, False, name + ".grad")
 
 
+_TEMPS: dict[int, np.ndarray] = {}
+
+
 def _arrays(kernel: ir.OffloadedKernel) -> list[np.ndarray]:
-    return [slot.host.data for slot in kernel.containers]
+    """Field data, and for kernel temporaries a zeroed array kept per slot (as the runtime does)."""
+    out = []
+    for slot in kernel.containers:
+        if slot.kind == "temp":
+            out.append(_TEMPS.setdefault(id(slot), np.zeros(slot.shape, slot.dtype.np_dtype)))
+        else:
+            out.append(slot.host.data)
+    return out
 
 
 def compile_forward(fn) -> ir.OffloadedKernel:

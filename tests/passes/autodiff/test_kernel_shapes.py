@@ -201,3 +201,19 @@ def test_min_max_atomics_are_rejected_when_they_carry_gradients():
             wm.atomic_max(best[None], x[i])
     with pytest.raises(AutodiffError, match="atomic_max"):
         make_grad_kernel(compile_forward(maximum))
+
+
+def test_kernel_scope_accumulator_feeding_a_nonlinear_use():
+    x = FakeField(T.f64, 4, True, "x")
+    out = FakeField(T.f64, (), True, "out")
+    x.data[:] = [0.5, 1.0, 1.5, 2.0]
+    out.grad.data[...] = 1
+
+    def square_of_sum():
+        s = 0.0
+        for i in x:
+            s += x[i]
+        out[None] = s * s
+    forward_and_grad(square_of_sum)
+    np.testing.assert_allclose(out.data, x.data.sum() ** 2, rtol=1e-6)   # s is f32 (Taichi's default float)
+    np.testing.assert_allclose(x.grad.data, 2 * x.data.sum(), rtol=1e-6)

@@ -169,21 +169,21 @@ def _clone_task(task: ir.Task) -> ir.Task:
     return ir.Task(task.name, task.kind, ir.Block(holder.stmts[:-1]), loop, loop.body, task.loc)
 
 
+def _writes_temp(stmt: ir.Stmt) -> bool:
+    return isinstance(stmt, (ir.GlobalStore, ir.AtomicOp)) and stmt.ptr.container.kind == "temp"
+
+
 def _temp_replay(task: ir.Task) -> ir.Task | None:
-    """A copy of a serial task keeping only its stores to kernel temporaries (the grad kernel needs them)."""
-    if task.kind != "serial":
-        return None
-    writes_temp = any(isinstance(s, ir.GlobalStore) and s.ptr.container.kind == "temp" for s in _walk(task.body))
-    if not writes_temp:
+    """A copy of a task keeping only its writes to kernel temporaries (stores and accumulations): the grad
+    kernel has temporaries of its own, and the replay of later tasks reads them."""
+    if not any(_writes_temp(s) for s in _walk(task.body)):
         return None
     copy = _clone_task(task)
 
     def strip(block: ir.Block) -> None:
         kept = []
         for stmt in block.stmts:
-            if isinstance(stmt, ir.GlobalStore) and stmt.ptr.container.kind != "temp":
-                continue
-            if isinstance(stmt, ir.AtomicOp):
+            if isinstance(stmt, (ir.GlobalStore, ir.AtomicOp)) and not _writes_temp(stmt):
                 continue
             for child in stmt.blocks():
                 strip(child)

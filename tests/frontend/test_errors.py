@@ -1,0 +1,348 @@
+"""Every unsupported construct is a CompileError naming file, line and column and showing the source line."""
+from __future__ import annotations
+
+import pytest
+
+from tests.frontend.helpers import FakeField, build, of_type, wk
+from wgkern.ir import nodes as ir
+
+x = FakeField(wk.f32, 8, "x")
+grid = FakeField(wk.f32, (4, 4), "grid")
+no_grad = FakeField(wk.f32, 8, "no_grad")
+ix = FakeField(wk.i32, 8, "ix")
+
+
+def line_of(text: str) -> int:
+    with open(__file__) as handle:
+        for number, line in enumerate(handle, 1):
+            if text in line and "line_of(" not in line:
+                return number
+    raise AssertionError(text)
+
+
+def compile_error(kernel, *args) -> wk.CompileError:
+    with pytest.raises(wk.CompileError) as info:
+        build(kernel, *args)
+    return info.value
+
+
+def check(err: wk.CompileError, message: str, source: str) -> None:
+    text = str(err)
+    assert message in text, text
+    assert source in text, text
+    assert err.filename == __file__
+    assert err.lineno == line_of(source)
+    assert f"{__file__}:{err.lineno}:" in text
+    assert err.loc.source_line.strip().startswith(source.strip()[:20])
+
+
+def test_class_definition():
+    @wk.kernel
+    def k():
+        class Inner:  # err-class
+            pass
+
+    check(compile_error(k), "class definitions are not supported inside kernels", "class Inner:  # err-class")
+
+
+def test_try_except():
+    @wk.kernel
+    def k():
+        try:  # err-try
+            x[0] = 1.0
+        except Exception:
+            pass
+
+    check(compile_error(k), "try/except is not supported", "try:  # err-try")
+
+
+def test_with_statement():
+    @wk.kernel
+    def k():
+        with open("f"):  # err-with
+            pass
+
+    check(compile_error(k), "'with' is not supported", 'with open("f"):  # err-with')
+
+
+def test_lambda_outside_static():
+    @wk.kernel
+    def k():
+        f = lambda v: v  # err-lambda  # noqa: E731
+
+    check(compile_error(k), "lambda is not supported inside kernels", "f = lambda v: v  # err-lambda")
+
+
+def test_comprehension_outside_static():
+    @wk.kernel
+    def k():
+        t = [i for i in range(3)]  # err-comp
+
+    check(compile_error(k), "list comprehensions are not supported inside kernels (use them inside wk.static",
+          "t = [i for i in range(3)]  # err-comp")
+
+
+def test_comprehension_inside_static_is_fine():
+    @wk.kernel
+    def k():
+        for v in wk.static([i * i for i in range(3)]):
+            x[v] = 1.0
+
+    assert len(of_type(build(k), ir.GlobalStore)) == 3
+
+
+def test_print():
+    @wk.kernel
+    def k():
+        print(x[0])  # err-print
+
+    check(compile_error(k), "print() is not supported inside kernels yet", "print(x[0])  # err-print")
+
+
+def helper(v):
+    return v
+
+
+def test_calling_arbitrary_python_function():
+    @wk.kernel
+    def k():
+        x[0] = helper(x[1])  # err-call
+
+    check(compile_error(k), "cannot call 'helper' inside a kernel", "x[0] = helper(x[1])  # err-call")
+
+
+def test_assigning_loop_variable():
+    @wk.kernel
+    def k():
+        for i in range(3):
+            i = 2  # err-loopvar
+
+    check(compile_error(k), "cannot assign to the loop variable 'i'", "i = 2  # err-loopvar")
+
+
+def test_undefined_name():
+    @wk.kernel
+    def k():
+        x[0] = undefined_thing  # err-undef  # noqa: F821
+
+    check(compile_error(k), "name 'undefined_thing' is not defined", "x[0] = undefined_thing  # err-undef")
+
+
+def test_wrong_index_count():
+    @wk.kernel
+    def k():
+        grid[1] = 0.0  # err-index
+
+    check(compile_error(k), "'grid' has 2 dimension(s) and must be indexed with 2 index(es), got 1",
+          "grid[1] = 0.0  # err-index")
+
+
+def test_float_index():
+    @wk.kernel
+    def k(a: wk.f32):
+        x[a] = 0.0  # err-findex
+
+    check(compile_error(k, 0), "indices must be integers, got f32", "x[a] = 0.0  # err-findex")
+
+
+def test_return_in_middle_of_kernel():
+    @wk.kernel
+    def k(a: wk.i32):
+        if a > 0:
+            return  # err-return
+        x[0] = 1.0
+
+    check(compile_error(k, 0), "'return' in a kernel is only supported as its last top-level statement",
+          "return  # err-return")
+
+
+def test_kernel_return_without_annotation():
+    @wk.kernel
+    def k():
+        return 1.0  # err-noann
+
+    check(compile_error(k), "returns a value but has no return type annotation", "return 1.0  # err-noann")
+
+
+def test_break_in_static_loop():
+    @wk.kernel
+    def k():
+        for i in wk.static(range(3)):
+            break  # err-sbreak
+
+    check(compile_error(k), "'break' is not supported inside a wk.static loop", "break  # err-sbreak")
+
+
+def test_runtime_range_step():
+    @wk.kernel
+    def k(s: wk.i32):
+        for i in range(0, 10, s):  # err-step
+            pass
+
+    check(compile_error(k, 0), "the step of range() in a kernel must be a non-zero compile-time integer",
+          "for i in range(0, 10, s):  # err-step")
+
+
+def test_bit_op_on_float():
+    @wk.kernel
+    def k(a: wk.f32):
+        x[0] = a & 1  # err-bitop
+
+    check(compile_error(k, 0), "operator '&' needs integer operands, got f32 and i32", "x[0] = a & 1  # err-bitop")
+
+
+def test_atomic_or_on_float_field():
+    @wk.kernel
+    def k():
+        x[0] |= 1  # err-aor
+
+    check(compile_error(k), "atomic or needs an integer destination, 'x' is f32", "x[0] |= 1  # err-aor")
+
+
+def test_missing_grad():
+    @wk.kernel
+    def k():
+        no_grad.grad[0] = 1.0  # err-grad
+
+    check(compile_error(k), "'no_grad' has no .grad (create it with needs_grad=True)",
+          "no_grad.grad[0] = 1.0  # err-grad")
+
+
+def test_for_else():
+    @wk.kernel
+    def k():
+        for i in range(3):  # err-forelse
+            pass
+        else:
+            pass
+
+    check(compile_error(k), "for/else is not supported", "for i in range(3):  # err-forelse")
+
+
+def test_calling_kernel_from_kernel():
+    @wk.kernel
+    def inner():
+        pass
+
+    @wk.kernel
+    def k():
+        inner()  # err-kcall
+
+    check(compile_error(k), "cannot call the kernel 'inner' from kernel code", "inner()  # err-kcall")
+
+
+def test_nested_def():
+    @wk.kernel
+    def k():
+        def g():  # err-def
+            pass
+
+    check(compile_error(k), "nested function definitions are not supported", "def g():  # err-def")
+
+
+def test_ndrange_outside_for():
+    @wk.kernel
+    def k():
+        r = wk.ndrange(3)  # err-ndrange
+
+    check(compile_error(k), "wk.ndrange() can only be used as the iterable of a for loop",
+          "r = wk.ndrange(3)  # err-ndrange")
+
+
+def test_static_of_runtime_value():
+    @wk.kernel
+    def k(n: wk.i32):
+        for i in wk.static(range(n)):  # err-static
+            pass
+
+    check(compile_error(k, 0), "wk.static() needs compile-time values, but 'n' is a runtime value",
+          "for i in wk.static(range(n)):  # err-static")
+
+
+def test_vector_into_scalar_variable():
+    @wk.kernel
+    def k():
+        a = 1.0
+        a = wk.math.vec2(1.0)  # err-vec2scalar
+
+    check(compile_error(k), "cannot assign a 2 vector of f32 to the scalar variable 'a'",
+          "a = wk.math.vec2(1.0)  # err-vec2scalar")
+
+
+def test_vector_if_condition():
+    @wk.kernel
+    def k():
+        if wk.math.vec2(1.0) > 0:  # err-vecif
+            pass
+
+    check(compile_error(k), "an 'if' condition must be a scalar", "if wk.math.vec2(1.0) > 0:  # err-vecif")
+
+
+def test_while_else_and_global():
+    @wk.kernel
+    def k():
+        global x  # err-global
+
+    check(compile_error(k), "'global' is not supported", "global x  # err-global")
+
+
+def test_yield():
+    @wk.kernel
+    def k():
+        yield 1  # err-yield
+
+    check(compile_error(k), "'yield' is not supported", "yield 1  # err-yield")
+
+
+def test_internal_python_failure_is_located():
+    @wk.kernel
+    def k():
+        x[0] = wk.static(1 / 0)  # err-zerodiv
+
+    check(compile_error(k), "wk.static() evaluation failed: ZeroDivisionError",
+          "x[0] = wk.static(1 / 0)  # err-zerodiv")
+
+
+def test_column_points_at_the_node():
+    @wk.kernel
+    def k():
+        x[0] = 1.0 + missing_name  # err-col  # noqa: F821
+
+    err = compile_error(k)
+    line = err.loc.source_line
+    assert err.loc.col == line.index("missing_name")
+    assert "^" in str(err)
+
+
+def test_ir_statements_carry_source_locations():
+    @wk.kernel
+    def k(a: wk.f32):
+        x[0] = wk.sin(a)  # loc-sin
+
+    kir = build(k, 0)
+    (sin,) = of_type(kir, ir.UnaryOp)
+    assert sin.loc.filename == __file__
+    assert sin.loc.lineno == line_of("x[0] = wk.sin(a)  # loc-sin")
+    assert kir.loc.filename == __file__ and kir.loc.lineno == sin.loc.lineno - 1
+
+
+def test_ndarray_field_captured_by_closure():
+    arr = FakeField(wk.f32, 4, "arr")
+    arr.is_field = False
+
+    @wk.kernel
+    def k():
+        arr[0] = 1.0  # err-ndcapture
+
+    check(compile_error(k), "ndarray 'arr' must be passed to the kernel as an argument",
+          "arr[0] = 1.0  # err-ndcapture")
+
+
+def test_assign_to_kernel_argument_is_a_variable():
+    @wk.kernel
+    def k(a: wk.i32):
+        a += 1
+        ix[0] = a
+
+    kir = build(k, 0)
+    assert [al.name for al in of_type(kir, ir.Alloca)] == ["a"]

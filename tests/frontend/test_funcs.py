@@ -1,0 +1,294 @@
+"""@wk.func inlining: return values, early returns, by-value arguments, templates, recursion."""
+from __future__ import annotations
+
+import pytest
+
+from tests.frontend.helpers import FakeField, build, of_type, run, wk
+from wgkern.ir import nodes as ir
+
+out = FakeField(wk.f32, 16, "out")
+iout = FakeField(wk.i32, 16, "iout")
+
+
+@wk.func
+def square(v):
+    return v * v
+
+
+@wk.func
+def clamp_sign(v):
+    if v > 0:
+        return 1
+    elif v < 0:
+        return -1
+    return 0
+
+
+@wk.func
+def first_multiple(n, m) -> wk.i32:
+    for i in range(1, n):
+        for j in range(1, n):
+            if i * j == m:
+                return i * 100 + j
+    return -1
+
+
+@wk.func
+def bump(v):
+    v += 1
+    return v
+
+
+@wk.func
+def bump_in_place(v: wk.template()):
+    v += 1
+
+
+@wk.func
+def with_default(a, b=10, *, c=100):
+    return a + b + c
+
+
+@wk.func
+def recurse(n):
+    return recurse(n - 1)
+
+
+@wk.func
+def ping(n):
+    return pong(n)
+
+
+@wk.func
+def pong(n):
+    return ping(n)
+
+
+@wk.func
+def write_field(f: wk.template(), i, v):
+    f[i] = v
+
+
+@wk.func
+def length2(v):
+    return v.dot(v)
+
+
+@wk.func
+def scale(v, s) -> wk.math.vec3:
+    if s > 0:
+        return v * s
+    return v
+
+
+def test_direct_return_is_inlined_without_flag():
+    @wk.kernel
+    def k(a: wk.f32):
+        out[0] = square(a) + square(2.0)
+
+    kir = build(k, 0)
+    assert not of_type(kir, ir.If)
+    assert run(kir, scalars=[3.0])["out"][0] == 13.0
+
+
+def test_early_returns_use_flag_and_guards():
+    @wk.kernel
+    def k(a: wk.f32):
+        iout[0] = clamp_sign(a)
+
+    kir = build(k, 0)
+    names = [a.name for a in of_type(kir, ir.Alloca)]
+    assert "clamp_sign.returned" in names and "clamp_sign.result" in names
+    for a, expected in ((2.0, 1), (-2.0, -1), (0.0, 0)):
+        assert run(kir, scalars=[a])["iout"][0] == expected
+
+
+def test_return_inside_nested_loops_breaks_out():
+    @wk.kernel
+    def k(m: wk.i32):
+        iout[0] = first_multiple(10, m)
+        iout[1] = first_multiple(3, 100)
+
+    kir = build(k, 0)
+    result = run(kir, scalars=[12])["iout"]
+    assert result[0] == 2 * 100 + 6 and result[1] == -1
+
+
+def test_func_call_inside_parallel_loop_resets_flag_each_iteration():
+    @wk.kernel
+    def k():
+        for i in range(6):
+            iout[i] = clamp_sign(i - 3)
+
+    assert list(run(build(k))["iout"][:6]) == [-1, -1, -1, 0, 1, 1]
+
+
+def test_arguments_are_passed_by_value():
+    @wk.kernel
+    def k():
+        a = 1
+        b = bump(a)
+        iout[0] = a
+        iout[1] = b
+
+    assert list(run(build(k))["iout"][:2]) == [1, 2]
+
+
+def test_template_argument_passes_local_by_reference():
+    @wk.kernel
+    def k():
+        a = 1
+        bump_in_place(a)
+        iout[0] = a
+
+    assert run(build(k))["iout"][0] == 2
+
+
+def test_defaults_and_keywords():
+    @wk.kernel
+    def k(a: wk.i32):
+        iout[0] = with_default(a)
+        iout[1] = with_default(a, c=0, b=1)
+
+    assert list(run(build(k, 0), scalars=[1])["iout"][:2]) == [111, 2]
+
+
+def test_fields_pass_through_template_params():
+    @wk.kernel
+    def k():
+        write_field(out, 3, 2.5)
+
+    kir = build(k)
+    assert [c.name for c in kir.containers] == ["out"]
+    assert run(kir)["out"][3] == 2.5
+
+
+def test_vector_arguments_and_returns():
+    @wk.kernel
+    def k(s: wk.f32):
+        v = wk.math.vec3(1.0, 2.0, 2.0)
+        out[0] = length2(v)
+        w = scale(v, s)
+        out[1] = w.z
+
+    kir = build(k, 0)
+    result = run(kir, scalars=[2.0])["out"]
+    assert result[0] == 9.0 and result[1] == 4.0
+    assert run(kir, scalars=[-1.0])["out"][1] == 2.0
+
+
+def test_recursion_is_a_compile_error():
+    @wk.kernel
+    def k():
+        iout[0] = recurse(3)
+
+    with pytest.raises(wk.CompileError, match="recursion is not supported: 'recurse' calls itself"):
+        build(k)
+
+
+def test_mutual_recursion_is_a_compile_error():
+    @wk.kernel
+    def k():
+        iout[0] = ping(3)
+
+    with pytest.raises(wk.CompileError, match=r"ping -> pong -> ping"):
+        build(k)
+
+
+def test_wrong_arity_is_a_compile_error():
+    @wk.kernel
+    def k():
+        iout[0] = square(1, 2)
+
+    with pytest.raises(wk.CompileError, match="wrong arguments in the call to wk.func 'square'") as info:
+        build(k)
+    assert "iout[0] = square(1, 2)" in str(info.value)
+
+
+def test_error_inside_func_points_into_the_func():
+    @wk.func
+    def bad(v):
+        return v.nope
+
+    @wk.kernel
+    def k(a: wk.f32):
+        out[0] = bad(a)
+
+    with pytest.raises(wk.CompileError) as info:
+        build(k, 0)
+    assert "return v.nope" in str(info.value) and "has no attribute 'nope'" in str(info.value)
+
+
+def test_func_returning_static_value():
+    @wk.func
+    def pick():
+        return out
+
+    @wk.kernel
+    def k():
+        pick()[0] = 1.0
+
+    assert run(build(k))["out"][0] == 1.0
+
+
+def test_func_without_return_gives_none():
+    @wk.func
+    def store(i):
+        iout[i] = 7
+
+    @wk.kernel
+    def k():
+        store(2)
+
+    assert run(build(k))["iout"][2] == 7
+
+
+def test_param_annotation_casts():
+    @wk.func
+    def as_int(v: wk.i32):
+        return v
+
+    @wk.kernel
+    def k(a: wk.f32):
+        out[0] = as_int(a) / 2
+
+    assert run(build(k, 0), scalars=[3.7])["out"][0] == 1.5
+
+
+def test_vector_parameter_modified_in_place_is_a_copy():
+    @wk.func
+    def zero_x(v):
+        v[0] = 0.0
+        v.y = 5.0
+        return v
+
+    @wk.kernel
+    def k():
+        a = wk.math.vec3(1.0, 2.0, 3.0)
+        b = zero_x(a)
+        out[0] = a.x
+        out[1] = b.x
+        out[2] = b.y
+
+    assert run(build(k))["out"][:3].tolist() == [1.0, 0.0, 5.0]
+
+
+def test_static_if_branch_names_stay_visible():
+    @wk.kernel
+    def k(mode: wk.template()):
+        if wk.static(mode == 2):
+            n = 4
+        else:
+            n = 8
+        iout[0] = n
+
+    assert run(build(k, 2))["iout"][0] == 4
+
+
+def test_func_loop_with_return_inlined_at_top_level_runs_serially():
+    @wk.kernel
+    def k(m: wk.i32):
+        iout[0] = first_multiple(10, m)
+
+    (outer, inner) = [lp for lp in of_type(build(k, 0), ir.RangeFor)]
+    assert outer.serialize and not inner.serialize

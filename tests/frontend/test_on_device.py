@@ -1,0 +1,93 @@
+"""The frontend's IR through the whole pipeline on every available arch (small kernels, numpy references)."""
+from __future__ import annotations
+
+import numpy as np
+
+import wgkern as wk
+
+
+@wk.func
+def first_divisor(n) -> wk.i32:
+    for d in range(2, n):
+        if n % d == 0:
+            return d
+    return n
+
+
+def test_funcs_loops_and_ints(arch):
+    out = wk.field(wk.i32, shape=16)
+
+    @wk.kernel
+    def k(offset: wk.i32):
+        for i in out:
+            v = i + offset
+            out[i] = first_divisor(v) * 100 + v // 3 - v % 4 + (v << 1) - (v >> 1)
+
+    k(2)
+    v = np.arange(16) + 2
+    divisors = [next((d for d in range(2, n) if n % d == 0), n) for n in v]
+    expected = np.array(divisors) * 100 + v // 3 - v % 4 + (v << 1) - (v >> 1)
+    assert out.to_numpy().tolist() == expected.tolist()
+
+
+def test_ndrange_vectors_and_reduction(arch):
+    pos = wk.Vector.field(3, wk.f32, shape=(4, 5))
+
+    @wk.kernel
+    def fill(scale: wk.f32):
+        for i, j in wk.ndrange(4, (0, 5)):
+            pos[i, j] = wk.math.vec3(i, j, 1.0) * scale
+
+    @wk.kernel
+    def total() -> wk.f32:
+        s = 0.0
+        for i, j in pos:
+            s += pos[i, j].dot(wk.math.vec3(1.0, 1.0, 1.0))
+        return s
+
+    fill(2.0)
+    ii, jj = np.meshgrid(np.arange(4), np.arange(5), indexing="ij")
+    expected = np.stack([ii, jj, np.ones_like(ii)], axis=-1) * 2.0
+    assert np.allclose(pos.to_numpy(), expected)
+    assert abs(total() - expected.sum()) < 1e-3
+
+
+def test_while_static_and_select(arch):
+    out = wk.field(wk.f32, shape=8)
+
+    @wk.kernel
+    def k(n: wk.i32):
+        for i in out:
+            steps = 0
+            v = wk.cast(i, wk.f32)
+            while v < n:
+                v = v * 2.0 + 1.0
+                steps += 1
+            acc = 0.0
+            for p in wk.static(range(1, 4)):
+                acc += v ** p
+            out[i] = wk.select(steps % 2 == 0, acc, -acc) if i > 0 else 0.0
+
+    k(20)
+    expected = []
+    for i in range(8):
+        v, steps = float(i), 0
+        while v < 20:
+            v, steps = v * 2 + 1, steps + 1
+        acc = v + v ** 2 + v ** 3
+        expected.append(0.0 if i == 0 else (acc if steps % 2 == 0 else -acc))
+    assert np.allclose(out.to_numpy(), expected)
+
+
+def test_ndarray_argument_and_atomics(arch):
+    hist = wk.field(wk.i32, shape=4)
+
+    @wk.kernel
+    def k(a: wk.types.ndarray()):
+        for i in a:
+            hist[a[i] % 4] += 1
+            wk.atomic_max(hist[3], 0)
+
+    data = np.arange(10, dtype=np.int32)
+    k(data)
+    assert hist.to_numpy().tolist() == np.bincount(data % 4, minlength=4).tolist()

@@ -1,0 +1,73 @@
+"""Typed scalar arithmetic for kernel code: Taichi's typing rules on top of IRBuilder's promotion.
+
+`/` and float-only math cast integer operands to the default float; bit ops reject floats; arithmetic on two
+bools works on i32. Vector arithmetic (vectors.py) applies these per element. Errors raised here carry no
+location; the frontend's central visit() attaches the node's."""
+from __future__ import annotations
+
+from wgkern.errors import CompileError
+from wgkern.ir import nodes as ir
+from wgkern.ir.builder import IRBuilder
+from wgkern.ir.ops import (BOOL_ONLY_UNARY, COMPARISONS, FLOAT_ONLY_BINARY, FLOAT_ONLY_UNARY, INT_ONLY_BINARY,
+                           BinaryOpKind, UnaryOpKind)
+from wgkern.lang import types as T
+
+BINARY_SYMBOL = {
+    BinaryOpKind.ADD: "+", BinaryOpKind.SUB: "-", BinaryOpKind.MUL: "*", BinaryOpKind.DIV: "/",
+    BinaryOpKind.FLOORDIV: "//", BinaryOpKind.MOD: "%", BinaryOpKind.POW: "**", BinaryOpKind.BIT_AND: "&",
+    BinaryOpKind.BIT_OR: "|", BinaryOpKind.BIT_XOR: "^", BinaryOpKind.SHL: "<<", BinaryOpKind.SHR: ">>",
+    BinaryOpKind.CMP_LT: "<", BinaryOpKind.CMP_LE: "<=", BinaryOpKind.CMP_GT: ">", BinaryOpKind.CMP_GE: ">=",
+    BinaryOpKind.CMP_EQ: "==", BinaryOpKind.CMP_NE: "!=", BinaryOpKind.MIN: "min", BinaryOpKind.MAX: "max",
+    BinaryOpKind.ATAN2: "atan2",
+}
+_BOOL_AS_INT = frozenset({
+    BinaryOpKind.ADD, BinaryOpKind.SUB, BinaryOpKind.MUL, BinaryOpKind.FLOORDIV, BinaryOpKind.MOD,
+    BinaryOpKind.POW, BinaryOpKind.SHL, BinaryOpKind.SHR,
+})
+
+
+def binary(b: IRBuilder, op: BinaryOpKind, lhs: ir.Stmt, rhs: ir.Stmt) -> ir.Stmt:
+    """lhs op rhs with Taichi's result type."""
+    if op in INT_ONLY_BINARY and (lhs.dtype.is_float or rhs.dtype.is_float):
+        raise CompileError(f"operator '{BINARY_SYMBOL[op]}' needs integer operands, got "
+                           f"{lhs.dtype.name} and {rhs.dtype.name}")
+    if op in _BOOL_AS_INT:
+        if lhs.dtype.is_bool:
+            lhs = b.cast(lhs, T.i32)
+        if rhs.dtype.is_bool:
+            rhs = b.cast(rhs, T.i32)
+    if op in FLOAT_ONLY_BINARY:
+        common = T.promote(lhs.dtype, rhs.dtype)
+        if not common.is_float:
+            common = T.DEFAULT_FLOAT
+        lhs = b.cast(lhs, common)
+        rhs = b.cast(rhs, common)
+    if op in (BinaryOpKind.SHL, BinaryOpKind.SHR):
+        if lhs.dtype.is_bool:
+            lhs = b.cast(lhs, T.i32)
+    return b.binary(op, lhs, rhs)
+
+
+def unary(b: IRBuilder, op: UnaryOpKind, x: ir.Stmt) -> ir.Stmt:
+    if op in BOOL_ONLY_UNARY:
+        return b.unary(op, b.cast(x, T.u1))
+    if op is UnaryOpKind.BIT_NOT:
+        if x.dtype.is_float:
+            raise CompileError(f"operator '~' needs an integer operand, got {x.dtype.name}")
+        if x.dtype.is_bool:
+            return b.unary(UnaryOpKind.LOGICAL_NOT, x)
+        return b.unary(op, x)
+    if op in FLOAT_ONLY_UNARY and not x.dtype.is_float:
+        x = b.cast(x, T.DEFAULT_FLOAT)
+    elif x.dtype.is_bool:
+        x = b.cast(x, T.i32)
+    return b.unary(op, x)
+
+
+def logical(b: IRBuilder, op: BinaryOpKind, lhs: ir.Stmt, rhs: ir.Stmt) -> ir.Stmt:
+    """Non-short-circuit `and`/`or` on the operands' truth values (u1)."""
+    return b.binary(op, b.cast(lhs, T.u1), b.cast(rhs, T.u1))
+
+
+def is_comparison(op: BinaryOpKind) -> bool:
+    return op in COMPARISONS

@@ -1,0 +1,446 @@
+"""FunctionBuilder: walks a kernel's Python AST and emits IR through IRBuilder.
+
+Owns the central `visit()` (sets the IR builder's location from every node and turns any failure into a located
+CompileError, Triton-style), frames (one per kernel / inlined func), value conversion and global references.
+Expressions, calls, statements and loops live in their own mixin modules."""
+from __future__ import annotations
+
+import ast
+import builtins
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from wgkern.errors import CompileError, InternalCompilerError, WkError
+from wgkern.frontend.calls import CallMixin
+from wgkern.frontend.expressions import ExpressionMixin
+from wgkern.frontend.loops import LoopMixin
+from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, VectorVar
+from wgkern.frontend.source import FunctionSource, parse_function
+from wgkern.frontend.static_eval import closure_values
+from wgkern.frontend.statements import StatementMixin
+from wgkern.frontend.values import (GlobalRef, NdarrayRef, VectorValue, describe, is_python_number,
+                                    python_number_dtype)
+from wgkern.ir import nodes as ir
+from wgkern.ir.builder import IRBuilder
+from wgkern.lang import types as T
+
+UNSUPPORTED = {
+    "ClassDef": "class definitions", "FunctionDef": "nested function definitions",
+    "AsyncFunctionDef": "async functions", "Try": "try/except", "TryStar": "try/except*", "With": "'with'",
+    "AsyncWith": "'async with'", "AsyncFor": "'async for'", "Raise": "'raise'", "Delete": "'del'",
+    "Global": "'global'", "Nonlocal": "'nonlocal'", "Import": "'import'", "ImportFrom": "'import'",
+    "Lambda": "lambda", "GeneratorExp": "generator expressions", "ListComp": "list comprehensions",
+    "SetComp": "set comprehensions", "DictComp": "dict comprehensions", "Yield": "'yield'",
+    "YieldFrom": "'yield from'", "Await": "'await'", "Match": "'match'", "NamedExpr": "':=' (walrus)",
+    "JoinedStr": "f-strings", "Set": "set displays", "Dict": "dict displays",
+}
+STATIC_ONLY = {"Lambda", "GeneratorExp", "ListComp", "SetComp", "DictComp", "Set", "Dict"}
+
+
+def unsupported_message(node: ast.AST) -> str:
+    kind = type(node).__name__
+    what = UNSUPPORTED.get(kind, f"'{kind}' syntax")
+    hint = " (use them inside wk.static(...))" if kind in STATIC_ONLY else ""
+    return f"{what} {'are' if what.endswith('s') else 'is'} not supported inside kernels{hint}"
+
+
+@dataclass(eq=False)
+class ReturnState:
+    """How an inlined func returns. mode 'none' (no return), 'direct' (one return, the last statement: its
+    value is used as is) or 'flag' (returns anywhere: result variable + `returned` flag guarding the rest)."""
+    mode: str
+    annotation: Any = None
+    entry_block: ir.Block | None = None
+    entry_index: int = 0
+    flag: ir.Alloca | None = None
+    result: LocalVar | VectorVar | None = None
+    value: Any = None
+
+
+@dataclass(eq=False)
+class Frame:
+    """One function being translated: the kernel itself or an inlined func."""
+    src: FunctionSource
+    is_kernel: bool
+    scope: Scope = field(default_factory=Scope)
+    loops: list[str] = field(default_factory=list)     # 'ir' / 'static', innermost last
+    ret: ReturnState | None = None
+    assigned: set[str] = field(default_factory=set)   # names assigned anywhere in the function
+
+    @property
+    def fn(self) -> Callable[..., Any]:
+        return self.src.fn
+
+    @property
+    def name(self) -> str:
+        return getattr(self.src.fn, "__name__", "?")
+
+
+def assigned_names(tree: ast.AST) -> set[str]:
+    """Names a function assigns anywhere, including through `v[k] = ...` / `v.x = ...` (so a parameter that is
+    modified gets a variable of its own)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+            base = node.value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                names.add(base.id)
+    return names
+
+
+_REDUCING_AUGMENTED = (ast.Add, ast.Sub, ast.BitAnd, ast.BitOr, ast.BitXor)
+
+
+def reduction_names(tree: ast.FunctionDef) -> set[str]:
+    """Kernel-scope names (assigned by a top-level statement) that a top-level loop updates with `+=`, `-=`,
+    `&=`, `|=`, `^=` or `wk.atomic_*(name, ...)`: Taichi makes those updates atomic, so they get a temp slot."""
+    top_assigned: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name):
+                        top_assigned.add(node.id)
+    reduced: set[str] = set()
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.For):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, _REDUCING_AUGMENTED):
+                reduced.add(base_name(node.target))
+            elif isinstance(node, ast.Call) and node.args:
+                callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if callee.startswith("atomic_"):
+                    reduced.add(base_name(node.args[0]))
+    return top_assigned & reduced
+
+
+def base_name(node: ast.expr) -> str:
+    """`v` for `v`, `v[0]`, `v.x`, `v[i].y`; '' when the chain does not start at a name."""
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def contains_return(node: ast.AST) -> bool:
+    return any(isinstance(child, ast.Return) for child in ast.walk(node))
+
+
+class BuildContext:
+    """Per-kernel state shared by all frames: container slots, func call stack, random sites."""
+
+    def __init__(self, kernel: Any, arg_specs: list[ir.ArgSpec], template_values: dict[int, Any]):
+        self.kernel = kernel
+        self.arg_specs = arg_specs
+        self.template_values = template_values
+        self.slots: list[ir.ContainerSlot] = []
+        self.field_slots: dict[int, ir.ContainerSlot] = {}
+        self.ndarray_slots: dict[tuple[int, bool], ir.ContainerSlot] = {}
+        self.sources: dict[Any, FunctionSource] = {}
+        self.func_stack: list[Any] = []
+        self.random_sites = 0
+        self.reduction_names: set[str] = set()
+        self.serialize_next_loop = False
+        self.return_slot: ir.ContainerSlot | None = None
+
+    def source_of(self, fn: Callable[..., Any]) -> FunctionSource:
+        if fn not in self.sources:
+            self.sources[fn] = parse_function(fn)
+        return self.sources[fn]
+
+    def field_slot(self, host: Any) -> ir.ContainerSlot:
+        slot = self.field_slots.get(id(host))
+        if slot is None:
+            shape = tuple(host.shape) + tuple(host.element_shape)
+            slot = ir.ContainerSlot(name=host.name or f"field{len(self.field_slots)}", kind="field",
+                                    dtype=host.dtype, ndim=len(shape), shape=shape, host=host)
+            self.field_slots[id(host)] = slot
+            self.slots.append(slot)
+        return slot
+
+    def ndarray_slot(self, ref: NdarrayRef) -> ir.ContainerSlot:
+        key = (ref.arg_index, ref.is_grad)
+        slot = self.ndarray_slots.get(key)
+        if slot is None:
+            slot = ir.ContainerSlot(name=ref.name + (".grad" if ref.is_grad else ""), kind="ndarray",
+                                    dtype=ref.dtype, ndim=ref.ndim + len(ref.element_shape),
+                                    arg_index=ref.arg_index, is_grad=ref.is_grad)
+            self.ndarray_slots[key] = slot
+            self.slots.append(slot)
+        return slot
+
+    def next_random_site(self) -> int:
+        self.random_sites += 1
+        return self.random_sites
+
+
+def is_field(obj: Any) -> bool:
+    from wgkern.lang.fields import Container
+    return isinstance(obj, Container)
+
+
+class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, LoopMixin):
+    def __init__(self, ctx: BuildContext):
+        self.ctx = ctx
+        self.b = IRBuilder()
+        self.root_block = self.b.block     # the kernel body: a RangeFor placed here runs in parallel
+        self.frame: Frame = None  # type: ignore[assignment]  # set by build()
+
+    # ---- the central visit --------------------------------------------------------------------------------
+    def visit(self, node: ast.AST) -> Any:
+        loc = self.frame.src.loc(node) if hasattr(node, "lineno") else self.b.loc
+        saved = self.b.loc
+        self.b.loc = loc
+        try:
+            method = getattr(self, "visit_" + type(node).__name__, None)
+            if method is None:
+                raise CompileError(unsupported_message(node))
+            return method(node)
+        except CompileError as exc:
+            if exc.loc is None:
+                raise type(exc)(exc.message, loc) from None
+            raise
+        except WkError:
+            raise
+        except RecursionError:
+            raise CompileError("kernel code nests too deeply to compile", loc) from None
+        except Exception as exc:  # any other failure while translating this node is reported at it
+            raise CompileError(f"{type(exc).__name__}: {exc}", loc) from None
+        finally:
+            self.b.loc = saved
+
+    def visit_body(self, stmts: list[ast.stmt]) -> None:
+        """Visit statements in order; after one that may `return` from a func, guard the rest."""
+        for k, stmt in enumerate(stmts):
+            self.visit(stmt)
+            if isinstance(stmt, ast.Return):
+                return      # the rest is unreachable
+            rest = stmts[k + 1:]
+            # in a loop the check is needed even with nothing after it: the loop itself must be left
+            if (rest or self.in_runtime_loop()) and self.may_have_returned(stmt):
+                self.guard_after_return(lambda: self.visit_body(rest))
+                return
+
+    def may_have_returned(self, stmt: ast.AST) -> bool:
+        ret = self.frame.ret
+        return ret is not None and ret.mode == "flag" and contains_return(stmt)
+
+    def guard_after_return(self, rest: Callable[[], None]) -> None:
+        """Inside a loop: `if returned: break`; else run the rest under `if not returned`."""
+        from wgkern.frontend import arith
+        from wgkern.ir.ops import UnaryOpKind
+        flag = self.b.load(self.frame.ret.flag)
+        if self.in_runtime_loop():
+            branch = self.b.if_(flag)
+            with self.b.at(branch.then_block):
+                self.b.insert(ir.Break())
+            rest()
+            return
+        branch = self.b.if_(arith.unary(self.b, UnaryOpKind.LOGICAL_NOT, flag))
+        with self.b.at(branch.then_block):
+            rest()
+
+    def in_runtime_loop(self) -> bool:
+        """Inside an IR loop of the current function ('ir' or 'parallel'; unrolled loops do not count)."""
+        return any(kind != "static" for kind in self.frame.loops)
+
+    # ---- names -------------------------------------------------------------------------------------------
+    def lookup(self, name: str) -> Any:
+        binding = self.frame.scope.lookup(name)
+        if isinstance(binding, GlobalVar):
+            return self.global_var_ref(binding)     # loaded where used as a value; also a store/atomic target
+        if binding is not None:
+            return self.read_binding(binding)
+        return self.resolve_python_name(name)
+
+    def read_binding(self, binding: Any) -> Any:
+        if isinstance(binding, LocalVar):
+            return self.b.load(binding.alloca)
+        if isinstance(binding, VectorVar):
+            return VectorValue([self.b.load(a) for a in binding.allocas], binding.n, binding.m)
+        if isinstance(binding, GlobalVar):
+            return self.load_ref(self.global_var_ref(binding))
+        return binding.value
+
+    def global_var_ref(self, binding: GlobalVar) -> GlobalRef:
+        if binding.element_shape:
+            return GlobalRef(binding.slot, [], binding.element_shape, binding.slot.name)
+        return GlobalRef(binding.slot, [self.b.const(0, T.i32)], (), binding.slot.name)
+
+    def resolve_python_name(self, name: str) -> Any:
+        fn = self.frame.fn
+        closure = closure_values(fn)
+        if name in closure:
+            return closure[name]
+        globals_ = getattr(fn, "__globals__", {})
+        if name in globals_:
+            return globals_[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        if name in self.frame.scope.expired:
+            raise CompileError(f"name '{name}' is not defined here: it was first assigned inside an if/loop "
+                               "body, and such variables are local to that body (assign it before the block)")
+        raise CompileError(f"name '{name}' is not defined")
+
+    # ---- values ------------------------------------------------------------------------------------------
+    def const(self, value: Any) -> ir.Stmt:
+        dtype = python_number_dtype(value)
+        return self.b.const(value.item() if isinstance(value, np.generic) else value, dtype)
+
+    def as_value(self, value: Any) -> ir.Stmt | VectorValue:
+        """A runtime value (scalar statement or VectorValue) from anything usable as one."""
+        if isinstance(value, (ir.Stmt, VectorValue)):
+            return value
+        if isinstance(value, GlobalRef):
+            return self.load_ref(value)
+        if is_python_number(value):
+            return self.const(value)
+        if isinstance(value, np.ndarray) and value.ndim in (1, 2) and value.size > 0:
+            elements = [self.const(v) for v in value.reshape(-1).tolist()]
+            from wgkern.frontend.vectors import unify_dtype
+            return VectorValue(unify_dtype(self.b, elements), value.shape[0],
+                               value.shape[1] if value.ndim == 2 else 0)
+        raise CompileError(f"expected a number or vector here, got {describe(value)}")
+
+    def as_scalar(self, value: Any) -> ir.Stmt:
+        out = self.as_value(value)
+        if isinstance(out, VectorValue):
+            raise CompileError(f"expected a scalar here, got {describe(out)}")
+        return out
+
+    def as_dtype(self, obj: Any) -> T.DataType:
+        """A dtype argument (`wk.f32`, `float`, `np.float32`, a vector type's element dtype)."""
+        if isinstance(obj, T.VectorType):
+            return obj.dtype
+        try:
+            return T.to_dtype(obj)
+        except TypeError:
+            raise CompileError(f"expected a dtype, got {describe(obj)}") from None
+
+    # ---- global data -------------------------------------------------------------------------------------
+    def container_ref(self, container: Any, indices: list[Any], label: str = "") -> GlobalRef:
+        """container[indices] for a field or ndarray argument; checks the index count. `label` names the
+        container in messages as the user wrote it."""
+        if isinstance(container, NdarrayRef):
+            slot = self.ctx.ndarray_slot(container)
+            own_ndim = container.ndim
+            element_shape = container.element_shape
+            label = label or container.name
+        else:
+            if not getattr(container, "is_field", True):
+                raise CompileError(f"ndarray '{label or container.name}' must be passed to the kernel as an "
+                                   "argument (annotate it with wk.types.ndarray())")
+            slot = self.ctx.field_slot(container)
+            own_ndim = len(container.shape)
+            element_shape = tuple(container.element_shape)
+            label = label or container.name or slot.name
+        if indices == [None]:
+            indices = []
+        if len(indices) == own_ndim + len(element_shape) and element_shape:
+            element_shape = ()
+        elif len(indices) != own_ndim:
+            need = "x[None]" if own_ndim == 0 else f"{own_ndim} index(es)"
+            raise CompileError(f"'{label}' has {own_ndim} dimension(s) and must be indexed with {need}, "
+                               f"got {len(indices)}")
+        return GlobalRef(slot, [self.as_index(i) for i in indices], element_shape, label)
+
+    def as_index(self, value: Any) -> ir.Stmt:
+        index = self.as_scalar(value)
+        if index.dtype.is_float:
+            raise CompileError(f"indices must be integers, got {index.dtype.name} (use wk.cast(i, wk.i32))")
+        return self.b.cast(index, T.i32)
+
+    def element_ptrs(self, ref: GlobalRef) -> list[ir.GlobalPtr]:
+        ranges = [range(n) for n in ref.element_shape]
+        return [self.b.global_ptr(ref.slot, ref.indices + [self.b.const(k, T.i32) for k in combo])
+                for combo in itertools.product(*ranges)]
+
+    def load_ref(self, ref: GlobalRef) -> ir.Stmt | VectorValue:
+        loads = [self.b.global_load(ptr) for ptr in self.element_ptrs(ref)]
+        if not ref.element_shape:
+            return loads[0]
+        n = ref.element_shape[0]
+        m = ref.element_shape[1] if len(ref.element_shape) > 1 else 0
+        return VectorValue(loads, n, m)
+
+    def store_ref(self, ref: GlobalRef, value: Any) -> None:
+        value = self.as_value(value)
+        ptrs = self.element_ptrs(ref)
+        if isinstance(value, VectorValue):
+            if value.shape != ref.element_shape:
+                raise CompileError(f"cannot store {describe(value)} into '{ref.label}' whose elements have "
+                                   f"shape {ref.element_shape}")
+            for ptr, element in zip(ptrs, value.elements):
+                self.b.global_store(ptr, element)
+            return
+        for ptr in ptrs:
+            self.b.global_store(ptr, value)
+
+    # ---- entry -------------------------------------------------------------------------------------------
+    def build(self) -> ir.KernelIR:
+        kernel = self.ctx.kernel
+        src = self.ctx.source_of(kernel.fn)
+        self.frame = Frame(src, is_kernel=True, assigned=assigned_names(src.tree))
+        self.b.loc = src.def_loc
+        self.ctx.reduction_names = reduction_names(src.tree)
+        params = list(kernel.signature.parameters.values())
+        if len(params) != len(self.ctx.arg_specs):
+            raise InternalCompilerError(f"kernel '{kernel.name}' has {len(params)} parameters but "
+                                        f"{len(self.ctx.arg_specs)} argument specs", src.def_loc)
+        for index, (param, spec) in enumerate(zip(params, self.ctx.arg_specs)):
+            self.bind_kernel_arg(index, param.name, spec)
+        self.visit_body(src.tree.body)
+        return ir.KernelIR(kernel.name, list(self.ctx.arg_specs), self.ctx.slots, self.b.block, src.def_loc,
+                           self.ctx.return_slot)
+
+    def bind_kernel_arg(self, index: int, name: str, spec: ir.ArgSpec) -> None:
+        scope = self.frame.scope
+        if spec.kind == "scalar":
+            value = self.b.insert(ir.ArgLoad(arg_index=index, dtype=spec.dtype))
+            if name in self.frame.assigned:
+                var = LocalVar(self.b.alloca(spec.dtype, name))
+                self.b.store(var.alloca, value)
+                scope.define(name, var)
+            else:
+                scope.define(name, Fixed(value, "kernel argument"))
+        elif spec.kind == "ndarray":
+            dtype = spec.dtype
+            element_shape = tuple(spec.element_shape)
+            if isinstance(dtype, T.VectorType):
+                element_shape = dtype.element_shape
+                dtype = dtype.dtype
+            scope.define(name, Static(NdarrayRef(index, name, dtype, int(spec.ndim or 0), element_shape)))
+        elif spec.kind == "template":
+            value = self.ctx.template_values.get(index)
+            if isinstance(value, np.ndarray) and isinstance(spec.dtype, T.DataType) and value.ndim in (1, 2):
+                # a vector/matrix-annotated argument: its value is baked in as constants of the declared dtype
+                vector = VectorValue([self.b.const(v, spec.dtype) for v in value.reshape(-1).tolist()],
+                                     value.shape[0], value.shape[1] if value.ndim == 2 else 0)
+                if name in self.frame.assigned:
+                    scope.define(name, self.new_variable(name, vector))
+                else:
+                    scope.define(name, Fixed(vector, "kernel argument"))
+            else:
+                scope.define(name, Static(value))
+        else:
+            raise InternalCompilerError(f"unknown argument kind {spec.kind!r} for '{name}'", self.b.loc)
+
+    def resolve_annotation(self, annotation: Any) -> Any:
+        """Annotations may be strings (`from __future__ import annotations`): evaluate them in the function's
+        globals."""
+        if not isinstance(annotation, str):
+            return annotation
+        namespace = dict(getattr(self.frame.fn, "__globals__", {}))
+        namespace.update(closure_values(self.frame.fn))
+        try:
+            return eval(annotation, namespace)  # noqa: S307 - the user's own annotation
+        except Exception as exc:
+            raise CompileError(f"cannot evaluate the annotation {annotation!r}: {exc}") from None

@@ -1,0 +1,446 @@
+"""Calls in kernel code: `wk.*` intrinsics (by identity, intrinsics.py), casts, vector constructors and
+methods, compile-time folding of pure Python callables, and inlining of `@wk.func` functions (arguments by
+value, `return` anywhere, recursion rejected)."""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+from typing import Any
+
+import numpy as np
+
+from wgkern.errors import CompileError
+from wgkern.frontend import arith, intrinsics, static_eval, vectors
+from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, VectorVar
+from wgkern.frontend.values import BoundMethod, GlobalRef, VectorValue, describe, is_python_number, is_runtime
+from wgkern.ir import nodes as ir
+from wgkern.ir.ops import INT_ONLY_ATOMIC, BinaryOpKind
+from wgkern.lang import math as wm
+from wgkern.lang import types as T
+from wgkern.lang.kernel import Func, Kernel
+from wgkern.lang.matrix import Matrix, Vector
+
+CAST_BUILTINS = {builtins.int: T.DEFAULT_INT, builtins.float: T.DEFAULT_FLOAT, builtins.bool: T.u1}
+
+
+class CallMixin:
+    def visit_Call(self, node: ast.Call) -> Any:
+        callee = self.visit(node.func)
+        if not _hashable(callee):
+            raise CompileError(f"{describe(callee)} is not callable in kernel code")
+        if callee is wm.static:
+            return self.static_call(node)
+        if isinstance(callee, Func):
+            return self.call_func(callee, node)
+        if callee in intrinsics.ATOMICS:
+            return self.atomic_call(intrinsics.ATOMICS[callee], node)
+        if callee is wm.ndrange:
+            raise CompileError("wk.ndrange() can only be used as the iterable of a for loop")
+        if callee is builtins.print:
+            raise CompileError("print() is not supported inside kernels yet")
+        if isinstance(callee, Kernel):
+            raise CompileError(f"cannot call the kernel '{callee.name}' from kernel code; make it a @wk.func")
+        args = self.visit_elements(node.args)
+        kwargs = self.visit_keywords(node.keywords)
+        return self.call_value(callee, args, kwargs)
+
+    def visit_keywords(self, keywords: list[ast.keyword]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for keyword in keywords:
+            value = self.rvalue(keyword.value)
+            if keyword.arg is None:
+                if is_runtime(value) or not isinstance(value, dict):
+                    raise CompileError("'**' arguments must be compile-time dicts")
+                out.update(value)
+            else:
+                out[keyword.arg] = value
+        return out
+
+    def static_call(self, node: ast.Call) -> Any:
+        if node.keywords or not node.args:
+            raise CompileError("wk.static() takes one or more positional expressions")
+        values = [static_eval.evaluate(arg, self.frame.fn, self.frame.scope, self.frame.src.filename)
+                  for arg in node.args]
+        return values[0] if len(values) == 1 else tuple(values)
+
+    # ---- dispatch ---------------------------------------------------------------------------------------
+    def call_value(self, callee: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        static_args = not any(is_runtime(a) for a in args) and not any(is_runtime(v) for v in kwargs.values())
+        if isinstance(callee, BoundMethod):
+            return self.no_kwargs(kwargs, callee.name) or vectors.call_method(
+                self.b, callee.receiver, callee.name, [self.as_value(a) for a in args])
+        if callee is builtins.len:
+            return self.len_of(args)
+        if callee is wm.loop_config:
+            self.ctx.serialize_next_loop = bool(kwargs.get("serialize", False))
+            return None
+        if callee is wm.cast:
+            return self.cast_call(args, kwargs)
+        if isinstance(callee, T.DataType):
+            return self.cast_to(self.one_arg(args, kwargs, callee.name), callee)
+        if callee in CAST_BUILTINS and not static_args:
+            return self.cast_to(self.one_arg(args, kwargs, callee.__name__), CAST_BUILTINS[callee])
+        if isinstance(callee, type) and issubclass(callee, np.generic) and not static_args:
+            return self.cast_to(self.one_arg(args, kwargs, callee.__name__), T.from_numpy_dtype(callee))
+        if callee is wm.select:
+            if len(args) != 3 or kwargs:
+                raise CompileError("wk.select(cond, a, b) takes 3 arguments")
+            return self.select_values(*args)
+        if callee is wm.random:
+            return self.random_call(args, kwargs)
+        if callee is wm.clamp:
+            if len(args) != 3 or kwargs:
+                raise CompileError("wk.clamp(x, lo, hi) takes 3 arguments")
+            low = self.binary_values(BinaryOpKind.MAX, args[0], args[1])
+            return self.binary_values(BinaryOpKind.MIN, low, args[2])
+        if callee in intrinsics.CONSTANT_CONSTRUCTORS:
+            if not static_args:
+                raise CompileError(f"{describe(callee)} needs compile-time arguments")
+            array = callee(*args, **kwargs)
+            dtype = T.from_numpy_dtype(array.dtype)
+            return VectorValue([self.b.const(v, dtype) for v in array.reshape(-1).tolist()], array.shape[0],
+                               array.shape[1] if array.ndim == 2 else 0)
+        if static_args and callee in intrinsics.FOLDABLE:
+            return callee(*args, **kwargs)
+        if callee in intrinsics.UNARY_FUNCTIONS:
+            return self.unary_call(callee, args, kwargs)
+        if callee in intrinsics.BINARY_FUNCTIONS:
+            if len(args) != 2 or kwargs:
+                raise CompileError(f"{describe(callee)} takes 2 arguments, got {len(args)}")
+            return self.binary_values(intrinsics.BINARY_FUNCTIONS[callee], args[0], args[1])
+        if callee in intrinsics.REDUCTIONS:
+            return self.reduction_call(intrinsics.REDUCTIONS[callee], args, kwargs)
+        if callee in intrinsics.VECTOR_FUNCTIONS:
+            if not args or not isinstance(self.as_value(args[0]), VectorValue):
+                raise CompileError(f"{describe(callee)} needs a vector as its first argument")
+            return vectors.call_method(self.b, self.as_value(args[0]), intrinsics.VECTOR_FUNCTIONS[callee],
+                                       [self.as_value(a) for a in args[1:]])
+        if isinstance(callee, T.VectorType):
+            return self.construct_vector(callee, args)
+        if callee is Vector or callee is Matrix:
+            return self.construct_from_lists(callee is Matrix, args, kwargs)
+        if callable(callee):
+            raise CompileError(f"cannot call {describe(callee)} inside a kernel: only wk.* functions, @wk.func "
+                               "functions and pure builtins on compile-time values can be called (wrap "
+                               "compile-time Python in wk.static(...))")
+        raise CompileError(f"{describe(callee)} is not callable")
+
+    @staticmethod
+    def no_kwargs(kwargs: dict[str, Any], name: str) -> None:
+        if kwargs:
+            raise CompileError(f"'{name}' takes no keyword arguments")
+
+    @staticmethod
+    def one_arg(args: list[Any], kwargs: dict[str, Any], name: str) -> Any:
+        if len(args) != 1 or kwargs:
+            raise CompileError(f"{name}() takes exactly one argument")
+        return args[0]
+
+    def len_of(self, args: list[Any]) -> Any:
+        if len(args) != 1:
+            raise CompileError("len() takes exactly one argument")
+        target = args[0]
+        if self.is_container(target):
+            if not target.shape:
+                raise CompileError(f"len() of the 0-d field '{target.name}'")
+            return target.shape[0]
+        from wgkern.frontend.values import NdarrayRef
+        if isinstance(target, NdarrayRef):
+            return self.ndarray_attribute(target, "shape")[0]
+        if isinstance(target, VectorValue):
+            return target.n
+        if is_runtime(target):
+            raise CompileError(f"len() of {describe(target)}")
+        return len(target)
+
+    def cast_to(self, value: Any, dtype: T.DataType) -> Any:
+        value = self.as_value(value)
+        if isinstance(value, VectorValue):
+            return vectors.cast(self.b, value, dtype)
+        return self.b.cast(value, dtype)
+
+    def cast_call(self, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if "dtype" in kwargs:
+            args = [*args, kwargs.pop("dtype")]
+        if len(args) != 2 or kwargs:
+            raise CompileError("wk.cast(value, dtype) takes 2 arguments")
+        return self.cast_to(args[0], self.as_dtype(args[1]))
+
+    def random_call(self, args: list[Any], kwargs: dict[str, Any]) -> ir.Stmt:
+        if len(args) > 1 or set(kwargs) - {"dtype"}:
+            raise CompileError("wk.random() takes one optional argument, dtype")
+        dtype = self.as_dtype(args[0] if args else kwargs.get("dtype", T.f32))
+        return self.b.insert(ir.RandomValue(dtype=dtype, site=self.ctx.next_random_site()))
+
+    def unary_call(self, callee: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        op = intrinsics.UNARY_FUNCTIONS[callee]
+        result_dtype = None
+        if callee in intrinsics.WITH_RESULT_DTYPE:
+            if len(args) == 2:
+                result_dtype = args.pop()
+            elif "dtype" in kwargs:
+                result_dtype = kwargs.pop("dtype")
+        if len(args) != 1 or kwargs:
+            raise CompileError(f"{describe(callee)} takes one argument, got {len(args)}")
+        value = self.as_value(args[0])
+        if isinstance(value, VectorValue):
+            out: Any = vectors.unary(self.b, op, value)
+        else:
+            out = arith.unary(self.b, op, value)
+        if callee in intrinsics.PYTHON_INT_RESULT:
+            result_dtype = T.DEFAULT_INT
+        return self.cast_to(out, self.as_dtype(result_dtype)) if result_dtype is not None else out
+
+    def reduction_call(self, op: BinaryOpKind, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if kwargs or not args:
+            raise CompileError("min()/max() take one or more positional arguments")
+        if len(args) == 1:
+            value = self.as_value(args[0])
+            if not isinstance(value, VectorValue):
+                raise CompileError("min()/max() of a single scalar")
+            return vectors.reduce(self.b, op, value.elements)
+        out = args[0]
+        for arg in args[1:]:
+            out = self.binary_values(op, out, arg)
+        return out
+
+    # ---- vectors ------------------------------------------------------------------------------------------
+    def flatten_args(self, args: list[Any]) -> list[ir.Stmt]:
+        flat: list[ir.Stmt] = []
+        for arg in args:
+            if isinstance(arg, (list, tuple)):
+                flat.extend(self.flatten_args(list(arg)))
+                continue
+            value = self.as_value(arg)
+            flat.extend(value.elements if isinstance(value, VectorValue) else [value])
+        return flat
+
+    def construct_vector(self, vtype: T.VectorType, args: list[Any]) -> VectorValue:
+        flat = self.flatten_args(args)
+        if len(flat) == 1:
+            flat = flat * vtype.size
+        if len(flat) != vtype.size:
+            raise CompileError(f"{vtype!r} takes {vtype.size} values (or one to broadcast), got {len(flat)}")
+        return VectorValue([self.b.cast(e, vtype.dtype) for e in flat], vtype.n, vtype.m)
+
+    def construct_from_lists(self, is_matrix: bool, args: list[Any], kwargs: dict[str, Any]) -> VectorValue:
+        dtype = kwargs.pop("dt", None)
+        if len(args) == 2 and dtype is None:
+            dtype = args.pop()
+        if len(args) != 1 or kwargs or not isinstance(args[0], (list, tuple)):
+            raise CompileError("wk.Vector/wk.Matrix take a list of values (and an optional dt)")
+        rows = args[0]
+        if is_matrix:
+            if not rows or not all(isinstance(r, (list, tuple)) for r in rows):
+                raise CompileError("wk.Matrix takes a list of rows")
+            n, m = len(rows), len(rows[0])
+        else:
+            n, m = len(self.flatten_args([rows])), 0
+        flat = vectors.unify_dtype(self.b, self.flatten_args([rows]))
+        if len(flat) != n * (m or 1):
+            raise CompileError("wk.Matrix rows must all have the same length")
+        if dtype is not None:
+            flat = [self.b.cast(e, self.as_dtype(dtype)) for e in flat]
+        return VectorValue(flat, n, m)
+
+    # ---- atomics ------------------------------------------------------------------------------------------
+    def atomic_call(self, op: Any, node: ast.Call) -> Any:
+        if len(node.args) != 2 or node.keywords:
+            raise CompileError("atomics take two arguments: (destination, value)")
+        target_node = node.args[0]
+        binding = self.frame.scope.lookup(target_node.id) if isinstance(target_node, ast.Name) else None
+        value = self.as_value(self.visit(node.args[1]))
+        if isinstance(binding, GlobalVar):
+            return self.global_atomic(op, self.global_var_ref(binding), value)
+        if isinstance(binding, (LocalVar, VectorVar)):
+            return self.local_atomic(op, binding, value)
+        if isinstance(target_node, (ast.Subscript, ast.Attribute)) and self.local_vector_var(target_node.value):
+            place = self.target_place(target_node)     # an element of a local vector: a plain update
+            old = self.read_place(place)
+            self.write_place(place, self.binary_values(intrinsics.ATOMIC_AS_BINARY[op], old, value))
+            return old
+        target = self.visit(target_node)
+        if not isinstance(target, GlobalRef):
+            raise CompileError(f"the destination of an atomic must be a field/ndarray element or a local "
+                               f"variable, got {describe(target)}")
+        return self.global_atomic(op, target, value)
+
+    def global_atomic(self, op: Any, ref: GlobalRef, value: Any) -> Any:
+        if op in INT_ONLY_ATOMIC and ref.slot.dtype.is_float:
+            raise CompileError(f"atomic {op.value} needs an integer destination, '{ref.label}' is "
+                               f"{ref.slot.dtype.name}")
+        value = self.as_value(value)
+        ptrs = self.element_ptrs(ref)
+        if isinstance(value, VectorValue):
+            if value.shape != ref.element_shape:
+                raise CompileError(f"atomic on '{ref.label}' with {describe(value)}: shapes differ")
+            olds = [self.b.atomic(op, p, v) for p, v in zip(ptrs, value.elements)]
+        else:
+            olds = [self.b.atomic(op, p, value) for p in ptrs]
+        if not ref.element_shape:
+            return olds[0]
+        return VectorValue(olds, ref.element_shape[0], ref.element_shape[1] if len(ref.element_shape) > 1 else 0)
+
+    def local_atomic(self, op: Any, binding: LocalVar | VectorVar, value: Any) -> Any:
+        """Atomics on a local variable are plain read-modify-writes (a local is private to its thread)."""
+        old = self.read_binding(binding)
+        new = self.binary_values(intrinsics.ATOMIC_AS_BINARY[op], old, value)
+        self.write_binding(binding, new)
+        return old
+
+    # ---- @wk.func inlining --------------------------------------------------------------------------------
+    def call_func(self, func: Func, node: ast.Call) -> Any:
+        if func in self.ctx.func_stack:
+            chain = " -> ".join(f.name for f in self.ctx.func_stack[self.ctx.func_stack.index(func):])
+            raise CompileError(f"recursion is not supported: '{func.name}' calls itself ({chain} -> {func.name})")
+        params = list(func.signature.parameters.values())
+        for param in params:
+            if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                raise CompileError(f"wk.func '{func.name}': *args/**kwargs parameters are not supported")
+        args: list[Any] = []
+        for position, arg_node in enumerate(node.args):
+            param = params[position] if position < len(params) else None
+            args.append(self.func_argument(func, param, arg_node))
+        kwargs = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                raise CompileError("'**' arguments are not supported in wk.func calls")
+            param = func.signature.parameters.get(keyword.arg)
+            kwargs[keyword.arg] = self.func_argument(func, param, keyword.value)
+        try:
+            bound = func.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise CompileError(f"wrong arguments in the call to wk.func '{func.name}': {exc}") from None
+        bound.apply_defaults()
+        return self.inline(func, bound.arguments)
+
+    def func_argument(self, func: Func, param: inspect.Parameter | None, node: ast.expr) -> Any:
+        """Evaluate one argument in the caller. A local variable passed to a wk.template() parameter is passed
+        by reference (its binding); everything else by value."""
+        if param is not None and isinstance(node, ast.Name):
+            annotation = self.resolve_annotation(param.annotation)
+            binding = self.frame.scope.lookup(node.id)
+            if isinstance(annotation, T.Template) and isinstance(binding, (LocalVar, VectorVar, GlobalVar)):
+                return _ByReference(binding)
+        value = self.visit(node)
+        if isinstance(value, GlobalRef):
+            value = self.load_ref(value)
+        return value
+
+    def inline(self, func: Func, arguments: dict[str, Any]) -> Any:
+        from wgkern.frontend.builder import Frame, ReturnState, assigned_names
+        src = self.ctx.source_of(func.fn)
+        caller = self.frame
+        call_loc = self.b.loc
+        frame = Frame(src, is_kernel=False, scope=Scope(), assigned=assigned_names(src.tree))
+        annotation = func.signature.return_annotation
+        frame.ret = ReturnState(self.return_mode(src.tree),
+                                None if annotation is inspect.Signature.empty else annotation)
+        self.frame = frame
+        self.ctx.func_stack.append(func)
+        try:
+            if frame.ret.annotation is not None:
+                frame.ret.annotation = self.resolve_annotation(frame.ret.annotation)
+            for name, value in arguments.items():
+                param = func.signature.parameters[name]
+                self.bind_func_param(name, self.resolve_annotation(param.annotation), value)
+            if frame.ret.mode == "flag":
+                frame.ret.flag = self.b.alloca(T.u1, f"{func.name}.returned")
+                self.b.store(frame.ret.flag, self.b.const(False, T.u1))   # explicit: the call may sit in a loop
+                frame.ret.entry_block = self.b.block
+                frame.ret.entry_index = len(self.b.block.stmts)
+            self.visit_body(src.tree.body)
+        except CompileError as exc:
+            if exc.loc is not None and exc.loc.filename == call_loc.filename and exc.loc.lineno == call_loc.lineno:
+                raise
+            raise type(exc)(f"{exc.message} (in wk.func '{func.name}' called at {call_loc})", exc.loc) from None
+        finally:
+            self.ctx.func_stack.pop()
+            self.frame = caller
+        ret = frame.ret
+        if ret.mode == "flag":
+            return self.read_binding(ret.result) if ret.result is not None else None
+        return ret.value
+
+    @staticmethod
+    def return_mode(tree: ast.FunctionDef) -> str:
+        returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
+        if not returns:
+            return "none"
+        if len(returns) == 1 and tree.body and returns[0] is tree.body[-1]:
+            return "direct"
+        return "flag"
+
+    def bind_func_param(self, name: str, annotation: Any, value: Any) -> None:
+        scope = self.frame.scope
+        if isinstance(value, _ByReference):
+            scope.define(name, value.binding)
+            return
+        if isinstance(annotation, T.Template) or not (is_runtime(value) or is_python_number(value)):
+            scope.define(name, Static(value) if not is_runtime(value) else Fixed(value, "template argument"))
+            return
+        if isinstance(annotation, (T.DataType, T.VectorType)) or annotation in (int, float):
+            value = self.cast_to(value, self.as_dtype(annotation))
+            if isinstance(annotation, T.VectorType) and (not isinstance(value, VectorValue)
+                                                         or value.shape != annotation.element_shape):
+                raise CompileError(f"parameter '{name}' expects {annotation!r}, got {describe(value)}")
+        elif not is_runtime(value) and name not in self.frame.assigned:
+            scope.define(name, Static(value))      # a Python number stays compile-time until assigned
+            return
+        if name in self.frame.assigned:
+            scope.define(name, self.new_variable(name, self.as_value(value)))
+        else:
+            scope.define(name, Fixed(self.as_value(value), "argument"))
+
+    def func_return(self, node: ast.Return) -> None:
+        ret = self.frame.ret
+        value = self.visit(node.value) if node.value is not None else None
+        if isinstance(value, GlobalRef):
+            value = self.load_ref(value)
+        if ret.mode == "direct":
+            ret.value = value
+            return
+        if value is not None:
+            value = self.as_value(value)
+            if ret.result is None:
+                ret.result = self.make_result_variable(value)
+            self.write_binding(ret.result, value)
+        self.b.store(ret.flag, self.b.const(True, T.u1))
+        if self.in_runtime_loop():
+            if self.frame.loops[-1] == "parallel" or "parallel" in self.frame.loops:
+                raise CompileError(f"'return' inside a loop of wk.func '{self.frame.name}' that runs as the "
+                                   "kernel's parallel loop (a parallel loop cannot be left early); call the func "
+                                   "inside a loop, or use wk.loop_config(serialize=True)")
+            self.b.insert(ir.Break())
+
+    def make_result_variable(self, value: Any) -> LocalVar | VectorVar:
+        """The result variable of a flag-mode func, placed at the func's entry so every path sees it."""
+        ret = self.frame.ret
+        annotation = ret.annotation
+        if isinstance(value, VectorValue):
+            dtype = annotation.dtype if isinstance(annotation, T.VectorType) else value.dtype
+            allocas = [ir.Alloca(dtype=dtype, name=f"{self.frame.name}.result", loc=self.b.loc)
+                       for _ in value.elements]
+            binding: LocalVar | VectorVar = VectorVar(allocas, value.n, value.m)
+        else:
+            dtype = self.as_dtype(annotation) if annotation is not None else value.dtype
+            allocas = [ir.Alloca(dtype=dtype, name=f"{self.frame.name}.result", loc=self.b.loc)]
+            binding = LocalVar(allocas[0])
+        ret.entry_block.stmts[ret.entry_index:ret.entry_index] = allocas
+        return binding
+
+
+def _hashable(obj: Any) -> bool:
+    try:
+        hash(obj)
+    except TypeError:
+        return False
+    return True
+
+
+class _ByReference:
+    """A caller's local variable passed to a wk.template() parameter."""
+
+    def __init__(self, binding: Any):
+        self.binding = binding

@@ -1,0 +1,373 @@
+"""Expression visitors: names, constants, attributes, subscripts and operators.
+
+Operators on two compile-time Python values fold in Python; otherwise they emit typed IR (arith.py for scalars,
+vectors.py for vectors/matrices). Subscripts of fields and ndarrays evaluate to a `GlobalRef`, loaded only when
+its value is needed, so the same code serves loads, stores and atomics."""
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Any
+
+from wgkern.errors import CompileError
+from wgkern.frontend import arith, vectors
+from wgkern.frontend.scope import VectorVar
+from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, VectorValue, describe, is_runtime)
+from wgkern.ir import nodes as ir
+from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
+from wgkern.lang import types as T
+
+BINARY_OPS: dict[type, BinaryOpKind] = {
+    ast.Add: BinaryOpKind.ADD, ast.Sub: BinaryOpKind.SUB, ast.Mult: BinaryOpKind.MUL, ast.Div: BinaryOpKind.DIV,
+    ast.FloorDiv: BinaryOpKind.FLOORDIV, ast.Mod: BinaryOpKind.MOD, ast.Pow: BinaryOpKind.POW,
+    ast.BitAnd: BinaryOpKind.BIT_AND, ast.BitOr: BinaryOpKind.BIT_OR, ast.BitXor: BinaryOpKind.BIT_XOR,
+    ast.LShift: BinaryOpKind.SHL, ast.RShift: BinaryOpKind.SHR,
+}
+PYTHON_BINARY: dict[type, Any] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+    ast.MatMult: operator.matmul,
+}
+COMPARE_OPS: dict[type, BinaryOpKind] = {
+    ast.Lt: BinaryOpKind.CMP_LT, ast.LtE: BinaryOpKind.CMP_LE, ast.Gt: BinaryOpKind.CMP_GT,
+    ast.GtE: BinaryOpKind.CMP_GE, ast.Eq: BinaryOpKind.CMP_EQ, ast.NotEq: BinaryOpKind.CMP_NE,
+}
+PYTHON_COMPARE: dict[type, Any] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,
+    ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
+PYTHON_UNARY: dict[type, Any] = {
+    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert, ast.Not: operator.not_,
+}
+UNARY_OPS: dict[type, UnaryOpKind] = {
+    ast.USub: UnaryOpKind.NEG, ast.Invert: UnaryOpKind.BIT_NOT, ast.Not: UnaryOpKind.LOGICAL_NOT,
+}
+
+
+class ExpressionMixin:
+    # ---- leaves --------------------------------------------------------------------------------------------
+    def visit_Constant(self, node: ast.Constant) -> Any:
+        return node.value
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        return self.lookup(node.id)
+
+    def visit_Tuple(self, node: ast.Tuple) -> tuple[Any, ...]:
+        return tuple(self.visit_elements(node.elts))
+
+    def visit_List(self, node: ast.List) -> list[Any]:
+        return list(self.visit_elements(node.elts))
+
+    def rvalue(self, node: ast.expr) -> Any:
+        """Evaluate `node` as a value: a global element is loaded right away, so later side effects in the
+        same expression (an inlined func writing it) cannot change what was read."""
+        value = self.visit(node)
+        return self.load_ref(value) if isinstance(value, GlobalRef) else value
+
+    def visit_elements(self, nodes: list[ast.expr]) -> list[Any]:
+        out: list[Any] = []
+        for element in nodes:
+            if isinstance(element, ast.Starred):
+                value = self.rvalue(element.value)
+                if is_runtime(value) and not isinstance(value, VectorValue):
+                    raise CompileError(f"cannot unpack {describe(value)}")
+                out.extend(value.elements if isinstance(value, VectorValue) else value)
+            else:
+                out.append(self.rvalue(element))
+        return out
+
+    def visit_Slice(self, node: ast.Slice) -> slice:
+        parts = [self.visit(p) if p is not None else None for p in (node.lower, node.upper, node.step)]
+        if any(is_runtime(p) for p in parts):
+            raise CompileError("slice bounds must be compile-time constants")
+        return slice(*parts)
+
+    # ---- attributes ---------------------------------------------------------------------------------------
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        base = self.visit(node.value)
+        return self.attribute_of(base, node.attr)
+
+    def attribute_of(self, base: Any, attr: str) -> Any:
+        if isinstance(base, GlobalRef):
+            if not base.element_shape:
+                raise CompileError(f"a scalar element of '{base.label}' has no attribute '{attr}'")
+            if self.is_swizzle(attr, base.element_shape):
+                if len(attr) == 1:
+                    return GlobalRef(base.slot, base.indices + [self.b.const(vectors.SWIZZLE[attr], T.i32)], (),
+                                     base.label)
+            base = self.load_ref(base)
+        if isinstance(base, VectorValue):
+            return self.vector_attribute(base, attr)
+        if isinstance(base, ir.Stmt):
+            raise CompileError(f"a scalar {base.dtype.name} value has no attribute '{attr}'")
+        if isinstance(base, NdarrayRef):
+            return self.ndarray_attribute(base, attr)
+        try:
+            value = getattr(base, attr)
+        except AttributeError:
+            raise CompileError(f"{describe(base)} has no attribute '{attr}'") from None
+        if value is None and attr in ("grad", "dual") and self.is_container(base):
+            raise CompileError(f"'{base.name}' has no .{attr} (create it with needs_{attr}=True)")
+        return value
+
+    def is_container(self, obj: Any) -> bool:
+        from wgkern.frontend.builder import is_field
+        return is_field(obj)
+
+    @staticmethod
+    def is_swizzle(attr: str, shape: tuple[int, ...]) -> bool:
+        if len(shape) != 1 or not 1 <= len(attr) <= 4:
+            return False
+        return all(c in vectors.SWIZZLE and vectors.SWIZZLE[c] < shape[0] for c in attr)
+
+    def vector_attribute(self, v: VectorValue, attr: str) -> Any:
+        if self.is_swizzle(attr, v.shape):
+            picked = [v.elements[vectors.SWIZZLE[c]] for c in attr]
+            return picked[0] if len(picked) == 1 else VectorValue(picked, len(picked))
+        if attr in vectors.METHODS:
+            return BoundMethod(v, attr)
+        if attr == "n":
+            return v.n
+        if attr == "m":
+            return v.m if v.m else 1
+        if attr == "T":
+            return vectors.transpose(self.b, v)
+        raise CompileError(f"{describe(v)} has no attribute '{attr}'")
+
+    def ndarray_attribute(self, ref: NdarrayRef, attr: str) -> Any:
+        if attr == "shape":
+            slot = self.ctx.ndarray_slot(ref)
+            return tuple(self.b.insert(ir.ShapeOf(container=slot, axis=k, dtype=T.i32)) for k in range(ref.ndim))
+        if attr == "grad":
+            if ref.is_grad:
+                raise CompileError(f"'{ref.name}.grad' has no .grad")
+            return NdarrayRef(ref.arg_index, ref.name, ref.dtype, ref.ndim, ref.element_shape, True)
+        if attr == "dtype":
+            return ref.dtype
+        if attr == "ndim":
+            return ref.ndim
+        raise CompileError(f"ndarray argument '{ref.name}' has no attribute '{attr}' in kernels")
+
+    # ---- subscripts ---------------------------------------------------------------------------------------
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        base = self.visit(node.value)
+        index_node = node.slice
+        if isinstance(index_node, ast.Tuple):
+            indices = self.visit_elements(index_node.elts)
+        else:
+            indices = [self.visit(index_node)]
+        return self.subscript(base, indices, ast.unparse(node.value))
+
+    def expand_indices(self, indices: list[Any]) -> list[Any]:
+        """`x[I]` with I a vector or tuple of indices means `x[I[0], I[1], ...]`."""
+        out: list[Any] = []
+        for index in indices:
+            if isinstance(index, VectorValue):
+                out.extend(index.elements)
+            elif isinstance(index, (tuple, list)):
+                out.extend(index)
+            else:
+                out.append(index)
+        return out
+
+    def subscript(self, base: Any, indices: list[Any], label: str = "") -> Any:
+        """base[indices]; `label` is the base's source text, used to name it in messages."""
+        if isinstance(base, NdarrayRef) or self.is_container(base):
+            return self.container_ref(base, self.expand_indices(indices), label)
+        if isinstance(base, GlobalRef):
+            if not base.element_shape:
+                raise CompileError(f"'{base.label}' is indexed with too many indices")
+            indices = self.expand_indices(indices)
+            if len(indices) > len(base.element_shape):
+                raise CompileError(f"elements of '{base.label}' have shape {base.element_shape}; got "
+                                   f"{len(indices)} indices")
+            extra = [self.as_index(i) for i in indices]
+            return GlobalRef(base.slot, base.indices + extra, base.element_shape[len(indices):], base.label)
+        if isinstance(base, VectorValue):
+            return self.vector_subscript(base, self.expand_indices(indices))
+        if is_runtime(base):
+            raise CompileError(f"{describe(base)} cannot be indexed")
+        if any(is_runtime(i) for i in indices):
+            raise CompileError(f"indexing {describe(base)} needs a compile-time index "
+                               "(use wk.static(range(...)) for the loop variable)")
+        key = indices[0] if len(indices) == 1 else tuple(indices)
+        try:
+            return base[key]
+        except (TypeError, KeyError, IndexError) as exc:
+            raise CompileError(f"cannot index {describe(base)} with {key!r}: {exc}") from None
+
+    def element_selection(self, shape: tuple[int, ...], indices: list[Any]) -> tuple[Any, tuple[int, ...]]:
+        """Flat element positions picked by `indices` from a vector/matrix of `shape`: (list of ints,
+        result shape), or (runtime flat index, ()) for a runtime scalar pick."""
+        if not 1 <= len(indices) <= len(shape):
+            raise CompileError(f"a {'x'.join(map(str, shape))} value takes 1 to {len(shape)} indices, "
+                               f"got {len(indices)}")
+        static = [i for i in indices if not is_runtime(i)]
+        for i in static:
+            if not isinstance(i, int):
+                raise CompileError(f"vector/matrix indices must be integers, got {i!r}")
+        if len(static) == len(indices):
+            picked = [i if i >= 0 else i + n for i, n in zip(indices, shape)]
+            for i, n in zip(picked, shape):
+                if not 0 <= i < n:
+                    raise CompileError(f"index {i} is out of range for a size-{n} axis")
+            if len(shape) == 1:
+                return [picked[0]], ()
+            if len(picked) == 1:
+                return [picked[0] * shape[1] + j for j in range(shape[1])], (shape[1],)
+            return [picked[0] * shape[1] + picked[1]], ()
+        if len(indices) != len(shape):
+            raise CompileError("a runtime index into a matrix must pick one element (m[i, j])")
+        flat = self.as_index(indices[0])
+        if len(shape) == 2:
+            flat = arith.binary(self.b, BinaryOpKind.ADD,
+                                arith.binary(self.b, BinaryOpKind.MUL, flat, self.b.const(shape[1], T.i32)),
+                                self.as_index(indices[1]))
+        return flat, ()
+
+    def vector_subscript(self, v: VectorValue, indices: list[Any]) -> Any:
+        selection, shape = self.element_selection(v.shape, indices)
+        if isinstance(selection, ir.Stmt):
+            return vectors.dynamic_element(self.b, v.elements, selection)
+        picked = [v.elements[k] for k in selection]
+        return picked[0] if not shape else VectorValue(picked, shape[0])
+
+    # ---- operators ------------------------------------------------------------------------------------------
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        lhs = self.rvalue(node.left)
+        rhs = self.rvalue(node.right)
+        return self.binary_op(type(node.op), lhs, rhs)
+
+    def binary_op(self, op_type: type, lhs: Any, rhs: Any) -> Any:
+        if not is_runtime(lhs) and not is_runtime(rhs):
+            return PYTHON_BINARY[op_type](lhs, rhs)
+        if op_type is ast.Pow and isinstance(rhs, int) and not isinstance(rhs, bool) and is_runtime(lhs):
+            power = self.small_integer_power(self.as_value(lhs), rhs)
+            if power is not None:
+                return power
+        lhs = self.as_value(lhs)
+        rhs = self.as_value(rhs)
+        if op_type is ast.MatMult:
+            return vectors.matmul(self.b, lhs, rhs)
+        return self.binary_values(BINARY_OPS[op_type], lhs, rhs)
+
+    def small_integer_power(self, base: Any, exponent: int) -> Any:
+        """`x ** n` for a compile-time int |n| <= 8 as multiplications (exact for negative bases, where a
+        float pow is not, and cheap to differentiate); negative n on floats as 1 / x**|n|."""
+        dtype = base.dtype
+        if abs(exponent) > 8 or (exponent < 0 and not dtype.is_float) or dtype.is_bool:
+            return None
+        if exponent == 0:
+            one = self.b.const(1, dtype)
+            return vectors.like(base, [one] * len(base.elements)) if isinstance(base, VectorValue) else one
+        result: Any = None
+        square = base
+        remaining = abs(exponent)
+        while remaining:
+            if remaining & 1:
+                result = square if result is None else self.binary_values(BinaryOpKind.MUL, result, square)
+            remaining >>= 1
+            if remaining:
+                square = self.binary_values(BinaryOpKind.MUL, square, square)
+        if exponent < 0:
+            result = self.binary_values(BinaryOpKind.DIV, 1, result)
+        return result
+
+    def binary_values(self, op: BinaryOpKind, lhs: Any, rhs: Any) -> Any:
+        lhs = self.as_value(lhs)
+        rhs = self.as_value(rhs)
+        if isinstance(lhs, VectorValue) or isinstance(rhs, VectorValue):
+            return vectors.binary(self.b, op, lhs, rhs)
+        return arith.binary(self.b, op, lhs, rhs)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        operand = self.rvalue(node.operand)
+        op_type = type(node.op)
+        if not is_runtime(operand):
+            return PYTHON_UNARY[op_type](operand)
+        value = self.as_value(operand)
+        if op_type is ast.UAdd:
+            return value
+        if isinstance(value, VectorValue):
+            if op_type is ast.Not:
+                raise CompileError("'not' needs a scalar; use wk.select or compare elements")
+            return vectors.unary(self.b, UNARY_OPS[op_type], value)
+        return arith.unary(self.b, UNARY_OPS[op_type], value)
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        left = self.rvalue(node.left)
+        runtime_parts: list[Any] = []
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.rvalue(right_node)
+            op_type = type(op)
+            if not is_runtime(left) and not is_runtime(right):
+                outcome = PYTHON_COMPARE[op_type](left, right)
+                if not outcome:
+                    return False if not runtime_parts else self.b.const(False, T.u1)
+            elif op_type not in COMPARE_OPS:
+                raise CompileError(f"'{type(op).__name__}' comparisons need compile-time operands")
+            else:
+                runtime_parts.append(self.binary_values(COMPARE_OPS[op_type], left, right))
+            left = right
+        if not runtime_parts:
+            return True
+        result = runtime_parts[0]
+        for part in runtime_parts[1:]:
+            result = self.logical_values(BinaryOpKind.BIT_AND, result, part)
+        return result
+
+    def logical_values(self, op: BinaryOpKind, lhs: Any, rhs: Any) -> Any:
+        lhs = self.as_value(lhs)
+        rhs = self.as_value(rhs)
+        if isinstance(lhs, VectorValue) or isinstance(rhs, VectorValue):
+            xs, ys, shape = vectors.zip_values(lhs, rhs, "and/or")
+            return vectors.like(shape, [arith.logical(self.b, op, p, q) for p, q in zip(xs, ys)])
+        return arith.logical(self.b, op, lhs, rhs)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> Any:
+        is_and = isinstance(node.op, ast.And)
+        op = BinaryOpKind.BIT_AND if is_and else BinaryOpKind.BIT_OR
+        runtime_parts: list[Any] = []
+        value: Any = None
+        for value_node in node.values:
+            value = self.rvalue(value_node)
+            if is_runtime(value):
+                if isinstance(self.as_value(value), VectorValue):
+                    raise CompileError("'and'/'or' need scalar operands")
+                runtime_parts.append(value)
+                continue
+            decided = (not value) if is_and else bool(value)
+            if decided:       # `False and ...` / `True or ...`: the rest does not matter
+                return value if not runtime_parts else self.b.const(not is_and, T.u1)
+        if not runtime_parts:
+            return value
+        result = self.b.cast(self.as_scalar(runtime_parts[0]), T.u1)
+        for part in runtime_parts[1:]:
+            result = arith.logical(self.b, op, result, self.as_scalar(part))
+        return result
+
+    def visit_IfExp(self, node: ast.IfExp) -> Any:
+        cond = self.rvalue(node.test)
+        if not is_runtime(cond):
+            return self.visit(node.body if cond else node.orelse)
+        cond = self.as_value(cond)
+        true_value = self.as_value(self.rvalue(node.body))
+        false_value = self.as_value(self.rvalue(node.orelse))
+        return self.select_values(cond, true_value, false_value)
+
+    def select_values(self, cond: Any, a: Any, b: Any) -> Any:
+        cond = self.as_value(cond)
+        a = self.as_value(a)
+        b = self.as_value(b)
+        if isinstance(cond, VectorValue) or isinstance(a, VectorValue) or isinstance(b, VectorValue):
+            return vectors.select(self.b, cond, a, b)
+        return self.b.select(cond, a, b)
+
+    def local_vector_var(self, node: ast.expr) -> VectorVar | None:
+        if isinstance(node, ast.Name):
+            binding = self.frame.scope.lookup(node.id)
+            if isinstance(binding, VectorVar):
+                return binding
+        return None

@@ -1,0 +1,215 @@
+"""For loops: `range` (with a compile-time step), `wk.ndrange` and struct-for over a field/ndarray (one RangeFor
+over the product of the extents, indices recovered with // and %), and `wk.static(...)` loops (unrolled).
+
+`wk.loop_config(serialize=True)` marks the next RangeFor. Loop variables are read-only."""
+from __future__ import annotations
+
+import ast
+import builtins
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+from wgkern.errors import CompileError
+from wgkern.frontend import arith, static_eval
+from wgkern.frontend.scope import Fixed, Static
+from wgkern.frontend.values import NdarrayRef, describe, is_runtime
+from wgkern.ir import nodes as ir
+from wgkern.ir.ops import BinaryOpKind
+from wgkern.lang import math as wm
+from wgkern.lang import types as T
+
+
+def leaves_early(loop: ast.For) -> bool:
+    """Whether a `break` of this loop or a `return` appears in its body."""
+    def visit(nodes: list[ast.stmt], nested: bool) -> bool:
+        for stmt in nodes:
+            if isinstance(stmt, ast.Return) or (isinstance(stmt, ast.Break) and not nested):
+                return True
+            inner_loop = isinstance(stmt, (ast.For, ast.While))
+            for field in ("body", "orelse"):
+                if visit(getattr(stmt, field, []) or [], nested or inner_loop):
+                    return True
+        return False
+    return visit(loop.body, False)
+
+
+class LoopMixin:
+    @contextmanager
+    def in_loop(self, kind: str) -> Iterator[None]:
+        self.frame.loops.append(kind)
+        try:
+            yield
+        finally:
+            self.frame.loops.pop()
+
+    def visit_For(self, node: ast.For) -> None:
+        if node.orelse:
+            raise CompileError("for/else is not supported inside kernels")
+        serialize = self.ctx.serialize_next_loop
+        self.ctx.serialize_next_loop = False
+        iter_node = node.iter
+        if isinstance(iter_node, ast.Call):
+            callee = self.visit(iter_node.func)
+            if callee is builtins.range:
+                return self.range_loop(node, iter_node, serialize)
+            if callee is wm.ndrange:
+                if iter_node.keywords:
+                    raise CompileError("wk.ndrange() takes no keyword arguments")
+                dims = [self.ndrange_dim(self.visit(arg)) for arg in iter_node.args]
+                return self.product_loop(node, dims, serialize)
+            if callee is wm.static:
+                if len(iter_node.args) != 1 or iter_node.keywords:
+                    raise CompileError("wk.static() in a for loop takes one iterable")
+                iterable = static_eval.evaluate(iter_node.args[0], self.frame.fn, self.frame.scope,
+                                                self.frame.src.filename)
+                return self.static_loop(node, iterable)
+        iterable = self.visit(iter_node)
+        if isinstance(iterable, NdarrayRef):
+            slot = self.ctx.ndarray_slot(iterable)
+            dims = [(0, self.b.insert(ir.ShapeOf(container=slot, axis=k, dtype=T.i32)))
+                    for k in range(iterable.ndim)]
+            return self.product_loop(node, dims, serialize)
+        if self.is_container(iterable):
+            if not iterable.shape:
+                raise CompileError(f"cannot loop over the 0-d field '{iterable.name}' (access it as "
+                                   f"{iterable.name}[None])")
+            return self.product_loop(node, [(0, int(n)) for n in iterable.shape], serialize)
+        if isinstance(iterable, (range, tuple, list)) and not is_runtime(iterable):
+            raise CompileError(f"looping over a Python {type(iterable).__name__} needs wk.static(...) "
+                               "(it is unrolled at compile time)")
+        raise CompileError(f"cannot loop over {describe(iterable)}; use range(), wk.ndrange(), a field, an "
+                           "ndarray or wk.static(...)")
+
+    # ---- targets --------------------------------------------------------------------------------------------
+    def loop_target_names(self, target: ast.expr, count: int) -> list[str]:
+        elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        for element in elements:
+            if not isinstance(element, ast.Name):
+                raise CompileError("loop variables must be plain names")
+        if len(elements) != count:
+            raise CompileError(f"this loop has {count} index(es) but {len(elements)} loop variable(s)")
+        return [e.id for e in elements]
+
+    def bind_loop_variables(self, names: list[str], values: list[Any]) -> None:
+        for name, value in zip(names, values):
+            self.frame.scope.define(name, Fixed(value, "loop variable"))
+
+    def emit_range_for(self, begin: Any, end: Any, serialize: bool, body: Callable[[ir.Stmt], None],
+                       node: ast.For) -> None:
+        parallel = self.b.block is self.root_block and not serialize
+        if parallel and not self.frame.is_kernel and leaves_early(node):
+            # a func's loop inlined at the kernel's top level would run in parallel, where break/return
+            # cannot work: it runs serially instead
+            parallel = False
+            serialize = True
+        loop = self.b.range_for(self.as_loop_bound(begin), self.as_loop_bound(end), serialize=serialize)
+        with self.b.at(loop.body), self.frame.scope.block(), self.in_loop("parallel" if parallel else "ir"):
+            body(self.b.loop_index(loop))
+
+    def as_loop_bound(self, value: Any) -> ir.Stmt:
+        bound = self.as_scalar(value)
+        if not (bound.dtype.is_int or bound.dtype.is_bool):
+            raise CompileError(f"loop bounds must be integers, got {bound.dtype.name}")
+        return bound
+
+    # ---- range ---------------------------------------------------------------------------------------------
+    def range_loop(self, node: ast.For, call: ast.Call, serialize: bool) -> None:
+        if call.keywords or not 1 <= len(call.args) <= 3:
+            raise CompileError("range() takes 1 to 3 positional arguments")
+        args = [self.visit(a) for a in call.args]
+        names = self.loop_target_names(node.target, 1)
+        begin, end, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3
+                                                                    else 1)
+        if is_runtime(step) or not isinstance(step, int) or step == 0:
+            raise CompileError("the step of range() in a kernel must be a non-zero compile-time integer")
+
+        def body(index: ir.Stmt) -> None:
+            value = index
+            if step != 1:
+                begin_value = self.as_loop_bound(begin)
+                scaled = arith.binary(self.b, BinaryOpKind.MUL, index, self.b.const(step, T.i32))
+                value = arith.binary(self.b, BinaryOpKind.ADD, begin_value, scaled)
+            self.bind_loop_variables(names, [value])
+            self.visit_body(node.body)
+        if step == 1:
+            self.emit_range_for(begin, end, serialize, body, node)
+            return
+        # trip count = ceil((end - begin) / step), computed with floor division (<= 0 runs nothing)
+        magnitude = abs(step)
+        span = self.binary_values(BinaryOpKind.SUB, end, begin) if step > 0 else \
+            self.binary_values(BinaryOpKind.SUB, begin, end)
+        padded = self.binary_values(BinaryOpKind.ADD, span, magnitude - 1)
+        trips = self.binary_values(BinaryOpKind.FLOORDIV, padded, magnitude)
+        self.emit_range_for(0, trips, serialize, body, node)
+
+    # ---- ndrange / struct-for -----------------------------------------------------------------------------
+    def ndrange_dim(self, value: Any) -> tuple[Any, Any]:
+        if isinstance(value, (tuple, list)):
+            if len(value) != 2:
+                raise CompileError("wk.ndrange() dimensions are n or (begin, end)")
+            return value[0], value[1]
+        return 0, value
+
+    def product_loop(self, node: ast.For, dims: list[tuple[Any, Any]], serialize: bool) -> None:
+        names = self.loop_target_names(node.target, len(dims)) if dims else []
+        extents: list[Any] = []
+        for begin, end in dims:
+            if not is_runtime(begin) and not is_runtime(end):
+                extents.append(max(int(end) - int(begin), 0))
+            else:
+                span = self.binary_values(BinaryOpKind.SUB, self.as_loop_bound(end), self.as_loop_bound(begin))
+                extents.append(self.binary_values(BinaryOpKind.MAX, span, 0))
+        total: Any = 1
+        for extent in extents:
+            total = extent if total == 1 and not is_runtime(total) else \
+                (total * extent if not is_runtime(total) and not is_runtime(extent)
+                 else self.binary_values(BinaryOpKind.MUL, total, extent))
+
+        def body(index: ir.Stmt) -> None:
+            values: list[Any] = [None] * len(dims)
+            remaining: Any = index
+            for k in range(len(dims) - 1, -1, -1):
+                if k == 0:
+                    part = remaining
+                else:
+                    part = self.binary_values(BinaryOpKind.MOD, remaining, extents[k])
+                    remaining = self.binary_values(BinaryOpKind.FLOORDIV, remaining, extents[k])
+                begin = dims[k][0]
+                values[k] = part if (not is_runtime(begin) and begin == 0) else \
+                    self.binary_values(BinaryOpKind.ADD, part, begin)
+            self.bind_loop_variables(names, [self.b.cast(self.as_scalar(v), T.i32) for v in values])
+            self.visit_body(node.body)
+        self.emit_range_for(0, total, serialize, body, node)
+
+    # ---- wk.static ---------------------------------------------------------------------------------------
+    def static_loop(self, node: ast.For, iterable: Any) -> None:
+        try:
+            items = list(iterable)
+        except TypeError:
+            raise CompileError(f"wk.static() loop over {describe(iterable)}, which is not iterable") from None
+        self.unroll(node, items, 0)
+
+    def unroll(self, node: ast.For, items: list[Any], start: int) -> None:
+        for k in range(start, len(items)):
+            with self.frame.scope.block(), self.in_loop("static"):
+                self.bind_static_target(node.target, items[k])
+                self.visit_body(node.body)
+            if k + 1 < len(items) and self.may_have_returned(node):
+                self.guard_after_return(lambda: self.unroll(node, items, k + 1))
+                return
+
+    def bind_static_target(self, target: ast.expr, item: Any) -> None:
+        if isinstance(target, ast.Name):
+            self.frame.scope.define(target.id, Static(item))
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            try:
+                parts = list(item)
+            except TypeError:
+                raise CompileError(f"cannot unpack {describe(item)} into loop variables") from None
+            if len(parts) != len(target.elts):
+                raise CompileError(f"cannot unpack {len(parts)} values into {len(target.elts)} loop variables")
+            for element, part in zip(target.elts, parts):
+                self.bind_static_target(element, part)
+            return
+        raise CompileError("loop variables must be plain names")

@@ -1,0 +1,64 @@
+"""The Python source of a kernel/func: parsed AST and the map from AST positions to real file locations.
+
+`inspect.getsourcelines` gives the function's lines and first line number; the source is dedented before
+parsing, so a node's (lineno, col_offset) is shifted back to the file's coordinates here, in one place."""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from wgkern.errors import CompileError, SourceLoc
+
+
+@dataclass(eq=False)
+class FunctionSource:
+    """A parsed function: `tree` is its FunctionDef; `loc(node)` gives a node's SourceLoc in the real file."""
+    fn: Callable[..., Any]
+    filename: str
+    first_line: int
+    lines: list[str]
+    indent: int
+    tree: ast.FunctionDef
+
+    def loc(self, node: ast.AST) -> SourceLoc:
+        lineno = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0) + self.indent
+        index = lineno - 1
+        text = self.lines[index].rstrip("\r\n") if 0 <= index < len(self.lines) else None
+        return SourceLoc(self.filename, self.first_line + lineno - 1, col, text)
+
+    @property
+    def def_loc(self) -> SourceLoc:
+        return self.loc(self.tree)
+
+
+def _leading_spaces(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def parse_function(fn: Callable[..., Any]) -> FunctionSource:
+    """Parse `fn`'s source. Raises CompileError when the source is unavailable or not a plain `def`."""
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "<unknown>")
+    try:
+        filename = inspect.getsourcefile(fn) or filename
+        lines, first_line = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise CompileError(f"cannot read the source of '{getattr(fn, '__name__', fn)}' ({exc}); kernels and "
+                           "funcs must be defined in a file", SourceLoc(filename, 0)) from None
+    first_line = max(first_line, 1)
+    code_lines = [line for line in lines if line.strip()]
+    indent = min(_leading_spaces(line) for line in code_lines) if code_lines else 0
+    source = textwrap.dedent("".join(lines))
+    try:
+        module = ast.parse(source)
+    except SyntaxError as exc:
+        raise CompileError(f"cannot parse the source of '{fn.__name__}': {exc.msg}",
+                           SourceLoc(filename, first_line + (exc.lineno or 1) - 1)) from None
+    defs = [node for node in module.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not defs or isinstance(defs[0], ast.AsyncFunctionDef):
+        raise CompileError(f"'{getattr(fn, '__name__', fn)}' must be defined with a plain 'def' statement "
+                           "(lambdas and async functions cannot be kernels)", SourceLoc(filename, first_line))
+    return FunctionSource(fn, filename, first_line, lines, indent, defs[0])

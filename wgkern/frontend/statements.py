@@ -1,0 +1,350 @@
+"""Statement visitors: assignment (locals with a fixed dtype, global stores, vector components, tuple
+unpacking), augmented assignment (atomic on global data for + - & | ^), if/while, break/continue, return.
+
+Loops over ranges, ndrange, containers and wk.static live in loops.py; func inlining in calls.py."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from wgkern.errors import CompileError
+from wgkern.frontend import arith, vectors
+from wgkern.frontend.expressions import PYTHON_BINARY
+from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Static, VectorVar
+from wgkern.frontend.values import GlobalRef, VectorValue, describe, is_python_number, is_runtime
+from wgkern.ir import nodes as ir
+from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
+from wgkern.lang import types as T
+
+ATOMIC_AUGMENTED: dict[type, AtomicOpKind] = {
+    ast.Add: AtomicOpKind.ADD, ast.Sub: AtomicOpKind.SUB, ast.BitAnd: AtomicOpKind.AND,
+    ast.BitOr: AtomicOpKind.OR, ast.BitXor: AtomicOpKind.XOR,
+}
+
+
+@dataclass(eq=False)
+class VarElements:
+    """Components of a local vector variable: static flat positions (with the picked shape) or one runtime
+    flat position."""
+    var: VectorVar
+    selection: Any
+    shape: tuple[int, ...]
+
+
+def is_static_call(node: ast.expr) -> bool:
+    """`wk.static(...)` spelled with any module alias (checked by the callee's name only)."""
+    return isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Attribute) and node.func.attr == "static")
+        or (isinstance(node.func, ast.Name) and node.func.id == "static"))
+
+
+class StatementMixin:
+    # ---- variables -----------------------------------------------------------------------------------------
+    def new_variable(self, name: str, value: Any, dtype: T.DataType | None = None) -> Any:
+        value = self.as_value(value)
+        if self.frame.is_kernel and name in self.ctx.reduction_names and len(self.frame.scope.levels) == 1:
+            element_shape = value.shape if isinstance(value, VectorValue) else ()
+            slot = ir.ContainerSlot(name=name, kind="temp", dtype=dtype or value.dtype,
+                                    ndim=max(len(element_shape), 1), shape=element_shape or (1,))
+            self.ctx.slots.append(slot)
+            var: Any = GlobalVar(slot, element_shape)
+        elif isinstance(value, VectorValue):
+            element_dtype = dtype or value.dtype
+            var: LocalVar | VectorVar = VectorVar([self.b.alloca(element_dtype, name) for _ in value.elements],
+                                                  value.n, value.m)
+        else:
+            var = LocalVar(self.b.alloca(dtype or value.dtype, name))
+        self.write_binding(var, value)
+        return var
+
+    def write_binding(self, binding: Any, value: Any) -> None:
+        value = self.as_value(value)
+        if isinstance(binding, GlobalVar):
+            if isinstance(value, VectorValue) and value.shape != binding.element_shape:
+                raise CompileError(f"cannot assign {describe(value)} to the variable '{binding.slot.name}'")
+            self.store_ref(self.global_var_ref(binding), value)
+            return
+        if isinstance(binding, LocalVar):
+            if isinstance(value, VectorValue):
+                raise CompileError(f"cannot assign {describe(value)} to the scalar variable "
+                                   f"'{binding.alloca.name}'")
+            self.b.store(binding.alloca, value)
+            return
+        if isinstance(value, VectorValue):
+            if value.shape != ((binding.n, binding.m) if binding.m else (binding.n,)):
+                raise CompileError(f"cannot assign {describe(value)} to the vector variable "
+                                   f"'{binding.allocas[0].name}' of shape "
+                                   f"{'x'.join(map(str, (binding.n, binding.m) if binding.m else (binding.n,)))}")
+            elements = value.elements
+        else:
+            elements = [value] * len(binding.allocas)
+        for alloca, element in zip(binding.allocas, elements):
+            self.b.store(alloca, element)
+
+    def assign_name(self, name: str, value: Any, static: bool = False, dtype: T.DataType | None = None) -> None:
+        scope = self.frame.scope
+        binding = scope.lookup(name)
+        if isinstance(binding, Fixed):
+            raise CompileError(f"cannot assign to the {binding.what} '{name}'")
+        if isinstance(binding, (LocalVar, VectorVar, GlobalVar)) and not static:
+            self.write_binding(binding, value)
+            return
+        if static or not (is_runtime(value) or is_python_number(value)):
+            if is_runtime(value):
+                raise CompileError(f"cannot bind '{name}' to {describe(value)} at compile time")
+            scope.define(name, Static(value))
+            return
+        if isinstance(binding, Static) and is_python_number(value) and is_python_number(binding.value):
+            scope.define(name, Static(value))     # a compile-time number updated with compile-time values
+            return
+        scope.define(name, self.new_variable(name, value, dtype))
+
+    # ---- assignment targets ----------------------------------------------------------------------------------
+    def target_place(self, node: ast.expr) -> Any:
+        """What an assignment target denotes: a name (str), a GlobalRef or VarElements."""
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Subscript):
+            var = self.local_vector_var(node.value)
+            index_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            indices = self.expand_indices(self.visit_elements(index_nodes))
+            if var is not None:
+                shape = (var.n, var.m) if var.m else (var.n,)
+                selection, picked = self.element_selection(shape, indices)
+                return VarElements(var, selection, picked)
+            base = self.visit(node.value)
+            place = self.subscript(base, indices, ast.unparse(node.value))
+            if isinstance(place, GlobalRef):
+                return place
+            raise CompileError(f"cannot assign to an element of {describe(base)}")
+        if isinstance(node, ast.Attribute):
+            var = self.local_vector_var(node.value)
+            if var is not None and not var.m and self.is_swizzle(node.attr, (var.n,)):
+                picked = [vectors.SWIZZLE[c] for c in node.attr]
+                return VarElements(var, picked, () if len(picked) == 1 else (len(picked),))
+            base = self.visit(node.value)
+            if isinstance(base, GlobalRef) and base.element_shape and len(node.attr) == 1 \
+                    and self.is_swizzle(node.attr, base.element_shape):
+                return self.attribute_of(base, node.attr)
+            raise CompileError(f"cannot assign to the attribute '{node.attr}' of {describe(base)}")
+        raise CompileError(f"cannot assign to {type(node).__name__} expressions")
+
+    def read_place(self, place: Any) -> Any:
+        if isinstance(place, str):
+            return self.lookup(place)
+        if isinstance(place, GlobalRef):
+            return self.load_ref(place)
+        loads = [self.b.load(a) for a in place.var.allocas]
+        if isinstance(place.selection, ir.Stmt):
+            return vectors.dynamic_element(self.b, loads, place.selection)
+        picked = [loads[k] for k in place.selection]
+        return picked[0] if not place.shape else VectorValue(picked, place.shape[0])
+
+    def write_place(self, place: Any, value: Any, static: bool = False) -> None:
+        if isinstance(place, str):
+            self.assign_name(place, value, static)
+            return
+        if isinstance(place, GlobalRef):
+            self.store_ref(place, value)
+            return
+        value = self.as_value(value)
+        allocas = place.var.allocas
+        if isinstance(place.selection, ir.Stmt):
+            if isinstance(value, VectorValue):
+                raise CompileError("a runtime-indexed vector element takes a scalar")
+            for k, alloca in enumerate(allocas):
+                hit = self.b.binary(BinaryOpKind.CMP_EQ, place.selection, self.b.const(k, T.i32))
+                self.b.store(alloca, self.b.select(hit, value, self.b.load(alloca)))
+            return
+        if isinstance(value, VectorValue):
+            if len(value.elements) != len(place.selection):
+                raise CompileError(f"cannot assign {describe(value)} to {len(place.selection)} component(s)")
+            elements = value.elements
+        else:
+            elements = [value] * len(place.selection)
+        for k, element in zip(place.selection, elements):
+            self.b.store(allocas[k], element)
+
+    def assign_target(self, target: ast.expr, value: Any, static: bool = False) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            items = self.unpack(value, len(target.elts))
+            for element, item in zip(target.elts, items):
+                self.assign_target(element, item, static)
+            return
+        if isinstance(target, ast.Starred):
+            raise CompileError("starred assignment targets are not supported")
+        self.write_place(self.target_place(target), value, static)
+
+    def unpack(self, value: Any, count: int) -> list[Any]:
+        if isinstance(value, GlobalRef):
+            value = self.load_ref(value)
+        if isinstance(value, VectorValue):
+            items: list[Any] = list(value.elements) if not value.m else [value.row(i) for i in range(value.n)]
+        elif is_runtime(value):
+            raise CompileError(f"cannot unpack {describe(value)}")
+        else:
+            try:
+                items = list(value)
+            except TypeError:
+                raise CompileError(f"cannot unpack {describe(value)}") from None
+        if len(items) != count:
+            raise CompileError(f"cannot unpack {len(items)} values into {count} targets")
+        return items
+
+    # ---- assignment statements -------------------------------------------------------------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        static = is_static_call(node.value)
+        value = self.rvalue(node.value)
+        for target in node.targets:
+            self.assign_target(target, value, static)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        annotation = self.visit(node.annotation)
+        if not isinstance(node.target, ast.Name):
+            if node.value is not None:
+                self.assign_target(node.target, self.visit(node.value))
+            return
+        dtype = self.as_dtype(annotation)
+        name = node.target.id
+        if node.value is None:
+            if self.frame.scope.lookup(name) is None:
+                zero = self.b.const(0, dtype)
+                if isinstance(annotation, T.VectorType):
+                    value: Any = VectorValue([zero] * annotation.size, annotation.n, annotation.m)
+                else:
+                    value = zero
+                self.frame.scope.define(name, self.new_variable(name, value, dtype))
+            return
+        value = self.visit(node.value)
+        if isinstance(annotation, T.VectorType):
+            value = self.construct_vector(annotation, [value])
+        binding = self.frame.scope.lookup(name)
+        if binding is None or isinstance(binding, Static):
+            self.frame.scope.define(name, self.new_variable(name, value, dtype))
+        else:
+            self.assign_name(name, value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        op_type = type(node.op)
+        place = self.target_place(node.target)
+        rhs = self.rvalue(node.value)
+        if isinstance(place, GlobalRef) and op_type in ATOMIC_AUGMENTED:
+            self.global_atomic(ATOMIC_AUGMENTED[op_type], place, rhs)
+            return
+        if isinstance(place, str):
+            binding = self.frame.scope.lookup(place)
+            if isinstance(binding, Fixed):
+                raise CompileError(f"cannot assign to the {binding.what} '{place}'")
+            if binding is None:
+                raise CompileError(f"name '{place}' is not defined")
+            if isinstance(binding, GlobalVar) and op_type in ATOMIC_AUGMENTED:
+                self.global_atomic(ATOMIC_AUGMENTED[op_type], self.global_var_ref(binding), rhs)
+                return
+            current = self.read_binding(binding)
+            if isinstance(binding, Static):
+                if is_runtime(rhs):
+                    raise CompileError(f"'{place}' is a compile-time value; cannot update it with a runtime value")
+                self.frame.scope.define(place, Static(PYTHON_BINARY[op_type](current, rhs)))
+                return
+        else:
+            current = self.read_place(place)
+        self.write_place(place, self.binary_op(op_type, current, rhs))
+
+    # ---- control flow ----------------------------------------------------------------------------------------
+    def visit_If(self, node: ast.If) -> None:
+        cond = self.visit(node.test)
+        if not is_runtime(cond):
+            # a compile-time branch is spliced in place: names it assigns stay visible after it
+            self.visit_body(node.body if cond else node.orelse)
+            return
+        cond = self.as_value(cond)
+        if isinstance(cond, VectorValue):
+            raise CompileError("an 'if' condition must be a scalar, got a vector (use .all()/.any() or "
+                               "compare components)")
+        branch = self.b.if_(cond)
+        with self.b.at(branch.then_block), self.frame.scope.block():
+            self.visit_body(node.body)
+        with self.b.at(branch.else_block), self.frame.scope.block():
+            self.visit_body(node.orelse)
+
+    def visit_While(self, node: ast.While) -> None:
+        if node.orelse:
+            raise CompileError("while/else is not supported inside kernels")
+        self.ctx.serialize_next_loop = False
+        loop = self.b.while_()
+        with self.b.at(loop.body), self.frame.scope.block(), self.in_loop("ir"):
+            cond = self.visit(node.test)
+            never_runs = not is_runtime(cond) and not cond
+            if is_runtime(cond):
+                exit_branch = self.b.if_(arith.unary(self.b, UnaryOpKind.LOGICAL_NOT, self.as_scalar(cond)))
+                with self.b.at(exit_branch.then_block):
+                    self.b.insert(ir.Break())
+            if not never_runs:
+                self.visit_body(node.body)
+        if never_runs:
+            self.b.block.stmts.remove(loop)
+
+    def visit_Break(self, node: ast.Break) -> None:
+        self.check_loop_control("break")
+        self.b.insert(ir.Break())
+
+    def visit_Continue(self, node: ast.Continue) -> None:
+        self.check_loop_control("continue")
+        self.b.insert(ir.Continue())
+
+    def check_loop_control(self, what: str) -> None:
+        loops = self.frame.loops
+        if not loops:
+            raise CompileError(f"'{what}' outside a loop")
+        if loops[-1] == "static":
+            raise CompileError(f"'{what}' is not supported inside a wk.static loop (it is unrolled at compile "
+                               "time; use wk.static(if ...) instead)")
+        if loops[-1] == "parallel" and what == "break":
+            raise CompileError("'break' is not allowed in a kernel's outermost (parallel) loop; put the loop "
+                               "inside another one, or run it serially with wk.loop_config(serialize=True)")
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if not self.frame.is_kernel:
+            self.func_return(node)
+            return
+        if node is not self.frame.src.tree.body[-1]:
+            raise CompileError("'return' in a kernel is only supported as its last top-level statement "
+                               "(use a flag, or move the logic into a wk.func)")
+        if node.value is None:
+            return
+        self.store_kernel_return(self.visit(node.value))
+
+    def store_kernel_return(self, value: Any) -> None:
+        kernel = self.ctx.kernel
+        annotation = kernel.signature.return_annotation
+        if annotation is kernel.signature.empty or annotation is None:
+            raise CompileError(f"kernel '{kernel.name}' returns a value but has no return type annotation "
+                               "(write e.g. 'def k() -> wk.f32:')")
+        annotation = self.resolve_annotation(annotation)
+        dtype = self.as_dtype(annotation)
+        value = self.as_value(value)
+        elements = value.elements if isinstance(value, VectorValue) else [value]
+        expected = annotation.size if isinstance(annotation, T.VectorType) else 1
+        if len(elements) != expected:
+            raise CompileError(f"kernel '{kernel.name}' is annotated to return {annotation!r} but returns "
+                               f"{describe(value)}")
+        slot = ir.ContainerSlot(name="__return__", kind="temp", dtype=dtype, ndim=1, shape=(len(elements),))
+        self.ctx.slots.append(slot)
+        self.ctx.return_slot = slot
+        for k, element in enumerate(elements):
+            ptr = self.b.global_ptr(slot, [self.b.const(k, T.i32)])
+            self.b.global_store(ptr, element)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant):
+            return          # docstrings and bare constants
+        self.visit(node.value)
+
+    def visit_Pass(self, node: ast.Pass) -> None:
+        return None
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        """Asserts are dropped (Taichi checks them only in debug mode; wgkern does not check them yet)."""
+        return None
+

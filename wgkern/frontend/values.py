@@ -1,0 +1,110 @@
+"""What an expression evaluates to inside the frontend.
+
+Runtime values are IR statements (scalars), `VectorValue` (a scalarised vector/matrix: a list of scalar IR
+values) and `GlobalRef` (an addressed element of a field/ndarray, loaded lazily so it can also be a store or
+atomic target). Everything else is a compile-time Python object (numbers, tuples, fields, modules...)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from wgkern.ir import nodes as ir
+from wgkern.lang import types as T
+
+
+@dataclass(eq=False)
+class VectorValue:
+    """A vector (m == 0, n elements) or an n x m matrix (row-major elements), each a scalar IR value."""
+    elements: list[ir.Stmt]
+    n: int
+    m: int = 0
+
+    @property
+    def dtype(self) -> T.DataType:
+        return self.elements[0].dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.n, self.m) if self.m else (self.n,)
+
+    @property
+    def is_matrix(self) -> bool:
+        return self.m > 0
+
+    def at(self, i: int, j: int | None = None) -> ir.Stmt:
+        return self.elements[i * self.m + j] if j is not None else self.elements[i]
+
+    def row(self, i: int) -> VectorValue:
+        return VectorValue(self.elements[i * self.m:(i + 1) * self.m], self.m)
+
+
+@dataclass(eq=False)
+class NdarrayRef:
+    """An ndarray kernel argument (or its `.grad`) as seen by kernel code."""
+    arg_index: int
+    name: str
+    dtype: T.DataType
+    ndim: int                    # the array's own axes
+    element_shape: tuple[int, ...] = ()
+    is_grad: bool = False
+
+
+@dataclass(eq=False)
+class GlobalRef:
+    """container[indices]; `element_shape` lists the element axes not yet indexed (vector/matrix fields)."""
+    slot: ir.ContainerSlot
+    indices: list[ir.Stmt]
+    element_shape: tuple[int, ...] = ()
+    label: str = ""
+
+
+@dataclass(eq=False)
+class BoundMethod:
+    """`v.dot` before the call: a vector method bound to its receiver."""
+    receiver: Any
+    name: str
+
+
+def is_runtime(value: Any) -> bool:
+    return isinstance(value, (ir.Stmt, VectorValue, GlobalRef))
+
+
+def is_python_number(value: Any) -> bool:
+    return isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating))
+
+
+def python_number_dtype(value: Any) -> T.DataType:
+    """Literal typing (Taichi's defaults): bool -> u1, int -> i32 (i64/u64 when it does not fit), float -> f32;
+    numpy float16/float32 scalars keep their width, other numpy scalars take the defaults like Python ones."""
+    if isinstance(value, (bool, np.bool_)):
+        return T.u1
+    if isinstance(value, (int, np.integer)):
+        number = int(value)
+        for dtype in (T.i32, T.i64, T.u64):
+            if T.value_fits(number, dtype):
+                return dtype
+        return T.i64
+    if isinstance(value, np.float16):
+        return T.f16
+    return T.DEFAULT_FLOAT
+
+
+def describe(value: Any) -> str:
+    """Short description of a value for error messages."""
+    if isinstance(value, ir.Stmt):
+        return f"a {value.dtype.name if value.dtype else 'void'} value"
+    if isinstance(value, VectorValue):
+        kind = "matrix" if value.is_matrix else "vector"
+        return f"a {'x'.join(map(str, value.shape))} {kind} of {value.dtype.name}"
+    if isinstance(value, GlobalRef):
+        return f"an element of '{value.label or value.slot.name}'"
+    if isinstance(value, NdarrayRef):
+        return f"the ndarray argument '{value.name}'"
+    if isinstance(value, type):
+        return f"the Python type '{value.__name__}'"
+    name = getattr(value, "__name__", None)
+    if name is not None:
+        return f"'{name}'"
+    return f"a Python {type(value).__name__}"

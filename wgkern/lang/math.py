@@ -1,0 +1,202 @@
+"""The kernel language's functions: math, casts, `select`, `static`, `ndrange`, `loop_config`, `random`, atomics.
+
+Each is a plain Python function that also works on Python/numpy values outside a kernel; inside a kernel the
+frontend recognises it by identity (frontend/intrinsics.py maps each one to its IR op). Also re-exports the
+vector types and constructors of lang/matrix.py so `wk.math.vec3` works."""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterator
+
+import numpy as np
+
+from wgkern.errors import WkError
+from wgkern.lang import types as T
+from wgkern.lang.matrix import ivec2, ivec3, ivec4, mat2, mat3, mat4, vec2, vec3, vec4  # noqa: F401
+
+pi = float(np.pi)
+e = float(np.e)
+inf = float("inf")
+nan = float("nan")
+
+
+def sin(x: Any) -> Any:
+    return np.sin(x)
+
+
+def cos(x: Any) -> Any:
+    return np.cos(x)
+
+
+def tan(x: Any) -> Any:
+    return np.tan(x)
+
+
+def asin(x: Any) -> Any:
+    return np.arcsin(x)
+
+
+def acos(x: Any) -> Any:
+    return np.arccos(x)
+
+
+def atan(x: Any) -> Any:
+    return np.arctan(x)
+
+
+def atan2(y: Any, x: Any) -> Any:
+    return np.arctan2(y, x)
+
+
+def sinh(x: Any) -> Any:
+    return np.sinh(x)
+
+
+def cosh(x: Any) -> Any:
+    return np.cosh(x)
+
+
+def tanh(x: Any) -> Any:
+    return np.tanh(x)
+
+
+def exp(x: Any) -> Any:
+    return np.exp(x)
+
+
+def log(x: Any) -> Any:
+    return np.log(x)
+
+
+def log2(x: Any) -> Any:
+    return np.log2(x)
+
+
+def sqrt(x: Any) -> Any:
+    return np.sqrt(x)
+
+
+def rsqrt(x: Any) -> Any:
+    return 1.0 / np.sqrt(x)
+
+
+def abs(x: Any) -> Any:  # noqa: A001 - kernel-language name
+    return np.abs(x)
+
+
+def floor(x: Any, dtype: Any = None) -> Any:
+    out = np.floor(x)
+    return cast(out, dtype) if dtype is not None else out
+
+
+def ceil(x: Any, dtype: Any = None) -> Any:
+    out = np.ceil(x)
+    return cast(out, dtype) if dtype is not None else out
+
+
+def round(x: Any, dtype: Any = None) -> Any:  # noqa: A001 - kernel-language name
+    out = np.round(x)
+    return cast(out, dtype) if dtype is not None else out
+
+
+def pow(x: Any, y: Any) -> Any:  # noqa: A001 - kernel-language name
+    return np.power(x, y)
+
+
+def min(*args: Any) -> Any:  # noqa: A001 - kernel-language name
+    out = args[0]
+    for value in args[1:]:
+        out = np.minimum(out, value)
+    return out
+
+
+def max(*args: Any) -> Any:  # noqa: A001 - kernel-language name
+    out = args[0]
+    for value in args[1:]:
+        out = np.maximum(out, value)
+    return out
+
+
+def clamp(x: Any, lo: Any, hi: Any) -> Any:
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+def sign(x: Any) -> Any:
+    return np.sign(x)
+
+
+def cast(x: Any, dtype: Any) -> Any:
+    """`wk.cast(v, dtype)`: value conversion (float -> int truncates toward zero)."""
+    target = dtype.dtype if isinstance(dtype, T.VectorType) else T.to_dtype(dtype)
+    if isinstance(x, np.ndarray):
+        return x.astype(target.np_dtype)
+    return target.np_dtype.type(x)
+
+
+def select(cond: Any, a: Any, b: Any) -> Any:
+    return np.where(cond, a, b)
+
+
+def random(dtype: Any = T.f32) -> Any:
+    """Uniform in [0, 1) for floats, random bits for ints. Outside kernels: numpy's generator."""
+    dt = T.to_dtype(dtype)
+    if dt.is_float:
+        return dt.np_dtype.type(np.random.random())
+    info = np.iinfo(dt.np_dtype) if not dt.is_bool else None
+    if info is None:
+        return bool(np.random.randint(0, 2))
+    return dt.np_dtype.type(np.random.randint(info.min, info.max, dtype=dt.np_dtype))
+
+
+def static(x: Any, *more: Any) -> Any:
+    """`wk.static(expr)`: evaluate at compile time (unrolls loops, picks `if` branches)."""
+    return (x, *more) if more else x
+
+
+def ndrange(*dims: Any) -> Iterator[Any]:
+    """`for i, j in wk.ndrange(n, (lo, hi))`: one parallel loop over the product of the ranges."""
+    ranges = [range(*d) if isinstance(d, (tuple, list)) else range(d) for d in dims]
+    if len(ranges) == 1:
+        return iter(ranges[0])
+    return itertools.product(*ranges)
+
+
+def loop_config(*, serialize: bool = False, **_: Any) -> None:
+    """`wk.loop_config(serialize=True)` before a loop: run that loop serially. A no-op outside kernels."""
+    return None
+
+
+def _atomic(name: str) -> Any:
+    def atomic(dst: Any, value: Any) -> Any:
+        raise WkError(f"wk.atomic_{name} can only be used inside a @wk.kernel or @wk.func")
+    atomic.__name__ = f"atomic_{name}"
+    atomic.__qualname__ = f"atomic_{name}"
+    atomic.__doc__ = (f"`wk.atomic_{name}(dst, value)`: atomic read-modify-write of global `dst`; "
+                      "returns the old value.")
+    return atomic
+
+
+atomic_add = _atomic("add")
+atomic_sub = _atomic("sub")
+atomic_min = _atomic("min")
+atomic_max = _atomic("max")
+atomic_and = _atomic("and")
+atomic_or = _atomic("or")
+atomic_xor = _atomic("xor")
+
+
+# ---- vector helpers (ti.math.*); inside kernels the frontend lowers them to the vector methods ----------
+def dot(a: Any, b: Any) -> Any:
+    return np.dot(a, b)
+
+
+def cross(a: Any, b: Any) -> Any:
+    return np.cross(a, b)
+
+
+def length(a: Any) -> Any:
+    return np.linalg.norm(a)
+
+
+def normalize(a: Any) -> Any:
+    return np.asarray(a) / np.linalg.norm(a)

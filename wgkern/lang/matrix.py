@@ -1,0 +1,109 @@
+"""Vectors and matrices of the kernel language: `wk.math.vec2 .. mat4`, `wk.Vector` / `wk.Matrix`.
+
+Inside kernels the frontend scalarises these (frontend/vectors.py); the objects here are what the names mean in
+plain Python: the vector types (callable, usable as field dtypes and annotations), host-side constructors that
+return numpy arrays, and the `.field(...)` helpers that create vector/matrix fields through lang/fields.py."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from wgkern.lang import types as T
+
+vec2 = T.vector(2, T.f32)
+vec3 = T.vector(3, T.f32)
+vec4 = T.vector(4, T.f32)
+ivec2 = T.vector(2, T.i32)
+ivec3 = T.vector(3, T.i32)
+ivec4 = T.vector(4, T.i32)
+mat2 = T.matrix(2, 2, T.f32)
+mat3 = T.matrix(3, 3, T.f32)
+mat4 = T.matrix(4, 4, T.f32)
+
+
+def _flatten(values: Any) -> list[Any]:
+    out: list[Any] = []
+    for value in values:
+        if isinstance(value, (list, tuple, np.ndarray)):
+            out.extend(_flatten(list(np.asarray(value).reshape(-1)) if isinstance(value, np.ndarray) else value))
+        else:
+            out.append(value)
+    return out
+
+
+def make_vector_value(vtype: T.VectorType, values: tuple[Any, ...]) -> np.ndarray:
+    """`wk.math.vec3(1, 2, 3)` called outside a kernel: a numpy array of the vector's element shape.
+    One scalar broadcasts; otherwise the flattened arguments must fill the vector/matrix (row-major)."""
+    flat = _flatten(values)
+    if len(flat) == 1:
+        flat = flat * vtype.size
+    if len(flat) != vtype.size:
+        raise TypeError(f"{vtype!r} takes {vtype.size} values (or one to broadcast), got {len(flat)}")
+    return np.array(flat, dtype=vtype.dtype.np_dtype).reshape(vtype.element_shape)
+
+
+class Vector:
+    """`wk.Vector([a, b, c], dt=None)` constructs a vector; `wk.Vector.field(n, dtype, shape)` a vector field."""
+
+    def __new__(cls, values: Any, dt: Any = None) -> Any:  # type: ignore[misc]
+        flat = _flatten([values])
+        dtype = T.to_dtype(dt) if dt is not None else _default_dtype(flat)
+        return make_vector_value(T.vector(len(flat), dtype), tuple(flat))
+
+    @staticmethod
+    def zero(dtype: Any, n: int) -> np.ndarray:
+        """`wk.Vector.zero(dtype, n)` (also inside kernels)."""
+        return np.zeros(n, dtype=T.to_dtype(dtype).np_dtype)
+
+    @staticmethod
+    def one(dtype: Any, n: int) -> np.ndarray:
+        return np.ones(n, dtype=T.to_dtype(dtype).np_dtype)
+
+    @staticmethod
+    def unit(n: int, i: int, dtype: Any = T.f32) -> np.ndarray:
+        """`wk.Vector.unit(n, i)`: the i-th basis vector of size n."""
+        out = np.zeros(n, dtype=T.to_dtype(dtype).np_dtype)
+        out[i] = 1
+        return out
+
+    @staticmethod
+    def field(n: int, dtype: Any = T.f32, shape: Any = (), needs_grad: bool = False, needs_dual: bool = False,
+              **kwargs: Any) -> Any:
+        from wgkern.lang.fields import field
+        return field(T.vector(n, dtype), shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, **kwargs)
+
+
+class Matrix:
+    """`wk.Matrix([[a, b], [c, d]], dt=None)` constructs a matrix; `wk.Matrix.field(n, m, dtype, shape)` a
+    matrix field."""
+
+    def __new__(cls, rows: Any, dt: Any = None) -> Any:  # type: ignore[misc]
+        rows = [list(r) if isinstance(r, (list, tuple, np.ndarray)) else [r] for r in rows]
+        flat = _flatten(rows)
+        dtype = T.to_dtype(dt) if dt is not None else _default_dtype(flat)
+        return make_vector_value(T.matrix(len(rows), len(rows[0]), dtype), tuple(flat))
+
+    @staticmethod
+    def zero(dtype: Any, n: int, m: int) -> np.ndarray:
+        """`wk.Matrix.zero(dtype, n, m)` (also inside kernels)."""
+        return np.zeros((n, m), dtype=T.to_dtype(dtype).np_dtype)
+
+    @staticmethod
+    def identity(dtype: Any, n: int) -> np.ndarray:
+        """`wk.Matrix.identity(dtype, n)` (also inside kernels)."""
+        return np.eye(n, dtype=T.to_dtype(dtype).np_dtype)
+
+    @staticmethod
+    def field(n: int, m: int, dtype: Any = T.f32, shape: Any = (), needs_grad: bool = False,
+              needs_dual: bool = False, **kwargs: Any) -> Any:
+        from wgkern.lang.fields import field
+        return field(T.matrix(n, m, dtype), shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, **kwargs)
+
+
+def _default_dtype(values: list[Any]) -> T.DataType:
+    if all(isinstance(v, (bool, np.bool_)) for v in values):
+        return T.u1
+    if all(isinstance(v, (int, np.integer)) for v in values):
+        return T.DEFAULT_INT
+    return T.DEFAULT_FLOAT
