@@ -1,28 +1,368 @@
-"""Host handles of global data: `wk.field` and `wk.ndarray` (SKELETON: the runtime helper completes it).
+"""Host handles of global data: `wk.field` and `wk.ndarray`, their storage and host-side access.
 
 Attribute contract the frontend relies on (docs/internals.md):
-  .dtype          scalar DataType of one stored element
-  .element_type   VectorType for vector/matrix containers, else None
-  .shape          the container's own axes (tuple of int)
-  .element_shape  () for scalars, (n,) vectors, (n, m) matrices
-  .grad / .dual   the adjoint / dual container (same class) or None
-  .name           for messages
-  .is_field       True for wk.field, False for wk.ndarray
-"""
+  .dtype / .element_type / .shape / .element_shape / .grad / .dual / .name / .is_field
+Storage comes from the current Program's backend; where the backend has a host view (CPU) every host access is
+a numpy operation on that view (zero-copy). Every host write bumps `.generation` (the sizer's caches key on it)."""
 from __future__ import annotations
 
+import linecache
+import math
+import operator
+import os
+import re
+import sys
+import weakref
 from typing import Any
+
+import numpy as np
+
+from wgkern.errors import WkError
+from wgkern.lang.types import DataType, VectorType, to_dtype
+
+_MAX_ELEMENTS = 2**31 - 1   # index arithmetic is i32 (docs/internals.md)
+
+
+def _free_buffer(backend: Any, buffer: Any) -> None:
+    try:
+        backend.free(buffer)
+    except Exception:  # noqa: BLE001 - freeing during interpreter shutdown or after a device loss
+        pass
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# `name = <...>field(` or `name = <...>ndarray(` (optionally `self.name`, optionally annotated)
+_ASSIGNED_NAME = re.compile(r"^\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*[\w.]*(?:field|ndarray)\(")
+
+
+def _caller_variable_name() -> str:
+    """`x = wk.field(...)` in user code -> 'x' (for messages), found from the first frame outside wgkern;
+    '' when the line is not a plain single assignment."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    match = _ASSIGNED_NAME.match(line)
+    return match.group(1) if match else ""
+
+
+def _normalise_shape(shape: Any) -> tuple[int, ...]:
+    if shape is None:
+        raise ValueError("wgkern has no SNode placement: pass shape= (an int, a tuple, or () for a 0-d field)")
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        dims = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise ValueError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"shape {dims} has a negative extent")
+    return dims
+
+
+def _split_dtype(dtype: Any) -> tuple[DataType, VectorType | None]:
+    if isinstance(dtype, VectorType):
+        return dtype.dtype, dtype
+    try:
+        return to_dtype(dtype), None
+    except TypeError:
+        raise TypeError(f"unsupported dtype {dtype!r}: use wk.f32, wk.i32, ..., or wk.types.vector(n, dtype)") \
+            from None
 
 
 class Container:
+    """Common part of Field and Ndarray: one dense row-major buffer of shape `shape + element_shape`."""
     is_field: bool = False
+    kind_name: str = "container"
+    _is_staging = False      # a numpy argument's device copy (runtime/launch.py)
+    _names = 0
 
-    def __init__(self, dtype: Any, shape: tuple[int, ...], element_type: Any = None, name: str = ""):
-        self.dtype = dtype
-        self.shape = tuple(shape)
-        self.element_type = element_type
+    def __init__(self, dtype: Any, shape: Any, element_type: Any = None, name: str = "", *,
+                 needs_grad: bool = False, needs_dual: bool = False):
+        from wgkern.runtime.program import get_program
+        if element_type is None:
+            dtype, element_type = _split_dtype(dtype)
+        self.dtype: DataType = dtype
+        self.shape: tuple[int, ...] = _normalise_shape(shape)
+        self.element_type: VectorType | None = element_type
         self.element_shape: tuple[int, ...] = element_type.element_shape if element_type is not None else ()
         self.grad: Container | None = None
         self.dual: Container | None = None
+        if not name:
+            Container._names += 1
+            name = _caller_variable_name() or f"{self.kind_name}{Container._names}"
         self.name = name
         self.generation = 0
+        self.full_shape: tuple[int, ...] = self.shape + self.element_shape
+        self.size = math.prod(self.full_shape)
+        if self.size > _MAX_ELEMENTS:
+            raise ValueError(f"{self.kind_name} '{name}' has {self.size} elements; at most 2^31-1 are supported")
+        if (needs_grad or needs_dual) and not dtype.is_float:
+            raise TypeError(f"{self.kind_name} '{name}': needs_grad/needs_dual need a float dtype, not {dtype!r}")
+        program = get_program()
+        backend = program.backend
+        if not backend.supports(dtype):
+            raise WkError(f"{dtype!r} is not supported on {program.arch!r} ({program.description})")
+        self.program = program
+        self.storage_dtype: np.dtype = np.dtype(backend.storage_dtype(dtype))
+        self._same_storage = self.storage_dtype == dtype.np_dtype
+        self.nbytes = self.size * self.storage_dtype.itemsize
+        alloc = max(-(-self.nbytes // 4) * 4, 4)       # never a zero-size buffer; 4-byte multiple for WGSL
+        self.buffer = backend.allocate(alloc)
+        self._finalizer = weakref.finalize(self, _free_buffer, backend, self.buffer)
+        self._view: np.ndarray | None = backend.host_view(self.buffer, self.storage_dtype, self.full_shape)
+        self._exports: list[weakref.ref[np.ndarray]] = []
+        program.containers.add(self)
+        if needs_grad:
+            self.grad = type(self)(dtype, self.shape, element_type, f"{name}.grad")
+        if needs_dual:
+            self.dual = type(self)(dtype, self.shape, element_type, f"{name}.dual")
+
+    # ---- lifetime ---------------------------------------------------------------------------------------
+
+    def _release(self, backend_alive: bool) -> None:
+        """Called by Program.shutdown: the backend frees everything itself, so only detach the finalizer."""
+        if not backend_alive:
+            self._finalizer.detach()
+        self._view = None
+        self.buffer = None
+
+    def _check(self) -> None:
+        from wgkern.runtime.program import check_alive
+        check_alive(self.program, f"{self.kind_name} '{self.name}'")
+
+    @property
+    def dlpack_live(self) -> bool:
+        """True while a DLPack export of this container may still be in use (its memory can change behind
+        wgkern's back, so nothing keyed on `generation` may be cached)."""
+        self._exports = [ref for ref in self._exports if ref() is not None]
+        return bool(self._exports)
+
+    def mark_written(self) -> None:
+        self.generation += 1
+
+    # ---- whole-container access -------------------------------------------------------------------------
+
+    def _host_ready(self, write: bool = False) -> np.ndarray | None:
+        """Check the handle is live and wait for launched work where needed; returns the host view or None.
+        Reads always wait (and so raise pending device errors, API.md); writes wait only when they go
+        through a host view, since a backend orders its uploads after earlier launches itself."""
+        self._check()
+        view = self._view
+        if not write or view is not None:
+            self.program.before_host_access()
+        return view
+
+    def _download_all(self) -> np.ndarray:
+        if not self.nbytes:
+            return np.zeros(self.full_shape, self.storage_dtype)
+        raw = self.program.backend.download(self.buffer, self.nbytes, 0)
+        return np.frombuffer(raw, dtype=self.storage_dtype, count=self.size).reshape(self.full_shape)
+
+    def to_numpy(self, dtype: Any = None) -> np.ndarray:
+        """A new numpy array of shape `shape + element_shape` holding the current contents."""
+        view = self._host_ready()
+        target = self.dtype.np_dtype if dtype is None else np.dtype(to_dtype(dtype).np_dtype)
+        data = view if view is not None else self._download_all()
+        if data.dtype == target:
+            return data.copy() if view is not None else np.array(data)
+        if target == np.bool_:
+            return data != 0
+        return data.astype(target)
+
+    def _write_all(self, data: np.ndarray) -> None:
+        view = self._view
+        if view is not None:
+            np.copyto(view, data, casting="unsafe")
+        else:
+            staged = np.asarray(data).astype(self.storage_dtype, copy=False)
+            if staged.shape != self.full_shape:
+                staged = np.broadcast_to(staged, self.full_shape)
+            if self.nbytes:
+                flat = np.ascontiguousarray(staged).reshape(-1)
+                self.program.backend.upload(self.buffer, flat.view(np.uint8), 0)
+        self.generation += 1
+
+    def from_numpy(self, array: Any) -> None:
+        """Copy a numpy array (or anything np.asarray accepts) of shape `shape + element_shape` in, casting
+        to the container's dtype."""
+        self._host_ready(write=True)
+        data = np.asarray(array)
+        if data.shape != self.full_shape:
+            raise ValueError(f"{self.kind_name} '{self.name}' has shape {self.full_shape}; from_numpy got an "
+                             f"array of shape {data.shape}")
+        if self.dtype.is_bool:
+            data = data != 0
+        self._write_all(data)
+
+    def fill(self, value: Any) -> None:
+        """Set every element (every component, for vector/matrix elements) to `value`."""
+        self._host_ready(write=True)
+        data = np.asarray(value)
+        if data.shape not in ((), self.element_shape):
+            raise ValueError(f"fill value of shape {data.shape} does not match element shape {self.element_shape}")
+        if self.dtype.is_bool:
+            data = data != 0
+        self._write_all(data)
+
+    def copy_from(self, other: Container) -> None:
+        """Copy another container of the same shape and dtype into this one (device to device)."""
+        self._host_ready(write=True)
+        if not isinstance(other, Container):
+            raise TypeError(f"copy_from expects a wk.field or wk.ndarray, got {type(other).__name__}")
+        other._check()
+        if other.full_shape != self.full_shape or other.dtype != self.dtype:
+            raise ValueError(f"copy_from: {other.name} is {other.dtype!r}{list(other.full_shape)}, "
+                             f"{self.name} is {self.dtype!r}{list(self.full_shape)}")
+        if self._view is not None and other._view is not None:
+            np.copyto(self._view, other._view)
+        elif self.nbytes:
+            self.program.backend.copy(self.buffer, other.buffer, self.nbytes)
+        self.generation += 1
+
+    # ---- element access ---------------------------------------------------------------------------------
+
+    def _element_index(self, key: Any) -> tuple[int, ...]:
+        """Host index -> tuple of ints over the container axes (or over all axes, element axes included)."""
+        if key is None or key == ():
+            if self.shape:
+                raise IndexError(f"{self.kind_name} '{self.name}' has shape {self.shape}: index it with "
+                                 f"{len(self.shape)} integers, not [None]")
+            return ()
+        if not isinstance(key, tuple):
+            key = (key,)
+        if len(key) != len(self.shape) and len(key) != len(self.full_shape):
+            raise IndexError(f"{self.kind_name} '{self.name}' of shape {self.shape} indexed with {len(key)} "
+                             f"indices" + (" (use [None] for a 0-d container)" if not self.shape else ""))
+        index = []
+        for axis, (k, extent) in enumerate(zip(key, self.full_shape)):
+            try:
+                i = operator.index(k)
+            except TypeError:
+                raise IndexError(f"index {k!r} of {self.kind_name} '{self.name}' is not an integer "
+                                 "(slices are not supported; use to_numpy())") from None
+            if not 0 <= i < extent:
+                raise IndexError(f"index {i} out of range for axis {axis} of {self.kind_name} '{self.name}' "
+                                 f"(extent {extent})")
+            index.append(i)
+        return tuple(index)
+
+    def _element_span(self, index: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
+        """(first element offset, element count, result shape) of a normalised index."""
+        strides = []
+        stride = 1
+        for extent in reversed(self.full_shape):
+            strides.append(stride)
+            stride *= extent
+        strides.reverse()
+        offset = sum(i * s for i, s in zip(index, strides))
+        rest = self.full_shape[len(index):]
+        return offset, math.prod(rest), rest
+
+    def _to_python(self, value: Any) -> Any:
+        if self.dtype.is_bool:
+            return bool(value)
+        return value.item() if hasattr(value, "item") else value
+
+    def __getitem__(self, key: Any) -> Any:
+        view = self._host_ready()
+        index = self._element_index(key)
+        if view is not None:
+            value = view[index]
+        else:
+            offset, count, rest = self._element_span(index)
+            itemsize = self.storage_dtype.itemsize
+            raw = self.program.backend.download(self.buffer, count * itemsize, offset * itemsize)
+            value = np.frombuffer(raw, dtype=self.storage_dtype, count=count).reshape(rest)
+        if isinstance(value, np.ndarray) and value.ndim:
+            return value.astype(self.dtype.np_dtype) if self.dtype.is_bool or not self._same_storage \
+                else value.copy()
+        return self._to_python(value[()] if isinstance(value, np.ndarray) else value)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        view = self._host_ready(write=True)
+        index = self._element_index(key)
+        if self.dtype.is_bool:
+            value = np.asarray(value) != 0
+        if view is not None:
+            try:
+                view[index] = value
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"cannot store {value!r} into {self.kind_name} '{self.name}'"
+                                 f"{list(index)}: {exc}") from None
+        else:
+            offset, count, rest = self._element_span(index)
+            data = np.broadcast_to(np.asarray(value), rest).astype(self.storage_dtype)
+            itemsize = self.storage_dtype.itemsize
+            self.program.backend.upload(self.buffer, np.ascontiguousarray(data).reshape(-1).view(np.uint8),
+                                        offset * itemsize)
+        self.generation += 1
+
+    # ---- DLPack (only where the backend has a host view) -------------------------------------------------
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        view = self._host_ready()
+        if view is None:
+            raise BufferError(f"{self.kind_name} '{self.name}' lives in device memory on "
+                              f"{self.program.arch!r}; there is no zero-copy export (use to_numpy())")
+        export = view.view()
+        self._exports.append(weakref.ref(export))
+        self.generation += 1      # the consumer may write through the export
+        return export.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        if self._view is None:
+            raise BufferError(f"{self.kind_name} '{self.name}' has no host view to export")
+        return (1, 0)             # kDLCPU
+
+    # ---- conveniences -----------------------------------------------------------------------------------
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def n(self) -> int | None:
+        return self.element_type.n if self.element_type is not None else None
+
+    @property
+    def m(self) -> int | None:
+        return self.element_type.m if self.element_type is not None and self.element_type.m else None
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError(f"0-d {self.kind_name} '{self.name}' has no len()")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        element = repr(self.element_type) if self.element_type is not None else repr(self.dtype)
+        return f"<wk.{self.kind_name} {self.name}: {element}, shape={self.shape}>"
+
+
+class Field(Container):
+    """`wk.field`: a global container, bound into kernels by closure."""
+    is_field = True
+    kind_name = "field"
+
+
+class Ndarray(Container):
+    """`wk.ndarray`: a container passed to kernels as an argument (`wk.types.ndarray()` parameters)."""
+    is_field = False
+    kind_name = "ndarray"
+
+
+def field(dtype: Any, shape: Any = (), needs_grad: bool = False, needs_dual: bool = False, name: str = "",
+          offset: Any = None, **unknown: Any) -> Field:
+    """`wk.field(dtype or wk.types.vector(...), shape, needs_grad=False, needs_dual=False, name='')`."""
+    if offset is not None:
+        raise ValueError("wk.field(offset=...) is not supported")
+    if unknown:
+        raise TypeError(f"wk.field() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    return Field(dtype, shape, name=name, needs_grad=needs_grad, needs_dual=needs_dual)
+
+
+def ndarray(dtype: Any, shape: Any, needs_grad: bool = False, name: str = "") -> Ndarray:
+    """`wk.ndarray(dtype or wk.types.vector(...), shape, needs_grad=False)`."""
+    return Ndarray(dtype, shape, name=name, needs_grad=needs_grad)

@@ -24,6 +24,17 @@ class Func:
         raise WkError(f"wk.func '{self.name}' can only be called from inside a @wk.kernel or another @wk.func")
 
 
+_launch_kernel: Callable[..., Any] | None = None   # runtime.launch.launch_kernel, imported on first call
+
+
+def _load_launcher() -> Callable[..., Any]:
+    """Import the launch sequence once (an import statement per call costs ~1 us of launch overhead)."""
+    global _launch_kernel
+    from wgkern.runtime.launch import launch_kernel
+    _launch_kernel = launch_kernel
+    return launch_kernel
+
+
 class Kernel:
     """An entry point called from Python. Calling it compiles (once per argument specialisation) and launches."""
 
@@ -36,8 +47,7 @@ class Kernel:
         self.last_compiled: Any = None   # runtime.launch.CompiledEntry of the most recent launch
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from wgkern.runtime.launch import launch_kernel
-        return launch_kernel(self, args, kwargs, reverse=False)
+        return (_launch_kernel or _load_launcher())(self, args, kwargs, False)
 
     def grad(self, *args: Any, **kwargs: Any) -> Any:
         from wgkern.runtime.launch import launch_kernel

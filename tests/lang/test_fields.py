@@ -1,0 +1,221 @@
+"""wk.field / wk.ndarray host API: shapes, dtypes, grads, numpy round trips, indexing, generations, DLPack,
+stale handles after wk.reset(). Runs on the fake backend (host-view and device-like) and every real arch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wgkern as wk
+
+
+def test_scalar_field_attributes(fake_program):
+    x = wk.field(wk.f32, shape=16, needs_grad=True, name="x")
+    assert x.shape == (16,) and x.dtype == wk.f32 and x.is_field
+    assert x.element_shape == () and x.element_type is None
+    assert x.grad is not None and x.grad.shape == (16,) and x.grad.name == "x.grad"
+    assert x.dual is None
+    assert np.array_equal(x.to_numpy(), np.zeros(16, np.float32))
+    assert x.to_numpy().dtype == np.float32
+
+
+def test_vector_and_matrix_fields(fake_program):
+    v = wk.field(wk.types.vector(3, wk.f32), shape=(4, 5))
+    assert v.shape == (4, 5) and v.element_shape == (3,) and v.n == 3
+    assert v.to_numpy().shape == (4, 5, 3)
+    m = wk.Matrix.field(2, 3, wk.f64, shape=7)
+    assert m.to_numpy().shape == (7, 2, 3) and m.to_numpy().dtype == np.float64
+    w = wk.Vector.field(2, wk.i32, shape=3)
+    w[1] = (5, 6)
+    assert isinstance(w[1], np.ndarray) and w[1].tolist() == [5, 6]
+    assert w[1, 1] == 6
+    w[2, 0] = 9
+    assert w.to_numpy().tolist() == [[0, 0], [5, 6], [9, 0]]
+
+
+@pytest.mark.parametrize("dtype", [wk.f32, wk.f64, wk.i8, wk.i16, wk.i32, wk.i64, wk.u8, wk.u16, wk.u32,
+                                   wk.u64, wk.u1])
+def test_numpy_round_trip_every_dtype(fake_program, dtype):
+    a = wk.field(dtype, shape=(3, 4))
+    rng = np.random.default_rng(1)
+    data = (rng.random((3, 4)) * 100).astype(dtype.np_dtype)
+    a.from_numpy(data)
+    out = a.to_numpy()
+    assert out.dtype == dtype.np_dtype
+    assert np.array_equal(out, data)
+    assert a[2, 3] == data[2, 3].item()
+    assert type(a[0, 0]) is type(data[0, 0].item())
+
+
+def test_zero_d_field(fake_program):
+    y = wk.field(wk.f32, shape=())
+    assert y.shape == ()
+    y[None] = 2.5
+    assert y[None] == 2.5
+    y.fill(1.5)
+    assert y[None] == 1.5
+    y.from_numpy(np.array(4.0))
+    assert y.to_numpy() == 4.0
+    assert y.to_numpy().shape == ()
+    with pytest.raises(IndexError):
+        y[0]
+    x = wk.field(wk.f32, shape=3)
+    with pytest.raises(IndexError, match="index it with 1"):
+        x[None]
+
+
+def test_indexing_errors(fake_program):
+    x = wk.field(wk.i32, shape=(2, 3), name="grid")
+    with pytest.raises(IndexError, match="out of range"):
+        x[2, 0]
+    with pytest.raises(IndexError):
+        x[-1, 0]
+    with pytest.raises(IndexError):
+        x[0]
+    with pytest.raises(IndexError, match="not an integer"):
+        x[0, 1:2]
+    x[np.int64(1), np.int32(2)] = 7
+    assert x[1, 2] == 7
+
+
+def test_fill_copy_from_and_shape_checks(fake_program):
+    a = wk.field(wk.f32, shape=5)
+    b = wk.field(wk.f32, shape=5)
+    a.fill(3)
+    assert a.to_numpy().tolist() == [3.0] * 5
+    b.copy_from(a)
+    assert b.to_numpy().tolist() == [3.0] * 5
+    with pytest.raises(ValueError, match="shape"):
+        a.from_numpy(np.zeros(4))
+    with pytest.raises(ValueError):
+        b.copy_from(wk.field(wk.f32, shape=4))
+    v = wk.Vector.field(3, wk.f32, shape=2)
+    v.fill((1, 2, 3))
+    assert v.to_numpy().tolist() == [[1, 2, 3], [1, 2, 3]]
+
+
+def test_from_numpy_casts(fake_program):
+    a = wk.field(wk.i32, shape=3)
+    a.from_numpy(np.array([1.9, -2.5, 3.0]))
+    assert a.to_numpy().tolist() == [1, -2, 3]
+    a.from_numpy([4, 5, 6])
+    assert a.to_numpy().tolist() == [4, 5, 6]
+    b = wk.field(wk.u1, shape=3)
+    b.from_numpy([0, 2, 1])
+    assert b.to_numpy().tolist() == [False, True, True]
+    assert b[1] is True
+
+
+def test_to_numpy_is_a_copy(fake_program):
+    a = wk.field(wk.f32, shape=3)
+    out = a.to_numpy()
+    out[:] = 7
+    assert a.to_numpy().tolist() == [0, 0, 0]
+
+
+def test_generation_bumped_by_every_host_write(fake_program):
+    a = wk.field(wk.f32, shape=4)
+    b = wk.field(wk.f32, shape=4)
+    seen = [a.generation]
+    for write in (lambda: a.from_numpy(np.ones(4)), lambda: a.fill(2), lambda: a.copy_from(b),
+                  lambda: a.__setitem__(1, 5.0)):
+        write()
+        assert a.generation > seen[-1]
+        seen.append(a.generation)
+    before = a.generation
+    a.to_numpy()
+    a[0]
+    assert a.generation == before
+    assert b.generation == 0
+
+
+def test_ndarray_host_api(fake_program):
+    arr = wk.ndarray(wk.f32, shape=(2, 3), needs_grad=True)
+    assert not arr.is_field and arr.grad is not None and not arr.grad.is_field
+    arr.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert arr[1, 2] == 5.0
+    arr[0, 0] = -1
+    assert arr.to_numpy()[0, 0] == -1
+    vec = wk.ndarray(wk.types.vector(2, wk.i32), shape=4)
+    assert vec.shape == (4,) and vec.to_numpy().shape == (4, 2)
+
+
+def test_needs_grad_requires_float(fake_program):
+    with pytest.raises(TypeError, match="float"):
+        wk.field(wk.i32, shape=3, needs_grad=True)
+
+
+def test_bad_shapes_and_dtypes(fake_program):
+    with pytest.raises(ValueError):
+        wk.field(wk.f32, shape=-1)
+    with pytest.raises(ValueError):
+        wk.field(wk.f32, shape=None)
+    with pytest.raises(TypeError):
+        wk.field("not a dtype", shape=3)
+    assert wk.field(float, shape=2).dtype == wk.f32
+    assert wk.field(np.int64, shape=2).dtype == wk.i64
+    empty = wk.field(wk.f32, shape=0)
+    assert empty.to_numpy().shape == (0,)
+
+
+def test_stale_container_after_reset(fake_program):
+    a = wk.field(wk.f32, shape=3, name="old")
+    wk.reset()
+    with pytest.raises(wk.ArgumentError, match="old"):
+        a.to_numpy()
+    with pytest.raises(wk.ArgumentError):
+        a[0] = 1.0
+
+
+def test_dlpack_only_with_host_view(fake_program):
+    a = wk.field(wk.f32, shape=4)
+    a.fill(1.5)
+    if fake_program.backend.host_views:
+        before = a.generation
+        view = np.from_dlpack(a)
+        assert view.tolist() == [1.5] * 4
+        assert a.dlpack_live and a.generation > before
+        view[0] = 9            # zero-copy: the container sees it
+        assert a[0] == 9.0
+        del view
+        assert not a.dlpack_live
+    else:
+        with pytest.raises(BufferError):
+            a.__dlpack__()
+
+
+def test_buffers_freed_on_gc_and_reset(fake_program):
+    backend = fake_program.backend
+    a = wk.field(wk.f32, shape=8)
+    live = len(backend.live)
+    del a
+    import gc
+    gc.collect()
+    assert len(backend.live) == live - 1
+    wk.field(wk.f32, shape=8)
+    wk.reset()
+    assert backend.shut
+
+
+def test_real_arch_round_trip(arch):
+    v = wk.Vector.field(3, wk.f32, shape=(5,), needs_grad=True)
+    data = np.arange(15, dtype=np.float32).reshape(5, 3)
+    v.from_numpy(data)
+    assert np.array_equal(v.to_numpy(), data)
+    assert v[4].tolist() == [12, 13, 14]
+    v[0] = 1
+    assert v[0].tolist() == [1, 1, 1]
+    b = wk.field(wk.u8, shape=3)
+    b.from_numpy(np.array([1, 255, 7], np.uint8))
+    assert b.to_numpy().tolist() == [1, 255, 7] and b[1] == 255
+    z = wk.ndarray(wk.i16, shape=(2, 2))
+    z.fill(-3)
+    assert z.to_numpy().tolist() == [[-3, -3], [-3, -3]]
+    assert v.grad.to_numpy().sum() == 0
+
+
+def test_names_come_from_the_assignment(fake_program):
+    temperature = wk.field(wk.f32, shape=3, needs_grad=True)
+    assert temperature.name == "temperature" and temperature.grad.name == "temperature.grad"
+    pair = (wk.field(wk.f32, shape=1), wk.ndarray(wk.f32, shape=1))
+    assert pair[0].name.startswith("field") and pair[1].name.startswith("ndarray")
+    assert wk.field(wk.f32, shape=1, name="given").name == "given"

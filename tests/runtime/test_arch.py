@@ -1,0 +1,93 @@
+"""Arch selection rules (API.md "Initialisation") on made-up adapter lists: WK_ARCH, best real GPU, wk.gpu,
+wk.webgpu, per-API arches, and ArchUnavailableError naming what was found."""
+from __future__ import annotations
+
+import pytest
+
+import wgkern as wk
+from wgkern.runtime import arch as arch_module
+from wgkern.runtime.arch import AdapterInfo, Arch, parse_arch, select
+
+LAVAPIPE = AdapterInfo("llvmpipe (LLVM 15) (CPU) via Vulkan", "Vulkan", "CPU", "lvp")
+LLVMPIPE_GL = AdapterInfo("llvmpipe via OpenGL", "OpenGL", "CPU", "gl")
+DISCRETE = AdapterInfo("NVIDIA H100 via Vulkan", "Vulkan", "DiscreteGPU", "nv")
+INTEGRATED = AdapterInfo("Intel UHD via Vulkan", "Vulkan", "IntegratedGPU", "intel")
+METAL = AdapterInfo("Apple M2", "Metal", "IntegratedGPU", "m2")
+
+
+@pytest.fixture
+def adapters(monkeypatch):
+    found: list[AdapterInfo] = []
+    monkeypatch.setattr(arch_module, "list_wgpu_adapters", lambda: (list(found), ""))
+    monkeypatch.delenv("WK_ARCH", raising=False)
+    return found
+
+
+def test_arch_constants():
+    assert wk.cpu is Arch.cpu and wk.vulkan is Arch.vulkan and wk.gpu is Arch.gpu
+    assert repr(wk.vulkan) == "wk.vulkan"
+    assert parse_arch("vulkan") is Arch.vulkan and parse_arch("wk.cpu") is Arch.cpu and parse_arch(None) is None
+    with pytest.raises(ValueError, match="unknown arch"):
+        parse_arch("tpu")
+
+
+def test_default_is_cpu_without_real_gpu(adapters):
+    adapters.extend([LAVAPIPE, LLVMPIPE_GL])
+    assert select().arch is Arch.cpu
+
+
+def test_default_prefers_discrete_gpu(adapters):
+    adapters.extend([LAVAPIPE, INTEGRATED, DISCRETE])
+    chosen = select()
+    assert chosen.arch is Arch.vulkan and chosen.description == DISCRETE.summary
+
+
+def test_wk_arch_env(adapters, monkeypatch):
+    adapters.extend([DISCRETE])
+    monkeypatch.setenv("WK_ARCH", "cpu")
+    assert select().arch is Arch.cpu
+    assert select(wk.vulkan).arch is Arch.vulkan      # an explicit arch wins over WK_ARCH
+
+
+def test_vulkan_takes_lavapipe_not_gl(adapters):
+    adapters.extend([LLVMPIPE_GL, LAVAPIPE])
+    chosen = select(wk.vulkan)
+    assert chosen.arch is Arch.vulkan and chosen.description == LAVAPIPE.summary
+    assert select(wk.webgpu).description == LAVAPIPE.summary
+
+
+def test_gpu_needs_a_real_gpu(adapters):
+    adapters.extend([LAVAPIPE])
+    with pytest.raises(wk.ArchUnavailableError, match="llvmpipe"):
+        select(wk.gpu)
+    adapters.append(METAL)
+    assert select(wk.gpu).arch is Arch.metal
+
+
+def test_missing_backend_type(adapters):
+    adapters.extend([LAVAPIPE])
+    with pytest.raises(wk.ArchUnavailableError, match="Metal.*found: llvmpipe"):
+        select(wk.metal)
+    with pytest.raises(wk.ArchUnavailableError, match="D3D12"):
+        select("dx12")
+
+
+def test_cuda_and_amdgpu_not_built(adapters):
+    for arch in (wk.cuda, wk.amdgpu):
+        with pytest.raises(wk.ArchUnavailableError, match="not built"):
+            select(arch)
+
+
+def test_no_wgsl_backend(monkeypatch):
+    monkeypatch.setattr(arch_module, "list_wgpu_adapters", lambda: ([], "WGSL backend not importable (x)"))
+    monkeypatch.delenv("WK_ARCH", raising=False)
+    with pytest.raises(wk.ArchUnavailableError, match="not importable"):
+        select(wk.vulkan)
+    assert select().arch is Arch.cpu
+
+
+def test_opengl_is_never_chosen(adapters):
+    adapters.extend([LLVMPIPE_GL])
+    with pytest.raises(wk.ArchUnavailableError, match="OpenGL"):
+        select(wk.webgpu)
+    assert select().arch is Arch.cpu

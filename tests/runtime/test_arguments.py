@@ -1,0 +1,156 @@
+"""Argument specialisation: keys, ArgSpecs, template values, and every ArgumentError naming the parameter."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wgkern as wk
+from wgkern.runtime.arguments import specialise
+
+
+def spec_of(kernel, *args, **kwargs):
+    from wgkern.runtime.program import get_program
+    return specialise(kernel, args, kwargs, get_program())
+
+
+@wk.kernel
+def scalars(a: wk.f32, n: wk.i32, flag: wk.u1, x: float, k: int):
+    pass
+
+
+@wk.kernel
+def arrays(a: wk.types.ndarray(dtype=wk.f32, ndim=2), b: wk.types.ndarray(), v: wk.types.ndarray(
+        dtype=wk.types.vector(3, wk.f32), ndim=1)):
+    pass
+
+
+@wk.kernel
+def templates(f: wk.template(), c: wk.template(), t: wk.template()):
+    pass
+
+
+@wk.kernel
+def unannotated(a, b, c):
+    pass
+
+
+@wk.kernel
+def vector_arg(v: wk.types.vector(3, wk.f32), s: wk.f32 = 2.0):
+    pass
+
+
+def test_scalar_specs(fake_program):
+    spec = spec_of(scalars, 1, 2, True, 3.5, 4)
+    assert [s.kind for s in spec.arg_specs] == ["scalar"] * 5
+    assert [s.dtype for s in spec.arg_specs] == [wk.f32, wk.i32, wk.u1, wk.f32, wk.i32]
+    assert spec.values == [1.0, 2, True, 3.5, 4]
+    assert spec.key == spec_of(scalars, 9.0, np.int64(7), False, 1, 0).key   # values are not in the key
+    assert spec_of(scalars, a=1, n=2, flag=1, x=1.0, k=2).values[0] == 1.0
+
+
+def test_scalar_errors_name_the_parameter(fake_program):
+    with pytest.raises(wk.ArgumentError, match="parameter 'n'.*float"):
+        spec_of(scalars, 1, 2.5, True, 1.0, 1)
+    with pytest.raises(wk.ArgumentError, match="parameter 'a'.*str"):
+        spec_of(scalars, "x", 2, True, 1.0, 1)
+    with pytest.raises(wk.ArgumentError, match="parameter 'n'.*does not fit"):
+        spec_of(scalars, 1, 2**40, True, 1.0, 1)
+    with pytest.raises(wk.ArgumentError, match="scalars"):
+        spec_of(scalars, 1, 2)
+    with pytest.raises(wk.ArgumentError):
+        spec_of(scalars, 1, 2, True, 1.0, 1, 5)
+    with pytest.raises(TypeError):      # ArgumentError is also a TypeError
+        spec_of(scalars, 1, 2, True, 1.0, 1, extra=3)
+
+
+def test_ndarray_specs(fake_program):
+    a = wk.ndarray(wk.f32, shape=(2, 3))
+    b = np.zeros((4,), np.int16)
+    v = wk.ndarray(wk.types.vector(3, wk.f32), shape=5)
+    spec = spec_of(arrays, a, b, v)
+    kinds = [(s.kind, s.dtype, s.ndim, s.element_shape) for s in spec.arg_specs]
+    assert kinds == [("ndarray", wk.f32, 2, ()), ("ndarray", wk.i16, 1, ()), ("ndarray", wk.f32, 1, (3,))]
+    # numpy arrays for vector ndarrays: trailing axes are the element
+    spec2 = spec_of(arrays, np.zeros((2, 3), np.float32), b, np.zeros((5, 3), np.float32))
+    assert spec2.arg_specs[2].ndim == 1 and spec2.arg_specs[2].element_shape == (3,)
+    assert spec.key != spec2.key                       # numpy vs wk.ndarray compile separately
+    assert spec_of(arrays, wk.ndarray(wk.f32, shape=(7, 7)), b, v).key == spec.key   # shape not in key
+
+
+def test_ndarray_errors(fake_program):
+    b = np.zeros(4, np.int32)
+    v = wk.ndarray(wk.types.vector(3, wk.f32), shape=5)
+    with pytest.raises(wk.ArgumentError, match="parameter 'a'.*dtype wk.f32, got wk.f64"):
+        spec_of(arrays, wk.ndarray(wk.f64, shape=(2, 2)), b, v)
+    with pytest.raises(wk.ArgumentError, match="parameter 'a'.*ndim=2"):
+        spec_of(arrays, wk.ndarray(wk.f32, shape=4), b, v)
+    with pytest.raises(wk.ArgumentError, match="parameter 'a'.*C-contiguous"):
+        spec_of(arrays, np.zeros((4, 4), np.float32)[:, ::2], b, v)
+    with pytest.raises(wk.ArgumentError, match="parameter 'v'.*elements of shape"):
+        spec_of(arrays, np.zeros((2, 2), np.float32), b, np.zeros((5, 2), np.float32))
+    with pytest.raises(wk.ArgumentError, match="parameter 'v'.*expects elements"):
+        spec_of(arrays, np.zeros((2, 2), np.float32), b, wk.ndarray(wk.types.vector(2, wk.f32), shape=5))
+    with pytest.raises(wk.ArgumentError, match="parameter 'b'.*field"):
+        spec_of(arrays, np.zeros((2, 2), np.float32), wk.field(wk.f32, shape=3), v)
+    with pytest.raises(wk.ArgumentError, match="parameter 'b'.*list"):
+        spec_of(arrays, np.zeros((2, 2), np.float32), [1, 2], v)
+    with pytest.raises(wk.ArgumentError, match="parameter 'b'.*not supported"):
+        spec_of(arrays, np.zeros((2, 2), np.float32), np.zeros(2, np.complex64), v)
+
+
+def test_templates(fake_program):
+    f = wk.field(wk.f32, shape=3)
+    g = wk.field(wk.f32, shape=3)
+    spec = spec_of(templates, f, 3, (1, 2.0))
+    assert [s.kind for s in spec.arg_specs] == ["template"] * 3
+    assert spec.template_values == {0: f, 1: 3, 2: (1, 2.0)}
+    assert spec_of(templates, f, 3, (1, 2.0)).key == spec.key
+    assert spec_of(templates, g, 3, (1, 2.0)).key != spec.key        # another field: another variant
+    assert spec_of(templates, f, 4, (1, 2.0)).key != spec.key
+    assert spec_of(templates, f, 3.0, (1, 2.0)).key != spec.key      # 3 and 3.0 differ
+    assert spec_of(templates, f, True, (1, 2.0)).key != spec_of(templates, f, 1, (1, 2.0)).key
+
+
+def test_unannotated_parameters_are_inferred(fake_program):
+    f = wk.field(wk.f32, shape=3)
+    spec = spec_of(unannotated, 1.5, np.zeros(3, np.float32), f)
+    assert [s.kind for s in spec.arg_specs] == ["scalar", "ndarray", "template"]
+    assert spec.arg_specs[0].dtype == wk.f32
+    assert spec_of(unannotated, 2, f, f).arg_specs[0].dtype == wk.i32
+
+
+def test_vector_argument_is_a_constant(fake_program):
+    spec = spec_of(vector_arg, (1, 2, 3))
+    assert spec.arg_specs[0].kind == "template" and spec.arg_specs[0].element_shape == (3,)
+    assert spec.template_values[0].tolist() == [1.0, 2.0, 3.0]
+    assert spec.values[1] == 2.0
+    assert spec_of(vector_arg, np.array([1, 2, 3])).key == spec.key
+    with pytest.raises(wk.ArgumentError, match="parameter 'v'"):
+        spec_of(vector_arg, (1, 2))
+
+
+def test_string_annotations(fake_program):
+    import textwrap
+    namespace: dict = {}
+    exec(textwrap.dedent('''
+        from __future__ import annotations
+        import wgkern as wk
+        @wk.kernel
+        def k(a: wk.f32, b: wk.types.ndarray(dtype=wk.i32, ndim=1), c: wk.template()):
+            pass
+    '''), namespace)
+    spec = spec_of(namespace["k"], 1, np.zeros(2, np.int32), 3)
+    assert [s.kind for s in spec.arg_specs] == ["scalar", "ndarray", "template"]
+
+
+def test_stale_containers_are_rejected(fake_program):
+    from wgkern.runtime import program as program_module
+    a = wk.ndarray(wk.f32, shape=(2, 2), name="old")
+    f = wk.field(wk.f32, shape=2, name="oldfield")
+    selection_backend = type(fake_program.backend)(fake_program.backend.host_views)
+    from wgkern.runtime.arch import Arch, Selection
+    program_module.start(Selection(Arch.cpu, lambda _options: selection_backend, "fake 2"))
+    with pytest.raises(wk.ArgumentError, match="parameter 'a'.*'old'.*wk.reset"):
+        spec_of(arrays, a, np.zeros(1, np.int32), wk.ndarray(wk.types.vector(3, wk.f32), shape=1))
+    with pytest.raises(wk.ArgumentError, match="parameter 'f'.*oldfield"):
+        spec_of(templates, f, 1, 2)

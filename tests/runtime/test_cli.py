@@ -1,0 +1,71 @@
+"""`python -m wgkern info|bench|demo` (wgkern/__main__.py, wgkern/bench.py, demos/) as smoke tests."""
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+import pytest
+
+import wgkern as wk
+from wgkern.__main__ import main
+
+
+def _read_png(path) -> np.ndarray:
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, size = 8, b"", None
+    while pos < len(data):
+        length, tag = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        assert zlib.crc32(tag + body) & 0xFFFFFFFF == struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0]
+        if tag == b"IHDR":
+            size = struct.unpack(">II", body[:8])
+        elif tag == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height = size
+    raw = np.frombuffer(zlib.decompress(idat), np.uint8).reshape(height, 1 + width * 4)
+    assert (raw[:, 0] == 0).all()
+    return raw[:, 1:].reshape(height, width, 4)
+
+
+def test_info(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "wk.init() would pick" in out and "cpu" in out
+
+
+def test_demo_list(capsys):
+    assert main(["demo", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "heat" in listed and "particles" in listed
+
+
+@pytest.mark.parametrize("name", ["heat", "particles"])
+def test_demo_headless(arch, name, tmp_path, capsys):
+    out = tmp_path / f"{name}.png"
+    assert main(["demo", name, "--headless", "--out", str(out), "--arch", arch.value, "--steps", "30"]) == 0
+    image = _read_png(out)
+    assert image.shape == (256, 384, 4)
+    assert image[..., 1].max() > 100 and image[..., 1].min() < 50      # something bright on a dark plate
+    wk.reset()
+
+
+def test_bench_json(tmp_path, capsys):
+    path = tmp_path / "bench.json"
+    code = main(["bench", "--arch", "cpu", "--only", "launch_overhead", "--reps", "5", "--json", str(path)])
+    assert code == 0, capsys.readouterr().out
+    report = json.loads(path.read_text())
+    assert report["arch"] == "cpu"
+    (row,) = report["results"]
+    assert row["name"] == "launch_overhead" and row["unit"] == "us/launch" and row["value"] > 0
+    assert "launch_overhead" in capsys.readouterr().out
+
+
+def test_module_entry_point():
+    result = subprocess.run([sys.executable, "-m", "wgkern", "--help"], capture_output=True, text=True)
+    assert result.returncode == 0 and "info" in result.stdout and "bench" in result.stdout

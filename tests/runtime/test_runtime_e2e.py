@@ -1,0 +1,189 @@
+"""The runtime with the real frontend, passes and backends on every available arch: caching, generations,
+numpy arguments, return values, ndarray .grad slots, stale containers, kernel.ir()/source()."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wgkern as wk
+
+
+def test_cache_and_generations(arch):
+    x = wk.field(wk.f32, shape=64)
+    y = wk.field(wk.f32, shape=64)
+
+    @wk.kernel
+    def saxpy(a: wk.f32):
+        for i in x:
+            y[i] = a * x[i] + y[i]
+
+    x.from_numpy(np.arange(64, dtype=np.float32))
+    gx, gy = x.generation, y.generation
+    saxpy(2.0)
+    saxpy(0.5)
+    assert np.allclose(y.to_numpy(), 2.5 * np.arange(64))
+    assert x.generation == gx and y.generation == gy + 2
+    stats = wk.stats()
+    assert stats["kernel_compiles"] == 1 and stats["cache_hits"] == 1 and stats["launches"] == 2
+    assert "saxpy" in saxpy.ir()
+    assert len(saxpy.source()) > 0
+    assert len(saxpy.source(arch)) > 0
+
+
+def test_template_fields_compile_per_field(arch):
+    @wk.kernel
+    def fill(f: wk.template(), v: wk.i32):
+        for i in f:
+            f[i] = v
+
+    a = wk.field(wk.i32, shape=5)
+    b = wk.field(wk.i32, shape=7)
+    fill(a, 3)
+    fill(b, 4)
+    fill(a, 5)
+    assert a.to_numpy().tolist() == [5] * 5 and b.to_numpy().tolist() == [4] * 7
+    assert wk.stats()["kernel_compiles"] == 2
+
+
+def test_ndarray_and_numpy_arguments(arch):
+    @wk.kernel
+    def axpy(dst: wk.types.ndarray(dtype=wk.f32, ndim=2), src: wk.types.ndarray(dtype=wk.f32, ndim=2), a: wk.f32):
+        for i, j in dst:
+            dst[i, j] += a * src[i, j]
+
+    dst = wk.ndarray(wk.f32, shape=(3, 4))
+    src = np.arange(12, dtype=np.float32).reshape(3, 4)
+    g_dst = dst.generation
+    axpy(dst, src, 2.0)
+    assert np.allclose(dst.to_numpy(), 2 * src)
+    assert dst.generation == g_dst + 1
+    host = np.ones((2, 2), np.float32)
+    axpy(host, np.ones((2, 2), np.float32), 3.0)
+    assert host.tolist() == [[4, 4], [4, 4]]
+    with pytest.raises(wk.ArgumentError, match="parameter 'src'"):
+        axpy(dst, np.zeros((3, 4)), 1.0)
+
+
+def test_ndarray_grad_slot_generation(arch):
+    @wk.kernel
+    def seed(a: wk.types.ndarray(dtype=wk.f32, ndim=1)):
+        for i in a:
+            a.grad[i] = 1.0
+
+    a = wk.ndarray(wk.f32, shape=4, needs_grad=True)
+    g, gg = a.generation, a.grad.generation
+    seed(a)
+    assert a.grad.to_numpy().tolist() == [1.0] * 4
+    assert a.grad.generation == gg + 1 and a.generation == g
+
+
+def test_return_value(arch):
+    @wk.kernel
+    def answer(n: wk.i32) -> wk.i32:
+        return n * 6
+
+    assert answer(7) == 42
+
+    @wk.kernel
+    def vec() -> wk.types.vector(3, wk.f32):
+        return wk.math.vec3(1.0, 2.0, 3.0)
+
+    assert np.allclose(vec(), [1, 2, 3])
+
+
+def test_vector_field_kernel(arch):
+    v = wk.Vector.field(3, wk.f32, shape=4)
+
+    @wk.kernel
+    def fill():
+        for i in v:
+            v[i] = wk.math.vec3(i, 2 * i, 3 * i)
+
+    fill()
+    assert np.allclose(v.to_numpy(), np.arange(4)[:, None] * np.array([1, 2, 3]))
+    assert v[2].tolist() == [2, 4, 6]
+
+
+def test_stale_field_after_reset(arch):
+    f = wk.field(wk.f32, shape=3, name="stale")
+
+    @wk.kernel
+    def touch():
+        for i in f:
+            f[i] = 1.0
+
+    touch()
+    wk.reset()
+    wk.init(arch=arch)
+    with pytest.raises(wk.ArgumentError, match="stale"):
+        touch()
+    with pytest.raises(wk.ArgumentError, match="stale"):
+        f.to_numpy()
+
+
+def test_dlpack_and_host_access_after_launch(arch):
+    f = wk.field(wk.f32, shape=8)
+
+    @wk.kernel
+    def ramp():
+        for i in f:
+            f[i] = i * 1.5
+
+    ramp()
+    assert f[3] == 4.5                       # a read after a launch sees its result
+    if arch == wk.cpu:
+        shared = np.from_dlpack(f)           # zero-copy host view
+        assert shared[3] == 4.5 and f.dlpack_live
+        shared[0] = 7.0
+        assert f[0] == 7.0
+        ramp()
+        assert shared[0] == 0.0              # the kernel wrote the same memory
+    else:
+        with pytest.raises(BufferError):
+            np.from_dlpack(f)
+    f.from_numpy(np.ones(8, np.float32))     # a write after a launch is ordered after it
+    ramp()
+    f[1] = -1.0
+    assert f.to_numpy()[:3].tolist() == [0.0, -1.0, 3.0]
+
+
+def test_vector_arguments(arch):
+    out = wk.Vector.field(3, wk.f32, shape=4)
+
+    @wk.kernel
+    def place(v: wk.types.vector(3, wk.f32), s: wk.f32):
+        for i in out:
+            out[i] = v * s + i
+
+    place((1, 2, 3), 2.0)
+    assert np.allclose(out.to_numpy(), np.array([2, 4, 6]) + np.arange(4)[:, None])
+
+    @wk.kernel
+    def double(a: wk.types.ndarray(dtype=wk.types.vector(3, wk.f32), ndim=1)):
+        for i in a:
+            a[i] = a[i] * 2.0
+
+    host = np.ones((5, 3), np.float32)
+    double(host)
+    assert np.allclose(host, 2)
+    device = wk.ndarray(wk.math.vec3, shape=2)
+    device.fill(1.5)
+    double(device)
+    assert np.allclose(device.to_numpy(), 3)
+
+
+def test_debug_option_reaches_the_backend(arch):
+    wk.init(arch=arch, debug=True)
+    from wgkern.runtime.program import current
+    if not getattr(current().backend, "debug", False):
+        pytest.skip("this backend has no debug mode yet")
+    f = wk.field(wk.f32, shape=4)
+
+    @wk.kernel
+    def past_the_end(k: wk.i32):
+        for i in f:
+            f[i + k] = 1.0
+
+    with pytest.raises(wk.WkError, match="out of range"):
+        past_the_end(2)
+        wk.sync()

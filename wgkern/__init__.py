@@ -1,0 +1,35 @@
+"""wgkern: write GPU/CPU kernels as Python functions (Taichi/Quadrants-style), compiled to WGSL or LLVM.
+
+This module exports exactly the public names of the user API (API.md). It imports neither wgpu nor llvmlite:
+backends load at `wk.init`. Compilation lives in frontend/, passes/ and backends/; runtime state in runtime/."""
+from __future__ import annotations
+
+from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentError, AutodiffError,
+                           CompileError, DeviceLostError, OutOfMemoryError, SizingError, WkError)
+from wgkern.lang import ad
+from wgkern.lang import math
+from wgkern.lang.fields import field, ndarray
+from wgkern.lang.kernel import func, kernel
+from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_and, atomic_max, atomic_min,
+                              atomic_or, atomic_sub, atomic_xor, cast, ceil, clamp, cos, cosh, exp, floor,
+                              log, log2, loop_config, max, min, ndrange, pow, random, round, rsqrt, select, sign,
+                              sin, sinh, sqrt, static, tan, tanh)
+from wgkern.lang.matrix import Matrix, Vector
+from wgkern.lang.types import f16, f32, f64, i8, i16, i32, i64, template, types, u1, u8, u16, u32, u64
+from wgkern.runtime.arch import amdgpu, cpu, cuda, dx12, gpu, metal, vulkan, webgpu
+from wgkern.runtime.program import init, reset, stats, sync
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "init", "reset", "sync", "stats", "field", "ndarray", "kernel", "func", "template", "types", "Vector",
+    "Matrix", "math", "ad",
+    "f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "u1",
+    "cpu", "cuda", "amdgpu", "vulkan", "metal", "dx12", "webgpu", "gpu",
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log", "log2", "sqrt",
+    "rsqrt", "abs", "floor", "ceil", "round", "pow", "min", "max", "clamp", "sign", "random",
+    "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
+    "cast", "select", "static", "ndrange", "loop_config",
+    "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
+    "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError",
+]

@@ -1,0 +1,122 @@
+"""`python -m wgkern info|bench|demo`: the command line of API.md.
+
+`info` lists adapters/devices and the arch `wk.init()` would pick; `bench` runs the benchmark suite (bench.py);
+`demo` runs a bundled demo from the demos/ folder (found through wgkern/resources.py)."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+from types import ModuleType
+from typing import Sequence
+
+
+def _quiet_wayland() -> None:
+    # libwayland prints a harmless error on each adapter probe without XDG_RUNTIME_DIR (PLATFORM.md 1.6).
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="wk-xdg-")
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    import wgkern
+    from wgkern.errors import WkError
+    from wgkern.runtime.arch import describe_available, select
+    print(f"wgkern {wgkern.__version__} on Python {platform.python_version()} ({platform.machine()}), "
+          f"numpy {np.__version__}")
+    for module in ("wgpu", "llvmlite"):
+        try:
+            version = __import__(module).__version__
+        except ImportError as exc:
+            version = f"not installed ({exc})"
+        print(f"{module}: {version}")
+    for line in describe_available():
+        print("  " + line)
+    env = os.environ.get("WK_ARCH")
+    try:
+        chosen = select(None)
+        via = f" (WK_ARCH={env})" if env else ""
+        print(f"wk.init() would pick: {chosen.arch!r} - {chosen.description}{via}")
+    except (WkError, ValueError) as exc:
+        print(f"wk.init() would fail: {exc}")
+        return 1
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from wgkern import bench
+    return bench.main(arch=args.arch, json_path=args.json, reps=args.reps, only=args.only)
+
+
+def _demo_files() -> dict[str, Path]:
+    from wgkern.resources import resource_dir
+    folder = resource_dir("demos")
+    return {p.stem: p for p in sorted(folder.glob("*.py")) if not p.stem.startswith("_")}
+
+
+def _load_demo(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"wgkern_demo_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    demos = _demo_files()
+    if args.list or not demos:
+        for name, path in demos.items():
+            doc = (_load_demo(path).__doc__ or "").strip().splitlines()
+            print(f"{name:12s} {doc[0] if doc else ''}")
+        return 0 if demos else 1
+    name = args.name or ("heat" if "heat" in demos else next(iter(demos)))
+    if name not in demos:
+        print(f"unknown demo {name!r}; available: {', '.join(demos)}", file=sys.stderr)
+        return 2
+    headless = args.headless or not _has_display()
+    out = args.out or (f"{name}.png" if headless else None)
+    module = _load_demo(demos[name])
+    return int(module.main(arch=args.arch, headless=headless, out=out, steps=args.steps) or 0)
+
+
+def _has_display() -> bool:
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m wgkern", description="wgkern command line")
+    sub = parser.add_subparsers(dest="command", required=True)
+    info = sub.add_parser("info", help="adapters/devices found and which arch wk.init() would pick")
+    info.set_defaults(run=cmd_info)
+    bench = sub.add_parser("bench", help="the standard benchmark suite (docs/benchmarks.md)")
+    bench.add_argument("--arch", default=None, help="cpu, vulkan, gpu, ... (default: what wk.init() picks)")
+    bench.add_argument("--json", default=None, metavar="F", help="also write the results to this JSON file")
+    bench.add_argument("--reps", type=int, default=7, help="timed repetitions per benchmark (>= 5)")
+    bench.add_argument("--only", default=None, help="comma-separated benchmark names to run")
+    bench.set_defaults(run=cmd_bench)
+    demo = sub.add_parser("demo", help="run a bundled demo")
+    demo.add_argument("name", nargs="?", default=None, help="demo name (default: heat); --list shows all")
+    demo.add_argument("--list", action="store_true", help="list the demos")
+    demo.add_argument("--headless", action="store_true", help="render to a PNG instead of a window")
+    demo.add_argument("--out", default=None, metavar="F.png", help="PNG to write (headless; default NAME.png)")
+    demo.add_argument("--arch", default=None, help="cpu, vulkan, gpu, ... (default: what wk.init() picks)")
+    demo.add_argument("--steps", type=int, default=None, help="simulation steps (default: the demo's own)")
+    demo.set_defaults(run=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _quiet_wayland()
+    args = build_parser().parse_args(argv)
+    return int(args.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""`wk.ad`: Tape, custom gradients (`grad_replaced`/`grad_for`), `clear_all_gradients`, `grad_check`.
+
+A Tape records the forward launches of the current Program (runtime/launch.py appends to `program.tape`) and
+replays their `.grad` kernels in reverse order on exit. Reverse kernels themselves come from passes/autodiff;
+forward mode (`FwdMode`) is not available yet and says so."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from wgkern.errors import WkError
+
+
+def clear_all_gradients() -> None:
+    """Zero every `.grad` (and `.dual`) container of the current program."""
+    from wgkern.runtime.program import current
+    program = current()
+    if program is None:
+        return
+    for container in list(program.containers):
+        for adjoint in (container.grad, container.dual):
+            if adjoint is not None:
+                adjoint.fill(0)
+
+
+@dataclass(slots=True)
+class ReplacedCall:
+    """A call of a @wk.ad.grad_replaced function recorded on a Tape: replayed through its @grad_for."""
+    primal: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+class Tape:
+    """`with wk.ad.Tape(loss=y): ...` records kernel launches; on exit it clears the adjoints (when
+    `clear_gradients`), seeds `loss.grad = 1` and replays the `.grad` kernels in reverse order."""
+
+    def __init__(self, loss: Any = None, clear_gradients: bool = True, validation: bool = False):
+        if loss is not None and getattr(loss, "grad", None) is None:
+            raise WkError(f"wk.ad.Tape(loss=...): '{getattr(loss, 'name', loss)}' has no .grad; create it with "
+                          "needs_grad=True")
+        self.loss = loss
+        self.clear_gradients = clear_gradients
+        self.validation = validation
+        self.entries: list[Any] = []
+        self.program: Any = None
+
+    def __enter__(self) -> Tape:
+        from wgkern.runtime.program import get_program
+        program = get_program()
+        if program.tape is not None:
+            raise WkError("wk.ad.Tape blocks cannot be nested")
+        self.program = program
+        self.entries = []
+        program.tape = self.entries
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> None:
+        if self.program is not None and self.program.tape is self.entries:
+            self.program.tape = None
+        if exc_type is None:
+            self.grad()
+
+    def grad(self) -> None:
+        """Clear, seed and replay (what leaving the `with` block does)."""
+        if self.clear_gradients:
+            clear_all_gradients()
+        if self.loss is not None:
+            self.loss.grad.fill(1)
+        for entry in reversed(self.entries):
+            if isinstance(entry, ReplacedCall):
+                grad_fn = getattr(entry.primal, "_wk_grad_fn", None)
+                if grad_fn is None:
+                    raise WkError(f"'{entry.primal.__name__}' is @wk.ad.grad_replaced but no @wk.ad.grad_for "
+                                  "function was registered for it")
+                grad_fn(*entry.args, **entry.kwargs)
+            else:
+                kernel, args, kwargs = entry
+                kernel.grad(*args, **kwargs)
+
+
+class FwdMode:
+    """`with wk.ad.FwdMode(loss=y, param=x, seed=[...]): ...` (forward mode is not available yet)."""
+
+    def __init__(self, loss: Any = None, param: Any = None, seed: Any = None, clear_gradients: bool = True):
+        self.loss = loss
+        self.param = param
+        self.seed = seed
+        self.clear_gradients = clear_gradients
+
+    def __enter__(self) -> FwdMode:
+        raise WkError("wk.ad.FwdMode: forward-mode autodiff is not available yet in this version of wgkern; "
+                      "use wk.ad.Tape / kernel.grad() (reverse mode)")
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def grad_replaced(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a Python function that launches kernels: on a Tape it is recorded as one call, whose gradient
+    is the function registered with `@wk.ad.grad_for(fn)` (the kernels it launches are not recorded)."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from wgkern.runtime.program import current
+        program = current()
+        if program is None or program.tape is None:
+            return fn(*args, **kwargs)
+        tape = program.tape
+        program.tape = None
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            program.tape = tape
+        tape.append(ReplacedCall(wrapper, args, kwargs))
+        return result
+    wrapper._wk_grad_fn = None  # type: ignore[attr-defined]
+    return wrapper
+
+
+def grad_for(primal: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as the gradient of `primal` (a @wk.ad.grad_replaced function)."""
+    if not hasattr(primal, "_wk_grad_fn"):
+        raise WkError(f"@wk.ad.grad_for({getattr(primal, '__name__', primal)}): decorate it with "
+                      "@wk.ad.grad_replaced first")
+
+    def register(grad_fn: Callable[..., Any]) -> Callable[..., Any]:
+        primal._wk_grad_fn = grad_fn  # type: ignore[attr-defined]
+        return grad_fn
+    return register
+
+
+def _loss_value(func: Callable[[], Any], loss: Any) -> float:
+    loss.fill(0)
+    func()
+    return float(np.sum(loss.to_numpy(dtype=np.float64)))
+
+
+def grad_check(func: Callable[[], Any], inputs: list[Any], loss: Any, eps: float = 1e-3, rtol: float = 1e-2,
+               atol: float = 1e-4, max_elements: int = 64) -> float:
+    """Compare the Tape gradient of `loss` with respect to each container in `inputs` against central finite
+    differences. `func()` launches the forward kernels (loss is zeroed before each call). At most
+    `max_elements` elements per input are probed (evenly spaced). Raises AssertionError naming the first
+    mismatch; returns the largest absolute difference."""
+    with Tape(loss=loss):
+        loss.fill(0)
+        func()
+    analytic = [x.grad.to_numpy(dtype=np.float64) for x in inputs]
+    worst = 0.0
+    for x, grad in zip(inputs, analytic):
+        base = x.to_numpy()
+        flat = base.reshape(-1)
+        probes = np.unique(np.linspace(0, flat.size - 1, min(flat.size, max_elements)).astype(np.int64))
+        for index in probes:
+            values = []
+            for sign in (1.0, -1.0):
+                moved = flat.copy()
+                moved[index] = moved[index] + sign * eps
+                x.from_numpy(moved.reshape(base.shape))
+                values.append(_loss_value(func, loss))
+            numeric = (values[0] - values[1]) / (2 * eps)
+            exact = grad.reshape(-1)[index]
+            error = abs(numeric - exact)
+            worst = max(worst, error)
+            if error > atol + rtol * abs(numeric):
+                x.from_numpy(base)
+                raise AssertionError(f"grad_check: d loss / d {x.name}[{np.unravel_index(index, base.shape)}] is "
+                                     f"{exact:.6g} by autodiff but {numeric:.6g} by finite differences")
+        x.from_numpy(base)
+    return worst

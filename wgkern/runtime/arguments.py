@@ -1,0 +1,297 @@
+"""Kernel argument specialisation: checks a call's arguments against the parameters' annotations and turns
+them into a cache key, the frontend's ArgSpecs and the template values.
+
+Every user mistake (count, kind, dtype, ndim, element shape, non-contiguous numpy array, a container from an
+earlier wk.init) is an ArgumentError naming the parameter. Parameter rules are computed once per kernel."""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from wgkern.errors import ArgumentError
+from wgkern.ir.nodes import ArgSpec
+from wgkern.lang.fields import Container, Field, Ndarray
+from wgkern.lang.types import (DataType, NdarrayType, Template, VectorType, from_numpy_dtype, to_dtype,
+                               value_fits)
+
+SCALAR, NDARRAY, TEMPLATE, VECTOR, INFER = "scalar", "ndarray", "template", "vector", "infer"
+
+
+@dataclass(frozen=True, slots=True)
+class ParamRule:
+    """What one kernel parameter accepts, from its annotation. kind: scalar / ndarray / template /
+    vector (a vector or matrix value, passed as a compile-time constant) / infer (no annotation)."""
+    name: str
+    kind: str
+    dtype: DataType | None = None
+    element_type: VectorType | None = None
+    ndim: int | None = None
+
+
+@dataclass(slots=True)
+class Specialisation:
+    """The outcome of checking one call: `key` identifies the compiled variant; `values` are the
+    arguments in parameter order (numpy arrays stay numpy; launch.py stages them). `parts[i]` is argument
+    i's (kind, key part); the ArgSpecs are built from them only when a variant is compiled."""
+    key: tuple[Any, ...]
+    parts: list[tuple[str, Any]]
+    template_values: dict[int, Any]
+    values: list[Any]
+    rules: list[ParamRule]
+    _arg_specs: list[ArgSpec] | None = None
+
+    @property
+    def arg_specs(self) -> list[ArgSpec]:
+        if self._arg_specs is None:
+            self._arg_specs = [_arg_spec(rule, kind, part) for rule, (kind, part) in zip(self.rules, self.parts)]
+        return self._arg_specs
+
+
+def _arg_spec(rule: ParamRule, kind: str, part: Any) -> ArgSpec:
+    if kind == SCALAR:
+        return ArgSpec(name=rule.name, kind=SCALAR, dtype=part)
+    if kind == NDARRAY:
+        _, dtype, ndim, element_shape, _, _ = part
+        return ArgSpec(name=rule.name, kind=NDARRAY, dtype=dtype, ndim=ndim, element_shape=element_shape)
+    if kind == VECTOR:
+        assert rule.element_type is not None
+        return ArgSpec(name=rule.name, kind=TEMPLATE, dtype=rule.dtype, element_shape=rule.element_type.element_shape)
+    return ArgSpec(name=rule.name, kind=TEMPLATE)
+
+
+def _resolve_annotation(kernel: Any, annotation: Any) -> Any:
+    """Evaluate string annotations (modules using `from __future__ import annotations`)."""
+    if not isinstance(annotation, str):
+        return annotation
+    fn = inspect.unwrap(kernel.fn)
+    namespace = dict(getattr(fn, "__globals__", {}))
+    closure = inspect.getclosurevars(fn) if getattr(fn, "__closure__", None) else None
+    if closure is not None:
+        namespace.update(closure.nonlocals)
+    try:
+        return eval(annotation, namespace)  # noqa: S307 - the user's own annotation text
+    except Exception as exc:  # noqa: BLE001
+        raise ArgumentError(f"kernel '{kernel.name}': cannot evaluate annotation {annotation!r} ({exc})") \
+            from None
+
+
+def _rule_of(kernel: Any, param: inspect.Parameter) -> ParamRule:
+    name = param.name
+    if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+        raise ArgumentError(f"kernel '{kernel.name}': *args/**kwargs parameters are not supported ('{name}')")
+    annotation = _resolve_annotation(kernel, param.annotation)
+    if annotation is inspect.Parameter.empty:
+        return ParamRule(name, INFER)
+    if isinstance(annotation, Template) or annotation is Template:
+        return ParamRule(name, TEMPLATE)
+    if isinstance(annotation, NdarrayType) or annotation is NdarrayType:
+        if annotation is NdarrayType:
+            annotation = NdarrayType()
+        element = annotation.dtype if isinstance(annotation.dtype, VectorType) else None
+        dtype = element.dtype if element is not None else annotation.dtype
+        return ParamRule(name, NDARRAY, dtype, element, annotation.ndim)
+    if isinstance(annotation, VectorType):
+        return ParamRule(name, VECTOR, annotation.dtype, annotation)
+    try:
+        return ParamRule(name, SCALAR, to_dtype(annotation))
+    except TypeError:
+        raise ArgumentError(f"kernel '{kernel.name}': parameter '{name}' has an unsupported annotation "
+                            f"{annotation!r}; use a dtype (wk.f32, int, float), wk.types.ndarray(), "
+                            "wk.template() or wk.types.vector/matrix") from None
+
+
+def param_rules(kernel: Any) -> list[ParamRule]:
+    rules = getattr(kernel, "_wk_param_rules", None)
+    if rules is None:
+        rules = [_rule_of(kernel, p) for p in kernel.params]
+        kernel._wk_param_rules = rules
+    return rules
+
+
+def _bind(kernel: Any, rules: list[ParamRule], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    if not kwargs and len(args) == len(rules):
+        return list(args)
+    try:
+        bound = kernel.signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        names = ", ".join(r.name for r in rules)
+        raise ArgumentError(f"kernel '{kernel.name}({names})' called with {len(args)} positional and "
+                            f"{len(kwargs)} keyword arguments: {exc}") from None
+    bound.apply_defaults()
+    return list(bound.arguments.values())
+
+
+def _where(kernel: Any, rule: ParamRule) -> str:
+    return f"kernel '{kernel.name}', parameter '{rule.name}'"
+
+
+def _check_program(kernel: Any, rule: ParamRule, value: Container, program: Any) -> None:
+    if value.program is not program or not program.alive:
+        raise ArgumentError(f"{_where(kernel, rule)}: {value.kind_name} '{value.name}' was created before the "
+                            "last wk.reset()/wk.init() and its memory is gone; create it again")
+
+
+def _scalar_value(kernel: Any, rule: ParamRule, dtype: DataType, value: Any) -> Any:
+    """Check a scalar argument and return it as a Python number of the right kind."""
+    kind = type(value)
+    if dtype.is_float:
+        if kind is float:
+            return value
+        if kind is int or kind is bool or isinstance(value, (np.floating, np.integer, np.bool_)):
+            return float(value)
+    elif dtype.is_bool:
+        if kind is bool or kind is int or isinstance(value, (np.integer, np.bool_)):
+            return bool(value)
+    else:
+        if kind is int or kind is bool or isinstance(value, (np.integer, np.bool_)):
+            number = int(value)
+            if not value_fits(number, dtype):
+                raise ArgumentError(f"{_where(kernel, rule)}: {number} does not fit in {dtype!r}")
+            return number
+        if isinstance(value, (float, np.floating)):
+            raise ArgumentError(f"{_where(kernel, rule)} is {dtype!r} but got the float {value!r}; "
+                                "pass an int or annotate the parameter as a float type")
+    if isinstance(value, np.ndarray) and value.shape == ():
+        return _scalar_value(kernel, rule, dtype, value[()])
+    raise ArgumentError(f"{_where(kernel, rule)} expects a {dtype!r} scalar, got {type(value).__name__}")
+
+
+def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tuple[Any, ...]:
+    """Check an ndarray argument (wk.ndarray or numpy array); return its key part
+    (NDARRAY, dtype, ndim, element_shape, has_grad, is_numpy)."""
+    if isinstance(value, Ndarray):
+        _check_program(kernel, rule, value, program)
+        dtype, element, ndim = value.dtype, value.element_type, len(value.shape)
+        has_grad = value.grad is not None
+        is_numpy = False
+    elif isinstance(value, np.ndarray):
+        if not value.flags.c_contiguous:
+            raise ArgumentError(f"{_where(kernel, rule)}: numpy array is not C-contiguous; pass "
+                                "np.ascontiguousarray(a)")
+        try:
+            dtype = from_numpy_dtype(value.dtype)
+        except TypeError:
+            raise ArgumentError(f"{_where(kernel, rule)}: numpy dtype {value.dtype} is not supported") from None
+        element = rule.element_type
+        if element is not None:
+            tail = element.element_shape
+            if value.shape[value.ndim - len(tail):] != tail or value.ndim < len(tail):
+                raise ArgumentError(f"{_where(kernel, rule)}: expects elements of shape {tail} "
+                                    f"({element!r}); the numpy array has shape {value.shape}")
+        ndim = value.ndim - (len(element.element_shape) if element is not None else 0)
+        has_grad = False
+        is_numpy = True
+    elif isinstance(value, Field):
+        raise ArgumentError(f"{_where(kernel, rule)} is a wk.types.ndarray(); got field '{value.name}' (use it "
+                            "by closure, or annotate the parameter wk.template())")
+    else:
+        raise ArgumentError(f"{_where(kernel, rule)} expects a wk.ndarray or a numpy array, got "
+                            f"{type(value).__name__}")
+    if rule.dtype is not None and dtype != rule.dtype:
+        raise ArgumentError(f"{_where(kernel, rule)} expects dtype {rule.dtype!r}, got {dtype!r}")
+    if rule.element_type is not None and not is_numpy and element != rule.element_type:
+        got = repr(element) if element is not None else "scalar elements"
+        raise ArgumentError(f"{_where(kernel, rule)} expects elements {rule.element_type!r}, got {got}")
+    if rule.element_type is None and rule.kind == NDARRAY and element is not None and rule.dtype is not None:
+        raise ArgumentError(f"{_where(kernel, rule)} expects scalar elements of {rule.dtype!r}, got "
+                            f"{element!r}")
+    if rule.ndim is not None and ndim != rule.ndim:
+        raise ArgumentError(f"{_where(kernel, rule)} expects ndim={rule.ndim}, got an array with ndim={ndim}")
+    element_shape = element.element_shape if element is not None else ()
+    return (NDARRAY, dtype, ndim, element_shape, has_grad, is_numpy)
+
+
+def template_key(value: Any) -> Any:
+    """A hashable identity of a template value: containers by identity, numbers by (type, value)."""
+    if isinstance(value, Container):
+        return value
+    if isinstance(value, (bool, int, float, str, np.generic)) or value is None:
+        return (type(value), value)
+    if isinstance(value, (tuple, list)):
+        return (type(value), tuple(template_key(v) for v in value))
+    if isinstance(value, np.ndarray):
+        return (np.ndarray, value.dtype.str, value.shape, value.tobytes())
+    try:
+        hash(value)
+    except TypeError:
+        return (type(value), id(value))
+    return value
+
+
+def _check_template_containers(kernel: Any, rule: ParamRule, value: Any, program: Any) -> None:
+    if isinstance(value, Container):
+        _check_program(kernel, rule, value, program)
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            _check_template_containers(kernel, rule, item, program)
+
+
+def _vector_value(kernel: Any, rule: ParamRule, value: Any) -> Any:
+    element = rule.element_type
+    assert element is not None
+    try:
+        data = np.asarray(getattr(value, "to_numpy", lambda: value)(), dtype=element.dtype.np_dtype)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{_where(kernel, rule)} expects a {element!r} value, got {type(value).__name__}") \
+            from None
+    if data.shape != element.element_shape:
+        raise ArgumentError(f"{_where(kernel, rule)} expects {element!r} (shape {element.element_shape}), got "
+                            f"shape {data.shape}")
+    return data
+
+
+def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program: Any) -> Specialisation:
+    """Check a call against the kernel's parameters; see the module docstring. This runs on every launch:
+    the common cases (a float for a float parameter, a live container) take the shortest path."""
+    try:
+        rules = kernel._wk_param_rules
+    except AttributeError:
+        rules = param_rules(kernel)
+    values = _bind(kernel, rules, args, kwargs) if kwargs or len(args) != len(rules) else list(args)
+    parts: list[tuple[str, Any]] = []
+    templates: dict[int, Any] = {}
+    for index, rule in enumerate(rules):
+        value = values[index]
+        kind = rule.kind
+        if kind == INFER:
+            kind, rule = _infer(kernel, rule, value)
+        if kind == SCALAR:
+            dtype = rule.dtype
+            assert dtype is not None
+            if not (type(value) is float and dtype.kind == "f"):
+                values[index] = _scalar_value(kernel, rule, dtype, value)
+            parts.append((SCALAR, dtype))
+        elif kind == NDARRAY:
+            parts.append((NDARRAY, _ndarray_part(kernel, rule, value, program)))
+        elif kind == VECTOR:
+            data = _vector_value(kernel, rule, value)
+            assert rule.element_type is not None
+            templates[index] = rule.element_type(*data.reshape(-1).tolist())
+            parts.append((VECTOR, (data.dtype.str, data.tobytes())))
+        else:
+            if isinstance(value, Container):
+                if value.program is not program or not program.alive:
+                    _check_program(kernel, rule, value, program)
+                part = value
+            else:
+                _check_template_containers(kernel, rule, value, program)
+                part = template_key(value)
+            templates[index] = value
+            parts.append((TEMPLATE, part))
+    return Specialisation(tuple(parts), parts, templates, values, rules)
+
+
+def _infer(kernel: Any, rule: ParamRule, value: Any) -> tuple[str, ParamRule]:
+    """An unannotated parameter: numbers are scalars (int -> i32, float -> f32), wk.ndarray/numpy arrays are
+    ndarrays, everything else (fields, tuples, ...) is a compile-time template."""
+    if isinstance(value, bool):
+        return SCALAR, ParamRule(rule.name, SCALAR, to_dtype(bool))
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return SCALAR, ParamRule(rule.name, SCALAR, to_dtype(type(value) if isinstance(value, (int, float))
+                                                            else value.dtype))
+    if isinstance(value, (Ndarray, np.ndarray)):
+        return NDARRAY, ParamRule(rule.name, NDARRAY)
+    return TEMPLATE, ParamRule(rule.name, TEMPLATE)

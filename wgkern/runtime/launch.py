@@ -1,0 +1,277 @@
+"""The launch sequence of one kernel call: specialise -> cached compile -> bind -> launch -> bump generations
+-> copy numpy arguments back -> read the return value.
+
+Everything that does not change between launches of one compiled variant (static buffers, temps, which slots
+come from which argument, which containers get written) is computed once into a CompiledEntry, so the per-launch
+Python path is a few list operations. Compilation itself lives in frontend/, passes/ and backends/."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from wgkern.backends.base import LaunchArgs
+from wgkern.errors import ArgumentError, WkError
+from wgkern.lang.fields import Container, Ndarray
+from wgkern.passes.analysis import written_slots
+from wgkern.runtime import grad_guard
+from wgkern.runtime import program as program_module
+from wgkern.runtime.arguments import NDARRAY, SCALAR, Specialisation, specialise
+from wgkern.runtime.program import Program
+
+
+@dataclass(slots=True)
+class ReturnSlot:
+    """Where a kernel's return value lands and how to give it back to Python."""
+    index: int                  # slot index in kernel.containers
+    dtype: Any                  # DataType
+    count: int
+    element_shape: tuple[int, ...] | None   # set when the kernel is annotated to return a vector/matrix
+
+
+@dataclass(slots=True)
+class CompiledEntry:
+    """One compiled variant of a kernel plus its precomputed binding plan."""
+    kernel_ir: Any               # ir.nodes.KernelIR
+    offloaded: Any               # ir.nodes.OffloadedKernel
+    compiled: Any                # backends.base.CompiledKernel
+    arg_specs: list[Any]
+    static_buffers: list[Any]    # per slot: buffer for fields/temps, None for argument slots
+    static_shapes: list[Any]
+    argument_slots: list[tuple[int, int, bool]]    # (slot index, argument index, is_grad)
+    scalar_args: list[int]       # argument indices passed through LaunchArgs.scalars
+    written_fields: list[Container]
+    written_args: list[tuple[int, bool]]           # (argument index, is_grad)
+    numpy_args: list[int]        # argument indices that are numpy arrays for this variant
+    temps: list[Any] = field(default_factory=list)
+    returns: ReturnSlot | None = None
+    no_scalars: list[None] = field(default_factory=list)     # LaunchArgs.scalars when there are none
+    bound_sources: list[Any] = field(default_factory=list)    # forward: containers deciding trip counts
+
+
+# ---- compile ------------------------------------------------------------------------------------------------
+
+def build_kernel_ir(kernel: Any, spec: Specialisation) -> Any:
+    """Frontend step (tests replace this to feed hand-built IR)."""
+    from wgkern.frontend import build_kernel
+    return build_kernel(kernel, spec.arg_specs, spec.template_values)
+
+
+def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse: bool) -> CompiledEntry:
+    from wgkern.passes import pipeline
+
+    kernel_ir = build_kernel_ir(kernel, spec)
+    stages = getattr(pipeline, "REVERSE") if reverse else pipeline.FORWARD
+    offloaded = pipeline.run_pipeline(stages, kernel_ir)
+    if reverse:
+        grad_guard.check_adstack_support(offloaded, program.backend)
+    compiled = program.backend.compile(offloaded)
+    program.stats.kernel_compiles += 1
+    entry = _binding_plan(program, kernel, spec, kernel_ir, offloaded, compiled)
+    if not reverse:
+        entry.bound_sources = grad_guard.bound_sources(offloaded)
+    return entry
+
+
+def _binding_plan(program: Program, kernel: Any, spec: Specialisation, kernel_ir: Any, offloaded: Any,
+                  compiled: Any) -> CompiledEntry:
+    backend = program.backend
+    written = written_slots(offloaded)
+    buffers: list[Any] = []
+    shapes: list[Any] = []
+    argument_slots: list[tuple[int, int, bool]] = []
+    written_fields: list[Container] = []
+    written_args: list[tuple[int, bool]] = []
+    temps: list[Any] = []
+    returns: ReturnSlot | None = None
+    for index, slot in enumerate(offloaded.containers):
+        if slot.kind == "field":
+            host = slot.host
+            if not isinstance(host, Container) or host.program is not program:
+                name = getattr(host, "name", slot.name)
+                raise ArgumentError(f"kernel '{kernel.name}' uses field '{name}', which was created before the "
+                                    "last wk.reset()/wk.init(); create it again")
+            buffers.append(host.buffer)
+            shapes.append(host.full_shape)
+            if slot in written:
+                written_fields.append(host)
+        elif slot.kind == "ndarray":
+            buffers.append(None)
+            shapes.append(None)
+            argument_slots.append((index, slot.arg_index, slot.is_grad))
+            if slot in written and (slot.arg_index, slot.is_grad) not in written_args:
+                written_args.append((slot.arg_index, slot.is_grad))
+        elif slot.kind == "temp":
+            shape = tuple(slot.shape or (1,))
+            storage = np.dtype(backend.storage_dtype(slot.dtype))
+            nbytes = max(-(-math.prod(shape) * storage.itemsize // 4) * 4, 4)
+            buffer = backend.allocate(nbytes)
+            backend.upload(buffer, np.zeros(nbytes, np.uint8), 0)   # temps start zeroed (internals.md)
+            temps.append(buffer)
+            buffers.append(buffer)
+            shapes.append(shape)
+            if slot is offloaded.returns:
+                returns = ReturnSlot(index, slot.dtype, math.prod(shape), _return_element_shape(kernel))
+        else:
+            raise WkError(f"kernel '{kernel.name}': unknown container slot kind {slot.kind!r}")
+    scalar_args = [i for i, s in enumerate(spec.arg_specs) if s.kind == SCALAR]
+    numpy_args = [i for i, v in enumerate(spec.values) if isinstance(v, np.ndarray)
+                  and spec.arg_specs[i].kind == NDARRAY]
+    return CompiledEntry(kernel_ir, offloaded, compiled, spec.arg_specs, buffers, shapes, argument_slots,
+                         scalar_args, written_fields, written_args, numpy_args, temps, returns,
+                         [None] * len(spec.arg_specs))
+
+
+def _return_element_shape(kernel: Any) -> tuple[int, ...] | None:
+    from wgkern.lang.types import VectorType
+    annotation = kernel.signature.return_annotation
+    return annotation.element_shape if isinstance(annotation, VectorType) else None
+
+
+def get_entry(program: Program, kernel: Any, spec: Specialisation, reverse: bool) -> CompiledEntry:
+    cache_key = (kernel, spec.key, reverse)
+    entry = program.kernel_cache.get(cache_key)
+    if entry is None:
+        entry = _compile_entry(program, kernel, spec, reverse)
+        program.kernel_cache[cache_key] = entry
+    else:
+        program.stats.cache_hits += 1
+    return entry
+
+
+# ---- launch -------------------------------------------------------------------------------------------------
+
+def _stage_numpy(program: Program, index: int, array: np.ndarray, spec: Any) -> Ndarray:
+    """Copy a numpy argument into a reusable device ndarray (one per argument position, dtype and shape)."""
+    key = (index, array.dtype.str, array.shape)
+    staged = program.staging.get(key)
+    if staged is None:
+        from wgkern.lang.types import VectorType, from_numpy_dtype
+        dtype = from_numpy_dtype(array.dtype)
+        element = None
+        shape = array.shape
+        if spec.element_shape:
+            n, m = (spec.element_shape + (0,))[:2]
+            element = VectorType(n, m, dtype)
+            shape = array.shape[:array.ndim - len(spec.element_shape)]
+        staged = Ndarray(element if element is not None else dtype, shape, name=f"{spec.name} (numpy)")
+        staged._is_staging = True
+        program.staging[key] = staged
+    staged._host_ready(write=True)
+    staged._write_all(array)
+    return staged
+
+
+def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], reverse: bool) -> Any:
+    """Kernel.__call__ / Kernel.grad: see the module docstring. This is the per-launch hot path."""
+    program = program_module._current or program_module.get_program()
+    spec = specialise(kernel, args, kwargs, program)
+    if reverse:
+        forward = program.kernel_cache.get((kernel, spec.key, False))
+        if forward is not None and forward.bound_sources:
+            grad_guard.check(kernel.name, program.bound_records.get((kernel, spec.key)), forward.bound_sources,
+                             spec.values)
+    elif program.tape is not None:
+        program.tape.append((kernel, args, kwargs))
+    entry = program.kernel_cache.get((kernel, spec.key, reverse))
+    if entry is None:
+        entry = get_entry(program, kernel, spec, reverse)
+    else:
+        program.stats.cache_hits += 1
+    kernel.last_compiled = entry
+    values = spec.values
+    staged: list[tuple[int, np.ndarray, Ndarray]] = []
+    for index in entry.numpy_args:
+        device_copy = _stage_numpy(program, index, values[index], spec.arg_specs[index])
+        staged.append((index, values[index], device_copy))
+        values[index] = device_copy
+    buffers = entry.static_buffers
+    shapes = entry.static_shapes
+    if entry.argument_slots:
+        buffers = list(buffers)
+        shapes = list(shapes)
+        for slot_index, arg_index, is_grad in entry.argument_slots:
+            container = values[arg_index]
+            if is_grad:
+                container = container.grad
+                if container is None:
+                    raise ArgumentError(f"kernel '{kernel.name}', parameter '{spec.arg_specs[arg_index].name}': "
+                                        "the kernel uses .grad but the ndarray has needs_grad=False")
+            buffers[slot_index] = container.buffer
+            shapes[slot_index] = container.full_shape
+    if entry.scalar_args:
+        scalars: list[Any] = [None] * len(values)
+        for index in entry.scalar_args:
+            scalars[index] = values[index]
+    else:
+        scalars = entry.no_scalars
+    program.launch_counter += 1
+    entry.compiled.launch(LaunchArgs(scalars, buffers, shapes, program.launch_counter, program.options.random_seed))
+    program.pending_work = True
+    program.stats.launches += 1
+    for container in entry.written_fields:
+        container.generation += 1
+    for arg_index, is_grad in entry.written_args:
+        container = values[arg_index]
+        (container.grad if is_grad else container).generation += 1
+    if entry.bound_sources:
+        program.bound_records[(kernel, spec.key)] = grad_guard.snapshot(entry.bound_sources, values)
+    for index, user_array, device_copy in staged:
+        if (index, False) in entry.written_args:
+            np.copyto(user_array, device_copy.to_numpy())
+    if entry.returns is not None:
+        return _read_return(program, entry)
+    return None
+
+
+def _read_return(program: Program, entry: CompiledEntry) -> Any:
+    returns = entry.returns
+    assert returns is not None
+    program.sync()
+    storage = np.dtype(program.backend.storage_dtype(returns.dtype))
+    raw = program.backend.download(entry.static_buffers[returns.index], returns.count * storage.itemsize, 0)
+    data = np.frombuffer(raw, dtype=storage, count=returns.count)
+    if storage != returns.dtype.np_dtype:
+        data = data != 0 if returns.dtype.is_bool else data.astype(returns.dtype.np_dtype)
+    if returns.element_shape is not None and math.prod(returns.element_shape) == returns.count:
+        return data.reshape(returns.element_shape).copy()
+    items = [bool(v) if returns.dtype.is_bool else v.item() for v in data]
+    return items[0] if returns.count == 1 else tuple(items)
+
+
+# ---- introspection ------------------------------------------------------------------------------------------
+
+def _entry_for_introspection(kernel: Any) -> CompiledEntry:
+    entry = kernel.last_compiled
+    program = program_module.get_program()
+    if entry is not None and any(e is entry for e in program.kernel_cache.values()):
+        return entry
+    if kernel.params:
+        raise WkError(f"kernel '{kernel.name}' takes arguments: call it once so wgkern knows which "
+                      "specialisation to show")
+    spec = specialise(kernel, (), {}, program)
+    entry = get_entry(program, kernel, spec, False)
+    kernel.last_compiled = entry
+    return entry
+
+
+def kernel_ir_text(kernel: Any) -> str:
+    """`kernel.ir()`: the offloaded IR of the most recent specialisation, as text."""
+    from wgkern.ir import printer
+    entry = _entry_for_introspection(kernel)
+    return printer.format_kernel(entry.offloaded)
+
+
+def kernel_source(kernel: Any, arch: Any = None) -> str:
+    """`kernel.source(arch)`: generated LLVM IR / WGSL of the most recent specialisation on the current arch."""
+    from wgkern.runtime.arch import Arch, parse_arch
+    program = program_module.get_program()
+    wanted = parse_arch(arch)
+    if wanted in (Arch.gpu, Arch.webgpu) and program.arch.is_wgpu:
+        wanted = program.arch          # the generic wgpu arches name whichever wgpu API is running
+    if wanted is not None and wanted != program.arch:
+        raise WkError(f"kernel.source({wanted!r}): the current program runs on {program.arch!r}; call "
+                      f"wk.init(arch={wanted!r}) first")
+    return _entry_for_introspection(kernel).compiled.source()

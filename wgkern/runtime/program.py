@@ -1,0 +1,174 @@
+"""The one Program: backend, init options, compiled-kernel cache, `wk.stats()` counters and live containers.
+
+`wk.init` makes the Program and `wk.reset` drops it; this module keeps the current one in `_current` (the
+only mutable global of the package). The launch sequence lives in launch.py, arch rules in arch.py."""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from wgkern.errors import ArgumentError
+from wgkern.runtime.arch import Arch, Selection, select
+
+
+@dataclass(slots=True)
+class Stats:
+    """`wk.stats()` counters since `wk.init` (backends and the sizer increment theirs through
+    `backend.runtime_stats`, which the Program sets to this object)."""
+    kernel_compiles: int = 0
+    cache_hits: int = 0
+    launches: int = 0
+    max_reducer_dispatches: int = 0
+    sizer_host_evals: int = 0
+    adstack_heap_bytes: int = 0
+    adstack_heap_grows: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+    def zero(self) -> None:
+        # adstack_heap_bytes is a current value, not a counter: it survives a reset of the counters.
+        for f in dataclasses.fields(self):
+            if f.name != "adstack_heap_bytes":
+                setattr(self, f.name, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class InitOptions:
+    """The keyword options of `wk.init`."""
+    debug: bool = False
+    ad_stack_size: int = 0
+    default_ad_stack_size: int = 32
+    offline_cache: bool = True
+    device_memory_limit: int | None = None
+    random_seed: int = 0
+
+
+_program_ids = itertools.count(1)
+
+
+class Program:
+    """All runtime state of one `wk.init`: the backend, caches and counters."""
+
+    def __init__(self, selection: Selection, options: InitOptions):
+        self.id = next(_program_ids)
+        self.arch: Arch = selection.arch
+        self.description = selection.description
+        self.options = options
+        self.stats = Stats()
+        self.backend = selection.make_backend(options)
+        try:
+            self.backend.runtime_stats = self.stats
+        except AttributeError:  # a backend with __slots__ simply does not report counters
+            pass
+        # (kernel, specialisation key, reverse) -> launch.CompiledEntry; arch is fixed per Program.
+        self.kernel_cache: dict[tuple[Any, Any, bool], Any] = {}
+        self.containers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.launch_counter = 0
+        self.pending_work = False     # a launch happened since the last backend.sync()
+        self.alive = True
+        # numpy-argument staging buffers, reused by (dtype, shape) (runtime/launch.py).
+        self.staging: dict[tuple[Any, tuple[int, ...]], Any] = {}
+        # (kernel, key) -> generations of the containers its loop bounds read at the last forward launch.
+        self.bound_records: dict[tuple[Any, Any], list[tuple[Any, int]]] = {}
+        # Launches recorded by an active wk.ad.Tape (lang/ad.py), else None.
+        self.tape: list[Any] | None = None
+
+    def sync(self) -> None:
+        self.pending_work = False
+        self.backend.sync()
+
+    def before_host_access(self) -> None:
+        """Called before touching container memory from the host: waits for (and raises the errors of) any
+        launched work, but costs nothing when no launch happened since the last sync."""
+        if self.pending_work:
+            self.sync()
+
+    def shutdown(self) -> None:
+        if not self.alive:
+            return
+        self.alive = False
+        for container in list(self.containers):
+            container._release(backend_alive=False)
+        self.kernel_cache.clear()
+        self.staging.clear()
+        self.bound_records.clear()
+        try:
+            self.backend.shutdown()
+        finally:
+            self.backend = None
+
+    def __repr__(self) -> str:
+        return f"<wk.Program #{self.id} {self.arch!r}: {self.description}>"
+
+
+_current: Program | None = None
+
+
+def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, default_ad_stack_size: int = 32,
+         offline_cache: bool = True, device_memory_limit: int | None = None, random_seed: int = 0,
+         **unknown: Any) -> Program:
+    """`wk.init`: drop any current Program and make a new one on the selected arch."""
+    if unknown:
+        raise TypeError(f"wk.init() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    if ad_stack_size < 0 or default_ad_stack_size <= 0:
+        raise ValueError("ad_stack_size must be >= 0 and default_ad_stack_size > 0")
+    options = InitOptions(bool(debug), int(ad_stack_size), int(default_ad_stack_size), bool(offline_cache),
+                          device_memory_limit, int(random_seed))
+    return start(select(arch), options)
+
+
+def start(selection: Selection, options: InitOptions | None = None) -> Program:
+    """Replace the current Program by a new one built from `selection` (wk.init's last step; tests use it
+    to run the runtime on a fake backend)."""
+    global _current
+    reset()
+    _current = Program(selection, options or InitOptions())
+    return _current
+
+
+def reset() -> None:
+    """`wk.reset`: release every device resource; containers made so far become unusable."""
+    global _current
+    program, _current = _current, None
+    if program is not None:
+        program.shutdown()
+
+
+def current() -> Program | None:
+    return _current
+
+
+def get_program() -> Program:
+    """The current Program, initialising with defaults first (as Taichi does) when there is none."""
+    if _current is None:
+        init()
+    assert _current is not None
+    return _current
+
+
+def sync() -> None:
+    """`wk.sync`: wait for all launched work; raises pending device-side errors (adstack overflow)."""
+    if _current is not None:
+        _current.sync()
+
+
+def stats(reset: bool = False) -> dict[str, int]:
+    """`wk.stats`: the counters since `wk.init` (all zero before any init); `reset=True` zeroes them after
+    reading."""
+    if _current is None:
+        return Stats().as_dict()
+    out = _current.stats.as_dict()
+    if reset:
+        _current.stats.zero()
+    return out
+
+
+def check_alive(program: Program, what: str) -> None:
+    """Raise when a handle made under an older Program is used after `wk.reset()`/re-init."""
+    if not program.alive or program is not _current:
+        raise ArgumentError(f"{what} was created before the last wk.reset()/wk.init() and its memory is "
+                            "gone; create it again after wk.init()")
