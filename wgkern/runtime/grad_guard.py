@@ -12,6 +12,7 @@ from typing import Any
 from wgkern.errors import WkError
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
+from wgkern.passes.autodiff.checks import loop_bound_slots
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,54 +24,12 @@ class BoundSource:
     is_grad: bool = False
 
 
-def _loads_feeding(stmt: ir.Stmt, seen: set[int]) -> tuple[set[ir.ContainerSlot], bool]:
-    """Slots of the GlobalLoads among `stmt`'s operand closure; True when a local variable feeds it (its
-    value may come from any global read earlier, so the caller falls back to every slot the task reads)."""
-    slots: set[ir.ContainerSlot] = set()
-    via_local = False
-    stack = [stmt]
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, ir.GlobalLoad):
-            slots.add(current.ptr.container)
-        elif isinstance(current, (ir.LocalLoad, ir.AtomicOp)):
-            via_local = True
-        stack.extend(current.operands())
-    return slots, via_local
-
-
-def bound_slots(kernel: ir.OffloadedKernel) -> set[ir.ContainerSlot]:
-    """Container slots whose data may decide a trip count of `kernel` (task ranges, inner RangeFor bounds,
-    While loops). Conservative: a bound fed by a local, or a While loop, counts every slot its task reads."""
-    result: set[ir.ContainerSlot] = set()
-    for task in kernel.tasks:
-        task_reads = {s.ptr.container for block in (task.bounds, task.body) for s in walk(block)
-                      if isinstance(s, (ir.GlobalLoad, ir.AtomicOp))}
-        seen: set[int] = set()
-        roots: list[ir.Stmt] = []
-        if task.loop is not None:
-            roots += [task.loop.begin, task.loop.end]
-        everything = False
-        for stmt in walk(task.body):
-            if isinstance(stmt, ir.RangeFor):
-                roots += [stmt.begin, stmt.end]
-            elif isinstance(stmt, ir.While):
-                everything = True
-        for root in roots:
-            slots, via_local = _loads_feeding(root, seen)
-            result |= slots
-            everything = everything or via_local
-        if everything:
-            result |= task_reads
-    return {slot for slot in result if slot.kind in ("field", "ndarray")}
-
-
 def bound_sources(kernel: ir.OffloadedKernel) -> list[BoundSource]:
+    """The containers (fields, ndarray arguments) whose contents decide a trip count of `kernel`."""
     sources = []
-    for slot in bound_slots(kernel):
+    for slot in loop_bound_slots(kernel):
+        if slot.kind not in ("field", "ndarray"):
+            continue
         if slot.kind == "field":
             sources.append(BoundSource("field", host=slot.host))
         else:

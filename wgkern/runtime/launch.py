@@ -17,6 +17,7 @@ from wgkern.errors import ArgumentError, WkError
 from wgkern.lang.fields import Container, Ndarray
 from wgkern.passes.analysis import written_slots
 from wgkern.runtime import grad_guard
+from wgkern.runtime.stack_capacities import plan_capacities
 from wgkern.runtime import program as program_module
 from wgkern.runtime.arguments import NDARRAY, SCALAR, Specialisation, specialise
 from wgkern.runtime.program import Program
@@ -49,6 +50,7 @@ class CompiledEntry:
     returns: ReturnSlot | None = None
     no_scalars: list[None] = field(default_factory=list)     # LaunchArgs.scalars when there are none
     bound_sources: list[Any] = field(default_factory=list)    # forward: containers deciding trip counts
+    launch_extra: dict[str, Any] | None = None                # LaunchArgs.extra (reverse: adstack capacities)
 
 
 # ---- compile ------------------------------------------------------------------------------------------------
@@ -67,11 +69,19 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
     offloaded = pipeline.run_pipeline(stages, kernel_ir)
     if reverse:
         grad_guard.check_adstack_support(offloaded, program.backend)
+        if program.options.debug:
+            from wgkern.passes.autodiff.checks import check_global_access_rule
+            check_global_access_rule(pipeline.run_pipeline(pipeline.FORWARD, build_kernel_ir(kernel, spec)))
     compiled = program.backend.compile(offloaded)
     program.stats.kernel_compiles += 1
     entry = _binding_plan(program, kernel, spec, kernel_ir, offloaded, compiled)
     if not reverse:
         entry.bound_sources = grad_guard.bound_sources(offloaded)
+    else:
+        options = program.options
+        plan = plan_capacities(offloaded, options.ad_stack_size, options.default_ad_stack_size, False)
+        if plan.has_stacks:
+            entry.launch_extra = {"adstack_capacities": plan.static_capacities()}
     return entry
 
 
@@ -208,7 +218,10 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
     else:
         scalars = entry.no_scalars
     program.launch_counter += 1
-    entry.compiled.launch(LaunchArgs(scalars, buffers, shapes, program.launch_counter, program.options.random_seed))
+    launch_args = LaunchArgs(scalars, buffers, shapes, program.launch_counter, program.options.random_seed)
+    if entry.launch_extra is not None:
+        launch_args.extra = entry.launch_extra
+    entry.compiled.launch(launch_args)
     program.pending_work = True
     program.stats.launches += 1
     for container in entry.written_fields:

@@ -164,6 +164,7 @@ class CpuBackend(Backend):
     `debug` compiles bounds-checked global accesses (wk.init(debug=True))."""
 
     name = "cpu"
+    supports_adstack = True
 
     def __init__(self, threads: int | None = None, target: Target = CPU_TARGET, debug: bool = False):
         self.target = target

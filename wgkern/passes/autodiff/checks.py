@@ -22,35 +22,54 @@ def _task_blocks(kernel: ir.OffloadedKernel) -> list[ir.Block]:
 
 
 def loop_bound_slots(kernel: ir.OffloadedKernel) -> set[ir.ContainerSlot]:
-    """Containers read (through arithmetic and local variables) by range bounds or while-loop exits."""
-    slots: set[ir.ContainerSlot] = set()
+    """Containers read (through arithmetic, local variables and kernel temporaries) by range bounds or
+    while-loop exits."""
+    temp_writes: dict[ir.ContainerSlot, list[ir.Stmt]] = {}
+    local_stores: dict[ir.Alloca, list[ir.Stmt]] = {}
+    roots: list[ir.Stmt] = []
     for task in kernel.tasks:
         stmts = list(task.bounds.stmts) + list(_walk(task.body))
-        stores: dict[ir.Alloca, list[ir.Stmt]] = {}
-        for stmt in stmts:
-            if isinstance(stmt, ir.LocalStore):
-                stores.setdefault(stmt.alloca, []).append(stmt.value)
-        roots: list[ir.Stmt] = []
         if task.loop is not None:
             roots += [task.loop.begin, task.loop.end]
         for stmt in stmts:
-            if isinstance(stmt, ir.RangeFor):
+            if isinstance(stmt, ir.LocalStore):
+                local_stores.setdefault(stmt.alloca, []).append(stmt.value)
+            elif isinstance(stmt, (ir.GlobalStore, ir.AtomicOp)) and stmt.ptr.container.kind == "temp":
+                temp_writes.setdefault(stmt.ptr.container, []).append(stmt.value)
+            elif isinstance(stmt, ir.RangeFor):
                 roots += [stmt.begin, stmt.end]
             elif isinstance(stmt, ir.While):
-                roots += [s.cond for s in stmt.body.stmts if isinstance(s, ir.If)
-                          and any(isinstance(t, ir.Break) for t in s.then_block.stmts)]
-        seen: set[ir.Stmt] = set()
-        while roots:
-            value = roots.pop()
-            if value in seen:
-                continue
-            seen.add(value)
-            if isinstance(value, ir.GlobalLoad):
-                slots.add(value.ptr.container)
-            if isinstance(value, ir.LocalLoad):
-                roots.extend(stores.get(value.alloca, []))
-            roots.extend(o for o in value.operands() if not isinstance(o, (ir.RangeFor, ir.Alloca)))
+                roots += _exit_conditions(stmt.body)
+    slots: set[ir.ContainerSlot] = set()
+    seen: set[ir.Stmt] = set()
+    while roots:
+        value = roots.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        if isinstance(value, ir.GlobalLoad):
+            slot = value.ptr.container
+            if slot.kind == "temp":
+                roots.extend(temp_writes.get(slot, []))
+            else:
+                slots.add(slot)
+        if isinstance(value, ir.LocalLoad):
+            roots.extend(local_stores.get(value.alloca, []))
+        roots.extend(o for o in value.operands() if not isinstance(o, (ir.RangeFor, ir.Alloca)))
     return slots
+
+
+def _exit_conditions(block: ir.Block) -> list[ir.Stmt]:
+    """Conditions of the branches that lead to a `break` of the loop owning `block` (not of nested loops)."""
+    conditions: list[ir.Stmt] = []
+    for stmt in block.stmts:
+        if isinstance(stmt, ir.If):
+            inner = _exit_conditions(stmt.then_block) + _exit_conditions(stmt.else_block)
+            breaks = any(isinstance(s, ir.Break) for s in stmt.then_block.stmts + stmt.else_block.stmts)
+            if inner or breaks:
+                conditions.append(stmt.cond)
+                conditions.extend(inner)
+    return conditions
 
 
 def check_global_access_rule(kernel: ir.OffloadedKernel) -> None:
