@@ -78,6 +78,11 @@ class Backend:
     def compile(self, kernel: OffloadedKernel) -> CompiledKernel:
         raise NotImplementedError
 
+    def adstack_threads(self, range_size: int) -> int:
+        """How many slice-owning threads a task of `range_size` indices gets (the adstack heap holds one slice
+        per such thread)."""
+        raise NotImplementedError
+
     def sync(self) -> None:
         """Wait for all launched work and raise any pending device-side error."""
 

@@ -241,7 +241,11 @@ class Interpreter:
             stack = self.overflowed[0]
             raise AdStackOverflowError(f"adstack '{stack.name}' overflowed (capacity {self.stack_capacity(stack)})")
 
+    def exec_AdStackOverflowed(self, s: ir.AdStackOverflowed) -> Any:
+        return self.thread_overflowed
+
     def _start_unit(self, thread: int) -> None:
+        self.thread_overflowed = False
         self.thread = thread
         self.counter = 0
         self.locals.clear()
@@ -369,6 +373,7 @@ class Interpreter:
         if capacity is not None and len(stack) >= capacity:
             if s.stack not in self.overflowed:
                 self.overflowed.append(s.stack)
+            self.thread_overflowed = True
             return
         stack.append([self._val(s.value), _np(0, s.stack.dtype)])
 

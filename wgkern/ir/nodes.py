@@ -361,6 +361,13 @@ class AdStackAccAdjoint(Stmt):
     value: Stmt
 
 
+@dataclass(eq=False, slots=True, kw_only=True)
+class AdStackOverflowed(Stmt):
+    """u1: whether a push of this thread has overflowed. While loops of a reverse kernel exit on it, so a
+    replay whose pushes were dropped still terminates (the launch then raises AdStackOverflowError)."""
+
+
 AD_STMT_CLASSES: tuple[type[Stmt], ...] = (
     AdStackAlloca, AdStackPush, AdStackPop, AdStackLoadTop, AdStackLoadTopAdj, AdStackAccAdjoint,
+    AdStackOverflowed,
 )

@@ -45,3 +45,13 @@ def size_stacks(body: ir.Block) -> None:
     """Set `capacity` on every stack of the unit `body` whose push count is static (at least 1 slot)."""
     for stack, count in push_counts(body).items():
         stack.capacity = None if count is None else max(count, 1)
+
+
+def size_task_stacks(task: ir.Task) -> None:
+    """Static capacities first (size_stacks); then a launch-time SizeExpr (sizing/build.py) on every stack
+    still without one; stacks out of the SizeExpr grammar keep `size_expr = None` (default_ad_stack_size)."""
+    from wgkern.sizing.build import task_size_exprs
+
+    size_stacks(task.body)
+    for stack, size_expr in task_size_exprs(task).items():
+        stack.size_expr = size_expr

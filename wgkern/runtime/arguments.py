@@ -54,8 +54,9 @@ def _arg_spec(rule: ParamRule, kind: str, part: Any) -> ArgSpec:
     if kind == SCALAR:
         return ArgSpec(name=rule.name, kind=SCALAR, dtype=part)
     if kind == NDARRAY:
-        _, dtype, ndim, element_shape, _, _ = part
-        return ArgSpec(name=rule.name, kind=NDARRAY, dtype=dtype, ndim=ndim, element_shape=element_shape)
+        _, dtype, ndim, element_shape, has_grad, _ = part
+        return ArgSpec(name=rule.name, kind=NDARRAY, dtype=dtype, ndim=ndim, element_shape=element_shape,
+                       needs_grad=bool(has_grad))
     if kind == VECTOR:
         assert rule.element_type is not None
         return ArgSpec(name=rule.name, kind=TEMPLATE, dtype=rule.dtype, element_shape=rule.element_type.element_shape)

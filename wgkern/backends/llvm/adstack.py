@@ -111,8 +111,21 @@ class AdStackLowering:
             flag = self.entry_op(f"inttoptr i64 {self.context_word(1)} to ptr")
             self.container_cache[("adstack", "flag")] = flag
         self.emit(f"store atomic i32 {registers.flag_code}, ptr {flag} monotonic, align 4")
+        self.emit(f"store i1 true, ptr {self.overflowed_slot()}")
         self.branch(done_label)
         self.start_block(done_label)
+
+    def overflowed_slot(self) -> str:
+        """This thread's 'a push overflowed' register (an i1 alloca, false at function entry)."""
+        slot = self.container_cache.get(("adstack", "overflowed"))
+        if slot is None:
+            slot = self.entry_op("alloca i1", "overflowed")
+            self.entry.append(f"  store i1 false, ptr {slot}")
+            self.container_cache[("adstack", "overflowed")] = slot
+        return slot
+
+    def visit_AdStackOverflowed(self, stmt: ir.AdStackOverflowed) -> None:
+        self.values[stmt] = self.op(f"load i1, ptr {self.overflowed_slot()}")
 
     def visit_AdStackPop(self, stmt: ir.AdStackPop) -> None:
         registers = self._registers(stmt.stack, stmt)

@@ -509,7 +509,9 @@ def emit_range_task(module: ModuleEmitter, task: ir.Task, name: str, task_index:
     fn.cond_branch(fn.op(f"icmp slt i32 {current}, {hi}"), "task.body", "exit")
     fn.start_block("task.body")
     fn.reset_random_counter_deferred()
+    fn.loops.append(("task.next", "task.next"))    # `continue` in the parallel body ends this index
     fn.visit_block(task.body)
+    fn.loops.pop()
     fn.branch("task.next")
     fn.start_block("task.next")
     current = fn.op(f"load i32, ptr {slot}")

@@ -181,8 +181,9 @@ class CpuBackend(Backend):
         """Adstack slices: one per thread that may run a task (the launching thread is slice 0)."""
         return len(self.pool.threads) + 1
 
-    def stack_element_bytes(self, dtype: DataType) -> int:
-        return dtype.nbytes
+    def adstack_threads(self, range_size: int) -> int:
+        """Slices the adstack heap holds for a task of `range_size` indices (CPU: one per thread)."""
+        return self.slice_count()
 
     def storage_dtype(self, dtype: DataType) -> np.dtype:
         return dtype.np_dtype

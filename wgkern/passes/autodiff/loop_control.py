@@ -174,6 +174,9 @@ class LoopControlLowering:
             _replace_control(rest, prefix, break_flag, continue_flag)
         check = IRBuilder(ir.Block(section), loop.loc)
         conditions = [exit_if.cond] if exit_if is not None else []
+        if conditions or break_flag is not None:
+            # A replay whose pushes overflowed (and were dropped) must still leave the loop.
+            conditions.append(check.insert(ir.AdStackOverflowed(dtype=T.u1)))
         if break_flag is not None:
             conditions.append(check.load(break_flag))
         if not conditions:

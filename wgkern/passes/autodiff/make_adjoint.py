@@ -138,7 +138,7 @@ class AdjointEmitter:
 
     reverse_Const = reverse_ArgLoad = reverse_ShapeOf = reverse_LoopIndex = _nothing
     reverse_GlobalPtr = reverse_RandomValue = reverse_Alloca = reverse_AdStackAlloca = _nothing
-    reverse_Break = reverse_Continue = _nothing
+    reverse_Break = reverse_Continue = reverse_AdStackOverflowed = _nothing
 
     # ---- locals and stacks --------------------------------------------------------------------------------
     def reverse_LocalLoad(self, stmt: ir.LocalLoad) -> None:

@@ -1,0 +1,4 @@
+"""The WGSL backend: IR tasks -> WGSL compute shaders run through wgpu-py (Vulkan, Metal, D3D12).
+
+codegen.py/ops.py/types.py generate WGSL; adapters.py picks the adapter and holds the process-wide device
+cache; runtime.py is the Backend. Nothing here imports wgpu until an adapter or backend is asked for."""

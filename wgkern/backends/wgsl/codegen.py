@@ -1,0 +1,580 @@
+"""IR task -> WGSL text: one compute shader per task of an OffloadedKernel.
+
+Owns statement lowering (an ir.IRVisitor), container declarations (typed per kernel: atomic or not), the
+launch-argument struct layout shared with the runtime, and helper instantiation. Op spellings live in ops.py,
+dtype spellings and casts in types.py, hand-written helper templates in the top-level wgsl/ folder."""
+from __future__ import annotations
+
+import math
+import re
+import string
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+
+from wgkern.errors import CompileError, InternalCompilerError, SourceLoc, WkError
+from wgkern.ir import nodes as ir
+from wgkern.ir.ops import AtomicOpKind, BinaryOpKind
+from wgkern.ir.visitor import IRVisitor, walk
+from wgkern.lang import types as T
+from wgkern.lang.types import DataType
+from wgkern.resources import wgsl_source
+from wgkern.backends.adstack import METADATA_FIELDS, collect_stacks
+from wgkern.backends.wgsl import mathlib
+from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
+from wgkern.backends.wgsl import ops as wops
+from wgkern.backends.wgsl import types as wtypes
+
+WORKGROUP_SIZE = 64
+_NAN32 = "bitcast<f32>(0x7fc00000u)"
+_INF32 = "bitcast<f32>(0x7f800000u)"
+# Ops computed in f64 for f16/f32 operands when the device has shader-f64.
+_VIA_F64 = {BinaryOpKind.POW: wops.Spelling("{T}(wk_pow_f64(f64({a}), f64({b})))", ("math_pow",),
+                                            helper_type="f64")}
+# Narrow-int atomics whose result must wrap to 8/16 bits: done with a compare-exchange loop.
+_WRAPPING_ATOMIC = frozenset({AtomicOpKind.ADD, AtomicOpKind.SUB})
+
+
+@lru_cache(maxsize=None)
+def helper_templates(filename: str) -> dict[str, string.Template]:
+    """Sections `//! name` of a shipped wgsl/ file, as string.Templates (read once; the files are constants)."""
+    sections: dict[str, string.Template] = {}
+    for chunk in re.split(r"^//! ", wgsl_source(filename), flags=re.M)[1:]:
+        name, _, body = chunk.partition("\n")
+        sections[name.strip()] = string.Template(body.strip() + "\n")
+    return sections
+
+
+# ---- launch arguments -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ParamsLayout:
+    """The per-launch struct (launch_id, seed, scalar args, ndarray shapes) read from the argument ring.
+    `pack` packs (launch_id, seed, *scalars in scalar_args order, *shape values in shape_axes order)."""
+    members: tuple[tuple[str, str], ...]
+    arg_member: dict[int, str]
+    shape_member: dict[tuple[int, int], str]
+    scalar_args: tuple[int, ...]
+    shape_axes: tuple[tuple[int, int], ...]
+    pack: struct.Struct
+    size: int
+    stack_words: int = 0    # adstack metadata words (u32) after the shapes
+
+    def wgsl_struct(self) -> str:
+        members = list(self.members)
+        if self.stack_words:
+            members.append(("stack_meta", f"array<u32, {self.stack_words}>"))
+        body = "".join(f"  {name}: {wgsl_type},\n" for name, wgsl_type in members)
+        return f"struct WkParams {{\n{body}}}\n"
+
+
+def params_layout(kernel: ir.OffloadedKernel) -> ParamsLayout:
+    """64-bit scalars first (8-aligned at offset 8), then 32-bit ones, then i32 shapes: no padding inside."""
+    members: list[tuple[str, str]] = [("launch_id", "u32"), ("seed", "u32")]
+    codes = ["I", "I"]
+    scalars = [(i, a) for i, a in enumerate(kernel.args) if a.kind == "scalar" and a.dtype is not None]
+    scalars.sort(key=lambda pair: -struct.calcsize(wtypes.PARAM_TYPE[pair[1].dtype][1]))
+    arg_member: dict[int, str] = {}
+    for index, arg in scalars:
+        wgsl_type, code = wtypes.PARAM_TYPE[arg.dtype]
+        arg_member[index] = f"a{index}_{_identifier(arg.name)}"
+        members.append((arg_member[index], wgsl_type))
+        codes.append(code)
+    shape_member: dict[tuple[int, int], str] = {}
+    for slot_index, slot in enumerate(kernel.containers):
+        if slot.shape is None:
+            for axis in range(slot.ndim):
+                shape_member[(slot_index, axis)] = f"shape{slot_index}_{axis}"
+                members.append((shape_member[(slot_index, axis)], "i32"))
+                codes.append("i")
+    stack_words = sum(len(specs) for specs in collect_stacks(kernel)) * METADATA_FIELDS
+    codes.extend("I" * stack_words)
+    align = 8 if any(struct.calcsize(c) == 8 for c in codes) else 4
+    raw = struct.calcsize("<" + "".join(codes))
+    size = -(-raw // align) * align
+    fmt = "<" + "".join(codes) + "x" * (size - raw)
+    return ParamsLayout(tuple(members), arg_member, shape_member, tuple(i for i, _ in scalars),
+                        tuple(shape_member), struct.Struct(fmt), size, stack_words)
+
+
+def _identifier(name: str) -> str:
+    return re.sub(r"\W", "_", name)[:24] or "v"
+
+
+# ---- atomics ----------------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class ContainerDecl:
+    """How one container is declared in a task: element type, and how to read/write it (atomic or plain)."""
+    name: str
+    binding: int
+    dtype: DataType
+    element: str                 # WGSL element type in array<...>
+    atomic: bool = False
+    bits_type: str | None = None  # atomic<u32>/<u64> holding float bits (compare-exchange loop)
+
+
+def _atomic_element(slot: ir.ContainerSlot, op_kinds: set[AtomicOpKind], features: frozenset[str],
+                    loc: SourceLoc, adapter: str) -> tuple[str, str | None]:
+    """(element type, float bits type or None) of a container touched atomically."""
+    dtype = slot.dtype
+    if dtype == T.f16:
+        raise CompileError(f"atomic operations on f16 ({slot.name}) are not supported by the WGSL backend", loc)
+    if dtype.is_bool and op_kinds - wops.INT_ONLY_ATOMIC:
+        raise CompileError(f"atomic {sorted(o.value for o in op_kinds)} on u1 container {slot.name}", loc)
+    if dtype == T.f32:
+        if op_kinds <= wops.NATIVE_F32_ATOMIC and "shader-float32-atomic" in features:
+            return "atomic<f32>", None
+        return "atomic<u32>", "u32"
+    needed = set()
+    if dtype.bits == 64:
+        needed = {"shader-int64-atomic-all-ops"} if dtype.is_float else \
+            {wops.INT64_ATOMIC_FEATURE[o] for o in op_kinds}
+        missing = sorted(needed - features)
+        if missing:
+            raise CompileError(f"atomic {'/'.join(sorted(o.value for o in op_kinds))} on {dtype.name} container "
+                               f"{slot.name} needs device feature(s) {', '.join(missing)}, which adapter "
+                               f"'{adapter}' lacks", loc)
+        if dtype.is_float:
+            return "atomic<u64>", "u64"
+    return f"atomic<{wtypes.storage_type(dtype)}>", None
+
+
+# ---- the visitor ------------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class TaskShader:
+    """One task's WGSL module and what the runtime needs to dispatch it."""
+    task: ir.Task
+    wgsl: str
+    workgroup_size: int
+    containers: tuple[int, ...] = ()     # slot indices the shader declares
+
+
+class WgslCodegen(AdStackLowering, IRVisitor):
+    """Lowers the tasks of one OffloadedKernel. `features` are the device's feature names; `adapter` names the
+    adapter for error messages. Missing dtype features raise CompileError at the statement's loc."""
+
+    def __init__(self, kernel: ir.OffloadedKernel, features: frozenset[str] | set[str], adapter: str = "?",
+                 adstack_code: int = 1):
+        self.kernel = kernel
+        self.adstack_code = adstack_code
+        self.stacks, self.first_rows = metadata_rows(kernel)
+        self.features = frozenset(features)
+        self.adapter = adapter
+        self.layout = params_layout(kernel)
+        self.slot_index = {id(slot): k for k, slot in enumerate(kernel.containers)}
+
+    # ---- entry points -------------------------------------------------------------------------------------
+    def generate(self) -> list[TaskShader]:
+        return [self.task_shader(task) for task in self.kernel.tasks]
+
+    def task_shader(self, task: ir.Task) -> TaskShader:
+        self._reset(task)
+        if task.kind == "range":
+            self._emit_range_main(task)
+        elif task.kind == "serial":
+            self._emit_serial_main(task)
+        else:
+            raise InternalCompilerError(f"unknown task kind {task.kind!r}", task.loc)
+        head = [f"// wgkern kernel '{self.kernel.name}', task '{task.name}' ({task.kind})\n"]
+        if self.uses_f16:
+            head.append("enable f16;\n")
+        head.append("\n" + self.layout.wgsl_struct())
+        head.append("@group(0) @binding(0) var<storage, read> wk_params: WkParams;\n")
+        for decl in sorted(self.decls.values(), key=lambda d: d.binding):
+            head.append(f"@group(0) @binding({decl.binding}) var<storage, read_write> {decl.name}: "
+                        f"array<{decl.element}>;  // {decl.dtype.name}\n")
+        if self.stacks[self.task_index]:
+            head.append(self.adstack_declarations(len(self.kernel.containers) + 1))
+        text = "".join(head) + "\n" + "".join(self.helpers.values()) + "\n" + "\n".join(self.lines) + "\n"
+        workgroup = WORKGROUP_SIZE if task.kind == "range" else 1
+        used = tuple(sorted(decl.binding - 1 for decl in self.decls.values()))
+        return TaskShader(task, text, workgroup, used)
+
+    def _reset(self, task: ir.Task) -> None:
+        self.lines: list[str] = []
+        self.indent = 1
+        self.names: dict[ir.Stmt, str] = {}
+        self.counter = 0
+        self.helpers: dict[str, str] = {}
+        self.decls: dict[int, ContainerDecl] = {}
+        self.uses_f16 = False
+        self.loop_depth = 0
+        self.loop_vars: dict[ir.RangeFor, str] = {}
+        self.task = task
+        self.task_index = next(k for k, t in enumerate(self.kernel.tasks) if t is task)
+        self.stack_row_base = self.first_rows[self.task_index]
+        self.atomic_ops = self._collect_atomics(task)
+
+    def _collect_atomics(self, task: ir.Task) -> dict[int, tuple[set[AtomicOpKind], SourceLoc]]:
+        found: dict[int, tuple[set[AtomicOpKind], SourceLoc]] = {}
+        for block in (task.bounds, task.body):
+            for stmt in walk(block):
+                if isinstance(stmt, ir.AtomicOp):
+                    k = self.slot_index[id(stmt.ptr.container)]
+                    found.setdefault(k, (set(), stmt.loc))[0].add(stmt.op)
+        return found
+
+    # ---- emission helpers -----------------------------------------------------------------------------------
+    def emit(self, line: str) -> None:
+        self.lines.append("  " * self.indent + line)
+
+    def fresh(self, prefix: str = "v") -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def let(self, stmt: ir.Stmt, expr: str) -> str:
+        name = self.fresh()
+        self.emit(f"let {name} = {expr};")
+        self.names[stmt] = name
+        return name
+
+    def value(self, stmt: ir.Stmt) -> str:
+        try:
+            return self.names[stmt]
+        except KeyError:
+            raise InternalCompilerError(f"{type(stmt).__name__} used before it is defined in this task",
+                                        stmt.loc) from None
+
+    def require(self, dtype: DataType, loc: SourceLoc) -> None:
+        feature = wtypes.REQUIRED_FEATURE.get(dtype)
+        if feature is not None and feature not in self.features:
+            raise CompileError(f"{dtype.name} needs the device feature '{feature}', which adapter "
+                               f"'{self.adapter}' lacks", loc)
+        if dtype == T.f16:
+            self.uses_f16 = True
+
+    def use_helper(self, name: str, dtype: DataType | str | None = None, **extra: str) -> None:
+        """Instantiate helper template `name` for `dtype` (a DataType or a register type name): a section of
+        wgsl/helpers.wgsl, or `math_<fn>` with its dependencies from wgsl/f64_math.wgsl (mathlib.py)."""
+        reg = dtype if isinstance(dtype, str) else (wtypes.register_type(dtype) if dtype is not None else "")
+        if name.startswith("math_"):
+            for part in mathlib.MATH_DEPENDENCIES[name[5:]]:
+                key = f"{part}:{reg}"
+                if key not in self.helpers:
+                    self.helpers[key] = mathlib.polynomial(part[5:], reg) if part.startswith("poly_") else \
+                        self._instantiate("f64_math.wgsl", self._math_section(part, reg), reg,
+                                          mathlib.MATH_CONSTANTS[reg])
+            return
+        key = f"{name}:{reg}:{extra.get('NAME', '')}"
+        if key not in self.helpers:
+            self.helpers[key] = self._instantiate("helpers.wgsl", name, reg, extra)
+
+    def _math_section(self, part: str, reg: str) -> str:
+        if "shader-int64" not in self.features:
+            return part
+        return mathlib.SECTION_FOR.get((part, reg), part)
+
+    @staticmethod
+    def _instantiate(filename: str, name: str, reg: str, extra: dict[str, str]) -> str:
+        template = helper_templates(filename).get(name)
+        if template is None:
+            raise InternalCompilerError(f"missing WGSL helper template {name!r} in wgsl/{filename}")
+        nan = _NAN32 if reg == "f32" else f"{reg}({_NAN32})"
+        inf = _INF32 if reg == "f32" else f"{reg}({_INF32})"
+        return template.substitute(T=reg, Z=f"{reg}(0)", O=f"{reg}(1)", NAN=nan, INF=inf, **extra) + "\n"
+
+    def container(self, slot: ir.ContainerSlot, loc: SourceLoc) -> ContainerDecl:
+        k = self.slot_index.get(id(slot))
+        if k is None:
+            raise InternalCompilerError(f"container {slot.name} is not in kernel {self.kernel.name}", loc)
+        decl = self.decls.get(k)
+        if decl is None:
+            self.require(slot.dtype, loc)
+            name = f"c{k}_{_identifier(slot.name)}"
+            element, bits = wtypes.storage_type(slot.dtype), None
+            atomic = k in self.atomic_ops
+            if atomic:
+                op_kinds, first_loc = self.atomic_ops[k]
+                element, bits = _atomic_element(slot, op_kinds, self.features, first_loc, self.adapter)
+            decl = ContainerDecl(name, k + 1, slot.dtype, element, atomic, bits)
+            self.decls[k] = decl
+        return decl
+
+    # ---- task entry functions -------------------------------------------------------------------------------
+    def _emit_range_main(self, task: ir.Task) -> None:
+        loop = task.loop
+        if loop is None:
+            raise InternalCompilerError("range task without a loop", task.loc)
+        self.lines.append(f"@compute @workgroup_size({WORKGROUP_SIZE})")
+        self.lines.append("fn main(@builtin(workgroup_id) wk_workgroup_id: vec3<u32>,")
+        self.lines.append("        @builtin(num_workgroups) wk_num_workgroups: vec3<u32>,")
+        self.lines.append("        @builtin(local_invocation_index) wk_local_index: u32) {")
+        self.emit("// bounds")
+        self.visit_block(task.bounds)
+        self.emit(f"let wk_begin = {self.value(loop.begin)};")
+        self.emit(f"let wk_end = {self.value(loop.end)};")
+        self.emit("if (wk_end <= wk_begin) { return; }")
+        self.emit("// grid-stride loop over the range (the dispatch may be capped or folded into 2-D)")
+        self.emit("let wk_count = bitcast<u32>(wk_end) - bitcast<u32>(wk_begin);")
+        self.emit(f"let wk_stride = wk_num_workgroups.x * wk_num_workgroups.y * {WORKGROUP_SIZE}u;")
+        self.emit(f"var wk_k = (wk_workgroup_id.y * wk_num_workgroups.x + wk_workgroup_id.x) * "
+                  f"{WORKGROUP_SIZE}u + wk_local_index;")
+        if self.stacks[self.task_index]:
+            self.emit("let wk_slice = wk_k;   // this thread's adstack slice")
+        self.emit("loop {")
+        self.indent += 1
+        self.emit("if (wk_k >= wk_count) { break; }")
+        index = self.fresh("i")
+        if loop.reversed:
+            self.emit(f"let {index} = wk_end - 1i - bitcast<i32>(wk_k);")
+        else:
+            self.emit(f"let {index} = wk_begin + bitcast<i32>(wk_k);")
+        self.loop_vars = {loop: index}
+        self.emit(f"let wk_thread = bitcast<u32>({index});")
+        self._emit_rng_counter(task.body)
+        self.visit_block(task.body)
+        self.emit("continuing {")
+        self.emit("  let wk_left = wk_count - wk_k;")
+        self.emit("  wk_k = wk_k + wk_stride;")
+        self.emit("  break if wk_left <= wk_stride;")
+        self.emit("}")
+        self.indent -= 1
+        self.emit("}")
+        self.lines.append("}")
+
+    def _emit_serial_main(self, task: ir.Task) -> None:
+        self.lines.append("@compute @workgroup_size(1)")
+        self.lines.append("fn main() {")
+        self.loop_vars = {}
+        self.emit("let wk_thread = 0u;")
+        if self.stacks[self.task_index]:
+            self.emit("let wk_slice = 0u;")
+        self._emit_rng_counter(task.body)
+        self.visit_block(task.body)
+        self.lines.append("}")
+
+    def _emit_rng_counter(self, body: ir.Block) -> None:
+        if any(isinstance(stmt, ir.RandomValue) for stmt in walk(body)):
+            self.use_helper("random")
+            self.emit("var wk_rng_counter = 0u;")
+
+    # ---- visitor ----------------------------------------------------------------------------------------
+    def visit(self, stmt: ir.Stmt) -> object:
+        if stmt.dtype is not None:
+            self.require(stmt.dtype, stmt.loc)
+        try:
+            return super().visit(stmt)
+        except WkError:
+            raise
+        except Exception as exc:  # a bug here: name the statement
+            raise InternalCompilerError(f"WGSL codegen failed on {type(stmt).__name__}: {exc!r}", stmt.loc) from exc
+
+    def visit_Const(self, stmt: ir.Const) -> None:
+        self.names[stmt] = wtypes.literal(stmt.value, stmt.dtype)
+
+    def visit_ArgLoad(self, stmt: ir.ArgLoad) -> None:
+        member = self.layout.arg_member.get(stmt.arg_index)
+        if member is None:
+            raise InternalCompilerError(f"argument {stmt.arg_index} is not a scalar argument", stmt.loc)
+        expr = f"wk_params.{member}"
+        if stmt.dtype.is_bool:
+            expr = f"({expr} != 0u)"
+        elif stmt.dtype == T.f16:
+            expr = f"f16({expr})"
+        self.let(stmt, expr)
+
+    def _spell(self, spelling: wops.Spelling | None, what: str, dtype: DataType, result: DataType,
+               loc: SourceLoc, **operands: str) -> str:
+        if spelling is None:
+            raise InternalCompilerError(f"{what} is not defined for {dtype.name}", loc)
+        for helper in spelling.helpers:
+            self.use_helper(helper, spelling.helper_type or dtype)
+        reg = wtypes.register_type(dtype)
+        mask = f"{max(dtype.bits, 1) - 1}u"
+        expr = spelling.expr.format(T=reg, Z=wtypes.zero(dtype), O=wtypes.one(dtype), M=mask, **operands)
+        return wtypes.wrap_narrow(expr, result) if spelling.wraps else expr
+
+    def visit_UnaryOp(self, stmt: ir.UnaryOp) -> None:
+        dtype = stmt.operand.dtype
+        spelling = wops.lookup(wops.WGSL_UNARY[stmt.op], dtype)
+        self.let(stmt, self._spell(spelling, f"unary {stmt.op.value}", dtype, stmt.dtype, stmt.loc,
+                                   a=self.value(stmt.operand)))
+
+    def visit_BinaryOp(self, stmt: ir.BinaryOp) -> None:
+        dtype = stmt.lhs.dtype
+        spelling = wops.lookup(wops.WGSL_BINARY[stmt.op], dtype)
+        if stmt.op in _VIA_F64 and dtype in (T.f16, T.f32) and "shader-f64" in self.features:
+            spelling = _VIA_F64[stmt.op]   # f32 exp(b log a) loses |b log a| ulps; f64 keeps it under one
+        rhs = self.value(stmt.rhs)
+        if stmt.rhs.dtype != dtype and stmt.op.value not in ("shl", "shr"):
+            raise InternalCompilerError(f"binary {stmt.op.value} on {dtype.name} and {stmt.rhs.dtype.name}",
+                                        stmt.loc)
+        self.let(stmt, self._spell(spelling, f"binary {stmt.op.value}", dtype, stmt.dtype, stmt.loc,
+                                   a=self.value(stmt.lhs), b=rhs))
+
+    def visit_TernarySelect(self, stmt: ir.TernarySelect) -> None:
+        self.let(stmt, f"select({self.value(stmt.false_value)}, {self.value(stmt.true_value)}, "
+                       f"{self.value(stmt.cond)})")
+
+    def visit_Cast(self, stmt: ir.Cast) -> None:
+        src, dst, x = stmt.operand.dtype, stmt.dtype, self.value(stmt.operand)
+        if stmt.bitcast:
+            if src.bits != dst.bits:
+                raise InternalCompilerError(f"bitcast {src.name} -> {dst.name} changes width", stmt.loc)
+            self.let(stmt, wtypes.bitcast(x, src, dst))
+            return
+        expr, helper = wtypes.cast(x, src, dst)
+        if helper is not None:
+            self.helpers.setdefault(helper[0], helper[1] + "\n")
+        self.let(stmt, expr)
+
+    def visit_RandomValue(self, stmt: ir.RandomValue) -> None:
+        hashed = self.fresh("h")
+        self.emit(f"let {hashed} = wk_hash(wk_params.seed, wk_params.launch_id, wk_thread, "
+                  f"({stmt.site & 0xFFFFFFFF}u << 20u) ^ wk_rng_counter);")
+        self.emit("wk_rng_counter = wk_rng_counter + 1u;")
+        dtype = stmt.dtype
+        if dtype == T.f64:
+            expr = f"f64({hashed} >> 8u) * 5.9604644775390625e-8lf"
+        elif dtype.is_float:
+            expr = f"f32({hashed} >> 8u) * 5.9604644775390625e-8f"
+            expr = expr if dtype == T.f32 else f"f16({expr})"
+        else:
+            expr = wtypes.cast(hashed, T.u32, dtype)[0]
+        self.let(stmt, expr)
+
+    # ---- locals ---------------------------------------------------------------------------------------------
+    def visit_Alloca(self, stmt: ir.Alloca) -> None:
+        name = self.fresh("l") + (f"_{_identifier(stmt.name)}" if stmt.name else "")
+        self.emit(f"var {name}: {wtypes.register_type(stmt.dtype)} = {wtypes.zero(stmt.dtype)};")
+        self.names[stmt] = name
+
+    def visit_LocalLoad(self, stmt: ir.LocalLoad) -> None:
+        self.let(stmt, self.value(stmt.alloca))
+
+    def visit_LocalStore(self, stmt: ir.LocalStore) -> None:
+        self.emit(f"{self.value(stmt.alloca)} = {self.value(stmt.value)};")
+
+    # ---- globals --------------------------------------------------------------------------------------------
+    def _extent(self, slot: ir.ContainerSlot, axis: int) -> str:
+        if slot.shape is not None:
+            return wtypes.literal(slot.shape[axis], T.i32)
+        return f"wk_params.{self.layout.shape_member[(self.slot_index[id(slot)], axis)]}"
+
+    def _strides(self, slot: ir.ContainerSlot, axis: int) -> list[str]:
+        """Row-major stride of `axis` as factors: one constant for static shapes, extents from the launch
+        arguments for ndarrays."""
+        if slot.shape is not None:
+            product = math.prod(slot.shape[axis + 1:slot.ndim])
+            return [] if product == 1 else [wtypes.literal(product, T.i32)]
+        return [self._extent(slot, k) for k in range(axis + 1, slot.ndim)]
+
+    def visit_GlobalPtr(self, stmt: ir.GlobalPtr) -> None:
+        decl = self.container(stmt.container, stmt.loc)
+        terms = [" * ".join([self.value(index), *self._strides(stmt.container, axis)])
+                 for axis, index in enumerate(stmt.indices)]
+        offset = self.let(stmt, " + ".join(terms) if terms else "0i")
+        self.names[stmt] = f"{decl.name}[{offset}]"
+
+    def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
+        decl = self.decls[self.slot_index[id(stmt.ptr.container)]]
+        ref = self.value(stmt.ptr)
+        expr = f"atomicLoad(&{ref})" if decl.atomic else ref
+        if decl.bits_type is not None:
+            expr = f"bitcast<{wtypes.register_type(decl.dtype)}>({expr})"
+        if decl.dtype.is_bool:
+            expr = f"({expr} != 0u)"
+        self.let(stmt, expr)
+
+    def _encode(self, decl: ContainerDecl, value: str) -> str:
+        if decl.dtype.is_bool:
+            return f"select(0u, 1u, {value})"
+        if decl.bits_type is not None:
+            return f"bitcast<{decl.bits_type}>({value})"
+        return value
+
+    def visit_GlobalStore(self, stmt: ir.GlobalStore) -> None:
+        decl = self.decls[self.slot_index[id(stmt.ptr.container)]]
+        ref, value = self.value(stmt.ptr), self._encode(decl, self.value(stmt.value))
+        self.emit(f"atomicStore(&{ref}, {value});" if decl.atomic else f"{ref} = {value};")
+
+    def visit_AtomicOp(self, stmt: ir.AtomicOp) -> None:
+        decl = self.decls[self.slot_index[id(stmt.ptr.container)]]
+        ref, value = self.value(stmt.ptr), self.value(stmt.value)
+        dtype = decl.dtype
+        native = decl.bits_type is None and not (dtype.is_int and dtype.bits < 32 and stmt.op in _WRAPPING_ATOMIC)
+        if native:
+            call = f"{wops.WGSL_ATOMIC_BUILTIN[stmt.op]}(&{ref}, {self._encode(decl, value)})"
+            self.let(stmt, f"({call} != 0u)" if dtype.is_bool else call)
+            return
+        # compare-exchange loop: float bits, or a narrow int whose sum must wrap to its own width
+        combine = wops.WGSL_ATOMIC_COMBINE[stmt.op]
+        if decl.bits_type is not None:
+            reg = wtypes.register_type(dtype)
+            decode, encode = f"bitcast<{reg}>(old_bits)", f"bitcast<{decl.bits_type}>({combine})"
+        else:
+            decode, encode = "old_bits", wtypes.wrap_narrow(combine, dtype)
+        helper_name = f"{stmt.op.value}_{decl.name}"
+        self.use_helper("atomic_cas", dtype, NAME=helper_name, BUF=decl.name, DECODE=decode, ENCODE=encode)
+        index = ref[ref.index("[") + 1:-1]
+        self.let(stmt, f"wk_atomic_{helper_name}({index}, {value})")
+
+    def visit_ShapeOf(self, stmt: ir.ShapeOf) -> None:
+        self.names[stmt] = self._extent(stmt.container, stmt.axis)
+
+    # ---- control flow -------------------------------------------------------------------------------------
+    def _block(self, block: ir.Block) -> None:
+        self.indent += 1
+        self.visit_block(block)
+        self.indent -= 1
+
+    def visit_RangeFor(self, stmt: ir.RangeFor) -> None:
+        begin, end = self.value(stmt.begin), self.value(stmt.end)
+        index = self.fresh("i")
+        self.loop_vars[stmt] = index
+        self.loop_depth += 1
+        if stmt.reversed:      # decrement first: no overflow at either end, `continue` needs no continuing
+            self.emit(f"var {index} = {end};")
+            self.emit("loop {")
+            self.emit(f"  if ({index} <= {begin}) {{ break; }}")
+            self.emit(f"  {index} = {index} - 1i;")
+            self._block(stmt.body)
+            self.emit("}")
+        else:
+            self.emit(f"var {index} = {begin};")
+            self.emit("loop {")
+            self.emit(f"  if ({index} >= {end}) {{ break; }}")
+            self._block(stmt.body)
+            self.emit(f"  continuing {{ {index} = {index} + 1i; }}")
+            self.emit("}")
+        self.loop_depth -= 1
+
+    def visit_LoopIndex(self, stmt: ir.LoopIndex) -> None:
+        index = self.loop_vars.get(stmt.loop)
+        if index is None:
+            raise InternalCompilerError("LoopIndex outside its loop", stmt.loc)
+        self.let(stmt, index)
+
+    def visit_While(self, stmt: ir.While) -> None:
+        self.loop_depth += 1
+        self.emit("loop {")
+        self._block(stmt.body)
+        self.emit("}")
+        self.loop_depth -= 1
+
+    def visit_Break(self, stmt: ir.Break) -> None:
+        if self.task.kind == "range" and not self.loop_depth:
+            raise CompileError("break out of a parallel loop is not supported", stmt.loc)
+        self.emit("break;")
+
+    def visit_Continue(self, stmt: ir.Continue) -> None:
+        self.emit("continue;")
+
+    def visit_If(self, stmt: ir.If) -> None:
+        self.emit(f"if ({self.value(stmt.cond)}) {{")
+        self._block(stmt.then_block)
+        if stmt.else_block.stmts:
+            self.emit("} else {")
+            self._block(stmt.else_block)
+        self.emit("}")
+
+    def visit_Return(self, stmt: ir.Return) -> None:
+        if self.task.kind == "range":
+            if self.loop_depth:
+                raise CompileError("return inside a loop of a parallel loop body is not supported", stmt.loc)
+            self.emit("continue;  // return: this index is done")
+        else:
+            self.emit("return;")
+

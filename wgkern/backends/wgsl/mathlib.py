@@ -1,0 +1,81 @@
+"""Software transcendentals for WGSL: instantiates wgsl/f64_math.wgsl for f64 and f32 (f16 goes through f32).
+
+Vulkan has no 64-bit transcendentals (lavapipe returns garbage) and its f32 ones are loose (lavapipe: asin off by
+thousands of ulps, log by hundreds near 1, sinh(1e-30) == 0), so every backend device computes them here, the same
+way. This module owns the polynomial tails (Taylor coefficients after range reduction, term counts per precision)
+and each function's helper dependencies; the algorithms (range reduction, special cases) are in the .wgsl file."""
+from __future__ import annotations
+
+from fractions import Fraction
+from math import factorial
+
+# Each polynomial: the coefficient of z^j of a "tail" q(z), per precision, as exact rationals.
+# exp(r) = 1 + r + r^2 q(r),           q = sum_{n>=2} r^(n-2) / n!            |r| <= ln2/2
+# log(m) = 2s + 2s (s^2 q(s^2)),       q = sum_{k>=1} z^(k-1) / (2k+1)         s^2 <= 0.0295
+# sin(r) = r + r (r^2 q(r^2)),         q = sum_{k>=1} (-1)^k z^(k-1) / (2k+1)!  r^2 <= (pi/4)^2
+# cos(r) = 1 - r^2/2 + r^4 q(r^2),     q = sum_{k>=2} (-1)^k z^(k-2) / (2k)!
+# atan(a) = a + a (a^2 q(a^2)),        q = sum_{k>=1} (-1)^k z^(k-1) / (2k+1)   a^2 <= tan(pi/12)^2
+# sinh(a) = a + a (a^2 q(a^2)),        q = sum_{k>=1} z^(k-1) / (2k+1)!         a^2 < 1
+_LAST_TERM = {   # highest n (exp) or k (others) kept, for (f32, f64): error below half an ulp at the range edge
+    "exp": (9, 15), "log": (6, 11), "sin": (6, 10), "cos": (6, 10), "atan": (7, 14), "sinh": (6, 10),
+}
+
+
+def _tail(name: str, last: int) -> list[Fraction]:
+    if name == "exp":
+        return [Fraction(1, factorial(n)) for n in range(2, last + 1)]
+    if name == "log":
+        return [Fraction(1, 2 * k + 1) for k in range(1, last + 1)]
+    if name == "sin":
+        return [Fraction((-1) ** k, factorial(2 * k + 1)) for k in range(1, last + 1)]
+    if name == "cos":
+        return [Fraction((-1) ** k, factorial(2 * k)) for k in range(2, last + 1)]
+    if name == "atan":
+        return [Fraction((-1) ** k, 2 * k + 1) for k in range(1, last + 1)]
+    if name == "sinh":
+        return [Fraction(1, factorial(2 * k + 1)) for k in range(1, last + 1)]
+    raise KeyError(name)
+
+
+def _horner(coefficients: list[Fraction], reg: str) -> str:
+    """Horner form in `z`; literals are abstract floats converted to the register type (one rounding)."""
+    terms = [f"{reg}({float(c)!r})" for c in coefficients]
+    expr = terms[-1]
+    for term in reversed(terms[:-1]):
+        expr = f"{term} + z * ({expr})"
+    return expr
+
+
+def polynomial(name: str, reg: str) -> str:
+    """`fn wk_poly_<name>_<reg>(z)`: the tail polynomial of `name` at f32 or f64 precision."""
+    last = _LAST_TERM[name][1 if reg == "f64" else 0]
+    return f"fn wk_poly_{name}_{reg}(z: {reg}) -> {reg} {{\n  return {_horner(_tail(name, last), reg)};\n}}\n"
+
+
+# Which template sections (wgsl/f64_math.wgsl) and polynomials each math helper needs, itself included.
+MATH_DEPENDENCIES: dict[str, tuple[str, ...]] = {
+    "exp": ("poly_exp", "ldexp", "exp"),
+    "log": ("poly_log", "frexp", "log"),
+    "log2": ("poly_log", "frexp", "log2"),
+    "sin": ("poly_sin", "poly_cos", "reduce_pio2", "sin"),
+    "cos": ("poly_sin", "poly_cos", "reduce_pio2", "cos"),
+    "tan": ("poly_sin", "poly_cos", "reduce_pio2", "tan"),
+    "atan": ("poly_atan", "atan"),
+    "atan2": ("poly_atan", "atan", "atan2"),
+    "asin": ("poly_atan", "atan", "atan2", "asin"),
+    "acos": ("poly_atan", "atan", "atan2", "acos"),
+    "sinh": ("poly_sinh", "poly_exp", "ldexp", "exp", "sinh_small", "sinh"),
+    "cosh": ("poly_exp", "ldexp", "exp", "cosh"),
+    "tanh": ("poly_sinh", "poly_exp", "ldexp", "exp", "sinh_small", "tanh"),
+    "pow": ("poly_exp", "ldexp", "exp", "poly_log", "frexp", "log", "pow"),
+}
+
+# Sections replaced per precision: lavapipe's LLVM aborts on a 64-bit frexp, so f64 reads the exponent bits
+# (needs shader-int64, which every f64-capable adapter seen so far also has).
+SECTION_FOR: dict[tuple[str, str], str] = {("frexp", "f64"): "frexp_bits"}
+
+# Per-precision constants substituted into the templates ($EXP_MAX, ...).
+MATH_CONSTANTS: dict[str, dict[str, str]] = {
+    "f64": {"EXP_MAX": "709.782712893384", "EXP_MIN": "-745.2", "TANH_ONE": "22.0", "PIO2_3": "7.549789954891882e-08"},
+    "f32": {"EXP_MAX": "88.72283905206835", "EXP_MIN": "-104.0", "TANH_ONE": "9.5", "PIO2_3": "7.549789954891882e-08"},
+}

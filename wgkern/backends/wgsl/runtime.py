@@ -1,0 +1,506 @@
+"""WgslBackend: wgkern's Backend on wgpu-py (Vulkan, Metal, D3D12) — buffers, pipelines, lazy batched launches.
+
+Launches are encoded into one open compute pass and submitted lazily (sync, download, free of a busy buffer, a
+full argument ring or the batch limit). Each launch's arguments (launch_id, seed, scalars, ndarray shapes) are
+packed into a host ring that is uploaded once per submit and bound with a dynamic offset. Codegen lives in
+codegen.py, adapter choice and the process-wide device cache in adapters.py."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from wgkern.backends.adstack import AdStackHeap, decode_flag, layout_task, overflow_error, stack_bytes_per_thread
+from wgkern.backends.base import Backend, CompiledKernel, LaunchArgs
+from wgkern.backends.wgsl import adstack as wadstack
+from wgkern.backends.wgsl import adapters as wadapters
+from wgkern.backends.wgsl import types as wtypes
+from wgkern.backends.wgsl.codegen import WORKGROUP_SIZE, TaskShader, WgslCodegen
+from wgkern.errors import CompileError, InternalCompilerError, OutOfMemoryError
+from wgkern.ir import host_eval
+from wgkern.ir import nodes as ir
+from wgkern.lang import types as T
+from wgkern.lang.types import DataType
+
+RING_BYTES = 1 << 20          # launch-argument ring: one upload per submit
+BATCH_LIMIT = 4096            # launches per submit
+MAX_DIMENSION = 65535         # workgroups per dispatch dimension (WebGPU default limit, lavapipe's too)
+BOUNDS_FROM_MEMORY_GROUPS = 1024   # capped dispatch for ranges whose bounds are computed in the shader
+MAX_THREADS = 1 << 31         # the shader's u32 thread index math stays exact below this
+_U32 = 0xFFFFFFFF
+
+
+class WgslBuffer:
+    """One device buffer (a container's storage). `nbytes` is what was asked for; the wgpu buffer is rounded
+    up to 4 bytes. Hashes by identity: bind groups are cached by the tuple of buffers they bind."""
+    __slots__ = ("buffer", "nbytes", "bind_group_keys")
+
+    def __init__(self, buffer: Any, nbytes: int):
+        self.buffer = buffer
+        self.nbytes = nbytes
+        self.bind_group_keys: list[tuple[Any, ...]] = []
+
+    def __repr__(self) -> str:
+        return f"<WgslBuffer {self.nbytes} bytes>"
+
+
+# ---- per-task dispatch sizing ------------------------------------------------------------------------------
+
+def fold_groups(groups: int) -> tuple[int, int]:
+    """Workgroup counts past 65535 fold into 2-D; the shader's grid-stride loop covers anything capped."""
+    groups = min(groups, MAX_THREADS // WORKGROUP_SIZE)
+    if groups <= MAX_DIMENSION:
+        return groups, 1
+    rows = -(-groups // MAX_DIMENSION)       # as square as needed, so at most rows - 1 groups idle
+    return -(-groups // rows), rows
+
+
+def _groups_for(begin: int, end: int) -> tuple[int, int] | None:
+    count = end - begin
+    return fold_groups(-(-count // WORKGROUP_SIZE)) if count > 0 else None
+
+
+@dataclass(slots=True)
+class TaskDispatch:
+    """A compiled task: its pipeline and how many workgroups a launch dispatches.
+    `groups(scalars, shapes)` returns None when the range is empty (the dispatch is skipped)."""
+    shader: TaskShader
+    pipeline: Any
+    groups: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], tuple[int, int] | None]
+
+
+def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot]
+                    ) -> Callable[[Sequence[Any], Sequence[tuple[int, ...]]], tuple[int, int] | None]:
+    """Precompute as much of the dispatch size as possible: constant bounds are sized once; bounds that read
+    global memory get a capped dispatch (the shader computes them); the rest are evaluated per launch."""
+    if task.kind == "serial":
+        return lambda scalars, shapes: (1, 1)
+    if any(isinstance(s, (ir.GlobalLoad, ir.GlobalPtr)) for s in task.bounds.stmts):
+        capped = (BOUNDS_FROM_MEMORY_GROUPS, 1)
+        return lambda scalars, shapes: capped
+    begin = host_eval.try_constant(task.loop.begin)
+    end = host_eval.try_constant(task.loop.end)
+    if begin is not None and end is not None:
+        fixed = _groups_for(int(begin), int(end))
+        return lambda scalars, shapes: fixed
+    end_stmt = task.loop.end
+    if begin is not None and isinstance(end_stmt, ir.ShapeOf):       # the common `for i in range(x.shape[0])`
+        slot_index = next(k for k, c in enumerate(containers) if c is end_stmt.container)
+        axis, start = end_stmt.axis, int(begin)
+        return lambda scalars, shapes: _groups_for(start, shapes[slot_index][axis])
+    if begin is not None and isinstance(end_stmt, ir.ArgLoad) and end_stmt.dtype.is_int:
+        arg, start = end_stmt.arg_index, int(begin)
+        return lambda scalars, shapes: _groups_for(start, T.wrap_int(int(scalars[arg]), T.i32))
+
+    def evaluate(scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> tuple[int, int] | None:
+        bounds = host_eval.evaluate_bounds(task, scalars, host_eval.shapes_by_slot(containers, shapes))
+        return _groups_for(*bounds) if bounds is not None else (BOUNDS_FROM_MEMORY_GROUPS, 1)
+    return evaluate
+
+
+class WgslCompiledKernel(CompiledKernel):
+    """One OffloadedKernel on one WgslBackend: a pipeline per task sharing one pipeline layout."""
+
+    def __init__(self, backend: WgslBackend, kernel: ir.OffloadedKernel):
+        self.backend = backend
+        self.kernel = kernel
+        limit = backend.limits["max-storage-buffers-per-shader-stage"]
+        if len(kernel.containers) + 1 > limit:
+            raise CompileError(f"kernel '{kernel.name}' touches {len(kernel.containers)} containers; the WGSL "
+                               f"backend binds one storage buffer per container plus one for launch arguments, "
+                               f"and this device allows {limit} per shader stage (arena binding is not "
+                               f"implemented yet)", kernel.loc)
+        self.adstack_code = backend.register_adstack_kernel(self)
+        codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code)
+        self.stacks = codegen.stacks
+        self.has_stacks = any(self.stacks)
+        self.layout = codegen.layout
+        self.params_size = self.layout.size
+        self.stride = -(-self.params_size // backend.offset_alignment) * backend.offset_alignment
+        self.pack_into = self.layout.pack.pack_into
+        self.scalar_args = self.layout.scalar_args
+        self.shape_axes = self.layout.shape_axes
+        self.scalar_dtypes = [kernel.args[i].dtype for i in self.scalar_args]
+        # f16 scalars travel as f32: round to f16 on the host so the value is rounded once, as on the CPU
+        self.f16_positions = [k for k, dtype in enumerate(self.scalar_dtypes) if dtype == T.f16]
+        # kernels with adstacks bind the heap and the overflow flag after their containers
+        pipeline_layout = backend.pipeline_layout(len(kernel.containers) + (2 if self.has_stacks else 0))
+        self.tasks = [TaskDispatch(shader, backend.pipeline(shader.wgsl, pipeline_layout),
+                                   _dispatch_sizer(shader.task, kernel.containers))
+                      for shader in codegen.generate()]
+
+    def source(self) -> str:
+        return "\n".join(task.shader.wgsl for task in self.tasks)
+
+    def _pack(self, ring: bytearray, offset: int, args: LaunchArgs, metadata: Sequence[int] = ()) -> None:
+        scalars, shapes = args.scalars, args.shapes
+        values = [scalars[i] for i in self.scalar_args]
+        for k in self.f16_positions:
+            values[k] = float(np.float16(values[k]))
+        values.extend(shapes[k][axis] for k, axis in self.shape_axes)
+        values.extend(metadata)
+        try:
+            self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32, *values)
+        except struct.error:   # out-of-range Python ints, numpy bools...: wrap as the kernel would see them
+            fixed = [_param_value(v, dt) for v, dt in zip(values, self.scalar_dtypes)]
+            fixed.extend(values[len(self.scalar_dtypes):])
+            self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32, *fixed)
+
+    def launch(self, args: LaunchArgs) -> None:
+        if self.has_stacks:
+            self._launch_with_stacks(args)
+            return
+        backend = self.backend
+        offset = backend.ring_used
+        if offset + self.stride > RING_BYTES or backend.pending_launches >= BATCH_LIMIT:
+            backend.flush()
+            offset = 0
+        self._pack(backend.ring_host, offset, args)
+        backend.ring_used = offset + self.stride
+        key = (self.params_size, *args.buffers)
+        bind_group = backend.bind_groups.get(key)
+        if bind_group is None:
+            bind_group = backend.bind_group(key)
+        compute_pass = backend.compute_pass or backend.begin_pass()
+        compute_pass.set_bind_group(0, bind_group, [offset])
+        scalars, shapes = args.scalars, args.shapes
+        for task in self.tasks:
+            groups = task.groups(scalars, shapes)
+            if groups is not None:
+                compute_pass.set_pipeline(task.pipeline)
+                compute_pass.dispatch_workgroups(groups[0], groups[1])
+        backend.pending_buffers.update(args.buffers)
+        backend.pending_launches += 1
+
+
+    def _launch_with_stacks(self, args: LaunchArgs) -> None:
+        """Reverse-mode launch: size each task's dispatch so its slot-major adstack slices fit one binding,
+        lay the heap out (metadata rows go in the argument ring), then dispatch as usual."""
+        backend = self.backend
+        capacities = wadstack.capacities_for(self.stacks, args.extra.get("adstack_capacities"))
+        plans, metadata, heap_words = [], [], 0
+        for task, specs, caps in zip(self.tasks, self.stacks, capacities):
+            groups = task.groups(args.scalars, args.shapes)
+            if groups is not None and specs:
+                per_thread = max(stack_bytes_per_thread(specs, caps, wadstack.words_of), 1)
+                fit = backend.max_binding // 4 // per_thread // WORKGROUP_SIZE
+                if fit < 1:
+                    raise OutOfMemoryError(f"kernel '{self.kernel.name}': one workgroup's adstacks need "
+                                           f"{per_thread * 4 * WORKGROUP_SIZE} bytes, more than the device's "
+                                           f"max_storage_buffer_binding_size ({backend.max_binding}); pass a "
+                                           "smaller wk.init(ad_stack_size=...)")
+                if groups[0] * groups[1] > fit:
+                    groups = fold_groups(fit)
+            threads = groups[0] * groups[1] * task.shader.workgroup_size if groups is not None else 1
+            layout = layout_task(specs, caps, threads, wadstack.words_of, slot_major=True)
+            metadata.extend(int(v) for v in layout.metadata.reshape(-1))
+            heap_words = max(heap_words, layout.heap_units)
+            plans.append(groups)
+        heap = backend.adstack_heap.ensure(max(heap_words, 1) * 4)
+        offset = backend.ring_used
+        if offset + self.stride > RING_BYTES or backend.pending_launches >= BATCH_LIMIT:
+            backend.flush()
+            offset = 0
+        self._pack(backend.ring_host, offset, args, metadata)
+        backend.ring_used = offset + self.stride
+        buffers = (*args.buffers, heap, backend.adstack_flag)
+        key = (self.params_size, *buffers)
+        bind_group = backend.bind_groups.get(key) or backend.bind_group(key)
+        compute_pass = backend.compute_pass or backend.begin_pass()
+        compute_pass.set_bind_group(0, bind_group, [offset])
+        for task, groups in zip(self.tasks, plans):
+            if groups is not None:
+                compute_pass.set_pipeline(task.pipeline)
+                compute_pass.dispatch_workgroups(groups[0], groups[1])
+        backend.pending_buffers.update(buffers)
+        backend.pending_launches += 1
+        backend.adstack_watch[self.adstack_code] = (self, capacities)
+        stats = getattr(backend, "runtime_stats", None)
+        if stats is not None:
+            stats.adstack_heap_bytes = backend.adstack_heap.nbytes
+            stats.adstack_heap_grows = backend.adstack_heap.grows
+
+
+def _param_value(value: Any, dtype: DataType) -> Any:
+    if dtype.is_float:
+        return float(value)
+    return T.wrap_int(int(value), dtype)
+
+
+# ---- the backend ------------------------------------------------------------------------------------------
+
+class WgslBackend(Backend):
+    """One wgpu device (shared process-wide, adapters.py). `adapter`: a wgpu adapter, else `kind` picks one."""
+    name = "wgsl"
+    supports_adstack = True
+
+    def __init__(self, adapter: Any = None, kind: str = "webgpu"):
+        import wgpu
+        self._wgpu = wgpu
+        self.adapter = adapter if adapter is not None else wadapters.find_adapter(kind)
+        self.device = wadapters.device_for(self.adapter)
+        self.queue = self.device.queue
+        self.features = frozenset(str(f) for f in self.device.features)
+        self.limits = self.device.limits
+        self.max_binding = int(self.limits["max-storage-buffer-binding-size"])
+        self.max_buffer = int(self.limits["max-buffer-size"])
+        self.offset_alignment = int(self.limits["min-storage-buffer-offset-alignment"])
+        usage = wgpu.BufferUsage
+        self.usage = usage.STORAGE | usage.COPY_SRC | usage.COPY_DST
+        self.ring_host = bytearray(RING_BYTES)
+        self.ring_buffer = self.device.create_buffer(size=RING_BYTES, usage=self.usage)
+        self.ring_handle = WgslBuffer(self.ring_buffer, 4)   # sync() reads 4 bytes of it to wait
+        self.ring_used = 0
+        self.encoder: Any = None
+        self.compute_pass: Any = None
+        self.pending_launches = 0
+        self.pending_buffers: set[WgslBuffer] = set()
+        self.keepalive: list[Any] = []
+        self.unwaited = False
+        self.pipelines: dict[str, Any] = {}
+        self.layouts: dict[int, tuple[Any, Any]] = {}
+        self.bind_groups: dict[tuple[Any, ...], Any] = {}
+        self.live: set[WgslBuffer] = set()
+        self.staging: Any = None
+        self.stats = {"submits": 0, "launches": 0, "pipelines": 0}
+        # adstacks: one growable heap, an overflow flag word, and which kernel each flag code names
+        self.adstack_heap = AdStackHeap(self.allocate, self._retire)
+        self.adstack_flag = self.allocate(8)
+        self.adstack_kernels: dict[int, WgslCompiledKernel] = {}
+        self.adstack_watch: dict[int, tuple[WgslCompiledKernel, list[list[int]]]] = {}
+        self.retired: list[WgslBuffer] = []
+
+    def register_adstack_kernel(self, compiled: WgslCompiledKernel) -> int:
+        """The flag word's kernel part (11 bits) for a compiled kernel."""
+        code = len(self.adstack_kernels) % 2047 + 1
+        self.adstack_kernels[code] = compiled
+        return code
+
+    def adstack_threads(self, range_size: int) -> int:
+        """Slice-owning threads of a task of `range_size` indices: one per dispatched invocation (capped by
+        the heap's binding size at launch)."""
+        groups = _groups_for(0, range_size)
+        return groups[0] * groups[1] * WORKGROUP_SIZE if groups else 1
+
+    def _retire(self, buffer: WgslBuffer) -> None:
+        """An outgrown heap: released once the recorded work that uses it has been submitted."""
+        self.retired.append(buffer)
+
+    def _check_adstack_overflow(self) -> None:
+        """Read the overflow flag after the launches that could set it, and raise AdStackOverflowError."""
+        if not self.adstack_watch:
+            return
+        watched, self.adstack_watch = self.adstack_watch, {}
+        code = int(np.frombuffer(self._read(self.adstack_flag, 4, 0), np.uint32)[0])
+        if code == 0:
+            return
+        self.upload(self.adstack_flag, np.zeros(8, np.uint8))
+        kernel_code, task_index, stack_id = decode_flag(code)
+        compiled, capacities = watched.get(kernel_code, (None, None))
+        spec = capacity = None
+        if compiled is not None and task_index < len(compiled.stacks) and \
+                0 <= stack_id < len(compiled.stacks[task_index]):
+            spec = compiled.stacks[task_index][stack_id]
+            capacity = capacities[task_index][stack_id]
+        raise overflow_error(compiled.kernel.name if compiled else "?", spec, capacity)
+
+    # ---- description -----------------------------------------------------------------------------------
+    def describe(self) -> str:
+        return f"WGSL on {self.adapter.summary}"
+
+    def storage_dtype(self, dtype: DataType) -> np.dtype:
+        return wtypes.storage_dtype(dtype)
+
+    def supports(self, dtype: DataType) -> bool:
+        feature = wtypes.REQUIRED_FEATURE.get(dtype)
+        return feature is None or feature in self.features
+
+    # ---- pipelines and bind groups -------------------------------------------------------------------------
+    def pipeline_layout(self, containers: int) -> Any:
+        """Binding 0: the launch-argument ring (read-only, dynamic offset); binding k+1: container k."""
+        cached = self.layouts.get(containers)
+        if cached is None:
+            wgpu = self._wgpu
+            compute = wgpu.ShaderStage.COMPUTE
+            entries = [{"binding": 0, "visibility": compute,
+                        "buffer": {"type": wgpu.BufferBindingType.read_only_storage, "has_dynamic_offset": True}}]
+            entries += [{"binding": k + 1, "visibility": compute,
+                         "buffer": {"type": wgpu.BufferBindingType.storage}} for k in range(containers)]
+            bind_group_layout = self.device.create_bind_group_layout(entries=entries)
+            cached = (bind_group_layout, self.device.create_pipeline_layout(bind_group_layouts=[bind_group_layout]))
+            self.layouts[containers] = cached
+        return cached[1]
+
+    def pipeline(self, wgsl: str, pipeline_layout: Any) -> Any:
+        key = f"{id(pipeline_layout)}\n{wgsl}"
+        cached = self.pipelines.get(key)
+        if cached is None:
+            try:
+                module = self.device.create_shader_module(code=wgsl)
+                cached = self.device.create_compute_pipeline(
+                    layout=pipeline_layout, compute={"module": module, "entry_point": "main"})
+            except self._wgpu.GPUError as exc:
+                numbered = "\n".join(f"{n + 1:4d}  {line}" for n, line in enumerate(wgsl.splitlines()))
+                raise InternalCompilerError(f"naga rejected the generated WGSL: {exc}\n{numbered}") from None
+            self.pipelines[key] = cached
+            self.stats["pipelines"] += 1
+        return cached
+
+    def bind_group(self, key: tuple[Any, ...]) -> Any:
+        params_size, buffers = key[0], key[1:]
+        bind_group_layout = self.layouts[len(buffers)][0] if len(buffers) in self.layouts else None
+        if bind_group_layout is None:
+            self.pipeline_layout(len(buffers))
+            bind_group_layout = self.layouts[len(buffers)][0]
+        entries = [{"binding": 0, "resource": {"buffer": self.ring_buffer, "offset": 0, "size": params_size}}]
+        entries += [{"binding": k + 1, "resource": {"buffer": b.buffer, "offset": 0, "size": b.buffer.size}}
+                    for k, b in enumerate(buffers)]
+        bind_group = self.device.create_bind_group(layout=bind_group_layout, entries=entries)
+        self.bind_groups[key] = bind_group
+        for b in set(buffers):
+            b.bind_group_keys.append(key)
+        return bind_group
+
+    def compile(self, kernel: ir.OffloadedKernel) -> WgslCompiledKernel:
+        return WgslCompiledKernel(self, kernel)
+
+    # ---- command recording --------------------------------------------------------------------------------
+    def begin_pass(self) -> Any:
+        if self.encoder is None:
+            self.encoder = self.device.create_command_encoder()
+        self.compute_pass = self.encoder.begin_compute_pass()
+        return self.compute_pass
+
+    def _copy_encoder(self) -> Any:
+        """The open encoder with the compute pass ended, so a copy lands in order between launches."""
+        if self.compute_pass is not None:
+            self.compute_pass.end()
+            self.compute_pass = None
+        if self.encoder is None:
+            self.encoder = self.device.create_command_encoder()
+        return self.encoder
+
+    def flush(self) -> None:
+        """Submit everything recorded: the argument ring is written first (queue order puts it before)."""
+        encoder, compute_pass = self.encoder, self.compute_pass
+        self.encoder = self.compute_pass = None
+        ring_used, launches = self.ring_used, self.pending_launches
+        self.ring_used = self.pending_launches = 0
+        self.pending_buffers.clear()
+        try:
+            if encoder is None:
+                return
+            if compute_pass is not None:
+                compute_pass.end()
+            if ring_used:
+                self.queue.write_buffer(self.ring_buffer, 0, memoryview(self.ring_host)[:ring_used])
+            self.queue.submit([encoder.finish()])
+        finally:
+            self.keepalive.clear()
+        self.stats["submits"] += 1
+        self.stats["launches"] += launches
+        self.unwaited = True
+        for buffer in self.retired:   # dropped, not destroyed: wgpu frees it after the submitted work
+            for key in buffer.bind_group_keys:
+                self.bind_groups.pop(key, None)
+            self.live.discard(buffer)
+        self.retired.clear()
+
+    # ---- storage ---------------------------------------------------------------------------------------------
+    def allocate(self, nbytes: int) -> WgslBuffer:
+        size = max(4, -(-int(nbytes) // 4) * 4)
+        if size > self.max_binding:
+            raise OutOfMemoryError(f"a container of {nbytes} bytes exceeds this device's "
+                                   f"max_storage_buffer_binding_size of {self.max_binding} bytes "
+                                   f"({self.adapter.summary}); the WGSL backend binds each container whole")
+        try:
+            buffer = self.device.create_buffer(size=size, usage=self.usage)
+        except self._wgpu.GPUError as exc:
+            raise OutOfMemoryError(f"allocating {size} bytes on {self.adapter.summary} failed: {exc}") from None
+        handle = WgslBuffer(buffer, int(nbytes))
+        self.live.add(handle)
+        return handle
+
+    def free(self, buffer: WgslBuffer) -> None:
+        if buffer in self.pending_buffers:
+            self.flush()
+        for key in buffer.bind_group_keys:
+            self.bind_groups.pop(key, None)
+        buffer.bind_group_keys.clear()
+        self.live.discard(buffer)
+        buffer.buffer.destroy()
+
+    def upload(self, buffer: WgslBuffer, data: np.ndarray, offset: int = 0) -> None:
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        if raw.size == 0:
+            return
+        start, end = offset & ~3, -(-(offset + raw.size) // 4) * 4
+        if start != offset or end != offset + raw.size:   # copies move whole words: merge with what is there
+            words = self.download(buffer, end - start, start) if end <= buffer.buffer.size else \
+                np.zeros(end - start, np.uint8)
+            words[offset - start:offset - start + raw.size] = raw
+            raw, offset = words, start
+        if buffer in self.pending_buffers:   # recorded launches use it: copy in order, not before them
+            staged = self.device.create_buffer_with_data(data=raw, usage=self._wgpu.BufferUsage.COPY_SRC)
+            self._copy_encoder().copy_buffer_to_buffer(staged, 0, buffer.buffer, offset, raw.size)
+            self.keepalive.append(staged)
+        else:
+            self.queue.write_buffer(buffer.buffer, offset, raw)
+
+    def copy(self, dst: WgslBuffer, src: WgslBuffer, nbytes: int) -> None:
+        size = min(-(-nbytes // 4) * 4, dst.buffer.size, src.buffer.size)
+        if size:
+            self._copy_encoder().copy_buffer_to_buffer(src.buffer, 0, dst.buffer, 0, size)
+            self.pending_buffers.update((dst, src))
+
+    def _staging_buffer(self, size: int) -> Any:
+        if self.staging is None or self.staging.size < size:
+            usage = self._wgpu.BufferUsage
+            capacity = max(256, 1 << (size - 1).bit_length())
+            self.staging = self.device.create_buffer(size=capacity, usage=usage.MAP_READ | usage.COPY_DST)
+        return self.staging
+
+    def download(self, buffer: WgslBuffer, nbytes: int, offset: int = 0) -> np.ndarray:
+        data = self._read(buffer, nbytes, offset)
+        self._check_adstack_overflow()
+        return data
+
+    def _read(self, buffer: WgslBuffer, nbytes: int, offset: int = 0) -> np.ndarray:
+        if nbytes <= 0:
+            return np.zeros(0, np.uint8)
+        start = offset & ~3
+        end = min(-(-(offset + nbytes) // 4) * 4, buffer.buffer.size)
+        staging = self._staging_buffer(end - start)
+        self._copy_encoder().copy_buffer_to_buffer(buffer.buffer, start, staging, 0, end - start)
+        self.flush()
+        staging.map_sync(self._wgpu.MapMode.READ, 0, end - start)
+        try:
+            data = staging.read_mapped(0, end - start, copy=True)
+        finally:
+            staging.unmap()
+        self.unwaited = False
+        return np.frombuffer(data, np.uint8)[offset - start:offset - start + nbytes].copy()
+
+    def sync(self) -> None:
+        """Submit, then wait: wgpu-py 0.32 has no working on_submitted_work_done, so map a 4-byte read-back."""
+        self.flush()
+        if self.unwaited:
+            self._read(self.ring_handle, 4, 0)
+        self._check_adstack_overflow()
+
+    def shutdown(self) -> None:
+        """Finish pending work and release every buffer and cache; the device stays in the process cache."""
+        try:
+            self.flush()
+        finally:
+            for handle in list(self.live):
+                handle.buffer.destroy()
+            self.live.clear()
+            self.bind_groups.clear()
+            self.pipelines.clear()
+            self.layouts.clear()
+            if self.staging is not None:
+                self.staging.destroy()
+                self.staging = None

@@ -1,0 +1,69 @@
+"""One small adapter per backend: a sizing LaunchContext built from a launch's `LaunchArgs`.
+
+CPU (any backend with host views): containers are numpy views, reductions run in numpy. WGSL (a backend with
+a wgpu `device`): reductions run in the generic max-reducer pipeline, compiled once per backend and kept on it;
+pending launches are flushed first so the reducers see their writes. `tokens[k]` is the cache token of
+container slot k: (unique container id, generation), or None where nothing may be cached."""
+from __future__ import annotations
+
+from typing import Any, Hashable, Sequence
+
+import numpy as np
+
+from wgkern.sizing import HostLaunchContext, SizeCache
+
+
+def _slot_index(kernel: Any) -> dict[int, int]:
+    return {id(slot): k for k, slot in enumerate(kernel.containers)}
+
+
+def _host_array(backend: Any, args: Any, index: dict[int, int]):
+    def array(slot: Any) -> np.ndarray:
+        k = index[id(slot)]
+        storage = np.dtype(backend.storage_dtype(slot.dtype))
+        shape = tuple(args.shapes[k])
+        view = backend.host_view(args.buffers[k], storage, shape)
+        if view is not None:
+            return view
+        count = int(np.prod(shape, dtype=np.int64))
+        raw = backend.download(args.buffers[k], count * storage.itemsize, 0) if count else np.zeros(0, np.uint8)
+        return np.frombuffer(raw, dtype=storage, count=count).reshape(shape)
+    return array
+
+
+def max_reducer_pipeline(backend: Any) -> Any:
+    """The backend's MaxReducerPipeline, compiled on first use (one per device)."""
+    pipeline = getattr(backend, "max_reducer_pipeline", None)
+    if pipeline is None:
+        from wgkern.sizing.wgsl_reducer import MaxReducerPipeline
+        pipeline = MaxReducerPipeline(backend.device)
+        backend.max_reducer_pipeline = pipeline
+    return pipeline
+
+
+def launch_context(kernel: Any, args: Any, backend: Any, tokens: Sequence[Hashable | None], stats: Any,
+                   cache: SizeCache, default_ad_stack_size: int) -> Any:
+    """The LaunchContext of one launch of `kernel` (an OffloadedKernel) with `args` (backends.base.LaunchArgs)."""
+    index = _slot_index(kernel)
+    array = _host_array(backend, args, index)
+
+    def token(slot: Any) -> Hashable | None:
+        return tokens[index[id(slot)]]
+
+    def shape(slot: Any) -> tuple[int, ...]:
+        return tuple(args.shapes[index[id(slot)]])
+
+    if getattr(backend, "device", None) is None:
+        return HostLaunchContext(args.scalars, array, token, stats, cache, default_ad_stack_size, None, shape)
+    from wgkern.sizing.wgsl_reducer import WgslLaunchContext
+    pipeline = max_reducer_pipeline(backend)
+    flush = getattr(backend, "flush", None)
+    if flush is not None and getattr(backend, "pending_launches", 1):
+        flush()
+
+    def buffer_of(slot: Any) -> Any:
+        buffer = args.buffers[index[id(slot)]]
+        return getattr(buffer, "buffer", buffer)
+
+    return WgslLaunchContext(args.scalars, shape, token, buffer_of, array, pipeline, stats, cache,
+                             default_ad_stack_size)

@@ -1,0 +1,126 @@
+"""The one host evaluator of SizeExprs: exact Python-int arithmetic, every step checked, with a tripwire.
+
+Leaves come from a `Leaves` object (scalars, shapes, single element reads); `results` maps subexpressions
+that reducers (or earlier rounds) already computed to their values; they are substituted before evaluating.
+A MaxOverRange not in `results` is walked linearly; a walk longer than TRIPWIRE iterations raises SizingError
+naming the loop's source line instead of truncating (a truncated maximum would be an unsound capacity)."""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Protocol
+
+from wgkern.errors import SizingError
+from wgkern.sizing import expr as E
+
+TRIPWIRE = 1 << 24          # longest linear host walk of one MaxOverRange
+WALK_BUDGET = 1 << 26       # total host-walk iterations of one evaluation (nested walks multiply)
+VALUE_LIMIT = 1 << 62       # |intermediate| bound of every size computation (host and CPU reducer)
+
+
+class Leaves(Protocol):
+    """What evaluation needs from a launch: scalar arguments, container shapes, container elements."""
+
+    def scalar(self, arg_index: int) -> int: ...
+
+    def shape(self, slot: Any) -> tuple[int, ...]: ...
+
+    def read(self, slot: Any, flat_index: int) -> int: ...
+
+
+def checked(value: int, what: str = "size arithmetic") -> int:
+    if -VALUE_LIMIT < value < VALUE_LIMIT:
+        return value
+    raise SizingError(f"adstack sizing: {what} gives {value}, which does not fit the checked 63-bit range; "
+                      "the loop bounds are too large to size (pass wk.init(ad_stack_size=N) to bypass the sizer)")
+
+
+def flat_index(slot: Any, index: list[int], shape: tuple[int, ...]) -> int:
+    """Row-major offset of `index` in `shape`; raises SizingError when out of bounds."""
+    if len(index) != len(shape) or any(not 0 <= i < n for i, n in zip(index, shape)):
+        name = getattr(slot, "name", slot)
+        raise SizingError(f"adstack sizing: a loop bound reads {name}{list(index)} outside its shape {shape}")
+    offset = 0
+    for i, n in zip(index, shape):
+        offset = offset * n + i
+    return offset
+
+
+def bind_host_leaves(expr: E.SizeExpr, leaves: Leaves) -> E.SizeExpr:
+    """Replace scalar arguments and shapes (known on the host at launch) by constants."""
+    def fold(node: E.SizeExpr) -> E.SizeExpr | None:
+        if isinstance(node, E.ScalarArg):
+            return E.Const(int(leaves.scalar(node.arg_index)))
+        if isinstance(node, E.ShapeOf):
+            return E.Const(int(leaves.shape(node.slot)[node.axis]))
+        return None
+    return E.transform(expr, fold)
+
+
+class HostEvaluator:
+    """Evaluates one expression; `walked` counts linear-walk iterations (the tripwire's budget)."""
+
+    def __init__(self, leaves: Leaves):
+        self.leaves = leaves
+        self.walked = 0
+
+    def __call__(self, expr: E.SizeExpr, env: dict[E.BoundVar, int] | None = None) -> int:
+        return self.eval(expr, env or {})
+
+    def eval(self, node: E.SizeExpr, env: dict[E.BoundVar, int]) -> int:
+        return _RULES[type(node)](self, node, env)
+
+    def read(self, node: E._Read, env: dict[E.BoundVar, int]) -> int:
+        index = [self.eval(i, env) for i in node.index]
+        shape = tuple(self.leaves.shape(node.slot))
+        return checked(int(self.leaves.read(node.slot, flat_index(node.slot, index, shape))), "a read")
+
+    def binary(self, node: E._Binary, env: dict[E.BoundVar, int]) -> int:
+        op = E.BINARY_OPS[type(node)]
+        return checked(op(self.eval(node.lhs, env), self.eval(node.rhs, env)))
+
+    def max_over_range(self, node: E.MaxOverRange, env: dict[E.BoundVar, int]) -> int:
+        begin, end = self.eval(node.begin, env), self.eval(node.end, env)
+        length = max(end - begin, 0)
+        if length > TRIPWIRE or self.walked + length > WALK_BUDGET:
+            where = f" at {node.where}" if node.where else ""
+            raise SizingError(
+                f"adstack sizing: the loop{where} needs a host walk of {length} iterations to bound its trip "
+                f"count (limit {TRIPWIRE}); this loop-bound shape is not reduced on the device. Fix: pass "
+                "wk.init(ad_stack_size=N), or index the bound array with the loop variable directly")
+        self.walked += length
+        best = 0
+        inner = dict(env)
+        for value in range(begin, end):
+            inner[node.var] = value
+            best = max(best, self.eval(node.body, inner))
+        return best
+
+
+def _bound_var(ev: HostEvaluator, node: E.BoundVar, env: dict[E.BoundVar, int]) -> int:
+    if node not in env:
+        raise SizingError(f"adstack sizing: free variable {node.name} (internal error in a size expression)")
+    return env[node]
+
+
+_RULES: dict[type, Any] = {
+    E.Const: lambda ev, node, env: node.value,
+    E.ScalarArg: lambda ev, node, env: checked(int(ev.leaves.scalar(node.arg_index)), "a scalar argument"),
+    E.ShapeOf: lambda ev, node, env: int(ev.leaves.shape(node.slot)[node.axis]),
+    E.BoundVar: _bound_var,
+    E.NdarrayRead: HostEvaluator.read,
+    E.FieldLoad: HostEvaluator.read,
+    E.Add: HostEvaluator.binary,
+    E.Sub: HostEvaluator.binary,
+    E.Mul: HostEvaluator.binary,
+    E.Max: HostEvaluator.binary,
+    E.MaxOverRange: HostEvaluator.max_over_range,
+}
+
+
+def evaluate(expr: E.SizeExpr, leaves: Leaves, results: Mapping[E.SizeExpr, int] | None = None) -> int:
+    """Value of the closed expression `expr` (SizingError on overflow, out-of-bounds reads, the tripwire)."""
+    return HostEvaluator(leaves)(E.substitute(expr, dict(results or {})))
+
+
+def shape_size(shape: tuple[int, ...]) -> int:
+    return math.prod(shape)

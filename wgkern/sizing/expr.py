@@ -1,0 +1,236 @@
+"""SizeExpr: the closed grammar of adstack capacities that are known only at launch (DESIGN.md "Adstack sizing").
+
+Nodes are frozen, hashable dataclasses compared by structure, so equal expressions share cache entries and
+reducer results. Leaves that read containers hold the IR `ContainerSlot` itself (identity-hashed); the launch
+context maps it to storage. `MaxOverRange(var, begin, end, body)` is max(0, max of body over var in [begin,
+end)): 0 on an empty range, never negative, which is what a count needs."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class SizeExpr:
+    """Base class; every node is immutable and structurally comparable."""
+
+    def children(self) -> tuple[SizeExpr, ...]:
+        return ()
+
+    def __str__(self) -> str:
+        return format_expr(self)
+
+    def __repr__(self) -> str:
+        return format_expr(self)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Const(SizeExpr):
+    value: int
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ScalarArg(SizeExpr):
+    """Scalar kernel argument number `arg_index` (an integer)."""
+    arg_index: int
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ShapeOf(SizeExpr):
+    """Extent of container `slot` along `axis` (element axes included, as ShapeOf in the IR)."""
+    slot: Any
+    axis: int
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class BoundVar(SizeExpr):
+    """A variable bound by an enclosing MaxOverRange."""
+    name: str
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class _Read(SizeExpr):
+    slot: Any
+    index: tuple[SizeExpr, ...]
+    dtype: Any = field(compare=False, default=None)   # the slot's element DataType (slot identity fixes it)
+
+    def children(self) -> tuple[SizeExpr, ...]:
+        return self.index
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class NdarrayRead(_Read):
+    """Element of an ndarray argument's container (integer dtype)."""
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class FieldLoad(_Read):
+    """Element of a field (integer dtype)."""
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class _Binary(SizeExpr):
+    lhs: SizeExpr
+    rhs: SizeExpr
+
+    def children(self) -> tuple[SizeExpr, ...]:
+        return (self.lhs, self.rhs)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Add(_Binary):
+    pass
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Sub(_Binary):
+    pass
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Mul(_Binary):
+    pass
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Max(_Binary):
+    pass
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class MaxOverRange(SizeExpr):
+    """max(0, max over var in [begin, end) of body). `where` names the loop's source line (for errors)."""
+    var: BoundVar
+    begin: SizeExpr
+    end: SizeExpr
+    body: SizeExpr
+    where: str = field(compare=False, default="")
+
+    def children(self) -> tuple[SizeExpr, ...]:
+        return (self.begin, self.end, self.body)
+
+
+BINARY_OPS: dict[type, Callable[[int, int], int]] = {
+    Add: lambda a, b: a + b, Sub: lambda a, b: a - b, Mul: lambda a, b: a * b, Max: max,
+}
+_SYMBOLS = {Add: "+", Sub: "-", Mul: "*"}
+
+
+# ---- construction helpers (fold constants so printed and cached forms stay small) -----------------------------
+
+def add(a: SizeExpr, b: SizeExpr) -> SizeExpr:
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(a.value + b.value)
+    if a == Const(0):
+        return b
+    return a if b == Const(0) else Add(a, b)
+
+
+def mul(a: SizeExpr, b: SizeExpr) -> SizeExpr:
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(a.value * b.value)
+    if a == Const(1):
+        return b
+    return a if b == Const(1) else Mul(a, b)
+
+
+def maximum(a: SizeExpr, b: SizeExpr) -> SizeExpr:
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(max(a.value, b.value))
+    return a if a == b else Max(a, b)
+
+
+def trip_count(begin: SizeExpr, end: SizeExpr) -> SizeExpr:
+    """max(end - begin, 0)."""
+    if isinstance(begin, Const) and isinstance(end, Const):
+        return Const(max(end.value - begin.value, 0))
+    return Max(end if begin == Const(0) else Sub(end, begin), Const(0))
+
+
+# ---- walks ----------------------------------------------------------------------------------------------------
+
+def walk(expr: SizeExpr) -> Iterator[SizeExpr]:
+    """Every node, parents before children."""
+    yield expr
+    for child in expr.children():
+        yield from walk(child)
+
+
+def free_vars(expr: SizeExpr) -> frozenset[BoundVar]:
+    if isinstance(expr, BoundVar):
+        return frozenset((expr,))
+    if isinstance(expr, MaxOverRange):
+        inner = free_vars(expr.body) - {expr.var}
+        return inner | free_vars(expr.begin) | free_vars(expr.end)
+    out: frozenset[BoundVar] = frozenset()
+    for child in expr.children():
+        out |= free_vars(child)
+    return out
+
+
+def slots_read(expr: SizeExpr) -> list[Any]:
+    """Containers whose contents or shape the expression reads, in first-use order, no repeats."""
+    seen: dict[int, Any] = {}
+    for node in walk(expr):
+        if isinstance(node, (_Read, ShapeOf)):
+            seen.setdefault(id(node.slot), node.slot)
+    return list(seen.values())
+
+
+def transform(expr: SizeExpr, fn: Callable[[SizeExpr], SizeExpr | None]) -> SizeExpr:
+    """Rebuild bottom-up; `fn(node)` may return a replacement (None keeps the node). Top-down first: when
+    `fn` replaces a node its children are not visited."""
+    replaced = fn(expr)
+    if replaced is not None:
+        return replaced
+    if isinstance(expr, _Read):
+        return type(expr)(expr.slot, tuple(transform(i, fn) for i in expr.index), expr.dtype)
+    if isinstance(expr, _Binary):
+        return type(expr)(transform(expr.lhs, fn), transform(expr.rhs, fn))
+    if isinstance(expr, MaxOverRange):
+        return MaxOverRange(expr.var, transform(expr.begin, fn), transform(expr.end, fn),
+                            transform(expr.body, fn), expr.where)
+    return expr
+
+
+def substitute(expr: SizeExpr, values: dict[SizeExpr, int]) -> SizeExpr:
+    """Replace every subexpression found in `values` by its Const (also nodes that match only once their
+    children were replaced)."""
+    if not values:
+        return expr
+
+    def replace(node: SizeExpr) -> SizeExpr | None:
+        if node in values:
+            return Const(values[node])
+        if not node.children():
+            return node
+        rebuilt = transform(node, lambda child: None if child is node else replace(child))
+        return Const(values[rebuilt]) if rebuilt in values else rebuilt
+    return replace(expr)
+
+
+# ---- printing ---------------------------------------------------------------------------------------------------
+
+def _slot_name(slot: Any) -> str:
+    return getattr(slot, "name", str(slot))
+
+
+_FORMATTERS: dict[type, Callable[[Any], str]] = {
+    Const: lambda e: str(e.value),
+    ScalarArg: lambda e: f"arg{e.arg_index}",
+    ShapeOf: lambda e: f"shape({_slot_name(e.slot)}, {e.axis})",
+    BoundVar: lambda e: e.name,
+    NdarrayRead: lambda e: f"{_slot_name(e.slot)}[{', '.join(map(format_expr, e.index))}]",
+    FieldLoad: lambda e: f"{_slot_name(e.slot)}[{', '.join(map(format_expr, e.index))}]",
+    Max: lambda e: f"max({format_expr(e.lhs)}, {format_expr(e.rhs)})",
+    MaxOverRange: lambda e: (f"max_{{{e.var.name} in {format_expr(e.begin)}..{format_expr(e.end)}}} "
+                             f"({format_expr(e.body)})"),
+}
+
+
+def format_expr(expr: SizeExpr) -> str:
+    """Readable one-line form, e.g. `max(1 + max_{i in 0..shape(n, 0)} (n[i]), 1)`."""
+    symbol = _SYMBOLS.get(type(expr))
+    if symbol is not None:
+        return f"({format_expr(expr.lhs)} {symbol} {format_expr(expr.rhs)})"
+    return _FORMATTERS[type(expr)](expr)

@@ -1,0 +1,279 @@
+"""Max-reducers: which MaxOverRange nodes are reduced in parallel, and the rounds that schedule them.
+
+A closed MaxOverRange N is recognised when its body uses only constants, its bound variables, integer reads
+indexed by those, `+ - * max`, and inner MaxOverRanges in monotone positions (left of `-`, either side of
+`+`/`max`, beside a provably non-negative factor of `*`) whose begin is closed. Every such variable becomes an
+axis of one cross product; an inner axis whose end depends on outer variables runs over a bounding range
+(a reducer of its own, one round earlier) and is guarded per point, a failed guard giving 0. Because the
+context is monotone and each MaxOverRange is >= 0, the maximum over the cross product equals N exactly.
+Closed inner MaxOverRanges and bounding ranges are reduced first: rounds run deepest first."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Protocol
+
+from wgkern.sizing import expr as E
+
+MAX_POINTS = (1 << 32) - 1        # largest cross product one reducer job covers
+
+
+@dataclass(frozen=True, slots=True)
+class Axis:
+    """One variable of a job's cross product. `begin`/`end` are the real range (end may use outer axes);
+    `lo`/`hi` are closed bounds of every value the variable takes. `guarded`: an inner MaxOverRange."""
+    var: E.BoundVar
+    begin: E.SizeExpr
+    end: E.SizeExpr
+    lo: E.SizeExpr
+    hi: E.SizeExpr
+    guarded: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """Replace `node` by max(0, max over the cross product of `body`) (mode 'max') or by the value of a
+    single read (mode 'value', no axes)."""
+    node: E.SizeExpr
+    axes: tuple[Axis, ...]
+    body: E.SizeExpr
+    mode: str = "max"
+
+
+@dataclass(slots=True)
+class PreparedJob:
+    """A job with its bounds evaluated on the host: axis k runs lo[k] .. lo[k] + extents[k] - 1.
+    `raw`/`outer`: the body is `outer` applied to the 1-D read `raw` of the bare axis variable, non-decreasing
+    in it, so the reducer only needs the raw (signed) maximum of a contiguous slice; `finish` applies `outer`."""
+    job: Job
+    lo: list[int]
+    extents: list[int]
+    raw: E._Read | None = None
+    outer: E.SizeExpr | None = None
+
+    def finish(self, raw_max: int) -> int:
+        """max(0, outer(raw_max)) with the host evaluator's checked arithmetic."""
+        from wgkern.sizing.evaluator import HostEvaluator
+        return max(0, HostEvaluator(None)(self.outer, {RAW: raw_max}))
+
+    @property
+    def points(self) -> int:
+        total = 1
+        for extent in self.extents:
+            total *= extent
+        return total
+
+
+class ReducerBackend(Protocol):
+    """Runs prepared jobs of one round (one submission, one read-back); None marks a job it could not
+    finish exactly (overflow flag): the caller falls back to the host."""
+    name: str
+    gathers_reads: bool
+
+    def read_ok(self, dtype: Any) -> bool: ...
+
+    def run(self, jobs: list[PreparedJob]) -> list[int | None]: ...
+
+
+# ---- recognition --------------------------------------------------------------------------------------------
+
+def is_closed(node: E.SizeExpr) -> bool:
+    return not E.free_vars(node)
+
+
+def nonnegative(node: E.SizeExpr) -> bool:
+    """Provably >= 0 for every value of its variables."""
+    if isinstance(node, E.Const):
+        return node.value >= 0
+    if isinstance(node, (E.MaxOverRange, E.ShapeOf)):
+        return True
+    if isinstance(node, E.Max):
+        return nonnegative(node.lhs) or nonnegative(node.rhs)
+    if isinstance(node, (E.Add, E.Mul)):
+        return nonnegative(node.lhs) and nonnegative(node.rhs)
+    return False
+
+
+class _Unrecognised(Exception):
+    pass
+
+
+class _Blocked(Exception):
+    """A closed inner MaxOverRange must be reduced first."""
+
+
+class Recogniser:
+    """Builds the Job of a closed MaxOverRange, or says why it cannot (unrecognised / blocked)."""
+
+    def __init__(self, read_ok: Callable[[Any], bool]):
+        self.read_ok = read_ok
+
+    def job(self, node: E.MaxOverRange) -> Job | None | str:
+        """A Job; None when out of the reducer grammar; 'blocked' when an inner closed reduction comes first."""
+        self.axes = [Axis(node.var, node.begin, node.end, node.begin, node.end, False)]
+        self.scope = {node.var}
+        try:
+            self.check(node.body, True)
+        except _Unrecognised:
+            return None
+        except _Blocked:
+            return "blocked"
+        return Job(node, tuple(self.axes), node.body)
+
+    def check(self, node: E.SizeExpr, monotone: bool) -> None:
+        if isinstance(node, E.Const):
+            return
+        if isinstance(node, E.BoundVar):
+            if node not in self.scope:
+                raise _Unrecognised()
+            return
+        if isinstance(node, E._Read):
+            if node.dtype is None or not node.dtype.is_int or not self.read_ok(node.dtype):
+                raise _Unrecognised()
+            for index in node.index:
+                self.check(index, False)
+            return
+        if isinstance(node, (E.Add, E.Max)):
+            self.check(node.lhs, monotone)
+            self.check(node.rhs, monotone)
+            return
+        if isinstance(node, E.Sub):
+            self.check(node.lhs, monotone)
+            self.check(node.rhs, False)
+            return
+        if isinstance(node, E.Mul):
+            self.check(node.lhs, monotone and nonnegative(node.rhs))
+            self.check(node.rhs, monotone and nonnegative(node.lhs))
+            return
+        if isinstance(node, E.MaxOverRange):
+            self.inner(node, monotone)
+            return
+        raise _Unrecognised()   # ScalarArg / ShapeOf are bound to constants before recognition
+
+    def inner(self, node: E.MaxOverRange, monotone: bool) -> None:
+        if is_closed(node):
+            raise _Blocked()
+        if not monotone or not is_closed(node.begin):
+            raise _Unrecognised()
+        self.check(node.begin, False)
+        self.check(node.end, False)
+        hi = node.end if is_closed(node.end) else self.bounding_end(node.end)
+        self.axes.append(Axis(node.var, node.begin, node.end, node.begin, hi, True))
+        self.scope.add(node.var)
+        self.check(node.body, True)
+        self.scope.discard(node.var)
+
+    def bounding_end(self, end: E.SizeExpr) -> E.SizeExpr:
+        """max of `end` over the outer axes it depends on: a closed expression (a reducer of its own)."""
+        for axis in reversed(self.axes):
+            if axis.var in self.scope and axis.var in E.free_vars(end):
+                end = E.MaxOverRange(axis.var, axis.begin, axis.end, end)
+        return end
+
+
+# ---- scheduling ----------------------------------------------------------------------------------------------
+
+class Scheduler:
+    """Finds the jobs of the next round. `failed` holds nodes left to the host walk (out of grammar or
+    flagged); `gathers_reads`: single reads outside reducers are jobs too (device-resident data)."""
+
+    def __init__(self, backend: ReducerBackend):
+        self.backend = backend
+        self.recogniser = Recogniser(backend.read_ok)
+        self.failed: set[E.SizeExpr] = set()
+        self.results: dict[E.SizeExpr, int] = {}
+
+    def pending(self, node: E.SizeExpr) -> bool:
+        """Does `node` still contain a closed reduction (or gathered read) that must run before the host
+        can evaluate it?"""
+        for sub in E.walk(node):
+            if sub in self.failed:
+                continue
+            wanted = isinstance(sub, E.MaxOverRange) or (self.backend.gathers_reads and isinstance(sub, E._Read))
+            if wanted and is_closed(sub):
+                return True
+        return False
+
+    def round(self, exprs: Iterable[E.SizeExpr], results: dict[E.SizeExpr, int]) -> dict[E.SizeExpr, Job]:
+        """Jobs ready now, given the `results` of earlier rounds (substituted into `exprs` already)."""
+        self.results = results
+        jobs: dict[E.SizeExpr, Job] = {}
+        for expr in exprs:
+            self.find(expr, jobs)
+        return jobs
+
+    def find(self, node: E.SizeExpr, jobs: dict[E.SizeExpr, Job]) -> None:
+        if node in jobs or node in self.failed or isinstance(node, (E.Const, E.BoundVar)):
+            return
+        closed = is_closed(node)
+        if closed and isinstance(node, E.MaxOverRange):
+            found = self.recogniser.job(node)
+            if isinstance(found, Job):
+                bounds = [E.substitute(b, self.results) for axis in found.axes for b in (axis.lo, axis.hi)]
+                waiting = [b for b in bounds if self.pending(b)]
+                if not waiting:
+                    jobs[node] = found
+                for bound in waiting:
+                    self.find(bound, jobs)
+                return
+            if found is None:
+                self.failed.add(node)
+        elif closed and self.backend.gathers_reads and isinstance(node, E._Read):
+            if not any(self.pending(i) for i in node.index):
+                if node.dtype is not None and node.dtype.is_int and self.backend.read_ok(node.dtype):
+                    jobs[node] = Job(node, (), node, "value")
+                else:
+                    self.failed.add(node)
+                return
+        for child in node.children():
+            self.find(child, jobs)
+
+
+RAW = E.BoundVar("raw")
+
+
+def peel(job: Job) -> tuple[E._Read, E.SizeExpr] | None:
+    """(read, outer) when a one-axis body is outer(read of the bare axis variable), outer non-decreasing and
+    made of constants: max over the range of outer(a[v]) is then outer(max of the slice a[lo:hi])."""
+    if job.mode != "max" or len(job.axes) != 1:
+        return None
+    var = job.axes[0].var
+    found: list[E._Read] = []
+
+    def split(node: E.SizeExpr) -> E.SizeExpr | None:
+        if isinstance(node, E._Read):
+            if node.index != (var,) or node.dtype is None or not node.dtype.is_int or node.dtype.bits > 32:
+                return None
+            found.append(node)
+            return RAW
+        sides = {E.Add: (True, True), E.Max: (True, True), E.Sub: (True, False)}.get(type(node))
+        if type(node) is E.Mul:
+            ok = [isinstance(other, E.Const) and other.value >= 0 for other in (node.rhs, node.lhs)]
+            sides = tuple(ok)
+        if sides is None:
+            return None
+        if sides[0] and isinstance(node.rhs, E.Const):
+            inner = split(node.lhs)
+            return None if inner is None else type(node)(inner, node.rhs)
+        if sides[1] and isinstance(node.lhs, E.Const):
+            inner = split(node.rhs)
+            return None if inner is None else type(node)(node.lhs, inner)
+        return None
+
+    outer = split(job.body)
+    return (found[0], outer) if outer is not None else None
+
+
+def prepare(job: Job, evaluate_bound: Callable[[E.SizeExpr], int]) -> PreparedJob:
+    """Evaluate the job's closed bounds on the host. Inner (guarded) axes get at least one point so the
+    cross product never vanishes: a failed guard evaluates to 0."""
+    lo: list[int] = []
+    extents: list[int] = []
+    for axis in job.axes:
+        begin = evaluate_bound(axis.lo)
+        extent = max(evaluate_bound(axis.hi) - begin, 0)
+        lo.append(begin)
+        extents.append(max(extent, 1) if axis.guarded else extent)
+    peeled = peel(job)
+    if peeled is None:
+        return PreparedJob(job, lo, extents)
+    return PreparedJob(job, lo, extents, peeled[0], peeled[1])

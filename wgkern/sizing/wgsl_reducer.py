@@ -1,0 +1,229 @@
+"""The WGSL max-reducer runtime: every job of a round in one compute pass, one submission, one read-back.
+
+`MaxReducerPipeline(device)` compiles wgsl/max_reducer.wgsl once (keep one per device, on the backend).
+`WgslReducer` runs prepared jobs against the launch's device buffers: bytecode of all jobs in one storage
+buffer, a 256-byte uniform record per job (dynamic offset), containers on bindings d0..d7 (jobs needing more
+distinct containers go to further bind groups of the same pass). A flagged job comes back as None: the caller
+recomputes it exactly on the host. `WgslLaunchContext` is the WGSL adapter of sizing.LaunchContext."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable, Sequence
+
+import numpy as np
+
+from wgkern.sizing.bytecode import NotEncodable, encode
+from wgkern.sizing.cache import SizeCache
+from wgkern.sizing.reducers import MAX_POINTS, PreparedJob
+
+WORKGROUP = 64
+MAX_GROUPS = 65535
+POINTS_PER_INVOCATION = 64   # grid-stride depth: fewer, longer invocations (per-workgroup cost matters)
+DATA_BINDINGS = 8
+MAX_AXES = 4
+RECORD = 256          # uniform record stride (minUniformBufferOffsetAlignment)
+MODES = {"max": 0, "value": 1}
+MODE_SLICE = 2        # peeled job: order-preserving u32 max of a contiguous slice (max_reducer.wgsl)
+
+
+class MaxReducerPipeline:
+    """The compiled generic reducer of one wgpu device (plus its layout and a dummy data buffer)."""
+
+    def __init__(self, device: Any):
+        import wgpu
+        from wgkern.resources import wgsl_source
+
+        self.wgpu = wgpu
+        self.device = device
+        storage = {"type": wgpu.BufferBindingType.read_only_storage}
+        entries = [{"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage},
+                   {"binding": 1, "visibility": wgpu.ShaderStage.COMPUTE,
+                    "buffer": {"type": wgpu.BufferBindingType.storage}},
+                   {"binding": 2, "visibility": wgpu.ShaderStage.COMPUTE,
+                    "buffer": {"type": wgpu.BufferBindingType.uniform, "has_dynamic_offset": True,
+                               "min_binding_size": 64}}]
+        entries += [{"binding": 3 + k, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage}
+                    for k in range(DATA_BINDINGS)]
+        self.layout = device.create_bind_group_layout(entries=entries)
+        module = device.create_shader_module(code=wgsl_source("max_reducer.wgsl"))
+        self.pipeline = device.create_compute_pipeline(
+            layout=device.create_pipeline_layout(bind_group_layouts=[self.layout]),
+            compute={"module": module, "entry_point": "main"})
+        self.dummy = device.create_buffer(size=16, usage=wgpu.BufferUsage.STORAGE)
+
+
+def _batches(jobs: list[tuple[int, PreparedJob, list[Any]]]) -> list[list[tuple[int, PreparedJob, list[Any]]]]:
+    """Group jobs so each group reads at most DATA_BINDINGS distinct containers."""
+    out: list[list[tuple[int, PreparedJob, list[Any]]]] = []
+    slots: dict[int, Any] = {}
+    for item in jobs:
+        wanted = {id(s): s for s in item[2]}
+        if out and len(slots.keys() | wanted.keys()) <= DATA_BINDINGS:
+            out[-1].append(item)
+            slots.update(wanted)
+        else:
+            out.append([item])
+            slots = dict(wanted)
+    return out
+
+
+def _slots_of(job: PreparedJob) -> list[Any]:
+    from wgkern.sizing.cache import content_slots
+    return content_slots(job.job.body)
+
+
+class WgslReducer:
+    """ReducerBackend on a wgpu device. `buffer_of(slot)` gives the container's wgpu buffer."""
+    name = "wgsl"
+    gathers_reads = True
+
+    def __init__(self, pipeline: MaxReducerPipeline, buffer_of: Callable[[Any], Any],
+                 shape: Callable[[Any], tuple[int, ...]]):
+        self.pipeline = pipeline
+        self.buffer_of = buffer_of
+        self.shape = shape
+        self.dispatches = 0
+
+    def read_ok(self, dtype: Any) -> bool:
+        return dtype.is_int and dtype.bits <= 32
+
+    def run(self, jobs: list[PreparedJob]) -> list[int | None]:
+        results: list[int | None] = [None] * len(jobs)
+        runnable: list[tuple[int, PreparedJob, list[Any]]] = []
+        for index, job in enumerate(jobs):
+            if job.job.mode == "max" and job.points == 0:
+                results[index] = 0
+            elif len(job.extents) <= MAX_AXES and job.points <= MAX_POINTS:
+                runnable.append((index, job, _slots_of(job)))
+        if runnable:
+            try:
+                self._dispatch(_batches(runnable), results)
+            except self.pipeline.wgpu.GPUError:     # e.g. a container past the storage binding limit
+                pass                                # those jobs stay None: the host recomputes them
+        return results
+
+    def _code(self, job: PreparedJob, binding: Callable[[Any], int]) -> list[int]:
+        """Bytecode, or for a peeled job the words (binding, signed) of the slice it maximises."""
+        if job.raw is None:
+            return encode(job, binding, self.shape)
+        (extent,) = tuple(self.shape(job.raw.slot))
+        if job.lo[0] < 0 or job.lo[0] + job.extents[0] > extent:
+            raise NotEncodable("slice out of bounds")        # the host fallback raises the SizingError
+        return [binding(job.raw.slot), 1 if job.raw.dtype.is_signed else 0]
+
+    def _dispatch(self, batches: list[list[tuple[int, PreparedJob, list[Any]]]],
+                  results: list[int | None]) -> None:
+        wgpu, device, p = self.pipeline.wgpu, self.pipeline.device, self.pipeline
+        code: list[int] = []
+        records: list[tuple[int, PreparedJob, int, int, list[Any]]] = []   # (result, job, code start, length, data)
+        for batch in batches:
+            bindings: dict[int, int] = {}
+            slot_list: list[Any] = []
+            encoded = []
+            for index, job, slots in batch:
+                for slot in slots:
+                    if id(slot) not in bindings:
+                        bindings[id(slot)] = len(slot_list)
+                        slot_list.append(slot)
+                try:
+                    words = self._code(job, lambda s: bindings[id(s)])
+                except NotEncodable:
+                    continue
+                encoded.append((index, job, words))
+            data = [self.buffer_of(s) for s in slot_list] + [p.dummy] * (DATA_BINDINGS - len(slot_list))
+            for index, job, words in encoded:
+                start = len(code)
+                code.extend(words)
+                records.append((index, job, start, len(words), data))
+        if not records:
+            return
+        self.dispatches += len(records)
+        U = wgpu.BufferUsage
+        code_buffer = device.create_buffer_with_data(data=np.asarray(code + [0], np.uint32).tobytes(),
+                                                     usage=U.STORAGE)
+        out = device.create_buffer_with_data(data=np.zeros(2 * len(records), np.uint32).tobytes(),
+                                             usage=U.STORAGE | U.COPY_SRC)
+        uniform = np.zeros((len(records), RECORD // 4), np.uint32)
+        dispatch: list[tuple[int, int, Any]] = []
+        for number, (index, job, start, length, data) in enumerate(records):
+            axes = len(job.extents)
+            points = job.points if job.job.mode == "max" else 1
+            groups = max(1, min(-(-points // (WORKGROUP * POINTS_PER_INVOCATION)), MAX_GROUPS))
+            stride = groups * WORKGROUP
+            lo = (list(job.lo) + [0] * MAX_AXES)[:MAX_AXES]
+            ext = (list(job.extents) + [1] * MAX_AXES)[:MAX_AXES]
+            mode = MODE_SLICE if job.raw is not None else MODES[job.job.mode]
+            uniform[number, :8] = [start, length, axes, points, number, mode, stride, 0]
+            uniform[number, 8:12] = np.asarray(lo, np.int64).astype(np.int32).view(np.uint32)
+            uniform[number, 12:16] = ext
+            dispatch.append((number, groups, data))
+        uniform_buffer = device.create_buffer_with_data(data=uniform.tobytes(), usage=U.UNIFORM)
+        groups_by_data: dict[tuple[int, ...], Any] = {}
+        encoder = device.create_command_encoder()
+        compute = encoder.begin_compute_pass()
+        compute.set_pipeline(p.pipeline)
+        for number, groups, data in dispatch:
+            key = tuple(id(b) for b in data)
+            bind_group = groups_by_data.get(key)
+            if bind_group is None:
+                entries = [{"binding": 0, "resource": {"buffer": code_buffer}},
+                           {"binding": 1, "resource": {"buffer": out}},
+                           {"binding": 2, "resource": {"buffer": uniform_buffer, "offset": 0, "size": 64}}]
+                entries += [{"binding": 3 + k, "resource": {"buffer": b}} for k, b in enumerate(data)]
+                bind_group = device.create_bind_group(layout=p.layout, entries=entries)
+                groups_by_data[key] = bind_group
+            compute.set_bind_group(0, bind_group, [number * RECORD])
+            compute.dispatch_workgroups(groups)
+        compute.end()
+        staging = device.create_buffer(size=out.size, usage=U.MAP_READ | U.COPY_DST)
+        encoder.copy_buffer_to_buffer(out, 0, staging, 0, out.size)
+        device.queue.submit([encoder.finish()])
+        staging.map_sync(wgpu.MapMode.READ)
+        words = np.frombuffer(bytes(staging.read_mapped()), np.uint32).copy()
+        staging.unmap()
+        for number, (index, job, *_rest) in enumerate(records):
+            value, flags = int(words[2 * number]), int(words[2 * number + 1])
+            if flags:
+                continue
+            if job.raw is not None:
+                raw = value ^ 0x8000_0000 if job.raw.dtype.is_signed else value
+                results[index] = job.finish(int(np.uint32(raw).view(np.int32)) if job.raw.dtype.is_signed else raw)
+            else:
+                results[index] = value if job.job.mode == "max" else int(np.uint32(value).view(np.int32))
+
+
+@dataclass
+class WgslLaunchContext:
+    """WGSL adapter of sizing.LaunchContext. `buffer_of(slot)` -> wgpu buffer of the container,
+    `download(slot)` -> its contents as a full-shape numpy array (host fallback only, once per launch)."""
+    scalars: Sequence[Any]
+    shapes: Callable[[Any], tuple[int, ...]]
+    tokens: Callable[[Any], Hashable | None]
+    buffer_of: Callable[[Any], Any]
+    download: Callable[[Any], np.ndarray]
+    pipeline: MaxReducerPipeline
+    stats: Any
+    cache: SizeCache
+    default_ad_stack_size: int = 32
+    downloaded: dict[int, np.ndarray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.device_reducer = WgslReducer(self.pipeline, self.buffer_of, self.shape)
+
+    def scalar(self, arg_index: int) -> int:
+        return int(self.scalars[arg_index])
+
+    def shape(self, slot: Any) -> tuple[int, ...]:
+        return tuple(self.shapes(slot))
+
+    def token(self, slot: Any) -> Hashable | None:
+        return self.tokens(slot)
+
+    def host_array(self, slot: Any) -> np.ndarray:
+        array = self.downloaded.get(id(slot))
+        if array is None:
+            array = self.downloaded[id(slot)] = self.download(slot)
+        return array
+
+    def read(self, slot: Any, flat_index: int) -> int:
+        return int(self.host_array(slot).reshape(-1)[flat_index])
