@@ -50,7 +50,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from wgkern import bench
-    return bench.main(arch=args.arch, json_path=args.json, reps=args.reps, only=args.only)
+    return bench.main(arch=args.arch, json_path=args.json, reps=args.reps, only=args.only, compare=args.compare)
 
 
 def _demo_files() -> dict[str, Path]:
@@ -100,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", default=None, metavar="F", help="also write the results to this JSON file")
     bench.add_argument("--reps", type=int, default=7, help="timed repetitions per benchmark (>= 5)")
     bench.add_argument("--only", default=None, help="comma-separated benchmark names to run")
+    bench.add_argument("--compare", default=None, choices=["quadrants"],
+                       help="also run the same workloads with this toolkit (installed separately), same arch")
     bench.set_defaults(run=cmd_bench)
     demo = sub.add_parser("demo", help="run a bundled demo")
     demo.add_argument("name", nargs="?", default=None, help="demo name (default: heat); --list shows all")

@@ -1,24 +1,27 @@
-"""`python -m wgkern bench`: the standard benchmark suite (saxpy, launch_overhead, nbody, compile).
+"""`python -m wgkern bench`: the standard benchmark suite, optionally side by side with a peer toolkit.
 
-Each benchmark warms up, then reports the median of >= 5 timed repetitions; a failing benchmark reports its
-error and the others still run. Definitions and units are in docs/benchmarks.md."""
-from __future__ import annotations
-
+Every workload is written once against a toolkit module `m` (wgkern, or Quadrants for `--compare quadrants`,
+whose API is nearly ours), warms up, then reports the median of >= 5 timed repetitions; a failing workload
+reports its error and the others still run. Definitions and units are in docs/benchmarks.md."""
+# No `from __future__ import annotations`: the workloads annotate kernel parameters with `m.f32`, which must
+# be evaluated where `m` is in scope.
+import importlib
 import json
 import platform
 import statistics
 import time
 from dataclasses import asdict, dataclass
+from types import ModuleType
 from typing import Any, Callable
 
 import numpy as np
-
-import wgkern as wk
 
 SAXPY_N = 1 << 22
 LAUNCH_COUNT = 2000
 NBODY_N = 4096
 NBODY_FLOPS_PER_PAIR = 20      # the customary n-body count (sub x3, mul/add x9, sqrt, div, accumulate x3)
+ADSTACK_N = 1 << 16
+ADSTACK_MAX_TRIPS = 32
 
 
 @dataclass(slots=True)
@@ -45,164 +48,237 @@ def _median_ms(run: Callable[[], None], reps: int, warmup: int = 1) -> float:
     return statistics.median(times) * 1e3
 
 
-# ---- kernels ------------------------------------------------------------------------------------------------
+# ---- workloads (each takes the toolkit module `m`) ----------------------------------------------------------
 
-@wk.kernel
-def saxpy_kernel(x: wk.template(), y: wk.template(), a: wk.f32):
-    for i in x:
-        y[i] = a * x[i] + y[i]
+def bench_saxpy(m: ModuleType, reps: int) -> BenchResult:
+    x = m.field(m.f32, shape=SAXPY_N)
+    y = m.field(m.f32, shape=SAXPY_N)
 
+    @m.kernel
+    def saxpy(a: m.f32):
+        for i in x:
+            y[i] = a * x[i] + y[i]
 
-@wk.kernel
-def increment_kernel(z: wk.template()):
-    for i in z:
-        z[i] += 1.0
-
-
-@wk.kernel
-def nbody_kernel(px: wk.template(), py: wk.template(), pz: wk.template(), ax: wk.template(),
-                 ay: wk.template(), az: wk.template()):
-    for i in px:
-        xi = px[i]
-        yi = py[i]
-        zi = pz[i]
-        sx = 0.0
-        sy = 0.0
-        sz = 0.0
-        for j in range(px.shape[0]):
-            dx = px[j] - xi
-            dy = py[j] - yi
-            dz = pz[j] - zi
-            r2 = dx * dx + dy * dy + dz * dz + 1e-2
-            inv = 1.0 / (r2 * wk.sqrt(r2))
-            sx += dx * inv
-            sy += dy * inv
-            sz += dz * inv
-        ax[i] = sx
-        ay[i] = sy
-        az[i] = sz
-
-
-@wk.func
-def _smooth_step(edge0: wk.f32, edge1: wk.f32, x: wk.f32) -> wk.f32:
-    t = wk.clamp((x - edge0) / (edge1 - edge0), 0.0, 1.0)
-    return t * t * (3.0 - 2.0 * t)
-
-
-def _compile_body(src: wk.template(), dst: wk.template(), steps: wk.i32):
-    for i in src:
-        acc = 0.0
-        weight = 0.0
-        for k in range(-3, 4):
-            j = wk.min(wk.max(i + k, 0), src.shape[0] - 1)
-            w = _smooth_step(-4.0, 4.0, wk.cast(k, wk.f32))
-            acc += w * src[j]
-            weight += w
-        value = acc / weight
-        n = 0
-        while n < steps:
-            if value > 1.0:
-                value = value * 0.5
-            elif value < -1.0:
-                value = -value * 0.25
-            else:
-                value = wk.sin(value) + 0.1 * value
-            n += 1
-        count = 0
-        for b in range(8):
-            if (i >> b) & 1:
-                count += 1
-            else:
-                continue
-        mix = 0.0
-        for s in wk.static(range(3)):
-            mix += wk.cos(value * (s + 1)) / (s + 1)
-        dst[i] = value + mix + wk.cast(count, wk.f32) * 0.01
-
-
-# ---- benchmarks ---------------------------------------------------------------------------------------------
-
-def bench_saxpy(reps: int) -> BenchResult:
-    x = wk.field(wk.f32, shape=SAXPY_N)
-    y = wk.field(wk.f32, shape=SAXPY_N)
     x.from_numpy(np.ones(SAXPY_N, np.float32))
     y.fill(0.5)
 
     def run() -> None:
-        saxpy_kernel(x, y, 2.0)
-        wk.sync()
+        saxpy(2.0)
+        m.sync()
     ms = _median_ms(run, reps)
     gbps = SAXPY_N * 12 / (ms * 1e-3) / 1e9
     return BenchResult("saxpy", gbps, "GB/s", "higher", ms, reps, "N=2^22 f32, 12 B/elem")
 
 
-def bench_launch_overhead(reps: int) -> BenchResult:
-    z = wk.field(wk.f32, shape=1)
+def bench_launch_overhead(m: ModuleType, reps: int) -> BenchResult:
+    z = m.field(m.f32, shape=1)
+
+    @m.kernel
+    def increment():
+        for i in z:
+            z[i] += 1.0
 
     def run() -> None:
         for _ in range(LAUNCH_COUNT):
-            increment_kernel(z)
-        wk.sync()
+            increment()
+        m.sync()
     ms = _median_ms(run, reps)
     return BenchResult("launch_overhead", ms * 1e3 / LAUNCH_COUNT, "us/launch", "lower", ms, reps,
                        f"{LAUNCH_COUNT} launches of z[i] += 1 (1 element), one sync")
 
 
-def bench_nbody(reps: int) -> BenchResult:
+def bench_nbody(m: ModuleType, reps: int) -> BenchResult:
     rng = np.random.default_rng(0)
-    fields = [wk.field(wk.f32, shape=NBODY_N) for _ in range(6)]
-    for f in fields[:3]:
+    px, py, pz, ax, ay, az = (m.field(m.f32, shape=NBODY_N) for _ in range(6))
+    for f in (px, py, pz):
         f.from_numpy(rng.random(NBODY_N, dtype=np.float32))
 
+    @m.kernel
+    def nbody():
+        for i in px:
+            xi = px[i]
+            yi = py[i]
+            zi = pz[i]
+            sx = 0.0
+            sy = 0.0
+            sz = 0.0
+            for j in range(NBODY_N):
+                dx = px[j] - xi
+                dy = py[j] - yi
+                dz = pz[j] - zi
+                r2 = dx * dx + dy * dy + dz * dz + 1e-2
+                inv = 1.0 / (r2 * m.sqrt(r2))
+                sx += dx * inv
+                sy += dy * inv
+                sz += dz * inv
+            ax[i] = sx
+            ay[i] = sy
+            az[i] = sz
+
     def run() -> None:
-        nbody_kernel(*fields)
-        wk.sync()
+        nbody()
+        m.sync()
     ms = _median_ms(run, reps)
     gflops = NBODY_N * NBODY_N * NBODY_FLOPS_PER_PAIR / (ms * 1e-3) / 1e9
-    return BenchResult("nbody", ms, "ms", "lower", ms, reps,
-                       f"N={NBODY_N}, {gflops:.1f} GFLOP/s at {NBODY_FLOPS_PER_PAIR} FLOP/pair")
+    return BenchResult("nbody", gflops, "GFLOP/s", "higher", ms, reps,
+                       f"N={NBODY_N}, {ms:.2f} ms/step at {NBODY_FLOPS_PER_PAIR} FLOP/pair")
 
 
-def bench_compile(reps: int) -> BenchResult:
-    src = wk.field(wk.f32, shape=256)
-    dst = wk.field(wk.f32, shape=256)
+def _compile_kernel(m: ModuleType, src: Any, dst: Any) -> Any:
+    """A fresh ~40-line kernel (nested loops, while, if/elif/else, continue, static unrolling, a func)."""
+
+    @m.func
+    def smooth_step(edge0: m.f32, edge1: m.f32, x: m.f32) -> m.f32:
+        t = m.min(m.max((x - edge0) / (edge1 - edge0), 0.0), 1.0)
+        return t * t * (3.0 - 2.0 * t)
+
+    @m.kernel
+    def body(steps: m.i32):
+        for i in src:
+            acc = 0.0
+            weight = 0.0
+            for k in range(-3, 4):
+                j = m.min(m.max(i + k, 0), 255)
+                w = smooth_step(-4.0, 4.0, m.cast(k, m.f32))
+                acc += w * src[j]
+                weight += w
+            value = acc / weight
+            n = 0
+            while n < steps:
+                if value > 1.0:
+                    value = value * 0.5
+                elif value < -1.0:
+                    value = -value * 0.25
+                else:
+                    value = m.sin(value) + 0.1 * value
+                n += 1
+            count = 0
+            for b in range(8):
+                if (i >> b) & 1:
+                    count += 1
+                else:
+                    continue
+            mix = 0.0
+            for s in m.static(range(3)):
+                mix += m.cos(value * (s + 1)) / (s + 1)
+            dst[i] = value + mix + m.cast(count, m.f32) * 0.01
+
+    return body
+
+
+def bench_compile(m: ModuleType, reps: int) -> BenchResult:
+    src = m.field(m.f32, shape=256)
+    dst = m.field(m.f32, shape=256)
     src.from_numpy(np.linspace(-2, 2, 256, dtype=np.float32))
 
     def run() -> None:
-        fresh = wk.kernel(_compile_body)      # a new Kernel object: nothing cached in memory
-        fresh(src, dst, 4)
-        wk.sync()
+        fresh = _compile_kernel(m, src, dst)     # a new kernel object: nothing cached in memory
+        fresh(4)
+        m.sync()
     ms = _median_ms(run, reps, warmup=1)
     return BenchResult("compile", ms, "ms", "lower", ms, reps, "cold compile + first launch, ~40-line kernel")
 
 
-BENCHMARKS: dict[str, Callable[[int], BenchResult]] = {
+def _adstack_workload(m: ModuleType) -> tuple[Any, Any, Any, Any]:
+    x = m.field(m.f32, shape=ADSTACK_N, needs_grad=True)
+    n = m.field(m.i32, shape=ADSTACK_N)
+    loss = m.field(m.f32, shape=(), needs_grad=True)
+
+    @m.kernel
+    def sin_chain():
+        for i in x:
+            v = x[i]
+            for _ in range(n[i]):
+                v = m.sin(v) + 0.1
+            loss[None] += v
+
+    x.from_numpy(np.linspace(0, 1, ADSTACK_N, dtype=np.float32))
+    n.from_numpy((np.arange(ADSTACK_N) % ADSTACK_MAX_TRIPS).astype(np.int32))
+    return x, n, loss, sin_chain
+
+
+def bench_adstack(m: ModuleType, reps: int) -> BenchResult:
+    """Forward + backward through a dynamic loop (per-thread trip count 0-31): the adstack workload."""
+    x, _, loss, sin_chain = _adstack_workload(m)
+    sin_chain()
+    loss.grad[None] = 1.0
+    m.sync()
+    start = time.perf_counter()
+    sin_chain.grad()
+    m.sync()
+    first_grad_ms = (time.perf_counter() - start) * 1e3
+
+    def run() -> None:
+        sin_chain()
+        loss.grad[None] = 1.0
+        sin_chain.grad()
+        m.sync()
+    ms = _median_ms(run, reps)
+    steady_grad_ms = _median_ms(lambda: (sin_chain.grad(), m.sync()), 3, warmup=0)
+    stats = getattr(m, "stats", None)
+    heap = f", heap {stats()['adstack_heap_bytes']} B" if callable(stats) else ""
+    return BenchResult("adstack", ms, "ms", "lower", ms, reps,
+                       f"N=2^16, trips 0-31, fwd+bwd; cold backward compile "
+                       f"{max(first_grad_ms - steady_grad_ms, 0.0):.0f} ms{heap}")
+
+
+BENCHMARKS: dict[str, Callable[[ModuleType, int], BenchResult]] = {
     "saxpy": bench_saxpy,
     "launch_overhead": bench_launch_overhead,
     "nbody": bench_nbody,
     "compile": bench_compile,
+    "adstack": bench_adstack,
 }
 
 
-def run_all(arch: Any = None, reps: int = 7, only: list[str] | None = None) -> tuple[dict[str, Any], list[BenchResult]]:
-    reps = max(int(reps), 5)
+# ---- toolkits ---------------------------------------------------------------------------------------------
+
+def _init_wgkern(arch: Any, workload: str) -> tuple[ModuleType, str, str]:
+    import wgkern as wk
     program = wk.init(arch=arch, offline_cache=False)
-    header = {"arch": str(program.arch.value), "device": program.description,
-              "python": platform.python_version(), "machine": platform.machine(), "wgkern": wk.__version__}
+    return wk, str(program.arch.value), program.description
+
+
+def _init_quadrants(arch: Any, workload: str) -> tuple[ModuleType, str, str]:
+    qd = importlib.import_module("quadrants")
+    name = str(getattr(arch, "value", arch) or "cpu").removeprefix("wk.")
+    options: dict[str, Any] = {"offline_cache": False}
+    if workload == "adstack":
+        options.update(ad_stack_experimental_enabled=True, ad_stack_size=ADSTACK_MAX_TRIPS + 1)
+    qd.init(arch=getattr(qd, name), **options)
+    return qd, name, f"quadrants {getattr(qd, '__version__', '')}".strip()
+
+
+TOOLKITS: dict[str, Callable[[Any, str], tuple[ModuleType, str, str]]] = {
+    "wgkern": _init_wgkern,
+    "quadrants": _init_quadrants,
+}
+
+
+def run_all(arch: Any = None, reps: int = 7, only: list[str] | None = None,
+            toolkit: str = "wgkern") -> tuple[dict[str, Any], list[BenchResult]]:
+    """Each workload on a fresh init of `toolkit` (so one workload's compiled state never helps another)."""
+    reps = max(int(reps), 5)
+    header: dict[str, Any] = {"toolkit": toolkit, "python": platform.python_version(),
+                              "machine": platform.machine()}
     results = []
     for name, bench in BENCHMARKS.items():
         if only and name not in only:
             continue
         try:
-            results.append(bench(reps))
+            m, arch_name, device = TOOLKITS[toolkit](arch, name)
+            header.update(arch=arch_name, device=device)
+            results.append(bench(m, reps))
         except Exception as exc:  # noqa: BLE001 - report and go on with the other benchmarks
             results.append(BenchResult(name, None, "", "", None, 0, error=f"{type(exc).__name__}: {exc}"))
-    wk.reset()
+    if toolkit == "wgkern":
+        import wgkern as wk
+        wk.reset()
     return header, results
 
 
 def format_table(header: dict[str, Any], results: list[BenchResult]) -> str:
-    lines = [f"wgkern {header['wgkern']} bench on {header['arch']} ({header['device']})",
+    lines = [f"{header['toolkit']} bench on {header.get('arch', '?')} ({header.get('device', '?')})",
              f"{'benchmark':16s} {'value':>12s} {'unit':10s} {'median':>10s}  detail"]
     for r in results:
         if r.error:
@@ -212,11 +288,16 @@ def format_table(header: dict[str, Any], results: list[BenchResult]) -> str:
     return "\n".join(lines)
 
 
-def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: str | None = None) -> int:
+def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: str | None = None,
+         compare: str | None = None) -> int:
     names = [n.strip() for n in only.split(",")] if only else None
-    header, results = run_all(arch, reps, names)
-    print(format_table(header, results))
+    runs = [run_all(arch, reps, names, "wgkern")]
+    if compare:
+        runs.append(run_all(arch, reps, names, compare))
+    for header, results in runs:
+        print(format_table(header, results))
     if json_path:
         with open(json_path, "w") as f:
-            json.dump({**header, "results": [asdict(r) for r in results]}, f, indent=2)
-    return 1 if any(r.error for r in results) else 0
+            json.dump({header["toolkit"]: {**header, "results": [asdict(r) for r in results]}
+                       for header, results in runs}, f, indent=2)
+    return 1 if any(r.error for _, results in runs for r in results) else 0

@@ -59,7 +59,7 @@ def test_bench_json(tmp_path, capsys):
     path = tmp_path / "bench.json"
     code = main(["bench", "--arch", "cpu", "--only", "launch_overhead", "--reps", "5", "--json", str(path)])
     assert code == 0, capsys.readouterr().out
-    report = json.loads(path.read_text())
+    report = json.loads(path.read_text())["wgkern"]
     assert report["arch"] == "cpu"
     (row,) = report["results"]
     assert row["name"] == "launch_overhead" and row["unit"] == "us/launch" and row["value"] > 0

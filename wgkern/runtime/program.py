@@ -45,6 +45,7 @@ class InitOptions:
     offline_cache: bool = True
     device_memory_limit: int | None = None
     random_seed: int = 0
+    fast_math: bool = True
 
 
 _program_ids = itertools.count(1)
@@ -110,14 +111,14 @@ _current: Program | None = None
 
 def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, default_ad_stack_size: int = 32,
          offline_cache: bool = True, device_memory_limit: int | None = None, random_seed: int = 0,
-         **unknown: Any) -> Program:
+         fast_math: bool = True, **unknown: Any) -> Program:
     """`wk.init`: drop any current Program and make a new one on the selected arch."""
     if unknown:
         raise TypeError(f"wk.init() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
     if ad_stack_size < 0 or default_ad_stack_size <= 0:
         raise ValueError("ad_stack_size must be >= 0 and default_ad_stack_size > 0")
     options = InitOptions(bool(debug), int(ad_stack_size), int(default_ad_stack_size), bool(offline_cache),
-                          device_memory_limit, int(random_seed))
+                          device_memory_limit, int(random_seed), bool(fast_math))
     return start(select(arch), options)
 
 

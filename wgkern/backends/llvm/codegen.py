@@ -25,6 +25,7 @@ from .types import const_literal, llvm_type, memory_type, type_suffix, zero_lite
 WORK_PER_CHUNK = 16384
 _LOOP_COST_FACTOR = 16
 _HEAVY_STMTS = (ir.AtomicOp, ir.RandomValue)
+_FAST_MATH_OPCODES = frozenset({"fadd", "fsub", "fmul", "fdiv", "fneg"})
 
 # mix(h) of docs/internals.md; the multipliers are 0x7feb352d and 0x846ca68b (LLVM wants them signed).
 HASH_HELPERS = """
@@ -77,8 +78,12 @@ def estimate_cost(block: ir.Block) -> int:
 class ModuleEmitter:
     """Collects function definitions, declarations and helpers of one LLVM module."""
 
-    def __init__(self, target: Target, layout: ArgLayout, prefix: str, bounds_check: bool = False):
+    def __init__(self, target: Target, layout: ArgLayout, prefix: str, bounds_check: bool = False,
+                 fast_math: bool = False):
         self.target = target
+        # Taichi's fast_math: float arithmetic may be reassociated and contracted (reductions vectorise);
+        # NaN and infinity semantics are kept (no nnan/ninf).
+        self.float_flags = " reassoc contract nsz arcp afn" if fast_math else ""
         self.bounds_check = bounds_check
         self.bounds_sites: list[ir.GlobalPtr] = []     # site id k + 1 is written to the error word
         self.global_ptr = "ptr" + target.global_address_space
@@ -253,7 +258,10 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
         """Emit `spelling` on operands of `dtype` (the operands' type; comparisons yield i1)."""
         ty = llvm_type(dtype)
         if isinstance(spelling, Inst):
-            return self.op(f"{spelling.opcode} {ty} {', '.join(operands)}")
+            opcode = spelling.opcode
+            if dtype.is_float and opcode in _FAST_MATH_OPCODES:
+                opcode += self.module.float_flags
+            return self.op(f"{opcode} {ty} {', '.join(operands)}")
         if isinstance(spelling, Intrinsic):
             return self.call_float_promoted(spelling.name, dtype, operands, intrinsic=True)
         if isinstance(spelling, Math):
@@ -550,11 +558,11 @@ def emit_entry(module: ModuleEmitter, kernel: ir.OffloadedKernel, task_names: li
 
 
 def emit_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, prefix: str,
-                bounds_check: bool = False) -> tuple[str, str, list[ir.GlobalPtr]]:
+                bounds_check: bool = False, fast_math: bool = False) -> tuple[str, str, list[ir.GlobalPtr]]:
     """(LLVM IR text, entry symbol, bounds-checked sites). One module per kernel: task i is `<prefix>_t<i>`
     (range tasks take (args, lo, hi), serial ones (args)); `<prefix>_entry(args)` runs all tasks in order,
     range tasks through the worker pool's `wk_parallel_for(fn, args, begin, end, grain)`."""
-    module = ModuleEmitter(target, layout, prefix, bounds_check)
+    module = ModuleEmitter(target, layout, prefix, bounds_check, fast_math)
     module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
     rows = 0
     for task in kernel.tasks:

@@ -67,7 +67,7 @@ class CpuCompiledKernel(CompiledKernel):
     `source(optimized=True)` the module after O3."""
 
     def __init__(self, kernel: OffloadedKernel, target: Target = CPU_TARGET, debug: bool = False,
-                 backend: "CpuBackend | None" = None):
+                 backend: "CpuBackend | None" = None, fast_math: bool = False):
         self.kernel = kernel
         self.backend = backend
         started = time.perf_counter()
@@ -86,7 +86,8 @@ class CpuCompiledKernel(CompiledKernel):
             context_address = self.adstack_context.ctypes.data
         self.layout: ArgLayout = build_layout(kernel, debug_addresses, context_address)
         prefix = f"wk{next(_KERNEL_IDS)}_{symbol_name(kernel.name)[:60]}"
-        self.ir_text, self.entry_name, self.bounds_sites = emit_module(kernel, self.layout, target, prefix, debug)
+        self.ir_text, self.entry_name, self.bounds_sites = emit_module(kernel, self.layout, target, prefix, debug,
+                                                                        fast_math)
         generated = time.perf_counter()
         self.module = compile_ir(self.ir_text)
         self.entry = _ENTRY_TYPE(function_address(self.entry_name))
@@ -166,9 +167,11 @@ class CpuBackend(Backend):
     name = "cpu"
     supports_adstack = True
 
-    def __init__(self, threads: int | None = None, target: Target = CPU_TARGET, debug: bool = False):
+    def __init__(self, threads: int | None = None, target: Target = CPU_TARGET, debug: bool = False,
+                 fast_math: bool = False):
         self.target = target
         self.debug = debug
+        self.fast_math = fast_math
         self.pool: WorkerPool = worker_pool()
         self.pool.acquire(threads)
         self.released = False
@@ -211,7 +214,7 @@ class CpuBackend(Backend):
         return buffer.array[:count * dtype.itemsize].view(dtype).reshape(shape)
 
     def compile(self, kernel: OffloadedKernel) -> CpuCompiledKernel:
-        return CpuCompiledKernel(kernel, self.target, self.debug, self)
+        return CpuCompiledKernel(kernel, self.target, self.debug, self, self.fast_math)
 
     def sync(self) -> None:
         """Launches are synchronous; only a recorded adstack overflow can be pending (raised once)."""
