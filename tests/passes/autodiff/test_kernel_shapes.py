@@ -217,3 +217,56 @@ def test_kernel_scope_accumulator_feeding_a_nonlinear_use():
     forward_and_grad(square_of_sum)
     np.testing.assert_allclose(out.data, x.data.sum() ** 2, rtol=1e-6)   # s is f32 (Taichi's default float)
     np.testing.assert_allclose(x.grad.data, 2 * x.data.sum(), rtol=1e-6)
+
+
+def test_loop_invariant_adjoint_address_uses_one_atomic_per_thread():
+    w = FakeField(T.f64, (), True, "w")
+    x = FakeField(T.f64, 3, True, "x")
+    n = FakeField(T.i32, 3, False, "n")
+    y = FakeField(T.f64, 3, True, "y")
+    w.data[...] = 0.7
+    x.data[:] = [0.1, 0.2, 0.3]
+    n.data[:] = [2, 5, 9]
+    y.grad.data[:] = 1
+
+    def scaled():
+        for i in x:
+            v = x[i]
+            for _ in range(n[i]):
+                v = v * w[None] + 0.01
+            y[i] = v
+    _, grad = forward_and_grad(scaled)
+    atomics = [s for t in grad.tasks for s in _walk(t.body) if isinstance(s, ir.AtomicOp)]
+    assert len(atomics) == 1 and not any(isinstance(p, ir.RangeFor) for p in _parents_of(grad, atomics[0]))
+
+    def f(v, wv, k):
+        for _ in range(k):
+            v = v * wv + 0.01
+        return v
+    eps = 1e-7
+    expected = sum((f(a, 0.7 + eps, k) - f(a, 0.7 - eps, k)) / (2 * eps) for a, k in zip(x.data, n.data))
+    np.testing.assert_allclose(w.grad.data, expected, rtol=1e-6)
+
+
+def _walk(block):
+    for stmt in block.stmts:
+        yield stmt
+        for child in stmt.blocks():
+            yield from _walk(child)
+
+
+def _parents_of(kernel, target):
+    def search(block, chain):
+        for stmt in block.stmts:
+            if stmt is target:
+                return chain
+            for child in stmt.blocks():
+                found = search(child, chain + [stmt])
+                if found is not None:
+                    return found
+        return None
+    for task in kernel.tasks:
+        found = search(task.body, [])
+        if found is not None:
+            return found
+    return []

@@ -55,6 +55,11 @@ class AdjointEmitter:
         self.loop_map: dict[ir.RangeFor, ir.RangeFor] = {}
         self.memo: dict[ir.Stmt, ir.Stmt] = {}
         self.b = IRBuilder()
+        # Reversed loops being emitted, outermost first: (loop, the block holding it). Adjoints to an address
+        # that no enclosing loop changes accumulate in a register and are flushed with one atomic after the
+        # outermost loop (register accumulation for loop-invariant addresses).
+        self.reverse_loops: list[tuple[ir.RangeFor, ir.Block]] = []
+        self.register_sums: dict[ir.RangeFor, dict[tuple, tuple[ir.Alloca, ir.GlobalPtr]]] = {}
 
     # ---- driver --------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -218,11 +223,37 @@ class AdjointEmitter:
         slot = self.grad_slot(stmt.ptr.container)
         if g is None or slot is None:
             return
+        if slot not in self.plain_slots and self.reverse_loops and \
+                all(i in self.top_level for i in stmt.ptr.indices):
+            self._accumulate_in_register(slot, stmt.ptr, g)
+            return
         ptr = self._grad_ptr(stmt.ptr, slot)
         if slot in self.plain_slots:
             self.b.global_store(ptr, self.b.add(self.b.global_load(ptr), g))
         else:
             self.b.atomic(AtomicOpKind.ADD, ptr, g)
+
+    def _accumulate_in_register(self, slot: ir.ContainerSlot, ptr: ir.GlobalPtr, g: ir.Stmt) -> None:
+        outer_loop, holder = self.reverse_loops[0]
+        sums = self.register_sums.setdefault(outer_loop, {})
+        key = (id(slot), tuple(id(i) for i in ptr.indices))
+        found = sums.get(key)
+        if found is None:
+            register = ir.Alloca(dtype=slot.dtype, name="adj_sum", loc=ptr.loc)
+            holder.stmts.insert(holder.stmts.index(outer_loop), register)
+            target = ir.GlobalPtr(container=slot, indices=list(ptr.indices), dtype=slot.dtype, loc=ptr.loc)
+            found = sums[key] = (register, target)
+        register = found[0]
+        self.b.store(register, self.b.add(self.b.load(register), g))
+
+    def _enter_reverse_loop(self, loop: ir.RangeFor) -> None:
+        self.reverse_loops.append((loop, self.b.block))
+
+    def _leave_reverse_loop(self, loop: ir.RangeFor) -> None:
+        self.reverse_loops.pop()
+        for register, target in self.register_sums.pop(loop, {}).values():
+            self.b.insert(target)
+            self.b.atomic(AtomicOpKind.ADD, target, self.b.load(register))
 
     def reverse_GlobalStore(self, stmt: ir.GlobalStore) -> None:
         slot = self.grad_slot(stmt.ptr.container)
@@ -258,7 +289,9 @@ class AdjointEmitter:
         new = self.b.insert(ir.RangeFor(begin=self.primal(stmt.begin), end=self.primal(stmt.end),
                                         body=ir.Block(), reversed=not stmt.reversed, name=stmt.name))
         self.loop_map[stmt] = new
+        self._enter_reverse_loop(new)
         self.emit_reverse(stmt.body.stmts, stmt.body, new.body)
+        self._leave_reverse_loop(new)
         self.memo = {}
 
     def reverse_While(self, stmt: ir.While) -> None:
@@ -268,7 +301,9 @@ class AdjointEmitter:
                                         reversed=True))
         exit_check = self.exit_checks[stmt]
         replayed = [s for s in stmt.body.stmts if s is not exit_check]
+        self._enter_reverse_loop(new)
         self.emit_reverse(replayed, stmt.body, new.body)
+        self._leave_reverse_loop(new)
         self._pop(trip)
 
 
