@@ -91,6 +91,7 @@ class AdStackLowering:
         code = flag_code(self.adstack_code, self.task_index, stmt.stack.stack_id)
         self.emit(f"if (u32({depth}) >= {self._meta(row, 4)}) {{")
         self.emit(f"  atomicMax(&{FLAG_NAME}[0], {code}u);   // overflow: reported at the next sync")
+        self.emit("  wk_overflowed = true;")
         self.emit("} else {")
         self.indent += 1
         for word, value in zip(self._slot_words(stmt.stack, f"u32({depth})", False),
@@ -102,6 +103,9 @@ class AdStackLowering:
         self.emit(f"{depth} = {depth} + 1i;")
         self.indent -= 1
         self.emit("}")
+
+    def visit_AdStackOverflowed(self, stmt: ir.AdStackOverflowed) -> None:
+        self.let(stmt, "wk_overflowed")
 
     def visit_AdStackPop(self, stmt: ir.AdStackPop) -> None:
         depth, _ = self._stack(stmt.stack)

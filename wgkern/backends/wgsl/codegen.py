@@ -324,6 +324,8 @@ class WgslCodegen(AdStackLowering, IRVisitor):
         self.loop_vars = {loop: index}
         self.emit(f"let wk_thread = bitcast<u32>({index});")
         self._emit_rng_counter(task.body)
+        if self.stacks[self.task_index]:
+            self.emit("var wk_overflowed = false;   // a push of this index overflowed (while loops exit on it)")
         self.visit_block(task.body)
         self.emit("continuing {")
         self.emit("  let wk_left = wk_count - wk_k;")
@@ -341,6 +343,7 @@ class WgslCodegen(AdStackLowering, IRVisitor):
         self.emit("let wk_thread = 0u;")
         if self.stacks[self.task_index]:
             self.emit("let wk_slice = 0u;")
+            self.emit("var wk_overflowed = false;")
         self._emit_rng_counter(task.body)
         self.visit_block(task.body)
         self.lines.append("}")

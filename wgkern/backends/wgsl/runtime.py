@@ -2,8 +2,9 @@
 
 Launches are encoded into one open compute pass and submitted lazily (sync, download, free of a busy buffer, a
 full argument ring or the batch limit). Each launch's arguments (launch_id, seed, scalars, ndarray shapes) are
-packed into a host ring that is uploaded once per submit and bound with a dynamic offset. Codegen lives in
-codegen.py, adapter choice and the process-wide device cache in adapters.py."""
+packed into a host ring that is uploaded once per submit and bound with a dynamic offset. Reverse kernels
+with adstacks also bind the shared heap and overflow flag (layout: adstack.py). Codegen lives in codegen.py,
+adapter choice and the process-wide device cache in adapters.py."""
 from __future__ import annotations
 
 import struct

@@ -1,0 +1,99 @@
+"""Hand-built OffloadedKernels for the WGSL backend tests (the frontend is not needed: IRBuilder builds them),
+and a runner that launches one on the WGSL backend and returns the containers' contents as numpy arrays."""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from wgkern.backends.base import LaunchArgs
+from wgkern.ir import nodes as ir
+from wgkern.ir.builder import IRBuilder
+from wgkern.lang import types as T
+
+
+def slot(name: str, dtype: T.DataType, shape: tuple[int, ...] | None, ndim: int | None = None,
+         kind: str | None = None, arg_index: int | None = None) -> ir.ContainerSlot:
+    """A container slot: 'field' with a static shape, or 'ndarray' (shape None) bound to argument arg_index."""
+    if shape is None:
+        return ir.ContainerSlot(name=name, kind=kind or "ndarray", dtype=dtype, ndim=ndim or 1,
+                                arg_index=arg_index)
+    return ir.ContainerSlot(name=name, kind=kind or "field", dtype=dtype, ndim=len(shape), shape=shape)
+
+
+def range_task(name: str, begin: Callable[[IRBuilder], ir.Stmt], end: Callable[[IRBuilder], ir.Stmt],
+               body: Callable[[IRBuilder, ir.Stmt], None], reversed_: bool = False) -> ir.Task:
+    """A range task: `begin`/`end` build the bounds, `body(b, index)` the body given the loop index."""
+    b = IRBuilder()
+    lo, hi = begin(b), end(b)
+    loop = ir.RangeFor(begin=lo, end=hi, body=ir.Block(), parallel=True, reversed=reversed_)
+    bounds = b.block
+    with b.at(loop.body):
+        index = b.loop_index(loop)
+        body(b, index)
+    return ir.Task(name=name, kind="range", bounds=bounds, loop=loop, body=loop.body)
+
+
+def serial_task(name: str, body: Callable[[IRBuilder], None]) -> ir.Task:
+    b = IRBuilder()
+    body(b)
+    return ir.Task(name=name, kind="serial", bounds=ir.Block(), loop=None, body=b.block)
+
+
+def kernel(name: str, containers: list[ir.ContainerSlot], tasks: list[ir.Task],
+           args: Sequence[ir.ArgSpec] = ()) -> ir.OffloadedKernel:
+    return ir.OffloadedKernel(name=name, args=list(args), containers=containers, tasks=tasks)
+
+
+def scalar_arg(name: str, dtype: T.DataType) -> ir.ArgSpec:
+    return ir.ArgSpec(name=name, kind="scalar", dtype=dtype)
+
+
+class DeviceArrays:
+    """Host arrays mirrored into backend buffers (storage dtype), for running a kernel and reading results."""
+
+    def __init__(self, backend: Any, kernel_ir: ir.OffloadedKernel, arrays: Sequence[np.ndarray]):
+        self.backend = backend
+        self.kernel = kernel_ir
+        self.buffers = []
+        self.shapes = []
+        for container, array in zip(kernel_ir.containers, arrays):
+            storage = np.ascontiguousarray(array).astype(backend.storage_dtype(container.dtype))
+            buffer = backend.allocate(storage.nbytes)
+            backend.upload(buffer, storage.reshape(-1).view(np.uint8))
+            self.buffers.append(buffer)
+            self.shapes.append(tuple(array.shape))
+
+    def args(self, scalars: Sequence[Any] = (), launch_id: int = 0, seed: int = 0) -> LaunchArgs:
+        return LaunchArgs(list(scalars), list(self.buffers), list(self.shapes), launch_id, seed)
+
+    def read(self, k: int) -> np.ndarray:
+        container = self.kernel.containers[k]
+        storage = np.dtype(self.backend.storage_dtype(container.dtype))
+        count = int(np.prod(self.shapes[k]))
+        raw = self.backend.download(self.buffers[k], count * storage.itemsize)
+        return np.frombuffer(raw, storage).reshape(self.shapes[k]).astype(container.dtype.np_dtype)
+
+    def free(self) -> None:
+        for buffer in self.buffers:
+            self.backend.free(buffer)
+
+
+def run(backend: Any, kernel_ir: ir.OffloadedKernel, arrays: Sequence[np.ndarray], scalars: Sequence[Any] = (),
+        launch_id: int = 0, seed: int = 0) -> list[np.ndarray]:
+    """Compile, upload, launch once, read every container back."""
+    compiled = backend.compile(kernel_ir)
+    device = DeviceArrays(backend, kernel_ir, arrays)
+    compiled.launch(device.args(scalars, launch_id, seed))
+    out = [device.read(k) for k in range(len(arrays))]
+    device.free()
+    return out
+
+
+def interpret(kernel_ir: ir.OffloadedKernel, arrays: Sequence[np.ndarray], scalars: Sequence[Any] = (),
+              launch_id: int = 0, seed: int = 0) -> list[np.ndarray]:
+    """The reference interpreter's result (docs/internals.md semantics) on copies of `arrays`."""
+    from wgkern.ir.interpreter import Interpreter
+    copies = [np.array(a, copy=True) for a in arrays]
+    Interpreter(kernel_ir, copies, list(scalars), launch_id, seed).run()
+    return copies

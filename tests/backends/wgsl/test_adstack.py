@@ -1,0 +1,126 @@
+"""Adstacks on WGSL: push/pop/load-top/adjoint accumulation per parallel index against the reference
+interpreter (f32, f64, i64 and u1 stacks), heap growth, and overflow reported at sync."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from wgkern.errors import AdStackOverflowError
+from wgkern.ir import nodes as ir
+from wgkern.ir.ops import BinaryOpKind
+from wgkern.lang import types as T
+
+from ._kernels import DeviceArrays, interpret, kernel, range_task, scalar_arg
+
+
+def stack_kernel(dtype: T.DataType, n: int) -> ir.OffloadedKernel:
+    """Per index i: push x[i] * j for j < pushes, then pop them all, summing load-top (and, for floats,
+    accumulating into the adjoint and reading it back); out[i] = the sum."""
+    x = ir.ContainerSlot(name="x", kind="field", dtype=dtype, ndim=1, shape=(n,))
+    out = ir.ContainerSlot(name="out", kind="field", dtype=dtype, ndim=1, shape=(n,))
+
+    def body(b, i):
+        stack = b.insert(ir.AdStackAlloca(dtype=dtype, name="v", capacity=None, stack_id=0))
+        total = b.alloca(dtype, "total")
+        value = b.global_load(b.global_ptr(x, [i]))
+        pushes = b.insert(ir.ArgLoad(arg_index=0, dtype=T.i32))
+        up = b.range_for(b.const(0, T.i32), pushes)
+        with b.at(up.body):
+            j = b.loop_index(up)
+            item = b.binary(BinaryOpKind.BIT_XOR, value, b.cast(j, dtype)) if not dtype.is_float \
+                else b.mul(value, b.cast(j, dtype))
+            b.insert(ir.AdStackPush(stack=stack, value=item))
+        down = b.range_for(b.const(0, T.i32), pushes)
+        with b.at(down.body):
+            top = b.insert(ir.AdStackLoadTop(stack=stack, dtype=dtype))
+            if dtype.is_float:
+                b.insert(ir.AdStackAccAdjoint(stack=stack, value=b.const(0.5, dtype)))
+                b.insert(ir.AdStackAccAdjoint(stack=stack, value=top))
+                top = b.add(top, b.insert(ir.AdStackLoadTopAdj(stack=stack, dtype=dtype)))
+            b.store(total, b.add(b.load(total), top) if not dtype.is_bool else
+                    b.binary(BinaryOpKind.BIT_XOR, b.load(total), top))
+            b.insert(ir.AdStackPop(stack=stack))
+        b.insert(ir.AdStackPop(stack=stack))     # popping an empty stack is a no-op
+        b.global_store(b.global_ptr(out, [i]), b.load(total))
+
+    task = range_task("t", lambda b: b.const(0, T.i32), lambda b: b.const(n, T.i32), body)
+    return kernel(f"stacks_{dtype.name}", [x, out], [task], [scalar_arg("pushes", T.i32)])
+
+
+@pytest.mark.parametrize("dtype", [T.f32, T.f64, T.i64, T.i32, T.u1], ids=lambda d: d.name)
+def test_stacks_match_the_interpreter(backend, dtype: T.DataType) -> None:
+    n, pushes = 300, 6
+    k = stack_kernel(dtype, n)
+    x = (np.arange(n) % 7 + 1).astype(dtype.np_dtype) if not dtype.is_bool else (np.arange(n) % 2 == 0)
+    arrays = [x, np.zeros(n, dtype.np_dtype)]
+    want = interpret(k, arrays, [pushes])[1]
+    compiled = backend.compile(k)
+    device = DeviceArrays(backend, k, arrays)
+    args = device.args([pushes])
+    args.extra = {"adstack_capacities": [[pushes]]}
+    compiled.launch(args)
+    np.testing.assert_array_equal(device.read(1), want)
+    device.free()
+
+
+def test_overflow_is_reported_at_sync_then_cleared(backend) -> None:
+    n = 200
+    k = stack_kernel(T.f32, n)
+    compiled = backend.compile(k)
+    device = DeviceArrays(backend, k, [np.ones(n, np.float32), np.zeros(n, np.float32)])
+    args = device.args([5])
+    args.extra = {"adstack_capacities": [[3]]}
+    compiled.launch(args)
+    with pytest.raises(AdStackOverflowError, match="stack 'v'.*capacity 3"):
+        backend.sync()
+    backend.sync()                                   # reported once
+    args.extra = {"adstack_capacities": [[5]]}
+    compiled.launch(args)                            # the heap grows for the larger capacity
+    want = interpret(k, [np.ones(n, np.float32), np.zeros(n, np.float32)], [5])[1]
+    np.testing.assert_array_equal(device.read(1), want)
+    device.free()
+
+
+def test_dispatch_is_capped_so_the_heap_fits_one_binding(backend, monkeypatch) -> None:
+    """A capacity too large for every thread to own a slice caps the threads (the grid-stride loop covers the
+    rest) instead of overflowing the binding. A 1 MiB binding limit keeps the test fast."""
+    monkeypatch.setattr(backend, "max_binding", 1 << 20)
+    n = 5000
+    k = stack_kernel(T.f32, n)
+    compiled = backend.compile(k)
+    arrays = [np.arange(n, dtype=np.float32) % 5, np.zeros(n, np.float32)]
+    device = DeviceArrays(backend, k, arrays)
+    args = device.args([4])
+    capacity = (1 << 20) // 4 // 2 // (64 * 3)      # slices for 3 workgroups fit; the range needs 79
+    args.extra = {"adstack_capacities": [[capacity]]}
+    compiled.launch(args)
+    np.testing.assert_array_equal(device.read(1), interpret(k, arrays, [4])[1])
+    device.free()
+
+
+def test_overflowed_lets_a_while_loop_stop(backend) -> None:
+    """`while not overflowed: push` ends after `capacity` pushes; the overflow is still reported at sync."""
+    count = ir.ContainerSlot(name="count", kind="field", dtype=T.i32, ndim=1, shape=(64,))
+
+    def body(b, i):
+        stack = b.insert(ir.AdStackAlloca(dtype=T.f32, name="w", stack_id=0))
+        pushes = b.alloca(T.i32, "pushes")
+        spin = b.while_()
+        with b.at(spin.body):
+            stop = b.if_(b.insert(ir.AdStackOverflowed(dtype=T.u1)))
+            with b.at(stop.then_block):
+                b.insert(ir.Break())
+            b.insert(ir.AdStackPush(stack=stack, value=b.const(1.0, T.f32)))
+            b.store(pushes, b.add(b.load(pushes), b.const(1, T.i32)))
+        b.global_store(b.global_ptr(count, [i]), b.load(pushes))
+
+    k = kernel("spin", [count], [range_task("t", lambda b: b.const(0, T.i32), lambda b: b.const(64, T.i32), body)])
+    compiled = backend.compile(k)
+    device = DeviceArrays(backend, k, [np.zeros(64, np.int32)])
+    args = device.args()
+    args.extra = {"adstack_capacities": [[7]]}
+    compiled.launch(args)
+    with pytest.raises(AdStackOverflowError, match="capacity 7"):
+        backend.sync()
+    np.testing.assert_array_equal(device.read(0), np.full(64, 8, np.int32))   # 7 kept + the one dropped
+    device.free()

@@ -1,0 +1,102 @@
+// wgkern WGSL helpers: templates the WGSL backend instantiates per type (wgkern/backends/wgsl/codegen.py).
+// Each section starts with `//! name`. `$T` is the register type (i32, u32, i64, u64, f16, f32), `$Z`/`$O` its
+// zero/one literal, `$NAN`/`$INF` a quiet NaN/+inf of that type. The atomic template also uses `$NAME`, `$BUF`
+// (the container global), `$DECODE` (value from `old_bits`) and `$ENCODE` (new bits from `old` and `v`).
+// WGSL functions cannot take storage pointers, so atomic helpers are instantiated per container.
+
+//! floordiv_signed
+// Python floor division; x // 0 == 0; MIN // -1 == MIN. Never uses `%` or divides by -1: NVIDIA's Vulkan
+// driver got both wrong for negative divisors (H100, driver 580).
+fn wk_floordiv_$T(a: $T, b: $T) -> $T {
+  if (b == $Z) { return $Z; }
+  if (b == -$O) { return $Z - a; }
+  let q = a / b;
+  let r = a - q * b;
+  if ((r != $Z) && ((r < $Z) != (b < $Z))) { return q - $O; }
+  return q;
+}
+
+//! mod_signed
+// Python modulo: the result has the divisor's sign; x % 0 == 0; MIN % -1 == 0.
+fn wk_mod_$T(a: $T, b: $T) -> $T {
+  if (b == $Z || b == -$O) { return $Z; }
+  let r = a - (a / b) * b;
+  if ((r != $Z) && ((r < $Z) != (b < $Z))) { return r + b; }
+  return r;
+}
+
+//! div_float
+// IEEE division: Vulkan lets `a / b` be 2.5 ulp off (NVIDIA is), so correct it with the exact residual.
+fn wk_div_$T(a: $T, b: $T) -> $T {
+  let q = a / b;
+  if (q == $Z || !(abs(q) < $INF) || !(abs(b) < $INF)) { return q; }
+  let r = fma(-q, b, a);
+  return fma(r, $O / b, q);
+}
+
+//! ipow_signed
+// Integer power by repeated squaring (wrapping); a negative exponent gives 1 for base 1, +-1 for base -1, else 0.
+fn wk_ipow_$T(base: $T, exponent: $T) -> $T {
+  if (exponent < $Z) {
+    if (base == $O) { return $O; }
+    if (base == -$O) { return select($O, -$O, (exponent & $O) != $Z); }
+    return $Z;
+  }
+  var result = $O;
+  var b = base;
+  var e = exponent;
+  loop {
+    if (e == $Z) { break; }
+    if ((e & $O) != $Z) { result = result * b; }
+    b = b * b;
+    e = e >> 1u;
+  }
+  return result;
+}
+
+//! ipow_unsigned
+fn wk_ipow_$T(base: $T, exponent: $T) -> $T {
+  var result = $O;
+  var b = base;
+  var e = exponent;
+  loop {
+    if (e == $Z) { break; }
+    if ((e & $O) != $Z) { result = result * b; }
+    b = b * b;
+    e = e >> 1u;
+  }
+  return result;
+}
+
+//! random
+// wk_hash of docs/internals.md: mix(mix(mix(mix(a) ^ b) ^ c) ^ d), mix being a 32-bit integer finaliser.
+fn wk_hash_mix(x: u32) -> u32 {
+  var h = x;
+  h = h ^ (h >> 16u);
+  h = h * 0x7feb352du;
+  h = h ^ (h >> 15u);
+  h = h * 0x846ca68bu;
+  h = h ^ (h >> 16u);
+  return h;
+}
+
+fn wk_hash(a: u32, b: u32, c: u32, d: u32) -> u32 {
+  return wk_hash_mix(wk_hash_mix(wk_hash_mix(wk_hash_mix(a) ^ b) ^ c) ^ d);
+}
+
+//! atomic_cas
+// Atomic read-modify-write through a compare-exchange loop on the element's bits; returns the old value.
+fn wk_atomic_$NAME(i: i32, v: $T) -> $T {
+  var old_bits = atomicLoad(&$BUF[i]);
+  var result: $T;
+  loop {
+    let old = $DECODE;
+    let r = atomicCompareExchangeWeak(&$BUF[i], old_bits, $ENCODE);
+    if (r.exchanged) {
+      result = old;
+      break;
+    }
+    old_bits = r.old_value;
+  }
+  return result;
+}
