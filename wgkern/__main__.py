@@ -74,7 +74,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             doc = (_load_demo(path).__doc__ or "").strip().splitlines()
             print(f"{name:12s} {doc[0] if doc else ''}")
         return 0 if demos else 1
-    name = args.name or ("heat" if "heat" in demos else next(iter(demos)))
+    name = args.name or ("aim" if "aim" in demos else next(iter(demos)))
     if name not in demos:
         print(f"unknown demo {name!r}; available: {', '.join(demos)}", file=sys.stderr)
         return 2
