@@ -1,7 +1,8 @@
 // wgkern generic max-reducer: interprets the bytecode of wgkern/sizing/bytecode.py (one pipeline per device).
-// One invocation per point of a job's cross product (grid-stride, so workgroup counts stay <= 65535).
+// One invocation lane per point of a job's cross product, 4 points per invocation step (vec4 lanes), grid-stride
+// so workgroup counts stay <= 65535. Reads go to one `data` binding: the containers of a batch at word bases.
 // mode 0 (max): atomicMax(out[2*slot], max(value, 0)); mode 1 (value): out[2*slot] = bits of the value;
-// mode 2 (slice): code = (binding, signed): atomicMax of the order-preserving key of d[lo.x .. lo.x + total)
+// mode 2 (slice): code = (base, signed): atomicMax of the order-preserving key of data[base + lo.x ..)
 // (signed: bits ^ 0x80000000), the common `max_i n[i]` without interpretation; the host undoes the key.
 // Any checked-arithmetic overflow, out-of-bounds index or unsigned read above i32 ORs a bit into out[2*slot+1];
 // the host then recomputes that job exactly (never a wrapped result).
@@ -22,14 +23,7 @@ struct Job {
 @group(0) @binding(0) var<storage, read> code: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<atomic<u32>>;
 @group(0) @binding(2) var<uniform> job: Job;
-@group(0) @binding(3) var<storage, read> d0: array<u32>;
-@group(0) @binding(4) var<storage, read> d1: array<u32>;
-@group(0) @binding(5) var<storage, read> d2: array<u32>;
-@group(0) @binding(6) var<storage, read> d3: array<u32>;
-@group(0) @binding(7) var<storage, read> d4: array<u32>;
-@group(0) @binding(8) var<storage, read> d5: array<u32>;
-@group(0) @binding(9) var<storage, read> d6: array<u32>;
-@group(0) @binding(10) var<storage, read> d7: array<u32>;
+@group(0) @binding(3) var<storage, read> data: array<u32>;   // the containers a batch reads, each at a base
 
 const OP_CONST: u32 = 1u;
 const OP_VAR: u32 = 2u;
@@ -51,24 +45,14 @@ const STACK: u32 = 18u;
 alias V = vec4<i32>;
 const I32_MIN: i32 = -2147483647 - 1;
 
-fn load(b: u32, i: u32) -> u32 {
-    switch b {
-        case 0u: { return d0[i]; }
-        case 1u: { return d1[i]; }
-        case 2u: { return d2[i]; }
-        case 3u: { return d3[i]; }
-        case 4u: { return d4[i]; }
-        case 5u: { return d5[i]; }
-        case 6u: { return d6[i]; }
-        default: { return d7[i]; }
-    }
+fn load(base: u32, i: u32) -> u32 { return data[base + i]; }
+
+fn load4(base: u32, i: V) -> vec4<u32> {
+    let j = vec4<u32>(base) + bitcast<vec4<u32>>(i);
+    return vec4<u32>(data[j.x], data[j.y], data[j.z], data[j.w]);
 }
 
-fn load4(b: u32, i: V) -> vec4<u32> {
-    return vec4<u32>(load(b, u32(i.x)), load(b, u32(i.y)), load(b, u32(i.z)), load(b, u32(i.w)));
-}
-
-// Pushes element `index` (one per lane, already checked against `extent`) of binding b onto `acc`.
+// Element `index` (one per lane, checked against `extent`) of the container at word `b` of `data`.
 fn read4(index: V, extent: u32, b: u32, signed: bool, act: vec4<bool>, flags: ptr<function, u32>) -> V {
     let bad = bitcast<vec4<u32>>(index) >= vec4<u32>(extent);
     if (any(bad & act)) { *flags |= FLAG_OUT_OF_BOUNDS; }
@@ -107,7 +91,7 @@ fn run4(first: u32, st: ptr<function, array<V, STACK>>, masks: ptr<function, arr
         switch op {
             case OP_CONST: { (*st)[sp] = acc; sp++; acc = V(bitcast<i32>(code[pc + 1u])); pc += 2u; }
             case OP_VAR: { (*st)[sp] = acc; sp++; acc = (*coord)[code[pc + 1u]]; pc += 2u; }
-            case OP_READ_VAR: {   // k extent binding signed: push d_binding[(*coord)[k]] of a 1-D container
+            case OP_READ_VAR: {   // k extent base signed: push data[base + coord[k]] of a 1-D container
                 (*st)[sp] = acc; sp++;
                 acc = read4((*coord)[code[pc + 1u]], code[pc + 2u], code[pc + 3u], code[pc + 4u] != 0u, act, &flags);
                 pc += 5u;
@@ -118,7 +102,7 @@ fn run4(first: u32, st: ptr<function, array<V, STACK>>, masks: ptr<function, arr
                 acc = select(acc, V(0), bad);
                 pc += 2u;
             }
-            case OP_READ: {   // binding signed: the flat index on top is in bounds (INDEX)
+            case OP_READ: {   // base signed: the flat index on top is in bounds (INDEX)
                 acc = read4(acc, 0xffffffffu, code[pc + 1u], code[pc + 2u] != 0u, act, &flags);
                 pc += 3u;
             }

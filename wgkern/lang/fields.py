@@ -6,6 +6,7 @@ Storage comes from the current Program's backend; where the backend has a host v
 a numpy operation on that view (zero-copy). Every host write bumps `.generation` (the sizer's caches key on it)."""
 from __future__ import annotations
 
+import itertools
 import linecache
 import math
 import operator
@@ -72,6 +73,9 @@ def _split_dtype(dtype: Any) -> tuple[DataType, VectorType | None]:
             from None
 
 
+_container_uids = itertools.count(1)
+
+
 class Container:
     """Common part of Field and Ndarray: one dense row-major buffer of shape `shape + element_shape`."""
     is_field: bool = False
@@ -95,6 +99,7 @@ class Container:
             name = _caller_variable_name() or f"{self.kind_name}{Container._names}"
         self.name = name
         self.generation = 0
+        self.uid = next(_container_uids)     # never reused (unlike id()): part of the sizer's cache tokens
         self.full_shape: tuple[int, ...] = self.shape + self.element_shape
         self.size = math.prod(self.full_shape)
         if self.size > _MAX_ELEMENTS:

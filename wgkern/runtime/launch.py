@@ -17,7 +17,7 @@ from wgkern.errors import ArgumentError, WkError
 from wgkern.lang.fields import Container, Ndarray
 from wgkern.passes.analysis import written_slots
 from wgkern.runtime import grad_guard
-from wgkern.runtime.stack_capacities import plan_capacities
+from wgkern.runtime.stack_capacities import launch_capacities, plan_capacities, slot_tokens
 from wgkern.runtime import program as program_module
 from wgkern.runtime.arguments import NDARRAY, SCALAR, Specialisation, specialise
 from wgkern.runtime.program import Program
@@ -51,6 +51,7 @@ class CompiledEntry:
     no_scalars: list[None] = field(default_factory=list)     # LaunchArgs.scalars when there are none
     bound_sources: list[Any] = field(default_factory=list)    # forward: containers deciding trip counts
     launch_extra: dict[str, Any] | None = None                # LaunchArgs.extra (reverse: adstack capacities)
+    capacity_plan: Any = None                                 # reverse: stacks sized at each launch
 
 
 # ---- compile ------------------------------------------------------------------------------------------------
@@ -79,9 +80,11 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
         entry.bound_sources = grad_guard.bound_sources(offloaded)
     else:
         options = program.options
-        plan = plan_capacities(offloaded, options.ad_stack_size, options.default_ad_stack_size, False)
+        plan = plan_capacities(offloaded, options.ad_stack_size, options.default_ad_stack_size, True)
         if plan.has_stacks:
             entry.launch_extra = {"adstack_capacities": plan.static_capacities()}
+            if plan.dynamic:
+                entry.capacity_plan = plan
     return entry
 
 
@@ -219,7 +222,12 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
         scalars = entry.no_scalars
     program.launch_counter += 1
     launch_args = LaunchArgs(scalars, buffers, shapes, program.launch_counter, program.options.random_seed)
-    if entry.launch_extra is not None:
+    if entry.capacity_plan is not None:
+        tokens = slot_tokens(entry.offloaded, values)
+        capacities = launch_capacities(entry.capacity_plan, entry.offloaded, launch_args, program.backend, tokens,
+                                       program)
+        launch_args.extra = {"adstack_capacities": capacities}
+    elif entry.launch_extra is not None:
         launch_args.extra = entry.launch_extra
     entry.compiled.launch(launch_args)
     program.pending_work = True

@@ -51,3 +51,42 @@ def plan_capacities(kernel: ir.OffloadedKernel, ad_stack_size: int, default_ad_s
                 row.append(default_ad_stack_size)
         fixed.append(row)
     return CapacityPlan(stacks, fixed, dynamic, default_ad_stack_size)
+
+
+def launch_capacities(plan: CapacityPlan, kernel: ir.OffloadedKernel, launch_args: Any, backend: Any,
+                      tokens: list[Any], program: Any) -> list[list[int]]:
+    """Capacities of one launch: the plan's fixed ones, and the sizer's value for each stack with a
+    SizeExpr (one shared evaluator; device max-reducers; cached by the generations of what they read)."""
+    from wgkern.sizing import SizeCache, capacities_for_launch
+    from wgkern.sizing.adapters import launch_context
+    if program.size_cache is None:
+        program.size_cache = SizeCache()
+    context = launch_context(kernel, launch_args, backend, tokens, program.stats, program.size_cache,
+                             plan.default)
+    dynamic_tasks = {task for task, _, _ in plan.dynamic}
+    out = []
+    for task_index, specs in enumerate(plan.stacks):
+        if task_index in dynamic_tasks:
+            out.append(capacities_for_launch(specs, context))
+        else:
+            out.append([int(c) for c in plan.fixed[task_index]])
+    return out
+
+
+def slot_tokens(kernel: ir.OffloadedKernel, values: list[Any]) -> list[Any]:
+    """Cache token per container slot: (container uid, generation); None for temporaries and numpy
+    arguments (copied in afresh each call), whose contents are never cached."""
+    tokens: list[Any] = []
+    for slot in kernel.containers:
+        container = None
+        if slot.kind == "field":
+            container = slot.host
+        elif slot.kind == "ndarray":
+            container = values[slot.arg_index]
+            if slot.is_grad and container is not None:
+                container = container.grad
+        if container is None or getattr(container, "_is_staging", False) or container.dlpack_live:
+            tokens.append(None)
+        else:
+            tokens.append((container.uid, container.generation))
+    return tokens

@@ -21,10 +21,12 @@ Launch time, right before a launch that has stacks:
     stats                                    has int attributes max_reducer_dispatches, sizer_host_evals
     default_ad_stack_size: int
     cache: SizeCache                         one per Program (keep it on the Program)
-`HostLaunchContext` (below) is the CPU adapter; `wgsl_reducer.WgslLaunchContext` the WGSL one. With
+`adapters.launch_context(kernel, launch_args, backend, tokens, stats, cache, default_ad_stack_size)` builds
+the right one from a launch's LaunchArgs: `HostLaunchContext` (below) on the CPU backend,
+`wgsl_reducer.WgslLaunchContext` on WGSL (it compiles the reducer pipeline once per backend and flushes
+pending launches first); `tokens[k]` is the cache token of container slot k. With
 `wk.init(ad_stack_size=N)` the caller skips this and uses N. Every capacity is >= 1 and <= MAX_CAPACITY;
-anything too large raises `wk.SizingError`. A WGSL caller must flush pending launches that write the containers
-before calling (the reducers read device buffers in their own submission)."""
+anything too large raises `wk.SizingError`. `describe(expr)` is the text `kernel.ir()` may show."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -116,11 +118,16 @@ class _Run:
                 if cached is not None:
                     self.results[node] = cached
                     continue
-                todo.append((key, prepare(job, lambda b: evaluate(b, context, self.results))))
+                prepared = prepare(job, lambda b: evaluate(b, context, self.results))
+                if prepared.closed_form is not None:
+                    self.results[node] = prepared.closed_form
+                    context.cache.put(key, prepared.closed_form)
+                else:
+                    todo.append((key, prepared))
             if not todo:
                 continue
             values = backend.run([p for _, p in todo])
-            context.stats.max_reducer_dispatches += sum(1 for _, p in todo if p.points or p.job.mode == "value")
+            context.stats.max_reducer_dispatches += len(todo)
             for (key, prepared), value in zip(todo, values):
                 if value is None:
                     value = fallback.run([prepared])[0]
@@ -132,17 +139,26 @@ class _Run:
 def evaluate_sizes(exprs: list[E.SizeExpr], context: Any) -> list[int]:
     """Values of closed SizeExprs (cache aware): one device pass and one read-back per round of reducers;
     nothing on a cache hit. Increments `sizer_host_evals` once per expression actually evaluated."""
-    bound = [bind_host_leaves(e, context) for e in exprs]
-    keys = [SizeCache.key(b, context.token) for b in bound]
-    values: list[int | None] = [context.cache.get(k) for k in keys]
+    cache = context.cache
+    fast = [cache.fast_key(e, context) for e in exprs]
+    values: list[int | None] = [cache.get(k) for k in fast]
     misses = [i for i, v in enumerate(values) if v is None]
-    if misses:
+    if not misses:
+        return [int(v) for v in values]
+    bound = {i: bind_host_leaves(exprs[i], context) for i in misses}
+    keys = {i: SizeCache.key(bound[i], context.token) for i in misses}
+    for i in misses:
+        values[i] = cache.get(keys[i])
+    todo = [i for i in misses if values[i] is None]
+    if todo:
         run = _Run(context)
-        run.reduce([bound[i] for i in misses])
-        for i in misses:
+        run.reduce([bound[i] for i in todo])
+        for i in todo:
             values[i] = evaluate(bound[i], context, run.results)
-            context.cache.put(keys[i], values[i])
-        context.stats.sizer_host_evals += len(misses)
+            cache.put(keys[i], values[i])
+        context.stats.sizer_host_evals += len(todo)
+    for i in misses:
+        cache.put(fast[i], values[i])
     return [int(v) for v in values]
 
 

@@ -4,8 +4,8 @@ Postfix stack code over i32 values; every arithmetic step is checked and sets a 
 Reads are bounds-checked per axis (INDEX) and flattened row-major with the shapes known at launch, so the
 device only ever loads in-bounds words. An inner MaxOverRange is `begin end GUARD k skip body ENDGUARD`:
 points whose axis-k coordinate is outside [begin, end) get 0 (when none is inside GUARD pushes 0 and jumps to
-`skip`); ENDGUARD clamps the body at 0 and restores the enclosing guard mask (nesting <= MAX_GUARDS). Fused forms keep the
-interpreter loop short: READ_VAR k extent binding signed (`c[v_k]` of a 1-D container), CLAMP0 (`max(x, 0)`).
+`skip`); ENDGUARD clamps the body at 0 and restores the enclosing guard mask (nesting <= MAX_GUARDS).
+Fused forms keep the interpreter loop short: READ_VAR k extent binding signed (`c[v_k]` of a 1-D container), CLAMP0 (`max(x, 0)`).
 Words: op | imm0 | imm1..."""
 from __future__ import annotations
 

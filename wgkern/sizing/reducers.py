@@ -42,13 +42,21 @@ class Job:
 @dataclass(slots=True)
 class PreparedJob:
     """A job with its bounds evaluated on the host: axis k runs lo[k] .. lo[k] + extents[k] - 1.
-    `raw`/`outer`: the body is `outer` applied to the 1-D read `raw` of the bare axis variable, non-decreasing
-    in it, so the reducer only needs the raw (signed) maximum of a contiguous slice; `finish` applies `outer`."""
+    `raw`/`outer`: the body is `outer` applied to `raw` (the bare axis variable, or its 1-D read), non-decreasing
+    in it, so the reducer only needs the raw (signed) maximum of a contiguous slice (or nothing: `closed_form`);
+    `finish` applies `outer`."""
     job: Job
     lo: list[int]
     extents: list[int]
-    raw: E._Read | None = None
+    raw: E._Read | E.BoundVar | None = None
     outer: E.SizeExpr | None = None
+
+    @property
+    def closed_form(self) -> int | None:
+        """The result without any reduction (body non-decreasing in the bare variable: its last value)."""
+        if not isinstance(self.raw, E.BoundVar) or self.points == 0:
+            return 0 if self.points == 0 and self.job.mode == "max" else None
+        return self.finish(self.lo[0] + self.extents[0] - 1)
 
     def finish(self, raw_max: int) -> int:
         """max(0, outer(raw_max)) with the host evaluator's checked arithmetic."""
@@ -231,15 +239,18 @@ class Scheduler:
 RAW = E.BoundVar("raw")
 
 
-def peel(job: Job) -> tuple[E._Read, E.SizeExpr] | None:
-    """(read, outer) when a one-axis body is outer(read of the bare axis variable), outer non-decreasing and
-    made of constants: max over the range of outer(a[v]) is then outer(max of the slice a[lo:hi])."""
+def peel(job: Job) -> tuple[E._Read | E.BoundVar, E.SizeExpr] | None:
+    """(leaf, outer) when a one-axis body is outer(leaf), outer non-decreasing and made of constants, and leaf
+    the bare axis variable v or a read a[v]: the maximum is outer(hi - 1), or outer(max of the slice a[lo:hi])."""
     if job.mode != "max" or len(job.axes) != 1:
         return None
     var = job.axes[0].var
-    found: list[E._Read] = []
+    found: list[E._Read | E.BoundVar] = []
 
     def split(node: E.SizeExpr) -> E.SizeExpr | None:
+        if node == var:
+            found.append(var)
+            return RAW
         if isinstance(node, E._Read):
             if node.index != (var,) or node.dtype is None or not node.dtype.is_int or node.dtype.bits > 32:
                 return None

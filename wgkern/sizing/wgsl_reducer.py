@@ -2,9 +2,10 @@
 
 `MaxReducerPipeline(device)` compiles wgsl/max_reducer.wgsl once (keep one per device, on the backend).
 `WgslReducer` runs prepared jobs against the launch's device buffers: bytecode of all jobs in one storage
-buffer, a 256-byte uniform record per job (dynamic offset), containers on bindings d0..d7 (jobs needing more
-distinct containers go to further bind groups of the same pass). A flagged job comes back as None: the caller
-recomputes it exactly on the host. `WgslLaunchContext` is the WGSL adapter of sizing.LaunchContext."""
+buffer, a 256-byte uniform record per job (dynamic offset), and one `data` binding per group of jobs reading
+the same containers (the container itself, or a device-side gather of several, so the shader never switches
+between bindings). A flagged job comes back as None: the caller recomputes it exactly on the host.
+`WgslLaunchContext` is the WGSL adapter of sizing.LaunchContext."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,7 +20,6 @@ from wgkern.sizing.reducers import MAX_POINTS, PreparedJob
 WORKGROUP = 64
 MAX_GROUPS = 65535
 POINTS_PER_INVOCATION = 64   # grid-stride depth: fewer, longer invocations (per-workgroup cost matters)
-DATA_BINDINGS = 8
 MAX_AXES = 4
 RECORD = 256          # uniform record stride (minUniformBufferOffsetAlignment)
 MODES = {"max": 0, "value": 1}
@@ -35,16 +35,14 @@ class MaxReducerPipeline:
 
         self.wgpu = wgpu
         self.device = device
-        storage = {"type": wgpu.BufferBindingType.read_only_storage}
-        entries = [{"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage},
-                   {"binding": 1, "visibility": wgpu.ShaderStage.COMPUTE,
-                    "buffer": {"type": wgpu.BufferBindingType.storage}},
-                   {"binding": 2, "visibility": wgpu.ShaderStage.COMPUTE,
-                    "buffer": {"type": wgpu.BufferBindingType.uniform, "has_dynamic_offset": True,
-                               "min_binding_size": 64}}]
-        entries += [{"binding": 3 + k, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage}
-                    for k in range(DATA_BINDINGS)]
-        self.layout = device.create_bind_group_layout(entries=entries)
+        stage = wgpu.ShaderStage.COMPUTE
+        read_only = {"type": wgpu.BufferBindingType.read_only_storage}
+        self.layout = device.create_bind_group_layout(entries=[
+            {"binding": 0, "visibility": stage, "buffer": read_only},
+            {"binding": 1, "visibility": stage, "buffer": {"type": wgpu.BufferBindingType.storage}},
+            {"binding": 2, "visibility": stage, "buffer": {"type": wgpu.BufferBindingType.uniform,
+                                                           "has_dynamic_offset": True, "min_binding_size": 64}},
+            {"binding": 3, "visibility": stage, "buffer": read_only}])
         module = device.create_shader_module(code=wgsl_source("max_reducer.wgsl"))
         self.pipeline = device.create_compute_pipeline(
             layout=device.create_pipeline_layout(bind_group_layouts=[self.layout]),
@@ -52,19 +50,16 @@ class MaxReducerPipeline:
         self.dummy = device.create_buffer(size=16, usage=wgpu.BufferUsage.STORAGE)
 
 
-def _batches(jobs: list[tuple[int, PreparedJob, list[Any]]]) -> list[list[tuple[int, PreparedJob, list[Any]]]]:
-    """Group jobs so each group reads at most DATA_BINDINGS distinct containers."""
-    out: list[list[tuple[int, PreparedJob, list[Any]]]] = []
-    slots: dict[int, Any] = {}
-    for item in jobs:
-        wanted = {id(s): s for s in item[2]}
-        if out and len(slots.keys() | wanted.keys()) <= DATA_BINDINGS:
-            out[-1].append(item)
-            slots.update(wanted)
-        else:
-            out.append([item])
-            slots = dict(wanted)
-    return out
+Item = tuple[int, PreparedJob, list[Any]]      # (result index, job, containers it reads)
+
+
+def _batches(items: list[Item]) -> list[list[Item]]:
+    """Jobs grouped by the set of containers they read: each group binds one data buffer (the container
+    itself, or a gather of several)."""
+    groups: dict[frozenset[int], list[Item]] = {}
+    for item in items:
+        groups.setdefault(frozenset(id(s) for s in item[2]), []).append(item)
+    return list(groups.values())
 
 
 def _slots_of(job: PreparedJob) -> list[Any]:
@@ -73,7 +68,7 @@ def _slots_of(job: PreparedJob) -> list[Any]:
 
 
 class WgslReducer:
-    """ReducerBackend on a wgpu device. `buffer_of(slot)` gives the container's wgpu buffer."""
+    """ReducerBackend on a wgpu device. `buffer_of(slot)` gives the container's wgpu buffer (32-bit words)."""
     name = "wgsl"
     gathers_reads = True
 
@@ -83,58 +78,73 @@ class WgslReducer:
         self.buffer_of = buffer_of
         self.shape = shape
         self.dispatches = 0
+        self.errors: list[Exception] = []     # device errors survived by falling back to the host
 
     def read_ok(self, dtype: Any) -> bool:
         return dtype.is_int and dtype.bits <= 32
 
     def run(self, jobs: list[PreparedJob]) -> list[int | None]:
         results: list[int | None] = [None] * len(jobs)
-        runnable: list[tuple[int, PreparedJob, list[Any]]] = []
+        runnable: list[Item] = []
         for index, job in enumerate(jobs):
-            if job.job.mode == "max" and job.points == 0:
-                results[index] = 0
+            if job.closed_form is not None:
+                results[index] = job.closed_form
             elif len(job.extents) <= MAX_AXES and job.points <= MAX_POINTS:
                 runnable.append((index, job, _slots_of(job)))
         if runnable:
             try:
                 self._dispatch(_batches(runnable), results)
-            except self.pipeline.wgpu.GPUError:     # e.g. a container past the storage binding limit
-                pass                                # those jobs stay None: the host recomputes them
+            except self.pipeline.wgpu.GPUError as error:   # e.g. a gather past the storage binding limit
+                self.errors.append(error)                   # its jobs stay None: the host recomputes them
         return results
 
-    def _code(self, job: PreparedJob, binding: Callable[[Any], int]) -> list[int]:
-        """Bytecode, or for a peeled job the words (binding, signed) of the slice it maximises."""
+    def _code(self, job: PreparedJob, base: Callable[[Any], int]) -> list[int]:
+        """Bytecode, or for a peeled job the words (base, signed) of the slice it maximises."""
         if job.raw is None:
-            return encode(job, binding, self.shape)
+            return encode(job, base, self.shape)
         (extent,) = tuple(self.shape(job.raw.slot))
         if job.lo[0] < 0 or job.lo[0] + job.extents[0] > extent:
             raise NotEncodable("slice out of bounds")        # the host fallback raises the SizingError
-        return [binding(job.raw.slot), 1 if job.raw.dtype.is_signed else 0]
+        return [base(job.raw.slot), 1 if job.raw.dtype.is_signed else 0]
 
-    def _dispatch(self, batches: list[list[tuple[int, PreparedJob, list[Any]]]],
-                  results: list[int | None]) -> None:
+    def _data(self, encoder: Any, slots: list[Any]) -> tuple[Any, dict[int, int]]:
+        """The buffer a batch binds as `data` and each container's word base in it: the container itself
+        when there is one, else a gather of all of them (device-side copies in this submission)."""
+        if not slots:
+            return self.pipeline.dummy, {}
+        if len(slots) == 1:
+            return self.buffer_of(slots[0]), {id(slots[0]): 0}
+        sizes = [max(4 * int(np.prod(self.shape(s), dtype=np.int64)), 4) for s in slots]
+        gather = self.pipeline.device.create_buffer(size=sum(sizes), usage=self.pipeline.wgpu.BufferUsage.STORAGE
+                                                    | self.pipeline.wgpu.BufferUsage.COPY_DST)
+        bases, offset = {}, 0
+        for slot, size in zip(slots, sizes):
+            source = self.buffer_of(slot)
+            encoder.copy_buffer_to_buffer(source, 0, gather, offset, min(size, source.size))
+            bases[id(slot)] = offset // 4
+            offset += size
+        return gather, bases
+
+    def _dispatch(self, batches: list[list[Item]], results: list[int | None]) -> None:
         wgpu, device, p = self.pipeline.wgpu, self.pipeline.device, self.pipeline
+        encoder = device.create_command_encoder()
         code: list[int] = []
-        records: list[tuple[int, PreparedJob, int, int, list[Any]]] = []   # (result, job, code start, length, data)
+        records: list[tuple[int, PreparedJob, int, int, Any]] = []     # (result, job, code start, length, data)
         for batch in batches:
-            bindings: dict[int, int] = {}
-            slot_list: list[Any] = []
+            slots = list({id(s): s for _, _, job_slots in batch for s in job_slots}.values())
             encoded = []
-            for index, job, slots in batch:
-                for slot in slots:
-                    if id(slot) not in bindings:
-                        bindings[id(slot)] = len(slot_list)
-                        slot_list.append(slot)
+            for index, job, _ in batch:
                 try:
-                    words = self._code(job, lambda s: bindings[id(s)])
+                    encoded.append((index, job, self._code(job, lambda s: 0)))
                 except NotEncodable:
                     continue
-                encoded.append((index, job, words))
-            data = [self.buffer_of(s) for s in slot_list] + [p.dummy] * (DATA_BINDINGS - len(slot_list))
-            for index, job, words in encoded:
-                start = len(code)
+            if not encoded:
+                continue
+            data, bases = self._data(encoder, slots)
+            for index, job, _ in encoded:
+                words = self._code(job, lambda s: bases[id(s)])
+                records.append((index, job, len(code), len(words), data))
                 code.extend(words)
-                records.append((index, job, start, len(words), data))
         if not records:
             return
         self.dispatches += len(records)
@@ -146,32 +156,27 @@ class WgslReducer:
         uniform = np.zeros((len(records), RECORD // 4), np.uint32)
         dispatch: list[tuple[int, int, Any]] = []
         for number, (index, job, start, length, data) in enumerate(records):
-            axes = len(job.extents)
             points = job.points if job.job.mode == "max" else 1
             groups = max(1, min(-(-points // (WORKGROUP * POINTS_PER_INVOCATION)), MAX_GROUPS))
-            stride = groups * WORKGROUP
             lo = (list(job.lo) + [0] * MAX_AXES)[:MAX_AXES]
             ext = (list(job.extents) + [1] * MAX_AXES)[:MAX_AXES]
             mode = MODE_SLICE if job.raw is not None else MODES[job.job.mode]
-            uniform[number, :8] = [start, length, axes, points, number, mode, stride, 0]
+            uniform[number, :8] = [start, length, len(job.extents), points, number, mode, groups * WORKGROUP, 0]
             uniform[number, 8:12] = np.asarray(lo, np.int64).astype(np.int32).view(np.uint32)
             uniform[number, 12:16] = ext
             dispatch.append((number, groups, data))
         uniform_buffer = device.create_buffer_with_data(data=uniform.tobytes(), usage=U.UNIFORM)
-        groups_by_data: dict[tuple[int, ...], Any] = {}
-        encoder = device.create_command_encoder()
+        bind_groups: dict[int, Any] = {}
         compute = encoder.begin_compute_pass()
         compute.set_pipeline(p.pipeline)
         for number, groups, data in dispatch:
-            key = tuple(id(b) for b in data)
-            bind_group = groups_by_data.get(key)
+            bind_group = bind_groups.get(id(data))
             if bind_group is None:
-                entries = [{"binding": 0, "resource": {"buffer": code_buffer}},
-                           {"binding": 1, "resource": {"buffer": out}},
-                           {"binding": 2, "resource": {"buffer": uniform_buffer, "offset": 0, "size": 64}}]
-                entries += [{"binding": 3 + k, "resource": {"buffer": b}} for k, b in enumerate(data)]
-                bind_group = device.create_bind_group(layout=p.layout, entries=entries)
-                groups_by_data[key] = bind_group
+                bind_group = bind_groups[id(data)] = device.create_bind_group(layout=p.layout, entries=[
+                    {"binding": 0, "resource": {"buffer": code_buffer}},
+                    {"binding": 1, "resource": {"buffer": out}},
+                    {"binding": 2, "resource": {"buffer": uniform_buffer, "offset": 0, "size": 64}},
+                    {"binding": 3, "resource": {"buffer": data}}])
             compute.set_bind_group(0, bind_group, [number * RECORD])
             compute.dispatch_workgroups(groups)
         compute.end()
@@ -183,13 +188,17 @@ class WgslReducer:
         staging.unmap()
         for number, (index, job, *_rest) in enumerate(records):
             value, flags = int(words[2 * number]), int(words[2 * number + 1])
-            if flags:
-                continue
-            if job.raw is not None:
-                raw = value ^ 0x8000_0000 if job.raw.dtype.is_signed else value
-                results[index] = job.finish(int(np.uint32(raw).view(np.int32)) if job.raw.dtype.is_signed else raw)
-            else:
-                results[index] = value if job.job.mode == "max" else int(np.uint32(value).view(np.int32))
+            if not flags:
+                results[index] = _decode(job, value)
+
+
+def _decode(job: PreparedJob, value: int) -> int:
+    """The job's result from its result word (a slice job's word is an order-preserving key)."""
+    if job.raw is not None:
+        if job.raw.dtype.is_signed:
+            return job.finish(int(np.uint32(value ^ 0x8000_0000).view(np.int32)))
+        return job.finish(value)
+    return value if job.job.mode == "max" else int(np.uint32(value).view(np.int32))
 
 
 @dataclass

@@ -253,3 +253,37 @@ def test_atomic_result_feeding_gradient_is_an_autodiff_error():
             y[slot] = x[i] * 2.0
     with pytest.raises(AutodiffError, match="atomic"):
         make_grad_kernel(compile_forward(compacting))
+
+
+def test_range_loop_with_break_and_continue():
+    x = FakeField(T.f64, 4, True, "x")
+    n = FakeField(T.i32, 4, False, "n")
+    y = FakeField(T.f64, 4, True, "y")
+    n.data[:] = [2, 7, 0, 4]
+    x.data[:] = [0.1, 0.5, 2.0, 1.2]
+    y.grad.data[:] = 1
+
+    def skipping():
+        for i in x:
+            v = x[i]
+            for j in range(n[i]):
+                if v > 0.9:
+                    break
+                if j % 2 == 0:
+                    continue
+                v = wm.sin(v) + 0.3
+            y[i] = v
+
+    def f(v, m):
+        for j in range(m):
+            if v > 0.9:
+                break
+            if j % 2 == 0:
+                continue
+            v = np.sin(v) + 0.3
+        return v
+    forward_and_grad(skipping)
+    eps = 1e-7
+    np.testing.assert_allclose(y.data, [f(a, m) for a, m in zip(x.data, n.data)])
+    np.testing.assert_allclose(x.grad.data, [(f(a + eps, m) - f(a - eps, m)) / (2 * eps)
+                                             for a, m in zip(x.data, n.data)], rtol=1e-6)

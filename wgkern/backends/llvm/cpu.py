@@ -129,7 +129,7 @@ class CpuCompiledKernel(CompiledKernel):
             row += count
         stats = getattr(backend, "runtime_stats", None)
         if stats is not None:
-            stats.adstack_heap_bytes = backend.adstack_heap.nbytes
+            stats.adstack_heap_bytes = heap_bytes    # in use by this launch: threads x sum(slot bytes x capacity)
             stats.adstack_heap_grows = backend.adstack_heap.grows
 
     def check_overflow(self, capacities: list[list[int]] | None) -> None:

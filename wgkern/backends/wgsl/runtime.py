@@ -220,7 +220,7 @@ class WgslCompiledKernel(CompiledKernel):
         backend.adstack_watch[self.adstack_code] = (self, capacities)
         stats = getattr(backend, "runtime_stats", None)
         if stats is not None:
-            stats.adstack_heap_bytes = backend.adstack_heap.nbytes
+            stats.adstack_heap_bytes = max(heap_words, 1) * 4    # in use by this launch (the formula)
             stats.adstack_heap_grows = backend.adstack_heap.grows
 
 

@@ -11,7 +11,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.clone import clone_block
 from wgkern.lang import types as T
-from wgkern.passes.adstack_sizing import size_stacks
+from wgkern.passes.adstack_sizing import size_stacks, size_task_stacks
 from wgkern.passes.autodiff.activity import active_values, needed_values, roots_of
 from wgkern.passes.autodiff.backup import Positions, insert_value_stacks, is_stale
 from wgkern.passes.autodiff.forwarding import forward_locals
@@ -206,6 +206,7 @@ def make_grad_kernel(kernel: ir.OffloadedKernel) -> ir.OffloadedKernel:
         grad_task = _clone_task(task)
         if differentiate_unit(grad_task.body, grad_task.loop, grad_slot):
             grad_task.name = task.name + "_grad"
+            size_task_stacks(grad_task)     # launch-time SizeExprs for stacks the static pre-pass cannot size
             tasks.append(grad_task)
     return ir.OffloadedKernel(kernel.name + "_grad", kernel.args, grad_slot.containers, tasks, kernel.loc,
                               kernel.returns)

@@ -140,7 +140,8 @@ class LoopControlLowering:
         index_value = inner.load(counter)
         _substitute_loop_index(loop.body, loop, index_value)
         new_body.stmts.extend(loop.body.stmts)
-        inner.store(counter, inner.add(inner.load(counter), inner.const(step, T.i32)))
+        latch = IRBuilder(ir.Block(), loop.loc)
+        latch.store(counter, latch.add(latch.load(counter), latch.const(step, T.i32)))
         # Exit when the counter leaves [begin, end).
         check = IRBuilder(ir.Block(), loop.loc)
         current = check.load(counter)
@@ -151,9 +152,10 @@ class LoopControlLowering:
         exit_if = check.if_(done)
         exit_if.then_block.stmts.append(ir.Break(loc=loop.loc))
         while_loop = ir.While(body=ir.Block(check.block.stmts + new_body.stmts), loc=loop.loc)
-        return b.block.stmts + self._lower_while(while_loop)
+        return b.block.stmts + self._lower_while(while_loop, latch.block.stmts)
 
-    def _lower_while(self, loop: ir.While) -> list[ir.Stmt]:
+    def _lower_while(self, loop: ir.While, latch: list[ir.Stmt] | None = None) -> list[ir.Stmt]:
+        """`latch` runs at the end of every iteration, whatever `continue` did (a range loop's counter)."""
         body = loop.body.stmts
         position = _exit_check_position(body)
         if position is None:
@@ -186,7 +188,7 @@ class LoopControlLowering:
             cond = check.binary(BinaryOpKind.BIT_OR, cond, other)
         new_exit = check.if_(cond)
         new_exit.then_block.stmts.append(ir.Break(loc=loop.loc))
-        loop.body = ir.Block(check.block.stmts + reset.block.stmts + rest.stmts)
+        loop.body = ir.Block(check.block.stmts + reset.block.stmts + rest.stmts + list(latch or []))
         self.result.exit_checks[loop] = new_exit
         return prefix.block.stmts + [loop]
 

@@ -1,0 +1,198 @@
+"""Each dynamic loop-bound shape, end to end: Python kernel -> grad IR -> SizeExpr -> capacity at launch, on the
+CPU reducer and the WGSL reducer. Capacities are checked exactly against closed forms, and for soundness
+against the pushes the reference interpreter really makes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wgkern as wk
+import wgkern.lang.math as wm
+from wgkern.frontend import build_kernel
+from wgkern.ir import nodes as ir
+from wgkern.lang import types as T
+from wgkern.lang.kernel import Kernel
+from wgkern.passes.pipeline import FORWARD, run_pipeline
+from wgkern.sizing import capacities_for_launch
+from wgkern.sizing import expr as E
+
+from ..passes.autodiff.helpers import FakeField
+from .helpers import collect_stacks, grad_of, measured_pushes, stacks_of
+
+NDARRAY_F32 = ir.ArgSpec(name="a", kind="ndarray", dtype=T.f32, ndim=1, needs_grad=True)
+
+
+def compile_grad(fn, arg_specs=()) -> ir.OffloadedKernel:
+    return grad_of(run_pipeline(FORWARD, build_kernel(Kernel(fn), list(arg_specs), {})))
+
+
+def check(grad: ir.OffloadedKernel, arrays: list[np.ndarray], make_context, expected: int, scalars=()) -> None:
+    (stack,) = stacks_of(grad)
+    assert stack.capacity is None and stack.size_expr is not None
+    context = make_context(grad.containers, arrays, scalars)
+    (specs,) = [s for s in collect_stacks(grad) if s]
+    (capacity,) = capacities_for_launch(specs, context)
+    assert capacity == expected
+    assert capacity >= max(measured_pushes(grad, arrays, scalars).values())
+
+
+def test_field_bound_range_n_of_i(make_context):
+    x, n, y = FakeField(T.f32, 5, True, "x"), FakeField(T.i32, 5, False, "n"), FakeField(T.f32, 5, True, "y")
+    n.data[:] = [0, 4, -2, 9, 3]
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            for _ in range(n[i]):
+                v = wm.sin(v)
+            y[i] = v
+    grad = compile_grad(kernel)
+    assert "n[i]" in str(stacks_of(grad)[0].size_expr)
+    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 9)
+
+
+def test_ndarray_shape_bound(make_context):
+    def kernel(a: wk.types.ndarray(dtype=wk.f32, ndim=1), b: wk.types.ndarray(dtype=wk.f32, ndim=1)):
+        for i in range(4):
+            v = a[i]
+            for j in range(b.shape[0]):
+                v = wm.sin(v) * b[j]
+            a[i] = v
+    specs = [NDARRAY_F32, ir.ArgSpec(name="b", kind="ndarray", dtype=T.f32, ndim=1)]
+    grad = compile_grad(kernel, specs)
+    arrays = [np.ones(4, np.float32), np.ones(7, np.float32), np.zeros(4, np.float32)]
+    check(grad, arrays, make_context, 1 + 7)
+
+
+def test_range_lo_hi(make_context):
+    x, lo, hi = FakeField(T.f32, 4, True, "x"), FakeField(T.i32, 4, False, "lo"), FakeField(T.i32, 4, False, "hi")
+    lo.data[:] = [0, 5, 2, 7]
+    hi.data[:] = [3, 4, 9, 20]
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            for _ in range(lo[i], hi[i]):
+                v = wm.sin(v)
+            x[i] = v
+    grad = compile_grad(kernel)
+    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 13)
+
+
+def test_range_of_parallel_index(make_context):
+    x = FakeField(T.f32, 6, True, "x")
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            for _ in range(i):
+                v = wm.sin(v)
+            x[i] = v
+    grad = compile_grad(kernel)
+    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 5)
+
+
+def test_scalar_argument_bound(make_context):
+    def kernel(a: wk.types.ndarray(dtype=wk.f32, ndim=1), n: wk.i32):
+        for i in a:
+            v = a[i]
+            for _ in range(n):
+                v = wm.sin(v)
+            a[i] = v
+    grad = compile_grad(kernel, [NDARRAY_F32, ir.ArgSpec(name="n", kind="scalar", dtype=T.i32)])
+    assert E.ScalarArg(1) in set(E.walk(stacks_of(grad)[0].size_expr))
+    arrays = [np.ones(3, np.float32), np.zeros(3, np.float32)]
+    check(grad, arrays, make_context, 1 + 11, scalars=[None, 11])
+
+
+def test_nested_dependent_bounds(make_context):
+    x, n = FakeField(T.f32, 6, True, "x"), FakeField(T.i32, 6, False, "n")
+    n.data[:] = [0, 3, 5, 2, 6, 1]
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            for j in range(n[i]):
+                for _ in range(j, n[j]):
+                    v = wm.sin(v)
+            x[i] = v
+    grad = compile_grad(kernel)
+    nv = n.data.astype(int)
+    expected = max(1 + max(nv[i], 0) * max([max(nv[j] - j, 0) for j in range(nv[i])], default=0)
+                   for i in range(6))
+    check(grad, [c.host.data for c in grad.containers], make_context, expected)
+
+
+def test_two_push_sites_add(make_context):
+    x, n, m = FakeField(T.f32, 3, True, "x"), FakeField(T.i32, 3, False, "n"), FakeField(T.i32, 3, False, "m")
+    n.data[:] = [1, 4, 2]
+    m.data[:] = [5, 0, 3]
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            for _ in range(n[i]):
+                v = wm.sin(v)
+            for _ in range(m[i]):
+                for _ in range(2):
+                    v = wm.cos(v)
+            x[i] = v
+    grad = compile_grad(kernel)
+    expected = max(1 + n.data[i] + 2 * m.data[i] for i in range(3))
+    check(grad, [c.host.data for c in grad.containers], make_context, int(expected))
+
+
+def test_while_loop_uses_default(make_context):
+    x = FakeField(T.f32, 2, True, "x")
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            while v < 10.0:
+                v = v * 2.0 + wm.sin(v)
+            x[i] = v
+    grad = compile_grad(kernel)
+    dynamic = [s for s in stacks_of(grad) if s.capacity is None]
+    assert dynamic and all(s.size_expr is None for s in dynamic)
+    context = make_context(grad.containers, [c.host.data for c in grad.containers])
+    for specs in collect_stacks(grad):
+        capacities = capacities_for_launch(specs, context)
+        for spec, capacity in zip(specs, capacities):
+            assert capacity == (spec.static_capacity or context.default_ad_stack_size)
+
+
+def test_unreduced_shape_longer_than_tripwire_raises_naming_the_loop():
+    from wgkern.errors import SizingError
+    from wgkern.sizing.evaluator import TRIPWIRE
+
+    from .helpers import host_context
+    size = TRIPWIRE + 1
+    x, lo = FakeField(T.f32, size, True, "x"), FakeField(T.i32, size + 1, False, "lo")
+    n = FakeField(T.i32, size, False, "n")
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            for j in range(lo[i], lo[i + 1]):
+                for _ in range(n[j]):
+                    v = wm.sin(v)
+            x[i] = v
+    grad = compile_grad(kernel)
+    (specs,) = [s for s in collect_stacks(grad) if s]
+    context = host_context(grad, [c.host.data for c in grad.containers])
+    with pytest.raises(SizingError, match=r"test_shapes\.py:\d+.*for i in x"):
+        capacities_for_launch(specs, context)
+
+
+def test_size_expr_is_printed_in_kernel_ir():
+    from wgkern.ir import printer
+    x, n = FakeField(T.f32, 3, True, "x"), FakeField(T.i32, 3, False, "n")
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            for _ in range(n[i]):
+                v = wm.sin(v)
+            x[i] = v
+    text = printer.format_kernel(compile_grad(kernel))
+    assert "size_expr=max(max_{i in 0..3} ((1 + max(n[i], 0))), 1)" in text
