@@ -407,3 +407,30 @@ def test_debug_mode_reports_access_rule_violations(arch):
     in_place()
     with pytest.raises(wk.AutodiffError, match="global data access rule"):
         in_place.grad()
+
+
+def test_grad_replays_the_forward_random_numbers(arch):
+    x = wk.field(wk.f32, shape=64, needs_grad=True)
+    n = wk.field(wk.i32, shape=64)
+    y = wk.field(wk.f32, shape=64, needs_grad=True)
+    noise = wk.field(wk.f32, shape=64)
+
+    @wk.kernel
+    def jitter():
+        for i in x:
+            v = x[i]
+            total = 0.0
+            for _ in range(n[i]):
+                r = wk.random()
+                v = v * (0.5 + r)
+                total += r
+            noise[i] = total
+            y[i] = v
+
+    x.fill(1.0)
+    n.from_numpy((np.arange(64) % 5).astype(np.int32))
+    jitter()
+    y.grad.fill(1.0)
+    jitter.grad()
+    # y = x * prod(0.5 + r_k): dy/dx = y / x, with the same draws as the forward launch
+    np.testing.assert_allclose(x.grad.to_numpy(), y.to_numpy(), rtol=1e-5)

@@ -16,6 +16,8 @@ from wgkern.backends.base import LaunchArgs
 from wgkern.errors import ArgumentError, WkError
 from wgkern.lang.fields import Container, Ndarray
 from wgkern.passes.analysis import written_slots
+from wgkern.ir import nodes as ir
+from wgkern.ir.visitor import walk
 from wgkern.runtime import grad_guard
 from wgkern.runtime.stack_capacities import launch_capacities, plan_capacities, slot_tokens
 from wgkern.runtime import program as program_module
@@ -52,6 +54,7 @@ class CompiledEntry:
     bound_sources: list[Any] = field(default_factory=list)    # forward: containers deciding trip counts
     launch_extra: dict[str, Any] | None = None                # LaunchArgs.extra (reverse: adstack capacities)
     capacity_plan: Any = None                                 # reverse: stacks sized at each launch
+    uses_random: bool = False                                 # the kernel draws wk.random() numbers
 
 
 # ---- compile ------------------------------------------------------------------------------------------------
@@ -76,6 +79,7 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
     compiled = program.backend.compile(offloaded)
     program.stats.kernel_compiles += 1
     entry = _binding_plan(program, kernel, spec, kernel_ir, offloaded, compiled)
+    entry.uses_random = any(isinstance(s, ir.RandomValue) for task in offloaded.tasks for s in walk(task.body))
     if not reverse:
         entry.bound_sources = grad_guard.bound_sources(offloaded)
     else:
@@ -221,7 +225,14 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
     else:
         scalars = entry.no_scalars
     program.launch_counter += 1
-    launch_args = LaunchArgs(scalars, buffers, shapes, program.launch_counter, program.options.random_seed)
+    launch_id = program.launch_counter
+    if entry.uses_random:
+        # `.grad` replays the forward launch's random numbers: same (seed, launch, thread, site, counter).
+        if reverse:
+            launch_id = program.random_launch_ids.get((kernel, spec.key), launch_id)
+        else:
+            program.random_launch_ids[(kernel, spec.key)] = launch_id
+    launch_args = LaunchArgs(scalars, buffers, shapes, launch_id, program.options.random_seed)
     if entry.capacity_plan is not None:
         tokens = slot_tokens(entry.offloaded, values)
         capacities = launch_capacities(entry.capacity_plan, entry.offloaded, launch_args, program.backend, tokens,

@@ -73,6 +73,7 @@ class Program:
         self.alive = True
         # numpy-argument staging buffers, reused by (dtype, shape) (runtime/launch.py).
         self.staging: dict[tuple[Any, tuple[int, ...]], Any] = {}
+        self.random_launch_ids: dict[tuple[Any, Any], int] = {}   # (kernel, spec) -> last forward launch id
         self.size_cache: Any = None     # sizing.SizeCache, made on the first launch that sizes adstacks
         # (kernel, key) -> generations of the containers its loop bounds read at the last forward launch.
         self.bound_records: dict[tuple[Any, Any], list[tuple[Any, int]]] = {}

@@ -108,7 +108,7 @@ def _needed_once(body: ir.Block, active: set[ir.Stmt], has_adjoint: Callable[[ir
             raise AutodiffError("the value returned by an atomic operation is needed by the gradient; "
                                 "it cannot be recomputed", stmt.loc)
         if isinstance(stmt, ir.RandomValue):
-            raise AutodiffError("wk.random() inside a loop feeding the gradient is not supported yet", stmt.loc)
+            continue  # not recomputable (the counter moves): backup.py saves it on a value stack
         for operand in stmt.operands():
             if isinstance(operand, (ir.Alloca, ir.AdStackAlloca, ir.RangeFor)):
                 continue

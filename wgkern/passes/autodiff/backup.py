@@ -73,6 +73,8 @@ def is_stale(value: ir.Stmt, user: ir.Stmt, top_level: set[ir.Stmt], positions: 
         seen.add(stmt)
         if stmt in backed_up and stmt is not value:
             continue
+        if isinstance(stmt, ir.RandomValue):
+            return True   # drawing again would give the next number, not this one
         if isinstance(stmt, ir.AdStackLoadTop):
             read = positions.start[stmt]
             read_loops = positions.loops.get(stmt, ())
