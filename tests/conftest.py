@@ -13,6 +13,9 @@ from typing import Any, Iterator
 import numpy as np
 import pytest
 
+# Verify the IR after every compiler stage in tests (a plain compile skips it for speed).
+os.environ.setdefault("WK_VERIFY_IR", "1")
+
 if not os.environ.get("XDG_RUNTIME_DIR"):
     # libwayland prints a harmless complaint on every adapter probe without it (PLATFORM.md 1.6).
     os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="wk-xdg-")

@@ -6,12 +6,17 @@ reports its error and the others still run. Definitions and units are in docs/be
 # No `from __future__ import annotations`: the workloads annotate kernel parameters with `m.f32`, which must
 # be evaluated where `m` is in scope.
 import importlib
+import importlib.util
+import itertools
 import json
+import os
+import tempfile
 import platform
 import statistics
 import time
 from dataclasses import asdict, dataclass
 from types import ModuleType
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -124,9 +129,8 @@ def bench_nbody(m: ModuleType, reps: int) -> BenchResult:
                        f"N={NBODY_N}, {ms:.2f} ms/step at {NBODY_FLOPS_PER_PAIR} FLOP/pair")
 
 
-def _compile_kernel(m: ModuleType, src: Any, dst: Any) -> Any:
-    """A fresh ~40-line kernel (nested loops, while, if/elif/else, continue, static unrolling, a func)."""
-
+_COMPILE_SOURCE = """
+def make(m, src, dst):
     @m.func
     def smooth_step(edge0: m.f32, edge1: m.f32, x: m.f32) -> m.f32:
         t = m.min(m.max((x - edge0) / (edge1 - edge0), 0.0), 1.0)
@@ -161,9 +165,26 @@ def _compile_kernel(m: ModuleType, src: Any, dst: Any) -> Any:
             mix = 0.0
             for s in m.static(range(3)):
                 mix += m.cos(value * (s + 1)) / (s + 1)
-            dst[i] = value + mix + m.cast(count, m.f32) * 0.01
+            dst[i] = value + mix + m.cast(count, m.f32) * SALT
 
     return body
+"""
+_compile_counter = itertools.count()
+
+
+def _compile_kernel(m: ModuleType, src: Any, dst: Any) -> Any:
+    """A fresh ~40-line kernel (nested loops, while, if/elif/else, continue, static unrolling, a func) whose
+    source text is new every time (a unique constant), so no toolkit can answer from a cache keyed on the
+    source: this is a cold compile."""
+    salt = next(_compile_counter)
+    folder = Path(tempfile.gettempdir()) / f"wgkern-bench-{os.getpid()}"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"compile_{salt}.py"
+    path.write_text(_COMPILE_SOURCE.replace("SALT", f"0.01{salt:06d}"))
+    spec = importlib.util.spec_from_file_location(f"wgkern_bench_compile_{salt}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.make(m, src, dst)
 
 
 def bench_compile(m: ModuleType, reps: int) -> BenchResult:

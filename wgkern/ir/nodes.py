@@ -28,7 +28,7 @@ class Stmt:
         out = [getattr(self, name) for name in self.OPERANDS]
         for name in self.OPERAND_LISTS:
             out.extend(getattr(self, name))
-        return [o for o in out if o is not None]
+        return [o for o in out if o is not None] if out else out
 
     def replace_operands(self, mapping: dict[Stmt, Stmt]) -> None:
         """Replace every operand found in `mapping` (identity keys)."""
@@ -39,11 +39,12 @@ class Stmt:
         for name in self.OPERAND_LISTS:
             setattr(self, name, [mapping.get(o, o) for o in getattr(self, name)])
 
-    def blocks(self) -> list[Block]:
+    def blocks(self) -> list[Block] | tuple[()]:
+        if not self.BLOCKS:
+            return ()
         return [getattr(self, name) for name in self.BLOCKS if getattr(self, name) is not None]
 
-    def __hash__(self) -> int:
-        return id(self)
+    # Identity hashing and equality (eq=False keeps object's C implementations): SSA uses references.
 
 
 @dataclass(eq=False, slots=True)
@@ -59,9 +60,6 @@ class Block:
     def append(self, stmt: Stmt) -> Stmt:
         self.stmts.append(stmt)
         return stmt
-
-    def __hash__(self) -> int:
-        return id(self)
 
 
 # ---- containers ---------------------------------------------------------------------------------------------
@@ -80,9 +78,6 @@ class ContainerSlot:
     arg_index: int | None = None
     host: Any = None
     is_grad: bool = False
-
-    def __hash__(self) -> int:
-        return id(self)
 
     def __repr__(self) -> str:
         return f"<{self.kind} {self.name}: {self.dtype.name}[{self.ndim}]>"

@@ -31,8 +31,9 @@ def walk(block: Block) -> Iterator[Stmt]:
     """Every statement in `block`, depth first, parents before their children."""
     for stmt in block.stmts:
         yield stmt
-        for child in stmt.blocks():
-            yield from walk(child)
+        if stmt.BLOCKS:
+            for child in stmt.blocks():
+                yield from walk(child)
 
 
 def walk_with_parent(block: Block) -> Iterator[tuple[Stmt, Block]]:

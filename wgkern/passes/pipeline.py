@@ -23,6 +23,7 @@ FORWARD: tuple[ModuleType, ...] = (typecheck, simplify, offload, simplify)
 REVERSE: tuple[ModuleType, ...] = FORWARD + (autodiff, simplify)
 
 DUMP_ENV = "WK_DUMP_IR"
+VERIFY_ENV = "WK_VERIFY_IR"     # "1": verify the IR after every stage (the test suite sets it)
 _FROM_ENVIRONMENT = object()
 
 
@@ -36,18 +37,23 @@ def _dump(dump_dir: str, kernel: ir.KernelIR | ir.OffloadedKernel, number: int, 
 def run_pipeline(stages: Sequence[ModuleType], kernel: ir.KernelIR,
                  dump_dir: str | None | object = _FROM_ENVIRONMENT) -> ir.OffloadedKernel:
     """Run `stages` in order on `kernel` and return the offloaded result. `dump_dir` defaults to the
-    WK_DUMP_IR environment variable (read at call time); None or '' disables dumping."""
+    WK_DUMP_IR environment variable (read at call time); None or '' disables dumping. The verifier runs
+    after every stage when WK_VERIFY_IR=1 or while dumping (it costs a few ms per kernel, so a plain compile
+    skips it; the test suite always verifies)."""
     if dump_dir is _FROM_ENVIRONMENT:
         dump_dir = os.environ.get(DUMP_ENV)
+    checking = bool(dump_dir) or os.environ.get(VERIFY_ENV, "") not in ("", "0")
     if dump_dir:
         _dump(dump_dir, kernel, 0, "frontend")
-    # Dtypes are typecheck's to repair; the structure must already hold.
-    verify(kernel, check_types=False, stage="frontend")
+    if checking:
+        # Dtypes are typecheck's to repair; the structure must already hold.
+        verify(kernel, check_types=False, stage="frontend")
     for number, stage in enumerate(stages, start=1):
         kernel = stage.run(kernel)
         if dump_dir:
             _dump(dump_dir, kernel, number, stage.NAME)
-        verify(kernel, stage=stage.NAME)
+        if checking:
+            verify(kernel, stage=stage.NAME)
     if not isinstance(kernel, ir.OffloadedKernel):
         raise InternalCompilerError(f"pipeline for {kernel.name} ended without offload", kernel.loc)
     return kernel
