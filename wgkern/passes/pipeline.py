@@ -20,7 +20,8 @@ from wgkern.passes import autodiff, offload, simplify, typecheck
 FORWARD: tuple[ModuleType, ...] = (typecheck, simplify, offload, simplify)
 # The `.grad` kernel: the forward pipeline, then the reverse-mode transform per offloaded task (autodiff runs
 # its own inner stages and static adstack sizing, see passes/autodiff/__init__.py), then a final cleanup.
-REVERSE: tuple[ModuleType, ...] = FORWARD + (autodiff, simplify)
+REVERSE_FROM_FORWARD: tuple[ModuleType, ...] = (autodiff, simplify)   # starts from FORWARD's result
+REVERSE: tuple[ModuleType, ...] = FORWARD + REVERSE_FROM_FORWARD
 
 DUMP_ENV = "WK_DUMP_IR"
 VERIFY_ENV = "WK_VERIFY_IR"     # "1": verify the IR after every stage (the test suite sets it)

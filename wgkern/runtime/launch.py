@@ -68,9 +68,15 @@ def build_kernel_ir(kernel: Any, spec: Specialisation) -> Any:
 def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse: bool) -> CompiledEntry:
     from wgkern.passes import pipeline
 
-    kernel_ir = build_kernel_ir(kernel, spec)
-    stages = getattr(pipeline, "REVERSE") if reverse else pipeline.FORWARD
-    offloaded = pipeline.run_pipeline(stages, kernel_ir)
+    forward = program.kernel_cache.get((kernel, spec.key, False)) if reverse else None
+    if forward is not None:
+        # The reverse pipeline starts from the forward kernel already compiled for this specialisation
+        # (autodiff copies every task it differentiates, so the forward IR is left as it is).
+        kernel_ir = forward.kernel_ir
+        offloaded = pipeline.run_pipeline(pipeline.REVERSE_FROM_FORWARD, forward.offloaded)
+    else:
+        kernel_ir = build_kernel_ir(kernel, spec)
+        offloaded = pipeline.run_pipeline(pipeline.REVERSE if reverse else pipeline.FORWARD, kernel_ir)
     if reverse:
         grad_guard.check_adstack_support(offloaded, program.backend)
         if program.options.debug:
