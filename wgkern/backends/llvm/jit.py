@@ -28,6 +28,10 @@ def host_jit() -> HostJit:
     global _JIT  # noqa: PLW0603 - a process-wide native resource, created once
     with _JIT_LOCK:
         if _JIT is None:
+            try:
+                llvm.initialize()          # needed before llvmlite 0.45; raises RuntimeError from 0.50 on
+            except RuntimeError:
+                pass
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
             target_machine = llvm.Target.from_default_triple().create_target_machine(
