@@ -177,18 +177,3 @@ def test_evaluate_bounds_reading_memory_gives_none():
     begin = b.const(0, T.i32)
     end = b.global_load(b.global_ptr(n, []))
     assert evaluate_bounds(_range_task(b.block, begin, end), [], {}) is None
-
-
-def test_host_eval_agrees_with_the_reference_interpreter():
-    interpreter = pytest.importorskip("wgkern.ir.interpreter")
-    rng = random.Random(7)
-    for dtype in (T.i32, T.u32, T.i8, T.i64):
-        low, high = (-(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1) if dtype.is_signed \
-            else (0, (1 << dtype.bits) - 1)
-        for op in (B.ADD, B.SUB, B.MUL, B.FLOORDIV, B.MOD, B.SHL, B.SHR, B.MIN, B.MAX, B.BIT_XOR):
-            for _ in range(40):
-                a, b = rng.choice([rng.randint(low, high), 0, 1, -1 if dtype.is_signed else 2]), \
-                    rng.choice([rng.randint(low, high), 0, 1, -1 if dtype.is_signed else 3])
-                ours = fold_binary(op, a, b, dtype)
-                theirs = interpreter.BINARY[op](a, b, dtype)
-                assert ours == int(theirs), (dtype, op, a, b)

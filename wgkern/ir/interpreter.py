@@ -1,6 +1,7 @@
 """Reference interpreter of offloaded IR: slow, exact, backend-free.
 
-It executes the semantics written in docs/internals.md one statement at a time with numpy scalars, so passes
+It executes the semantics written in docs/internals.md one statement at a time (the per-op rules are
+host_eval.py's, shared with constant folding) with numpy scalars, so passes
 (autodiff above all) can be tested without a backend, and backends can be checked against it. Adstacks are
 unbounded Python lists here, with an optional capacity check that raises like a backend would."""
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 
 from wgkern.errors import AdStackOverflowError, InternalCompilerError
 from wgkern.ir import nodes as ir
+from wgkern.ir.host_eval import NotFoldable, fold_binary, fold_cast, fold_unary
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
 from wgkern.lang import types as T
 
@@ -32,133 +34,15 @@ def _np(value: Any, dtype: T.DataType) -> Any:
     return T.wrap_int(int(value), dtype)
 
 
-def _as_float(x: Any) -> float:
-    return float(x)
+def _binary(op: BinaryOpKind, lhs: Any, rhs: Any, dtype: T.DataType) -> Any:
+    try:
+        return fold_binary(op, lhs, rhs, dtype, exact_only=False)
+    except NotFoldable:
+        if not dtype.is_bool:
+            raise
+        # Arithmetic on u1 (typecheck widens it to i32; hand-built IR may not): computed in i32, != 0.
+        return bool(fold_binary(op, int(lhs), int(rhs), T.i32, exact_only=False))
 
-
-def _float_unary(fn: Callable[[float], float]) -> Callable[[Any, T.DataType], Any]:
-    def apply(x: Any, dtype: T.DataType) -> Any:
-        with np.errstate(all="ignore"):
-            return dtype.np_dtype.type(fn(dtype.np_dtype.type(x)))
-    return apply
-
-
-def _sign(x: Any, dtype: T.DataType) -> Any:
-    if dtype.is_float:
-        return dtype.np_dtype.type(np.sign(x))
-    return (x > 0) - (x < 0)
-
-
-def _abs(x: Any, dtype: T.DataType) -> Any:
-    return dtype.np_dtype.type(abs(x)) if dtype.is_float else T.wrap_int(abs(x), dtype)
-
-
-UNARY: dict[UnaryOpKind, Callable[[Any, T.DataType], Any]] = {
-    UnaryOpKind.NEG: lambda x, t: -x if t.is_float else T.wrap_int(-x, t),
-    UnaryOpKind.LOGICAL_NOT: lambda x, t: not x,
-    UnaryOpKind.BIT_NOT: lambda x, t: T.wrap_int(~x, t),
-    UnaryOpKind.ABS: _abs,
-    UnaryOpKind.SIGN: _sign,
-    UnaryOpKind.SQRT: _float_unary(np.sqrt),
-    UnaryOpKind.RSQRT: _float_unary(lambda v: 1 / np.sqrt(v)),
-    UnaryOpKind.EXP: _float_unary(np.exp),
-    UnaryOpKind.LOG: _float_unary(np.log),
-    UnaryOpKind.LOG2: _float_unary(np.log2),
-    UnaryOpKind.SIN: _float_unary(np.sin),
-    UnaryOpKind.COS: _float_unary(np.cos),
-    UnaryOpKind.TAN: _float_unary(np.tan),
-    UnaryOpKind.ASIN: _float_unary(np.arcsin),
-    UnaryOpKind.ACOS: _float_unary(np.arccos),
-    UnaryOpKind.ATAN: _float_unary(np.arctan),
-    UnaryOpKind.SINH: _float_unary(np.sinh),
-    UnaryOpKind.COSH: _float_unary(np.cosh),
-    UnaryOpKind.TANH: _float_unary(np.tanh),
-    UnaryOpKind.FLOOR: _float_unary(np.floor),
-    UnaryOpKind.CEIL: _float_unary(np.ceil),
-    UnaryOpKind.ROUND: _float_unary(np.round),
-}
-
-
-def _floordiv(a: Any, b: Any, t: T.DataType) -> Any:
-    if t.is_float:
-        with np.errstate(all="ignore"):
-            return t.np_dtype.type(np.floor(a / b))
-    if b == 0:
-        return 0
-    return T.wrap_int(a // b, t)
-
-
-def _mod(a: Any, b: Any, t: T.DataType) -> Any:
-    if t.is_float:
-        with np.errstate(all="ignore"):
-            return t.np_dtype.type(a - b * np.floor(a / b))
-    if b == 0:
-        return 0
-    return T.wrap_int(a % b, t)
-
-
-def _pow(a: Any, b: Any, t: T.DataType) -> Any:
-    if t.is_float:
-        with np.errstate(all="ignore"):
-            return t.np_dtype.type(np.power(a, b))
-    if b < 0:
-        return 1 if a == 1 else ((-1 if b % 2 else 1) if a == -1 else 0)
-    return T.wrap_int(pow(int(a), int(b), 1 << t.bits) if t.bits else a ** b, t)
-
-
-def _minmax(pick: Callable[[Any, Any], Any], np_fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any, T.DataType], Any]:
-    def apply(a: Any, b: Any, t: T.DataType) -> Any:
-        if t.is_float:
-            return t.np_dtype.type(np_fn(a, b))
-        return pick(a, b)
-    return apply
-
-
-def _shift(left: bool) -> Callable[[Any, Any, T.DataType], Any]:
-    def apply(a: Any, b: Any, t: T.DataType) -> Any:
-        amount = int(b) & (t.bits - 1)
-        if left:
-            return T.wrap_int(a << amount, t)
-        if t.is_unsigned:
-            return a >> amount
-        return T.wrap_int(a >> amount, t)
-    return apply
-
-
-def _arith(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any, T.DataType], Any]:
-    def apply(a: Any, b: Any, t: T.DataType) -> Any:
-        if t.is_float:
-            with np.errstate(all="ignore"):
-                return t.np_dtype.type(fn(a, b))
-        if t.is_bool:
-            return bool(fn(int(a), int(b)))
-        return T.wrap_int(fn(a, b), t)
-    return apply
-
-
-BINARY: dict[BinaryOpKind, Callable[[Any, Any, T.DataType], Any]] = {
-    BinaryOpKind.ADD: _arith(lambda a, b: a + b),
-    BinaryOpKind.SUB: _arith(lambda a, b: a - b),
-    BinaryOpKind.MUL: _arith(lambda a, b: a * b),
-    BinaryOpKind.DIV: _arith(lambda a, b: a / b),
-    BinaryOpKind.FLOORDIV: _floordiv,
-    BinaryOpKind.MOD: _mod,
-    BinaryOpKind.POW: _pow,
-    BinaryOpKind.ATAN2: lambda a, b, t: t.np_dtype.type(np.arctan2(a, b)),
-    BinaryOpKind.MIN: _minmax(min, np.minimum),
-    BinaryOpKind.MAX: _minmax(max, np.maximum),
-    BinaryOpKind.BIT_AND: _arith(lambda a, b: a & b),
-    BinaryOpKind.BIT_OR: _arith(lambda a, b: a | b),
-    BinaryOpKind.BIT_XOR: _arith(lambda a, b: a ^ b),
-    BinaryOpKind.SHL: _shift(True),
-    BinaryOpKind.SHR: _shift(False),
-    BinaryOpKind.CMP_LT: lambda a, b, t: bool(a < b),
-    BinaryOpKind.CMP_LE: lambda a, b, t: bool(a <= b),
-    BinaryOpKind.CMP_GT: lambda a, b, t: bool(a > b),
-    BinaryOpKind.CMP_GE: lambda a, b, t: bool(a >= b),
-    BinaryOpKind.CMP_EQ: lambda a, b, t: bool(a == b),
-    BinaryOpKind.CMP_NE: lambda a, b, t: bool(a != b),
-}
 
 ATOMIC: dict[AtomicOpKind, BinaryOpKind] = {
     AtomicOpKind.ADD: BinaryOpKind.ADD, AtomicOpKind.SUB: BinaryOpKind.SUB, AtomicOpKind.MIN: BinaryOpKind.MIN,
@@ -183,22 +67,10 @@ def wk_hash(a: int, b: int, c: int, d: int) -> int:
 
 
 def _cast(value: Any, src: T.DataType, dst: T.DataType, bitcast: bool) -> Any:
-    if bitcast:
-        raw = np.array([value], dtype=src.np_dtype).view(dst.np_dtype)[0]
-        return raw.item() if not dst.is_float else raw
-    if dst.is_bool:
-        return bool(value != 0)
-    if dst.is_float:
-        return dst.np_dtype.type(value)
-    if src.is_float:
-        if math.isnan(value):
-            return 0
-        lo = -(1 << (dst.bits - 1)) if dst.is_signed else 0
-        hi = (1 << (dst.bits - 1)) - 1 if dst.is_signed else (1 << dst.bits) - 1
-        if math.isinf(value):
-            return hi if value > 0 else lo
-        return max(lo, min(hi, int(value)))
-    return T.wrap_int(int(value), dst)
+    try:
+        return fold_cast(value, src, dst, bitcast)
+    except NotFoldable:          # an int too wide for an exact narrow float: round like the hardware
+        return dst.np_dtype.type(int(value))
 
 
 class Interpreter:
@@ -279,10 +151,10 @@ class Interpreter:
         return self.scalars[s.arg_index]
 
     def exec_UnaryOp(self, s: ir.UnaryOp) -> Any:
-        return UNARY[s.op](self._val(s.operand), s.operand.dtype)
+        return fold_unary(s.op, self._val(s.operand), s.operand.dtype, exact_only=False)
 
     def exec_BinaryOp(self, s: ir.BinaryOp) -> Any:
-        return BINARY[s.op](self._val(s.lhs), self._val(s.rhs), s.lhs.dtype)
+        return _binary(s.op, self._val(s.lhs), self._val(s.rhs), s.lhs.dtype)
 
     def exec_TernarySelect(self, s: ir.TernarySelect) -> Any:
         return self._val(s.true_value) if self._val(s.cond) else self._val(s.false_value)
@@ -329,7 +201,7 @@ class Interpreter:
         array, index = self._address(s.ptr)
         old = array[index]
         old_value = old.item() if not s.dtype.is_float else old
-        array[index] = BINARY[ATOMIC[s.op]](old_value, self._val(s.value), s.dtype)
+        array[index] = _binary(ATOMIC[s.op], old_value, self._val(s.value), s.dtype)
         return old_value
 
     # ---- control flow
