@@ -71,7 +71,7 @@ def make_context(request: pytest.FixtureRequest, sizing_arch: str) -> Callable[.
         index = {id(c): k for k, c in enumerate(containers)}
         buffers = device_buffers(pipeline.device, {k: a for k, a in enumerate(arrays)})
         return WgslLaunchContext(list(scalars), lambda s: arrays[index[id(s)]].shape, gens.token,
-                                 lambda s: buffers[index[id(s)]], lambda s: arrays[index[id(s)]], pipeline,
+                                 lambda s: (buffers[index[id(s)]], 0), lambda s: arrays[index[id(s)]], pipeline,
                                  stats or Stats(), cache or SizeCache())
 
     return make

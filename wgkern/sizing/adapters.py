@@ -61,9 +61,9 @@ def launch_context(kernel: Any, args: Any, backend: Any, tokens: Sequence[Hashab
     if flush is not None and getattr(backend, "pending_launches", 1):
         flush()
 
-    def buffer_of(slot: Any) -> Any:
+    def buffer_of(slot: Any) -> tuple[Any, int]:
         buffer = args.buffers[index[id(slot)]]
-        return getattr(buffer, "buffer", buffer)
+        return getattr(buffer, "buffer", buffer), int(getattr(buffer, "offset", 0))
 
     return WgslLaunchContext(args.scalars, shape, token, buffer_of, array, pipeline, stats, cache,
                              default_ad_stack_size)

@@ -68,7 +68,8 @@ def _slots_of(job: PreparedJob) -> list[Any]:
 
 
 class WgslReducer:
-    """ReducerBackend on a wgpu device. `buffer_of(slot)` gives the container's wgpu buffer (32-bit words)."""
+    """ReducerBackend on a wgpu device. `buffer_of(slot)` gives (wgpu buffer, byte offset) of the container's
+    32-bit words (a container packed into an arena starts at an offset)."""
     name = "wgsl"
     gathers_reads = True
 
@@ -113,14 +114,15 @@ class WgslReducer:
         if not slots:
             return self.pipeline.dummy, {}
         if len(slots) == 1:
-            return self.buffer_of(slots[0]), {id(slots[0]): 0}
+            source, byte_offset = self.buffer_of(slots[0])
+            return source, {id(slots[0]): byte_offset // 4}
         sizes = [max(4 * int(np.prod(self.shape(s), dtype=np.int64)), 4) for s in slots]
         gather = self.pipeline.device.create_buffer(size=sum(sizes), usage=self.pipeline.wgpu.BufferUsage.STORAGE
                                                     | self.pipeline.wgpu.BufferUsage.COPY_DST)
         bases, offset = {}, 0
         for slot, size in zip(slots, sizes):
-            source = self.buffer_of(slot)
-            encoder.copy_buffer_to_buffer(source, 0, gather, offset, min(size, source.size))
+            source, byte_offset = self.buffer_of(slot)
+            encoder.copy_buffer_to_buffer(source, byte_offset, gather, offset, min(size, source.size - byte_offset))
             bases[id(slot)] = offset // 4
             offset += size
         return gather, bases
@@ -203,7 +205,7 @@ def _decode(job: PreparedJob, value: int) -> int:
 
 @dataclass
 class WgslLaunchContext:
-    """WGSL adapter of sizing.LaunchContext. `buffer_of(slot)` -> wgpu buffer of the container,
+    """WGSL adapter of sizing.LaunchContext. `buffer_of(slot)` -> (wgpu buffer, byte offset) of the container,
     `download(slot)` -> its contents as a full-shape numpy array (host fallback only, once per launch)."""
     scalars: Sequence[Any]
     shapes: Callable[[Any], tuple[int, ...]]

@@ -1,7 +1,8 @@
 """IR task -> WGSL text: one compute shader per task of an OffloadedKernel.
 
-Owns statement lowering (an ir.IRVisitor), container declarations (typed per kernel: atomic or not), the
-launch-argument struct layout shared with the runtime, and helper instantiation. Op spellings live in ops.py,
+Owns statement lowering (an ir.IRVisitor), container declarations (element types and the binding plan come
+from bindings.py: one binding per container, or packed arenas), the launch-argument struct layout shared with
+the runtime, and helper instantiation. Op spellings live in ops.py,
 dtype spellings and casts in types.py, hand-written helper templates in the top-level wgsl/ folder."""
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from wgkern.lang.types import DataType
 from wgkern.resources import wgsl_source
 from wgkern.backends.adstack import METADATA_FIELDS, collect_stacks
 from wgkern.backends.wgsl import mathlib
+from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
@@ -59,6 +61,7 @@ class ParamsLayout:
     pack: struct.Struct
     size: int
     stack_words: int = 0    # adstack metadata words (u32) after the shapes
+    base_member: dict[int, str] | None = None   # packed binding: slot -> its element offset in the arena
 
     def wgsl_struct(self) -> str:
         members = list(self.members)
@@ -68,8 +71,9 @@ class ParamsLayout:
         return f"struct WkParams {{\n{body}}}\n"
 
 
-def params_layout(kernel: ir.OffloadedKernel) -> ParamsLayout:
-    """64-bit scalars first (8-aligned at offset 8), then 32-bit ones, then i32 shapes: no padding inside."""
+def params_layout(kernel: ir.OffloadedKernel, packed: bool = False) -> ParamsLayout:
+    """64-bit scalars first (8-aligned at offset 8), then 32-bit ones, then i32 shapes, then (packed binding)
+    one i32 arena base per container: no padding inside."""
     members: list[tuple[str, str]] = [("launch_id", "u32"), ("seed", "u32")]
     codes = ["I", "I"]
     scalars = [(i, a) for i, a in enumerate(kernel.args) if a.kind == "scalar" and a.dtype is not None]
@@ -87,6 +91,11 @@ def params_layout(kernel: ir.OffloadedKernel) -> ParamsLayout:
                 shape_member[(slot_index, axis)] = f"shape{slot_index}_{axis}"
                 members.append((shape_member[(slot_index, axis)], "i32"))
                 codes.append("i")
+    base_member: dict[int, str] | None = None
+    if packed:
+        base_member = {k: f"base{k}" for k in range(len(kernel.containers))}
+        members.extend((name, "i32") for name in base_member.values())
+        codes.extend("i" * len(base_member))
     stack_words = sum(len(specs) for specs in collect_stacks(kernel)) * METADATA_FIELDS
     codes.extend("I" * stack_words)
     align = 8 if any(struct.calcsize(c) == 8 for c in codes) else 4
@@ -94,14 +103,14 @@ def params_layout(kernel: ir.OffloadedKernel) -> ParamsLayout:
     size = -(-raw // align) * align
     fmt = "<" + "".join(codes) + "x" * (size - raw)
     return ParamsLayout(tuple(members), arg_member, shape_member, tuple(i for i, _ in scalars),
-                        tuple(shape_member), struct.Struct(fmt), size, stack_words)
+                        tuple(shape_member), struct.Struct(fmt), size, stack_words, base_member)
 
 
 def _identifier(name: str) -> str:
     return re.sub(r"\W", "_", name)[:24] or "v"
 
 
-# ---- atomics ----------------------------------------------------------------------------------------------
+# ---- container declarations -----------------------------------------------------------------------------
 
 @dataclass(slots=True)
 class ContainerDecl:
@@ -112,32 +121,7 @@ class ContainerDecl:
     element: str                 # WGSL element type in array<...>
     atomic: bool = False
     bits_type: str | None = None  # atomic<u32>/<u64> holding float bits (compare-exchange loop)
-
-
-def _atomic_element(slot: ir.ContainerSlot, op_kinds: set[AtomicOpKind], features: frozenset[str],
-                    loc: SourceLoc, adapter: str) -> tuple[str, str | None]:
-    """(element type, float bits type or None) of a container touched atomically."""
-    dtype = slot.dtype
-    if dtype == T.f16:
-        raise CompileError(f"atomic operations on f16 ({slot.name}) are not supported by the WGSL backend", loc)
-    if dtype.is_bool and op_kinds - wops.INT_ONLY_ATOMIC:
-        raise CompileError(f"atomic {sorted(o.value for o in op_kinds)} on u1 container {slot.name}", loc)
-    if dtype == T.f32:
-        if op_kinds <= wops.NATIVE_F32_ATOMIC and "shader-float32-atomic" in features:
-            return "atomic<f32>", None
-        return "atomic<u32>", "u32"
-    needed = set()
-    if dtype.bits == 64:
-        needed = {"shader-int64-atomic-all-ops"} if dtype.is_float else \
-            {wops.INT64_ATOMIC_FEATURE[o] for o in op_kinds}
-        missing = sorted(needed - features)
-        if missing:
-            raise CompileError(f"atomic {'/'.join(sorted(o.value for o in op_kinds))} on {dtype.name} container "
-                               f"{slot.name} needs device feature(s) {', '.join(missing)}, which adapter "
-                               f"'{adapter}' lacks", loc)
-        if dtype.is_float:
-            return "atomic<u64>", "u64"
-    return f"atomic<{wtypes.storage_type(dtype)}>", None
+    base: str | None = None       # packed binding: the arena offset (i32 expression) added to every index
 
 
 # ---- the visitor ------------------------------------------------------------------------------------------
@@ -156,13 +140,15 @@ class WgslCodegen(AdStackLowering, IRVisitor):
     adapter for error messages. Missing dtype features raise CompileError at the statement's loc."""
 
     def __init__(self, kernel: ir.OffloadedKernel, features: frozenset[str] | set[str], adapter: str = "?",
-                 adstack_code: int = 1):
+                 adstack_code: int = 1, plan: BindingPlan | None = None):
         self.kernel = kernel
         self.adstack_code = adstack_code
         self.stacks, self.first_rows = metadata_rows(kernel)
         self.features = frozenset(features)
         self.adapter = adapter
-        self.layout = params_layout(kernel)
+        self.plan = plan or binding_plan(kernel, self.features, adapter, packed=False)
+        self.layout = params_layout(kernel, self.plan.packed)
+        self.kernel_atomics = collect_atomics(kernel, kernel.tasks) if self.plan.packed else None
         self.slot_index = {id(slot): k for k, slot in enumerate(kernel.containers)}
 
     # ---- entry points -------------------------------------------------------------------------------------
@@ -182,14 +168,16 @@ class WgslCodegen(AdStackLowering, IRVisitor):
             head.append("enable f16;\n")
         head.append("\n" + self.layout.wgsl_struct())
         head.append("@group(0) @binding(0) var<storage, read> wk_params: WkParams;\n")
-        for decl in sorted(self.decls.values(), key=lambda d: d.binding):
-            head.append(f"@group(0) @binding({decl.binding}) var<storage, read_write> {decl.name}: "
-                        f"array<{decl.element}>;  // {decl.dtype.name}\n")
+        declared = {decl.binding: decl for decl in self.decls.values()}
+        for binding, decl in sorted(declared.items()):
+            what = f"arena of {decl.dtype.name} containers" if decl.base is not None else decl.dtype.name
+            head.append(f"@group(0) @binding({binding}) var<storage, read_write> {decl.name}: "
+                        f"array<{decl.element}>;  // {what}\n")
         if self.stacks[self.task_index]:
-            head.append(self.adstack_declarations(len(self.kernel.containers) + 1))
+            head.append(self.adstack_declarations(self.plan.bindings + 1))
         text = "".join(head) + "\n" + "".join(self.helpers.values()) + "\n" + "\n".join(self.lines) + "\n"
         workgroup = WORKGROUP_SIZE if task.kind == "range" else 1
-        used = tuple(sorted(decl.binding - 1 for decl in self.decls.values()))
+        used = tuple(sorted(self.decls))
         return TaskShader(task, text, workgroup, used)
 
     def _reset(self, task: ir.Task) -> None:
@@ -205,16 +193,9 @@ class WgslCodegen(AdStackLowering, IRVisitor):
         self.task = task
         self.task_index = next(k for k, t in enumerate(self.kernel.tasks) if t is task)
         self.stack_row_base = self.first_rows[self.task_index]
-        self.atomic_ops = self._collect_atomics(task)
-
-    def _collect_atomics(self, task: ir.Task) -> dict[int, tuple[set[AtomicOpKind], SourceLoc]]:
-        found: dict[int, tuple[set[AtomicOpKind], SourceLoc]] = {}
-        for block in (task.bounds, task.body):
-            for stmt in walk(block):
-                if isinstance(stmt, ir.AtomicOp):
-                    k = self.slot_index[id(stmt.ptr.container)]
-                    found.setdefault(k, (set(), stmt.loc))[0].add(stmt.op)
-        return found
+        # packed: typed over the whole kernel (tasks share each arena binding); else per task
+        self.atomic_ops = self.kernel_atomics if self.kernel_atomics is not None else \
+            collect_atomics(self.kernel, [task])
 
     # ---- emission helpers -----------------------------------------------------------------------------------
     def emit(self, line: str) -> None:
@@ -282,13 +263,13 @@ class WgslCodegen(AdStackLowering, IRVisitor):
         decl = self.decls.get(k)
         if decl is None:
             self.require(slot.dtype, loc)
-            name = f"c{k}_{_identifier(slot.name)}"
-            element, bits = wtypes.storage_type(slot.dtype), None
-            atomic = k in self.atomic_ops
-            if atomic:
-                op_kinds, first_loc = self.atomic_ops[k]
-                element, bits = _atomic_element(slot, op_kinds, self.features, first_loc, self.adapter)
-            decl = ContainerDecl(name, k + 1, slot.dtype, element, atomic, bits)
+            binding = self.plan.slot_binding[k]
+            element, bits = slot_element(slot, self.atomic_ops.get(k), self.features, self.adapter)
+            if self.plan.packed:
+                name, base = f"wk_arena{binding}", f"wk_params.{self.layout.base_member[k]}"
+            else:
+                name, base = f"c{k}_{_identifier(slot.name)}", None
+            decl = ContainerDecl(name, binding, slot.dtype, element, k in self.atomic_ops, bits, base)
             self.decls[k] = decl
         return decl
 
@@ -469,7 +450,7 @@ class WgslCodegen(AdStackLowering, IRVisitor):
         terms = [" * ".join([self.value(index), *self._strides(stmt.container, axis)])
                  for axis, index in enumerate(stmt.indices)]
         offset = self.let(stmt, " + ".join(terms) if terms else "0i")
-        self.names[stmt] = f"{decl.name}[{offset}]"
+        self.names[stmt] = f"{decl.name}[{decl.base} + {offset}]" if decl.base else f"{decl.name}[{offset}]"
 
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
         decl = self.decls[self.slot_index[id(stmt.ptr.container)]]

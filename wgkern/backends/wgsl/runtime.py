@@ -3,13 +3,26 @@
 Launches are encoded into one open compute pass and submitted lazily (sync, download, free of a busy buffer, a
 full argument ring or the batch limit). Each launch's arguments (launch_id, seed, scalars, ndarray shapes) are
 packed into a host ring that is uploaded once per submit and bound with a dynamic offset. Reverse kernels
-with adstacks also bind the shared heap and overflow flag (layout: adstack.py). Codegen lives in codegen.py,
-adapter choice and the process-wide device cache in adapters.py."""
+with adstacks also bind the shared heap and overflow flag (layout: adstack.py).
+
+Binding limits. A kernel binds one storage buffer per container plus the ring (and heap and flag), unless that
+exceeds the device's max_storage_buffers_per_shader_stage (lavapipe: 32). Then it is compiled *packed*
+(bindings.BindingPlan): containers with the same dtype and WGSL element type (atomic typing decided over the
+whole kernel) share one binding, an arena buffer, read as `arena[base_k + index]` with `base_k` in the ring.
+At its first launch each container is moved into an arena once (a GPU copy in order with recorded work,
+arena.py); the WgslBuffer keeps its identity, so fields, uploads, downloads and direct kernels (which bind a
+window at the container's offset) are unaffected. No copies after that. A container larger than
+max_storage_buffer_binding_size is refused at allocation with both sizes named.
+
+`gpu_timer()` measures device time of the launches recorded inside it with begin/end-of-pass timestamp writes
+(feature timestamp-query). Codegen lives in codegen.py, adapter choice and the process-wide device cache in
+adapters.py."""
 from __future__ import annotations
 
 import struct
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -17,9 +30,13 @@ from wgkern.backends.adstack import AdStackHeap, decode_flag, layout_task, overf
 from wgkern.backends.base import Backend, CompiledKernel, LaunchArgs
 from wgkern.backends.wgsl import adstack as wadstack
 from wgkern.backends.wgsl import adapters as wadapters
+from wgkern.backends.wgsl.arena import Arena, Arenas, same_buffers
+from wgkern.backends.wgsl.timing import GpuTime, TimestampRecorder, timestamp_period_ns
 from wgkern.backends.wgsl import types as wtypes
+from wgkern.backends.adstack import collect_stacks
+from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
 from wgkern.backends.wgsl.codegen import WORKGROUP_SIZE, TaskShader, WgslCodegen
-from wgkern.errors import CompileError, InternalCompilerError, OutOfMemoryError
+from wgkern.errors import CompileError, InternalCompilerError, OutOfMemoryError, WkError
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
 from wgkern.lang import types as T
@@ -34,13 +51,18 @@ _U32 = 0xFFFFFFFF
 
 
 class WgslBuffer:
-    """One device buffer (a container's storage). `nbytes` is what was asked for; the wgpu buffer is rounded
-    up to 4 bytes. Hashes by identity: bind groups are cached by the tuple of buffers they bind."""
-    __slots__ = ("buffer", "nbytes", "bind_group_keys")
+    """A container's storage: `capacity` bytes (`nbytes` rounded up to 4) at `offset` in the wgpu `buffer`.
+    A container starts in its own buffer (offset 0); packed binding may move it into an `arena` (arena.py), and
+    then `buffer`/`offset` change but the handle stays the same object. Hashes by identity: bind groups are
+    cached by the tuple of buffers they bind."""
+    __slots__ = ("buffer", "nbytes", "capacity", "offset", "arena", "bind_group_keys")
 
-    def __init__(self, buffer: Any, nbytes: int):
+    def __init__(self, buffer: Any, nbytes: int, capacity: int | None = None):
         self.buffer = buffer
         self.nbytes = nbytes
+        self.capacity = buffer.size if capacity is None else capacity
+        self.offset = 0
+        self.arena: Arena | None = None
         self.bind_group_keys: list[tuple[Any, ...]] = []
 
     def __repr__(self) -> str:
@@ -107,14 +129,18 @@ class WgslCompiledKernel(CompiledKernel):
     def __init__(self, backend: WgslBackend, kernel: ir.OffloadedKernel):
         self.backend = backend
         self.kernel = kernel
-        limit = backend.limits["max-storage-buffers-per-shader-stage"]
-        if len(kernel.containers) + 1 > limit:
-            raise CompileError(f"kernel '{kernel.name}' touches {len(kernel.containers)} containers; the WGSL "
-                               f"backend binds one storage buffer per container plus one for launch arguments, "
-                               f"and this device allows {limit} per shader stage (arena binding is not "
-                               f"implemented yet)", kernel.loc)
+        limit = int(backend.limits["max-storage-buffers-per-shader-stage"])
+        reserved = 1 + (2 if any(collect_stacks(kernel)) else 0)    # argument ring (+ adstack heap and flag)
+        packed = len(kernel.containers) + reserved > limit
+        self.plan: BindingPlan = binding_plan(kernel, backend.features, backend.adapter.summary, packed)
+        if self.plan.bindings + reserved > limit:
+            raise CompileError(f"kernel '{kernel.name}' touches {len(kernel.containers)} containers of "
+                               f"{self.plan.bindings} distinct element types; packed binding needs one storage "
+                               f"buffer per type plus {reserved} for the runtime, and this device allows {limit} "
+                               f"per shader stage", kernel.loc)
+        self.last_packing: tuple[Any, int, tuple[WgslBuffer, ...], list[int]] | None = None
         self.adstack_code = backend.register_adstack_kernel(self)
-        codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code)
+        codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan)
         self.stacks = codegen.stacks
         self.has_stacks = any(self.stacks)
         self.layout = codegen.layout
@@ -127,7 +153,7 @@ class WgslCompiledKernel(CompiledKernel):
         # f16 scalars travel as f32: round to f16 on the host so the value is rounded once, as on the CPU
         self.f16_positions = [k for k, dtype in enumerate(self.scalar_dtypes) if dtype == T.f16]
         # kernels with adstacks bind the heap and the overflow flag after their containers
-        pipeline_layout = backend.pipeline_layout(len(kernel.containers) + (2 if self.has_stacks else 0))
+        pipeline_layout = backend.pipeline_layout(self.plan.bindings + (2 if self.has_stacks else 0))
         self.tasks = [TaskDispatch(shader, backend.pipeline(shader.wgsl, pipeline_layout),
                                    _dispatch_sizer(shader.task, kernel.containers))
                       for shader in codegen.generate()]
@@ -135,12 +161,26 @@ class WgslCompiledKernel(CompiledKernel):
     def source(self) -> str:
         return "\n".join(task.shader.wgsl for task in self.tasks)
 
-    def _pack(self, ring: bytearray, offset: int, args: LaunchArgs, metadata: Sequence[int] = ()) -> None:
+    def _bindings(self, args: LaunchArgs) -> tuple[tuple[WgslBuffer, ...], list[int]]:
+        """The buffers bound after the ring, and the arena bases (packed binding only) for the ring."""
+        if not self.plan.packed:
+            return tuple(args.buffers), []
+        arenas = self.backend.arenas
+        last = self.last_packing
+        if last is not None and last[1] == arenas.epoch and same_buffers(last[0], args.buffers):
+            return last[2], last[3]
+        bound, bases = arenas.bind(self.plan, args.buffers)
+        self.last_packing = (tuple(args.buffers), arenas.epoch, bound, bases)
+        return bound, bases
+
+    def _pack(self, ring: bytearray, offset: int, args: LaunchArgs, bases: Sequence[int] = (),
+              metadata: Sequence[int] = ()) -> None:
         scalars, shapes = args.scalars, args.shapes
         values = [scalars[i] for i in self.scalar_args]
         for k in self.f16_positions:
             values[k] = float(np.float16(values[k]))
         values.extend(shapes[k][axis] for k, axis in self.shape_axes)
+        values.extend(bases)
         values.extend(metadata)
         try:
             self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32, *values)
@@ -155,12 +195,14 @@ class WgslCompiledKernel(CompiledKernel):
             return
         backend = self.backend
         offset = backend.ring_used
-        if offset + self.stride > RING_BYTES or backend.pending_launches >= BATCH_LIMIT:
+        if offset + self.stride > RING_BYTES or backend.pending_launches >= BATCH_LIMIT or \
+                (backend.timer is not None and backend.timer.full()):
             backend.flush()
             offset = 0
-        self._pack(backend.ring_host, offset, args)
+        bound, bases = self._bindings(args)
+        self._pack(backend.ring_host, offset, args, bases)
         backend.ring_used = offset + self.stride
-        key = (self.params_size, *args.buffers)
+        key = (self.params_size, *bound)
         bind_group = backend.bind_groups.get(key)
         if bind_group is None:
             bind_group = backend.bind_group(key)
@@ -173,6 +215,8 @@ class WgslCompiledKernel(CompiledKernel):
                 compute_pass.set_pipeline(task.pipeline)
                 compute_pass.dispatch_workgroups(groups[0], groups[1])
         backend.pending_buffers.update(args.buffers)
+        if self.plan.packed:
+            backend.pending_buffers.update(bound)
         backend.pending_launches += 1
 
 
@@ -201,12 +245,14 @@ class WgslCompiledKernel(CompiledKernel):
             plans.append(groups)
         heap = backend.adstack_heap.ensure(max(heap_words, 1) * 4)
         offset = backend.ring_used
-        if offset + self.stride > RING_BYTES or backend.pending_launches >= BATCH_LIMIT:
+        if offset + self.stride > RING_BYTES or backend.pending_launches >= BATCH_LIMIT or \
+                (backend.timer is not None and backend.timer.full()):
             backend.flush()
             offset = 0
-        self._pack(backend.ring_host, offset, args, metadata)
+        bound, bases = self._bindings(args)
+        self._pack(backend.ring_host, offset, args, bases, metadata)
         backend.ring_used = offset + self.stride
-        buffers = (*args.buffers, heap, backend.adstack_flag)
+        buffers = (*bound, heap, backend.adstack_flag)
         key = (self.params_size, *buffers)
         bind_group = backend.bind_groups.get(key) or backend.bind_group(key)
         compute_pass = backend.compute_pass or backend.begin_pass()
@@ -216,6 +262,7 @@ class WgslCompiledKernel(CompiledKernel):
                 compute_pass.set_pipeline(task.pipeline)
                 compute_pass.dispatch_workgroups(groups[0], groups[1])
         backend.pending_buffers.update(buffers)
+        backend.pending_buffers.update(args.buffers)
         backend.pending_launches += 1
         backend.adstack_watch[self.adstack_code] = (self, capacities)
         stats = getattr(backend, "runtime_stats", None)
@@ -265,7 +312,9 @@ class WgslBackend(Backend):
         self.bind_groups: dict[tuple[Any, ...], Any] = {}
         self.live: set[WgslBuffer] = set()
         self.staging: Any = None
-        self.stats = {"submits": 0, "launches": 0, "pipelines": 0}
+        self.stats = {"submits": 0, "launches": 0, "pipelines": 0, "arena_moves": 0}
+        self.arenas = Arenas(self)
+        self.timer: TimestampRecorder | None = None
         # adstacks: one growable heap, an overflow flag word, and which kernel each flag code names
         self.adstack_heap = AdStackHeap(self.allocate, self._retire)
         self.adstack_flag = self.allocate(8)
@@ -356,13 +405,18 @@ class WgslBackend(Backend):
             self.pipeline_layout(len(buffers))
             bind_group_layout = self.layouts[len(buffers)][0]
         entries = [{"binding": 0, "resource": {"buffer": self.ring_buffer, "offset": 0, "size": params_size}}]
-        entries += [{"binding": k + 1, "resource": {"buffer": b.buffer, "offset": 0, "size": b.buffer.size}}
+        entries += [{"binding": k + 1, "resource": {"buffer": b.buffer, "offset": b.offset, "size": b.capacity}}
                     for k, b in enumerate(buffers)]
         bind_group = self.device.create_bind_group(layout=bind_group_layout, entries=entries)
         self.bind_groups[key] = bind_group
         for b in set(buffers):
             b.bind_group_keys.append(key)
         return bind_group
+
+    def forget_bind_groups(self, buffer: WgslBuffer) -> None:
+        for key in buffer.bind_group_keys:
+            self.bind_groups.pop(key, None)
+        buffer.bind_group_keys.clear()
 
     def compile(self, kernel: ir.OffloadedKernel) -> WgslCompiledKernel:
         return WgslCompiledKernel(self, kernel)
@@ -371,8 +425,40 @@ class WgslBackend(Backend):
     def begin_pass(self) -> Any:
         if self.encoder is None:
             self.encoder = self.device.create_command_encoder()
-        self.compute_pass = self.encoder.begin_compute_pass()
+        if self.timer is None:
+            self.compute_pass = self.encoder.begin_compute_pass()
+        else:    # a launch checks timer.full() before it can get here, so a pair is free
+            self.compute_pass = self.encoder.begin_compute_pass(timestamp_writes=self.timer.next_writes())
         return self.compute_pass
+
+    @property
+    def supports_gpu_timer(self) -> bool:
+        return "timestamp-query" in self.features
+
+    @contextmanager
+    def gpu_timer(self) -> Iterator[GpuTime]:
+        """Device time of the launches recorded inside the block, from begin/end-of-pass timestamp writes on
+        every compute pass begun inside it (copies between passes are not counted). Work recorded before the
+        block is submitted first; at exit everything is submitted and waited for, and `seconds` is set.
+        Each submit inside the block reads its timestamps back, so timed batches wait for the GPU. Needs the
+        adapter's `timestamp-query` feature; not reentrant."""
+        if not self.supports_gpu_timer:
+            raise WkError(f"gpu_timer needs the 'timestamp-query' feature, which adapter "
+                          f"'{self.adapter.summary}' lacks")
+        if self.timer is not None:
+            raise WkError("gpu_timer blocks cannot nest")
+        result = GpuTime()
+        self.flush()
+        timer = self.timer = TimestampRecorder(self, result)
+        try:
+            yield result
+        finally:
+            try:
+                self.flush()       # even on an error: recorded passes write into this query set
+            finally:
+                self.timer = None
+                timer.release()
+        result.seconds = timer.ticks * timestamp_period_ns(self.queue) * 1e-9
 
     def _copy_encoder(self) -> Any:
         """The open encoder with the compute pass ended, so a copy lands in order between launches."""
@@ -390,6 +476,7 @@ class WgslBackend(Backend):
         ring_used, launches = self.ring_used, self.pending_launches
         self.ring_used = self.pending_launches = 0
         self.pending_buffers.clear()
+        timed = 0
         try:
             if encoder is None:
                 return
@@ -397,9 +484,13 @@ class WgslBackend(Backend):
                 compute_pass.end()
             if ring_used:
                 self.queue.write_buffer(self.ring_buffer, 0, memoryview(self.ring_host)[:ring_used])
+            if self.timer is not None:
+                timed = self.timer.resolve(encoder)
             self.queue.submit([encoder.finish()])
         finally:
             self.keepalive.clear()
+        if timed:
+            self.timer.collect(timed)
         self.stats["submits"] += 1
         self.stats["launches"] += launches
         self.unwaited = True
@@ -427,11 +518,21 @@ class WgslBackend(Backend):
     def free(self, buffer: WgslBuffer) -> None:
         if buffer in self.pending_buffers:
             self.flush()
-        for key in buffer.bind_group_keys:
-            self.bind_groups.pop(key, None)
-        buffer.bind_group_keys.clear()
+        self.forget_bind_groups(buffer)
         self.live.discard(buffer)
-        buffer.buffer.destroy()
+        if buffer.arena is not None:
+            self.arenas.leave(buffer)     # the arena's space is not reused; the arena goes with its last one
+        else:
+            buffer.buffer.destroy()
+
+    def release_arena(self, handle: WgslBuffer) -> None:
+        """An arena whose last container left: destroyed now, or after the submit of work that uses it."""
+        if handle in self.pending_buffers:
+            self._retire(handle)
+            return
+        self.forget_bind_groups(handle)
+        self.live.discard(handle)
+        handle.buffer.destroy()
 
     def upload(self, buffer: WgslBuffer, data: np.ndarray, offset: int = 0) -> None:
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
@@ -439,21 +540,21 @@ class WgslBackend(Backend):
             return
         start, end = offset & ~3, -(-(offset + raw.size) // 4) * 4
         if start != offset or end != offset + raw.size:   # copies move whole words: merge with what is there
-            words = self.download(buffer, end - start, start) if end <= buffer.buffer.size else \
+            words = self.download(buffer, end - start, start) if end <= buffer.capacity else \
                 np.zeros(end - start, np.uint8)
             words[offset - start:offset - start + raw.size] = raw
             raw, offset = words, start
         if buffer in self.pending_buffers:   # recorded launches use it: copy in order, not before them
             staged = self.device.create_buffer_with_data(data=raw, usage=self._wgpu.BufferUsage.COPY_SRC)
-            self._copy_encoder().copy_buffer_to_buffer(staged, 0, buffer.buffer, offset, raw.size)
+            self._copy_encoder().copy_buffer_to_buffer(staged, 0, buffer.buffer, buffer.offset + offset, raw.size)
             self.keepalive.append(staged)
         else:
-            self.queue.write_buffer(buffer.buffer, offset, raw)
+            self.queue.write_buffer(buffer.buffer, buffer.offset + offset, raw)
 
     def copy(self, dst: WgslBuffer, src: WgslBuffer, nbytes: int) -> None:
-        size = min(-(-nbytes // 4) * 4, dst.buffer.size, src.buffer.size)
+        size = min(-(-nbytes // 4) * 4, dst.capacity, src.capacity)
         if size:
-            self._copy_encoder().copy_buffer_to_buffer(src.buffer, 0, dst.buffer, 0, size)
+            self._copy_encoder().copy_buffer_to_buffer(src.buffer, src.offset, dst.buffer, dst.offset, size)
             self.pending_buffers.update((dst, src))
 
     def _staging_buffer(self, size: int) -> Any:
@@ -472,9 +573,9 @@ class WgslBackend(Backend):
         if nbytes <= 0:
             return np.zeros(0, np.uint8)
         start = offset & ~3
-        end = min(-(-(offset + nbytes) // 4) * 4, buffer.buffer.size)
+        end = min(-(-(offset + nbytes) // 4) * 4, buffer.capacity)
         staging = self._staging_buffer(end - start)
-        self._copy_encoder().copy_buffer_to_buffer(buffer.buffer, start, staging, 0, end - start)
+        self._copy_encoder().copy_buffer_to_buffer(buffer.buffer, buffer.offset + start, staging, 0, end - start)
         self.flush()
         staging.map_sync(self._wgpu.MapMode.READ, 0, end - start)
         try:
@@ -496,8 +597,8 @@ class WgslBackend(Backend):
         try:
             self.flush()
         finally:
-            for handle in list(self.live):
-                handle.buffer.destroy()
+            for raw in {id(h.buffer): h.buffer for h in self.live}.values():   # arenas hold several handles
+                raw.destroy()
             self.live.clear()
             self.bind_groups.clear()
             self.pipelines.clear()
