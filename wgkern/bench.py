@@ -290,6 +290,20 @@ def bench_adstack(m: ModuleType, reps: int) -> BenchResult:
                        f"{max(first_grad_ms - steady_grad_ms, 0.0):.0f} ms{heap}")
 
 
+def bench_import(m: ModuleType, reps: int) -> BenchResult:
+    """`import <toolkit>` in a fresh interpreter (numpy already imported, as any user program has it)."""
+    import subprocess
+    import sys
+    code = (f"import time, numpy; t = time.perf_counter(); import {m.__name__}; "
+            "print(time.perf_counter() - t)")
+    times = []
+    for _ in range(reps):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        times.append(float(out.strip().splitlines()[-1]))
+    ms = statistics.median(times) * 1e3
+    return BenchResult("import", ms, "ms", "lower", ms, reps, f"import {m.__name__} in a fresh process")
+
+
 BENCHMARKS: dict[str, Callable[[ModuleType, int], BenchResult]] = {
     "saxpy": bench_saxpy,
     "launch_overhead": bench_launch_overhead,
@@ -297,6 +311,7 @@ BENCHMARKS: dict[str, Callable[[ModuleType, int], BenchResult]] = {
     "nbody": bench_nbody,
     "compile": bench_compile,
     "adstack": bench_adstack,
+    "import": bench_import,
 }
 
 

@@ -72,20 +72,10 @@ def test_public_names():
 
 
 def test_import_is_light_and_fast():
-    """`import wgkern` loads neither wgpu nor llvmlite and takes < 0.3 s; wgkern's own share, numpy excluded,
-    stays well under that. Measured as CPU time of the importing process (best of 5), so that other work on
-    a busy machine does not make it flaky."""
+    """`import wgkern` loads neither wgpu nor llvmlite (they come at wk.init). Its time is a benchmark
+    (`python -m wgkern bench --only import`), not a timed test."""
     import subprocess
     import sys
-    code = ("import time, sys; t0 = time.process_time(); import numpy; t1 = time.process_time(); import wgkern; "
-            "t2 = time.process_time(); bad = [m for m in sys.modules if m.split('.')[0] in ('wgpu', 'llvmlite')]; "
-            "print(t2 - t0, t2 - t1, bad)")
-    totals, owns = [], []
-    for _ in range(5):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-        total, own, bad = out.split(" ", 2)
-        assert bad.strip() == "[]"
-        totals.append(float(total))
-        owns.append(float(own))
-    assert min(totals) < 0.3
-    assert min(owns) < 0.15
+    code = "import sys, wgkern; print([m for m in sys.modules if m.split('.')[0] in ('wgpu', 'llvmlite')])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

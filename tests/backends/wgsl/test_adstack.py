@@ -3,6 +3,8 @@ interpreter (f32, f64, i64 and u1 stacks), heap growth, and overflow reported at
 from __future__ import annotations
 
 import numpy as np
+
+from wgkern.backends.wgsl.codegen import WORKGROUP_SIZE
 import pytest
 
 from wgkern.errors import AdStackOverflowError
@@ -91,7 +93,7 @@ def test_dispatch_is_capped_so_the_heap_fits_one_binding(backend, monkeypatch) -
     arrays = [np.arange(n, dtype=np.float32) % 5, np.zeros(n, np.float32)]
     device = DeviceArrays(backend, k, arrays)
     args = device.args([4])
-    capacity = (1 << 20) // 4 // 2 // (64 * 3)      # slices for 3 workgroups fit; the range needs 79
+    capacity = (1 << 20) // 4 // 2 // (WORKGROUP_SIZE * 3)   # slices for 3 workgroups fit; the range needs more
     args.extra = {"adstack_capacities": [[capacity]]}
     compiled.launch(args)
     np.testing.assert_array_equal(device.read(1), interpret(k, arrays, [4])[1])
