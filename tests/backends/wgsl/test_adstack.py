@@ -3,9 +3,9 @@ interpreter (f32, f64, i64 and u1 stacks), heap growth, and overflow reported at
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from wgkern.backends.wgsl.codegen import WORKGROUP_SIZE
-import pytest
 
 from wgkern.errors import AdStackOverflowError
 from wgkern.ir import nodes as ir

@@ -212,7 +212,9 @@ class WgslCompiledKernel(CompiledKernel):
         for task in self.tasks:
             groups = task.groups(scalars, shapes)
             if groups is not None:
-                compute_pass.set_pipeline(task.pipeline)
+                if backend.pass_pipeline is not task.pipeline:    # repeated launches skip the state change
+                    compute_pass.set_pipeline(task.pipeline)
+                    backend.pass_pipeline = task.pipeline
                 compute_pass.dispatch_workgroups(groups[0], groups[1])
         backend.pending_buffers.update(args.buffers)
         if self.plan.packed:
@@ -260,6 +262,7 @@ class WgslCompiledKernel(CompiledKernel):
         for task, groups in zip(self.tasks, plans):
             if groups is not None:
                 compute_pass.set_pipeline(task.pipeline)
+                backend.pass_pipeline = task.pipeline
                 compute_pass.dispatch_workgroups(groups[0], groups[1])
         backend.pending_buffers.update(buffers)
         backend.pending_buffers.update(args.buffers)
@@ -304,6 +307,7 @@ class WgslBackend(Backend):
         self.encoder: Any = None
         self.compute_pass: Any = None
         self.pending_launches = 0
+        self.pass_pipeline: Any = None   # the pipeline set last in the open compute pass
         self.pending_buffers: set[WgslBuffer] = set()
         self.keepalive: list[Any] = []
         self.unwaited = False
@@ -423,6 +427,7 @@ class WgslBackend(Backend):
 
     # ---- command recording --------------------------------------------------------------------------------
     def begin_pass(self) -> Any:
+        self.pass_pipeline = None
         if self.encoder is None:
             self.encoder = self.device.create_command_encoder()
         if self.timer is None:
