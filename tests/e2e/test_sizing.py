@@ -1,0 +1,153 @@
+"""Launch-time adstack sizing through the public API on every arch: exact capacities (heap bytes equal the
+formula), the sizer's counters on host and kernel mutation, static kernels, ndarray-argument bounds."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wgkern as wk
+
+
+def _heap_bytes(capacities_times_slot_bytes: int, range_size: int) -> int:
+    backend = wk.runtime.program.current().backend
+    return backend.adstack_threads(range_size) * capacities_times_slot_bytes
+
+
+def _iterate_kernel(x, n, y):
+    @wk.kernel
+    def iterate():
+        for i in x:
+            v = x[i]
+            for _ in range(n[i]):
+                v = wk.sin(v) + 0.1
+            y[i] = v
+    return iterate
+
+
+def _fields(size: int = 64):
+    x = wk.field(wk.f32, shape=size, needs_grad=True)
+    n = wk.field(wk.i32, shape=size)
+    y = wk.field(wk.f32, shape=size, needs_grad=True)
+    x.from_numpy(np.linspace(0, 1, size, dtype=np.float32))
+    y.grad.fill(1.0)
+    return x, n, y
+
+
+def test_capacity_is_exactly_the_largest_trip_count_plus_one(arch):
+    x, n, y = _fields()
+    n.from_numpy((np.arange(64) % 23).astype(np.int32))
+    iterate = _iterate_kernel(x, n, y)
+    iterate()
+    iterate.grad()
+    wk.sync()
+    # one f32 stack: 1 push for the loop-entry value + max(n) pushes; 8 bytes a slot (primal + adjoint)
+    assert wk.stats()["adstack_heap_bytes"] == _heap_bytes((22 + 1) * 8, 64)
+
+
+def test_counters_stay_flat_in_steady_state_and_advance_on_mutation(arch):
+    x, n, y = _fields()
+    n.fill(5)
+    iterate = _iterate_kernel(x, n, y)
+
+    @wk.kernel
+    def grow():
+        for i in n:
+            n[i] += 3
+
+    iterate()
+    iterate.grad()
+    wk.sync()
+    first = wk.stats()
+    assert first["sizer_host_evals"] == 1
+    for _ in range(3):
+        iterate()
+        iterate.grad()
+    wk.sync()
+    steady = wk.stats()
+    assert steady["sizer_host_evals"] == first["sizer_host_evals"]
+    assert steady["max_reducer_dispatches"] == first["max_reducer_dispatches"]
+    n[7] = 40                                     # a host write bumps the generation
+    iterate()
+    iterate.grad()
+    wk.sync()
+    after_host = wk.stats()
+    assert after_host["sizer_host_evals"] == steady["sizer_host_evals"] + 1
+    assert after_host["adstack_heap_bytes"] == _heap_bytes(41 * 8, 64)
+    grow()                                         # so does a kernel that may write n
+    iterate()
+    iterate.grad()
+    wk.sync()
+    after_kernel = wk.stats()
+    assert after_kernel["sizer_host_evals"] == after_host["sizer_host_evals"] + 1
+    assert after_kernel["adstack_heap_bytes"] == _heap_bytes(44 * 8, 64)
+    expected = []
+    for v, k in zip(x.to_numpy().astype(np.float64), n.to_numpy()):
+        d = 1.0
+        for _ in range(k):
+            d *= np.cos(v)
+            v = np.sin(v) + 0.1
+        expected.append(d)
+    x.grad.fill(0.0)
+    y.grad.fill(1.0)
+    iterate.grad()
+    np.testing.assert_allclose(x.grad.to_numpy(), expected, rtol=1e-4, atol=1e-6)
+
+
+def test_static_kernels_dispatch_nothing(arch):
+    x, _, y = _fields()
+
+    @wk.kernel
+    def fixed():
+        for i in x:
+            v = x[i]
+            for _ in range(7):
+                v = wk.sin(v)
+            y[i] = v
+
+    fixed()
+    fixed.grad()
+    wk.sync()
+    stats = wk.stats()
+    assert stats["max_reducer_dispatches"] == 0 and stats["sizer_host_evals"] == 0
+    assert stats["adstack_heap_bytes"] == _heap_bytes(8 * 8, 64)
+
+
+def test_ndarray_bounds_written_by_a_kernel_resize_the_next_launch(arch):
+    x = wk.ndarray(wk.f32, shape=32, needs_grad=True)
+    n = wk.ndarray(wk.i32, shape=32)
+    y = wk.ndarray(wk.f32, shape=32, needs_grad=True)
+
+    @wk.kernel
+    def set_trips(n: wk.types.ndarray(), count: wk.i32):
+        for i in n:
+            n[i] = (i * 7) % count
+
+    @wk.kernel
+    def iterate(x: wk.types.ndarray(), n: wk.types.ndarray(), y: wk.types.ndarray()):
+        for i in x:
+            v = x[i]
+            for _ in range(n[i]):
+                v = v * 0.9 + 0.05
+            y[i] = v
+
+    x.from_numpy(np.linspace(0, 1, 32, dtype=np.float32))
+    for count in (5, 30, 11):
+        set_trips(n, count)
+        iterate(x, n, y)
+        y.grad.fill(1.0)
+        x.grad.fill(0.0)
+        iterate.grad(x, n, y)
+        wk.sync()
+        trips = (np.arange(32) * 7) % count
+        assert wk.stats()["adstack_heap_bytes"] == _heap_bytes((int(trips.max()) + 1) * 8, 32)
+        np.testing.assert_allclose(x.grad.to_numpy(), 0.9 ** trips, rtol=1e-5)
+
+
+def test_bounds_changed_between_forward_and_grad_raise_not_overflow(arch):
+    x, n, y = _fields()
+    n.fill(2)
+    iterate = _iterate_kernel(x, n, y)
+    iterate()
+    n.fill(50)
+    with pytest.raises(wk.WkError, match="trip count"):
+        iterate.grad()
