@@ -207,11 +207,11 @@ def test_static_loops_need_no_default(arch):
     np.testing.assert_allclose(x.grad.to_numpy(), d, rtol=1e-5)
 
 
-def test_heap_bytes_follow_the_formula(arch):
-    wk.init(arch=arch, ad_stack_size=40)
-    x = wk.field(wk.f32, shape=8, needs_grad=True)
-    n = wk.field(wk.i32, shape=8)
-    y = wk.field(wk.f32, shape=8, needs_grad=True)
+def _sin_iteration(size: int):
+    """Fields x, n, y and the kernel `iterate`: y[i] = sin applied n[i] times to x[i]."""
+    x = wk.field(wk.f32, shape=size, needs_grad=True)
+    n = wk.field(wk.i32, shape=size)
+    y = wk.field(wk.f32, shape=size, needs_grad=True)
 
     @wk.kernel
     def iterate():
@@ -220,6 +220,13 @@ def test_heap_bytes_follow_the_formula(arch):
             for _ in range(n[i]):
                 v = wk.sin(v)
             y[i] = v
+
+    return x, n, y, iterate
+
+
+def test_heap_bytes_follow_the_formula(arch):
+    wk.init(arch=arch, ad_stack_size=40)
+    x, n, y, iterate = _sin_iteration(8)
 
     n.fill(3)
     iterate()
@@ -233,17 +240,7 @@ def test_heap_bytes_follow_the_formula(arch):
 
 def test_overflow_raises_resets_and_recovers(arch):
     wk.init(arch=arch, ad_stack_size=4)
-    x = wk.field(wk.f32, shape=256, needs_grad=True)
-    n = wk.field(wk.i32, shape=256)
-    y = wk.field(wk.f32, shape=256, needs_grad=True)
-
-    @wk.kernel
-    def iterate():
-        for i in x:
-            v = x[i]
-            for _ in range(n[i]):
-                v = wk.sin(v)
-            y[i] = v
+    x, n, y, iterate = _sin_iteration(256)
 
     n.fill(10)
     iterate()
