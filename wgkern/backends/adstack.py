@@ -1,8 +1,10 @@
 """Adstack storage shared by every backend: stack specs, the heap layout, heap growth, overflow reports.
 
-Each stack of a task has metadata (primal_base, adjoint_base, thread_stride, slot_stride, capacity), in
-units the backend chooses (bytes on the CPU, u32 words in WGSL), so an element's address is
-`base + thread * thread_stride + depth * slot_stride` whatever the layout. CPU slices are thread-contiguous
+Each stack of a task has metadata (base, thread_stride, slot_stride, capacity), in units the backend chooses
+(bytes on the CPU, u32 words in WGSL), so an element's address is `base + thread * thread_stride + depth *
+slot_stride` whatever the layout. The heap holds primals only: within one adjoint unit every push happens in the
+replay, before any adjoint accumulates, so an entry's adjoint is only ever live while it is the top, and the
+backends keep it in a register (zeroed by push and pop) instead of a heap slot. CPU slices are thread-contiguous
 (one slice per worker), GPU slices slot-major (coalesced). New sizes only change the metadata, never the code."""
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import numpy as np
 from wgkern.errors import AdStackOverflowError, OutOfMemoryError
 from wgkern.ir import nodes as ir
 
-METADATA_FIELDS = 5   # primal_base, adjoint_base, thread_stride, slot_stride, capacity
+METADATA_FIELDS = 4   # base, thread_stride, slot_stride, capacity
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,35 +64,27 @@ class TaskStackLayout:
 
 def layout_task(specs: list[StackSpec], capacities: list[int], threads: int,
                 element_units: Callable[[Any], int], slot_major: bool) -> TaskStackLayout:
-    """Lay out the stacks of a task for `threads` slice-owning threads. Float stacks keep an adjoint slot
-    next to each primal; int and bool stacks keep only primals."""
+    """Lay out the stacks of a task for `threads` slice-owning threads: `capacity` primal slots per stack and
+    thread (adjoints live in registers, see the module docstring)."""
     metadata = np.zeros((len(specs), METADATA_FIELDS), dtype=np.int64)
     offset = 0
     if slot_major:
         for row, (spec, capacity) in enumerate(zip(specs, capacities)):
             unit = element_units(spec.dtype)
-            primal = offset
+            metadata[row] = (offset, unit, threads * unit, capacity)
             offset += capacity * threads * unit
-            adjoint = offset if spec.dtype.is_float else primal
-            if spec.dtype.is_float:
-                offset += capacity * threads * unit
-            metadata[row] = (primal, adjoint, unit, threads * unit, capacity)
         return TaskStackLayout(metadata, offset, list(capacities))
     per_thread = 0
     for row, (spec, capacity) in enumerate(zip(specs, capacities)):
         unit = element_units(spec.dtype)
-        primal = per_thread
+        metadata[row] = (per_thread, 0, unit, capacity)
         per_thread += capacity * unit
-        adjoint = per_thread if spec.dtype.is_float else primal
-        if spec.dtype.is_float:
-            per_thread += capacity * unit
-        metadata[row] = (primal, adjoint, 0, unit, capacity)
-    metadata[:, 2] = per_thread
+    metadata[:, 1] = per_thread
     return TaskStackLayout(metadata, per_thread * threads, list(capacities))
 
 
 def stack_bytes_per_thread(specs: list[StackSpec], capacities: list[int], element_units: Callable[[Any], int]) -> int:
-    return sum(c * element_units(s.dtype) * (2 if s.dtype.is_float else 1) for s, c in zip(specs, capacities))
+    return sum(c * element_units(s.dtype) for s, c in zip(specs, capacities))
 
 
 class AdStackHeap:

@@ -2,9 +2,11 @@
 
 The context is an int64 array whose address is baked into the argument block: [heap address, flag address,
 launch code, 0, then METADATA_FIELDS int64 per stack, task by task in stack_id order]. Metadata is in bytes:
-element address = heap + primal_base + worker * thread_stride + depth * slot_stride (backends/adstack.py).
-The depth counter lives in a function-local alloca (a register after mem2reg), reset where the stack is
-declared: at the start of each parallel index."""
+element address = heap + base + worker * thread_stride + depth * slot_stride (backends/adstack.py).
+The depth counter, the top value and the top's adjoint live in function-local allocas (registers after
+mem2reg), reset where the stack is declared: at the start of each parallel index. A push writes the heap and
+the top register; a pop re-reads the new top, so the replay never waits on a store it just made and the adjoint
+sweep reads the heap once per pop (the heap holds primals only, see backends/adstack.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,8 +24,9 @@ CONTEXT_HEADER = 4     # int64 words before the first metadata row
 class StackRegisters:
     """What one function knows about one stack: its depth alloca and the invariant metadata values."""
     depth: str
-    primal: str        # ptr to this thread's slot 0 of primals
-    adjoint: str       # ptr to this thread's slot 0 of adjoints
+    top: str           # alloca holding the top's primal
+    adjoint: str       # alloca holding the top's adjoint (float stacks)
+    primal: str        # ptr to this thread's slot 0
     slot_stride: str   # i64 bytes
     capacity: str      # i64
     flag_code: str     # i32 word written to the overflow flag
@@ -52,23 +55,26 @@ class AdStackLowering:
 
     def visit_AdStackAlloca(self, stmt: ir.AdStackAlloca) -> None:
         registers = self.stack_registers.get(stmt)
+        ty = llvm_type(stmt.dtype)
         if registers is None:
             row = CONTEXT_HEADER + METADATA_FIELDS * self.stack_row(stmt)
             heap = self.entry_op(f"inttoptr i64 {self.context_word(0)} to ptr")
-            primal_base, adjoint_base, thread_stride, slot_stride, capacity = (
-                self.context_word(row + k) for k in range(METADATA_FIELDS))
+            base, thread_stride, slot_stride, capacity = (self.context_word(row + k) for k in range(METADATA_FIELDS))
             worker = self.entry_op(f"sext i32 {self.worker} to i64")
             slice_offset = self.entry_op(f"mul i64 {worker}, {thread_stride}")
-            primal_offset = self.entry_op(f"add i64 {slice_offset}, {primal_base}")
-            adjoint_offset = self.entry_op(f"add i64 {slice_offset}, {adjoint_base}")
+            primal_offset = self.entry_op(f"add i64 {slice_offset}, {base}")
             primal = self.entry_op(f"getelementptr inbounds i8, ptr {heap}, i64 {primal_offset}")
-            adjoint = self.entry_op(f"getelementptr inbounds i8, ptr {heap}, i64 {adjoint_offset}")
             launch_code = self.entry_op(f"trunc i64 {self.context_word(2)} to i32")
             code = self.entry_op(f"or i32 {launch_code}, {(self.task_index << 10) | (stmt.stack_id + 1)}")
             depth = self.entry_op("alloca i32", "depth")
-            registers = StackRegisters(depth, primal, adjoint, slot_stride, capacity, code)
+            top = self.entry_op(f"alloca {ty}", "top")
+            adjoint = self.entry_op(f"alloca {ty}", "adj") if stmt.dtype.is_float else ""
+            registers = StackRegisters(depth, top, adjoint, primal, slot_stride, capacity, code)
             self.stack_registers[stmt] = registers
         self.emit(f"store i32 0, ptr {registers.depth}")
+        self.emit(f"store {ty} {zero_literal(stmt.dtype)}, ptr {registers.top}")
+        if registers.adjoint:
+            self.emit(f"store {ty} {zero_literal(stmt.dtype)}, ptr {registers.adjoint}")
 
     def _registers(self, stack: ir.AdStackAlloca, stmt: ir.Stmt) -> StackRegisters:
         registers = self.stack_registers.get(stack)
@@ -76,33 +82,25 @@ class AdStackLowering:
             raise InternalCompilerError("adstack used before its declaration", stmt.loc)
         return registers
 
-    def _top_address(self, registers: StackRegisters, base: str) -> str:
-        depth = self.op(f"load i32, ptr {registers.depth}")
-        nonempty = self.op(f"icmp sgt i32 {depth}, 0")
-        below = self.op(f"sub i32 {depth}, 1")
-        top = self.op(f"select i1 {nonempty}, i32 {below}, i32 0")
-        wide = self.op(f"zext i32 {top} to i64")
-        offset = self.op(f"mul i64 {wide}, {registers.slot_stride}")
-        return self.op(f"getelementptr inbounds i8, ptr {base}, i64 {offset}")
-
     def visit_AdStackPush(self, stmt: ir.AdStackPush) -> None:
         stack = stmt.stack
         registers = self._registers(stack, stmt)
         depth = self.op(f"load i32, ptr {registers.depth}")
         wide = self.op(f"zext i32 {depth} to i64")
+        value = self.value(stmt.value)
+        if stmt.value.dtype != stack.dtype:
+            value = self.convert(value, stmt.value.dtype, stack.dtype)
+        ty = llvm_type(stack.dtype)
+        self.emit(f"store {ty} {value}, ptr {registers.top}")
+        if registers.adjoint:
+            self.emit(f"store {ty} {zero_literal(stack.dtype)}, ptr {registers.adjoint}")
         fits = self.op(f"icmp ult i64 {wide}, {registers.capacity}")
         ok_label, over_label, done_label = self.label("push.ok"), self.label("push.over"), self.label("push.end")
         self.cond_branch(fits, ok_label, over_label)
         self.start_block(ok_label)
         offset = self.op(f"mul i64 {wide}, {registers.slot_stride}")
-        value = self.value(stmt.value)
-        if stmt.value.dtype != stack.dtype:
-            value = self.convert(value, stmt.value.dtype, stack.dtype)
         primal = self.op(f"getelementptr inbounds i8, ptr {registers.primal}, i64 {offset}")
         self.emit(f"store {memory_type(stack.dtype)} {self.to_memory(value, stack.dtype)}, ptr {primal}, align 1")
-        if stack.dtype.is_float:
-            adjoint = self.op(f"getelementptr inbounds i8, ptr {registers.adjoint}, i64 {offset}")
-            self.emit(f"store {llvm_type(stack.dtype)} {zero_literal(stack.dtype)}, ptr {adjoint}, align 1")
         self.emit(f"store i32 {self.op(f'add i32 {depth}, 1')}, ptr {registers.depth}")
         self.branch(done_label)
         self.start_block(over_label)
@@ -128,30 +126,38 @@ class AdStackLowering:
         self.values[stmt] = self.op(f"load i1, ptr {self.overflowed_slot()}")
 
     def visit_AdStackPop(self, stmt: ir.AdStackPop) -> None:
-        registers = self._registers(stmt.stack, stmt)
+        stack = stmt.stack
+        registers = self._registers(stack, stmt)
         depth = self.op(f"load i32, ptr {registers.depth}")
         nonempty = self.op(f"icmp sgt i32 {depth}, 0")
         below = self.op(f"sub i32 {depth}, 1")
-        self.emit(f"store i32 {self.op(f'select i1 {nonempty}, i32 {below}, i32 0')}, ptr {registers.depth}")
+        new_depth = self.op(f"select i1 {nonempty}, i32 {below}, i32 0")
+        self.emit(f"store i32 {new_depth}, ptr {registers.depth}")
+        # the new top is slot new_depth - 1 (slot 0 when empty: load-top clamps)
+        above_empty = self.op(f"icmp sgt i32 {new_depth}, 0")
+        top_slot = self.op(f"select i1 {above_empty}, i32 {self.op(f'sub i32 {new_depth}, 1')}, i32 0")
+        offset = self.op(f"mul i64 {self.op(f'zext i32 {top_slot} to i64')}, {registers.slot_stride}")
+        address = self.op(f"getelementptr inbounds i8, ptr {registers.primal}, i64 {offset}")
+        raw = self.op(f"load {memory_type(stack.dtype)}, ptr {address}, align 1")
+        ty = llvm_type(stack.dtype)
+        self.emit(f"store {ty} {self.from_memory(raw, stack.dtype)}, ptr {registers.top}")
+        if registers.adjoint:
+            self.emit(f"store {ty} {zero_literal(stack.dtype)}, ptr {registers.adjoint}")
 
     def visit_AdStackLoadTop(self, stmt: ir.AdStackLoadTop) -> None:
-        stack = stmt.stack
-        address = self._top_address(self._registers(stack, stmt), self._registers(stack, stmt).primal)
-        raw = self.op(f"load {memory_type(stack.dtype)}, ptr {address}, align 1")
-        self.values[stmt] = self.from_memory(raw, stack.dtype)
+        registers = self._registers(stmt.stack, stmt)
+        self.values[stmt] = self.op(f"load {llvm_type(stmt.stack.dtype)}, ptr {registers.top}")
 
     def visit_AdStackLoadTopAdj(self, stmt: ir.AdStackLoadTopAdj) -> None:
         registers = self._registers(stmt.stack, stmt)
-        address = self._top_address(registers, registers.adjoint)
-        self.values[stmt] = self.op(f"load {llvm_type(stmt.stack.dtype)}, ptr {address}, align 1")
+        self.values[stmt] = self.op(f"load {llvm_type(stmt.stack.dtype)}, ptr {registers.adjoint}")
 
     def visit_AdStackAccAdjoint(self, stmt: ir.AdStackAccAdjoint) -> None:
         stack = stmt.stack
         registers = self._registers(stack, stmt)
-        address = self._top_address(registers, registers.adjoint)
         ty = llvm_type(stack.dtype)
         value = self.value(stmt.value)
         if stmt.value.dtype != stack.dtype:
             value = self.convert(value, stmt.value.dtype, stack.dtype)
-        old = self.op(f"load {ty}, ptr {address}, align 1")
-        self.emit(f"store {ty} {self.op(f'fadd {ty} {old}, {value}')}, ptr {address}, align 1")
+        old = self.op(f"load {ty}, ptr {registers.adjoint}")
+        self.emit(f"store {ty} {self.op(f'fadd {ty} {old}, {value}')}, ptr {registers.adjoint}")

@@ -1,14 +1,19 @@
 """Adstacks in WGSL: the per-thread stacks of a reverse-mode task, in one heap of u32 words (slot-major).
 
 Owns the lowering of the AdStack* statements (a mixin of WgslCodegen), how each dtype is packed into words, and
-the launch-time plan: metadata rows (primal_base, adjoint_base, thread_stride, slot_stride, capacity, in words)
-travel in the argument ring, so new capacities never recompile. Layout, heap growth and overflow messages are
-shared with the CPU backend (backends/adstack.py). A stack's depth lives in a register."""
+the launch-time plan: metadata rows (base, thread_stride, slot_stride, capacity, in words) travel in the
+argument ring, so new capacities never recompile. Layout, heap growth and overflow messages are shared with the
+CPU backend (backends/adstack.py). A stack's depth, its top value and the top's adjoint live in registers
+(function-scope vars): a push writes the heap and the top register, a pop re-reads the new top from the heap, so
+the replay never reads back what it just pushed and the adjoint sweep touches the heap once per pop. The
+metadata is read once per adjoint unit, where the stack is declared (lavapipe does not hoist storage reads out
+of loops: reading it per access made the reverse sweep twice as slow)."""
 from __future__ import annotations
 
 from typing import Any
 
 from wgkern.backends.adstack import METADATA_FIELDS, StackSpec, collect_stacks, flag_code
+from wgkern.backends.wgsl import types as wtypes
 from wgkern.errors import InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.lang import types as T
@@ -60,47 +65,53 @@ class AdStackLowering:
     """Mixin for WgslCodegen: `self.stack_row_base` (this task's first metadata row), `self.task_index` and
     `self.adstack_code` (the flag word's kernel part) are set by the codegen, as are `emit`, `value`, `fresh`."""
 
-    def _stack(self, stack: ir.AdStackAlloca) -> tuple[str, int]:
-        depth = self.names.get(stack)
-        if depth is None:
+    def _stack(self, stack: ir.AdStackAlloca) -> str:
+        """The name prefix of the stack's registers (`<p>_depth`, `<p>_top`, `<p>_adj`, `<p>_base`, ...)."""
+        prefix = self.names.get(stack)
+        if prefix is None:
             raise InternalCompilerError("adstack used before its AdStackAlloca", stack.loc)
-        return depth, self.stack_row_base + stack.stack_id
+        return prefix
 
     def _meta(self, row: int, field: int) -> str:
         return f"wk_params.stack_meta[{row * METADATA_FIELDS + field}]"
 
-    def _slot_words(self, stack: ir.AdStackAlloca, index: str, adjoint: bool) -> list[str]:
-        """Heap word indices of slot `index` (a u32 expression) of `stack` for this thread."""
-        _, row = self._stack(stack)
-        base = self._meta(row, 1 if adjoint else 0)
+    def _slot_words(self, prefix: str, stack: ir.AdStackAlloca, index: str) -> list[str]:
+        """Heap word expressions of slot `index` (a u32 expression) of `stack` for this thread."""
         address = self.fresh("a")
-        self.emit(f"let {address} = {base} + wk_slice * {self._meta(row, 2)} + {index} * {self._meta(row, 3)};")
+        self.emit(f"let {address} = {prefix}_base + {index} * {prefix}_stride;")
         return [f"{HEAP_NAME}[{address} + {k}u]" for k in range(words_of(stack.dtype))]
 
-    def _top(self, stack: ir.AdStackAlloca) -> str:
-        depth, _ = self._stack(stack)
-        return f"u32(max({depth} - 1i, 0i))"
-
     def visit_AdStackAlloca(self, stmt: ir.AdStackAlloca) -> None:
-        depth = self.fresh("depth")
-        self.emit(f"var {depth}: i32 = 0i;   // adstack '{stmt.name}' (empty at each parallel index)")
-        self.names[stmt] = depth
+        prefix = self.fresh("s")
+        row = self.stack_row_base + stmt.stack_id
+        ty = wtypes.register_type(stmt.dtype)
+        self.emit(f"// adstack '{stmt.name}' (empty at each parallel index)")
+        self.emit(f"var {prefix}_depth: i32 = 0i;")
+        self.emit(f"var {prefix}_top: {ty} = {wtypes.zero(stmt.dtype)};")
+        if stmt.dtype.is_float:
+            self.emit(f"var {prefix}_adj: {ty} = {wtypes.zero(stmt.dtype)};")
+        self.emit(f"let {prefix}_base = {self._meta(row, 0)} + wk_slice * {self._meta(row, 1)};")
+        self.emit(f"let {prefix}_stride = {self._meta(row, 2)};")
+        self.emit(f"let {prefix}_capacity = {self._meta(row, 3)};")
+        self.names[stmt] = prefix
 
     def visit_AdStackPush(self, stmt: ir.AdStackPush) -> None:
-        depth, row = self._stack(stmt.stack)
-        code = flag_code(self.adstack_code, self.task_index, stmt.stack.stack_id)
-        self.emit(f"if (u32({depth}) >= {self._meta(row, 4)}) {{")
+        stack = stmt.stack
+        prefix = self._stack(stack)
+        value = self.value(stmt.value)
+        code = flag_code(self.adstack_code, self.task_index, stack.stack_id)
+        self.emit(f"{prefix}_top = {value};")
+        if stack.dtype.is_float:
+            self.emit(f"{prefix}_adj = {wtypes.zero(stack.dtype)};")
+        self.emit(f"if (u32({prefix}_depth) >= {prefix}_capacity) {{")
         self.emit(f"  atomicMax(&{FLAG_NAME}[0], {code}u);   // overflow: reported at the next sync")
         self.emit("  wk_overflowed = true;")
         self.emit("} else {")
         self.indent += 1
-        for word, value in zip(self._slot_words(stmt.stack, f"u32({depth})", False),
-                               encode(self.value(stmt.value), stmt.stack.dtype)):
-            self.emit(f"{word} = {value};")
-        if stmt.stack.dtype.is_float:
-            for word in self._slot_words(stmt.stack, f"u32({depth})", True):
-                self.emit(f"{word} = 0u;")
-        self.emit(f"{depth} = {depth} + 1i;")
+        for word, encoded in zip(self._slot_words(prefix, stack, f"u32({prefix}_depth)"),
+                                 encode(value, stack.dtype)):
+            self.emit(f"{word} = {encoded};")
+        self.emit(f"{prefix}_depth = {prefix}_depth + 1i;")
         self.indent -= 1
         self.emit("}")
 
@@ -108,29 +119,23 @@ class AdStackLowering:
         self.let(stmt, "wk_overflowed")
 
     def visit_AdStackPop(self, stmt: ir.AdStackPop) -> None:
-        depth, _ = self._stack(stmt.stack)
-        self.emit(f"{depth} = max({depth} - 1i, 0i);")
+        stack = stmt.stack
+        prefix = self._stack(stack)
+        self.emit(f"{prefix}_depth = max({prefix}_depth - 1i, 0i);")
+        words = self._slot_words(prefix, stack, f"u32(max({prefix}_depth - 1i, 0i))")
+        self.emit(f"{prefix}_top = {decode(words, stack.dtype)};")
+        if stack.dtype.is_float:
+            self.emit(f"{prefix}_adj = {wtypes.zero(stack.dtype)};")
 
     def visit_AdStackLoadTop(self, stmt: ir.AdStackLoadTop) -> None:
-        words = self._slot_words(stmt.stack, self._top(stmt.stack), False)
-        self.let(stmt, decode(words, stmt.stack.dtype))
+        self.let(stmt, f"{self._stack(stmt.stack)}_top")
 
     def visit_AdStackLoadTopAdj(self, stmt: ir.AdStackLoadTopAdj) -> None:
-        words = self._slot_words(stmt.stack, self._top(stmt.stack), True)
-        self.let(stmt, decode(words, stmt.stack.dtype))
+        self.let(stmt, f"{self._stack(stmt.stack)}_adj")
 
     def visit_AdStackAccAdjoint(self, stmt: ir.AdStackAccAdjoint) -> None:
-        depth, _ = self._stack(stmt.stack)
-        dtype = stmt.stack.dtype
-        self.emit(f"if ({depth} > 0i) {{")
-        self.indent += 1
-        words = self._slot_words(stmt.stack, self._top(stmt.stack), True)
-        total = self.fresh("adj")
-        self.emit(f"let {total} = {decode(words, dtype)} + {self.value(stmt.value)};")
-        for word, value in zip(words, encode(total, dtype)):
-            self.emit(f"{word} = {value};")
-        self.indent -= 1
-        self.emit("}")
+        prefix = self._stack(stmt.stack)
+        self.emit(f"{prefix}_adj = {prefix}_adj + {self.value(stmt.value)};")
 
     def adstack_declarations(self, first_binding: int) -> str:
         return (f"@group(0) @binding({first_binding}) var<storage, read_write> {HEAP_NAME}: array<u32>;\n"

@@ -6,7 +6,7 @@ adstacks (stack_promotion.py), the adjoint (make_adjoint.py), static stack sizin
 The grad kernel runs the tasks in reverse order, after replaying the serial tasks that compute temporaries."""
 from __future__ import annotations
 
-from wgkern.errors import AutodiffError
+from wgkern.errors import AutodiffError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.clone import clone_block
@@ -143,8 +143,21 @@ def differentiate_unit(body: ir.Block, unit_loop: ir.RangeFor | None, grad_slot:
     saved = _save_stale_values(body, active, has_adjoint, skip, len(stacks))
     plain = _plain_slots(body, unit_loop, active, grad_slot)
     AdjointEmitter(body, unit_loop, active, grad_slot, plain, lowering.exit_checks, trip_stacks, saved).run()
+    _check_pushes_precede_adjoints(body)
     size_stacks(body)
     return True
+
+
+def _check_pushes_precede_adjoints(body: ir.Block) -> None:
+    """The backends keep a stack's top adjoint in a register (backends/adstack.py), which is exact only if
+    every push of the unit runs before any adjoint reaches a stack: the replay is emitted whole before the
+    adjoint sweep, so it holds by construction; this guards the construction."""
+    sweep_started = False
+    for stmt in _walk(body):
+        if isinstance(stmt, (ir.AdStackAccAdjoint, ir.AdStackLoadTopAdj)):
+            sweep_started = True
+        elif sweep_started and isinstance(stmt, ir.AdStackPush):
+            raise InternalCompilerError("adstack push after the adjoint sweep started", stmt.loc)
 
 
 def _save_stale_values(body: ir.Block, active: set[ir.Stmt], has_adjoint, skip: set[ir.If],
