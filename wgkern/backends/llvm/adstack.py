@@ -160,4 +160,5 @@ class AdStackLowering:
         if stmt.value.dtype != stack.dtype:
             value = self.convert(value, stmt.value.dtype, stack.dtype)
         old = self.op(f"load {ty}, ptr {registers.adjoint}")
-        self.emit(f"store {ty} {self.op(f'fadd {ty} {old}, {value}')}, ptr {registers.adjoint}")
+        total = self.op(f"fadd{self.module.float_flags} {ty} {old}, {value}")
+        self.emit(f"store {ty} {total}, ptr {registers.adjoint}")

@@ -14,6 +14,7 @@ from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 
 from .adstack import AdStackLowering
+from .reductions import COMBINE, ChunkReduction, chunk_reductions, identity
 from .layout import ERROR_WORD_OFFSET, LAUNCH_ID_OFFSET, SCRATCH_OFFSET, SEED_OFFSET, ArgLayout
 from .lowering import Lowerings
 from .ops import ATOMIC, BINARY, UNARY, Inst, Intrinsic, Lowering, Math, OpSpelling
@@ -132,6 +133,8 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
         self.task_index = task_index
         self.worker = worker
         self.stack_registers: dict[ir.AdStackAlloca, object] = {}
+        self.chunk_reductions: dict[ir.AtomicOp, ChunkReduction] = {}   # reductions.py (range tasks)
+        self.chunk_registers: dict[ChunkReduction, str] = {}            # -> its alloca, in creation order
 
     # ---- emission primitives -----------------------------------------------------------------------------
     def fresh(self, hint: str = "t") -> str:
@@ -287,7 +290,8 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
             return self.call_intrinsic(name, dtype, operands)
         ty = llvm_type(dtype)
         symbol = self.target.math_symbol(name, dtype.bits)
-        self.module.declare(f"declare {ty} @{symbol}({', '.join([ty] * len(operands))}) nounwind")
+        self.module.declare(f"declare {ty} @{symbol}({', '.join([ty] * len(operands))}) "
+                            f"{self.target.math_attributes}")
         args = ", ".join(f"{ty} {o}" for o in operands)
         return self.op(f"call {ty} @{symbol}({args})")
 
@@ -396,6 +400,15 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
 
     def visit_AtomicOp(self, stmt: ir.AtomicOp) -> None:
         dtype = stmt.ptr.dtype
+        reduction = self.chunk_reductions.get(stmt)
+        if reduction is not None:
+            register = self.chunk_register(reduction)
+            ty = llvm_type(dtype)
+            combined = self.apply(BINARY[dtype.kind].get(COMBINE[reduction.op]), stmt, dtype,
+                                  [self.op(f"load {ty}, ptr {register}"), self.value(stmt.value)])
+            self.emit(f"store {ty} {combined}, ptr {register}")
+            self.values[stmt] = zero_literal(dtype)     # unused (reductions.py only takes unused atomics)
+            return
         operation = ATOMIC[dtype.kind].get(stmt.op)
         if operation is None:
             raise InternalCompilerError(f"atomic {stmt.op.value} is not defined on {dtype}", stmt.loc)
@@ -407,6 +420,25 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
                       f"{mem} {self.to_memory(value, dtype)} "
                       f"monotonic, align {dtype.nbytes}")
         self.values[stmt] = self.from_memory(old, dtype)
+
+    def chunk_register(self, reduction: ChunkReduction) -> str:
+        register = self.chunk_registers.get(reduction)
+        if register is None:
+            ty = llvm_type(reduction.dtype)
+            register = self.entry_op(f"alloca {ty}", "chunk_sum")
+            self.entry.append(f"  store {ty} {const_literal(identity(reduction.op, reduction.dtype), reduction.dtype)}, "
+                              f"ptr {register}")
+            self.chunk_registers[reduction] = register
+        return register
+
+    def flush_chunk_reductions(self) -> None:
+        """At the end of a chunk: one atomic per register (its constant address is valid here)."""
+        for reduction, register in self.chunk_registers.items():
+            dtype = reduction.dtype
+            self.visit_GlobalPtr(reduction.ptr)
+            total = self.op(f"load {llvm_type(dtype)}, ptr {register}")
+            self.emit(f"atomicrmw {ATOMIC[dtype.kind][reduction.op]} {self.module.global_ptr} "
+                      f"{self.value(reduction.ptr)}, {memory_type(dtype)} {total} monotonic, align {dtype.nbytes}")
 
     def from_memory(self, raw: str, dtype: DataType) -> str:
         return self.op(f"icmp ne i8 {raw}, 0") if dtype.is_bool else raw
@@ -515,6 +547,7 @@ def emit_range_task(module: ModuleEmitter, task: ir.Task, name: str, task_index:
     fn.start_block("task.cond")
     current = fn.op(f"load i32, ptr {slot}")
     fn.cond_branch(fn.op(f"icmp slt i32 {current}, {hi}"), "task.body", "exit")
+    fn.chunk_reductions = chunk_reductions(task)
     fn.start_block("task.body")
     fn.reset_random_counter_deferred()
     fn.loops.append(("task.next", "task.next"))    # `continue` in the parallel body ends this index
@@ -526,6 +559,7 @@ def emit_range_task(module: ModuleEmitter, task: ir.Task, name: str, task_index:
     fn.emit(f"store i32 {fn.op(f'add nsw i32 {current}, 1')}, ptr {slot}")
     fn.branch("task.cond")
     fn.start_block("exit")
+    fn.flush_chunk_reductions()
     fn.emit("ret void")
     return fn.finish(f"void @{name}(ptr noalias nocapture readonly %args, i64 %lo, i64 %hi, i32 %worker)")
 

@@ -15,6 +15,9 @@ class Target:
     name: str
     global_address_space: str = ""          # e.g. " addrspace(1)" on GPUs
     function_attributes: str = "nounwind"
+    # libm functions as LLVM sees them: pure (we never read errno), so calls CSE, hoist out of loops, and
+    # sin + cos of one value fuse into one sincos call
+    math_attributes: str = "nounwind willreturn memory(none)"
 
     def math_symbol(self, name: str, bits: int) -> str:
         """libm spelling: sinf for f32, sin for f64 (f16 is computed in f32 by codegen)."""
