@@ -27,6 +27,8 @@ NBODY_N = 4096
 NBODY_FLOPS_PER_PAIR = 20      # the customary n-body count (sub x3, mul/add x9, sqrt, div, accumulate x3)
 ADSTACK_N = 1 << 16
 ADSTACK_MAX_TRIPS = 32
+REDUCER_N = 1 << 24
+SIZING_HIT_CALLS = 2000
 IDLE_SYNC_SAMPLES = 500
 
 
@@ -290,6 +292,69 @@ def bench_adstack(m: ModuleType, reps: int) -> BenchResult:
                        f"{max(first_grad_ms - steady_grad_ms, 0.0):.0f} ms{heap}")
 
 
+def bench_sizing_reducer(m: ModuleType, reps: int) -> BenchResult:
+    """The launch-time sizer's max-reduction over a 2^24-element i32 field (a cache miss each repetition):
+    the device reducer on WGSL arches, numpy on the CPU. wgkern only (internal API)."""
+    from wgkern.backends.adstack import StackSpec
+    from wgkern.backends.base import LaunchArgs
+    from wgkern.ir import nodes as ir
+    from wgkern.runtime import program as program_module
+    from wgkern.sizing import E, SizeCache, capacities_for_launch
+    from wgkern.sizing.adapters import launch_context
+    counts = m.field(m.i32, shape=REDUCER_N)
+    values = np.random.default_rng(7).integers(0, 1000, REDUCER_N, dtype=np.int32)
+    values[REDUCER_N // 3] = 4321
+    counts.from_numpy(values)
+    slot = ir.ContainerSlot(name="n", kind="field", dtype=m.i32, ndim=1, shape=(REDUCER_N,), host=counts)
+    kernel = ir.OffloadedKernel("sizing", [], [slot], [])
+    var = E.BoundVar("i")
+    expr = E.MaxOverRange(var, E.Const(0), E.Const(REDUCER_N), E.FieldLoad(slot, (var,), m.i32))
+    spec = StackSpec(0, "task", 0, "v", m.f32, None, None, expr)
+    program = program_module.get_program()
+    args = LaunchArgs([], [counts.buffer], [counts.full_shape], 0, 0)
+    cache = SizeCache()
+    tokens = itertools.count()
+
+    def run() -> None:
+        context = launch_context(kernel, args, program.backend, [(counts.uid, next(tokens))], program.stats,
+                                 cache, 32)
+        if capacities_for_launch([spec], context) != [4321]:
+            raise RuntimeError("the reducer returned a wrong maximum")
+    ms = _median_ms(run, reps)
+    return BenchResult("sizing_reducer", REDUCER_N * 4 / (ms * 1e-3) / 1e9, "GB/s", "higher", ms, reps,
+                       "max over 2^24 i32, cache miss, result read back")
+
+
+def bench_sizing_hit(m: ModuleType, reps: int) -> BenchResult:
+    """Per-launch sizing work in steady state: the adstack workload's `.grad()` capacities with unchanged
+    bounds (a cache hit: the tokens of the containers the size expressions read, compared with the previous
+    launch's). wgkern only (internal API)."""
+    from wgkern.backends.base import LaunchArgs
+    from wgkern.runtime import program as program_module
+    from wgkern.runtime.stack_capacities import launch_capacities
+    _, _, loss, sin_chain = _adstack_workload(m)
+    sin_chain()
+    loss.grad[None] = 1.0
+    sin_chain.grad()
+    m.sync()
+    entry = sin_chain.last_compiled
+    if entry.capacity_plan is None:
+        raise RuntimeError("the adstack workload has no launch-sized stack")
+    program = program_module.get_program()
+    args = LaunchArgs([], list(entry.static_buffers), list(entry.static_shapes), 0, 0)
+    dispatches = program.stats.max_reducer_dispatches + program.stats.sizer_host_evals
+
+    def run() -> None:
+        for _ in range(SIZING_HIT_CALLS):
+            launch_capacities(entry.capacity_plan, entry.offloaded, args, program.backend, [], program)
+    ms = _median_ms(run, reps)
+    if program.stats.max_reducer_dispatches + program.stats.sizer_host_evals != dispatches:
+        raise RuntimeError("steady-state sizing did work (the cache missed)")
+    us = ms * 1e3 / SIZING_HIT_CALLS
+    return BenchResult("sizing_hit", us, "us/launch", "lower", ms, reps,
+                       f"{SIZING_HIT_CALLS} capacity computations with unchanged bounds (cache hits)")
+
+
 def bench_import(m: ModuleType, reps: int) -> BenchResult:
     """`import <toolkit>` in a fresh interpreter (numpy already imported, as any user program has it)."""
     import subprocess
@@ -311,8 +376,11 @@ BENCHMARKS: dict[str, Callable[[ModuleType, int], BenchResult]] = {
     "nbody": bench_nbody,
     "compile": bench_compile,
     "adstack": bench_adstack,
+    "sizing_reducer": bench_sizing_reducer,
+    "sizing_hit": bench_sizing_hit,
     "import": bench_import,
 }
+WGKERN_ONLY = {"sizing_reducer", "sizing_hit"}     # measure wgkern internals that peers do not have
 
 
 # ---- toolkits ---------------------------------------------------------------------------------------------
@@ -347,7 +415,7 @@ def run_all(arch: Any = None, reps: int = 7, only: list[str] | None = None,
                               "machine": platform.machine()}
     results = []
     for name, bench in BENCHMARKS.items():
-        if only and name not in only:
+        if only and name not in only or toolkit != "wgkern" and name in WGKERN_ONLY:
             continue
         try:
             m, arch_name, device = TOOLKITS[toolkit](arch, name)

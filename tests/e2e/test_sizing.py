@@ -152,3 +152,35 @@ def test_bounds_changed_between_forward_and_grad_raise_not_overflow(arch):
     n.fill(50)
     with pytest.raises(wk.WkError, match="trip count"):
         iterate.grad()
+
+
+def test_scalar_bounds_and_swapped_ndarrays_resize_each_launch(arch):
+    """The per-launch memo (runtime/stack_capacities.py) is keyed by what the size expressions read: a new
+    scalar bound or another ndarray of the same shape must be sized afresh, the same ones must not."""
+    x = wk.ndarray(wk.f32, shape=16, needs_grad=True)
+    y = wk.ndarray(wk.f32, shape=16, needs_grad=True)
+    first, second = wk.ndarray(wk.i32, shape=16), wk.ndarray(wk.i32, shape=16)
+    first.from_numpy(np.full(16, 3, np.int32))
+    second.from_numpy(np.full(16, 9, np.int32))
+
+    @wk.kernel
+    def iterate(x: wk.types.ndarray(), n: wk.types.ndarray(), y: wk.types.ndarray(), extra: wk.i32):
+        for i in x:
+            v = x[i]
+            for _ in range(n[i] + extra):
+                v = v * 0.9 + 0.05
+            y[i] = v
+
+    x.from_numpy(np.linspace(0, 1, 16, dtype=np.float32))
+    cases = ((3, 0, first), (5, 2, first), (11, 2, second), (11, 2, second), (3, 0, first))
+    for step, (trips, extra, bound) in enumerate(cases):
+        iterate(x, bound, y, extra)
+        y.grad.fill(1.0)
+        x.grad.fill(0.0)
+        evals = wk.stats()["sizer_host_evals"]
+        iterate.grad(x, bound, y, extra)
+        wk.sync()
+        assert wk.stats()["adstack_heap_bytes"] == _heap_bytes((trips + 1) * 4, 16)
+        np.testing.assert_allclose(x.grad.to_numpy(), np.full(16, 0.9 ** trips), rtol=1e-5)
+        if step == 3:     # the same bounds as the launch before: no sizing work at all
+            assert wk.stats()["sizer_host_evals"] == evals

@@ -64,8 +64,9 @@ class Backend:
         """Copy host bytes into buffer at byte offset (after all earlier launches that use it)."""
         raise NotImplementedError
 
-    def download(self, buffer: Any, nbytes: int, offset: int = 0) -> np.ndarray:
-        """Bytes of buffer[offset:offset+nbytes] as a uint8 array, after all earlier launches finished."""
+    def download(self, buffer: Any, nbytes: int, offset: int = 0, out: np.ndarray | None = None) -> np.ndarray:
+        """Bytes of buffer[offset:offset+nbytes] as a uint8 array, after all earlier launches finished
+        (written into `out[:nbytes]` and returned as that view when `out` is given)."""
         raise NotImplementedError
 
     def copy(self, dst: Any, src: Any, nbytes: int) -> None:

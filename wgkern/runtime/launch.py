@@ -19,7 +19,7 @@ from wgkern.passes.analysis import written_slots
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
 from wgkern.runtime import grad_guard
-from wgkern.runtime.stack_capacities import launch_capacities, plan_capacities, slot_tokens
+from wgkern.runtime.stack_capacities import launch_capacities, plan_capacities
 from wgkern.runtime import program as program_module
 from wgkern.runtime.arguments import NDARRAY, SCALAR, Specialisation, specialise
 from wgkern.runtime.program import Program
@@ -240,8 +240,7 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
             program.random_launch_ids[(kernel, spec.key)] = launch_id
     launch_args = LaunchArgs(scalars, buffers, shapes, launch_id, program.options.random_seed)
     if entry.capacity_plan is not None:
-        tokens = slot_tokens(entry.offloaded, values)
-        capacities = launch_capacities(entry.capacity_plan, entry.offloaded, launch_args, program.backend, tokens,
+        capacities = launch_capacities(entry.capacity_plan, entry.offloaded, launch_args, program.backend, values,
                                        program)
         launch_args.extra = {"adstack_capacities": capacities}
     elif entry.launch_extra is not None:

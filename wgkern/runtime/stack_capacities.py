@@ -20,6 +20,10 @@ class CapacityPlan:
     fixed: list[list[int | None]]
     dynamic: list[tuple[int, int, Any]] = field(default_factory=list)   # (task, stack, size_expr)
     default: int = 32
+    read_slots: tuple[int, ...] = ()       # container slots whose contents or shape the size exprs read
+    read_scalars: tuple[int, ...] = ()     # scalar arguments they read
+    memo_key: Any = None                   # the last launch's leaf values and the capacities they gave
+    memo_capacities: list[list[int]] | None = None
 
     @property
     def has_stacks(self) -> bool:
@@ -50,13 +54,44 @@ def plan_capacities(kernel: ir.OffloadedKernel, ad_stack_size: int, default_ad_s
             else:
                 row.append(default_ad_stack_size)
         fixed.append(row)
-    return CapacityPlan(stacks, fixed, dynamic, default_ad_stack_size)
+    plan = CapacityPlan(stacks, fixed, dynamic, default_ad_stack_size)
+    if dynamic:
+        from wgkern.sizing import E
+        index = {id(slot): k for k, slot in enumerate(kernel.containers)}
+        nodes = [node for _, _, expr in dynamic for node in E.walk(expr)]
+        plan.read_slots = tuple(sorted({index[id(slot)] for _, _, expr in dynamic for slot in E.slots_read(expr)}))
+        plan.read_scalars = tuple(sorted({n.arg_index for n in nodes if isinstance(n, E.ScalarArg)}))
+    return plan
 
 
 def launch_capacities(plan: CapacityPlan, kernel: ir.OffloadedKernel, launch_args: Any, backend: Any,
-                      tokens: list[Any], program: Any) -> list[list[int]]:
+                      values: list[Any], program: Any) -> list[list[int]]:
     """Capacities of one launch: the plan's fixed ones, and the sizer's value for each stack with a
-    SizeExpr (one shared evaluator; device max-reducers; cached by the generations of what they read)."""
+    SizeExpr (one shared evaluator; device max-reducers; cached by the generations of what they read).
+    Steady state: when every container the expressions read has the token (uid, generation), shape and the
+    scalars they read have the values of the previous launch, the previous capacities are the answer (a
+    few tuple compares, no evaluator)."""
+    containers = kernel.containers
+    key: list[Any] = []
+    for k in plan.read_slots:
+        token = _token(containers[k], values)
+        if token is None:
+            key = None
+            break
+        key.append(token)
+        key.append(launch_args.shapes[k])
+    if key is not None:
+        key.extend(launch_args.scalars[i] for i in plan.read_scalars)
+        key = tuple(key)
+        if key == plan.memo_key:
+            return plan.memo_capacities
+    capacities = _evaluate(plan, kernel, launch_args, backend, slot_tokens(kernel, values), program)
+    plan.memo_key, plan.memo_capacities = key, capacities
+    return capacities
+
+
+def _evaluate(plan: CapacityPlan, kernel: ir.OffloadedKernel, launch_args: Any, backend: Any,
+              tokens: list[Any], program: Any) -> list[list[int]]:
     from wgkern.sizing import SizeCache, capacities_for_launch
     from wgkern.sizing.adapters import launch_context
     if program.size_cache is None:
@@ -76,17 +111,17 @@ def launch_capacities(plan: CapacityPlan, kernel: ir.OffloadedKernel, launch_arg
 def slot_tokens(kernel: ir.OffloadedKernel, values: list[Any]) -> list[Any]:
     """Cache token per container slot: (container uid, generation); None for temporaries and numpy
     arguments (copied in afresh each call), whose contents are never cached."""
-    tokens: list[Any] = []
-    for slot in kernel.containers:
-        container = None
-        if slot.kind == "field":
-            container = slot.host
-        elif slot.kind == "ndarray":
-            container = values[slot.arg_index]
-            if slot.is_grad and container is not None:
-                container = container.grad
-        if container is None or getattr(container, "_is_staging", False) or container.dlpack_live:
-            tokens.append(None)
-        else:
-            tokens.append((container.uid, container.generation))
-    return tokens
+    return [_token(slot, values) for slot in kernel.containers]
+
+
+def _token(slot: ir.ContainerSlot, values: list[Any]) -> tuple[int, int] | None:
+    container = None
+    if slot.kind == "field":
+        container = slot.host
+    elif slot.kind == "ndarray":
+        container = values[slot.arg_index]
+        if slot.is_grad and container is not None:
+            container = container.grad
+    if container is None or getattr(container, "_is_staging", False) or container.dlpack_live:
+        return None
+    return (container.uid, container.generation)

@@ -2,7 +2,9 @@
 
 CPU (any backend with host views): containers are numpy views, reductions run in numpy. WGSL (a backend with
 a wgpu `device`): reductions run in the generic max-reducer pipeline, compiled once per backend and kept on it;
-pending launches are flushed first so the reducers see their writes. `tokens[k]` is the cache token of
+pending launches are flushed first so the reducers see their writes. A WGSL backend on a CPU adapter
+(`backend.host_sizing`, lavapipe) reads the bounds back and reduces them in numpy: there the host is the
+device, and numpy over a mapped copy outruns the reducer shader about fourfold. `tokens[k]` is the cache token of
 container slot k: (unique container id, generation), or None where nothing may be cached."""
 from __future__ import annotations
 
@@ -26,7 +28,18 @@ def _host_array(backend: Any, args: Any, index: dict[int, int]):
         if view is not None:
             return view
         count = int(np.prod(shape, dtype=np.int64))
-        raw = backend.download(args.buffers[k], count * storage.itemsize, 0) if count else np.zeros(0, np.uint8)
+        if not count:
+            return np.zeros(shape, storage)
+        nbytes = count * storage.itemsize
+        # one reusable host array per slot position: large read-backs into fresh memory pay its page faults
+        scratch = getattr(backend, "sizing_scratch", None)
+        if scratch is None:
+            raw = backend.download(args.buffers[k], nbytes, 0)
+        else:
+            out = scratch.get(k)
+            if out is None or out.nbytes < nbytes:
+                out = scratch[k] = np.empty(nbytes, np.uint8)
+            raw = backend.download(args.buffers[k], nbytes, 0, out)
         return np.frombuffer(raw, dtype=storage, count=count).reshape(shape)
     return array
 
@@ -66,4 +79,4 @@ def launch_context(kernel: Any, args: Any, backend: Any, tokens: Sequence[Hashab
         return getattr(buffer, "buffer", buffer), int(getattr(buffer, "offset", 0))
 
     return WgslLaunchContext(args.scalars, shape, token, buffer_of, array, pipeline, stats, cache,
-                             default_ad_stack_size)
+                             default_ad_stack_size, host_reduction=getattr(backend, "host_sizing", False))

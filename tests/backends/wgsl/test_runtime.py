@@ -289,3 +289,14 @@ def test_bench_gpu_timestamp_detail_and_idle_sync(arch) -> None:
     else:
         assert seconds is not None and 0 < seconds < 1
     assert z.to_numpy()[0] == (5 if seconds is not None else 0)
+
+
+def test_download_into_a_reused_array(backend):
+    data = np.arange(1000, dtype=np.uint32)
+    buffer = backend.allocate(data.nbytes)
+    backend.upload(buffer, data.view(np.uint8), 0)
+    out = np.zeros(8000, np.uint8)
+    got = backend.download(buffer, 400, 40, out)
+    assert got.base is out or got.ctypes.data == out.ctypes.data
+    np.testing.assert_array_equal(got.view(np.uint32), data[10:110])
+    np.testing.assert_array_equal(backend.download(buffer, 8, 4).view(np.uint32), [1, 2])

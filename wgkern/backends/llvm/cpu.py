@@ -202,8 +202,11 @@ class CpuBackend(Backend):
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         buffer.array[offset:offset + raw.size] = raw
 
-    def download(self, buffer: CpuBuffer, nbytes: int, offset: int = 0) -> np.ndarray:
-        return buffer.array[offset:offset + nbytes].copy()
+    def download(self, buffer: CpuBuffer, nbytes: int, offset: int = 0, out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            return buffer.array[offset:offset + nbytes].copy()
+        np.copyto(out[:nbytes], buffer.array[offset:offset + nbytes])
+        return out[:nbytes]
 
     def copy(self, dst: CpuBuffer, src: CpuBuffer, nbytes: int) -> None:
         dst.array[:nbytes] = src.array[:nbytes]
