@@ -300,3 +300,19 @@ def test_download_into_a_reused_array(backend):
     assert got.base is out or got.ctypes.data == out.ctypes.data
     np.testing.assert_array_equal(got.view(np.uint32), data[10:110])
     np.testing.assert_array_equal(backend.download(buffer, 8, 4).view(np.uint32), [1, 2])
+
+
+@pytest.mark.parametrize("raw", [True, False], ids=["native-calls", "public-api"])
+def test_launch_encoder_paths_give_the_same_results(backend, raw) -> None:
+    """The hot path's direct wgpu-native calls (encoding.py) and its public-API fallback."""
+    encoder = backend.launch_encoder
+    saved = encoder.raw
+    if raw and not saved:
+        pytest.skip("this wgpu-py has no native call path")
+    encoder.raw = raw
+    try:
+        x = np.arange(5000, dtype=np.float32)
+        out = run(backend, saxpy_kernel(), [x, np.ones(5000, np.float32)], [3.0, None, None])[1]
+        np.testing.assert_array_equal(out, 3.0 * x + 1.0)
+    finally:
+        encoder.raw = saved

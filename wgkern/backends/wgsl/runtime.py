@@ -36,6 +36,7 @@ from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.adstack import collect_stacks
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
 from wgkern.backends.wgsl.codegen import WORKGROUP_SIZE, TaskShader, WgslCodegen
+from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.errors import CompileError, InternalCompilerError, OutOfMemoryError, WkError
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
@@ -207,7 +208,8 @@ class WgslCompiledKernel(CompiledKernel):
         if bind_group is None:
             bind_group = backend.bind_group(key)
         compute_pass = backend.compute_pass or backend.begin_pass()
-        compute_pass.set_bind_group(0, bind_group, [offset])
+        encoder = backend.launch_encoder
+        encoder.set_bind_group(compute_pass, bind_group, offset)
         scalars, shapes = args.scalars, args.shapes
         for task in self.tasks:
             groups = task.groups(scalars, shapes)
@@ -215,7 +217,7 @@ class WgslCompiledKernel(CompiledKernel):
                 if backend.pass_pipeline is not task.pipeline:    # repeated launches skip the state change
                     compute_pass.set_pipeline(task.pipeline)
                     backend.pass_pipeline = task.pipeline
-                compute_pass.dispatch_workgroups(groups[0], groups[1])
+                encoder.dispatch(compute_pass, groups[0], groups[1])
         backend.pending_buffers.update(args.buffers)
         if self.plan.packed:
             backend.pending_buffers.update(bound)
@@ -258,12 +260,12 @@ class WgslCompiledKernel(CompiledKernel):
         key = (self.params_size, *buffers)
         bind_group = backend.bind_groups.get(key) or backend.bind_group(key)
         compute_pass = backend.compute_pass or backend.begin_pass()
-        compute_pass.set_bind_group(0, bind_group, [offset])
+        backend.launch_encoder.set_bind_group(compute_pass, bind_group, offset)
         for task, groups in zip(self.tasks, plans):
             if groups is not None:
                 compute_pass.set_pipeline(task.pipeline)
                 backend.pass_pipeline = task.pipeline
-                compute_pass.dispatch_workgroups(groups[0], groups[1])
+                backend.launch_encoder.dispatch(compute_pass, groups[0], groups[1])
         backend.pending_buffers.update(buffers)
         backend.pending_buffers.update(args.buffers)
         backend.pending_launches += 1
@@ -318,6 +320,7 @@ class WgslBackend(Backend):
         self.pipelines: dict[str, Any] = {}
         self.layouts: dict[int, tuple[Any, Any]] = {}
         self.bind_groups: dict[tuple[Any, ...], Any] = {}
+        self.launch_encoder = LaunchEncoder()
         self.live: set[WgslBuffer] = set()
         self.staging: Any = None
         self.stats = {"submits": 0, "launches": 0, "pipelines": 0, "arena_moves": 0}
@@ -423,7 +426,9 @@ class WgslBackend(Backend):
 
     def forget_bind_groups(self, buffer: WgslBuffer) -> None:
         for key in buffer.bind_group_keys:
-            self.bind_groups.pop(key, None)
+            dropped = self.bind_groups.pop(key, None)
+            if dropped is not None and self.encoder is not None:
+                self.keepalive.append(dropped)    # recorded commands may use it (encoding.py)
         buffer.bind_group_keys.clear()
 
     def compile(self, kernel: ir.OffloadedKernel) -> WgslCompiledKernel:
