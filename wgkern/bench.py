@@ -223,13 +223,15 @@ _compile_counter = itertools.count()
 
 def _compile_kernel(m: ModuleType, src: Any, dst: Any) -> Any:
     """A fresh ~40-line kernel (nested loops, while, if/elif/else, continue, static unrolling, a func) whose
-    source text is new every time (a unique constant), so no toolkit can answer from a cache keyed on the
-    source: this is a cold compile."""
+    source text and generated code are new every time (a unique f32 constant), so no toolkit and no driver
+    cache can answer from an earlier compile: this is a cold compile."""
     salt = next(_compile_counter)
     folder = Path(tempfile.gettempdir()) / f"wgkern-bench-{os.getpid()}"
     folder.mkdir(exist_ok=True)
     path = folder / f"compile_{salt}.py"
-    path.write_text(_COMPILE_SOURCE.replace("SALT", f"0.01{salt:06d}"))
+    # distinct as an f32 in every repetition of every run, so no disk cache (the toolkits', Mesa's) has seen it
+    unique = (time.time_ns() // 1000 + salt) % (1 << 20)
+    path.write_text(_COMPILE_SOURCE.replace("SALT", repr(0.01 + unique * 1e-6)))
     spec = importlib.util.spec_from_file_location(f"wgkern_bench_compile_{salt}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -59,6 +59,34 @@ def test_bounds_read_from_memory_use_a_grid_stride_loop(backend) -> None:
     np.testing.assert_array_equal(got, want)
 
 
+def test_flat_pipeline_by_default_loop_pipeline_only_for_capped_dispatches(backend) -> None:
+    """One shader, two pipelines (override wk_flat): a launch whose workgroups cover its range runs the flat
+    one and never makes the loop one; a capped dispatch (bounds read in the shader) makes and runs it."""
+    k = saxpy_kernel()
+    compiled = backend.compile(k)
+    assert "override wk_flat: bool = false;" in compiled.source()
+    x = np.arange(3000, dtype=np.float32)
+    device = DeviceArrays(backend, k, [x, np.ones(3000, np.float32)])
+    compiled.launch(device.args([2.0, None, None], 0, 0))
+    np.testing.assert_array_equal(device.read(1), 2.0 * x + 1.0)
+    device.free()
+    assert compiled.tasks[0].loop is None
+    assert compiled.tasks[0].groups([2.0, None, None], [(3000,), (3000,)]) == (12, 1, True)
+    assert compiled.tasks[0].groups([2.0, None, None], [(0,), (0,)]) is None
+
+    count, data = slot("count", T.i32, (1,)), slot("data", T.i32, (4096,))
+    end = lambda b: b.global_load(b.global_ptr(count, [b.const(0, T.i32)]))  # noqa: E731
+    body = lambda b, i: b.global_store(b.global_ptr(data, [i]), i)  # noqa: E731
+    k = kernel("from_memory", [count, data], [range_task("t", lambda b: b.const(0, T.i32), end, body)])
+    compiled = backend.compile(k)
+    device = DeviceArrays(backend, k, [np.array([4000], np.int32), np.zeros(4096, np.int32)])
+    compiled.launch(device.args([], 0, 0))
+    got = device.read(1)
+    device.free()
+    np.testing.assert_array_equal(got[:4000], np.arange(4000))
+    assert compiled.tasks[0].loop is not None
+
+
 @pytest.mark.parametrize("begin,end", [(10, 3), (4, 4), (-5, 6)])
 def test_reversed_and_empty_ranges(backend, begin: int, end: int) -> None:
     data = slot("data", T.i32, (16,))

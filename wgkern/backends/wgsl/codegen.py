@@ -278,6 +278,9 @@ class WgslCodegen(AdStackLowering, IRVisitor):
         loop = task.loop
         if loop is None:
             raise InternalCompilerError("range task without a loop", task.loc)
+        self.lines.append("// true when the dispatch has one invocation per index (set per pipeline by the runtime)")
+        self.lines.append("override wk_flat: bool = false;")
+        self.lines.append("")
         self.lines.append(f"@compute @workgroup_size({WORKGROUP_SIZE})")
         self.lines.append("fn main(@builtin(workgroup_id) wk_workgroup_id: vec3<u32>,")
         self.lines.append("        @builtin(num_workgroups) wk_num_workgroups: vec3<u32>,")
@@ -287,7 +290,7 @@ class WgslCodegen(AdStackLowering, IRVisitor):
         self.emit(f"let wk_begin = {self.value(loop.begin)};")
         self.emit(f"let wk_end = {self.value(loop.end)};")
         self.emit("if (wk_end <= wk_begin) { return; }")
-        self.emit("// grid-stride loop over the range (the dispatch may be capped or folded into 2-D)")
+        self.emit("// grid-stride loop over the range (the dispatch may be capped or folded into 2-D); one pass if wk_flat")
         self.emit("let wk_count = bitcast<u32>(wk_end) - bitcast<u32>(wk_begin);")
         self.emit(f"let wk_stride = wk_num_workgroups.x * wk_num_workgroups.y * {WORKGROUP_SIZE}u;")
         self.emit(f"var wk_k = (wk_workgroup_id.y * wk_num_workgroups.x + wk_workgroup_id.x) * "
@@ -311,7 +314,7 @@ class WgslCodegen(AdStackLowering, IRVisitor):
         self.emit("continuing {")
         self.emit("  let wk_left = wk_count - wk_k;")
         self.emit("  wk_k = wk_k + wk_stride;")
-        self.emit("  break if wk_left <= wk_stride;")
+        self.emit("  break if wk_flat || wk_left <= wk_stride;")
         self.emit("}")
         self.indent -= 1
         self.emit("}")

@@ -19,6 +19,8 @@ max_storage_buffer_binding_size is refused at allocation with both sizes named.
 adapters.py."""
 from __future__ import annotations
 
+import functools
+
 import struct
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,7 +46,7 @@ from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 
 RING_BYTES = 1 << 20          # launch-argument ring: one upload per submit
-BATCH_LIMIT = 4096            # launches per submit
+BATCH_LIMIT = 256             # launches per submit: the device starts on a batch while Python records the next
 MAX_DIMENSION = 65535         # workgroups per dispatch dimension (WebGPU default limit, lavapipe's too)
 BOUNDS_FROM_MEMORY_GROUPS = 1024   # capped dispatch for ranges whose bounds are computed in the shader
 MAX_THREADS = 1 << 31         # the shader's u32 thread index math stays exact below this
@@ -81,18 +83,36 @@ def fold_groups(groups: int) -> tuple[int, int]:
     return -(-groups // rows), rows
 
 
-def _groups_for(begin: int, end: int) -> tuple[int, int] | None:
+def _groups_for(begin: int, end: int) -> tuple[int, int, bool] | None:
+    """(x, y, flat): the workgroups of a launch over [begin, end), and whether they cover every index with
+    one invocation each (then the flat pipeline runs; a capped dispatch needs the grid-stride loop)."""
     count = end - begin
-    return fold_groups(-(-count // WORKGROUP_SIZE)) if count > 0 else None
+    if count <= 0:
+        return None
+    x, y = fold_groups(-(-count // WORKGROUP_SIZE))
+    return x, y, x * y * WORKGROUP_SIZE >= count
 
 
 @dataclass(slots=True)
 class TaskDispatch:
-    """A compiled task: its pipeline and how many workgroups a launch dispatches.
-    `groups(scalars, shapes)` returns None when the range is empty (the dispatch is skipped)."""
+    """A compiled task and how many workgroups a launch dispatches. `groups(scalars, shapes)` returns
+    (x, y, flat), or None when the range is empty (the dispatch is skipped). A range task's shader has an
+    override constant `wk_flat`: its flat pipeline (wk_flat = true, made with the task) runs one index per
+    invocation and lets the driver drop the grid-stride loop (lavapipe compiles such a shader ~40% faster);
+    the loop pipeline is made on first need (capped dispatches: bounds read in the shader, adstack launches
+    capped to the heap's binding, more than 2^31 indices)."""
     shader: TaskShader
-    pipeline: Any
-    groups: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], tuple[int, int] | None]
+    flat: Any
+    groups: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], tuple[int, int, bool] | None]
+    make_loop: Callable[[], Any]
+    loop: Any = None
+
+    def pipeline(self, flat: bool) -> Any:
+        if flat:
+            return self.flat
+        if self.loop is None:
+            self.loop = self.make_loop()
+        return self.loop
 
 
 def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot]
@@ -100,9 +120,9 @@ def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot]
     """Precompute as much of the dispatch size as possible: constant bounds are sized once; bounds that read
     global memory get a capped dispatch (the shader computes them); the rest are evaluated per launch."""
     if task.kind == "serial":
-        return lambda scalars, shapes: (1, 1)
+        return lambda scalars, shapes: (1, 1, True)
     if any(isinstance(s, (ir.GlobalLoad, ir.GlobalPtr)) for s in task.bounds.stmts):
-        capped = (BOUNDS_FROM_MEMORY_GROUPS, 1)
+        capped = (BOUNDS_FROM_MEMORY_GROUPS, 1, False)
         return lambda scalars, shapes: capped
     begin = host_eval.try_constant(task.loop.begin)
     end = host_eval.try_constant(task.loop.end)
@@ -120,7 +140,7 @@ def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot]
 
     def evaluate(scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> tuple[int, int] | None:
         bounds = host_eval.evaluate_bounds(task, scalars, host_eval.shapes_by_slot(containers, shapes))
-        return _groups_for(*bounds) if bounds is not None else (BOUNDS_FROM_MEMORY_GROUPS, 1)
+        return _groups_for(*bounds) if bounds is not None else (BOUNDS_FROM_MEMORY_GROUPS, 1, False)
     return evaluate
 
 
@@ -155,8 +175,9 @@ class WgslCompiledKernel(CompiledKernel):
         self.f16_positions = [k for k, dtype in enumerate(self.scalar_dtypes) if dtype == T.f16]
         # kernels with adstacks bind the heap and the overflow flag after their containers
         pipeline_layout = backend.pipeline_layout(self.plan.bindings + (2 if self.has_stacks else 0))
-        self.tasks = [TaskDispatch(shader, backend.pipeline(shader.wgsl, pipeline_layout),
-                                   _dispatch_sizer(shader.task, kernel.containers))
+        self.tasks = [TaskDispatch(shader, backend.pipeline(shader.wgsl, pipeline_layout, flat=True),
+                                   _dispatch_sizer(shader.task, kernel.containers),
+                                   functools.partial(backend.pipeline, shader.wgsl, pipeline_layout, False))
                       for shader in codegen.generate()]
 
     def source(self) -> str:
@@ -214,9 +235,10 @@ class WgslCompiledKernel(CompiledKernel):
         for task in self.tasks:
             groups = task.groups(scalars, shapes)
             if groups is not None:
-                if backend.pass_pipeline is not task.pipeline:    # repeated launches skip the state change
-                    compute_pass.set_pipeline(task.pipeline)
-                    backend.pass_pipeline = task.pipeline
+                pipeline = task.flat if groups[2] else task.pipeline(False)
+                if backend.pass_pipeline is not pipeline:    # repeated launches skip the state change
+                    compute_pass.set_pipeline(pipeline)
+                    backend.pass_pipeline = pipeline
                 encoder.dispatch(compute_pass, groups[0], groups[1])
         backend.pending_buffers.update(args.buffers)
         if self.plan.packed:
@@ -241,7 +263,7 @@ class WgslCompiledKernel(CompiledKernel):
                                            f"max_storage_buffer_binding_size ({backend.max_binding}); pass a "
                                            "smaller wk.init(ad_stack_size=...)")
                 if groups[0] * groups[1] > fit:
-                    groups = fold_groups(fit)
+                    groups = (*fold_groups(fit), False)
             threads = groups[0] * groups[1] * task.shader.workgroup_size if groups is not None else 1
             layout = layout_task(specs, caps, threads, wadstack.words_of, slot_major=True)
             metadata.extend(int(v) for v in layout.metadata.reshape(-1))
@@ -263,8 +285,9 @@ class WgslCompiledKernel(CompiledKernel):
         backend.launch_encoder.set_bind_group(compute_pass, bind_group, offset)
         for task, groups in zip(self.tasks, plans):
             if groups is not None:
-                compute_pass.set_pipeline(task.pipeline)
-                backend.pass_pipeline = task.pipeline
+                pipeline = task.pipeline(groups[2])
+                compute_pass.set_pipeline(pipeline)
+                backend.pass_pipeline = pipeline
                 backend.launch_encoder.dispatch(compute_pass, groups[0], groups[1])
         backend.pending_buffers.update(buffers)
         backend.pending_buffers.update(args.buffers)
@@ -318,6 +341,7 @@ class WgslBackend(Backend):
         self.keepalive: list[Any] = []
         self.unwaited = False
         self.pipelines: dict[str, Any] = {}
+        self.shader_modules: dict[str, Any] = {}
         self.layouts: dict[int, tuple[Any, Any]] = {}
         self.bind_groups: dict[tuple[Any, ...], Any] = {}
         self.launch_encoder = LaunchEncoder()
@@ -394,14 +418,20 @@ class WgslBackend(Backend):
             self.layouts[containers] = cached
         return cached[1]
 
-    def pipeline(self, wgsl: str, pipeline_layout: Any) -> Any:
-        key = f"{id(pipeline_layout)}\n{wgsl}"
+    def pipeline(self, wgsl: str, pipeline_layout: Any, flat: bool = False) -> Any:
+        """The compute pipeline of a task's WGSL; `flat` sets its `wk_flat` override (TaskDispatch)."""
+        flat = flat and "override wk_flat" in wgsl
+        key = f"{id(pipeline_layout)} {flat}\n{wgsl}"
         cached = self.pipelines.get(key)
         if cached is None:
             try:
-                module = self.device.create_shader_module(code=wgsl)
-                cached = self.device.create_compute_pipeline(
-                    layout=pipeline_layout, compute={"module": module, "entry_point": "main"})
+                module = self.shader_modules.get(wgsl)
+                if module is None:
+                    module = self.shader_modules[wgsl] = self.device.create_shader_module(code=wgsl)
+                stage = {"module": module, "entry_point": "main"}
+                if flat:
+                    stage["constants"] = {"wk_flat": 1}
+                cached = self.device.create_compute_pipeline(layout=pipeline_layout, compute=stage)
             except self._wgpu.GPUError as exc:
                 numbered = "\n".join(f"{n + 1:4d}  {line}" for n, line in enumerate(wgsl.splitlines()))
                 raise InternalCompilerError(f"naga rejected the generated WGSL: {exc}\n{numbered}") from None
