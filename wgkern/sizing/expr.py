@@ -1,18 +1,19 @@
 """SizeExpr: the closed grammar of adstack capacities that are known only at launch (DESIGN.md "Adstack sizing").
 
-Nodes are frozen, hashable dataclasses compared by structure, so equal expressions share cache entries and
+Nodes are immutable, hashable and compared by structure, so equal expressions share cache entries and
 reducer results. Leaves that read containers hold the IR `ContainerSlot` itself (identity-hashed); the launch
 context maps it to storage. `MaxOverRange(var, begin, end, body)` is max(0, max of body over var in [begin,
 end)): 0 on an empty range, never negative, which is what a count needs."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from wgkern.sizing.records import Record
 
-@dataclass(frozen=True, slots=True, repr=False)
-class SizeExpr:
-    """Base class; every node is immutable and structurally comparable."""
+
+class SizeExpr(Record):
+    """Base class; every node is immutable and structurally comparable (records.py)."""
+    __slots__ = ()
 
     def children(self) -> tuple[SizeExpr, ...]:
         return ()
@@ -24,87 +25,81 @@ class SizeExpr:
         return format_expr(self)
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class Const(SizeExpr):
-    value: int
+    __slots__ = ("value",)
+    FIELDS = COMPARED = ("value",)
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class ScalarArg(SizeExpr):
     """Scalar kernel argument number `arg_index` (an integer)."""
-    arg_index: int
+    __slots__ = ("arg_index",)
+    FIELDS = COMPARED = ("arg_index",)
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class ShapeOf(SizeExpr):
     """Extent of container `slot` along `axis` (element axes included, as ShapeOf in the IR)."""
-    slot: Any
-    axis: int
+    __slots__ = ("slot", "axis")
+    FIELDS = COMPARED = ("slot", "axis")
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class BoundVar(SizeExpr):
     """A variable bound by an enclosing MaxOverRange."""
-    name: str
+    __slots__ = ("name",)
+    FIELDS = COMPARED = ("name",)
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class _Read(SizeExpr):
-    slot: Any
-    index: tuple[SizeExpr, ...]
-    dtype: Any = field(compare=False, default=None)   # the slot's element DataType (slot identity fixes it)
+    """`dtype` is the slot's element DataType (not compared: the slot's identity fixes it)."""
+    __slots__ = ("slot", "index", "dtype")
+    FIELDS = ("slot", "index", "dtype")
+    COMPARED = ("slot", "index")
+    DEFAULTS = {"dtype": None}
 
     def children(self) -> tuple[SizeExpr, ...]:
         return self.index
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class NdarrayRead(_Read):
     """Element of an ndarray argument's container (integer dtype)."""
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class FieldLoad(_Read):
     """Element of a field (integer dtype)."""
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class _Binary(SizeExpr):
-    lhs: SizeExpr
-    rhs: SizeExpr
+    __slots__ = ("lhs", "rhs")
+    FIELDS = COMPARED = ("lhs", "rhs")
 
     def children(self) -> tuple[SizeExpr, ...]:
         return (self.lhs, self.rhs)
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class Add(_Binary):
-    pass
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class Sub(_Binary):
-    pass
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class Mul(_Binary):
-    pass
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class Max(_Binary):
-    pass
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class MaxOverRange(SizeExpr):
-    """max(0, max over var in [begin, end) of body). `where` names the loop's source line (for errors)."""
-    var: BoundVar
-    begin: SizeExpr
-    end: SizeExpr
-    body: SizeExpr
-    where: str = field(compare=False, default="")
+    """max(0, max over var in [begin, end) of body). `where` names the loop's source line (for errors; not
+    compared)."""
+    __slots__ = ("var", "begin", "end", "body", "where")
+    FIELDS = ("var", "begin", "end", "body", "where")
+    COMPARED = ("var", "begin", "end", "body")
+    DEFAULTS = {"where": ""}
 
     def children(self) -> tuple[SizeExpr, ...]:
         return (self.begin, self.end, self.body)

@@ -13,14 +13,16 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
 from wgkern.sizing import expr as E
+from wgkern.sizing.records import Record
 
 MAX_POINTS = (1 << 32) - 1        # largest cross product one reducer job covers
 
 
-@dataclass(frozen=True, slots=True)
-class Axis:
+class Axis(Record):
     """One variable of a job's cross product. `begin`/`end` are the real range (end may use outer axes);
     `lo`/`hi` are closed bounds of every value the variable takes. `guarded`: an inner MaxOverRange."""
+    __slots__ = ("var", "begin", "end", "lo", "hi", "guarded")
+    FIELDS = COMPARED = ("var", "begin", "end", "lo", "hi", "guarded")
     var: E.BoundVar
     begin: E.SizeExpr
     end: E.SizeExpr
@@ -29,14 +31,16 @@ class Axis:
     guarded: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
+class Job(Record):
     """Replace `node` by max(0, max over the cross product of `body`) (mode 'max') or by the value of a
     single read (mode 'value', no axes)."""
+    __slots__ = ("node", "axes", "body", "mode")
+    FIELDS = COMPARED = ("node", "axes", "body", "mode")
+    DEFAULTS = {"mode": "max"}
     node: E.SizeExpr
     axes: tuple[Axis, ...]
     body: E.SizeExpr
-    mode: str = "max"
+    mode: str
 
 
 @dataclass(slots=True)
