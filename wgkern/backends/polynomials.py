@@ -1,5 +1,5 @@
 """Polynomial tails of the software transcendentals, shared by the backends that compute them themselves
-(WGSL always, LLVM's fast-math f32 sin/cos): exact rational Taylor coefficients after range reduction.
+(the WGSL backend; the LLVM backends call libm): exact rational Taylor coefficients after range reduction.
 
 Each tail q(z) is the coefficient list of z^j, e.g. sin(r) = r + r (r^2 q(r^2)). The term counts per precision
 keep the error below half an ulp at the edge of the reduced range."""
