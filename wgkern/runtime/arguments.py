@@ -251,6 +251,11 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
         rules = kernel._wk_param_rules
     except AttributeError:
         rules = param_rules(kernel)
+    if not rules and not args and not kwargs:     # a kernel without parameters: one variant, reused
+        cached = getattr(kernel, "_wk_no_argument_spec", None)
+        if cached is None:
+            cached = kernel._wk_no_argument_spec = Specialisation((), [], {}, [], rules)
+        return cached
     values = _bind(kernel, rules, args, kwargs) if kwargs or len(args) != len(rules) else list(args)
     parts: list[tuple[str, Any]] = []
     templates: dict[int, Any] = {}

@@ -197,11 +197,15 @@ class WgslCompiledKernel(CompiledKernel):
 
     def _pack(self, ring: bytearray, offset: int, args: LaunchArgs, bases: Sequence[int] = (),
               metadata: Sequence[int] = ()) -> None:
+        if not (self.scalar_args or self.shape_axes or bases or metadata):    # launch id and seed only
+            self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32)
+            return
         scalars, shapes = args.scalars, args.shapes
         values = [scalars[i] for i in self.scalar_args]
         for k in self.f16_positions:
             values[k] = float(np.float16(values[k]))
-        values.extend(shapes[k][axis] for k, axis in self.shape_axes)
+        for k, axis in self.shape_axes:
+            values.append(shapes[k][axis])
         values.extend(bases)
         values.extend(metadata)
         try:
