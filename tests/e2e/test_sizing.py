@@ -184,3 +184,18 @@ def test_scalar_bounds_and_swapped_ndarrays_resize_each_launch(arch):
         np.testing.assert_allclose(x.grad.to_numpy(), np.full(16, 0.9 ** trips), rtol=1e-5)
         if step == 3:     # the same bounds as the launch before: no sizing work at all
             assert wk.stats()["sizer_host_evals"] == evals
+
+
+def test_the_reducer_pipeline_exists_only_on_gpu_adapters(arch):
+    """CPU adapters (lavapipe) read bounds back and reduce them with numpy; only a real GPU compiles the
+    WGSL max-reducer (sizing/adapters.py). Either way the capacity is exact."""
+    x, n, y = _fields()
+    n.from_numpy((np.arange(64) % 9).astype(np.int32))
+    iterate = _iterate_kernel(x, n, y)
+    iterate()
+    iterate.grad()
+    wk.sync()
+    backend = wk.runtime.program.current().backend
+    gpu_reducer = getattr(backend, "device", None) is not None and not backend.host_sizing
+    assert (getattr(backend, "max_reducer_pipeline", None) is not None) == gpu_reducer
+    assert wk.stats()["adstack_heap_bytes"] == _heap_bytes((8 + 1) * 4, 64)

@@ -68,6 +68,16 @@ def launch_context(kernel: Any, args: Any, backend: Any, tokens: Sequence[Hashab
 
     if getattr(backend, "device", None) is None:
         return HostLaunchContext(args.scalars, array, token, stats, cache, default_ad_stack_size, None, shape)
+    if getattr(backend, "host_sizing", False):
+        # a CPU adapter: read each container back once per launch and reduce with numpy (no reducer pipeline)
+        downloaded: dict[int, np.ndarray] = {}
+
+        def read_back(slot: Any) -> np.ndarray:
+            found = downloaded.get(id(slot))
+            if found is None:
+                found = downloaded[id(slot)] = array(slot)
+            return found
+        return HostLaunchContext(args.scalars, read_back, token, stats, cache, default_ad_stack_size, None, shape)
     from wgkern.sizing.wgsl_reducer import WgslLaunchContext
     pipeline = max_reducer_pipeline(backend)
     flush = getattr(backend, "flush", None)
@@ -79,4 +89,4 @@ def launch_context(kernel: Any, args: Any, backend: Any, tokens: Sequence[Hashab
         return getattr(buffer, "buffer", buffer), int(getattr(buffer, "offset", 0))
 
     return WgslLaunchContext(args.scalars, shape, token, buffer_of, array, pipeline, stats, cache,
-                             default_ad_stack_size, host_reduction=getattr(backend, "host_sizing", False))
+                             default_ad_stack_size)

@@ -217,11 +217,9 @@ class WgslLaunchContext:
     cache: SizeCache
     default_ad_stack_size: int = 32
     downloaded: dict[int, np.ndarray] = field(default_factory=dict)
-    host_reduction: bool = False      # reduce read-back arrays with numpy (CPU adapters), not on the device
 
     def __post_init__(self) -> None:
-        self.device_reducer = None if self.host_reduction else WgslReducer(self.pipeline, self.buffer_of,
-                                                                           self.shape)
+        self.device_reducer = WgslReducer(self.pipeline, self.buffer_of, self.shape)
 
     def scalar(self, arg_index: int) -> int:
         return int(self.scalars[arg_index])
