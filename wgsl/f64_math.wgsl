@@ -121,26 +121,23 @@ fn wk_cos_poly_$T(r: $T) -> $T {
 }
 
 //! sin
+// Both polynomials and selects rather than a switch on the quadrant: no divergent branches on GPUs, and half
+// the code for a driver to compile (lavapipe compiles a kernel with a few sin/cos calls markedly faster).
 fn wk_sin_$T(x: $T) -> $T {
-  if (x == $Z) { return x; }   // keeps the sign of -0
   let red = wk_reduce_pio2_$T(x);
-  switch red.quadrant {
-    case 0: { return wk_sin_poly_$T(red.r); }
-    case 1: { return wk_cos_poly_$T(red.r); }
-    case 2: { return -wk_sin_poly_$T(red.r); }
-    default: { return -wk_cos_poly_$T(red.r); }
-  }
+  let s = wk_sin_poly_$T(red.r);
+  let c = wk_cos_poly_$T(red.r);
+  let v = select(s, c, (red.quadrant & 1) != 0);
+  return select(select(v, -v, (red.quadrant & 2) != 0), x, x == $Z);   // x == 0: keeps the sign of -0
 }
 
 //! cos
 fn wk_cos_$T(x: $T) -> $T {
   let red = wk_reduce_pio2_$T(x);
-  switch red.quadrant {
-    case 0: { return wk_cos_poly_$T(red.r); }
-    case 1: { return -wk_sin_poly_$T(red.r); }
-    case 2: { return -wk_cos_poly_$T(red.r); }
-    default: { return wk_sin_poly_$T(red.r); }
-  }
+  let s = wk_sin_poly_$T(red.r);
+  let c = wk_cos_poly_$T(red.r);
+  let v = select(c, s, (red.quadrant & 1) != 0);
+  return select(v, -v, ((red.quadrant + 1) & 2) != 0);
 }
 
 //! tan
