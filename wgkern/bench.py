@@ -444,6 +444,9 @@ def format_table(header: dict[str, Any], results: list[BenchResult]) -> str:
 
 def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: str | None = None,
          compare: str | None = None) -> int:
+    # Cold compiles must be cold in the driver too: Mesa (lavapipe) keeps compiled shaders in a disk cache
+    # that would answer for a kernel any earlier run compiled (the same for every toolkit measured here).
+    os.environ.setdefault("MESA_SHADER_CACHE_DISABLE", "true")
     names = [n.strip() for n in only.split(",")] if only else None
     runs = [run_all(arch, reps, names, "wgkern")]
     if compare:
