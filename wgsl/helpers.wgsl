@@ -34,6 +34,12 @@ fn wk_div_$T(a: $T, b: $T) -> $T {
   return fma(r, $O / b, q);
 }
 
+//! div_float_native
+// The driver's division is already correctly rounded (llvmpipe: the CPU's divide instruction).
+fn wk_div_$T(a: $T, b: $T) -> $T {
+  return a / b;
+}
+
 //! ipow_signed
 // Integer power by repeated squaring (wrapping); a negative exponent gives 1 for base 1, +-1 for base -1, else 0.
 fn wk_ipow_$T(base: $T, exponent: $T) -> $T {

@@ -27,6 +27,9 @@ from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 
+# A pseudo-feature the backend adds where the driver's float division is correctly rounded (llvmpipe), so the
+# residual correction of `div_float` (for drivers whose `a / b` may be 2.5 ulp off) is left out.
+IEEE_DIVISION = "wk-ieee-division"
 WORKGROUP_SIZE = 256   # NVIDIA (Vulkan) reaches full occupancy only from 256 (measured: 2x saxpy bandwidth vs 64)
 _NAN32 = "bitcast<f32>(0x7fc00000u)"
 _INF32 = "bitcast<f32>(0x7f800000u)"
@@ -240,7 +243,10 @@ class WgslCodegen(AdStackLowering, IRVisitor):
             return
         key = f"{name}:{reg}:{extra.get('NAME', '')}"
         if key not in self.helpers:
-            self.helpers[key] = self._instantiate("helpers.wgsl", name, reg, extra)
+            section = name
+            if name == "div_float" and IEEE_DIVISION in self.features:
+                section = "div_float_native"
+            self.helpers[key] = self._instantiate("helpers.wgsl", section, reg, extra)
 
     def _math_section(self, part: str, reg: str) -> str:
         if "shader-int64" not in self.features:

@@ -37,7 +37,7 @@ from wgkern.backends.wgsl.timing import GpuTime, TimestampRecorder, timestamp_pe
 from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.adstack import collect_stacks
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
-from wgkern.backends.wgsl.codegen import WORKGROUP_SIZE, TaskShader, WgslCodegen
+from wgkern.backends.wgsl.codegen import IEEE_DIVISION, WORKGROUP_SIZE, TaskShader, WgslCodegen
 from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.errors import CompileError, InternalCompilerError, OutOfMemoryError, WkError
 from wgkern.ir import host_eval
@@ -326,7 +326,10 @@ class WgslBackend(Backend):
         self.host_sizing = self.adapter.info.get("adapter_type") == "CPU"
         self.sizing_scratch: dict[int, np.ndarray] = {}     # reused read-back arrays (sizing/adapters.py)
         self.queue = self.device.queue
-        self.features = frozenset(str(f) for f in self.device.features)
+        features = {str(f) for f in self.device.features}
+        if "llvmpipe" in str(self.adapter.info.get("device", "")).lower():
+            features.add(IEEE_DIVISION)       # llvmpipe divides with the CPU's correctly rounded instruction
+        self.features = frozenset(features)
         self.limits = self.device.limits
         self.max_binding = int(self.limits["max-storage-buffer-binding-size"])
         self.max_buffer = int(self.limits["max-buffer-size"])
