@@ -46,7 +46,10 @@ from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 
 RING_BYTES = 1 << 20          # launch-argument ring: one upload per submit
-BATCH_LIMIT = 256             # launches per submit: the device starts on a batch while Python records the next
+# Launches per submit. On a GPU the device starts on a batch while Python records the next; on a CPU adapter
+# (lavapipe) the "device" shares the cores with Python, so work is submitted in large batches.
+BATCH_LIMIT_GPU = 256
+BATCH_LIMIT_CPU = 4096
 MAX_DIMENSION = 65535         # workgroups per dispatch dimension (WebGPU default limit, lavapipe's too)
 BOUNDS_FROM_MEMORY_GROUPS = 1024   # capped dispatch for ranges whose bounds are computed in the shader
 MAX_THREADS = 1 << 31         # the shader's u32 thread index math stays exact below this
@@ -221,7 +224,7 @@ class WgslCompiledKernel(CompiledKernel):
             return
         backend = self.backend
         offset = backend.ring_used
-        if offset + self.stride > RING_BYTES or backend.pending_launches >= BATCH_LIMIT or \
+        if offset + self.stride > RING_BYTES or backend.pending_launches >= backend.batch_limit or \
                 (backend.timer is not None and backend.timer.full()):
             backend.flush()
             offset = 0
@@ -275,7 +278,7 @@ class WgslCompiledKernel(CompiledKernel):
             plans.append(groups)
         heap = backend.adstack_heap.ensure(max(heap_words, 1) * 4)
         offset = backend.ring_used
-        if offset + self.stride > RING_BYTES or backend.pending_launches >= BATCH_LIMIT or \
+        if offset + self.stride > RING_BYTES or backend.pending_launches >= backend.batch_limit or \
                 (backend.timer is not None and backend.timer.full()):
             backend.flush()
             offset = 0
@@ -324,6 +327,7 @@ class WgslBackend(Backend):
         # On a CPU adapter (lavapipe) the "device" is this machine's cores: the sizer reads bounds back and
         # reduces them with numpy (measured ~4 GB/s over 2^24 i32) instead of in the WGSL reducer (~1 GB/s).
         self.host_sizing = self.adapter.info.get("adapter_type") == "CPU"
+        self.batch_limit = BATCH_LIMIT_CPU if self.host_sizing else BATCH_LIMIT_GPU
         self.sizing_scratch: dict[int, np.ndarray] = {}     # reused read-back arrays (sizing/adapters.py)
         self.queue = self.device.queue
         features = {str(f) for f in self.device.features}
