@@ -332,3 +332,33 @@ def test_static_range_over_vector_size():
     kir = build(k)
     assert not of_type(kir, ir.RangeFor)
     assert run(kir)["out"][0] == 10.0
+
+
+def test_list_literals_are_vectors_and_matrices_where_a_value_is_needed():
+    """Taichi programs write `x[i] = [a, b]` and `[[a, b], [c, d]] @ v`; a list kept as a name stays a Python
+    list for static indexing (`w = [u, v]; w[0]`)."""
+    @wk.kernel
+    def k():
+        pos[0] = [1, 2.5, 3]
+        mats[0] = [[1, 2], [3, 4]]
+        w = [wk.math.vec3(1, 1, 1), wk.math.vec3(2, 2, 2)]
+        pos[1] = w[1] + [0.5, 0, 0]
+        m = wk.math.mat2(1, 0, 0, 2)
+        r = m @ wk.math.vec2(3, 4)
+        out[0] = r.y
+        out[1] = ([[0, 1], [1, 0]] @ wk.math.vec2(5, 6))[0]
+
+    got = run(build(k))
+    assert got["pos"][0].tolist() == [1.0, 2.5, 3.0] and got["pos"][1].tolist() == [2.5, 2.0, 2.0]
+    assert got["mats"][0].tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert got["out"][:2].tolist() == [8.0, 6.0]
+
+
+def test_a_ragged_list_literal_is_an_error_naming_the_line():
+    @wk.kernel
+    def k():
+        mats[0] = [[1, 2], [3]]
+
+    with pytest.raises(wk.CompileError, match="same length") as info:
+        build(k)
+    assert "mats[0] = [[1, 2], [3]]" in str(info.value)

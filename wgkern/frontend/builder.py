@@ -303,6 +303,11 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, LoopMixin):
             return self.load_ref(value)
         if is_python_number(value):
             return self.const(value)
+        if isinstance(value, (list, tuple)) and value:
+            # `x[i] = [a, b]`, `m = [[a, b], [c, d]] @ v`: a list literal where a value is needed is a vector
+            # (a list of rows: a matrix), as in Taichi
+            is_matrix = all(isinstance(row, (list, tuple)) for row in value)
+            return self.construct_from_lists(is_matrix, [value], {})
         if isinstance(value, np.ndarray) and value.ndim in (1, 2) and value.size > 0:
             elements = [self.const(v) for v in value.reshape(-1).tolist()]
             from wgkern.frontend.vectors import unify_dtype
