@@ -63,6 +63,32 @@ def test_ndrange_is_one_flattened_loop():
     assert list(out["acc"][:9]) == [i * 10 + j for i in range(3) for j in range(1, 4)]
 
 
+def test_grouped_loops_bind_an_index_vector():
+    """`for I in wk.grouped(x)` (Taichi's ti.grouped) over a field or a wk.ndrange: I is an i32 vector."""
+    @wk.kernel
+    def k(n: wk.i32):
+        for I in wk.grouped(grid):
+            grid[I] = I[0] * 5 + I.y
+        for I in wk.grouped(wk.ndrange((1, n), 2)):
+            acc[I[0] * 2 + I[1]] = (I + 1).dot(wk.Vector([10, 1]))
+
+    out = run(build(k, 0), scalars=[3])
+    assert out["grid"].tolist() == [[i * 5 + j for j in range(grid.shape[1])] for i in range(grid.shape[0])]
+    assert list(out["acc"][2:6]) == [21, 22, 31, 32]
+    assert list(wk.grouped(wk.ndrange(2, 2))) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert list(wk.grouped(range(3))) == [(0,), (1,), (2,)]
+
+
+def test_grouped_needs_a_container_or_ndrange():
+    @wk.kernel
+    def k():
+        for I in wk.grouped(range(3)):
+            acc[0] += 1
+
+    with pytest.raises(wk.CompileError, match="wk.grouped\\(\\) loops over a field"):
+        build(k)
+
+
 def test_ndrange_negative_extent_runs_nothing():
     @wk.kernel
     def k(a: wk.i32, b: wk.i32):

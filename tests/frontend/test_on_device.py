@@ -91,3 +91,20 @@ def test_ndarray_argument_and_atomics(arch):
     data = np.arange(10, dtype=np.int32)
     k(data)
     assert hist.to_numpy().tolist() == np.bincount(data % 4, minlength=4).tolist()
+
+
+def test_grouped_loops_and_list_literals(arch):
+    """Two Taichi idioms: `for I in wk.grouped(f)` and `v[i] = [a, b]`."""
+    f = wk.field(wk.f32, shape=(6, 5))
+    v = wk.Vector.field(2, wk.f32, shape=(6, 5))
+
+    @wk.kernel
+    def k():
+        for I in wk.grouped(f):
+            f[I] = I[0] * 10.0 + I[1]
+            v[I] = [I.x, f[I] * 2]
+
+    k()
+    i, j = np.meshgrid(np.arange(6), np.arange(5), indexing="ij")
+    np.testing.assert_array_equal(f.to_numpy(), i * 10.0 + j)
+    np.testing.assert_array_equal(v.to_numpy(), np.stack([i, (i * 10.0 + j) * 2], axis=-1))

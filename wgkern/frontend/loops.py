@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, static_eval
 from wgkern.frontend.scope import Fixed, Static
-from wgkern.frontend.values import NdarrayRef, describe, is_runtime
+from wgkern.frontend.values import NdarrayRef, VectorValue, describe, is_runtime
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import math as wm
@@ -63,22 +63,42 @@ class LoopMixin:
                 iterable = static_eval.evaluate(iter_node.args[0], self.frame.fn, self.frame.scope,
                                                 self.frame.src.filename)
                 return self.static_loop(node, iterable)
+            if callee is wm.grouped:
+                if len(iter_node.args) != 1 or iter_node.keywords:
+                    raise CompileError("wk.grouped() takes one field, ndarray or wk.ndrange(...)")
+                inner = iter_node.args[0]
+                if isinstance(inner, ast.Call) and self.visit(inner.func) is wm.ndrange:
+                    if inner.keywords:
+                        raise CompileError("wk.ndrange() takes no keyword arguments")
+                    dims = [self.ndrange_dim(self.visit(arg)) for arg in inner.args]
+                else:
+                    dims = self.container_dims(self.visit(inner))
+                    if dims is None:
+                        raise CompileError(f"wk.grouped() loops over a field, an ndarray or wk.ndrange(...), "
+                                           f"not {describe(self.visit(inner))}")
+                return self.product_loop(node, dims, serialize, grouped=True)
         iterable = self.visit(iter_node)
-        if isinstance(iterable, NdarrayRef):
-            slot = self.ctx.ndarray_slot(iterable)
-            dims = [(0, self.b.insert(ir.ShapeOf(container=slot, axis=k, dtype=T.i32)))
-                    for k in range(iterable.ndim)]
+        dims = self.container_dims(iterable)
+        if dims is not None:
             return self.product_loop(node, dims, serialize)
-        if self.is_container(iterable):
-            if not iterable.shape:
-                raise CompileError(f"cannot loop over the 0-d field '{iterable.name}' (access it as "
-                                   f"{iterable.name}[None])")
-            return self.product_loop(node, [(0, int(n)) for n in iterable.shape], serialize)
         if isinstance(iterable, (range, tuple, list)) and not is_runtime(iterable):
             raise CompileError(f"looping over a Python {type(iterable).__name__} needs wk.static(...) "
                                "(it is unrolled at compile time)")
         raise CompileError(f"cannot loop over {describe(iterable)}; use range(), wk.ndrange(), a field, an "
                            "ndarray or wk.static(...)")
+
+    def container_dims(self, iterable: Any) -> list[tuple[Any, Any]] | None:
+        """(begin, end) of each index axis of a field or ndarray; None for anything else."""
+        if isinstance(iterable, NdarrayRef):
+            slot = self.ctx.ndarray_slot(iterable)
+            return [(0, self.b.insert(ir.ShapeOf(container=slot, axis=k, dtype=T.i32)))
+                    for k in range(iterable.ndim)]
+        if self.is_container(iterable):
+            if not iterable.shape:
+                raise CompileError(f"cannot loop over the 0-d field '{iterable.name}' (access it as "
+                                   f"{iterable.name}[None])")
+            return [(0, int(n)) for n in iterable.shape]
+        return None
 
     # ---- targets --------------------------------------------------------------------------------------------
     def loop_target_names(self, target: ast.expr, count: int) -> list[str]:
@@ -150,8 +170,13 @@ class LoopMixin:
             return value[0], value[1]
         return 0, value
 
-    def product_loop(self, node: ast.For, dims: list[tuple[Any, Any]], serialize: bool) -> None:
-        names = self.loop_target_names(node.target, len(dims)) if dims else []
+    def product_loop(self, node: ast.For, dims: list[tuple[Any, Any]], serialize: bool,
+                     grouped: bool = False) -> None:
+        """One loop over the product of `dims`; `grouped`: the one loop variable is the index vector."""
+        if grouped:
+            names = self.loop_target_names(node.target, 1)
+        else:
+            names = self.loop_target_names(node.target, len(dims)) if dims else []
         extents: list[Any] = []
         for begin, end in dims:
             if not is_runtime(begin) and not is_runtime(end):
@@ -177,7 +202,11 @@ class LoopMixin:
                 begin = dims[k][0]
                 values[k] = part if (not is_runtime(begin) and begin == 0) else \
                     self.binary_values(BinaryOpKind.ADD, part, begin)
-            self.bind_loop_variables(names, [self.b.cast(self.as_scalar(v), T.i32) for v in values])
+            indices = [self.b.cast(self.as_scalar(v), T.i32) for v in values]
+            if grouped:
+                self.bind_loop_variables(names, [VectorValue(indices, len(indices))])
+            else:
+                self.bind_loop_variables(names, indices)
             self.visit_body(node.body)
         self.emit_range_for(0, total, serialize, body, node)
 

@@ -161,6 +161,15 @@ def ndrange(*dims: Any) -> Iterator[Any]:
     return itertools.product(*ranges)
 
 
+def grouped(iterable: Any) -> Iterator[tuple[int, ...]]:
+    """`for I in wk.grouped(x)` (a field, an ndarray or a wk.ndrange): one parallel loop whose index `I` is
+    an integer vector (`x[I]`, `I[0]`, `I + 1`). Outside kernels: the index tuples, in order."""
+    shape = getattr(iterable, "shape", None)
+    if shape is not None and not isinstance(iterable, (range, tuple, list)):
+        return itertools.product(*(range(int(n)) for n in shape))
+    return (item if isinstance(item, tuple) else (item,) for item in iterable)
+
+
 def loop_config(*, serialize: bool = False, **_: Any) -> None:
     """`wk.loop_config(serialize=True)` before a loop: run that loop serially. A no-op outside kernels."""
     return None
