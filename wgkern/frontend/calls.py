@@ -15,7 +15,7 @@ from wgkern.frontend import arith, intrinsics, static_eval, vectors
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, VectorVar
 from wgkern.frontend.values import BoundMethod, GlobalRef, VectorValue, describe, is_python_number, is_runtime
 from wgkern.ir import nodes as ir
-from wgkern.ir.ops import INT_ONLY_ATOMIC, BinaryOpKind
+from wgkern.ir.ops import INT_ONLY_ATOMIC, BinaryOpKind, UnaryOpKind
 from wgkern.lang import math as wm
 from wgkern.lang import types as T
 from wgkern.lang.kernel import Func, Kernel
@@ -89,6 +89,8 @@ class CallMixin:
             return self.select_values(*args)
         if callee is wm.random:
             return self.random_call(args, kwargs)
+        if callee is wm.randn:
+            return self.randn_call(args, kwargs)
         if callee is wm.clamp:
             if len(args) != 3 or kwargs:
                 raise CompileError("wk.clamp(x, lo, hi) takes 3 arguments")
@@ -172,6 +174,21 @@ class CallMixin:
             raise CompileError("wk.random() takes one optional argument, dtype")
         dtype = self.as_dtype(args[0] if args else kwargs.get("dtype", T.f32))
         return self.b.insert(ir.RandomValue(dtype=dtype, site=self.ctx.next_random_site()))
+
+    def randn_call(self, args: list[Any], kwargs: dict[str, Any]) -> ir.Stmt:
+        """Box-Muller: sqrt(-2 log(1 - u1)) cos(2 pi u2), u1 and u2 two uniform draws in [0, 1)."""
+        if len(args) > 1 or set(kwargs) - {"dtype"}:
+            raise CompileError("wk.randn() takes one optional argument, dtype")
+        dtype = self.as_dtype(args[0] if args else kwargs.get("dtype", T.f32))
+        if not dtype.is_float:
+            raise CompileError(f"wk.randn() gives floats, not {dtype.name}")
+        b = self.b
+        u1 = b.insert(ir.RandomValue(dtype=dtype, site=self.ctx.next_random_site()))
+        u2 = b.insert(ir.RandomValue(dtype=dtype, site=self.ctx.next_random_site()))
+        radius = b.unary(UnaryOpKind.SQRT, b.mul(b.const(-2.0, dtype),
+                                                 b.unary(UnaryOpKind.LOG, b.sub(b.const(1.0, dtype), u1))))
+        angle = b.mul(b.const(2 * np.pi, dtype), u2)
+        return b.mul(radius, b.unary(UnaryOpKind.COS, angle))
 
     def unary_call(self, callee: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
         op = intrinsics.UNARY_FUNCTIONS[callee]

@@ -148,6 +148,14 @@ def random(dtype: Any = T.f32) -> Any:
     return dt.np_dtype.type(np.random.randint(info.min, info.max, dtype=dt.np_dtype))
 
 
+def randn(dtype: Any = T.f32) -> Any:
+    """A standard normal sample (Box-Muller from two wk.random() draws). Outside kernels: numpy's generator."""
+    dt = T.to_dtype(dtype)
+    if not dt.is_float:
+        raise WkError(f"wk.randn() gives floats, not {dt.name}")
+    return dt.np_dtype.type(np.random.standard_normal())
+
+
 def static(x: Any, *more: Any) -> Any:
     """`wk.static(expr)`: evaluate at compile time (unrolls loops, picks `if` branches)."""
     return (x, *more) if more else x
