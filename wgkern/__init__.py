@@ -12,8 +12,8 @@ from wgkern.lang.fields import field, ndarray
 from wgkern.lang.kernel import func, kernel
 from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_and, atomic_max, atomic_min,
                               atomic_or, atomic_sub, atomic_xor, cast, ceil, clamp, cos, cosh, exp, floor,
-                              grouped, log, log2, loop_config, max, min, ndrange, pow, randn, random, round, rsqrt,
-                              select, sign, sin, sinh, sqrt, static, tan, tanh)
+                              grouped, log, log2, loop_config, max, min, ndrange, polar_decompose, pow, randn, random,
+                              round, rsqrt, select, sign, sin, sinh, sqrt, static, svd, tan, tanh)
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.types import f16, f32, f64, i8, i16, i32, i64, template, types, u1, u8, u16, u32, u64
 from wgkern.runtime.arch import amdgpu, cpu, cuda, dx12, gpu, metal, vulkan, webgpu
@@ -29,7 +29,7 @@ __all__ = [
     "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log", "log2", "sqrt",
     "rsqrt", "abs", "floor", "ceil", "round", "pow", "min", "max", "clamp", "sign", "random",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
-    "cast", "select", "static", "ndrange", "grouped", "loop_config", "randn",
+    "cast", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose",
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError",
 ]

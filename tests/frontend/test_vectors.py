@@ -362,3 +362,27 @@ def test_a_ragged_list_literal_is_an_error_naming_the_line():
     with pytest.raises(wk.CompileError, match="same length") as info:
         build(k)
     assert "mats[0] = [[1, 2], [3]]" in str(info.value)
+
+
+def test_matrix_of_a_flat_list_is_a_vector_and_cast_converts_elements():
+    """Taichi idioms from mpm99: `ti.Matrix([0, 0])` is a vector; `(x * 3.7).cast(int)` truncates each element."""
+    @wk.kernel
+    def k():
+        v = wk.Matrix([1.5, -2.5, 3.0])
+        pos[0] = v
+        base = (v * 2.0).cast(int)
+        out[0] = base[0] + base[1] * 10 + base[2] * 100
+        out[1] = base.cast(wk.f32).sum() / 2
+
+    got = run(build(k))
+    assert got["pos"][0].tolist() == [1.5, -2.5, 3.0]
+    assert got["out"][:2].tolist() == [3 - 50 + 600, (3 - 5 + 6) / 2]
+
+
+def test_cast_method_needs_a_dtype():
+    @wk.kernel
+    def k():
+        pos[0] = pos[1].cast(3)
+
+    with pytest.raises(wk.CompileError, match="cast\\(\\) needs a dtype"):
+        build(k)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.errors import CompileError
-from wgkern.frontend import arith, intrinsics, static_eval, vectors
+from wgkern.frontend import arith, intrinsics, linalg, static_eval, vectors
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, VectorVar
 from wgkern.frontend.values import BoundMethod, GlobalRef, VectorValue, describe, is_python_number, is_runtime
 from wgkern.ir import nodes as ir
@@ -68,6 +68,11 @@ class CallMixin:
     def call_value(self, callee: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
         static_args = not any(is_runtime(a) for a in args) and not any(is_runtime(v) for v in kwargs.values())
         if isinstance(callee, BoundMethod):
+            if callee.name == "cast":      # v.cast(dtype): the argument is a dtype, not a value
+                if "dt" in kwargs or "dtype" in kwargs:
+                    args = [*args, kwargs.pop("dt", None) or kwargs.pop("dtype")]
+                return self.no_kwargs(kwargs, callee.name) or vectors.call_method(
+                    self.b, callee.receiver, callee.name, list(args))
             return self.no_kwargs(kwargs, callee.name) or vectors.call_method(
                 self.b, callee.receiver, callee.name, [self.as_value(a) for a in args])
         if callee is builtins.len:
@@ -91,6 +96,13 @@ class CallMixin:
             return self.random_call(args, kwargs)
         if callee is wm.randn:
             return self.randn_call(args, kwargs)
+        if callee is wm.svd or callee is wm.polar_decompose:
+            if not 1 <= len(args) <= 2 or kwargs:      # Taichi's optional second argument is the dtype
+                raise CompileError(f"wk.{callee.__name__}(A) takes one matrix")
+            matrix = self.as_value(args[0])
+            if len(args) == 2 and isinstance(matrix, VectorValue):
+                matrix = vectors.cast(self.b, matrix, self.as_dtype(args[1]))
+            return (linalg.svd if callee is wm.svd else linalg.polar_decompose)(self.b, matrix)
         if callee is wm.clamp:
             if len(args) != 3 or kwargs:
                 raise CompileError("wk.clamp(x, lo, hi) takes 3 arguments")
@@ -248,6 +260,8 @@ class CallMixin:
         if len(args) != 1 or kwargs or not isinstance(args[0], (list, tuple)):
             raise CompileError("wk.Vector/wk.Matrix take a list of values (and an optional dt)")
         rows = args[0]
+        if is_matrix and rows and not any(isinstance(r, (list, tuple)) for r in rows):
+            is_matrix = False      # wk.Matrix([a, b]) is a vector, as in Taichi
         if is_matrix:
             if not rows or not all(isinstance(r, (list, tuple)) for r in rows):
                 raise CompileError("wk.Matrix takes a list of rows")

@@ -209,8 +209,20 @@ def dynamic_element(b: IRBuilder, elements: list[ir.Stmt], index: ir.Stmt) -> ir
 
 
 # name -> (function(builder, receiver, *args), number of extra args allowed)
+def cast_method(b: IRBuilder, v: VectorValue, dtype: Any) -> VectorValue:
+    """`v.cast(dtype)` (Taichi's Matrix.cast): every element converted."""
+    if isinstance(dtype, T.VectorType):
+        dtype = dtype.dtype
+    try:
+        target = T.to_dtype(dtype)
+    except TypeError:
+        raise CompileError(f"cast() needs a dtype, got {dtype!r}") from None
+    return cast(b, v, target)
+
+
 METHODS: dict[str, tuple[Callable[..., Any], tuple[int, ...]]] = {
     "dot": (dot, (1,)),
+    "cast": (cast_method, (1,)),
     "norm": (norm, (0, 1)),
     "norm_sqr": (lambda b, v: norm_sqr(b, v), (0,)),
     "normalized": (normalized, (0, 1)),

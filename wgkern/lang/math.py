@@ -156,6 +156,20 @@ def randn(dtype: Any = T.f32) -> Any:
     return dt.np_dtype.type(np.random.standard_normal())
 
 
+def _kernel_only(name: str) -> Any:
+    def function(*args: Any, **kwargs: Any) -> Any:
+        raise WkError(f"wk.{name}() can only be used inside a @wk.kernel or @wk.func (use numpy.linalg on the "
+                      "host)")
+    function.__name__ = name
+    function.__qualname__ = name
+    return function
+
+
+# R, S = wk.polar_decompose(A); U, sigma, V = wk.svd(A): 2x2 matrices, inside kernels (frontend/linalg.py)
+polar_decompose = _kernel_only("polar_decompose")
+svd = _kernel_only("svd")
+
+
 def static(x: Any, *more: Any) -> Any:
     """`wk.static(expr)`: evaluate at compile time (unrolls loops, picks `if` branches)."""
     return (x, *more) if more else x
