@@ -42,10 +42,10 @@ def test_info(capsys):
 def test_demo_list(capsys):
     assert main(["demo", "--list"]) == 0
     listed = capsys.readouterr().out
-    assert "heat" in listed and "particles" in listed
+    assert "heat" in listed and "particles" in listed and "mpm" in listed
 
 
-@pytest.mark.parametrize("name", ["heat", "particles"])
+@pytest.mark.parametrize("name", ["heat", "particles", "mpm"])
 def test_demo_headless(arch, name, tmp_path, capsys):
     out = tmp_path / f"{name}.png"
     assert main(["demo", name, "--headless", "--out", str(out), "--arch", arch.value, "--steps", "30"]) == 0
