@@ -231,3 +231,8 @@ def length(a: Any) -> Any:
 
 def normalize(a: Any) -> Any:
     return np.asarray(a) / np.linalg.norm(a)
+
+
+# GLSL-style helpers (kernel-language functions; glsl.py imports this module, hence the late import)
+from wgkern.lang.glsl import (degrees, distance, fract, isinf, isnan, mix, mod, radians, reflect,  # noqa: E402
+                              refract, smoothstep, step)
