@@ -17,7 +17,7 @@ fn wk_exp_$T(x: $T) -> $T {
   if (x > $T($EXP_MAX)) { return $INF; }
   if (x < $T($EXP_MIN)) { return $Z; }
   // x = k ln2 + r, ln2 split in a 12-bit head (k * head is exact) and a tail
-  let k = round(x * $T(1.4426950408889634));
+  let k = floor(x * $T(1.4426950408889634) + $T(0.5));   // floor, not round: lavapipe's f64 round is wrong
   let r = fma(-k, $T(3.1946184945309415e-05), fma(-k, $T(0.693115234375), x));   // fmas: see reduce_pio2
   let p = $O + (r + r * r * wk_poly_exp_$T(r));
   return wk_ldexp_$T(p, i32(k));
@@ -102,7 +102,7 @@ struct WkReduced_$T {
 }
 
 fn wk_reduce_pio2_$T(x: $T) -> WkReduced_$T {
-  let k = round(x * $T(0.6366197723675814));
+  let k = floor(x * $T(0.6366197723675814) + $T(0.5));   // floor, not round: see exp
   // explicit fmas: written as ((x - k p1) - k p2) - k p3, NVIDIA's Vulkan compiler (H100, driver 580) lost the
   // extra precision when sin, cos and tan shared the reduction (f64 sin 5e4 ulp off)
   let r = fma(-k, $T($PIO2_3), fma(-k, $T(0.0004837512969970703), fma(-k, $T(1.5703125), x)));
@@ -110,6 +110,25 @@ fn wk_reduce_pio2_$T(x: $T) -> WkReduced_$T {
   return WkReduced_$T(r, quadrant);
 }
 
+//! reduce_pio2_wide
+// f32 on a device with shader-f64: past |k| = 2^12 the three f32 parts of pi/2 are too short (sin(1e6) would be
+// off by 3e-2), so larger arguments are reduced in f64 (exact for |k| < 2^41, |x| < 3e12).
+struct WkReduced_$T {
+  r: $T,
+  quadrant: i32,
+}
+
+fn wk_reduce_pio2_$T(x: $T) -> WkReduced_$T {
+  if (abs(x) < $T(6000.0)) {
+    let k = floor(x * $T(0.6366197723675814) + $T(0.5));
+    let r = fma(-k, $T($PIO2_3), fma(-k, $T(0.0004837512969970703), fma(-k, $T(1.5703125), x)));
+    return WkReduced_$T(r, i32(k - $T(4.0) * floor(k * $T(0.25))));
+  }
+  let wide = wk_reduce_pio2_f64(f64(x));
+  return WkReduced_$T($T(wide.r), wide.quadrant);
+}
+
+//! trig_poly
 fn wk_sin_poly_$T(r: $T) -> $T {
   let z = r * r;
   return r + r * (z * wk_poly_sin_$T(z));

@@ -34,6 +34,16 @@ fn wk_div_$T(a: $T, b: $T) -> $T {
   return fma(r, $O / b, q);
 }
 
+//! round_even
+// Round half to even. WGSL's round() is specified so, but lavapipe's f64 one is not (3.5 -> 3, 54321987.6
+// unchanged), so f64 rounds here: floor is exact on every device seen.
+fn wk_round_$T(x: $T) -> $T {
+  let f = floor(x);
+  let d = x - f;                      // exact; NaN for infinities, which then fall through unchanged
+  let odd = f * $T(0.5) != floor(f * $T(0.5));
+  return f + select($Z, $O, d > $T(0.5) || (d == $T(0.5) && odd));
+}
+
 //! div_float_native
 // The driver's division is already correctly rounded (llvmpipe: the CPU's divide instruction).
 fn wk_div_$T(a: $T, b: $T) -> $T {

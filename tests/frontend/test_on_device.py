@@ -129,3 +129,46 @@ def test_randn_is_standard_normal_and_replayed_by_grad(arch):
     np.testing.assert_array_equal(x.grad.to_numpy(), samples)
     with np.testing.assert_raises(wk.WkError):
         wk.randn(wk.i32)
+
+
+def test_round_is_half_to_even_for_large_and_tied_values(arch):
+    """lavapipe's f64 round() keeps 54321987.6 and takes 3.5 to 3: the WGSL backend rounds f64 itself."""
+    for dtype in (wk.f32, wk.f64):
+        x = wk.field(dtype, shape=10)
+        out = wk.field(dtype, shape=10)
+
+        @wk.kernel
+        def k():
+            for i in x:
+                out[i] = wk.round(x[i])
+
+        values = np.array([2.5, 3.5, -2.5, -3.5, 54321987.6, 1e7 + 0.5, 2.0 ** 40 + 0.5, 8388607.5, 0.49999997,
+                           -0.0], dtype=dtype.np_dtype)
+        x.from_numpy(values)
+        k()
+        np.testing.assert_array_equal(out.to_numpy(), np.round(values), err_msg=str(dtype))
+
+
+def test_sin_and_cos_stay_accurate_for_large_arguments(arch):
+    """Arguments past |x| ~ 6000 need more of pi/2 than three f32 parts: f32 reduces them in f64 where the
+    device has it (the CPU uses libm)."""
+    backend = wk.runtime.program.current().backend
+    wide = getattr(backend, "features", None) is None or "shader-f64" in backend.features
+    xs = np.random.default_rng(3).uniform(1e3, 1e8 if wide else 6e3, 1 << 16)
+    for dtype in (wk.f32, wk.f64) if wide else (wk.f32,):
+        x = wk.field(dtype, shape=xs.size)
+        s = wk.field(dtype, shape=xs.size)
+        c = wk.field(dtype, shape=xs.size)
+
+        @wk.kernel
+        def k():
+            for i in x:
+                s[i] = wk.sin(x[i])
+                c[i] = wk.cos(x[i])
+
+        arg = xs.astype(dtype.np_dtype)
+        x.from_numpy(arg)
+        k()
+        tolerance = 2e-7 if dtype == wk.f32 else 1e-15
+        np.testing.assert_allclose(s.to_numpy(), np.sin(arg.astype(np.float64)), rtol=0, atol=tolerance)
+        np.testing.assert_allclose(c.to_numpy(), np.cos(arg.astype(np.float64)), rtol=0, atol=tolerance)

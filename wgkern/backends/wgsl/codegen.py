@@ -236,10 +236,17 @@ class WgslCodegen(AdStackLowering, IRVisitor):
         if name.startswith("math_"):
             for part in mathlib.MATH_DEPENDENCIES[name[5:]]:
                 key = f"{part}:{reg}"
-                if key not in self.helpers:
-                    self.helpers[key] = mathlib.polynomial(part[5:], reg) if part.startswith("poly_") else \
-                        self._instantiate("f64_math.wgsl", self._math_section(part, reg), reg,
-                                          mathlib.MATH_CONSTANTS[reg])
+                if key in self.helpers:
+                    continue
+                section = self._math_section(part, reg)
+                if (part, reg) == mathlib.WIDE_REDUCTION[:2] and "shader-f64" in self.features:
+                    wide_key = f"{part}:f64"
+                    if wide_key not in self.helpers:
+                        self.helpers[wide_key] = self._instantiate("f64_math.wgsl", self._math_section(part, "f64"),
+                                                                   "f64", mathlib.MATH_CONSTANTS["f64"])
+                    section = mathlib.WIDE_REDUCTION[2]
+                self.helpers[key] = mathlib.polynomial(part[5:], reg) if part.startswith("poly_") else \
+                    self._instantiate("f64_math.wgsl", section, reg, mathlib.MATH_CONSTANTS[reg])
             return
         key = f"{name}:{reg}:{extra.get('NAME', '')}"
         if key not in self.helpers:

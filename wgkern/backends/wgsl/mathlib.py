@@ -32,9 +32,9 @@ MATH_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "exp": ("poly_exp", "ldexp", "exp"),
     "log": ("poly_log", "frexp", "log"),
     "log2": ("poly_log", "frexp", "log2"),
-    "sin": ("poly_sin", "poly_cos", "reduce_pio2", "sin"),
-    "cos": ("poly_sin", "poly_cos", "reduce_pio2", "cos"),
-    "tan": ("poly_sin", "poly_cos", "reduce_pio2", "tan"),
+    "sin": ("poly_sin", "poly_cos", "reduce_pio2", "trig_poly", "sin"),
+    "cos": ("poly_sin", "poly_cos", "reduce_pio2", "trig_poly", "cos"),
+    "tan": ("poly_sin", "poly_cos", "reduce_pio2", "trig_poly", "tan"),
     "atan": ("poly_atan", "atan"),
     "atan2": ("poly_atan", "atan", "atan2"),
     "asin": ("poly_atan", "atan", "atan2", "asin"),
@@ -48,6 +48,10 @@ MATH_DEPENDENCIES: dict[str, tuple[str, ...]] = {
 # Sections replaced per precision: lavapipe's LLVM aborts on a 64-bit frexp, so f64 reads the exponent bits
 # (needs shader-int64, which every f64-capable adapter seen so far also has).
 SECTION_FOR: dict[tuple[str, str], str] = {("frexp", "f64"): "frexp_bits"}
+
+# f32 trigonometry on a device with shader-f64 reduces large arguments in f64: this f32 section replaces
+# reduce_pio2 and needs the f64 reduce_pio2 too.
+WIDE_REDUCTION = ("reduce_pio2", "f32", "reduce_pio2_wide")
 
 # Per-precision constants substituted into the templates ($EXP_MAX, ...).
 MATH_CONSTANTS: dict[str, dict[str, str]] = {
