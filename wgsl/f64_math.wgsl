@@ -94,8 +94,9 @@ fn wk_log2_$T(x: $T) -> $T {
 }
 
 //! reduce_pio2
-// x = k pi/2 + r with |r| <= pi/4; pi/2 in three parts (12 + 12 bits + rest): accurate for |k| < 2^12 in
-// f32, 2^41 in f64. `quadrant` is k mod 4.
+// x = k pi/2 + r with |r| <= pi/4; pi/2 in four parts (8 + 12 + 12 bits + rest, so k times each of the first
+// three is exact even where a driver does not fuse fma): accurate for |k| < 2^12 in f32, 2^41 in f64, also
+// next to multiples of pi/2. `quadrant` is k mod 4.
 struct WkReduced_$T {
   r: $T,
   quadrant: i32,
@@ -105,7 +106,7 @@ fn wk_reduce_pio2_$T(x: $T) -> WkReduced_$T {
   let k = floor(x * $T(0.6366197723675814) + $T(0.5));   // floor, not round: see exp
   // explicit fmas: written as ((x - k p1) - k p2) - k p3, NVIDIA's Vulkan compiler (H100, driver 580) lost the
   // extra precision when sin, cos and tan shared the reduction (f64 sin 5e4 ulp off)
-  let r = fma(-k, $T($PIO2_3), fma(-k, $T(0.0004837512969970703), fma(-k, $T(1.5703125), x)));
+  let r = fma(-k, $T($PIO2_4), fma(-k, $T($PIO2_3), fma(-k, $T(0.0004837512969970703), fma(-k, $T(1.5703125), x))));
   let quadrant = i32(k - $T(4.0) * floor(k * $T(0.25)));
   return WkReduced_$T(r, quadrant);
 }
@@ -121,7 +122,8 @@ struct WkReduced_$T {
 fn wk_reduce_pio2_$T(x: $T) -> WkReduced_$T {
   if (abs(x) < $T(6000.0)) {
     let k = floor(x * $T(0.6366197723675814) + $T(0.5));
-    let r = fma(-k, $T($PIO2_3), fma(-k, $T(0.0004837512969970703), fma(-k, $T(1.5703125), x)));
+    let r = fma(-k, $T($PIO2_4), fma(-k, $T($PIO2_3), fma(-k, $T(0.0004837512969970703),
+                                                    fma(-k, $T(1.5703125), x))));
     return WkReduced_$T(r, i32(k - $T(4.0) * floor(k * $T(0.25))));
   }
   let wide = wk_reduce_pio2_f64(f64(x));

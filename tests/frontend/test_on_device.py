@@ -172,3 +172,25 @@ def test_sin_and_cos_stay_accurate_for_large_arguments(arch):
         tolerance = 2e-7 if dtype == wk.f32 else 1e-15
         np.testing.assert_allclose(s.to_numpy(), np.sin(arg.astype(np.float64)), rtol=0, atol=tolerance)
         np.testing.assert_allclose(c.to_numpy(), np.cos(arg.astype(np.float64)), rtol=0, atol=tolerance)
+
+
+def test_sin_and_cos_next_to_multiples_of_half_pi(arch):
+    """The worst case of argument reduction: results near zero, where only a long enough pi/2 keeps the
+    relative error small (a few ulps of f32 here)."""
+    k = np.arange(1, 4000, dtype=np.float64)
+    args = (k * np.pi / 2).astype(np.float32)
+    x = wk.field(wk.f32, shape=args.size)
+    s = wk.field(wk.f32, shape=args.size)
+    c = wk.field(wk.f32, shape=args.size)
+
+    @wk.kernel
+    def trig():
+        for i in x:
+            s[i] = wk.sin(x[i])
+            c[i] = wk.cos(x[i])
+
+    x.from_numpy(args)
+    trig()
+    for got, want in ((s.to_numpy(), np.sin(args.astype(np.float64))), (c.to_numpy(), np.cos(args.astype(np.float64)))):
+        ulps = np.abs(got - want) / np.spacing(np.abs(want).astype(np.float32))
+        assert ulps.max() <= 4, f"{ulps.max():.1f} ulp at x = {args[np.argmax(ulps)]}"

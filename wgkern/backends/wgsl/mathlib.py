@@ -55,6 +55,8 @@ WIDE_REDUCTION = ("reduce_pio2", "f32", "reduce_pio2_wide")
 
 # Per-precision constants substituted into the templates ($EXP_MAX, ...).
 MATH_CONSTANTS: dict[str, dict[str, str]] = {
-    "f64": {"EXP_MAX": "709.782712893384", "EXP_MIN": "-745.2", "TANH_ONE": "22.0", "PIO2_3": "7.549789954891882e-08"},
-    "f32": {"EXP_MAX": "88.72283905206835", "EXP_MIN": "-104.0", "TANH_ONE": "9.5", "PIO2_3": "7.549789954891882e-08"},
+    "f64": {"EXP_MAX": "709.782712893384", "EXP_MIN": "-745.2", "TANH_ONE": "22.0", "PIO2_3": "7.549533620476723e-08",
+            "PIO2_4": "2.563344151594519e-12"},
+    "f32": {"EXP_MAX": "88.72283905206835", "EXP_MIN": "-104.0", "TANH_ONE": "9.5", "PIO2_3": "7.549533620476723e-08",
+            "PIO2_4": "2.563344151594519e-12"},
 }
