@@ -51,3 +51,32 @@ def test_scalar_and_vector_helpers(arch):
     np.testing.assert_allclose(vgot[:, 1], refract(0.75), atol=2e-6)
     np.testing.assert_allclose(vgot[:, 2], refract(3.0), atol=2e-6)
     assert (vgot[:, 2] == 0).any()        # total internal reflection happens in this sweep
+
+
+def test_isnan_and_isinf_read_the_bits(arch):
+    """NaN and infinities in f32 and f64, elementwise on vectors, and never for ints."""
+    values = np.array([0.0, -1.5, np.nan, np.inf, -np.inf, 3e38, -np.nan, 1e-45])
+    x32 = wk.field(wk.f32, shape=values.size)
+    x64 = wk.field(wk.f64, shape=values.size)
+    out = wk.field(wk.i32, shape=(values.size, 5))
+
+    @wk.kernel
+    def k():
+        for i in x32:
+            out[i, 0] = wk.cast(wk.math.isnan(x32[i]), wk.i32) + 2 * wk.cast(wk.math.isinf(x32[i]), wk.i32)
+            out[i, 1] = wk.cast(wk.math.isnan(x64[i]), wk.i32) + 2 * wk.cast(wk.math.isinf(x64[i]), wk.i32)
+            flags = wk.math.isinf(wk.math.vec2(x32[i], 1.0))
+            out[i, 2] = wk.cast(flags[0], wk.i32) + 2 * wk.cast(flags[1], wk.i32)
+            out[i, 3] = wk.cast(wk.math.isnan(i), wk.i32)
+            out[i, 4] = wk.cast(wk.math.isnan(wk.sqrt(x32[i])), wk.i32)
+
+    x32.from_numpy(values.astype(np.float32))
+    x64.from_numpy(values)
+    k()
+    got = out.to_numpy()
+    expected = np.isnan(values) + 2 * np.isinf(values)
+    assert got[:, 0].tolist() == expected.tolist() and got[:, 1].tolist() == expected.tolist()
+    assert got[:, 2].tolist() == np.isinf(values).astype(int).tolist()
+    assert got[:, 3].tolist() == [0] * values.size
+    with np.errstate(invalid="ignore"):
+        assert got[:, 4].tolist() == np.isnan(np.sqrt(values.astype(np.float32))).astype(int).tolist()

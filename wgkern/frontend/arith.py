@@ -71,3 +71,19 @@ def logical(b: IRBuilder, op: BinaryOpKind, lhs: ir.Stmt, rhs: ir.Stmt) -> ir.St
 
 def is_comparison(op: BinaryOpKind) -> bool:
     return op in COMPARISONS
+
+
+# (magnitude mask, infinity's bits) of each float width
+_FLOAT_BITS = {32: (T.u32, 0x7FFF_FFFF, 0x7F80_0000), 64: (T.u64, 0x7FFF_FFFF_FFFF_FFFF, 0x7FF0_0000_0000_0000)}
+
+
+def float_class(b: IRBuilder, x: ir.Stmt, nan: bool) -> ir.Stmt:
+    """isnan(x) / isinf(x) from the bits (GPU compilers may fold `x != x` to false); ints are neither."""
+    if not x.dtype.is_float:
+        return b.const(False, T.u1)
+    if x.dtype.bits == 16:
+        x = b.cast(x, T.f32)          # the conversion keeps NaN and infinities
+    bits_type, magnitude, infinity = _FLOAT_BITS[x.dtype.bits]
+    bits = b.insert(ir.Cast(operand=x, dtype=bits_type, bitcast=True))
+    masked = b.binary(BinaryOpKind.BIT_AND, bits, b.const(magnitude, bits_type))
+    return b.binary(BinaryOpKind.CMP_GT if nan else BinaryOpKind.CMP_EQ, masked, b.const(infinity, bits_type))

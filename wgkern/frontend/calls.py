@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 from typing import Any
 
@@ -96,6 +97,10 @@ class CallMixin:
             return self.random_call(args, kwargs)
         if callee is wm.randn:
             return self.randn_call(args, kwargs)
+        if callee is wm.isnan or callee is wm.isinf:
+            value = self.as_value(self.one_arg(args, kwargs, callee.__name__))
+            check = functools.partial(arith.float_class, self.b, nan=callee is wm.isnan)
+            return vectors.map_elements(value, check) if isinstance(value, VectorValue) else check(value)
         if callee is wm.svd or callee is wm.polar_decompose:
             if not 1 <= len(args) <= 2 or kwargs:      # Taichi's optional second argument is the dtype
                 raise CompileError(f"wk.{callee.__name__}(A) takes one matrix")

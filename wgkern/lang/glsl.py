@@ -72,13 +72,3 @@ def refract(x, n, eta):
     if k >= 0.0:
         out = eta * x - (eta * cos_in + _wm.sqrt(k)) * n
     return out
-
-
-@func
-def isnan(x):
-    return x != x
-
-
-@func
-def isinf(x):
-    return _wm.abs(x) == _wm.inf

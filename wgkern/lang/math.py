@@ -234,5 +234,14 @@ def normalize(a: Any) -> Any:
 
 
 # GLSL-style helpers (kernel-language functions; glsl.py imports this module, hence the late import)
-from wgkern.lang.glsl import (degrees, distance, fract, isinf, isnan, mix, mod, radians, reflect,  # noqa: E402
-                              refract, smoothstep, step)
+from wgkern.lang.glsl import (degrees, distance, fract, mix, mod, radians, reflect, refract,  # noqa: E402
+                              smoothstep, step)
+
+
+def isnan(x: Any) -> Any:
+    """Inside kernels: tested on the bits (a GPU compiler may assume `x != x` is false)."""
+    return np.isnan(x)
+
+
+def isinf(x: Any) -> Any:
+    return np.isinf(x)

@@ -170,9 +170,11 @@ def test_many_launches_span_several_submits(backend) -> None:
     compiled = backend.compile(_accumulate_kernel())
     device = DeviceArrays(backend, compiled.kernel, [np.ones(64, np.float32), np.zeros(64, np.float32)])
     submits = backend.stats["submits"]
-    for step in range(runtime.BATCH_LIMIT_CPU + 100):
+    limit = backend.batch_limit      # runtime.BATCH_LIMIT_GPU, or _CPU on a CPU adapter
+    assert limit in (runtime.BATCH_LIMIT_GPU, runtime.BATCH_LIMIT_CPU)
+    for step in range(limit + 100):
         compiled.launch(device.args([1.0, 0, True]))
-    np.testing.assert_array_equal(device.read(1), np.full(64, runtime.BATCH_LIMIT_CPU + 100, np.float32))
+    np.testing.assert_array_equal(device.read(1), np.full(64, limit + 100, np.float32))
     assert backend.stats["submits"] - submits in (2, 3)
     device.free()
 
