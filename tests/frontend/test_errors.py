@@ -91,12 +91,13 @@ def test_comprehension_inside_static_is_fine():
     assert len(of_type(build(k), ir.GlobalStore)) == 3
 
 
-def test_print():
+def test_print_keywords():
     @wk.kernel
     def k():
-        print(x[0])  # err-print
+        print(x[0], file=None)  # err-print
 
-    check(compile_error(k), "print() is not supported inside kernels yet", "print(x[0])  # err-print")
+    check(compile_error(k), "print() inside kernels takes sep= and end= strings, not file=None",
+          "print(x[0], file=None)  # err-print")
 
 
 def helper(v):

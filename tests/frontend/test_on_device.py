@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import wgkern as wk
 
@@ -194,3 +195,33 @@ def test_sin_and_cos_next_to_multiples_of_half_pi(arch):
     for got, want in ((s.to_numpy(), np.sin(args.astype(np.float64))), (c.to_numpy(), np.cos(args.astype(np.float64)))):
         ulps = np.abs(got - want) / np.spacing(np.abs(want).astype(np.float32))
         assert ulps.max() <= 4, f"{ulps.max():.1f} ulp at x = {args[np.argmax(ulps)]}"
+
+
+def test_print_in_kernels(arch, capsys):
+    """print() with text, scalars, vectors, sep= and end=: on the CPU backend; the WGSL backend refuses it
+    naming the line. `.grad` replays do not print again."""
+    x = wk.field(wk.f32, shape=4, needs_grad=True)
+    y = wk.field(wk.f32, shape=4, needs_grad=True)
+
+    @wk.kernel
+    def k(n: wk.i32):
+        for i in x:
+            y[i] = x[i] * 2.0
+            if i == 1:
+                print("n =", n, "y:", y[i], wk.math.vec2(0.5, i), sep=" ", end="!\n")
+        print(wk.Matrix([[1, 2], [3, 4]]), n > 3)
+
+    x.fill(1.25)
+    if arch != wk.cpu:
+        with pytest.raises(wk.CompileError, match="print\\(\\) inside kernels runs on the CPU backend") as info:
+            k(7)
+        assert 'print("n =", n' in str(info.value)
+        return
+    k(7)
+    wk.sync()
+    assert capsys.readouterr().out == "n = 7 y: 2.5 [0.5, 1.0]!\n[[1, 2], [3, 4]] True\n"
+    y.grad.fill(1.0)
+    k.grad(7)
+    wk.sync()
+    assert capsys.readouterr().out == ""
+    np.testing.assert_array_equal(x.grad.to_numpy(), np.full(4, 2.0))

@@ -386,3 +386,16 @@ def test_cast_method_needs_a_dtype():
 
     with pytest.raises(wk.CompileError, match="cast\\(\\) needs a dtype"):
         build(k)
+
+
+def test_print_builds_one_statement_with_text_pieces(capsys):
+    @wk.kernel
+    def k():
+        v = wk.math.vec3(1, 2, 3)
+        print("v", v, 2.5, sep="|")
+
+    kir = build(k)
+    (stmt,) = of_type(kir, ir.Print)
+    assert stmt.pieces == ("v|[", ", ", ", ", "]|2.5\n") and len(stmt.values) == 3
+    run(kir)
+    assert capsys.readouterr().out == "v|[1.0, 2.0, 3.0]|2.5\n"

@@ -39,7 +39,7 @@ class CallMixin:
         if callee is wm.ndrange:
             raise CompileError("wk.ndrange() can only be used as the iterable of a for loop")
         if callee is builtins.print:
-            raise CompileError("print() is not supported inside kernels yet")
+            return self.print_call(node)
         if isinstance(callee, Kernel):
             raise CompileError(f"cannot call the kernel '{callee.name}' from kernel code; make it a @wk.func")
         args = self.visit_elements(node.args)
@@ -191,6 +191,50 @@ class CallMixin:
             raise CompileError("wk.random() takes one optional argument, dtype")
         dtype = self.as_dtype(args[0] if args else kwargs.get("dtype", T.f32))
         return self.b.insert(ir.RandomValue(dtype=dtype, site=self.ctx.next_random_site()))
+
+    def print_call(self, node: ast.Call) -> None:
+        """print(*args, sep=' ', end='\\n') with compile-time text and runtime scalars/vectors (ir.Print)."""
+        args = self.visit_elements(node.args)
+        kwargs = self.visit_keywords(node.keywords)
+        options = {"sep": " ", "end": "\n"}
+        for name, value in kwargs.items():
+            if name == "flush":
+                continue
+            if name not in options or not isinstance(value, str):
+                raise CompileError(f"print() inside kernels takes sep= and end= strings, not {name}={value!r}")
+            options[name] = value
+        pieces, values = [""], []
+
+        def text(piece: str) -> None:
+            pieces[-1] += piece
+
+        def value(stmt: ir.Stmt) -> None:
+            values.append(stmt)
+            pieces.append("")
+
+        for k, arg in enumerate(args):
+            if k:
+                text(options["sep"])
+            if isinstance(arg, str) or (not is_runtime(arg) and not isinstance(arg, (GlobalRef, VectorValue))):
+                text(str(arg))
+                continue
+            arg = self.as_value(arg)
+            if isinstance(arg, VectorValue):
+                rows = [arg.row(i) for i in range(arg.n)] if arg.is_matrix else [arg]
+                text("[" if arg.is_matrix else "")
+                for r, row in enumerate(rows):
+                    text(", " if r else "")
+                    text("[")
+                    for e, element in enumerate(row.elements):
+                        text(", " if e else "")
+                        value(element)
+                    text("]")
+                text("]" if arg.is_matrix else "")
+            else:
+                value(arg)
+        text(options["end"])
+        self.b.insert(ir.Print(values=values, pieces=tuple(pieces)))
+        return None
 
     def randn_call(self, args: list[Any], kwargs: dict[str, Any]) -> ir.Stmt:
         """Box-Muller: sqrt(-2 log(1 - u1)) cos(2 pi u2), u1 and u2 two uniform draws in [0, 1)."""

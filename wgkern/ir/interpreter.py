@@ -193,6 +193,10 @@ class Interpreter:
         array, index = self._address(s.ptr)
         return array[index]
 
+    def exec_Print(self, s: ir.Print) -> None:
+        from wgkern.runtime.printing import emit, format_print
+        emit(format_print(s.pieces, [self._val(v) for v in s.values], [v.dtype for v in s.values]))
+
     def exec_GlobalStore(self, s: ir.GlobalStore) -> None:
         array, index = self._address(s.ptr)
         array[index] = self._val(s.value)

@@ -263,6 +263,15 @@ class Return(Stmt):
     """Ends the current task's body for this thread (serial top-level `return` in a kernel)."""
 
 
+@dataclass(eq=False, slots=True, kw_only=True)
+class Print(Stmt):
+    """`print(...)` in a kernel: `pieces[0] + str(values[0]) + pieces[1] + ... + pieces[-1]` (len(pieces) ==
+    len(values) + 1; `end` included), printed on the host when the thread runs it. Replays (`.grad`) skip it."""
+    OPERAND_LISTS: ClassVar[tuple[str, ...]] = ("values",)
+    values: list[Stmt] = field(default_factory=list)
+    pieces: tuple[str, ...] = ("",)
+
+
 # ---- kernels and tasks ----------------------------------------------------------------------------------------
 
 @dataclass(eq=False, slots=True)
@@ -303,7 +312,7 @@ class OffloadedKernel:
 STMT_CLASSES: tuple[type[Stmt], ...] = (
     Const, ArgLoad, UnaryOp, BinaryOp, TernarySelect, Cast, RandomValue, Alloca, LocalLoad, LocalStore,
     GlobalPtr, GlobalLoad, GlobalStore, AtomicOp, ShapeOf, RangeFor, LoopIndex, While, Break, Continue, If,
-    Return,
+    Return, Print,
 )
 
 

@@ -76,10 +76,12 @@ _FORMATTERS: dict[type, Callable[[ir.Stmt, Namer], str]] = {
     ir.Continue: lambda s, n: "continue",
     ir.If: lambda s, n: f"if {n.ref(s.cond)}",
     ir.Return: lambda s, n: "return",
+    ir.Print: lambda s, n: "print " + " ".join(repr(piece) + (f" {n.ref(v)}" if k < len(s.values) else "")
+                                               for k, (piece, v) in enumerate(zip(s.pieces, [*s.values, None]))),
 }
 
 # Statements whose value nobody reads get no `%N =` prefix (their name is still reserved for references).
-_NO_VALUE = (ir.LocalStore, ir.GlobalStore, ir.While, ir.Break, ir.Continue, ir.If, ir.Return)
+_NO_VALUE = (ir.LocalStore, ir.GlobalStore, ir.While, ir.Break, ir.Continue, ir.If, ir.Return, ir.Print)
 
 
 def _generic(stmt: ir.Stmt, n: Namer) -> str:

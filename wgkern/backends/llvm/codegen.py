@@ -13,6 +13,7 @@ from wgkern.ir.visitor import IRVisitor
 from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 
+from . import printing
 from .adstack import AdStackLowering
 from .reductions import COMBINE, ChunkReduction, chunk_reductions, identity
 from .layout import ERROR_WORD_OFFSET, LAUNCH_ID_OFFSET, SCRATCH_OFFSET, SEED_OFFSET, ArgLayout
@@ -426,8 +427,8 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
         if register is None:
             ty = llvm_type(reduction.dtype)
             register = self.entry_op(f"alloca {ty}", "chunk_sum")
-            self.entry.append(f"  store {ty} {const_literal(identity(reduction.op, reduction.dtype), reduction.dtype)}, "
-                              f"ptr {register}")
+            start = const_literal(identity(reduction.op, reduction.dtype), reduction.dtype)
+            self.entry.append(f"  store {ty} {start}, ptr {register}")
             self.chunk_registers[reduction] = register
         return register
 
@@ -439,6 +440,26 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
             total = self.op(f"load {llvm_type(dtype)}, ptr {register}")
             self.emit(f"atomicrmw {ATOMIC[dtype.kind][reduction.op]} {self.module.global_ptr} "
                       f"{self.value(reduction.ptr)}, {memory_type(dtype)} {total} monotonic, align {dtype.nbytes}")
+
+    def visit_Print(self, stmt: ir.Print) -> None:
+        dtypes = [v.dtype for v in stmt.values]
+        site = printing.register_site(stmt.pieces, dtypes)
+        self.module.declare("declare void @wk_print(i32, ptr)")
+        count = max(len(dtypes), 1)
+        words = self.entry_op(f"alloca [{count} x i64], align 8", "print")
+        for k, (value, dtype) in enumerate(zip(stmt.values, dtypes)):
+            operand = self.value(value)
+            if dtype.is_float:
+                wide = operand if dtype.bits == 64 else self.op(f"fpext {llvm_type(dtype)} {operand} to double")
+                word = self.op(f"bitcast double {wide} to i64")
+            elif dtype.bits == 64:
+                word = operand
+            else:
+                extend = "sext" if dtype.is_signed else "zext"
+                word = self.op(f"{extend} {llvm_type(dtype)} {operand} to i64")
+            slot = self.op(f"getelementptr inbounds [{count} x i64], ptr {words}, i64 0, i64 {k}")
+            self.emit(f"store i64 {word}, ptr {slot}, align 8")
+        self.emit(f"call void @wk_print(i32 {site}, ptr {words})")
 
     def from_memory(self, raw: str, dtype: DataType) -> str:
         return self.op(f"icmp ne i8 {raw}, 0") if dtype.is_bool else raw

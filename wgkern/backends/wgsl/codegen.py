@@ -570,6 +570,10 @@ class WgslCodegen(AdStackLowering, IRVisitor):
             self._block(stmt.else_block)
         self.emit("}")
 
+    def visit_Print(self, stmt: ir.Print) -> None:
+        raise CompileError(f"print() inside kernels runs on the CPU backend only, not on the WGSL backend "
+                           f"({self.adapter}); debug with wk.init(arch=wk.cpu) or print from Python", stmt.loc)
+
     def visit_Return(self, stmt: ir.Return) -> None:
         if self.task.kind == "range":
             if self.loop_depth:

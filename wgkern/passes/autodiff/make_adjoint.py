@@ -143,7 +143,7 @@ class AdjointEmitter:
 
     reverse_Const = reverse_ArgLoad = reverse_ShapeOf = reverse_LoopIndex = _nothing
     reverse_GlobalPtr = reverse_RandomValue = reverse_Alloca = reverse_AdStackAlloca = _nothing
-    reverse_Break = reverse_Continue = reverse_AdStackOverflowed = _nothing
+    reverse_Break = reverse_Continue = reverse_AdStackOverflowed = reverse_Print = _nothing
 
     # ---- locals and stacks --------------------------------------------------------------------------------
     def reverse_LocalLoad(self, stmt: ir.LocalLoad) -> None:
@@ -308,11 +308,11 @@ class AdjointEmitter:
 
 
 def _strip_primal_effects(block: ir.Block) -> None:
-    """Remove global stores and atomics from the replay (they already happened in the forward launch)."""
+    """Remove global stores, atomics and prints from the replay (they already happened in the forward launch)."""
     used = _used_values(block)
     out = []
     for stmt in block.stmts:
-        if isinstance(stmt, ir.GlobalStore):
+        if isinstance(stmt, (ir.GlobalStore, ir.Print)):     # prints happened in the forward launch too
             continue
         if isinstance(stmt, ir.AtomicOp):
             if stmt in used:

@@ -1,0 +1,42 @@
+"""Text of a kernel's `print(...)`: the one formatting every backend uses (ir.Print: literal pieces around the
+printed values). A value prints as numpy prints a scalar of its dtype (shortest round-trip form)."""
+from __future__ import annotations
+
+import sys
+from typing import Any, Sequence
+
+import numpy as np
+
+
+def format_value(value: Any, dtype: Any) -> str:
+    if dtype.is_bool:
+        return "True" if value else "False"
+    return str(dtype.np_dtype.type(value))
+
+
+def format_print(pieces: Sequence[str], values: Sequence[Any], dtypes: Sequence[Any]) -> str:
+    out = [pieces[0]]
+    for value, dtype, piece in zip(values, dtypes, pieces[1:]):
+        out.append(format_value(value, dtype))
+        out.append(piece)
+    return "".join(out)
+
+
+def emit(text: str) -> None:
+    """Write a kernel's printed text (`end` is already part of it) and flush, as print(..., flush=True)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def decode_words(words: Sequence[int], dtypes: Sequence[Any]) -> list[Any]:
+    """Values passed as 64-bit words (ints sign- or zero-extended, floats as float64 bits) -> Python values."""
+    out = []
+    for word, dtype in zip(words, dtypes):
+        raw = np.array([word], np.int64)
+        if dtype.is_float:
+            out.append(raw.view(np.float64)[0])
+        elif dtype.is_unsigned or dtype.is_bool:
+            out.append(int(raw.view(np.uint64)[0]))
+        else:
+            out.append(int(raw[0]))
+    return out
