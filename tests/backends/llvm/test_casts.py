@@ -90,3 +90,31 @@ def test_bitcast(backend, pair: tuple[T.DataType, T.DataType]) -> None:
     values = np.array([0, 1, 3, 12345, 2**14 - 1], np.int64).astype(source.np_dtype)
     got = run(backend, backend.compile(kernel), [values, np.zeros(values.size, dest.np_dtype)])[1]
     np.testing.assert_array_equal(got, values.view(dest.np_dtype))
+
+
+def test_f64_to_f16_links_in_a_fresh_process() -> None:
+    """f64 -> f16 is a compiler-runtime call (`__truncdfhf2`, no x86 instruction); it must resolve even in a
+    process that has not loaded libgcc_s for other reasons (this used to jump to address 0)."""
+    import subprocess
+    import sys
+    import textwrap
+    script = textwrap.dedent("""
+        import numpy as np, wgkern as wk
+        wk.init(arch=wk.cpu)
+        x = wk.field(wk.f64, shape=3)
+        y = wk.field(wk.f16, shape=3)
+        @wk.kernel
+        def k():
+            for i in x:
+                y[i] = wk.cast(x[i], wk.f16)
+        x.from_numpy(np.array([1.5, 70000.0, 0.1]))
+        k()
+        print(y.to_numpy().tolist())
+    """)
+    folder = __import__("tempfile").mkdtemp()
+    path = f"{folder}/cast_f16.py"
+    with open(path, "w") as f:
+        f.write(script)
+    done = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == str([1.5, float("inf"), float(np.float16(0.1))])

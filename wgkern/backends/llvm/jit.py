@@ -34,6 +34,7 @@ def host_jit() -> HostJit:
                 pass
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
+            _load_runtime_helpers()
             target_machine = llvm.Target.from_default_triple().create_target_machine(
                 cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3)
             seed = llvm.parse_assembly("")
@@ -42,6 +43,19 @@ def host_jit() -> HostJit:
             engine = llvm.create_mcjit_compiler(seed, target_machine)
             _JIT = HostJit(target_machine, engine, threading.Lock())
         return _JIT
+
+
+def _load_runtime_helpers() -> None:
+    """Make the compiler runtime's helpers (e.g. `__truncdfhf2` for f64 -> f16, which x86 has no instruction
+    for) resolvable by the JIT. They live in libgcc_s, which a process only has in its global symbol scope if
+    something else happened to load it: without this, such a call jumped to address 0."""
+    import ctypes.util
+    name = ctypes.util.find_library("gcc_s")
+    if name:
+        try:
+            llvm.load_library_permanently(name)
+        except RuntimeError:
+            pass       # not loadable here: kernels that need its helpers fail to link with LLVM's message
 
 
 def optimize(module: Any, target_machine: Any) -> None:
