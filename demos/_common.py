@@ -4,7 +4,9 @@ Not a demo itself (the leading underscore hides it from `python -m wgkern demo -
 from __future__ import annotations
 
 import struct
+import time
 import zlib
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -50,3 +52,20 @@ def show(frames, title: str) -> bool:
 
     loop.run()
     return True
+
+
+def run_frames(name: str, simulate: Callable[[int], Iterator[np.ndarray]], steps: int, headless: bool,
+               out: str | None, title: str) -> int:
+    """A frame-producing demo's main loop: a window when asked for and available, else run `steps` steps and
+    write the last frame to `out` (default `<name>.png`), reporting the time per step."""
+    if not headless and show(simulate(10**9), title):
+        return 0
+    start = time.perf_counter()
+    frame = None
+    for frame in simulate(steps):
+        pass
+    elapsed = time.perf_counter() - start
+    out = out or f"{name}.png"
+    write_png(out, frame)
+    print(f"{name}: {steps} steps in {elapsed:.2f} s ({elapsed / steps * 1e3:.2f} ms/step); wrote {out}")
+    return 0

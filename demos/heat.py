@@ -4,13 +4,12 @@ Run: python -m wgkern demo heat [--headless --out heat.png] [--arch cpu|vulkan] 
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import wgkern as wk  # noqa: E402
-from _common import show, to_rgba, write_png  # noqa: E402
+from _common import run_frames, to_rgba  # noqa: E402
 
 HEIGHT, WIDTH = 256, 384
 ALPHA = 0.24            # diffusion number; explicit 2-D scheme is stable below 0.25
@@ -66,18 +65,7 @@ def main(arch=None, headless: bool = True, out: str | None = "heat.png", steps: 
     program = wk.init(arch=arch)
     steps = steps or 400
     print(f"heat: {WIDTH}x{HEIGHT} plate, {steps} steps on {program.arch!r} ({program.description})")
-    if not headless and show(simulate(10**9), "wgkern heat diffusion"):
-        return 0
-    start = time.perf_counter()
-    frame = None
-    for frame in simulate(steps):
-        pass
-    elapsed = time.perf_counter() - start
-    out = out or "heat.png"
-    write_png(out, frame)
-    print(f"heat: {steps} steps in {elapsed:.2f} s ({elapsed / steps * 1e3:.2f} ms/step); wrote {out}")
-    return 0
-
+    return run_frames("heat", simulate, steps, headless, out, "wgkern heat diffusion")
 
 if __name__ == "__main__":
     sys.exit(main())

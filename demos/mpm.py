@@ -5,7 +5,6 @@ Run: python -m wgkern demo mpm [--headless --out mpm.png] [--arch cpu|vulkan] [-
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -13,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 
 import wgkern as wk  # noqa: E402
-from _common import show, to_rgba, write_png  # noqa: E402
+from _common import run_frames, to_rgba  # noqa: E402
 
 HEIGHT, WIDTH = 256, 384
 PARTICLES = 6000
@@ -145,18 +144,7 @@ def main(arch=None, headless: bool = True, out: str | None = "mpm.png", steps: i
     steps = steps or 1500
     print(f"mpm: {PARTICLES} particles on a {GRID}x{GRID} grid, {steps} steps on {program.arch!r} "
           f"({program.description})")
-    if not headless and show(simulate(10**9), "wgkern mpm"):
-        return 0
-    start = time.perf_counter()
-    frame = None
-    for frame in simulate(steps):
-        pass
-    elapsed = time.perf_counter() - start
-    out = out or "mpm.png"
-    write_png(out, frame)
-    print(f"mpm: {steps} steps in {elapsed:.2f} s ({elapsed / steps * 1e3:.2f} ms/step); wrote {out}")
-    return 0
-
+    return run_frames("mpm", simulate, steps, headless, out, "wgkern mpm")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -4,13 +4,12 @@ Run: python -m wgkern demo particles [--headless --out particles.png] [--arch cp
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import wgkern as wk  # noqa: E402
-from _common import show, to_rgba, write_png  # noqa: E402
+from _common import run_frames, to_rgba  # noqa: E402
 
 COUNT = 32768
 HEIGHT, WIDTH = 256, 384
@@ -97,18 +96,7 @@ def main(arch=None, headless: bool = True, out: str | None = "particles.png", st
     program = wk.init(arch=arch)
     steps = steps or 600
     print(f"particles: {COUNT} particles, {steps} steps on {program.arch!r} ({program.description})")
-    if not headless and show(simulate(10**9), "wgkern particles"):
-        return 0
-    start = time.perf_counter()
-    frame = None
-    for frame in simulate(steps):
-        pass
-    elapsed = time.perf_counter() - start
-    out = out or "particles.png"
-    write_png(out, frame)
-    print(f"particles: {steps} steps in {elapsed:.2f} s ({elapsed / steps * 1e3:.2f} ms/step); wrote {out}")
-    return 0
-
+    return run_frames("particles", simulate, steps, headless, out, "wgkern particles")
 
 if __name__ == "__main__":
     sys.exit(main())
