@@ -12,6 +12,7 @@ import string
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from wgkern.errors import CompileError, InternalCompilerError, SourceLoc, WkError
 from wgkern.ir import nodes as ir
@@ -24,6 +25,7 @@ from wgkern.backends.adstack import METADATA_FIELDS, collect_stacks
 from wgkern.backends.wgsl import mathlib
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
+from wgkern.backends.wgsl.printing import PrintLowering
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 
@@ -138,13 +140,16 @@ class TaskShader:
     containers: tuple[int, ...] = ()     # slot indices the shader declares
 
 
-class WgslCodegen(AdStackLowering, IRVisitor):
+class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
     """Lowers the tasks of one OffloadedKernel. `features` are the device's feature names; `adapter` names the
     adapter for error messages. Missing dtype features raise CompileError at the statement's loc."""
 
     def __init__(self, kernel: ir.OffloadedKernel, features: frozenset[str] | set[str], adapter: str = "?",
-                 adstack_code: int = 1, plan: BindingPlan | None = None):
+                 adstack_code: int = 1, plan: BindingPlan | None = None,
+                 print_sites: list[Any] | None = None):
         self.kernel = kernel
+        # print(): sites go to the backend's table (printing.py); the buffer is the binding after the stacks'
+        self.print_sites = print_sites if print_sites is not None else []
         self.adstack_code = adstack_code
         self.stacks, self.first_rows = metadata_rows(kernel)
         self.features = frozenset(features)
@@ -153,6 +158,8 @@ class WgslCodegen(AdStackLowering, IRVisitor):
         self.layout = params_layout(kernel, self.plan.packed)
         self.kernel_atomics = collect_atomics(kernel, kernel.tasks) if self.plan.packed else None
         self.slot_index = {id(slot): k for k, slot in enumerate(kernel.containers)}
+        self.has_prints = any(isinstance(s, ir.Print) for task in kernel.tasks for s in walk(task.body))
+        self.print_binding = self.plan.bindings + 1 + (2 if any(self.stacks) else 0)
 
     # ---- entry points -------------------------------------------------------------------------------------
     def generate(self) -> list[TaskShader]:
@@ -178,6 +185,8 @@ class WgslCodegen(AdStackLowering, IRVisitor):
                         f"array<{decl.element}>;  // {what}\n")
         if self.stacks[self.task_index]:
             head.append(self.adstack_declarations(self.plan.bindings + 1))
+        if any(isinstance(s, ir.Print) for s in walk(task.body)):
+            head.append(self.print_declaration())
         text = "".join(head) + "\n" + "".join(self.helpers.values()) + "\n" + "\n".join(self.lines) + "\n"
         workgroup = WORKGROUP_SIZE if task.kind == "range" else 1
         used = tuple(sorted(self.decls))
@@ -569,10 +578,6 @@ class WgslCodegen(AdStackLowering, IRVisitor):
             self.emit("} else {")
             self._block(stmt.else_block)
         self.emit("}")
-
-    def visit_Print(self, stmt: ir.Print) -> None:
-        raise CompileError(f"print() inside kernels runs on the CPU backend only, not on the WGSL backend "
-                           f"({self.adapter}); debug with wk.init(arch=wk.cpu) or print from Python", stmt.loc)
 
     def visit_Return(self, stmt: ir.Return) -> None:
         if self.task.kind == "range":

@@ -39,9 +39,11 @@ from wgkern.backends.adstack import collect_stacks
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
 from wgkern.backends.wgsl.codegen import IEEE_DIVISION, WORKGROUP_SIZE, TaskShader, WgslCodegen
 from wgkern.backends.wgsl.encoding import LaunchEncoder
+from wgkern.backends.wgsl import printing as wprinting
 from wgkern.errors import CompileError, InternalCompilerError, OutOfMemoryError, WkError
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
+from wgkern.ir.visitor import walk
 from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 
@@ -154,7 +156,9 @@ class WgslCompiledKernel(CompiledKernel):
         self.backend = backend
         self.kernel = kernel
         limit = int(backend.limits["max-storage-buffers-per-shader-stage"])
-        reserved = 1 + (2 if any(collect_stacks(kernel)) else 0)    # argument ring (+ adstack heap and flag)
+        self.has_prints = any(isinstance(stmt, ir.Print) for task in kernel.tasks for stmt in walk(task.body))
+        # the argument ring, the adstack heap and flag (reverse kernels), the print buffer (printing.py)
+        reserved = 1 + (2 if any(collect_stacks(kernel)) else 0) + (1 if self.has_prints else 0)
         packed = len(kernel.containers) + reserved > limit
         self.plan: BindingPlan = binding_plan(kernel, backend.features, backend.adapter.summary, packed)
         if self.plan.bindings + reserved > limit:
@@ -164,7 +168,8 @@ class WgslCompiledKernel(CompiledKernel):
                                f"per shader stage", kernel.loc)
         self.last_packing: tuple[Any, int, tuple[WgslBuffer, ...], list[int]] | None = None
         self.adstack_code = backend.register_adstack_kernel(self)
-        codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan)
+        codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
+                              backend.print_sites)
         self.stacks = codegen.stacks
         self.has_stacks = any(self.stacks)
         self.layout = codegen.layout
@@ -176,8 +181,9 @@ class WgslCompiledKernel(CompiledKernel):
         self.scalar_dtypes = [kernel.args[i].dtype for i in self.scalar_args]
         # f16 scalars travel as f32: round to f16 on the host so the value is rounded once, as on the CPU
         self.f16_positions = [k for k, dtype in enumerate(self.scalar_dtypes) if dtype == T.f16]
-        # kernels with adstacks bind the heap and the overflow flag after their containers
-        pipeline_layout = backend.pipeline_layout(self.plan.bindings + (2 if self.has_stacks else 0))
+        # kernels with adstacks bind the heap and the overflow flag after their containers, then the print buffer
+        self.runtime_bindings = (2 if self.has_stacks else 0) + (1 if self.has_prints else 0)
+        pipeline_layout = backend.pipeline_layout(self.plan.bindings + self.runtime_bindings)
         self.tasks = [TaskDispatch(shader, backend.pipeline(shader.wgsl, pipeline_layout, flat=True),
                                    _dispatch_sizer(shader.task, kernel.containers),
                                    functools.partial(backend.pipeline, shader.wgsl, pipeline_layout, False))
@@ -231,6 +237,8 @@ class WgslCompiledKernel(CompiledKernel):
         bound, bases = self._bindings(args)
         self._pack(backend.ring_host, offset, args, bases)
         backend.ring_used = offset + self.stride
+        if self.has_prints:
+            bound = (*bound, backend.print_target())
         key = (self.params_size, *bound)
         bind_group = backend.bind_groups.get(key)
         if bind_group is None:
@@ -286,6 +294,8 @@ class WgslCompiledKernel(CompiledKernel):
         self._pack(backend.ring_host, offset, args, bases, metadata)
         backend.ring_used = offset + self.stride
         buffers = (*bound, heap, backend.adstack_flag)
+        if self.has_prints:
+            buffers = (*buffers, backend.print_target())
         key = (self.params_size, *buffers)
         bind_group = backend.bind_groups.get(key) or backend.bind_group(key)
         compute_pass = backend.compute_pass or backend.begin_pass()
@@ -353,6 +363,9 @@ class WgslBackend(Backend):
         self.unwaited = False
         self.pipelines: dict[str, Any] = {}
         self.shader_modules: dict[str, Any] = {}
+        self.print_sites: list[Any] = []        # print() statements of compiled kernels (printing.py)
+        self.print_buffer: WgslBuffer | None = None
+        self.prints_pending = False
         self.layouts: dict[int, tuple[Any, Any]] = {}
         self.bind_groups: dict[tuple[Any, ...], Any] = {}
         self.launch_encoder = LaunchEncoder()
@@ -623,6 +636,7 @@ class WgslBackend(Backend):
         """Bytes of the buffer (after all earlier launches); into `out` (uint8, >= nbytes) when given, which
         spares the page faults of a fresh allocation on large read-backs."""
         data = self._read(buffer, nbytes, offset, out)
+        self._drain_prints()
         self._check_adstack_overflow()
         return data
 
@@ -649,7 +663,33 @@ class WgslBackend(Backend):
         self.flush()
         if self.unwaited:
             self._read(self.ring_handle, 4, 0)
+        self._drain_prints()
         self._check_adstack_overflow()
+
+    def print_target(self) -> WgslBuffer:
+        """The print buffer (made on first use) of kernels with print(); they have written to it from now."""
+        if self.print_buffer is None:
+            self.print_buffer = self.allocate(wprinting.PRINT_BUFFER_BYTES)
+            self.upload(self.print_buffer, np.zeros(wprinting.HEADER_WORDS, np.uint32).view(np.uint8), 0)
+        self.prints_pending = True
+        return self.print_buffer
+
+    def _drain_prints(self) -> None:
+        """After a wait: print what kernels recorded (printing.py) and empty the buffer for later launches."""
+        if not self.prints_pending:
+            return
+        self.prints_pending = False
+        header = self._read(self.print_buffer, 4 * wprinting.HEADER_WORDS, 0).view(np.uint32)
+        reserved, written = int(header[0]), int(header[1])
+        if not reserved:
+            return
+        capacity = self.print_buffer.nbytes // 4 - wprinting.HEADER_WORDS
+        words = self._read(self.print_buffer, 4 * written, 4 * wprinting.HEADER_WORDS).view(np.uint32) \
+            if written else np.zeros(0, np.uint32)
+        self.queue.write_buffer(self.print_buffer.buffer, self.print_buffer.offset,
+                                np.zeros(wprinting.HEADER_WORDS, np.uint32))
+        wprinting.print_records(np.concatenate([words, np.zeros(capacity - written, np.uint32)]), reserved,
+                                written, self.print_sites)
 
     def shutdown(self) -> None:
         """Finish pending work and release every buffer and cache; the device stays in the process cache."""
@@ -661,7 +701,10 @@ class WgslBackend(Backend):
             self.live.clear()
             self.bind_groups.clear()
             self.pipelines.clear()
+            self.shader_modules.clear()
             self.layouts.clear()
+            self.print_buffer = None
+            self.prints_pending = False
             if self.staging is not None:
                 self.staging.destroy()
                 self.staging = None

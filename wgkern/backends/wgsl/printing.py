@@ -1,0 +1,78 @@
+"""`print(...)` in WGSL kernels: records appended to a device buffer, printed on the host when work is waited for.
+
+A kernel with `ir.Print` statements binds one more storage buffer, `wk_print` (array<atomic<u32>>, the last
+binding). Word 0 counts the words reserved so far, word 1 the words written; records follow from word 2: the
+print's site number, then each value's u32 words (the adstack encoding: 64-bit values in two words, bool as
+0/1, f16 in the low half). A thread reserves its record with one atomicAdd and writes it only if it fits, so
+a full buffer drops records instead of writing past its end; the records that fit are exactly the first
+`written` words (reservations are ordered, so a record that fits follows only records that fit). `wk.sync()` and every read-back (they wait for the
+device anyway) read the buffer, print the records through runtime/printing.py, report dropped ones, and reset
+the count. Records of different threads come in no defined order, as in Taichi."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from wgkern.backends.wgsl.adstack import encode, words_of
+from wgkern.ir import nodes as ir
+from wgkern.runtime.printing import emit, format_print
+
+PRINT_NAME = "wk_print"
+PRINT_BUFFER_BYTES = 1 << 20
+HEADER_WORDS = 2
+
+
+class PrintLowering:
+    """Mixin for WgslCodegen: `self.print_sites` (the backend's site table) and `self.print_binding` are set
+    by the codegen, as are `emit`, `value`, `fresh`."""
+
+    def visit_Print(self, stmt: ir.Print) -> None:
+        dtypes = [v.dtype for v in stmt.values]
+        site = len(self.print_sites)
+        self.print_sites.append((tuple(stmt.pieces), dtypes))
+        words = [str(site) + "u"]
+        for value, dtype in zip(stmt.values, dtypes):
+            words.extend(encode(self.value(value), dtype))
+        start = self.fresh("p")
+        self.emit(f"let {start} = atomicAdd(&{PRINT_NAME}[0], {len(words)}u);   // print(): reserve a record")
+        self.emit(f"if ({start} + {len(words) + HEADER_WORDS}u <= arrayLength(&{PRINT_NAME})) {{")
+        for k, word in enumerate(words):
+            self.emit(f"  atomicStore(&{PRINT_NAME}[{start} + {HEADER_WORDS + k}u], {word});")
+        self.emit(f"  atomicAdd(&{PRINT_NAME}[1], {len(words)}u);")
+        self.emit("}")
+
+    def print_declaration(self) -> str:
+        return f"@group(0) @binding({self.print_binding}) var<storage, read_write> {PRINT_NAME}: array<atomic<u32>>;\n"
+
+
+def _decode(words: np.ndarray, dtype: Any) -> Any:
+    if dtype.bits == 64:
+        bits = int(words[0]) | (int(words[1]) << 32)
+        return np.array([bits], np.uint64).view(dtype.np_dtype)[0]
+    word = np.uint32(words[0])
+    if dtype.is_bool:
+        return bool(word)
+    if dtype.bits == 16 and dtype.is_float:
+        return np.array([word & 0xFFFF], np.uint16).view(np.float16)[0]
+    return np.array([word], np.uint32).view(np.int32 if dtype.is_signed else
+                                            (np.float32 if dtype.is_float else np.uint32))[0]
+
+
+def print_records(words: np.ndarray, reserved: int, written: int,
+                  sites: list[tuple[tuple[str, ...], list[Any]]]) -> None:
+    """Print the records in the first `written` of `words` (the buffer past its header); `reserved` words
+    were asked for."""
+    position = 0
+    while position < written:
+        pieces, dtypes = sites[int(words[position])]
+        position += 1
+        values = []
+        for dtype in dtypes:
+            count = words_of(dtype)
+            values.append(_decode(words[position:position + count], dtype))
+            position += count
+        emit(format_print(pieces, values, dtypes))
+    if reserved > written:
+        emit(f"[wgkern] {reserved - written} words of print() output were dropped: the print buffer holds "
+             f"{words.size} words between waits for the device (wk.sync(), read-backs)\n")
