@@ -4,7 +4,7 @@ This module exports exactly the public names of the user API (API.md). It import
 backends load at `wk.init`. Compilation lives in frontend/, passes/ and backends/; runtime state in runtime/."""
 from __future__ import annotations
 
-from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentError, AutodiffError,
+from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentError, AutodiffError, BoundsCheckError,
                            CompileError, DeviceLostError, OutOfMemoryError, SizingError, WkError)
 from wgkern.lang import ad
 from wgkern.lang import math
@@ -31,5 +31,5 @@ __all__ = [
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "cast", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose",
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
-    "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError",
+    "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError",
 ]

@@ -91,6 +91,11 @@ class AdStackOverflowError(WkError, RuntimeError):
     """A reverse-mode kernel pushed past an adstack's capacity."""
 
 
+class BoundsCheckError(WkError, IndexError):
+    """wk.init(debug=True): a global access indexed outside its container (raised after the launch on the CPU,
+    at the next sync or read-back on GPUs; nothing outside the container was read or written)."""
+
+
 class SizingError(WkError, RuntimeError):
     """A loop bound is too large (or not representable) to size an adstack."""
 

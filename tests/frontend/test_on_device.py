@@ -225,7 +225,7 @@ def test_print_in_kernels(arch, capsys):
 def test_print_from_many_threads_reports_what_did_not_fit(arch, capsys, monkeypatch):
     """Every line arrives whole; on the WGSL backend a full print buffer drops records and says so."""
     from wgkern.backends.wgsl import printing
-    monkeypatch.setattr(printing, "PRINT_BUFFER_BYTES", 4 * (2 + 3 * 100))    # room for 100 records
+    monkeypatch.setattr(printing, "PRINT_BUFFER_BYTES", 4 * (printing.HEADER_WORDS + 3 * 100))  # 100 records
     values = wk.field(wk.i32, shape=150)
 
     @wk.kernel

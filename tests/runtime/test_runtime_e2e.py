@@ -172,18 +172,35 @@ def test_vector_arguments(arch):
     assert np.allclose(device.to_numpy(), 3)
 
 
-def test_debug_option_reaches_the_backend(arch):
+def test_debug_mode_checks_every_global_access(arch):
+    """wk.init(debug=True): an out-of-range index raises BoundsCheckError naming the container and the line
+    (after the launch on the CPU, at the next sync or read-back on GPUs), nothing outside the container is
+    touched, and the program keeps working."""
     wk.init(arch=arch, debug=True)
-    from wgkern.runtime.program import current
-    if not getattr(current().backend, "debug", False):
-        pytest.skip("this backend has no debug mode yet")
     f = wk.field(wk.f32, shape=4)
+    neighbour = wk.field(wk.f32, shape=4)
+    nd = wk.ndarray(wk.i32, shape=(3, 2))
+    neighbour.fill(7.0)
 
     @wk.kernel
     def past_the_end(k: wk.i32):
         for i in f:
             f[i + k] = 1.0
 
-    with pytest.raises(wk.WkError, match="out of range"):
+    @wk.kernel
+    def read_ndarray(a: wk.types.ndarray(), row: wk.i32):
+        for j in range(2):
+            f[j] = wk.cast(a[row, j], wk.f32)
+
+    with pytest.raises(wk.BoundsCheckError, match="index out of range for f") as info:
         past_the_end(2)
         wk.sync()
+    assert "f[i + k] = 1.0" in str(info.value)
+    assert neighbour.to_numpy().tolist() == [7.0] * 4
+    past_the_end(0)                                 # in range: runs, and the program is still usable
+    assert f.to_numpy().tolist() == [1.0] * 4
+    with pytest.raises(wk.BoundsCheckError, match="index out of range for a"):
+        read_ndarray(nd, 3)
+        wk.sync()
+    read_ndarray(nd, 2)
+    wk.sync()

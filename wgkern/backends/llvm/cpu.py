@@ -17,7 +17,7 @@ import numpy as np
 
 from wgkern.backends.adstack import (METADATA_FIELDS, AdStackHeap, collect_stacks, decode_flag, layout_task,
                                      overflow_error)
-from wgkern.errors import WkError, format_located
+from wgkern.errors import BoundsCheckError, WkError, format_located
 from wgkern.ir.nodes import OffloadedKernel
 from wgkern.lang.types import DataType
 
@@ -49,10 +49,6 @@ def aligned_bytes(nbytes: int) -> tuple[np.ndarray, int]:
     array = raw[start:start + max(nbytes, 1)]
     return array, array.ctypes.data
 
-
-class BoundsCheckError(WkError, IndexError):
-    """debug=True: a global access indexed outside its container (raised after the launch; nothing outside
-    the container was read or written)."""
 
 
 @dataclass(slots=True)

@@ -25,7 +25,7 @@ from wgkern.backends.adstack import METADATA_FIELDS, collect_stacks
 from wgkern.backends.wgsl import mathlib
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
-from wgkern.backends.wgsl.printing import PrintLowering
+from wgkern.backends.wgsl.printing import BOUNDS_WORD, PRINT_NAME, PrintLowering
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 
@@ -146,10 +146,12 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
 
     def __init__(self, kernel: ir.OffloadedKernel, features: frozenset[str] | set[str], adapter: str = "?",
                  adstack_code: int = 1, plan: BindingPlan | None = None,
-                 print_sites: list[Any] | None = None):
+                 print_sites: list[Any] | None = None, bounds_sites: list[Any] | None = None):
         self.kernel = kernel
-        # print(): sites go to the backend's table (printing.py); the buffer is the binding after the stacks'
+        # print(): sites go to the backend's table (printing.py); the buffer is the binding after the stacks'.
+        # debug=True (bounds_sites given): every global access is checked and a failure recorded in that buffer
         self.print_sites = print_sites if print_sites is not None else []
+        self.bounds_sites = bounds_sites
         self.adstack_code = adstack_code
         self.stacks, self.first_rows = metadata_rows(kernel)
         self.features = frozenset(features)
@@ -158,7 +160,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         self.layout = params_layout(kernel, self.plan.packed)
         self.kernel_atomics = collect_atomics(kernel, kernel.tasks) if self.plan.packed else None
         self.slot_index = {id(slot): k for k, slot in enumerate(kernel.containers)}
-        self.has_prints = any(isinstance(s, ir.Print) for task in kernel.tasks for s in walk(task.body))
+        self.has_prints = self.bounds_sites is not None or \
+            any(isinstance(s, ir.Print) for task in kernel.tasks for s in walk(task.body))
         self.print_binding = self.plan.bindings + 1 + (2 if any(self.stacks) else 0)
 
     # ---- entry points -------------------------------------------------------------------------------------
@@ -185,7 +188,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
                         f"array<{decl.element}>;  // {what}\n")
         if self.stacks[self.task_index]:
             head.append(self.adstack_declarations(self.plan.bindings + 1))
-        if any(isinstance(s, ir.Print) for s in walk(task.body)):
+        if self.bounds_sites is not None or any(isinstance(s, ir.Print) for s in walk(task.body)):
             head.append(self.print_declaration())
         text = "".join(head) + "\n" + "".join(self.helpers.values()) + "\n" + "\n".join(self.lines) + "\n"
         workgroup = WORKGROUP_SIZE if task.kind == "range" else 1
@@ -474,7 +477,17 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         decl = self.container(stmt.container, stmt.loc)
         terms = [" * ".join([self.value(index), *self._strides(stmt.container, axis)])
                  for axis, index in enumerate(stmt.indices)]
-        offset = self.let(stmt, " + ".join(terms) if terms else "0i")
+        offset_expr = " + ".join(terms) if terms else "0i"
+        if self.bounds_sites is not None and stmt.indices:
+            # debug=True: an index outside its axis records the site and the access goes to element 0
+            self.bounds_sites.append((self.kernel.name, stmt))
+            inside = " && ".join(f"(bitcast<u32>({self.value(index)}) < bitcast<u32>("
+                                 f"{self._extent(stmt.container, axis)}))" for axis, index in enumerate(stmt.indices))
+            ok = self.fresh("inside")
+            self.emit(f"let {ok} = {inside};")
+            self.emit(f"if (!{ok}) {{ atomicMax(&{PRINT_NAME}[{BOUNDS_WORD}], {len(self.bounds_sites)}u); }}")
+            offset_expr = f"select(0i, {offset_expr}, {ok})"
+        offset = self.let(stmt, offset_expr)
         self.names[stmt] = f"{decl.name}[{decl.base} + {offset}]" if decl.base else f"{decl.name}[{offset}]"
 
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:

@@ -1,7 +1,8 @@
 """`print(...)` in WGSL kernels: records appended to a device buffer, printed on the host when work is waited for.
 
 A kernel with `ir.Print` statements binds one more storage buffer, `wk_print` (array<atomic<u32>>, the last
-binding). Word 0 counts the words reserved so far, word 1 the words written; records follow from word 2: the
+binding). Word 0 counts the words reserved so far, word 1 the words written, word 2 the largest failed bounds
+check site under `wk.init(debug=True)` (which binds the buffer in every kernel); records follow from word 4: the
 print's site number, then each value's u32 words (the adstack encoding: 64-bit values in two words, bool as
 0/1, f16 in the low half). A thread reserves its record with one atomicAdd and writes it only if it fits, so
 a full buffer drops records instead of writing past its end; the records that fit are exactly the first
@@ -20,7 +21,8 @@ from wgkern.runtime.printing import emit, format_print
 
 PRINT_NAME = "wk_print"
 PRINT_BUFFER_BYTES = 1 << 20
-HEADER_WORDS = 2
+HEADER_WORDS = 4          # reserved words, written words, the first failed bounds check (debug=True), unused
+BOUNDS_WORD = 2
 
 
 class PrintLowering:

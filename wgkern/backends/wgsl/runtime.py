@@ -40,7 +40,8 @@ from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
 from wgkern.backends.wgsl.codegen import IEEE_DIVISION, WORKGROUP_SIZE, TaskShader, WgslCodegen
 from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.backends.wgsl import printing as wprinting
-from wgkern.errors import CompileError, InternalCompilerError, OutOfMemoryError, WkError
+from wgkern.errors import (BoundsCheckError, CompileError, InternalCompilerError, OutOfMemoryError, WkError,
+                           format_located)
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
@@ -156,7 +157,8 @@ class WgslCompiledKernel(CompiledKernel):
         self.backend = backend
         self.kernel = kernel
         limit = int(backend.limits["max-storage-buffers-per-shader-stage"])
-        self.has_prints = any(isinstance(stmt, ir.Print) for task in kernel.tasks for stmt in walk(task.body))
+        self.has_prints = backend.debug or \
+            any(isinstance(stmt, ir.Print) for task in kernel.tasks for stmt in walk(task.body))
         # the argument ring, the adstack heap and flag (reverse kernels), the print buffer (printing.py)
         reserved = 1 + (2 if any(collect_stacks(kernel)) else 0) + (1 if self.has_prints else 0)
         packed = len(kernel.containers) + reserved > limit
@@ -169,7 +171,7 @@ class WgslCompiledKernel(CompiledKernel):
         self.last_packing: tuple[Any, int, tuple[WgslBuffer, ...], list[int]] | None = None
         self.adstack_code = backend.register_adstack_kernel(self)
         codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
-                              backend.print_sites)
+                              backend.print_sites, backend.bounds_sites)
         self.stacks = codegen.stacks
         self.has_stacks = any(self.stacks)
         self.layout = codegen.layout
@@ -329,8 +331,9 @@ class WgslBackend(Backend):
     name = "wgsl"
     supports_adstack = True
 
-    def __init__(self, adapter: Any = None, kind: str = "webgpu"):
+    def __init__(self, adapter: Any = None, kind: str = "webgpu", debug: bool = False):
         import wgpu
+        self.debug = debug
         self._wgpu = wgpu
         self.adapter = adapter if adapter is not None else wadapters.find_adapter(kind)
         self.device = wadapters.device_for(self.adapter)
@@ -364,6 +367,8 @@ class WgslBackend(Backend):
         self.pipelines: dict[str, Any] = {}
         self.shader_modules: dict[str, Any] = {}
         self.print_sites: list[Any] = []        # print() statements of compiled kernels (printing.py)
+        # debug=True: (kernel name, GlobalPtr) of every bounds-checked access; site k + 1 is written on failure
+        self.bounds_sites: list[Any] | None = [] if debug else None
         self.print_buffer: WgslBuffer | None = None
         self.prints_pending = False
         self.layouts: dict[int, tuple[Any, Any]] = {}
@@ -680,8 +685,8 @@ class WgslBackend(Backend):
             return
         self.prints_pending = False
         header = self._read(self.print_buffer, 4 * wprinting.HEADER_WORDS, 0).view(np.uint32)
-        reserved, written = int(header[0]), int(header[1])
-        if not reserved:
+        reserved, written, bounds_site = int(header[0]), int(header[1]), int(header[wprinting.BOUNDS_WORD])
+        if not reserved and not bounds_site:
             return
         capacity = self.print_buffer.nbytes // 4 - wprinting.HEADER_WORDS
         words = self._read(self.print_buffer, 4 * written, 4 * wprinting.HEADER_WORDS).view(np.uint32) \
@@ -690,6 +695,13 @@ class WgslBackend(Backend):
                                 np.zeros(wprinting.HEADER_WORDS, np.uint32))
         wprinting.print_records(np.concatenate([words, np.zeros(capacity - written, np.uint32)]), reserved,
                                 written, self.print_sites)
+        if bounds_site and self.bounds_sites is not None:
+            kernel_name, ptr = self.bounds_sites[bounds_site - 1]
+            shape = ptr.container.shape
+            what = f"of shape {tuple(shape)}" if shape is not None else f"(an ndarray of {ptr.container.ndim} axes)"
+            raise BoundsCheckError(format_located(
+                f"kernel {kernel_name}: index out of range for {ptr.container.name} {what} (debug=True "
+                "redirected the access to element 0)", ptr.loc))
 
     def shutdown(self) -> None:
         """Finish pending work and release every buffer and cache; the device stays in the process cache."""
