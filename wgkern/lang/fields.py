@@ -350,6 +350,23 @@ class Field(Container):
     """`wk.field`: a global container, bound into kernels by closure."""
     is_field = True
     kind_name = "field"
+    _in_kernel = False        # set when a compiled kernel binds it (runtime/launch.py): its shape is final
+
+    def _place(self, shape: tuple[int, ...]) -> None:
+        """`wk.root.dense(...).place(field)` (lang/snode.py): give a field declared without a shape its shape,
+        re-allocating its (still unused) storage."""
+        shape = tuple(shape)
+        if shape == self.shape:
+            return
+        if self.shape != ():
+            raise WkError(f"field '{self.name}' already has shape {self.shape}; place() only shapes fields "
+                          "declared without one")
+        if self._in_kernel:
+            raise WkError(f"field '{self.name}' is already used by a kernel: place() it before the first launch")
+        self._finalizer()                       # frees the old buffer now
+        self.program.containers.discard(self)
+        Container.__init__(self, self.dtype, shape, self.element_type, self.name,
+                           needs_grad=self.grad is not None, needs_dual=self.dual is not None)
 
 
 class Ndarray(Container):

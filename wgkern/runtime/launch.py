@@ -116,6 +116,7 @@ def _binding_plan(program: Program, kernel: Any, spec: Specialisation, kernel_ir
                 name = getattr(host, "name", slot.name)
                 raise ArgumentError(f"kernel '{kernel.name}' uses field '{name}', which was created before the "
                                     "last wk.reset()/wk.init(); create it again")
+            host._in_kernel = True
             buffers.append(host.buffer)
             shapes.append(host.full_shape)
             if slot in written:

@@ -1,0 +1,68 @@
+"""Dense placement (lang/snode.py): `wk.root.dense(...).place(...)` shapes fields declared without a shape,
+as Taichi programs (difftaichi's) declare them; gradients flow through placed fields; errors name the field."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wgkern as wk
+
+
+def test_placed_fields_have_the_chain_shape_and_gradients(arch):
+    steps, bodies = 16, 4
+    x = wk.Vector.field(2, dtype=wk.f32, needs_grad=True)
+    v = wk.Vector.field(2, dtype=wk.f32, needs_grad=True)
+    loss = wk.field(wk.f32, needs_grad=True)
+    wk.root.dense(wk.k, steps).dense(wk.l, bodies).place(x, v)
+    wk.root.place(loss)
+    wk.root.lazy_grad()
+    assert x.shape == v.shape == x.grad.shape == (steps, bodies) and loss.shape == ()
+
+    @wk.kernel
+    def step(t: wk.i32):
+        for i in range(bodies):
+            v[t, i] = v[t - 1, i] + wk.Vector([0.0, -9.8]) * 0.01
+            x[t, i] = x[t - 1, i] + v[t, i] * 0.01
+
+    @wk.kernel
+    def height():
+        for i in range(bodies):
+            loss[None] += x[steps - 1, i].y
+
+    for b in range(bodies):
+        x[0, b] = [0.1 * b, 1.0]
+    with wk.ad.Tape(loss=loss):
+        for t in range(1, steps):
+            step(t)
+        height()
+    np.testing.assert_allclose(x.grad.to_numpy()[0, :, 1], 1.0, rtol=1e-6)
+    np.testing.assert_allclose(v.grad.to_numpy()[0, :, 1], 0.01 * (steps - 1), rtol=1e-5)
+
+
+def test_axes_order_the_shape_whatever_the_nesting(arch):
+    f = wk.field(wk.i32)
+    wk.root.dense(wk.j, 3).dense(wk.i, 5).place(f)
+    g = wk.field(wk.i32)
+    wk.root.dense(wk.ij, 4).place(g)
+    assert f.shape == (5, 3) and g.shape == (4, 4)
+
+
+def test_placement_errors_name_the_problem(arch):
+    shaped = wk.field(wk.f32, shape=3)
+    used = wk.field(wk.f32)
+
+    @wk.kernel
+    def touch():
+        used[None] = 1.0
+
+    touch()
+    with pytest.raises(wk.WkError, match="'shaped' already has shape \\(3,\\)"):
+        wk.root.dense(wk.i, 4).place(shaped)
+    with pytest.raises(wk.WkError, match="'used' is already used by a kernel"):
+        wk.root.dense(wk.i, 4).place(used)
+    with pytest.raises(wk.WkError, match="pointer\\(\\) nodes are not available"):
+        wk.root.pointer(wk.i, 4)
+    with pytest.raises(wk.WkError, match="axis i is already used"):
+        wk.root.dense(wk.i, 2).dense(wk.i, 3)
+    with pytest.raises(wk.WkError, match="2 axes need 2 extents"):
+        wk.root.dense(wk.ij, (2, 3, 4))

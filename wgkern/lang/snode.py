@@ -1,0 +1,77 @@
+"""Taichi's dense placement, for programs written against it: `wk.root.dense(wk.ij, (n, m)).place(x, y)`.
+
+wgkern fields are dense arrays with a shape; the SNode tree of Taichi reduces to that here: a chain of `dense`
+calls names index axes and their extents, and `place` gives the fields that shape (axes ordered i, j, k, l
+whatever the nesting order, as Taichi indexes them). A field declared without a shape and placed later is
+re-allocated by `place`, which must come before a kernel uses it. Sparse nodes (pointer, bitmasked, dynamic)
+are not available and say so; `lazy_grad()` does nothing, since `needs_grad=True` fields carry their `.grad`."""
+from __future__ import annotations
+
+from typing import Any
+
+from wgkern.errors import WkError
+
+AXIS_NAMES = "ijkl"
+
+
+class Axes(tuple):
+    """Index axes: `wk.i` is (0,), `wk.ij` is (0, 1), ..."""
+
+    def __repr__(self) -> str:
+        return "wk." + "".join(AXIS_NAMES[a] for a in self)
+
+
+i, j, k, l = (Axes((n,)) for n in range(4))  # noqa: E741 - Taichi's names
+ij, ijk, ijkl = Axes((0, 1)), Axes((0, 1, 2)), Axes((0, 1, 2, 3))
+
+
+class SNode:
+    """A node of a placement chain: the (axis, extent) pairs from the root down to it."""
+
+    def __init__(self, axes: tuple[tuple[int, int], ...] = ()):
+        self.axes = axes
+
+    def dense(self, axes: Any, dimensions: Any) -> SNode:
+        if not isinstance(axes, tuple):
+            raise WkError(f"dense(): the first argument names axes (wk.i, wk.ij, ...), got {axes!r}")
+        extents = (dimensions,) if isinstance(dimensions, int) else tuple(dimensions)
+        if len(extents) == 1 and len(axes) > 1:
+            extents = extents * len(axes)
+        if len(extents) != len(axes):
+            raise WkError(f"dense({axes!r}, {dimensions!r}): {len(axes)} axes need {len(axes)} extents")
+        taken = {axis for axis, _ in self.axes}
+        for axis in axes:
+            if axis in taken:
+                raise WkError(f"dense(): axis {AXIS_NAMES[axis]} is already used higher up in this placement")
+        return SNode(self.axes + tuple(zip(axes, (int(e) for e in extents))))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(extent for _, extent in sorted(self.axes))
+
+    def place(self, *fields: Any, offset: Any = None) -> SNode:
+        from wgkern.lang.fields import Field
+        if offset is not None:
+            raise WkError("place(offset=...) is not supported")
+        for field in fields:
+            if not isinstance(field, Field):
+                raise WkError(f"place() takes fields, got {type(field).__name__}")
+            field._place(self.shape)
+        return self
+
+    def lazy_grad(self) -> None:
+        return None
+
+    def _sparse(self, name: str) -> Any:
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise WkError(f"{name}() nodes are not available: wgkern places fields densely (use dense(), or "
+                          "wk.field(dtype, shape=...))")
+        return refuse
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("pointer", "bitmasked", "dynamic", "hash", "bit_struct", "quant_array"):
+            return self._sparse(name)
+        raise AttributeError(name)
+
+
+root = SNode()
