@@ -1,37 +1,14 @@
-"""Helpers shared by the demos: a stdlib-only PNG writer and an optional on-screen window.
+"""Helpers shared by the demos: an optional on-screen window and the frame loop (PNG output: wgkern/png.py).
 
 Not a demo itself (the leading underscore hides it from `python -m wgkern demo --list`)."""
 from __future__ import annotations
 
-import struct
 import time
-import zlib
 from typing import Callable, Iterator
 
 import numpy as np
 
-
-def write_png(path: str, rgba: np.ndarray) -> None:
-    """Write an (H, W, 4) uint8 RGBA image as a PNG with zlib + struct only (PLATFORM.md 4.1)."""
-    rgba = np.ascontiguousarray(rgba, dtype=np.uint8)
-    height, width, _ = rgba.shape
-    raw = b"".join(b"\x00" + rgba[row].tobytes() for row in range(height))
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + tag + data
-                + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF))
-
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
-                + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
-
-
-def to_rgba(rgb: np.ndarray) -> np.ndarray:
-    """Float RGB in [0, 1] of shape (H, W, 3) -> uint8 RGBA."""
-    out = np.empty(rgb.shape[:2] + (4,), np.uint8)
-    out[..., :3] = np.clip(rgb * 255.0 + 0.5, 0, 255).astype(np.uint8)
-    out[..., 3] = 255
-    return out
+from wgkern.png import to_rgba, write_png  # noqa: F401 - the demos import them from here
 
 
 def show(frames, title: str) -> bool:

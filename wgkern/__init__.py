@@ -31,7 +31,14 @@ __all__ = [
     "rsqrt", "abs", "floor", "ceil", "round", "pow", "min", "max", "clamp", "sign", "random",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "cast", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose",
-    "root", "i", "j", "k", "l", "ij", "ijk", "ijkl",
+    "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "GUI",
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError",
 ]
+
+
+def __getattr__(name: str):
+    if name == "GUI":          # imported on first use: most programs never draw
+        from wgkern.gui import GUI
+        return GUI
+    raise AttributeError(f"module 'wgkern' has no attribute {name!r}")

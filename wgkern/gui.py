@@ -1,0 +1,165 @@
+"""`wk.GUI`: the drawing subset of Taichi's ti.GUI, rendered off-screen with numpy, so programs written for it
+run headless (in CI, over SSH) and can save their frames: `gui.show("frame.png")`.
+
+Coordinates are Taichi's: positions in [0, 1]^2 with the origin at the bottom left, colors as 0xRRGGBB,
+`set_image(img)` takes img[x, y] (x to the right, y upwards; floats in [0, 1] or uint8; 2-D is grey). There is
+no window and no input: `get_event()` is False, `is_pressed()` is False, and `running` stays True until
+`close()` or `gui.running = False`, as with Taichi's `show_gui=False` (so `while gui.running:` never ends on
+its own). Text is not rendered."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from wgkern.png import to_rgba, write_png
+
+
+def _rgb(color: Any) -> np.ndarray:
+    """0xRRGGBB (int or array of ints) -> float RGB in [0, 1], shape (..., 3)."""
+    value = np.asarray(color, dtype=np.int64)
+    return np.stack([(value >> 16) & 255, (value >> 8) & 255, value & 255], axis=-1).astype(np.float32) / 255.0
+
+
+def _points(value: Any) -> np.ndarray:
+    array = value.to_numpy() if hasattr(value, "to_numpy") else np.asarray(value)
+    return np.asarray(array, dtype=np.float64).reshape(-1, 2)
+
+
+class GUI:
+    """See the module docstring. `res` is an int (square) or (width, height)."""
+    ESCAPE, SPACE, SHIFT, CTRL, ALT, EXIT = "Escape", " ", "Shift", "Control", "Alt", "WMClose"
+    LMB, RMB, MMB, WHEEL = "LMB", "RMB", "MMB", "Wheel"
+    UP, DOWN, LEFT, RIGHT, BACKSPACE, RETURN, TAB = "Up", "Down", "Left", "Right", "BackSpace", "Return", "Tab"
+    PRESS, RELEASE, MOTION = "Press", "Release", "Motion"
+
+    def __init__(self, name: str = "wgkern", res: Any = 512, background_color: int = 0x000000,
+                 show_gui: bool = True, fullscreen: bool = False, fast_gui: bool = False):
+        self.name = name
+        self.res = (int(res), int(res)) if np.isscalar(res) else (int(res[0]), int(res[1]))
+        self.background_color = background_color
+        self.running = True
+        self.frame = 0
+        self.canvas = np.zeros((self.res[1], self.res[0], 3), np.float32)
+        self.clear()
+        if show_gui:
+            print(f"wk.GUI '{name}': drawing off-screen (no window); gui.show('file.png') saves a frame",
+                  file=sys.stderr)
+
+    # ---- input (none) --------------------------------------------------------------------------------------
+    def get_event(self, *filters: Any) -> bool:
+        return False
+
+    def get_events(self, *filters: Any) -> list[Any]:
+        return []
+
+    def is_pressed(self, *keys: Any) -> bool:
+        return False
+
+    def get_cursor_pos(self) -> tuple[float, float]:
+        return 0.5, 0.5
+
+    # ---- drawing -----------------------------------------------------------------------------------------
+    def clear(self, color: int | None = None) -> None:
+        self.canvas[:] = _rgb(self.background_color if color is None else color)
+
+    def set_image(self, image: Any) -> None:
+        array = image.to_numpy() if hasattr(image, "to_numpy") else np.asarray(image)
+        array = array.astype(np.float32) / 255.0 if array.dtype == np.uint8 else array.astype(np.float32)
+        if array.ndim == 2:
+            array = np.repeat(array[..., None], 3, axis=2)
+        if array.shape[:2] != self.res:
+            raise ValueError(f"GUI.set_image: image of shape {array.shape[:2]}, the GUI is {self.res}")
+        self.canvas[:] = np.transpose(array[..., :3], (1, 0, 2))[::-1]     # img[x, y] -> rows from the top
+
+    def _pixels(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        width, height = self.res
+        cols = np.floor(positions[:, 0] * width).astype(np.int64)
+        rows = height - 1 - np.floor(positions[:, 1] * height).astype(np.int64)    # pixel y counts from the bottom
+        return rows, cols
+
+    def _splat(self, positions: np.ndarray, radius: float, colors: np.ndarray) -> None:
+        rows, cols = self._pixels(positions)
+        reach = int(np.ceil(radius))
+        height, width = self.canvas.shape[:2]
+        for dy in range(-reach, reach + 1):
+            for dx in range(-reach, reach + 1):
+                if dx * dx + dy * dy > radius * radius + 0.25:
+                    continue
+                r, c = rows + dy, cols + dx
+                inside = (r >= 0) & (r < height) & (c >= 0) & (c < width)
+                self.canvas[r[inside], c[inside]] = colors[inside] if colors.ndim == 2 else colors
+
+    def circles(self, pos: Any, radius: float = 1, color: Any = 0xFFFFFF, palette: Any = None,
+                palette_indices: Any = None) -> None:
+        points = _points(pos)
+        if palette is not None and palette_indices is not None:
+            indices = np.asarray(palette_indices.to_numpy() if hasattr(palette_indices, "to_numpy")
+                                 else palette_indices).reshape(-1).astype(np.int64)
+            colors = _rgb(np.asarray(palette)[indices])
+        else:
+            colors = _rgb(color)
+            if colors.ndim == 2 and colors.shape[0] != points.shape[0]:
+                colors = colors[0]
+        self._splat(points, float(np.max(radius)), colors)
+
+    def circle(self, pos: Any, color: int = 0xFFFFFF, radius: float = 1) -> None:
+        self.circles([pos], radius, color)
+
+    def lines(self, begin: Any, end: Any, radius: float = 1, color: Any = 0xFFFFFF) -> None:
+        a, b = _points(begin), _points(end)
+        length = np.max(np.abs((b - a) * self.res)) if a.size else 0.0
+        steps = max(int(np.ceil(length * 2)), 1)
+        t = np.linspace(0.0, 1.0, steps + 1)
+        samples = (a[:, None, :] + (b - a)[:, None, :] * t[None, :, None]).reshape(-1, 2)
+        colors = _rgb(color)
+        if colors.ndim == 2:
+            colors = np.repeat(colors, steps + 1, axis=0)
+        self._splat(samples, max(float(radius) - 0.5, 0.0), colors)
+
+    def line(self, begin: Any, end: Any, radius: float = 1, color: int = 0xFFFFFF) -> None:
+        self.lines([begin], [end], radius, color)
+
+    def rect(self, topleft: Any, bottomright: Any, radius: float = 1, color: int = 0xFFFFFF) -> None:
+        (x0, y0), (x1, y1) = topleft, bottomright
+        corners = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+        self.lines(corners, corners[1:] + corners[:1], radius, color)
+
+    def triangles(self, a: Any, b: Any, c: Any, color: Any = 0xFFFFFF) -> None:
+        pa, pb, pc = _points(a), _points(b), _points(c)
+        colors = _rgb(color)
+        height, width = self.canvas.shape[:2]
+        for k in range(pa.shape[0]):
+            verts = np.array([pa[k], pb[k], pc[k]]) * [width, height]
+            verts[:, 1] = height - verts[:, 1]
+            lo = np.clip(np.floor(verts.min(axis=0)).astype(int), 0, [width - 1, height - 1])
+            hi = np.clip(np.ceil(verts.max(axis=0)).astype(int), 0, [width - 1, height - 1])
+            xs, ys = np.meshgrid(np.arange(lo[0], hi[0] + 1) + 0.5, np.arange(lo[1], hi[1] + 1) + 0.5)
+            (x0, y0), (x1, y1), (x2, y2) = verts
+            area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)
+            if area == 0:
+                continue
+            w0 = ((x1 - xs) * (y2 - ys) - (x2 - xs) * (y1 - ys)) / area
+            w1 = ((x2 - xs) * (y0 - ys) - (x0 - xs) * (y2 - ys)) / area
+            inside = (w0 >= 0) & (w1 >= 0) & (w0 + w1 <= 1)
+            self.canvas[ys[inside].astype(int), xs[inside].astype(int)] = colors[k] if colors.ndim == 2 else colors
+
+    def triangle(self, a: Any, b: Any, c: Any, color: int = 0xFFFFFF) -> None:
+        self.triangles([a], [b], [c], color)
+
+    def text(self, content: str, pos: Any, font_size: int = 15, color: int = 0xFFFFFF) -> None:
+        return None
+
+    # ---- frames --------------------------------------------------------------------------------------------
+    def get_image(self) -> np.ndarray:
+        """The current frame as RGB floats, img[x, y] like set_image takes."""
+        return np.transpose(self.canvas[::-1], (1, 0, 2)).copy()
+
+    def show(self, file: str | None = None) -> None:
+        if file:
+            write_png(file, to_rgba(self.canvas))
+        self.frame += 1
+
+    def close(self) -> None:
+        self.running = False
