@@ -42,3 +42,7 @@ def __getattr__(name: str):
         from wgkern.gui import GUI
         return GUI
     raise AttributeError(f"module 'wgkern' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {"GUI"})
