@@ -1,10 +1,13 @@
-"""Small-matrix decompositions inside kernels: `wk.polar_decompose(A)` and `wk.svd(A)` for 2x2 matrices.
+"""Small-matrix decompositions inside kernels: `wk.polar_decompose(A)` and `wk.svd(A)` for 2x2 and 3x3.
 
 Both are built from scalar IR (branch-free: every choice is a select), so they run the same on every backend
 and inside differentiated kernels. Conventions (those of Taichi's ti.polar_decompose / ti.svd, which MPM
 codes rely on): `R, S = polar_decompose(A)` with A = R S, R a rotation and S symmetric; `U, sigma, V = svd(A)`
-with A = U sigma V^T, U and V rotations (determinant +1) and sigma = diag(s1, s2), s1 >= s2, where s2 carries
-the sign of det(A)."""
+with A = U sigma V^T, U and V rotations (determinant +1) and sigma diagonal, decreasing, its last entry
+carrying the sign of det(A). 2x2: one polar step and one Jacobi rotation. 3x3: cyclic Jacobi sweeps (a fixed
+number, unrolled) on A^T A give V and sigma^2; U's columns are A v / sigma, completed by cross products
+where A is (nearly) singular. Through A^T A, small singular values lose relative accuracy when A is badly
+conditioned (errors near eps * s1^2 / s3), which deformation gradients rarely are."""
 from __future__ import annotations
 
 from wgkern.errors import CompileError
@@ -56,6 +59,27 @@ class _Ops:
     def pick(self, cond: ir.Stmt, x: ir.Stmt, y: ir.Stmt) -> ir.Stmt:
         return self.b.select(cond, x, y)
 
+    def dot(self, x: list[ir.Stmt], y: list[ir.Stmt]) -> ir.Stmt:
+        total = self.mul(x[0], y[0])
+        for p, q in zip(x[1:], y[1:]):
+            total = self.add(total, self.mul(p, q))
+        return total
+
+    def cross(self, x: list[ir.Stmt], y: list[ir.Stmt]) -> list[ir.Stmt]:
+        return [self.sub(self.mul(x[1], y[2]), self.mul(x[2], y[1])),
+                self.sub(self.mul(x[2], y[0]), self.mul(x[0], y[2])),
+                self.sub(self.mul(x[0], y[1]), self.mul(x[1], y[0]))]
+
+    def scale(self, x: list[ir.Stmt], f: ir.Stmt) -> list[ir.Stmt]:
+        return [self.mul(e, f) for e in x]
+
+    def normalized(self, x: list[ir.Stmt], fallback: list[ir.Stmt]) -> list[ir.Stmt]:
+        """x / |x|, or `fallback` where |x| is (nearly) zero."""
+        length2 = self.dot(x, x)
+        tiny = self.less(length2, self.c(1e-24))
+        inverse = self.div(self.c(1.0), self.sqrt(self.pick(tiny, self.c(1.0), length2)))
+        return [self.pick(tiny, f, self.mul(e, inverse)) for e, f in zip(x, fallback)]
+
 
 def _matrix2(a: ir.Stmt, b: ir.Stmt, c: ir.Stmt, d: ir.Stmt) -> VectorValue:
     return VectorValue([a, b, c, d], 2, 2)
@@ -64,10 +88,10 @@ def _matrix2(a: ir.Stmt, b: ir.Stmt, c: ir.Stmt, d: ir.Stmt) -> VectorValue:
 def _square_float(b: IRBuilder, m: object, what: str) -> tuple[VectorValue, _Ops]:
     if not isinstance(m, VectorValue) or not m.is_matrix or m.n != m.m:
         raise CompileError(f"{what} needs a square matrix")
-    if m.n != 2:
-        raise CompileError(f"{what} is implemented for 2x2 matrices; this one is {m.n}x{m.m}")
+    if m.n not in (2, 3):
+        raise CompileError(f"{what} is implemented for 2x2 and 3x3 matrices; this one is {m.n}x{m.m}")
     dtype = m.dtype if m.dtype.is_float else T.DEFAULT_FLOAT
-    return VectorValue([b.cast(e, dtype) for e in m.elements], 2, 2), _Ops(b, dtype)
+    return VectorValue([b.cast(e, dtype) for e in m.elements], m.n, m.n), _Ops(b, dtype)
 
 
 def _mul2(o: _Ops, x: VectorValue, y: VectorValue) -> VectorValue:
@@ -92,11 +116,17 @@ def _polar(o: _Ops, a: VectorValue) -> tuple[VectorValue, VectorValue]:
 
 def polar_decompose(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue]:
     a, o = _square_float(b, m, "wk.polar_decompose()")
+    if a.n == 3:
+        u, sigma, v = _svd3(o, a)
+        rotation = _matmul(o, u, _transpose(v))
+        return rotation, _matmul(o, _matmul(o, v, sigma), _transpose(v))
     return _polar(o, a)
 
 
 def svd(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue, VectorValue]:
     a, o = _square_float(b, m, "wk.svd()")
+    if a.n == 3:
+        return _svd3(o, a)
     rotation, s = _polar(o, a)
     s00, s01, s11 = s.at(0, 0), s.at(0, 1), s.at(1, 1)
     # one Jacobi rotation diagonalises the symmetric S: t = tan(theta), the smaller root of
@@ -117,3 +147,80 @@ def svd(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue, VectorValue]
     big, small = o.pick(swap, s2, s1), o.pick(swap, s1, s2)
     sigma = _matrix2(big, o.c(0.0), o.c(0.0), small)
     return _mul2(o, rotation, v), sigma, v
+
+
+# ---- 3x3 ---------------------------------------------------------------------------------------------------
+
+_JACOBI_SWEEPS = 6          # cyclic sweeps over (0,1), (0,2), (1,2): converged to f32/f64 round-off for 3x3
+
+
+def _transpose(m: VectorValue) -> VectorValue:
+    return VectorValue([m.at(j, i) for i in range(m.m) for j in range(m.n)], m.m, m.n)
+
+
+def _matmul(o: _Ops, x: VectorValue, y: VectorValue) -> VectorValue:
+    return VectorValue([o.dot([x.at(i, k) for k in range(x.m)], [y.at(k, j) for k in range(y.n)])
+                        for i in range(x.n) for j in range(y.m)], x.n, y.m)
+
+
+def _jacobi_eigen(o: _Ops, s: list[list[ir.Stmt]]) -> tuple[list[ir.Stmt], list[list[ir.Stmt]]]:
+    """Eigenvalues and eigenvectors (columns of v, a rotation) of the symmetric 3x3 `s`."""
+    zero, one = o.c(0.0), o.c(1.0)
+    v = [[one if i == j else zero for j in range(3)] for i in range(3)]
+    for _ in range(_JACOBI_SWEEPS):
+        for p, q in ((0, 1), (0, 2), (1, 2)):
+            spq = s[p][q]
+            skip = o.less(o.abs(spq), o.c(1e-30))
+            # t = tan(theta) = sign(tau) / (|tau| + sqrt(1 + tau^2)), tau = (s_qq - s_pp) / (2 s_pq)
+            tau = o.div(o.sub(s[q][q], s[p][p]), o.mul(o.c(2.0), o.pick(skip, one, spq)))
+            magnitude = o.div(one, o.add(o.abs(tau), o.sqrt(o.add(one, o.mul(tau, tau)))))
+            t = o.pick(skip, zero, o.pick(o.less(tau, zero), o.neg(magnitude), magnitude))
+            c = o.div(one, o.sqrt(o.add(one, o.mul(t, t))))
+            sn = o.mul(t, c)
+            # s <- J^T s J with J the rotation in the (p, q) plane; v <- v J
+            rotated = [row[:] for row in s]
+            for k in range(3):
+                skp, skq = s[k][p], s[k][q]
+                rotated[k][p] = o.sub(o.mul(c, skp), o.mul(sn, skq))
+                rotated[k][q] = o.add(o.mul(sn, skp), o.mul(c, skq))
+            final = [row[:] for row in rotated]
+            for k in range(3):
+                spk, sqk = rotated[p][k], rotated[q][k]
+                final[p][k] = o.sub(o.mul(c, spk), o.mul(sn, sqk))
+                final[q][k] = o.add(o.mul(sn, spk), o.mul(c, sqk))
+            final[p][q] = final[q][p] = zero
+            s = final
+            for k in range(3):
+                vkp, vkq = v[k][p], v[k][q]
+                v[k][p] = o.sub(o.mul(c, vkp), o.mul(sn, vkq))
+                v[k][q] = o.add(o.mul(sn, vkp), o.mul(c, vkq))
+    return [s[0][0], s[1][1], s[2][2]], v
+
+
+def _svd3(o: _Ops, a: VectorValue) -> tuple[VectorValue, VectorValue, VectorValue]:
+    ata = [[o.dot([a.at(k, i) for k in range(3)], [a.at(k, j) for k in range(3)]) for j in range(3)]
+           for i in range(3)]
+    eigen, v = _jacobi_eigen(o, ata)
+    columns = [[v[k][i] for k in range(3)] for i in range(3)]
+    # sort the eigenvalues decreasing; each swap negates one column so V stays a rotation
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        swap = o.less(eigen[i], eigen[j])
+        eigen[i], eigen[j] = o.pick(swap, eigen[j], eigen[i]), o.pick(swap, eigen[i], eigen[j])
+        ci, cj = columns[i], columns[j]
+        columns[i] = [o.pick(swap, y, x) for x, y in zip(ci, cj)]
+        columns[j] = [o.pick(swap, o.neg(x), y) for x, y in zip(ci, cj)]
+    sigma = [o.sqrt(o.pick(o.less(e, o.c(0.0)), o.c(0.0), e)) for e in eigen]
+    av = [[o.dot([a.at(r, k) for k in range(3)], col) for r in range(3)] for col in columns]
+    zero, one = o.c(0.0), o.c(1.0)
+    u0 = o.normalized(av[0], [one, zero, zero])
+    # u1: A v1 made orthogonal to u0, or any unit vector orthogonal to u0 when A v1 vanishes
+    projected = [o.sub(x, o.mul(o.dot(u0, av[1]), y)) for x, y in zip(av[1], u0)]
+    helper = o.normalized(o.cross(u0, [zero, zero, one]), o.cross(u0, [zero, one, zero]))
+    u1 = o.normalized(projected, helper)
+    u2 = o.cross(u0, u1)
+    # sigma2 takes the sign of A v2 . u2 (negative when det(A) < 0), keeping U a rotation
+    s2 = o.dot(av[2], u2)
+    u = VectorValue([u0[0], u1[0], u2[0], u0[1], u1[1], u2[1], u0[2], u1[2], u2[2]], 3, 3)
+    v_matrix = VectorValue([columns[c][r] for r in range(3) for c in range(3)], 3, 3)
+    diag = VectorValue([sigma[0], zero, zero, zero, sigma[1], zero, zero, zero, s2], 3, 3)
+    return u, diag, v_matrix

@@ -165,7 +165,7 @@ def _kernel_only(name: str) -> Any:
     return function
 
 
-# R, S = wk.polar_decompose(A); U, sigma, V = wk.svd(A): 2x2 matrices, inside kernels (frontend/linalg.py)
+# R, S = wk.polar_decompose(A); U, sigma, V = wk.svd(A): 2x2 and 3x3, inside kernels (frontend/linalg.py)
 polar_decompose = _kernel_only("polar_decompose")
 svd = _kernel_only("svd")
 
