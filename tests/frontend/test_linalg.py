@@ -29,55 +29,38 @@ def _decompose(a: np.ndarray) -> list[np.ndarray]:
     return [f.to_numpy().astype(np.float64) for f in (U, S, V, R, P)]
 
 
-def test_svd_and_polar_factorise_with_rotations(arch):
-    rng = np.random.default_rng(0)
-    a = rng.normal(size=(2048, 2, 2))
-    a[0] = np.diag([2.0, 3.0])            # already diagonal, unsorted
-    a[1] = np.diag([1.0, -1.0])           # a reflection: x = y = 0 in the polar step
-    a[2] = [[1.0, 0.5], [0.5, 1.0]]
-    a[3] = 0.0                            # the zero matrix
-    a[4] = [[1.0, 2.0], [2.0, 4.0]]       # singular
-    u, s, v, r, p = _decompose(a)
-    t = (0, 2, 1)
-    np.testing.assert_allclose(u @ s @ np.transpose(v, t), a, atol=1e-5)
-    for rotation in (u, v, r):
-        np.testing.assert_allclose(rotation @ np.transpose(rotation, t), np.broadcast_to(np.eye(2), a.shape),
-                                   atol=1e-5)
-        np.testing.assert_allclose(np.linalg.det(rotation), 1.0, atol=1e-5)
-    assert (s[:, 0, 1] == 0).all() and (s[:, 1, 0] == 0).all()
-    assert (s[:, 0, 0] >= s[:, 1, 1]).all() and (s[:, 0, 0] >= 0).all()
-    np.testing.assert_allclose(np.sign(s[:, 1, 1]) * np.sign(s[:, 0, 0]) * np.abs(s[:, 0, 0] * s[:, 1, 1]),
-                               np.linalg.det(a), atol=1e-4)       # the sign of det(A) rides on s2
-    np.testing.assert_allclose(np.sort(np.abs(np.diagonal(s, axis1=1, axis2=2)), axis=1),
-                               np.sort(np.linalg.svd(a, compute_uv=False), axis=1), atol=1e-5)
-    np.testing.assert_allclose(r @ p, a, atol=1e-5)
-    np.testing.assert_allclose(p, np.transpose(p, t), atol=1e-5)
-    np.testing.assert_allclose(s[0], np.diag([3.0, 2.0]), atol=1e-6)
+def _special_matrices(d: int) -> list[np.ndarray]:
+    """The inputs MPM codes meet: diagonal unsorted, a reflection (det < 0), zero, singular, identity."""
+    if d == 2:
+        return [np.diag([2.0, 3.0]), np.diag([1.0, -1.0]),     # diag(1, -1): x = y = 0 in the polar step
+                np.array([[1.0, 0.5], [0.5, 1.0]]), np.zeros((2, 2)), np.array([[1.0, 2.0], [2.0, 4.0]])]
+    return [np.diag([2.0, 3.0, 1.0]), np.diag([1.0, -1.0, 2.0]), np.zeros((3, 3)),
+            np.outer([1.0, 2.0, 3.0], [1.0, 0.0, 1.0]), np.eye(3)]
 
 
-def test_3x3_svd_and_polar(arch):
-    n = 1024
-    a = np.random.default_rng(1).normal(size=(n, 3, 3))
-    a[0] = np.diag([2.0, 3.0, 1.0])            # diagonal, unsorted
-    a[1] = np.diag([1.0, -1.0, 2.0])           # det < 0
-    a[2] = 0.0                                 # zero
-    a[3] = np.outer([1.0, 2.0, 3.0], [1.0, 0.0, 1.0])      # rank 1
-    a[4] = np.eye(3)
+@pytest.mark.parametrize("d", [2, 3])
+def test_svd_and_polar_factorise_with_rotations(arch, d):
+    a = np.random.default_rng(d).normal(size=(1024, d, d))
+    special = _special_matrices(d)
+    a[:len(special)] = special
     u, s, v, r, p = _decompose(a)
     t = (0, 2, 1)
-    np.testing.assert_allclose(u @ s @ np.transpose(v, t), a, atol=2e-5)
+    atol = 1e-5 * d
+    np.testing.assert_allclose(u @ s @ np.transpose(v, t), a, atol=atol)
     for rotation in (u, v, r):
-        np.testing.assert_allclose(rotation @ np.transpose(rotation, t), np.broadcast_to(np.eye(3), a.shape),
-                                   atol=2e-5)
-        np.testing.assert_allclose(np.linalg.det(rotation), 1.0, atol=2e-5)
-    d = np.diagonal(s, axis1=1, axis2=2)
-    assert np.count_nonzero(s - np.einsum("ij,ni->nij", np.eye(3), d)) == 0      # diagonal
-    assert (d[:, 0] >= d[:, 1] - 1e-6).all() and (d[:, 1] >= np.abs(d[:, 2]) - 1e-5).all()
-    np.testing.assert_allclose(np.sort(np.abs(d), axis=1), np.sort(np.linalg.svd(a, compute_uv=False), axis=1),
-                               atol=2e-5)
-    np.testing.assert_allclose(np.sign(d[:, 2]) * np.abs(d).prod(axis=1), np.linalg.det(a), atol=1e-4)
-    np.testing.assert_allclose(r @ p, a, atol=2e-5)
-    np.testing.assert_allclose(p, np.transpose(p, t), atol=2e-5)
+        np.testing.assert_allclose(rotation @ np.transpose(rotation, t), np.broadcast_to(np.eye(d), a.shape),
+                                   atol=atol)
+        np.testing.assert_allclose(np.linalg.det(rotation), 1.0, atol=atol)
+    sigma = np.diagonal(s, axis1=1, axis2=2)
+    assert np.count_nonzero(s - np.einsum("ij,ni->nij", np.eye(d), sigma)) == 0      # diagonal
+    assert (sigma[:, :-1] >= np.abs(sigma[:, 1:]) - 1e-6).all() and (sigma[:, 0] >= 0).all()   # decreasing
+    np.testing.assert_allclose(np.sort(np.abs(sigma), axis=1), np.sort(np.linalg.svd(a, compute_uv=False), axis=1),
+                               atol=atol)
+    np.testing.assert_allclose(np.sign(sigma[:, -1]) * np.abs(sigma).prod(axis=1), np.linalg.det(a),
+                               atol=1e-4)                            # the sign of det(A) rides on the last
+    np.testing.assert_allclose(r @ p, a, atol=atol)
+    np.testing.assert_allclose(p, np.transpose(p, t), atol=atol)
+    np.testing.assert_allclose(s[0], np.diag(np.sort(np.diagonal(special[0]))[::-1]), atol=1e-6)
 
 
 def test_decompositions_name_what_they_support():
