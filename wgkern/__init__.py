@@ -15,6 +15,7 @@ from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_a
                               grouped, log, log2, loop_config, max, min, ndrange, polar_decompose, pow, randn, random,
                               round, rsqrt, select, sign, sin, sinh, sqrt, static, svd, tan, tanh)
 from wgkern.lang.matrix import Matrix, Vector
+from wgkern.lang.structs import Struct
 from wgkern.lang.snode import i, ij, ijk, ijkl, j, k, l, root  # noqa: E741 - Taichi's axis names
 from wgkern.lang.types import f16, f32, f64, i8, i16, i32, i64, template, types, u1, u8, u16, u32, u64
 from wgkern.runtime.arch import amdgpu, cpu, cuda, dx12, gpu, metal, vulkan, webgpu
@@ -31,7 +32,7 @@ __all__ = [
     "rsqrt", "abs", "floor", "ceil", "round", "pow", "min", "max", "clamp", "sign", "random",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "cast", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose",
-    "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "GUI",
+    "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "GUI", "Struct",
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError",
 ]

@@ -12,7 +12,9 @@ from typing import Any
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.scope import VectorVar
-from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, VectorValue, describe, is_runtime)
+from wgkern.lang.structs import StructField
+from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, StructElement, StructSnapshot,
+                                    VectorValue, describe, is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
 from wgkern.lang import types as T
@@ -90,6 +92,15 @@ class ExpressionMixin:
         return self.attribute_of(base, node.attr)
 
     def attribute_of(self, base: Any, attr: str) -> Any:
+        if isinstance(base, StructSnapshot):
+            if attr not in base.members:
+                raise CompileError(f"struct field '{base.label}' has no member '{attr}'")
+            return base.members[attr]
+        if isinstance(base, StructElement):
+            member = base.owner.members.get(attr)
+            if member is None:
+                raise CompileError(f"struct field '{base.label}' has no member '{attr}'")
+            return self.container_ref(member, base.indices, f"{base.label}.{attr}")
         if isinstance(base, GlobalRef):
             if not base.element_shape:
                 raise CompileError(f"a scalar element of '{base.label}' has no attribute '{attr}'")
@@ -174,6 +185,8 @@ class ExpressionMixin:
 
     def subscript(self, base: Any, indices: list[Any], label: str = "") -> Any:
         """base[indices]; `label` is the base's source text, used to name it in messages."""
+        if isinstance(base, StructField):
+            return StructElement(base, self.expand_indices(indices), label)
         if isinstance(base, NdarrayRef) or self.is_container(base):
             return self.container_ref(base, self.expand_indices(indices), label)
         if isinstance(base, GlobalRef):

@@ -12,7 +12,8 @@ from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.expressions import PYTHON_BINARY
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Static, VectorVar
-from wgkern.frontend.values import GlobalRef, VectorValue, describe, is_python_number, is_runtime
+from wgkern.frontend.values import (GlobalRef, StructElement, StructSnapshot, VectorValue, describe,
+                                    is_python_number, is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
 from wgkern.lang import types as T
@@ -84,6 +85,9 @@ class StatementMixin:
 
     def assign_name(self, name: str, value: Any, static: bool = False, dtype: T.DataType | None = None) -> None:
         scope = self.frame.scope
+        if isinstance(value, StructElement):           # a copy of the element's members, read now
+            value = StructSnapshot({member: self.load_ref(self.attribute_of(value, member))
+                                    for member in value.owner.members}, value.label)
         binding = scope.lookup(name)
         if isinstance(binding, Fixed):
             raise CompileError(f"cannot assign to the {binding.what} '{name}'")
@@ -124,6 +128,11 @@ class StatementMixin:
                 picked = [vectors.SWIZZLE[c] for c in node.attr]
                 return VarElements(var, picked, () if len(picked) == 1 else (len(picked),))
             base = self.visit(node.value)
+            if isinstance(base, StructElement):
+                return self.attribute_of(base, node.attr)
+            if isinstance(base, StructSnapshot):
+                raise CompileError(f"'{ast.unparse(node.value)}' is a copy of the struct element {base.label}[...]: "
+                                   f"assign to {base.label}[...].{node.attr} instead")
             if isinstance(base, GlobalRef) and base.element_shape and len(node.attr) == 1 \
                     and self.is_swizzle(node.attr, base.element_shape):
                 return self.attribute_of(base, node.attr)

@@ -61,6 +61,21 @@ class GlobalRef:
 
 
 @dataclass(eq=False)
+class StructElement:
+    """`s[indices]` of a struct field (lang/structs.py): its members are reached as attributes."""
+    owner: Any
+    indices: list[Any]
+    label: str = ""
+
+
+@dataclass(eq=False)
+class StructSnapshot:
+    """`p = s[i]`: the members' values read at the assignment (a copy, as in Taichi); read-only."""
+    members: dict[str, Any]
+    label: str = ""
+
+
+@dataclass(eq=False)
 class BoundMethod:
     """`v.dot` before the call: a vector method bound to its receiver."""
     receiver: Any

@@ -223,6 +223,12 @@ class types:  # noqa: N801 - namespace mirroring `ti.types`
     matrix = staticmethod(matrix)
     ndarray = staticmethod(ndarray)
     template = staticmethod(template)
+
+    @staticmethod
+    def struct(**members: Any) -> Any:
+        from wgkern.lang.structs import struct
+        return struct(**members)
+
     f16, f32, f64 = f16, f32, f64
     i8, i16, i32, i64 = i8, i16, i32, i64
     u8, u16, u32, u64, u1 = u8, u16, u32, u64, u1
