@@ -9,7 +9,7 @@ from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentE
 from wgkern.lang import ad
 from wgkern.lang import math
 from wgkern.lang.fields import field, ndarray
-from wgkern.lang.kernel import func, kernel
+from wgkern.lang.kernel import data_oriented, func, kernel
 from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_and, atomic_max, atomic_min,
                               atomic_or, atomic_sub, atomic_xor, cast, ceil, clamp, cos, cosh, exp, floor,
                               grouped, log, log2, loop_config, max, min, ndrange, polar_decompose, pow, randn, random,
@@ -32,7 +32,7 @@ __all__ = [
     "rsqrt", "abs", "floor", "ceil", "round", "pow", "min", "max", "clamp", "sign", "random",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "cast", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose",
-    "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "GUI", "Struct",
+    "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "GUI", "Struct", "data_oriented",
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError",
 ]

@@ -19,7 +19,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.ops import INT_ONLY_ATOMIC, BinaryOpKind, UnaryOpKind
 from wgkern.lang import math as wm
 from wgkern.lang import types as T
-from wgkern.lang.kernel import Func, Kernel
+from wgkern.lang.kernel import BoundFunc, BoundKernel, Func, Kernel
 from wgkern.lang.matrix import Matrix, Vector
 
 CAST_BUILTINS = {builtins.int: T.DEFAULT_INT, builtins.float: T.DEFAULT_FLOAT, builtins.bool: T.u1}
@@ -34,13 +34,15 @@ class CallMixin:
             return self.static_call(node)
         if isinstance(callee, Func):
             return self.call_func(callee, node)
+        if isinstance(callee, BoundFunc):
+            return self.call_func(callee.func, node, leading=[callee.instance])
         if callee in intrinsics.ATOMICS:
             return self.atomic_call(intrinsics.ATOMICS[callee], node)
         if callee is wm.ndrange:
             raise CompileError("wk.ndrange() can only be used as the iterable of a for loop")
         if callee is builtins.print:
             return self.print_call(node)
-        if isinstance(callee, Kernel):
+        if isinstance(callee, (Kernel, BoundKernel)):
             raise CompileError(f"cannot call the kernel '{callee.name}' from kernel code; make it a @wk.func")
         args = self.visit_elements(node.args)
         kwargs = self.visit_keywords(node.keywords)
@@ -370,7 +372,7 @@ class CallMixin:
         return old
 
     # ---- @wk.func inlining --------------------------------------------------------------------------------
-    def call_func(self, func: Func, node: ast.Call) -> Any:
+    def call_func(self, func: Func, node: ast.Call, leading: list[Any] | None = None) -> Any:
         if func in self.ctx.func_stack:
             chain = " -> ".join(f.name for f in self.ctx.func_stack[self.ctx.func_stack.index(func):])
             raise CompileError(f"recursion is not supported: '{func.name}' calls itself ({chain} -> {func.name})")
@@ -378,8 +380,8 @@ class CallMixin:
         for param in params:
             if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
                 raise CompileError(f"wk.func '{func.name}': *args/**kwargs parameters are not supported")
-        args: list[Any] = []
-        for position, arg_node in enumerate(node.args):
+        args: list[Any] = list(leading or [])          # a bound method's instance comes first
+        for position, arg_node in enumerate(node.args, start=len(args)):
             param = params[position] if position < len(params) else None
             args.append(self.func_argument(func, param, arg_node))
         kwargs = {}

@@ -23,6 +23,21 @@ class Func:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise WkError(f"wk.func '{self.name}' can only be called from inside a @wk.kernel or another @wk.func")
 
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        """`self.helper(...)` in a @wk.data_oriented class: the func with `self` bound (a template)."""
+        return self if instance is None else BoundFunc(self, instance)
+
+
+class BoundFunc:
+    """A wk.func method bound to its instance; kernels inline it with the instance as first argument."""
+
+    def __init__(self, func: Func, instance: Any):
+        self.func = func
+        self.instance = instance
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.func(self.instance, *args, **kwargs)
+
 
 _launch_kernel: Callable[..., Any] | None = None   # runtime.launch.launch_kernel, imported on first call
 
@@ -63,6 +78,37 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<wk.kernel {self.name}>"
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        """A kernel defined in a @wk.data_oriented class: `obj.step(dt)` passes `obj` as a template."""
+        return self if instance is None else BoundKernel(self, instance)
+
+
+class BoundKernel:
+    """`obj.kernel`: calls (and `.grad`) the kernel with `obj` as its first, template, argument."""
+
+    def __init__(self, kernel: Kernel, instance: Any):
+        self.kernel = kernel
+        self.instance = instance
+        self.name = kernel.name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.kernel(self.instance, *args, **kwargs)
+
+    def grad(self, *args: Any, **kwargs: Any) -> Any:
+        return self.kernel.grad(self.instance, *args, **kwargs)
+
+    def ir(self) -> str:
+        return self.kernel.ir()
+
+    def source(self, arch: Any = None) -> str:
+        return self.kernel.source(arch)
+
+
+def data_oriented(cls: Any) -> Any:
+    """`@wk.data_oriented`: a class whose methods may be kernels and funcs using `self`'s fields (Taichi's
+    decorator). Nothing to change on the class: kernels and funcs bind `self` when accessed on an instance."""
+    return cls
 
 
 def kernel(fn: Callable[..., Any]) -> Kernel:
