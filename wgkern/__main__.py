@@ -9,16 +9,9 @@ import importlib.util
 import os
 import platform
 import sys
-import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Sequence
-
-
-def _quiet_wayland() -> None:
-    # libwayland prints a harmless error on each adapter probe without XDG_RUNTIME_DIR (PLATFORM.md 1.6).
-    if not os.environ.get("XDG_RUNTIME_DIR"):
-        os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="wk-xdg-")
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -115,7 +108,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    _quiet_wayland()
     args = build_parser().parse_args(argv)
     return int(args.run(args) or 0)
 

@@ -38,9 +38,20 @@ class _ProcessCache:
 _PROCESS_CACHE = _ProcessCache()
 
 
+def quiet_wayland() -> None:
+    """libwayland prints a harmless error on each adapter probe without XDG_RUNTIME_DIR (PLATFORM.md 1.6),
+    which headless machines do not set: give the process a private one before wgpu looks."""
+    import os
+    import tempfile
+    current = os.environ.get("XDG_RUNTIME_DIR")
+    if not current or not os.path.isdir(current):
+        os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="wk-xdg-")
+
+
 def enumerate_adapters() -> list[Any]:
     """Every wgpu adapter (wgpu GPUAdapter objects, with .summary and .info), enumerated once per process."""
     if _PROCESS_CACHE.adapters is None:
+        quiet_wayland()
         import wgpu
         _PROCESS_CACHE.adapters = list(wgpu.gpu.enumerate_adapters_sync())
     return _PROCESS_CACHE.adapters
