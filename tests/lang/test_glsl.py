@@ -80,3 +80,29 @@ def test_isnan_and_isinf_read_the_bits(arch):
     assert got[:, 3].tolist() == [0] * values.size
     with np.errstate(invalid="ignore"):
         assert got[:, 4].tolist() == np.isnan(np.sqrt(values.astype(np.float32))).astype(int).tolist()
+
+
+def test_matrix_and_complex_helpers(arch):
+    out = wk.field(wk.f32, shape=10)
+
+    @wk.kernel
+    def k():
+        for _ in range(1):
+            m = wk.math.mat2(2.0, 1.0, 1.0, 3.0)
+            inv = wk.math.inverse(m)
+            out[0] = wk.math.determinant(m)
+            out[1] = (inv @ m)[0, 0]
+            out[2] = (inv @ m)[0, 1]
+            r = wk.math.rotation2d(wk.math.pi / 2) @ wk.math.vec2(1.0, 0.0)
+            out[3] = r.x
+            out[4] = r.y
+            z = wk.math.cmul(wk.math.vec2(1.0, 2.0), wk.math.vec2(3.0, -1.0))
+            out[5] = z.x
+            out[6] = z.y
+            q = wk.math.cdiv(z, wk.math.vec2(3.0, -1.0))
+            out[7] = q.x
+            out[8] = q.y
+            out[9] = wk.math.cconj(q).y
+
+    k()
+    np.testing.assert_allclose(out.to_numpy(), [5.0, 1.0, 0.0, 0.0, 1.0, 5.0, 5.0, 1.0, 2.0, -2.0], atol=1e-6)

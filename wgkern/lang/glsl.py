@@ -6,6 +6,8 @@ import math as _pymath
 
 from wgkern.lang.kernel import func
 from wgkern.lang import math as _wm
+from wgkern.lang.matrix import Matrix as _Matrix
+from wgkern.lang.matrix import Vector as _Vector
 
 _DEGREES_PER_RADIAN = 180.0 / _pymath.pi
 _RADIANS_PER_DEGREE = _pymath.pi / 180.0
@@ -72,3 +74,37 @@ def refract(x, n, eta):
     if k >= 0.0:
         out = eta * x - (eta * cos_in + _wm.sqrt(k)) * n
     return out
+
+
+@func
+def determinant(m):
+    return m.determinant()
+
+
+@func
+def inverse(m):
+    return m.inverse()
+
+
+@func
+def rotation2d(angle):
+    """The 2x2 rotation by `angle` radians (counter-clockwise)."""
+    c, s = _wm.cos(angle), _wm.sin(angle)
+    return _Matrix([[c, -s], [s, c]])
+
+
+@func
+def cmul(a, b):
+    """Complex product of 2-vectors (real, imaginary)."""
+    return _Vector([a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0]])
+
+
+@func
+def cconj(a):
+    return _Vector([a[0], -a[1]])
+
+
+@func
+def cdiv(a, b):
+    """Complex quotient of 2-vectors."""
+    return cmul(a, cconj(b)) / b.dot(b)

@@ -234,8 +234,8 @@ def normalize(a: Any) -> Any:
 
 
 # GLSL-style helpers (kernel-language functions; glsl.py imports this module, hence the late import)
-from wgkern.lang.glsl import (degrees, distance, fract, mix, mod, radians, reflect, refract,  # noqa: E402
-                              smoothstep, step)
+from wgkern.lang.glsl import (cconj, cdiv, cmul, degrees, determinant, distance, fract, inverse,  # noqa: E402
+                              mix, mod, radians, reflect, refract, rotation2d, smoothstep, step)
 
 
 def isnan(x: Any) -> Any:
