@@ -8,7 +8,7 @@ backends keep it in a register (zeroed by push and pop) instead of a heap slot. 
 (one slice per worker), GPU slices slot-major (coalesced). New sizes only change the metadata, never the code."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np

@@ -6,7 +6,6 @@ host_eval.py's, shared with constant folding) with numpy scalars, so passes
 unbounded Python lists here, with an optional capacity check that raises like a backend would."""
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 import numpy as np
@@ -14,7 +13,7 @@ import numpy as np
 from wgkern.errors import AdStackOverflowError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.host_eval import NotFoldable, fold_binary, fold_cast, fold_unary
-from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
+from wgkern.ir.ops import AtomicOpKind, BinaryOpKind
 from wgkern.lang import types as T
 
 

@@ -11,7 +11,6 @@ import itertools
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
