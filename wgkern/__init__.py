@@ -13,13 +13,20 @@ from wgkern.lang.kernel import data_oriented, func, kernel
 from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_and, atomic_max, atomic_min,
                               atomic_or, atomic_sub, atomic_xor, cast, ceil, clamp, cos, cosh, exp, floor,
                               grouped, log, log2, loop_config, max, min, ndrange, polar_decompose, pow, randn, random,
-                              round, rsqrt, select, sign, sin, sinh, sqrt, static, svd, tan, tanh)
+                              round, rsqrt, select, sign, sin, sinh, sqrt, static, static_assert, static_print, svd,
+                              tan, tanh)
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.structs import Struct
 from wgkern.lang.snode import i, ij, ijk, ijkl, j, k, l, root  # noqa: E741 - Taichi's axis names
 from wgkern.lang.types import f16, f32, f64, i8, i16, i32, i64, template, types, u1, u8, u16, u32, u64
 from wgkern.runtime.arch import amdgpu, cpu, cuda, dx12, gpu, metal, vulkan, webgpu
 from wgkern.runtime.program import init, reset, stats, sync
+
+# Taichi's other spellings: dtype names and CPU arch names
+float16, float32, float64 = f16, f32, f64
+int8, int16, int32, int64 = i8, i16, i32, i64
+uint1, uint8, uint16, uint32, uint64 = u1, u8, u16, u32, u64
+x64 = x86_64 = arm64 = cpu
 
 __version__ = "0.1.0"
 
@@ -32,7 +39,9 @@ __all__ = [
     "rsqrt", "abs", "floor", "ceil", "round", "pow", "min", "max", "clamp", "sign", "random",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "cast", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose",
-    "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "GUI", "Struct", "data_oriented",
+    "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "GUI", "Struct", "data_oriented", "static_print",
+    "static_assert", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint1", "uint8",
+    "uint16", "uint32", "uint64", "x64", "x86_64", "arm64",
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError",
 ]

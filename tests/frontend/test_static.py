@@ -194,3 +194,25 @@ def test_vector_annotated_argument_becomes_constants_of_its_dtype():
     verify(kir)
     assert [c.dtype for c in of_type(kir, ir.Const)][:2] == [T.f64, T.f64]
     assert run(kir)["out"][0] == 3.5
+
+
+def test_static_print_and_static_assert(capsys):
+    @wk.kernel
+    def k():
+        wk.static_print("compiling with", 3 * 2)
+        wk.static_assert(2 + 2 == 4, "arithmetic")
+        out[0] = 1
+
+    @wk.kernel
+    def failing():
+        wk.static_assert(out.shape[0] > 1000, "needs a big field")
+
+    build(k)
+    assert capsys.readouterr().out == "compiling with 6\n"
+    with pytest.raises(wk.CompileError, match="needs a big field"):
+        build(failing)
+
+
+def test_taichi_dtype_and_arch_spellings():
+    assert (wk.float32, wk.int32, wk.uint8, wk.uint1, wk.float64) == (wk.f32, wk.i32, wk.u8, wk.u1, wk.f64)
+    assert wk.x64 is wk.cpu and wk.arm64 is wk.cpu

@@ -32,6 +32,14 @@ class CallMixin:
             raise CompileError(f"{describe(callee)} is not callable in kernel code")
         if callee is wm.static:
             return self.static_call(node)
+        if callee is wm.static_print or callee is wm.static_assert:
+            values = [static_eval.evaluate(arg, self.frame.fn, self.frame.scope, self.frame.src.filename)
+                      for arg in node.args]
+            if callee is wm.static_print:
+                print(*values)
+            elif not values or not values[0]:
+                raise CompileError(str(values[1]) if len(values) > 1 else "wk.static_assert() failed")
+            return None
         if isinstance(callee, Func):
             return self.call_func(callee, node)
         if isinstance(callee, BoundFunc):

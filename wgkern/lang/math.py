@@ -175,6 +175,17 @@ def static(x: Any, *more: Any) -> Any:
     return (x, *more) if more else x
 
 
+def static_print(*args: Any, **kwargs: Any) -> None:
+    """`wk.static_print(...)` in a kernel: print when the kernel is compiled (its arguments are evaluated then)."""
+    print(*args, **kwargs)
+
+
+def static_assert(condition: Any, message: str = "static assertion failed") -> None:
+    """`wk.static_assert(cond, msg)` in a kernel: a compile-time check; fails the compile with `msg`."""
+    if not condition:
+        raise WkError(message)
+
+
 def ndrange(*dims: Any) -> Iterator[Any]:
     """`for i, j in wk.ndrange(n, (lo, hi))`: one parallel loop over the product of the ranges."""
     ranges = [range(*d) if isinstance(d, (tuple, list)) else range(d) for d in dims]
