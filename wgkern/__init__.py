@@ -14,7 +14,7 @@ from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_a
                               atomic_or, atomic_sub, atomic_xor, cast, ceil, clamp, cos, cosh, exp, floor,
                               grouped, log, log2, loop_config, max, min, ndrange, polar_decompose, pow, randn, random,
                               round, rsqrt, select, sign, sin, sinh, sqrt, static, static_assert, static_print, svd,
-                              tan, tanh)
+                              sym_eig, tan, tanh)
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.structs import Struct
 from wgkern.lang.snode import i, ij, ijk, ijkl, j, k, l, root  # noqa: E741 - Taichi's axis names
@@ -38,7 +38,7 @@ __all__ = [
     "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log", "log2", "sqrt",
     "rsqrt", "abs", "floor", "ceil", "round", "pow", "min", "max", "clamp", "sign", "random",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
-    "cast", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose",
+    "cast", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose", "sym_eig",
     "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "GUI", "Struct", "data_oriented", "static_print",
     "static_assert", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint1", "uint8",
     "uint16", "uint32", "uint64", "x64", "x86_64", "arm64",

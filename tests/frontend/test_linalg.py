@@ -85,3 +85,28 @@ def test_decompositions_name_what_they_support():
         vector()
     with pytest.raises(wk.WkError, match="inside a @wk.kernel"):
         wk.svd(np.eye(2))
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_sym_eig(arch, d):
+    n = 512
+    A, values, vectors = (wk.Matrix.field(d, d, wk.f32, shape=n), wk.Vector.field(d, wk.f32, shape=n),
+                          wk.Matrix.field(d, d, wk.f32, shape=n))
+
+    @wk.kernel
+    def k():
+        for i in A:
+            w, v = wk.sym_eig(A[i])
+            values[i] = w
+            vectors[i] = v
+
+    a = np.random.default_rng(d).normal(size=(n, d, d))
+    a = a + np.transpose(a, (0, 2, 1))
+    a[0] = np.diag(np.arange(d, dtype=np.float64))              # diagonal, increasing
+    a[1] = 0.0
+    A.from_numpy(a.astype(np.float32))
+    k()
+    w, v = values.to_numpy().astype(np.float64), vectors.to_numpy().astype(np.float64)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a)[:, ::-1], atol=2e-5)
+    np.testing.assert_allclose(a @ v, v * w[:, None, :], atol=5e-5)          # A v_k = w_k v_k, columnwise
+    np.testing.assert_allclose(np.linalg.det(v), 1.0, atol=2e-5)

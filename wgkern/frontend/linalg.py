@@ -128,24 +128,12 @@ def svd(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue, VectorValue]
     if a.n == 3:
         return _svd3(o, a)
     rotation, s = _polar(o, a)
-    s00, s01, s11 = s.at(0, 0), s.at(0, 1), s.at(1, 1)
-    # one Jacobi rotation diagonalises the symmetric S: t = tan(theta), the smaller root of
-    # t^2 + 2 tau t - 1 = 0 with tau = (s00 - s11) / (2 s01), written without dividing by s01
-    half_gap = o.mul(o.c(0.5), o.sub(s00, s11))
-    root = o.sqrt(o.add(o.mul(half_gap, half_gap), o.mul(s01, s01)))
-    denominator = o.pick(o.less(o.c(0.0), half_gap), o.add(half_gap, root), o.sub(half_gap, root))
-    diagonal = o.less(o.abs(s01), o.c(_DIAGONAL_TOLERANCE))
-    t = o.pick(diagonal, o.c(0.0), o.div(s01, denominator))
-    cos = o.div(o.c(1.0), o.sqrt(o.add(o.mul(t, t), o.c(1.0))))
-    sin = o.neg(o.mul(t, cos))
-    cc, ss, cs2 = o.mul(cos, cos), o.mul(sin, sin), o.mul(o.c(2.0), o.mul(cos, sin))
-    s1 = o.add(o.sub(o.mul(cc, s00), o.mul(cs2, s01)), o.mul(ss, s11))
-    s2 = o.add(o.add(o.mul(ss, s00), o.mul(cs2, s01)), o.mul(cc, s11))
-    swap = o.less(s1, s2)          # order s1 >= s2 by turning V a further quarter
-    v = _matrix2(o.pick(swap, o.neg(sin), cos), o.pick(swap, cos, sin),
-                 o.pick(swap, o.neg(cos), o.neg(sin)), o.pick(swap, o.neg(sin), cos))
-    big, small = o.pick(swap, s2, s1), o.pick(swap, s1, s2)
-    sigma = _matrix2(big, o.c(0.0), o.c(0.0), small)
+    # one Jacobi rotation diagonalises the symmetric S = V sigma V^T
+    values, vectors = _jacobi_eigen2(o, [[s.at(0, 0), s.at(0, 1)], [s.at(1, 0), s.at(1, 1)]],
+                                     _DIAGONAL_TOLERANCE)
+    values, columns = _sort_decreasing(o, values, [[vectors[k][i] for k in range(2)] for i in range(2)])
+    v = _matrix2(columns[0][0], columns[1][0], columns[0][1], columns[1][1])
+    sigma = _matrix2(values[0], o.c(0.0), o.c(0.0), values[1])
     return _mul2(o, rotation, v), sigma, v
 
 
@@ -201,14 +189,7 @@ def _svd3(o: _Ops, a: VectorValue) -> tuple[VectorValue, VectorValue, VectorValu
     ata = [[o.dot([a.at(k, i) for k in range(3)], [a.at(k, j) for k in range(3)]) for j in range(3)]
            for i in range(3)]
     eigen, v = _jacobi_eigen(o, ata)
-    columns = [[v[k][i] for k in range(3)] for i in range(3)]
-    # sort the eigenvalues decreasing; each swap negates one column so V stays a rotation
-    for i, j in ((0, 1), (0, 2), (1, 2)):
-        swap = o.less(eigen[i], eigen[j])
-        eigen[i], eigen[j] = o.pick(swap, eigen[j], eigen[i]), o.pick(swap, eigen[i], eigen[j])
-        ci, cj = columns[i], columns[j]
-        columns[i] = [o.pick(swap, y, x) for x, y in zip(ci, cj)]
-        columns[j] = [o.pick(swap, o.neg(x), y) for x, y in zip(ci, cj)]
+    eigen, columns = _sort_decreasing(o, eigen, [[v[k][i] for k in range(3)] for i in range(3)])
     sigma = [o.sqrt(o.pick(o.less(e, o.c(0.0)), o.c(0.0), e)) for e in eigen]
     av = [[o.dot([a.at(r, k) for k in range(3)], col) for r in range(3)] for col in columns]
     zero, one = o.c(0.0), o.c(1.0)
@@ -224,3 +205,50 @@ def _svd3(o: _Ops, a: VectorValue) -> tuple[VectorValue, VectorValue, VectorValu
     v_matrix = VectorValue([columns[c][r] for r in range(3) for c in range(3)], 3, 3)
     diag = VectorValue([sigma[0], zero, zero, zero, sigma[1], zero, zero, zero, s2], 3, 3)
     return u, diag, v_matrix
+
+
+def sym_eig(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue]:
+    """`wk.sym_eig(A)` for a symmetric 2x2 or 3x3 A: (eigenvalues, decreasing; eigenvectors as the columns of
+    a rotation). Jacobi rotations (one for 2x2, unrolled sweeps for 3x3); only A's upper triangle is read."""
+    a, o = _square_float(b, m, "wk.sym_eig()")
+    d = a.n
+    sym = [[a.at(min(i, j), max(i, j)) for j in range(d)] for i in range(d)]
+    if d == 3:
+        values, vectors = _jacobi_eigen(o, sym)
+    else:
+        values, vectors = _jacobi_eigen2(o, sym, 1e-30)
+    values, columns = _sort_decreasing(o, values, [[vectors[k][i] for k in range(d)] for i in range(d)])
+    return (VectorValue(values, d), VectorValue([columns[c][r] for r in range(d) for c in range(d)], d, d))
+
+
+def _jacobi_eigen2(o: _Ops, s: list[list[ir.Stmt]], tolerance: float
+                   ) -> tuple[list[ir.Stmt], list[list[ir.Stmt]]]:
+    """The one Jacobi rotation that diagonalises a symmetric 2x2: t = tan(theta) is the smaller root of
+    t^2 + 2 tau t - 1 = 0, tau = (s00 - s11) / (2 s01), written without dividing by s01 (no rotation when
+    |s01| < tolerance)."""
+    s00, s01, s11 = s[0][0], s[0][1], s[1][1]
+    half_gap = o.mul(o.c(0.5), o.sub(s00, s11))
+    root = o.sqrt(o.add(o.mul(half_gap, half_gap), o.mul(s01, s01)))
+    denominator = o.pick(o.less(o.c(0.0), half_gap), o.add(half_gap, root), o.sub(half_gap, root))
+    t = o.pick(o.less(o.abs(s01), o.c(tolerance)), o.c(0.0), o.div(s01, denominator))
+    cos = o.div(o.c(1.0), o.sqrt(o.add(o.mul(t, t), o.c(1.0))))
+    sin = o.neg(o.mul(t, cos))
+    cc, ss, cs2 = o.mul(cos, cos), o.mul(sin, sin), o.mul(o.c(2.0), o.mul(cos, sin))
+    first = o.add(o.sub(o.mul(cc, s00), o.mul(cs2, s01)), o.mul(ss, s11))
+    second = o.add(o.add(o.mul(ss, s00), o.mul(cs2, s01)), o.mul(cc, s11))
+    return [first, second], [[cos, sin], [o.neg(sin), cos]]
+
+
+def _sort_decreasing(o: _Ops, values: list[ir.Stmt], columns: list[list[ir.Stmt]]
+                     ) -> tuple[list[ir.Stmt], list[list[ir.Stmt]]]:
+    """Eigen- or singular values in decreasing order with their columns; each swap negates one column, so a
+    rotation stays a rotation."""
+    values, columns = list(values), [list(c) for c in columns]
+    pairs = ((0, 1), (0, 2), (1, 2)) if len(values) == 3 else ((0, 1),)
+    for i, j in pairs:
+        swap = o.less(values[i], values[j])
+        values[i], values[j] = o.pick(swap, values[j], values[i]), o.pick(swap, values[i], values[j])
+        ci, cj = columns[i], columns[j]
+        columns[i] = [o.pick(swap, y, x) for x, y in zip(ci, cj)]
+        columns[j] = [o.pick(swap, o.neg(x), y) for x, y in zip(ci, cj)]
+    return values, columns
