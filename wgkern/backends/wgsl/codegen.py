@@ -25,7 +25,7 @@ from wgkern.backends.adstack import METADATA_FIELDS, collect_stacks
 from wgkern.backends.wgsl import mathlib
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
-from wgkern.backends.wgsl.printing import BOUNDS_WORD, PRINT_NAME, PrintLowering
+from wgkern.backends.wgsl.printing import BOUNDS_WORD, PRINT_NAME, PrintLowering, needs_print_buffer
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 
@@ -160,8 +160,6 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         self.layout = params_layout(kernel, self.plan.packed)
         self.kernel_atomics = collect_atomics(kernel, kernel.tasks) if self.plan.packed else None
         self.slot_index = {id(slot): k for k, slot in enumerate(kernel.containers)}
-        self.has_prints = self.bounds_sites is not None or \
-            any(isinstance(s, ir.Print) for task in kernel.tasks for s in walk(task.body))
         self.print_binding = self.plan.bindings + 1 + (2 if any(self.stacks) else 0)
 
     # ---- entry points -------------------------------------------------------------------------------------
@@ -188,7 +186,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
                         f"array<{decl.element}>;  // {what}\n")
         if self.stacks[self.task_index]:
             head.append(self.adstack_declarations(self.plan.bindings + 1))
-        if self.bounds_sites is not None or any(isinstance(s, ir.Print) for s in walk(task.body)):
+        if needs_print_buffer([task], self.bounds_sites is not None):
             head.append(self.print_declaration())
         text = "".join(head) + "\n" + "".join(self.helpers.values()) + "\n" + "\n".join(self.lines) + "\n"
         workgroup = WORKGROUP_SIZE if task.kind == "range" else 1

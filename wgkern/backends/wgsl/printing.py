@@ -17,12 +17,18 @@ import numpy as np
 
 from wgkern.backends.wgsl.adstack import encode, words_of
 from wgkern.ir import nodes as ir
+from wgkern.ir.visitor import walk
 from wgkern.runtime.printing import emit, format_print
 
 PRINT_NAME = "wk_print"
 PRINT_BUFFER_BYTES = 1 << 20
 HEADER_WORDS = 4          # reserved words, written words, the first failed bounds check (debug=True), unused
 BOUNDS_WORD = 2
+
+
+def needs_print_buffer(tasks: list[ir.Task], debug: bool) -> bool:
+    """Whether shaders for `tasks` bind `wk_print`: they print, or debug=True records failed bounds checks."""
+    return debug or any(isinstance(stmt, ir.Print) for task in tasks for stmt in walk(task.body))
 
 
 class PrintLowering:

@@ -44,7 +44,6 @@ from wgkern.errors import (BoundsCheckError, CompileError, InternalCompilerError
                            format_located)
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
-from wgkern.ir.visitor import walk
 from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 
@@ -157,8 +156,7 @@ class WgslCompiledKernel(CompiledKernel):
         self.backend = backend
         self.kernel = kernel
         limit = int(backend.limits["max-storage-buffers-per-shader-stage"])
-        self.has_prints = backend.debug or \
-            any(isinstance(stmt, ir.Print) for task in kernel.tasks for stmt in walk(task.body))
+        self.has_prints = wprinting.needs_print_buffer(kernel.tasks, backend.debug)
         # the argument ring, the adstack heap and flag (reverse kernels), the print buffer (printing.py)
         reserved = 1 + (2 if any(collect_stacks(kernel)) else 0) + (1 if self.has_prints else 0)
         packed = len(kernel.containers) + reserved > limit
