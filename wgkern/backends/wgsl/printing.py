@@ -67,10 +67,10 @@ def _decode(words: np.ndarray, dtype: Any) -> Any:
                                             (np.float32 if dtype.is_float else np.uint32))[0]
 
 
-def print_records(words: np.ndarray, reserved: int, written: int,
+def print_records(words: np.ndarray, reserved: int, written: int, capacity: int,
                   sites: list[tuple[tuple[str, ...], list[Any]]]) -> None:
-    """Print the records in the first `written` of `words` (the buffer past its header); `reserved` words
-    were asked for."""
+    """Print the records in the first `written` of `words` (the buffer past its header, `capacity` words);
+    `reserved` words were asked for."""
     position = 0
     while position < written:
         pieces, dtypes = sites[int(words[position])]
@@ -83,4 +83,4 @@ def print_records(words: np.ndarray, reserved: int, written: int,
         emit(format_print(pieces, values, dtypes))
     if reserved > written:
         emit(f"[wgkern] {reserved - written} words of print() output were dropped: the print buffer holds "
-             f"{words.size} words between waits for the device (wk.sync(), read-backs)\n")
+             f"{capacity} words between waits for the device (wk.sync(), read-backs)\n")

@@ -691,8 +691,7 @@ class WgslBackend(Backend):
             if written else np.zeros(0, np.uint32)
         self.queue.write_buffer(self.print_buffer.buffer, self.print_buffer.offset,
                                 np.zeros(wprinting.HEADER_WORDS, np.uint32))
-        wprinting.print_records(np.concatenate([words, np.zeros(capacity - written, np.uint32)]), reserved,
-                                written, self.print_sites)
+        wprinting.print_records(words, reserved, written, capacity, self.print_sites)
         if bounds_site and self.bounds_sites is not None:
             kernel_name, ptr = self.bounds_sites[bounds_site - 1]
             shape = ptr.container.shape
