@@ -337,8 +337,9 @@ class WgslBackend(Backend):
         self.device = wadapters.device_for(self.adapter)
         # On a CPU adapter (lavapipe) the "device" is this machine's cores: the sizer reads bounds back and
         # reduces them with numpy (measured ~4 GB/s over 2^24 i32) instead of in the WGSL reducer (~1 GB/s).
-        self.host_sizing = self.adapter.info.get("adapter_type") == "CPU"
-        self.batch_limit = BATCH_LIMIT_CPU if self.host_sizing else BATCH_LIMIT_GPU
+        cpu_adapter = self.adapter.info.get("adapter_type") == "CPU"
+        self.host_sizing = cpu_adapter
+        self.batch_limit = BATCH_LIMIT_CPU if cpu_adapter else BATCH_LIMIT_GPU
         self.sizing_scratch: dict[int, np.ndarray] = {}     # reused read-back arrays (sizing/adapters.py)
         self.queue = self.device.queue
         features = {str(f) for f in self.device.features}
