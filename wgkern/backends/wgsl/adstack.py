@@ -73,7 +73,8 @@ class AdStackLowering:
         return prefix
 
     def _meta(self, row: int, field: int) -> str:
-        return f"wk_params.stack_meta[{row * METADATA_FIELDS + field}]"
+        word = row * METADATA_FIELDS + field
+        return f"wk_params.stack_meta[{word // 4}][{word % 4}]"
 
     def _slot_words(self, prefix: str, stack: ir.AdStackAlloca, index: str) -> list[str]:
         """Heap word expressions of slot `index` (a u32 expression) of `stack` for this thread."""

@@ -65,20 +65,22 @@ class ParamsLayout:
     shape_axes: tuple[tuple[int, int], ...]
     pack: struct.Struct
     size: int
-    stack_words: int = 0    # adstack metadata words (u32) after the shapes
+    stack_words: int = 0    # adstack metadata words (u32) after the shapes, from a 16-aligned offset
     base_member: dict[int, str] | None = None   # packed binding: slot -> its element offset in the arena
 
     def wgsl_struct(self) -> str:
         members = list(self.members)
-        if self.stack_words:
-            members.append(("stack_meta", f"array<u32, {self.stack_words}>"))
+        if self.stack_words:    # a uniform array's stride is 16 bytes: four words per element
+            members.append(("stack_meta", f"array<vec4<u32>, {-(-self.stack_words // 4)}>"))
         body = "".join(f"  {name}: {wgsl_type},\n" for name, wgsl_type in members)
         return f"struct WkParams {{\n{body}}}\n"
 
 
 def params_layout(kernel: ir.OffloadedKernel, packed: bool = False) -> ParamsLayout:
     """64-bit scalars first (8-aligned at offset 8), then 32-bit ones, then i32 shapes, then (packed binding)
-    one i32 arena base per container: no padding inside."""
+    one i32 arena base per container: no padding inside; adstack metadata words last, from a 16-byte
+    boundary. The struct is a uniform buffer (uniform loads are scalar on every driver; from a storage buffer
+    lavapipe loads a launch argument once per invocation, which cost saxpy ~20% there)."""
     members: list[tuple[str, str]] = [("launch_id", "u32"), ("seed", "u32")]
     codes = ["I", "I"]
     scalars = [(i, a) for i, a in enumerate(kernel.args) if a.kind == "scalar" and a.dtype is not None]
@@ -102,9 +104,12 @@ def params_layout(kernel: ir.OffloadedKernel, packed: bool = False) -> ParamsLay
         members.extend((name, "i32") for name in base_member.values())
         codes.extend("i" * len(base_member))
     stack_words = sum(len(specs) for specs in collect_stacks(kernel)) * METADATA_FIELDS
-    codes.extend("I" * stack_words)
     align = 8 if any(struct.calcsize(c) == 8 for c in codes) else 4
     raw = struct.calcsize("<" + "".join(codes))
+    if stack_words:     # array<vec4<u32>> starts 16-aligned and rounds the struct up to 16 bytes
+        codes.append("x" * (-raw % 16) + "I" * stack_words)
+        align = 16
+        raw = struct.calcsize("<" + "".join(codes))
     size = -(-raw // align) * align
     fmt = "<" + "".join(codes) + "x" * (size - raw)
     return ParamsLayout(tuple(members), arg_member, shape_member, tuple(i for i, _ in scalars),
@@ -178,7 +183,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         if self.uses_f16:
             head.append("enable f16;\n")
         head.append("\n" + self.layout.wgsl_struct())
-        head.append("@group(0) @binding(0) var<storage, read> wk_params: WkParams;\n")
+        head.append("@group(0) @binding(0) var<uniform> wk_params: WkParams;\n")
         declared = {decl.binding: decl for decl in self.decls.values()}
         for binding, decl in sorted(declared.items()):
             what = f"arena of {decl.dtype.name} containers" if decl.base is not None else decl.dtype.name

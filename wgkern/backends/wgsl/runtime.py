@@ -349,11 +349,12 @@ class WgslBackend(Backend):
         self.limits = self.device.limits
         self.max_binding = int(self.limits["max-storage-buffer-binding-size"])
         self.max_buffer = int(self.limits["max-buffer-size"])
-        self.offset_alignment = int(self.limits["min-storage-buffer-offset-alignment"])
+        self.offset_alignment = max(int(self.limits["min-storage-buffer-offset-alignment"]),
+                                    int(self.limits["min-uniform-buffer-offset-alignment"]))
         usage = wgpu.BufferUsage
         self.usage = usage.STORAGE | usage.COPY_SRC | usage.COPY_DST
         self.ring_host = bytearray(RING_BYTES)
-        self.ring_buffer = self.device.create_buffer(size=RING_BYTES, usage=self.usage)
+        self.ring_buffer = self.device.create_buffer(size=RING_BYTES, usage=self.usage | usage.UNIFORM)
         self.ring_handle = WgslBuffer(self.ring_buffer, 4)   # sync() reads 4 bytes of it to wait
         self.ring_used = 0
         self.encoder: Any = None
@@ -432,13 +433,13 @@ class WgslBackend(Backend):
 
     # ---- pipelines and bind groups -------------------------------------------------------------------------
     def pipeline_layout(self, containers: int) -> Any:
-        """Binding 0: the launch-argument ring (read-only, dynamic offset); binding k+1: container k."""
+        """Binding 0: the launch-argument ring (uniform, dynamic offset); binding k+1: container k."""
         cached = self.layouts.get(containers)
         if cached is None:
             wgpu = self._wgpu
             compute = wgpu.ShaderStage.COMPUTE
             entries = [{"binding": 0, "visibility": compute,
-                        "buffer": {"type": wgpu.BufferBindingType.read_only_storage, "has_dynamic_offset": True}}]
+                        "buffer": {"type": wgpu.BufferBindingType.uniform, "has_dynamic_offset": True}}]
             entries += [{"binding": k + 1, "visibility": compute,
                          "buffer": {"type": wgpu.BufferBindingType.storage}} for k in range(containers)]
             bind_group_layout = self.device.create_bind_group_layout(entries=entries)
