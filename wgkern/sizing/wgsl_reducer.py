@@ -32,6 +32,7 @@ class MaxReducerPipeline:
     def __init__(self, device: Any):
         import wgpu
         from wgkern.resources import wgsl_source
+        from wgkern.backends.wgsl.shader_module import create_shader_module
 
         self.wgpu = wgpu
         self.device = device
@@ -43,7 +44,7 @@ class MaxReducerPipeline:
             {"binding": 2, "visibility": stage, "buffer": {"type": wgpu.BufferBindingType.uniform,
                                                            "has_dynamic_offset": True, "min_binding_size": 64}},
             {"binding": 3, "visibility": stage, "buffer": read_only}])
-        module = device.create_shader_module(code=wgsl_source("max_reducer.wgsl"))
+        module = create_shader_module(device, wgsl_source("max_reducer.wgsl"))
         self.pipeline = device.create_compute_pipeline(
             layout=device.create_pipeline_layout(bind_group_layouts=[self.layout]),
             compute={"module": module, "entry_point": "main"})

@@ -39,6 +39,7 @@ from wgkern.backends.adstack import collect_stacks
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
 from wgkern.backends.wgsl.codegen import IEEE_DIVISION, WORKGROUP_SIZE, TaskShader, WgslCodegen
 from wgkern.backends.wgsl.encoding import LaunchEncoder
+from wgkern.backends.wgsl.shader_module import create_shader_module
 from wgkern.backends.wgsl import printing as wprinting
 from wgkern.errors import (BoundsCheckError, CompileError, InternalCompilerError, OutOfMemoryError, WkError,
                            format_located)
@@ -456,7 +457,7 @@ class WgslBackend(Backend):
             try:
                 module = self.shader_modules.get(wgsl)
                 if module is None:
-                    module = self.shader_modules[wgsl] = self.device.create_shader_module(code=wgsl)
+                    module = self.shader_modules[wgsl] = create_shader_module(self.device, wgsl)
                 stage = {"module": module, "entry_point": "main"}
                 if flat:
                     stage["constants"] = {"wk_flat": 1}
