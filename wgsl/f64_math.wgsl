@@ -130,6 +130,19 @@ fn wk_reduce_pio2_$T(x: $T) -> WkReduced_$T {
   return WkReduced_$T($T(wide.r), wide.quadrant);
 }
 
+//! reduce_pio2_via_f64
+// f32 on a CPU adapter with shader-f64: lavapipe executes both sides of every divergent branch under a mask, so
+// reduce_pio2_wide's f32 fast path would only add work there; every argument is reduced in f64 instead.
+struct WkReduced_$T {
+  r: $T,
+  quadrant: i32,
+}
+
+fn wk_reduce_pio2_$T(x: $T) -> WkReduced_$T {
+  let wide = wk_reduce_pio2_f64(f64(x));
+  return WkReduced_$T($T(wide.r), wide.quadrant);
+}
+
 //! trig_poly
 fn wk_sin_poly_$T(r: $T) -> $T {
   let z = r * r;

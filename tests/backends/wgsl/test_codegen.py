@@ -172,3 +172,22 @@ def test_naga_rejection_is_an_internal_error_with_the_wgsl(backend) -> None:
     with pytest.raises(InternalCompilerError) as info:
         backend.pipeline("fn main() { let x: u32 = 1.5f; }", layout)
     assert "naga rejected" in str(info.value) and "let x: u32 = 1.5f" in str(info.value)
+
+
+def test_f32_trig_reduction_follows_how_the_adapter_branches() -> None:
+    """f32 sin reduces small arguments in f32 and large ones in f64 behind a branch on a GPU; on a CPU adapter
+    (both sides of a branch always run) every argument goes through the f64 reduction, with no branch."""
+    from wgkern.backends.wgsl.codegen import MASKED_BRANCHES
+    data = slot("data", T.f32, (4,))
+
+    def body(b, i):
+        ptr = b.global_ptr(data, [i])
+        b.global_store(ptr, b.unary(UnaryOpKind.SIN, b.global_load(ptr)))
+
+    k = kernel("trig", [data], [range_task("t", lambda b: b.const(0, T.i32), lambda b: b.const(4, T.i32), body)])
+    gpu = WgslCodegen(k, ALL_FEATURES, "a").generate()[0].wgsl
+    cpu = WgslCodegen(k, ALL_FEATURES | {MASKED_BRANCHES}, "a").generate()[0].wgsl
+    assert "if (abs(x) < f32(6000.0))" in gpu and "wk_reduce_pio2_f64(f64(x))" in gpu
+    assert "if (abs(x)" not in cpu and "wk_reduce_pio2_f64(f64(x))" in cpu
+    no_f64 = WgslCodegen(k, ALL_FEATURES - {"shader-f64"} | {MASKED_BRANCHES}, "a").generate()[0].wgsl
+    assert "f64(" not in no_f64 and "if (abs(x)" not in no_f64

@@ -32,6 +32,9 @@ from wgkern.backends.wgsl import types as wtypes
 # A pseudo-feature the backend adds where the driver's float division is correctly rounded (llvmpipe), so the
 # residual correction of `div_float` (for drivers whose `a / b` may be 2.5 ulp off) is left out.
 IEEE_DIVISION = "wk-ieee-division"
+# A pseudo-feature of CPU adapters (lavapipe), which execute both sides of every divergent branch under a mask:
+# code generated for them avoids rarely taken branches whose work would be done by every invocation anyway.
+MASKED_BRANCHES = "wk-masked-branches"
 WORKGROUP_SIZE = 256   # NVIDIA (Vulkan) reaches full occupancy only from 256 (measured: 2x saxpy bandwidth vs 64)
 _NAN32 = "bitcast<f32>(0x7fc00000u)"
 _INF32 = "bitcast<f32>(0x7f800000u)"
@@ -259,7 +262,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
                     if wide_key not in self.helpers:
                         self.helpers[wide_key] = self._instantiate("f64_math.wgsl", self._math_section(part, "f64"),
                                                                    "f64", mathlib.MATH_CONSTANTS["f64"])
-                    section = mathlib.WIDE_REDUCTION[2]
+                    section = mathlib.WIDE_REDUCTION_UNBRANCHED if MASKED_BRANCHES in self.features else \
+                        mathlib.WIDE_REDUCTION[2]
                 self.helpers[key] = mathlib.polynomial(part[5:], reg) if part.startswith("poly_") else \
                     self._instantiate("f64_math.wgsl", section, reg, mathlib.MATH_CONSTANTS[reg])
             return

@@ -37,7 +37,7 @@ from wgkern.backends.wgsl.timing import GpuTime, TimestampRecorder, timestamp_pe
 from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.adstack import collect_stacks
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
-from wgkern.backends.wgsl.codegen import IEEE_DIVISION, WORKGROUP_SIZE, TaskShader, WgslCodegen
+from wgkern.backends.wgsl.codegen import IEEE_DIVISION, MASKED_BRANCHES, WORKGROUP_SIZE, TaskShader, WgslCodegen
 from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.backends.wgsl.shader_module import create_shader_module
 from wgkern.backends.wgsl import printing as wprinting
@@ -346,6 +346,8 @@ class WgslBackend(Backend):
         features = {str(f) for f in self.device.features}
         if "llvmpipe" in str(self.adapter.info.get("device", "")).lower():
             features.add(IEEE_DIVISION)       # llvmpipe divides with the CPU's correctly rounded instruction
+        if cpu_adapter:
+            features.add(MASKED_BRANCHES)
         self.features = frozenset(features)
         self.limits = self.device.limits
         self.max_binding = int(self.limits["max-storage-buffer-binding-size"])
