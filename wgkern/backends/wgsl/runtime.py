@@ -387,6 +387,8 @@ class WgslBackend(Backend):
         self.adstack_flag = self.allocate(8)
         self.adstack_kernels: dict[int, WgslCompiledKernel] = {}
         self.adstack_watch: dict[int, tuple[WgslCompiledKernel, list[list[int]]]] = {}
+        self.flag_read: int | None = None    # the flag, copied along by the last read-back (_read)
+        self.map_read_mode: Any = "READ_NOSYNC"    # _map_for_reading
         self.retired: list[WgslBuffer] = []
 
     def register_adstack_kernel(self, compiled: WgslCompiledKernel) -> int:
@@ -410,7 +412,9 @@ class WgslBackend(Backend):
         if not self.adstack_watch:
             return
         watched, self.adstack_watch = self.adstack_watch, {}
-        code = int(np.frombuffer(self._read(self.adstack_flag, 4, 0), np.uint32)[0])
+        code, self.flag_read = self.flag_read, None
+        if code is None:
+            code = int(np.frombuffer(self._read(self.adstack_flag, 4, 0), np.uint32)[0])
         if code == 0:
             return
         self.upload(self.adstack_flag, np.zeros(8, np.uint8))
@@ -653,23 +657,44 @@ class WgslBackend(Backend):
             return np.zeros(0, np.uint8)
         start = offset & ~3
         end = min(-(-(offset + nbytes) // 4) * 4, buffer.capacity)
-        staging = self._staging_buffer(end - start)
-        self._copy_encoder().copy_buffer_to_buffer(buffer.buffer, buffer.offset + start, staging, 0, end - start)
+        size = end - start
+        # while reverse launches are watched, their overflow flag rides along (one submit and one map, not two)
+        flag = bool(self.adstack_watch) and buffer is not self.adstack_flag
+        staging = self._staging_buffer(size + 4 * flag)
+        encoder = self._copy_encoder()
+        encoder.copy_buffer_to_buffer(buffer.buffer, buffer.offset + start, staging, 0, size)
+        if flag:
+            encoder.copy_buffer_to_buffer(self.adstack_flag.buffer, self.adstack_flag.offset, staging, size, 4)
         self.flush()
-        staging.map_sync(self._wgpu.MapMode.READ, 0, end - start)
+        self._map_for_reading(staging, size + 4 * flag)
         try:
-            mapped = np.frombuffer(staging.read_mapped(0, end - start, copy=False), np.uint8)
+            mapped = np.frombuffer(staging.read_mapped(0, size + 4 * flag, copy=False), np.uint8)
             result = out[:nbytes] if out is not None else np.empty(nbytes, np.uint8)
             np.copyto(result, mapped[offset - start:offset - start + nbytes])
+            if flag:
+                self.flag_read = int(mapped[size:size + 4].view(np.uint32)[0])
         finally:
             staging.unmap()
         self.unwaited = False
         return result
 
+    def _map_for_reading(self, staging: Any, size: int) -> None:
+        """Map `staging` once the submitted copy into it is done. wgpu-py's READ mode first submits an empty
+        command buffer (for maps of buffers written without a later submit); every read-back here maps right
+        after submitting its copy, so it asks for READ_NOSYNC, which spares that submit (on lavapipe a submit
+        costs a queue-thread round trip). Where wgpu-py does not know that mode, plain READ."""
+        if self.map_read_mode == "READ_NOSYNC":
+            try:
+                staging.map_sync("READ_NOSYNC", 0, size)
+                return
+            except (ValueError, KeyError, TypeError, AttributeError):
+                self.map_read_mode = self._wgpu.MapMode.READ
+        staging.map_sync(self.map_read_mode, 0, size)
+
     def sync(self) -> None:
-        """Submit, then wait: wgpu-py 0.32 has no working on_submitted_work_done, so map a 4-byte read-back."""
-        self.flush()
-        if self.unwaited:
+        """Submit, then wait: wgpu-py 0.32 has no working on_submitted_work_done, so map a 4-byte read-back
+        (recorded after the pending launches, in the same submit)."""
+        if self.encoder is not None or self.unwaited or self.adstack_watch:
             self._read(self.ring_handle, 4, 0)
         self._drain_prints()
         self._check_adstack_overflow()
