@@ -179,6 +179,31 @@ def test_many_launches_span_several_submits(backend) -> None:
     device.free()
 
 
+def test_sync_and_read_back_submit_once(backend, monkeypatch) -> None:
+    """A sync after launches, and a read-back, each cost one queue submit: the wait (or the copy) is recorded
+    after the pending launches, and mapping the result submits nothing more (wgpu-py's plain READ map would)."""
+    compiled = backend.compile(_accumulate_kernel())
+    device = DeviceArrays(backend, compiled.kernel, [np.ones(64, np.float32), np.zeros(64, np.float32)])
+    backend.sync()
+    submits = []
+    real_submit = backend.queue.submit
+    monkeypatch.setattr(backend.queue, "submit", lambda buffers: (submits.append(1), real_submit(buffers))[1])
+    for launches in (1, 5):
+        submits.clear()
+        for _ in range(launches):
+            compiled.launch(device.args([1.0, 0, True]))
+        backend.sync()
+        assert len(submits) == 1
+    submits.clear()
+    compiled.launch(device.args([1.0, 0, True]))
+    np.testing.assert_array_equal(device.read(1), np.full(64, 7, np.float32))
+    assert len(submits) == 1
+    submits.clear()
+    backend.sync()                       # nothing pending: no submit
+    assert not submits
+    device.free()
+
+
 def test_serial_task_and_scalar_packing(backend) -> None:
     """Serial task reading every scalar kind from the argument ring (64-bit ones first in the struct)."""
     dtypes = [T.i8, T.f64, T.u32, T.i64, T.f16, T.u1, T.u64, T.f32]
