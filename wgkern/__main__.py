@@ -43,7 +43,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from wgkern import bench
-    return bench.main(arch=args.arch, json_path=args.json, reps=args.reps, only=args.only, compare=args.compare)
+    return bench.main(arch=args.arch, json_path=args.json, reps=args.reps, only=args.only, compare=args.compare,
+                      rounds=args.rounds)
 
 
 def _demo_files() -> dict[str, Path]:
@@ -95,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--only", default=None, help="comma-separated benchmark names to run")
     bench.add_argument("--compare", default=None, choices=["quadrants"],
                        help="also run the same workloads with this toolkit (installed separately), same arch")
+    bench.add_argument("--rounds", type=int, default=None,
+                       help="rounds per benchmark, toolkits alternating, best kept (default: 2 with --compare, else 1)")
     bench.set_defaults(run=cmd_bench)
     demo = sub.add_parser("demo", help="run a bundled demo")
     demo.add_argument("name", nargs="?", default=None, help="demo name (default: heat); --list shows all")

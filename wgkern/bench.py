@@ -452,7 +452,9 @@ def run_all(arch: Any = None, reps: int = 7, only: list[str] | None = None,
 
 
 def format_table(header: dict[str, Any], results: list[BenchResult]) -> str:
-    lines = [f"{header['toolkit']} bench on {header.get('arch', '?')} ({header.get('device', '?')})",
+    rounds = header.get("rounds", 1)
+    lines = [f"{header['toolkit']} bench on {header.get('arch', '?')} ({header.get('device', '?')})"
+             + (f", best of {rounds} alternating rounds" if rounds > 1 else ""),
              f"{'benchmark':16s} {'value':>12s} {'unit':10s} {'median':>10s}  detail"]
     for r in results:
         if r.error:
@@ -462,15 +464,40 @@ def format_table(header: dict[str, Any], results: list[BenchResult]) -> str:
     return "\n".join(lines)
 
 
+def _better(a: BenchResult | None, b: BenchResult) -> BenchResult:
+    """The better of two rounds of one benchmark (a failed round loses to a finished one)."""
+    if a is None or a.error:
+        return b
+    if b.error:
+        return a
+    return b if (b.value > a.value if b.better == "higher" else b.value < a.value) else a
+
+
 def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: str | None = None,
-         compare: str | None = None) -> int:
+         compare: str | None = None, rounds: int | None = None) -> int:
+    """Run the suite; with `compare`, benchmark by benchmark, the toolkits alternate (wgkern, peer, wgkern,
+    peer, ...) for `rounds` rounds (default 2) and each keeps its best round: a machine whose speed drifts
+    (a shared VM) then treats both alike."""
     # Cold compiles must be cold in the driver too: Mesa (lavapipe) keeps compiled shaders in a disk cache
     # that would answer for a kernel any earlier run compiled (the same for every toolkit measured here).
     os.environ.setdefault("MESA_SHADER_CACHE_DISABLE", "true")
-    names = [n.strip() for n in only.split(",")] if only else None
-    runs = [run_all(arch, reps, names, "wgkern")]
-    if compare:
-        runs.append(run_all(arch, reps, names, compare))
+    names = [n.strip() for n in only.split(",")] if only else list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        raise ValueError(f"unknown benchmark(s) {', '.join(unknown)}; the suite has {', '.join(BENCHMARKS)}")
+    toolkits = ["wgkern"] + ([compare] if compare else [])
+    rounds = max(1, rounds if rounds is not None else 2 if compare else 1)
+    headers: dict[str, dict[str, Any]] = {}
+    best: dict[str, dict[str, BenchResult]] = {toolkit: {} for toolkit in toolkits}
+    for name in names:
+        for _ in range(rounds):
+            for toolkit in toolkits:
+                header, results = run_all(arch, reps, [name], toolkit)
+                headers.setdefault(toolkit, header).update((k, header[k]) for k in ("arch", "device") if k in header)
+                for result in results:
+                    best[toolkit][name] = _better(best[toolkit].get(name), result)
+    runs = [(headers.get(toolkit, {"toolkit": toolkit}) | {"rounds": rounds},
+             [best[toolkit][n] for n in names if n in best[toolkit]]) for toolkit in toolkits]
     for header, results in runs:
         print(format_table(header, results))
     if json_path:

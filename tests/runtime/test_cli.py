@@ -66,6 +66,30 @@ def test_bench_json(tmp_path, capsys):
     assert "launch_overhead" in capsys.readouterr().out
 
 
+def test_bench_rounds_keep_each_benchmarks_best(tmp_path, capsys):
+    path = tmp_path / "bench.json"
+    code = main(["bench", "--arch", "cpu", "--only", "launch_overhead,idle_sync", "--reps", "5", "--rounds", "2",
+                 "--json", str(path)])
+    assert code == 0, capsys.readouterr().out
+    report = json.loads(path.read_text())["wgkern"]
+    assert report["rounds"] == 2 and [r["name"] for r in report["results"]] == ["launch_overhead", "idle_sync"]
+    assert "best of 2 alternating rounds" in capsys.readouterr().out
+
+
+def test_bench_better_round_and_unknown_names():
+    from wgkern.bench import BenchResult, _better
+    fast = BenchResult("x", 1.0, "ms", "lower", 1.0, 5)
+    slow = BenchResult("x", 2.0, "ms", "lower", 2.0, 5)
+    failed = BenchResult("x", None, "", "", None, 0, error="boom")
+    assert _better(slow, fast) is fast and _better(fast, slow) is fast
+    assert _better(failed, slow) is slow and _better(slow, failed) is slow and _better(None, failed) is failed
+    wide = BenchResult("y", 9.0, "GB/s", "higher", 1.0, 5)
+    narrow = BenchResult("y", 3.0, "GB/s", "higher", 3.0, 5)
+    assert _better(narrow, wide) is wide
+    with pytest.raises(ValueError, match="unknown benchmark.*nope.*saxpy"):
+        main(["bench", "--arch", "cpu", "--only", "nope"])
+
+
 def test_module_entry_point():
     result = subprocess.run([sys.executable, "-m", "wgkern", "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "info" in result.stdout and "bench" in result.stdout
