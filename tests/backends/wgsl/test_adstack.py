@@ -83,6 +83,30 @@ def test_overflow_is_reported_at_sync_then_cleared(backend) -> None:
     device.free()
 
 
+def test_overflow_is_reported_by_a_read_back_in_one_submit(backend, monkeypatch) -> None:
+    """A read-back after an overflowing launch raises too: the flag is copied along with the data (one
+    submit); an earlier clean read says nothing about a launch recorded after it."""
+    n = 200
+    k = stack_kernel(T.f32, n)
+    compiled = backend.compile(k)
+    device = DeviceArrays(backend, k, [np.ones(n, np.float32), np.zeros(n, np.float32)])
+    args = device.args([5])
+    args.extra = {"adstack_capacities": [[5]]}
+    compiled.launch(args)
+    device.read(1)                                   # clean: reads the flag along, consumes it
+    args.extra = {"adstack_capacities": [[2]]}
+    compiled.launch(args)
+    submits = []
+    real_submit = backend.queue.submit
+    monkeypatch.setattr(backend.queue, "submit", lambda buffers: (submits.append(1), real_submit(buffers))[1])
+    with pytest.raises(AdStackOverflowError, match="capacity 2"):
+        device.read(1)
+    assert len(submits) == 1
+    monkeypatch.undo()
+    backend.sync()                                   # reported once
+    device.free()
+
+
 def test_dispatch_is_capped_so_the_heap_fits_one_binding(backend, monkeypatch) -> None:
     """A capacity too large for every thread to own a slice caps the threads (the grid-stride loop covers the
     rest) instead of overflowing the binding. A 1 MiB binding limit keeps the test fast."""

@@ -311,6 +311,7 @@ class WgslCompiledKernel(CompiledKernel):
         backend.pending_buffers.update(args.buffers)
         backend.pending_launches += 1
         backend.adstack_watch[self.adstack_code] = (self, capacities)
+        backend.flag_read = None      # a flag read before this launch says nothing about it
         stats = getattr(backend, "runtime_stats", None)
         if stats is not None:
             stats.adstack_heap_bytes = max(heap_words, 1) * 4    # in use by this launch (the formula)
