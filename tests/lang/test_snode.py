@@ -62,7 +62,22 @@ def test_placement_errors_name_the_problem(arch):
         wk.root.dense(wk.i, 4).place(used)
     with pytest.raises(wk.WkError, match="pointer\\(\\) nodes are not available"):
         wk.root.pointer(wk.i, 4)
-    with pytest.raises(wk.WkError, match="axis i is already used"):
-        wk.root.dense(wk.i, 2).dense(wk.i, 3)
+    with pytest.raises(wk.WkError, match="an axis is named twice"):
+        wk.root.dense((0, 0), 3)
     with pytest.raises(wk.WkError, match="2 axes need 2 extents"):
         wk.root.dense(wk.ij, (2, 3, 4))
+
+
+def test_blocked_layouts_have_the_product_shape(arch):
+    """`dense(ij, 4).dense(ij, 8)` (Taichi's blocked layout) indexes one 32 x 32 array; so does the field here."""
+    x = wk.field(wk.f32)
+    wk.root.dense(wk.ij, (4, 2)).dense(wk.ij, (8, 3)).dense(wk.j, 2).place(x)
+    assert x.shape == (32, 12)
+
+    @wk.kernel
+    def fill():
+        for i, j in x:
+            x[i, j] = i * 100 + j
+
+    fill()
+    np.testing.assert_array_equal(x.to_numpy(), np.add.outer(np.arange(32) * 100, np.arange(12)))

@@ -2,7 +2,8 @@
 
 wgkern fields are dense arrays with a shape; the SNode tree of Taichi reduces to that here: a chain of `dense`
 calls names index axes and their extents, and `place` gives the fields that shape (axes ordered i, j, k, l
-whatever the nesting order, as Taichi indexes them). A field declared without a shape and placed later is
+whatever the nesting order, as Taichi indexes them; an axis named at several levels, a blocked layout, has the
+product of its extents). A field declared without a shape and placed later is
 re-allocated by `place`, which must come before a kernel uses it. Sparse nodes (pointer, bitmasked, dynamic)
 are not available and say so; `lazy_grad()` does nothing, since `needs_grad=True` fields carry their `.grad`."""
 from __future__ import annotations
@@ -39,15 +40,18 @@ class SNode:
             extents = extents * len(axes)
         if len(extents) != len(axes):
             raise WkError(f"dense({axes!r}, {dimensions!r}): {len(axes)} axes need {len(axes)} extents")
-        taken = {axis for axis, _ in self.axes}
-        for axis in axes:
-            if axis in taken:
-                raise WkError(f"dense(): axis {AXIS_NAMES[axis]} is already used higher up in this placement")
+        if len(set(axes)) != len(axes):
+            raise WkError(f"dense({axes!r}, {dimensions!r}): an axis is named twice")
         return SNode(self.axes + tuple(zip(axes, (int(e) for e in extents))))
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(extent for _, extent in sorted(self.axes))
+        """Per axis (i, j, ... in order), the product of its extents down the chain: Taichi's blocked layouts
+        (`dense(ij, 4).dense(ij, 8)`) index the same 32 x 32 array, so the field has that shape here."""
+        extents: dict[int, int] = {}
+        for axis, extent in self.axes:
+            extents[axis] = extents.get(axis, 1) * extent
+        return tuple(extents[axis] for axis in sorted(extents))
 
     def place(self, *fields: Any, offset: Any = None) -> SNode:
         from wgkern.lang.fields import Field
