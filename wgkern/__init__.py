@@ -16,7 +16,7 @@ from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_a
                               round, rsqrt, select, sign, sin, sinh, sqrt, static, static_assert, static_print, svd,
                               sym_eig, tan, tanh)
 from wgkern.lang.matrix import Matrix, Vector
-from wgkern.lang.structs import Struct
+from wgkern.lang.structs import Struct, dataclass
 from wgkern.lang.snode import i, ij, ijk, ijkl, j, k, l, root  # noqa: E741 - Taichi's axis names
 from wgkern.lang.types import f16, f32, f64, i8, i16, i32, i64, template, types, u1, u8, u16, u32, u64
 from wgkern.runtime.arch import amdgpu, cpu, cuda, dx12, gpu, metal, vulkan, webgpu
@@ -39,7 +39,7 @@ __all__ = [
     "rsqrt", "abs", "floor", "ceil", "round", "pow", "min", "max", "clamp", "sign", "random",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "cast", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose", "sym_eig",
-    "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "GUI", "Struct", "data_oriented", "static_print",
+    "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "GUI", "Struct", "dataclass", "data_oriented", "static_print",
     "static_assert", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint1", "uint8",
     "uint16", "uint32", "uint64", "x64", "x86_64", "arm64",
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",

@@ -80,3 +80,48 @@ def test_struct_errors_name_the_member(arch):
         s.a = 1.0
     with pytest.raises(wk.WkError, match="no member"):
         s.from_numpy({"zz": np.zeros(4)})
+
+
+def test_dataclass_declares_a_struct_type(arch):
+    @wk.dataclass
+    class Particle:
+        pos: wk.math.vec2
+        vel: wk.math.vec2
+        mass: wk.f32
+
+    particles = Particle.field(shape=4)
+    assert repr(Particle) == "Particle" and list(Particle.members) == ["pos", "vel", "mass"]
+
+    @wk.kernel
+    def step():
+        for i in particles:
+            particles[i].pos = wk.math.vec2(i, 0.0)
+            particles[i].vel = wk.math.vec2(1.0, 2.0)
+            particles[i].mass = 1.0 + i
+        for i in particles:
+            particles[i].pos += particles[i].vel * 0.5 / particles[i].mass
+
+    step()
+    masses = 1.0 + np.arange(4, dtype=np.float32)
+    want = np.stack([np.arange(4) + 0.5 / masses, 1.0 / masses], axis=1)
+    np.testing.assert_allclose(particles.pos.to_numpy(), want, rtol=1e-6)
+
+
+def test_dataclass_errors_name_the_class():
+    with pytest.raises(wk.WkError, match="Body: methods \\(energy\\) are not available"):
+        @wk.dataclass
+        class Body:
+            mass: wk.f32
+
+            def energy(self):
+                return 0.0
+    with pytest.raises(wk.WkError, match="Empty has no annotated members"):
+        @wk.dataclass
+        class Empty:
+            pass
+
+    @wk.dataclass
+    class Point:
+        x: wk.f32
+    with pytest.raises(wk.WkError, match="struct Point: whole struct values are not available"):
+        Point(x=1.0)

@@ -1,5 +1,5 @@
-"""Struct fields, as Taichi programs declare them: `wk.types.struct(pos=vec3, mass=float).field(shape=n)` or
-`wk.Struct.field({"pos": vec3, "mass": float}, shape=n)`.
+"""Struct fields, as Taichi programs declare them: `wk.types.struct(pos=vec3, mass=float).field(shape=n)`,
+`wk.Struct.field({"pos": vec3, "mass": float}, shape=n)` or a `@wk.dataclass` class's `.field(shape=n)`.
 
 A struct field is one field per member (structure of arrays), all of the same shape: `s.pos` is the member
 field itself, in kernels and on the host, and `s[i].pos` its element. Kernels loop over a struct field like
@@ -16,15 +16,22 @@ from wgkern.errors import WkError
 class StructType:
     """`wk.types.struct(name=dtype, ...)`: member names and their dtypes (scalars, vectors, matrices)."""
 
-    def __init__(self, members: dict[str, Any]):
+    def __init__(self, members: dict[str, Any], name: str = ""):
         if not members:
-            raise WkError("a struct needs at least one member")
+            raise WkError(f"struct {name} needs at least one member" if name else "a struct needs at least one member")
         self.members = dict(members)
+        self.name = name
 
     def field(self, shape: Any = (), needs_grad: bool = False, name: str = "", **options: Any) -> StructField:
         return StructField(self, shape, needs_grad, name)
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise WkError(f"struct {self.name or repr(self)}: whole struct values are not available; declare a struct "
+                      "field (.field(shape=...)) and read or write its members (s[i].pos = ...)")
+
     def __repr__(self) -> str:
+        if self.name:
+            return self.name
         return "wk.types.struct(" + ", ".join(f"{k}={v!r}" for k, v in self.members.items()) + ")"
 
 
@@ -90,6 +97,26 @@ class _HostElement:
 def struct(**members: Any) -> StructType:
     """`wk.types.struct(pos=wk.math.vec3, mass=wk.f32)`."""
     return StructType(members)
+
+
+def dataclass(cls: type) -> StructType:
+    """`@wk.dataclass` on a class of annotated members (`pos: wk.math.vec3`, `mass: wk.f32`): Taichi's spelling of
+    a struct type, named after the class (`Particle.field(shape=n)`). Methods are not available (kernels read and
+    write members, `p[i].pos`), so a class that defines any is refused, naming them."""
+    import inspect
+    if not isinstance(cls, type):
+        raise WkError(f"@wk.dataclass decorates a class, not {type(cls).__name__}")
+    try:
+        members = inspect.get_annotations(cls, eval_str=True)
+    except Exception as exc:  # noqa: BLE001 - any failure to evaluate a user's annotation
+        raise WkError(f"@wk.dataclass {cls.__name__}: cannot evaluate its member annotations ({exc})") from None
+    methods = [name for name, value in vars(cls).items() if callable(value) and not name.startswith("__")]
+    if methods:
+        raise WkError(f"@wk.dataclass {cls.__name__}: methods ({', '.join(methods)}) are not available; read and "
+                      "write the members of a struct field's elements in kernels and funcs instead")
+    if not members:
+        raise WkError(f"@wk.dataclass {cls.__name__} has no annotated members (name: dtype)")
+    return StructType(members, name=cls.__name__)
 
 
 class Struct:
