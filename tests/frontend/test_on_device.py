@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import wgkern as wk
 
@@ -219,6 +220,45 @@ def test_print_in_kernels(arch, capsys):
     wk.sync()
     assert capsys.readouterr().out == ""
     np.testing.assert_array_equal(x.grad.to_numpy(), np.full(4, 2.0))
+
+
+def test_print_f_strings_with_format_specs(arch, capsys):
+    """f-strings among print()'s arguments: literal text, runtime fields formatted by their spec (also each
+    element of a vector), `{n=}`, and compile-time values formatted at compile time."""
+    x = wk.field(wk.f32, shape=2)
+    v = wk.Vector.field(2, wk.f32, shape=1)
+
+    @wk.kernel
+    def k(n: wk.i32):
+        for i in x:
+            if i == 1:
+                print(f"i={i:3d} x={x[i] + 1.5:.3f} {n=}", "then", f"{v[0]:.1f}|{n > 3}|{wk.static(7):>3}")
+
+    x.fill(0.25)
+    v.fill(1.75)
+    k(42)
+    wk.sync()
+    assert capsys.readouterr().out == "i=  1 x=1.750 n=42 then [1.8, 1.8]|True|  7\n"
+
+
+def test_print_f_string_errors_name_the_spec(arch):
+    x = wk.field(wk.i32, shape=2)
+
+    @wk.kernel
+    def bad_spec():
+        for i in x:
+            print(f"{i:.2s}")
+
+    with pytest.raises(wk.CompileError, match="format spec '.2s' does not apply to a i32 value"):
+        bad_spec()
+
+    @wk.kernel
+    def computed_spec(width: wk.i32):
+        for i in x:
+            print(f"{i:{width}}")
+
+    with pytest.raises(wk.CompileError, match="format spec in a kernel must be literal text"):
+        computed_spec(3)
 
 
 def test_print_from_many_threads_reports_what_did_not_fit(arch, capsys, monkeypatch):

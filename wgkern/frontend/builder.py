@@ -43,7 +43,8 @@ STATIC_ONLY = {"Lambda", "GeneratorExp", "ListComp", "SetComp", "DictComp", "Set
 def unsupported_message(node: ast.AST) -> str:
     kind = type(node).__name__
     what = UNSUPPORTED.get(kind, f"'{kind}' syntax")
-    hint = " (use them inside wk.static(...))" if kind in STATIC_ONLY else ""
+    hint = " (use them inside wk.static(...))" if kind in STATIC_ONLY else \
+        " (except as arguments of print())" if kind == "JoinedStr" else ""
     return f"{what} {'are' if what.endswith('s') else 'is'} not supported inside kernels{hint}"
 
 

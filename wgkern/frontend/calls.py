@@ -7,6 +7,7 @@ import ast
 import builtins
 import functools
 import inspect
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,12 @@ from wgkern.lang.kernel import BoundFunc, BoundKernel, Func, Kernel
 from wgkern.lang.matrix import Matrix, Vector
 
 CAST_BUILTINS = {builtins.int: T.DEFAULT_INT, builtins.float: T.DEFAULT_FLOAT, builtins.bool: T.u1}
+
+
+@dataclass(frozen=True, slots=True)
+class FStringParts:
+    """An f-string argument of print() in a kernel: (literal text or evaluated value, format spec) pairs."""
+    parts: list[tuple[Any, str]]
 
 
 class CallMixin:
@@ -210,8 +217,9 @@ class CallMixin:
         return self.b.insert(ir.RandomValue(dtype=dtype, site=self.ctx.next_random_site()))
 
     def print_call(self, node: ast.Call) -> None:
-        """print(*args, sep=' ', end='\\n') with compile-time text and runtime scalars/vectors (ir.Print)."""
-        args = self.visit_elements(node.args)
+        """print(*args, sep=' ', end='\\n') with compile-time text and runtime scalars/vectors (ir.Print), and
+        f-strings among the arguments: their `{value:spec}` fields print like arguments, formatted by `spec`."""
+        args = [self.fstring_parts(arg) if isinstance(arg, ast.JoinedStr) else self.visit(arg) for arg in node.args]
         kwargs = self.visit_keywords(node.keywords)
         options = {"sep": " ", "end": "\n"}
         for name, value in kwargs.items():
@@ -220,21 +228,20 @@ class CallMixin:
             if name not in options or not isinstance(value, str):
                 raise CompileError(f"print() inside kernels takes sep= and end= strings, not {name}={value!r}")
             options[name] = value
-        pieces, values = [""], []
+        pieces, values, formats = [""], [], []
 
         def text(piece: str) -> None:
             pieces[-1] += piece
 
-        def value(stmt: ir.Stmt) -> None:
+        def value(stmt: ir.Stmt, spec: str) -> None:
             values.append(stmt)
+            formats.append(spec)
             pieces.append("")
 
-        for k, arg in enumerate(args):
-            if k:
-                text(options["sep"])
+        def item(arg: Any, spec: str = "") -> None:
             if isinstance(arg, str) or (not is_runtime(arg) and not isinstance(arg, (GlobalRef, VectorValue))):
-                text(str(arg))
-                continue
+                text(format(arg, spec) if spec else str(arg))
+                return
             arg = self.as_value(arg)
             if isinstance(arg, VectorValue):
                 rows = [arg.row(i) for i in range(arg.n)] if arg.is_matrix else [arg]
@@ -244,14 +251,50 @@ class CallMixin:
                     text("[")
                     for e, element in enumerate(row.elements):
                         text(", " if e else "")
-                        value(element)
+                        value(element, spec)
                     text("]")
                 text("]" if arg.is_matrix else "")
             else:
-                value(arg)
+                value(arg, spec)
+
+        for k, arg in enumerate(args):
+            if k:
+                text(options["sep"])
+            if isinstance(arg, FStringParts):
+                for part, spec in arg.parts:
+                    item(part, spec)
+            else:
+                item(arg)
         text(options["end"])
-        self.b.insert(ir.Print(values=values, pieces=tuple(pieces)))
+        for stmt, spec in zip(values, formats):
+            if spec:
+                self.check_format_spec(stmt.dtype, spec)
+        self.b.insert(ir.Print(values=values, pieces=tuple(pieces),
+                               formats=tuple(formats) if any(formats) else ()))
         return None
+
+    def fstring_parts(self, node: ast.JoinedStr) -> FStringParts:
+        """An f-string's literal text and `{expression:spec}` fields, the expressions evaluated here; a spec must
+        be literal text (`{x:.3f}`, not `{x:{width}}`). `!r`/`!s`/`!a` conversions print as the value does."""
+        parts: list[tuple[Any, str]] = []
+        for piece in node.values:
+            if isinstance(piece, ast.Constant):
+                parts.append((str(piece.value), ""))
+                continue
+            spec = ""
+            if piece.format_spec is not None:
+                if not all(isinstance(p, ast.Constant) for p in piece.format_spec.values):
+                    raise CompileError("an f-string format spec in a kernel must be literal text (like {x:.3f})")
+                spec = "".join(str(p.value) for p in piece.format_spec.values)
+            parts.append((self.visit(piece.value), spec))
+        return FStringParts(parts)
+
+    def check_format_spec(self, dtype: Any, spec: str) -> None:
+        sample = dtype.np_dtype.type(0)
+        try:
+            format(bool(sample) if dtype.is_bool else sample.item(), spec)
+        except (ValueError, TypeError) as exc:
+            raise CompileError(f"format spec '{spec}' does not apply to a {dtype.name} value ({exc})") from None
 
     def randn_call(self, args: list[Any], kwargs: dict[str, Any]) -> ir.Stmt:
         """Box-Muller: sqrt(-2 log(1 - u1)) cos(2 pi u2), u1 and u2 two uniform draws in [0, 1)."""

@@ -194,7 +194,7 @@ class Interpreter:
 
     def exec_Print(self, s: ir.Print) -> None:
         from wgkern.runtime.printing import emit, format_print
-        emit(format_print(s.pieces, [self._val(v) for v in s.values], [v.dtype for v in s.values]))
+        emit(format_print(s.pieces, [self._val(v) for v in s.values], [v.dtype for v in s.values], s.formats))
 
     def exec_GlobalStore(self, s: ir.GlobalStore) -> None:
         array, index = self._address(s.ptr)

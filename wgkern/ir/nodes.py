@@ -266,10 +266,12 @@ class Return(Stmt):
 @dataclass(eq=False, slots=True, kw_only=True)
 class Print(Stmt):
     """`print(...)` in a kernel: `pieces[0] + str(values[0]) + pieces[1] + ... + pieces[-1]` (len(pieces) ==
-    len(values) + 1; `end` included), printed on the host when the thread runs it. Replays (`.grad`) skip it."""
+    len(values) + 1; `end` included), printed on the host when the thread runs it. Replays (`.grad`) skip it.
+    `formats`: a Python format spec per value (f-string `{x:.3f}`), or () when every value prints plainly."""
     OPERAND_LISTS: ClassVar[tuple[str, ...]] = ("values",)
     values: list[Stmt] = field(default_factory=list)
     pieces: tuple[str, ...] = ("",)
+    formats: tuple[str, ...] = ()
 
 
 # ---- kernels and tasks ----------------------------------------------------------------------------------------

@@ -8,16 +8,22 @@ from typing import Any, Sequence
 import numpy as np
 
 
-def format_value(value: Any, dtype: Any) -> str:
+def format_value(value: Any, dtype: Any, spec: str = "") -> str:
+    """`spec`: a Python format spec (f-string `{x:.3f}`), applied to the value as a Python bool/int/float."""
+    if spec:
+        scalar = dtype.np_dtype.type(value)
+        return format(bool(scalar) if dtype.is_bool else scalar.item(), spec)
     if dtype.is_bool:
         return "True" if value else "False"
     return str(dtype.np_dtype.type(value))
 
 
-def format_print(pieces: Sequence[str], values: Sequence[Any], dtypes: Sequence[Any]) -> str:
+def format_print(pieces: Sequence[str], values: Sequence[Any], dtypes: Sequence[Any],
+                 formats: Sequence[str] = ()) -> str:
     out = [pieces[0]]
-    for value, dtype, piece in zip(values, dtypes, pieces[1:]):
-        out.append(format_value(value, dtype))
+    specs = formats or [""] * len(values)
+    for value, dtype, spec, piece in zip(values, dtypes, specs, pieces[1:]):
+        out.append(format_value(value, dtype, spec))
         out.append(piece)
     return "".join(out)
 

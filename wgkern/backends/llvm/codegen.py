@@ -443,7 +443,7 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
 
     def visit_Print(self, stmt: ir.Print) -> None:
         dtypes = [v.dtype for v in stmt.values]
-        site = printing.register_site(stmt.pieces, dtypes)
+        site = printing.register_site(stmt.pieces, dtypes, stmt.formats)
         self.module.declare("declare void @wk_print(i32, ptr)")
         count = max(len(dtypes), 1)
         words = self.entry_op(f"alloca [{count} x i64], align 8", "print")

@@ -15,23 +15,23 @@ from wgkern.runtime.printing import decode_words, emit, format_print
 
 from .jit import add_symbol
 
-_SITES: list[tuple[tuple[str, ...], list[Any]]] = []
+_SITES: list[tuple[tuple[str, ...], list[Any], tuple[str, ...]]] = []
 _LOCK = threading.Lock()
 _CALLBACK_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.POINTER(ctypes.c_int64))
 _callback: Any = None
 
 
 def _print(site: int, words: Any) -> None:
-    pieces, dtypes = _SITES[site]
-    emit(format_print(pieces, decode_words([words[k] for k in range(len(dtypes))], dtypes), dtypes))
+    pieces, dtypes, formats = _SITES[site]
+    emit(format_print(pieces, decode_words([words[k] for k in range(len(dtypes))], dtypes), dtypes, formats))
 
 
-def register_site(pieces: tuple[str, ...], dtypes: list[Any]) -> int:
+def register_site(pieces: tuple[str, ...], dtypes: list[Any], formats: tuple[str, ...] = ()) -> int:
     """The site number of one print statement (and the `wk_print` symbol, registered on first use)."""
     global _callback  # noqa: PLW0603 - one native callback per process, alive as long as the JIT
     with _LOCK:
         if _callback is None:
             _callback = _CALLBACK_TYPE(_print)
             add_symbol("wk_print", ctypes.cast(_callback, ctypes.c_void_p).value)
-        _SITES.append((tuple(pieces), list(dtypes)))
+        _SITES.append((tuple(pieces), list(dtypes), tuple(formats)))
         return len(_SITES) - 1

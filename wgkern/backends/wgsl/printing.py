@@ -38,7 +38,7 @@ class PrintLowering:
     def visit_Print(self, stmt: ir.Print) -> None:
         dtypes = [v.dtype for v in stmt.values]
         site = len(self.print_sites)
-        self.print_sites.append((tuple(stmt.pieces), dtypes))
+        self.print_sites.append((tuple(stmt.pieces), dtypes, tuple(stmt.formats)))
         words = [str(site) + "u"]
         for value, dtype in zip(stmt.values, dtypes):
             words.extend(encode(self.value(value), dtype))
@@ -68,19 +68,19 @@ def _decode(words: np.ndarray, dtype: Any) -> Any:
 
 
 def print_records(words: np.ndarray, reserved: int, written: int, capacity: int,
-                  sites: list[tuple[tuple[str, ...], list[Any]]]) -> None:
+                  sites: list[tuple[tuple[str, ...], list[Any], tuple[str, ...]]]) -> None:
     """Print the records in the first `written` of `words` (the buffer past its header, `capacity` words);
     `reserved` words were asked for."""
     position = 0
     while position < written:
-        pieces, dtypes = sites[int(words[position])]
+        pieces, dtypes, formats = sites[int(words[position])]
         position += 1
         values = []
         for dtype in dtypes:
             count = words_of(dtype)
             values.append(_decode(words[position:position + count], dtype))
             position += count
-        emit(format_print(pieces, values, dtypes))
+        emit(format_print(pieces, values, dtypes, formats))
     if reserved > written:
         emit(f"[wgkern] {reserved - written} words of print() output were dropped: the print buffer holds "
              f"{capacity} words between waits for the device (wk.sync(), read-backs)\n")
