@@ -281,3 +281,44 @@ def test_print_from_many_threads_reports_what_did_not_fit(arch, capsys, monkeypa
         assert len(printed) == 150
     else:
         assert len(printed) == 100 and lines[-1].startswith("[wgkern] 150 words of print() output were dropped")
+
+
+def test_bit_cast_reads_the_bits_as_another_dtype(arch):
+    backend = wk.runtime.program.current().backend
+    wide = getattr(backend, "features", None) is None or {"shader-f64", "shader-int64"} <= set(backend.features)
+    words = wk.field(wk.i32, shape=3)
+    floats = wk.field(wk.f32, shape=2)
+    doubles = wk.field(wk.u64, shape=1)
+
+    @wk.kernel
+    def narrow():
+        words[0] = wk.bit_cast(1.0, wk.i32)
+        words[1] = wk.bit_cast(-2.5, wk.i32)
+        words[2] = wk.cast(wk.bit_cast(wk.bit_cast(0.75, wk.u32), wk.f32) * 4.0, wk.i32)
+        floats[0] = wk.bit_cast(0x40490FDB, wk.f32)
+        floats[1] = wk.bit_cast(wk.bit_cast(floats[0], wk.i32) + 1, wk.f32)
+
+    narrow()
+    np.testing.assert_array_equal(words.to_numpy(), np.array([1.0, -2.5], np.float32).view(np.int32).tolist() + [3])
+    np.testing.assert_array_equal(floats.to_numpy(), [np.float32(np.pi), np.nextafter(np.float32(np.pi), 4)])
+    if wide:
+        @wk.kernel
+        def wide_cast():
+            doubles[0] = wk.bit_cast(wk.cast(1.0, wk.f64), wk.u64)
+
+        wide_cast()
+        assert doubles[0] == np.float64(1.0).view(np.uint64)
+    assert wk.bit_cast(1.0, wk.i32) == 0x3F800000 and wk.bit_cast(0x3F800000, wk.f32) == 1.0
+
+
+def test_bit_cast_refuses_a_change_of_width(arch):
+    words = wk.field(wk.i64, shape=1)
+
+    @wk.kernel
+    def widen():
+        words[0] = wk.bit_cast(1.0, wk.i64)
+
+    with pytest.raises(wk.CompileError, match="bit_cast from f32 to i64 changes the width"):
+        widen()
+    with pytest.raises(wk.WkError, match="changes the width"):
+        wk.bit_cast(np.float32(1.0), wk.i64)

@@ -100,6 +100,8 @@ class CallMixin:
             return None
         if callee is wm.cast:
             return self.cast_call(args, kwargs)
+        if callee is wm.bit_cast:
+            return self.bit_cast_call(args, kwargs)
         if isinstance(callee, T.DataType):
             return self.cast_to(self.one_arg(args, kwargs, callee.name), callee)
         if callee in CAST_BUILTINS and not static_args:
@@ -209,6 +211,21 @@ class CallMixin:
         if len(args) != 2 or kwargs:
             raise CompileError("wk.cast(value, dtype) takes 2 arguments")
         return self.cast_to(args[0], self.as_dtype(args[1]))
+
+    def bit_cast_call(self, args: list[Any], kwargs: dict[str, Any]) -> ir.Stmt:
+        """wk.bit_cast(value, dtype): a scalar's bits read as a dtype of the same width."""
+        if "dtype" in kwargs:
+            args = [*args, kwargs.pop("dtype")]
+        if len(args) != 2 or kwargs:
+            raise CompileError("wk.bit_cast(value, dtype) takes 2 arguments")
+        dtype = self.as_dtype(args[1])
+        value = self.as_value(args[0])
+        if isinstance(value, VectorValue):
+            raise CompileError("wk.bit_cast takes a scalar value")
+        if value.dtype.bits != dtype.bits:
+            raise CompileError(f"wk.bit_cast from {value.dtype.name} to {dtype.name} changes the width "
+                               f"({value.dtype.bits} -> {dtype.bits} bits)")
+        return self.b.insert(ir.Cast(operand=value, dtype=dtype, bitcast=True))
 
     def random_call(self, args: list[Any], kwargs: dict[str, Any]) -> ir.Stmt:
         if len(args) > 1 or set(kwargs) - {"dtype"}:

@@ -133,6 +133,20 @@ def cast(x: Any, dtype: Any) -> Any:
     return target.np_dtype.type(x)
 
 
+def bit_cast(x: Any, dtype: Any) -> Any:
+    """`wk.bit_cast(v, dtype)`: the bits of `v` read as `dtype`, of the same width (f32 <-> i32/u32, f64 <-> i64/u64)."""
+    target = T.to_dtype(dtype)
+    value = np.asarray(x)
+    width = target.np_dtype.itemsize
+    if value.dtype.itemsize != width and value.dtype.kind in "fiub" and not isinstance(x, np.generic):
+        # a Python literal takes the width of the target, as in a kernel (float -> f32/f64, int -> i32/i64)
+        kind = "f" if value.dtype.kind == "f" else "i"
+        value = value.astype(np.dtype(f"{kind}{width}"))
+    if value.dtype.itemsize != width:
+        raise WkError(f"bit_cast from {value.dtype} to {target.name} changes the width")
+    return value.view(target.np_dtype)[()]
+
+
 def select(cond: Any, a: Any, b: Any) -> Any:
     return np.where(cond, a, b)
 
