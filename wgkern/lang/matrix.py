@@ -2,7 +2,7 @@
 
 Inside kernels the frontend scalarises these (frontend/vectors.py); the objects here are what the names mean in
 plain Python: the vector types (callable, usable as field dtypes and annotations), host-side constructors that
-return numpy arrays, and the `.field(...)` helpers that create vector/matrix fields through lang/fields.py."""
+return numpy arrays with Taichi's vector/matrix methods (host_matrix.py), and the `.field(...)` helpers that create vector/matrix fields through lang/fields.py."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.lang import types as T
+from wgkern.lang.host_matrix import host_matrix
 
 vec2 = T.vector(2, T.f32)
 vec3 = T.vector(3, T.f32)
@@ -40,7 +41,7 @@ def make_vector_value(vtype: T.VectorType, values: tuple[Any, ...]) -> np.ndarra
         flat = flat * vtype.size
     if len(flat) != vtype.size:
         raise TypeError(f"{vtype!r} takes {vtype.size} values (or one to broadcast), got {len(flat)}")
-    return np.array(flat, dtype=vtype.dtype.np_dtype).reshape(vtype.element_shape)
+    return host_matrix(np.array(flat, dtype=vtype.dtype.np_dtype).reshape(vtype.element_shape))
 
 
 class Vector:
@@ -54,18 +55,18 @@ class Vector:
     @staticmethod
     def zero(dtype: Any, n: int) -> np.ndarray:
         """`wk.Vector.zero(dtype, n)` (also inside kernels)."""
-        return np.zeros(n, dtype=T.to_dtype(dtype).np_dtype)
+        return host_matrix(np.zeros(n, dtype=T.to_dtype(dtype).np_dtype))
 
     @staticmethod
     def one(dtype: Any, n: int) -> np.ndarray:
-        return np.ones(n, dtype=T.to_dtype(dtype).np_dtype)
+        return host_matrix(np.ones(n, dtype=T.to_dtype(dtype).np_dtype))
 
     @staticmethod
     def unit(n: int, i: int, dtype: Any = T.f32) -> np.ndarray:
         """`wk.Vector.unit(n, i)`: the i-th basis vector of size n."""
         out = np.zeros(n, dtype=T.to_dtype(dtype).np_dtype)
         out[i] = 1
-        return out
+        return host_matrix(out)
 
     @staticmethod
     def field(n: int, dtype: Any = T.f32, shape: Any = (), needs_grad: bool = False, needs_dual: bool = False,
@@ -87,12 +88,12 @@ class Matrix:
     @staticmethod
     def zero(dtype: Any, n: int, m: int) -> np.ndarray:
         """`wk.Matrix.zero(dtype, n, m)` (also inside kernels)."""
-        return np.zeros((n, m), dtype=T.to_dtype(dtype).np_dtype)
+        return host_matrix(np.zeros((n, m), dtype=T.to_dtype(dtype).np_dtype))
 
     @staticmethod
     def identity(dtype: Any, n: int) -> np.ndarray:
         """`wk.Matrix.identity(dtype, n)` (also inside kernels)."""
-        return np.eye(n, dtype=T.to_dtype(dtype).np_dtype)
+        return host_matrix(np.eye(n, dtype=T.to_dtype(dtype).np_dtype))
 
     @staticmethod
     def field(n: int, m: int, dtype: Any = T.f32, shape: Any = (), needs_grad: bool = False,

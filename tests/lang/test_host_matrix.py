@@ -1,0 +1,45 @@
+"""Vector and matrix values in Python scope (lang/host_matrix.py): numpy arrays with Taichi's methods, from the
+constructors and from reading one element of a vector or matrix field."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wgkern as wk
+
+
+def test_constructors_give_arrays_with_taichis_methods():
+    v = wk.Vector([1.0, 2.0, 2.0])
+    assert isinstance(v, np.ndarray) and v.norm() == 3.0 and v.norm_sqr() == 9.0
+    assert (v.x, v.y, v.z) == (1.0, 2.0, 2.0) and v.n == 3 and v.m == 1
+    np.testing.assert_allclose(v.normalized(), [1 / 3, 2 / 3, 2 / 3], rtol=1e-6)
+    assert v.dot(wk.math.vec3(1, 1, 1)) == 5.0
+    np.testing.assert_array_equal(v.cross([0.0, 0.0, 1.0]), [2.0, -1.0, 0.0])
+    v.z = 4.0
+    np.testing.assert_array_equal(v, [1.0, 2.0, 4.0])
+    m = wk.Matrix([[1.0, 2.0], [3.0, 4.0]])
+    assert m.n == 2 and m.m == 2 and m.determinant() == pytest.approx(-2.0) and m.trace() == 5.0
+    np.testing.assert_allclose(m.inverse() @ m, np.eye(2), atol=1e-6)
+    np.testing.assert_array_equal(m.transpose(), [[1.0, 3.0], [2.0, 4.0]])
+    np.testing.assert_array_equal(wk.Vector([1, 2]).outer_product([3, 4]), [[3, 4], [6, 8]])
+    assert type(m.to_numpy()) is np.ndarray and type((m @ v[:2]).norm()) is not wk.lang.host_matrix.HostMatrix
+    assert repr(wk.math.vec2(1, 2)) == "array([1., 2.], dtype=float32)"
+    with pytest.raises(AttributeError, match="has no component 'w'"):
+        wk.math.vec3(0, 0, 0).w
+    assert wk.Matrix.identity(wk.f32, 3).determinant() == 1.0 and wk.Vector.unit(3, 1).y == 1.0
+
+
+def test_field_elements_read_as_vectors(arch):
+    v = wk.Vector.field(3, wk.f32, shape=4)
+    m = wk.Matrix.field(2, 2, wk.f32, shape=2)
+    s = wk.field(wk.f32, shape=2)
+    v[1] = [1, 2, 2]
+    m[0] = [[1, 2], [3, 4]]
+    assert v[1].norm() == 3.0 and v[1].x == 1.0 and m[0].determinant() == pytest.approx(-2.0)
+    assert type(v.to_numpy()) is np.ndarray and isinstance(s[0], float)
+
+    @wk.kernel
+    def length(a: wk.math.vec3) -> wk.f32:
+        return a.norm()
+
+    assert length(v[1] * 2) == pytest.approx(6.0)
