@@ -110,3 +110,26 @@ def test_sym_eig(arch, d):
     np.testing.assert_allclose(w, np.linalg.eigvalsh(a)[:, ::-1], atol=2e-5)
     np.testing.assert_allclose(a @ v, v * w[:, None, :], atol=5e-5)          # A v_k = w_k v_k, columnwise
     np.testing.assert_allclose(np.linalg.det(v), 1.0, atol=2e-5)
+
+
+def test_matrix_rows_and_cols_from_vectors(arch):
+    out = wk.Matrix.field(2, 3, wk.f32, shape=2)
+
+    @wk.kernel
+    def build(s: wk.f32):
+        a = wk.Vector([1.0, 2.0, 3.0]) * s
+        b = wk.Vector([4.0, 5.0, 6.0])
+        out[0] = wk.Matrix.rows([a, b])
+        out[1] = wk.Matrix.cols([wk.Vector([a.x, b.x]), wk.Vector([a.y, b.y]), wk.Vector([a.z, b.z])])
+
+    build(2.0)
+    want = np.array([[2.0, 4.0, 6.0], [4.0, 5.0, 6.0]])
+    np.testing.assert_array_equal(out.to_numpy(), [want, want])
+    np.testing.assert_array_equal(wk.Matrix.cols([[1, 2], [3, 4]]), [[1, 3], [2, 4]])
+
+    @wk.kernel
+    def ragged():
+        out[0][0, 0] = wk.Matrix.rows([wk.Vector([1.0, 2.0]), wk.Vector([1.0, 2.0, 3.0])])[0, 0]
+
+    with pytest.raises(wk.CompileError, match="different lengths \\(2, 3\\)"):
+        ragged()

@@ -165,6 +165,8 @@ class CallMixin:
             return self.construct_vector(callee, args)
         if callee is Vector or callee is Matrix:
             return self.construct_from_lists(callee is Matrix, args, kwargs)
+        if callee is Matrix.rows or callee is Matrix.cols:
+            return self.matrix_from_vectors(callee is Matrix.cols, args, kwargs)
         if callable(callee):
             raise CompileError(f"cannot call {describe(callee)} inside a kernel: only wk.* functions, @wk.func "
                                "functions and pure builtins on compile-time values can be called (wrap "
@@ -400,6 +402,22 @@ class CallMixin:
         if dtype is not None:
             flat = [self.b.cast(e, self.as_dtype(dtype)) for e in flat]
         return VectorValue(flat, n, m)
+
+    def matrix_from_vectors(self, as_columns: bool, args: list[Any], kwargs: dict[str, Any]) -> VectorValue:
+        """wk.Matrix.rows([v0, v1, ...]) / wk.Matrix.cols([...]) with vectors of one length."""
+        name = "cols" if as_columns else "rows"
+        if len(args) != 1 or kwargs or not isinstance(args[0], (list, tuple)) or not args[0]:
+            raise CompileError(f"wk.Matrix.{name} takes a list of vectors")
+        vectors_in = [self.as_value(v) for v in args[0]]
+        if not all(isinstance(v, VectorValue) and not v.is_matrix for v in vectors_in):
+            raise CompileError(f"wk.Matrix.{name} takes a list of vectors")
+        length = vectors_in[0].n
+        if any(v.n != length for v in vectors_in):
+            raise CompileError(f"wk.Matrix.{name}: the vectors have different lengths "
+                               f"({', '.join(str(v.n) for v in vectors_in)})")
+        flat = vectors.unify_dtype(self.b, [e for v in vectors_in for e in v.elements])
+        rows = VectorValue(flat, len(vectors_in), length)
+        return vectors.transpose(self.b, rows) if as_columns else rows
 
     # ---- atomics ------------------------------------------------------------------------------------------
     def atomic_call(self, op: Any, node: ast.Call) -> Any:

@@ -91,6 +91,16 @@ class Matrix:
         return host_matrix(np.zeros((n, m), dtype=T.to_dtype(dtype).np_dtype))
 
     @staticmethod
+    def rows(vectors: Any) -> np.ndarray:
+        """`wk.Matrix.rows([r0, r1, ...])`: the matrix whose rows are the given vectors (also inside kernels)."""
+        return host_matrix(np.stack([np.asarray(v) for v in vectors]))
+
+    @staticmethod
+    def cols(vectors: Any) -> np.ndarray:
+        """`wk.Matrix.cols([c0, c1, ...])`: the matrix whose columns are the given vectors (also inside kernels)."""
+        return host_matrix(np.stack([np.asarray(v) for v in vectors], axis=1))
+
+    @staticmethod
     def identity(dtype: Any, n: int) -> np.ndarray:
         """`wk.Matrix.identity(dtype, n)` (also inside kernels)."""
         return host_matrix(np.eye(n, dtype=T.to_dtype(dtype).np_dtype))
