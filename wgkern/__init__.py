@@ -21,12 +21,23 @@ from wgkern.lang.snode import i, ij, ijk, ijkl, j, k, l, root  # noqa: E741 - Ta
 from wgkern.lang.types import f16, f32, f64, i8, i16, i32, i64, template, types, u1, u8, u16, u32, u64
 from wgkern.runtime.arch import amdgpu, cpu, cuda, dx12, gpu, metal, vulkan, webgpu
 from wgkern.runtime.program import init, reset, stats, sync
+from wgkern import profiler
 
 # Taichi's other spellings: dtype names and CPU arch names
 float16, float32, float64 = f16, f32, f64
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint1, uint8, uint16, uint32, uint64 = u1, u8, u16, u32, u64
 x64 = x86_64 = arm64 = cpu
+# Taichi's log levels, for `wk.init(log_level=...)` and `wk.set_logging_level(...)`: wgkern writes no log, so the
+# level changes nothing, but a ported program's calls run.
+TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL = "trace", "debug", "info", "warn", "error", "critical"
+
+
+def set_logging_level(level: str) -> None:
+    """Taichi's `ti.set_logging_level`: checks the level name (wgkern itself writes no log)."""
+    if level not in (TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL):
+        raise ValueError(f"unknown log level {level!r}; use wk.TRACE, wk.DEBUG, wk.INFO, wk.WARN, wk.ERROR or "
+                         "wk.CRITICAL")
 
 __version__ = "0.1.0"
 
@@ -41,7 +52,8 @@ __all__ = [
     "cast", "bit_cast", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose", "sym_eig",
     "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "GUI", "Struct", "dataclass", "data_oriented", "static_print",
     "static_assert", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint1", "uint8",
-    "uint16", "uint32", "uint64", "x64", "x86_64", "arm64",
+    "uint16", "uint32", "uint64", "x64", "x86_64", "arm64", "profiler", "set_logging_level",
+    "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL",
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError",
 ]

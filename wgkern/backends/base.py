@@ -42,6 +42,30 @@ class CompiledKernel:
         raise NotImplementedError
 
 
+class MemoryBudget:
+    """`wk.init(device_memory_limit=N)`: the bytes one backend may hold at once in the buffers it allocates
+    (containers, kernel temporaries, the adstack heap, runtime buffers); None means no limit but the device's.
+    A backend takes bytes as it allocates and gives them back as it releases."""
+
+    def __init__(self, limit: int | None = None):
+        if limit is not None and int(limit) <= 0:
+            raise ValueError(f"device_memory_limit must be a positive number of bytes, not {limit!r}")
+        self.limit = None if limit is None else int(limit)
+        self.used = 0
+
+    def take(self, nbytes: int) -> None:
+        if self.limit is not None and self.used + nbytes > self.limit:
+            from wgkern.errors import OutOfMemoryError
+            raise OutOfMemoryError(
+                f"allocating {nbytes} bytes would exceed wk.init(device_memory_limit={self.limit}) with {self.used} "
+                f"bytes in use. Remedy: release containers (drop their last references, or wk.reset()), use smaller "
+                f"shapes, or raise device_memory_limit")
+        self.used += nbytes
+
+    def give(self, nbytes: int) -> None:
+        self.used = max(0, self.used - nbytes)
+
+
 class Backend:
     """One device. Buffers are opaque handles; sizes are in bytes of *device* storage."""
 

@@ -23,7 +23,8 @@ from wgkern.lang import types as T
 from wgkern.lang.kernel import BoundFunc, BoundKernel, Func, Kernel
 from wgkern.lang.matrix import Matrix, Vector
 
-CAST_BUILTINS = {builtins.int: T.DEFAULT_INT, builtins.float: T.DEFAULT_FLOAT, builtins.bool: T.u1}
+CAST_BUILTINS = {builtins.int: lambda: T.DEFAULT_INT, builtins.float: lambda: T.DEFAULT_FLOAT,
+                 builtins.bool: lambda: T.u1}     # read at compile time: wk.init(default_fp=...) sets them
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +106,7 @@ class CallMixin:
         if isinstance(callee, T.DataType):
             return self.cast_to(self.one_arg(args, kwargs, callee.name), callee)
         if callee in CAST_BUILTINS and not static_args:
-            return self.cast_to(self.one_arg(args, kwargs, callee.__name__), CAST_BUILTINS[callee])
+            return self.cast_to(self.one_arg(args, kwargs, callee.__name__), CAST_BUILTINS[callee]())
         if isinstance(callee, type) and issubclass(callee, np.generic) and not static_args:
             return self.cast_to(self.one_arg(args, kwargs, callee.__name__), T.from_numpy_dtype(callee))
         if callee is wm.select:

@@ -87,6 +87,21 @@ DEFAULT_INT = i32
 DEFAULT_FLOAT = f32
 
 
+def set_default_types(default_fp: Any = None, default_ip: Any = None) -> None:
+    """The dtypes of float and int literals, `float` and `int` (Taichi's `default_fp`/`default_ip`): set by each
+    `wk.init`, f32/i32 unless given."""
+    global DEFAULT_FLOAT, DEFAULT_INT  # noqa: PLW0603 - per-Program defaults, read at compile time
+    fp = f32 if default_fp is None else to_dtype(default_fp)
+    ip = i32 if default_ip is None else to_dtype(default_ip)
+    if not fp.is_float or fp not in (f16, f32, f64):
+        raise ValueError(f"default_fp must be a float dtype (wk.f32 or wk.f64), not {default_fp!r}")
+    if fp == f16:
+        raise ValueError("default_fp=f16 is not supported: use wk.f32 or wk.f64")
+    if ip.is_float or ip.is_bool or ip.bits < 32:
+        raise ValueError(f"default_ip must be wk.i32 or wk.i64 (or an unsigned 32/64-bit type), not {default_ip!r}")
+    DEFAULT_FLOAT, DEFAULT_INT = fp, ip
+
+
 def from_numpy_dtype(dt: Any) -> DataType:
     """numpy dtype (or anything np.dtype accepts) -> DataType; raises TypeError for unsupported ones."""
     dt = np.dtype(dt)

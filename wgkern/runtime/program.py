@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wgkern.errors import ArgumentError
+from wgkern.lang import types as T
 from wgkern.runtime.arch import Arch, Selection, select
 
 
@@ -46,6 +47,10 @@ class InitOptions:
     device_memory_limit: int | None = None
     random_seed: int = 0
     fast_math: bool = True
+    threads: int | None = None            # CPU backend: threads including the caller (None: every CPU)
+    default_fp: Any = None                # dtype of float literals and `float` (None: f32)
+    default_ip: Any = None                # dtype of int literals and `int` (None: i32)
+    kernel_profiler: bool = False         # time every launch (wgkern/profiler.py)
 
 
 _program_ids = itertools.count(1)
@@ -71,6 +76,10 @@ class Program:
         self.launch_counter = 0
         self.pending_work = False     # a launch happened since the last backend.sync()
         self.alive = True
+        self.profiler: Any = None     # wgkern/profiler.py, with wk.init(kernel_profiler=True)
+        if options.kernel_profiler:
+            from wgkern.profiler import KernelProfiler
+            self.profiler = KernelProfiler()
         # numpy-argument staging buffers, reused by (dtype, shape) (runtime/launch.py).
         self.staging: dict[tuple[Any, tuple[int, ...]], Any] = {}
         self.random_launch_ids: dict[tuple[Any, Any], int] = {}   # (kernel, spec) -> last forward launch id
@@ -113,14 +122,19 @@ _current: Program | None = None
 
 def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, default_ad_stack_size: int = 32,
          offline_cache: bool = True, device_memory_limit: int | None = None, random_seed: int = 0,
-         fast_math: bool = True, **unknown: Any) -> Program:
-    """`wk.init`: drop any current Program and make a new one on the selected arch."""
-    if unknown:
-        raise TypeError(f"wk.init() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+         fast_math: bool = True, **taichi_options: Any) -> Program:
+    """`wk.init`: drop any current Program and make a new one on the selected arch. Also takes the options of
+    Taichi's `ti.init` that ported programs pass (init_options.py): those with a meaning here act, the others
+    are accepted; anything else is a TypeError."""
+    from wgkern.runtime.init_options import taichi_init_options
+    extra = taichi_init_options(taichi_options)
     if ad_stack_size < 0 or default_ad_stack_size <= 0:
         raise ValueError("ad_stack_size must be >= 0 and default_ad_stack_size > 0")
-    options = InitOptions(bool(debug), int(ad_stack_size), int(default_ad_stack_size), bool(offline_cache),
-                          device_memory_limit, int(random_seed), bool(fast_math))
+    if device_memory_limit is None:
+        device_memory_limit = extra.device_memory_limit
+    options = InitOptions(bool(debug) or extra.debug, int(ad_stack_size), int(default_ad_stack_size),
+                          bool(offline_cache), device_memory_limit, int(random_seed), bool(fast_math),
+                          extra.threads, extra.default_fp, extra.default_ip, extra.kernel_profiler)
     return start(select(arch), options)
 
 
@@ -129,7 +143,9 @@ def start(selection: Selection, options: InitOptions | None = None) -> Program:
     to run the runtime on a fake backend)."""
     global _current
     reset()
-    _current = Program(selection, options or InitOptions())
+    options = options or InitOptions()
+    T.set_default_types(options.default_fp, options.default_ip)
+    _current = Program(selection, options)
     return _current
 
 

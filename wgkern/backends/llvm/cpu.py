@@ -20,7 +20,7 @@ from wgkern.errors import BoundsCheckError, WkError, format_located
 from wgkern.ir.nodes import OffloadedKernel
 from wgkern.lang.types import DataType
 
-from ..base import Backend, CompiledKernel, LaunchArgs
+from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget
 from .adstack import CONTEXT_HEADER
 from .codegen import emit_module, symbol_name
 from .jit import compile_ir, function_address
@@ -163,7 +163,8 @@ class CpuBackend(Backend):
     supports_adstack = True
 
     def __init__(self, threads: int | None = None, target: Target = CPU_TARGET, debug: bool = False,
-                 fast_math: bool = False):
+                 fast_math: bool = False, device_memory_limit: int | None = None):
+        self.budget = MemoryBudget(device_memory_limit)
         self.target = target
         self.debug = debug
         self.fast_math = fast_math
@@ -187,11 +188,17 @@ class CpuBackend(Backend):
         return dtype.np_dtype
 
     def allocate(self, nbytes: int) -> CpuBuffer:
-        array, address = aligned_bytes(nbytes)
+        self.budget.take(nbytes)
+        try:
+            array, address = aligned_bytes(nbytes)
+        except MemoryError:
+            self.budget.give(nbytes)
+            raise
         return CpuBuffer(array, address, nbytes)
 
     def free(self, buffer: CpuBuffer) -> None:
-        """Memory returns to numpy when the last reference (views included) goes away."""
+        """Memory returns to numpy when the last reference (views included) goes away; the budget now."""
+        self.budget.give(buffer.nbytes)
 
     def upload(self, buffer: CpuBuffer, data: np.ndarray, offset: int = 0) -> None:
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)

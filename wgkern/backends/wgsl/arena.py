@@ -102,6 +102,7 @@ class Arenas:
             self.leave(handle)
         else:
             backend.keepalive.append(handle.buffer)   # dropped after the submit that copies out of it
+            backend.release_bytes(handle.buffer)
         backend.forget_bind_groups(handle)
         handle.buffer, handle.offset, handle.arena = arena.handle.buffer, offset, arena
         arena.residents += 1

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from wgkern.backends.adstack import AdStackHeap, decode_flag, layout_task, overflow_error, stack_bytes_per_thread
-from wgkern.backends.base import Backend, CompiledKernel, LaunchArgs
+from wgkern.backends.base import Backend, CompiledKernel, LaunchArgs, MemoryBudget
 from wgkern.backends.wgsl import adstack as wadstack
 from wgkern.backends.wgsl import adapters as wadapters
 from wgkern.backends.wgsl.arena import Arena, Arenas, same_buffers
@@ -331,9 +331,12 @@ class WgslBackend(Backend):
     name = "wgsl"
     supports_adstack = True
 
-    def __init__(self, adapter: Any = None, kind: str = "webgpu", debug: bool = False):
+    def __init__(self, adapter: Any = None, kind: str = "webgpu", debug: bool = False,
+                 device_memory_limit: int | None = None):
         import wgpu
         self.debug = debug
+        self.budget = MemoryBudget(device_memory_limit)
+        self.buffer_sizes: dict[int, int] = {}    # id(wgpu buffer) -> bytes taken from the budget
         self._wgpu = wgpu
         self.adapter = adapter if adapter is not None else wadapters.find_adapter(kind)
         self.device = wadapters.device_for(self.adapter)
@@ -406,6 +409,7 @@ class WgslBackend(Backend):
 
     def _retire(self, buffer: WgslBuffer) -> None:
         """An outgrown heap: released once the recorded work that uses it has been submitted."""
+        self.release_bytes(buffer.buffer)
         self.retired.append(buffer)
 
     def _check_adstack_overflow(self) -> None:
@@ -588,13 +592,20 @@ class WgslBackend(Backend):
             raise OutOfMemoryError(f"a container of {nbytes} bytes exceeds this device's "
                                    f"max_storage_buffer_binding_size of {self.max_binding} bytes "
                                    f"({self.adapter.summary}); the WGSL backend binds each container whole")
+        self.budget.take(size)
         try:
             buffer = self.device.create_buffer(size=size, usage=self.usage)
         except self._wgpu.GPUError as exc:
+            self.budget.give(size)
             raise OutOfMemoryError(f"allocating {size} bytes on {self.adapter.summary} failed: {exc}") from None
+        self.buffer_sizes[id(buffer)] = size
         handle = WgslBuffer(buffer, int(nbytes))
         self.live.add(handle)
         return handle
+
+    def release_bytes(self, buffer: Any) -> None:
+        """A wgpu buffer from allocate() is no longer ours (destroyed, or dropped after pending work)."""
+        self.budget.give(self.buffer_sizes.pop(id(buffer), 0))
 
     def free(self, buffer: WgslBuffer) -> None:
         if buffer in self.pending_buffers:
@@ -604,6 +615,7 @@ class WgslBackend(Backend):
         if buffer.arena is not None:
             self.arenas.leave(buffer)     # the arena's space is not reused; the arena goes with its last one
         else:
+            self.release_bytes(buffer.buffer)
             buffer.buffer.destroy()
 
     def release_arena(self, handle: WgslBuffer) -> None:
@@ -613,6 +625,7 @@ class WgslBackend(Backend):
             return
         self.forget_bind_groups(handle)
         self.live.discard(handle)
+        self.release_bytes(handle.buffer)
         handle.buffer.destroy()
 
     def upload(self, buffer: WgslBuffer, data: np.ndarray, offset: int = 0) -> None:
@@ -739,6 +752,8 @@ class WgslBackend(Backend):
             for raw in {id(h.buffer): h.buffer for h in self.live}.values():   # arenas hold several handles
                 raw.destroy()
             self.live.clear()
+            self.buffer_sizes.clear()
+            self.budget.used = 0
             self.bind_groups.clear()
             self.pipelines.clear()
             self.shader_modules.clear()

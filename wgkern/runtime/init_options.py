@@ -1,0 +1,59 @@
+"""The options of Taichi's `ti.init` that ported programs pass to `wk.init`, and what each means here.
+
+Acting: `default_fp` / `default_ip` (the dtype of float/int literals, `float` and `int`), `device_memory_GB` (the
+device memory limit, when `device_memory_limit` is not given), `check_out_of_bound` (bounds-checked accesses,
+as `debug=True`), `cpu_max_num_threads` (the CPU backend's threads, the launching one included).
+Accepted because they ask for what wgkern always does or only tune Taichi's own machinery (its memory pool,
+logging, IR printing, SNode packing, dynamic indexing of local vectors, optimisation passes):
+`TAICHI_ACCEPTED`. Any other keyword is a TypeError naming it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+TAICHI_ACCEPTED = frozenset({
+    "device_memory_fraction",   # Taichi pre-allocates a pool of this size; wgkern allocates per container
+    "packed",                   # wgkern's fields are always packed (no power-of-two padding)
+    "dynamic_index",            # local vectors are always indexable by run-time values
+    "advanced_optimization",    # Taichi's IR optimisation switch; wgkern's passes always run
+    "opt_level",
+    "log_level",
+    "verbose",
+    "excepthook",
+    "print_ir",
+    "print_kernel_llvm_ir",
+    "offline_cache_file_path",
+    "kernel_profiler",          # see wk.profiler: kernels are timed when it is on (runtime/profiler.py)
+})
+
+
+@dataclass(frozen=True, slots=True)
+class TaichiOptions:
+    debug: bool = False
+    device_memory_limit: int | None = None
+    threads: int | None = None
+    default_fp: Any = None
+    default_ip: Any = None
+    kernel_profiler: bool = False
+
+
+def taichi_init_options(options: dict[str, Any]) -> TaichiOptions:
+    """Sort the keywords `wk.init` does not name itself (see the module docstring)."""
+    known = {"default_fp", "default_ip", "device_memory_GB", "check_out_of_bound", "cpu_max_num_threads"}
+    unknown = sorted(set(options) - known - TAICHI_ACCEPTED)
+    if unknown:
+        raise TypeError(f"wk.init() got unexpected keyword arguments: {', '.join(unknown)}")
+    memory = options.get("device_memory_GB")
+    threads = options.get("cpu_max_num_threads")
+    if threads is not None and (not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"cpu_max_num_threads must be a positive int, not {threads!r}")
+    if memory is not None and not memory > 0:
+        raise ValueError(f"device_memory_GB must be positive, not {memory!r}")
+    return TaichiOptions(
+        debug=bool(options.get("check_out_of_bound", False)),
+        device_memory_limit=int(memory * (1 << 30)) if memory is not None else None,
+        threads=threads,
+        default_fp=options.get("default_fp"),
+        default_ip=options.get("default_ip"),
+        kernel_profiler=bool(options.get("kernel_profiler", False)),
+    )
