@@ -24,11 +24,16 @@ class KernelRecord:
 class KernelProfiler:
     """The records of one Program (runtime/program.py creates it when the option is on)."""
     records: dict[str, KernelRecord] = field(default_factory=dict)
+    timing: bool = False      # inside time(): the launch it runs is not timed again
 
     def time(self, name: str, launch: Callable[[], Any], sync: Callable[[], None]) -> Any:
         start = time.perf_counter()
-        result = launch()
-        sync()
+        self.timing = True
+        try:
+            result = launch()
+            sync()
+        finally:
+            self.timing = False
         elapsed = time.perf_counter() - start
         record = self.records.get(name)
         if record is None:

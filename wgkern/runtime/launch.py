@@ -191,13 +191,9 @@ def _stage_numpy(program: Program, index: int, array: np.ndarray, spec: Any) -> 
 def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], reverse: bool) -> Any:
     """Kernel.__call__ / Kernel.grad: see the module docstring. This is the per-launch hot path."""
     program = program_module._current or program_module.get_program()
-    if program.profiler is not None:      # wk.init(kernel_profiler=True): wgkern/profiler.py
+    if program.profiler is not None and not program.profiler.timing:    # wgkern/profiler.py
         return program.profiler.time(kernel.name + ("_grad" if reverse else ""),
-                                     lambda: _launch(program, kernel, args, kwargs, reverse), program.sync)
-    return _launch(program, kernel, args, kwargs, reverse)
-
-
-def _launch(program: Program, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], reverse: bool) -> Any:
+                                     lambda: launch_kernel(kernel, args, kwargs, reverse), program.sync)
     spec = specialise(kernel, args, kwargs, program)
     if reverse:
         forward = program.kernel_cache.get((kernel, spec.key, False))
