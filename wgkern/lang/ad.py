@@ -2,7 +2,7 @@
 
 A Tape records the forward launches of the current Program (runtime/launch.py appends to `program.tape`) and
 replays their `.grad` kernels in reverse order on exit. Reverse kernels themselves come from passes/autodiff;
-forward mode (`FwdMode`) is not available yet and says so."""
+inside a `FwdMode` block kernels launch their forward-mode variant (passes/autodiff/forward_mode.py)."""
 from __future__ import annotations
 
 import functools
@@ -83,20 +83,51 @@ class Tape:
 
 
 class FwdMode:
-    """`with wk.ad.FwdMode(loss=y, param=x, seed=[...]): ...` (forward mode is not available yet)."""
+    """`with wk.ad.FwdMode(loss=y, param=x, seed=[...]): ...`: kernels launched inside compute, besides their
+    results, the derivative of every value in the direction `seed` of `param` (passes/autodiff/forward_mode.py);
+    `y.dual` holds dy/dx . seed afterwards. On entry the duals are cleared (`clear_gradients`) and `param.dual`
+    is set to `seed`: one value per element of `param` (None or omitted for a single-element `param`: 1)."""
 
     def __init__(self, loss: Any = None, param: Any = None, seed: Any = None, clear_gradients: bool = True):
+        for role, container in (("loss", loss), ("param", param)):
+            if container is None:
+                raise WkError(f"wk.ad.FwdMode needs {role}=<a field with needs_dual=True>")
+            if getattr(container, "dual", None) is None:
+                raise WkError(f"wk.ad.FwdMode({role}=...): '{getattr(container, 'name', container)}' has no .dual; "
+                              "create it with needs_dual=True")
+        size = int(np.prod(param.shape, dtype=np.int64)) * int(np.prod(param.element_shape or (1,), dtype=np.int64))
+        if seed is None:
+            if size != 1:
+                raise WkError(f"wk.ad.FwdMode: param '{param.name}' has {size} elements; pass seed=[...] with one "
+                              "value per element (the direction of the derivative)")
+            seed = [1.0]
+        values = np.asarray(seed, dtype=np.float64).reshape(-1)
+        if values.size != size:
+            raise WkError(f"wk.ad.FwdMode: seed has {values.size} values, param '{param.name}' has {size} elements")
         self.loss = loss
         self.param = param
-        self.seed = seed
+        self.seed = values
         self.clear_gradients = clear_gradients
+        self.program: Any = None
 
     def __enter__(self) -> FwdMode:
-        raise WkError("wk.ad.FwdMode: forward-mode autodiff is not available yet in this version of wgkern; "
-                      "use wk.ad.Tape / kernel.grad() (reverse mode)")
+        from wgkern.runtime.program import get_program
+        program = get_program()
+        if program.fwd_mode is not None:
+            raise WkError("wk.ad.FwdMode blocks cannot be nested")
+        if self.clear_gradients:
+            for container in list(program.containers):
+                if container.dual is not None:
+                    container.dual.fill(0)
+        shape = tuple(self.param.shape) + tuple(self.param.element_shape or ())
+        self.param.dual.from_numpy(self.seed.reshape(shape).astype(self.param.dual.dtype.np_dtype))
+        self.program = program
+        program.fwd_mode = self
+        return self
 
     def __exit__(self, *exc: Any) -> None:
-        return None
+        if self.program is not None and self.program.fwd_mode is self:
+            self.program.fwd_mode = None
 
 
 def grad_replaced(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -16,12 +16,16 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.printer import format_kernel
 from wgkern.ir.verifier import verify
 from wgkern.passes import autodiff, offload, simplify, typecheck
+from wgkern.passes.autodiff import forward_mode
 
 FORWARD: tuple[ModuleType, ...] = (typecheck, simplify, offload, simplify)
 # The `.grad` kernel: the forward pipeline, then the reverse-mode transform per offloaded task (autodiff runs
 # its own inner stages and static adstack sizing, see passes/autodiff/__init__.py), then a final cleanup.
 REVERSE_FROM_FORWARD: tuple[ModuleType, ...] = (autodiff, simplify)   # starts from FORWARD's result
 REVERSE: tuple[ModuleType, ...] = FORWARD + REVERSE_FROM_FORWARD
+# The kernel wk.ad.FwdMode launches: primal and tangents (passes/autodiff/forward_mode.py).
+FORWARD_MODE_FROM_FORWARD: tuple[ModuleType, ...] = (forward_mode, simplify)
+FORWARD_MODE: tuple[ModuleType, ...] = FORWARD + FORWARD_MODE_FROM_FORWARD
 
 DUMP_ENV = "WK_DUMP_IR"
 VERIFY_ENV = "WK_VERIFY_IR"     # "1": verify the IR after every stage (the test suite sets it)

@@ -25,6 +25,9 @@ from wgkern.runtime.arguments import NDARRAY, SCALAR, Specialisation, specialise
 from wgkern.runtime.program import Program
 
 
+FORWARD_MODE_KEY = "forward mode"    # kernel_cache key part of forward-mode variants (False/True: forward/.grad)
+
+
 @dataclass(slots=True)
 class ReturnSlot:
     """Where a kernel's return value lands and how to give it back to Python."""
@@ -65,18 +68,22 @@ def build_kernel_ir(kernel: Any, spec: Specialisation) -> Any:
     return build_kernel(kernel, spec.arg_specs, spec.template_values)
 
 
-def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse: bool) -> CompiledEntry:
+def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse: bool,
+                   forward_mode: bool = False) -> CompiledEntry:
     from wgkern.passes import pipeline
 
-    forward = program.kernel_cache.get((kernel, spec.key, False)) if reverse else None
+    derived = reverse or forward_mode
+    forward = program.kernel_cache.get((kernel, spec.key, False)) if derived else None
     if forward is not None:
-        # The reverse pipeline starts from the forward kernel already compiled for this specialisation
-        # (autodiff copies every task it differentiates, so the forward IR is left as it is).
+        # The reverse (or forward-mode) pipeline starts from the forward kernel already compiled for this
+        # specialisation (autodiff copies every task it transforms, so the forward IR is left as it is).
         kernel_ir = forward.kernel_ir
-        offloaded = pipeline.run_pipeline(pipeline.REVERSE_FROM_FORWARD, forward.offloaded)
+        stages = pipeline.REVERSE_FROM_FORWARD if reverse else pipeline.FORWARD_MODE_FROM_FORWARD
+        offloaded = pipeline.run_pipeline(stages, forward.offloaded)
     else:
         kernel_ir = build_kernel_ir(kernel, spec)
-        offloaded = pipeline.run_pipeline(pipeline.REVERSE if reverse else pipeline.FORWARD, kernel_ir)
+        stages = pipeline.REVERSE if reverse else pipeline.FORWARD_MODE if forward_mode else pipeline.FORWARD
+        offloaded = pipeline.run_pipeline(stages, kernel_ir)
     if reverse:
         grad_guard.check_adstack_support(offloaded, program.backend)
         if program.options.debug:
@@ -154,11 +161,12 @@ def _return_element_shape(kernel: Any) -> tuple[int, ...] | None:
     return annotation.element_shape if isinstance(annotation, VectorType) else None
 
 
-def get_entry(program: Program, kernel: Any, spec: Specialisation, reverse: bool) -> CompiledEntry:
-    cache_key = (kernel, spec.key, reverse)
+def get_entry(program: Program, kernel: Any, spec: Specialisation, reverse: bool,
+              forward_mode: bool = False) -> CompiledEntry:
+    cache_key = (kernel, spec.key, FORWARD_MODE_KEY if forward_mode else reverse)
     entry = program.kernel_cache.get(cache_key)
     if entry is None:
-        entry = _compile_entry(program, kernel, spec, reverse)
+        entry = _compile_entry(program, kernel, spec, reverse, forward_mode)
         program.kernel_cache[cache_key] = entry
     else:
         program.stats.cache_hits += 1
@@ -202,9 +210,10 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
                              spec.values)
     elif program.tape is not None:
         program.tape.append((kernel, args, kwargs))
-    entry = program.kernel_cache.get((kernel, spec.key, reverse))
+    forward_mode = not reverse and program.fwd_mode is not None       # inside wk.ad.FwdMode
+    entry = program.kernel_cache.get((kernel, spec.key, FORWARD_MODE_KEY if forward_mode else reverse))
     if entry is None:
-        entry = get_entry(program, kernel, spec, reverse)
+        entry = get_entry(program, kernel, spec, reverse, forward_mode)
     else:
         program.stats.cache_hits += 1
     kernel.last_compiled = entry

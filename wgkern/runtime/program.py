@@ -77,6 +77,7 @@ class Program:
         self.pending_work = False     # a launch happened since the last backend.sync()
         self.alive = True
         self.profiler: Any = None     # wgkern/profiler.py, with wk.init(kernel_profiler=True)
+        self.fwd_mode: Any = None     # the open wk.ad.FwdMode block: launches compute tangents too
         if options.kernel_profiler:
             from wgkern.profiler import KernelProfiler
             self.profiler = KernelProfiler()
