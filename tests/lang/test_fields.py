@@ -219,3 +219,20 @@ def test_names_come_from_the_assignment(fake_program):
     pair = (wk.field(wk.f32, shape=1), wk.ndarray(wk.f32, shape=1))
     assert pair[0].name.startswith("field") and pair[1].name.startswith("ndarray")
     assert wk.field(wk.f32, shape=1, name="given").name == "given"
+
+
+def test_vector_and_matrix_ndarrays(arch):
+    a = wk.Vector.ndarray(3, wk.f32, shape=4)
+    m = wk.Matrix.ndarray(2, 2, wk.f32, shape=2, needs_grad=True)
+    assert a.shape == (4,) and a.to_numpy().shape == (4, 3) and m.grad is not None
+
+    @wk.kernel
+    def fill(a: wk.types.ndarray(), m: wk.types.ndarray()):
+        for i in a:
+            a[i] = wk.Vector([i, 2 * i, 3 * i])
+        for i in m:
+            m[i] = wk.Matrix.identity(wk.f32, 2) * i
+
+    fill(a, m)
+    np.testing.assert_array_equal(a.to_numpy()[3], [3, 6, 9])
+    np.testing.assert_array_equal(m.to_numpy()[1], np.eye(2))

@@ -74,6 +74,12 @@ class Vector:
         from wgkern.lang.fields import field
         return field(T.vector(n, dtype), shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, **kwargs)
 
+    @staticmethod
+    def ndarray(n: int, dtype: Any = T.f32, shape: Any = (), needs_grad: bool = False, **kwargs: Any) -> Any:
+        """`wk.Vector.ndarray(n, dtype, shape)`: an ndarray of n-vectors."""
+        from wgkern.lang.fields import ndarray
+        return ndarray(T.vector(n, dtype), shape=shape, needs_grad=needs_grad, **kwargs)
+
 
 class Matrix:
     """`wk.Matrix([[a, b], [c, d]], dt=None)` constructs a matrix; `wk.Matrix.field(n, m, dtype, shape)` a
@@ -110,6 +116,13 @@ class Matrix:
               needs_dual: bool = False, **kwargs: Any) -> Any:
         from wgkern.lang.fields import field
         return field(T.matrix(n, m, dtype), shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, **kwargs)
+
+    @staticmethod
+    def ndarray(n: int, m: int, dtype: Any = T.f32, shape: Any = (), needs_grad: bool = False,
+                **kwargs: Any) -> Any:
+        """`wk.Matrix.ndarray(n, m, dtype, shape)`: an ndarray of n x m matrices."""
+        from wgkern.lang.fields import ndarray
+        return ndarray(T.matrix(n, m, dtype), shape=shape, needs_grad=needs_grad, **kwargs)
 
 
 def _default_dtype(values: list[Any]) -> T.DataType:
