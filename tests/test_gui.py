@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import wgkern as wk
 
@@ -45,3 +46,18 @@ def test_shapes_land_where_taichi_puts_them(tmp_path):
     path = tmp_path / "shapes.png"
     gui.show(str(path))
     assert _read_png(path).shape == (100, 100, 4)
+
+
+def test_max_frames_ends_an_interactive_loop_headless(tmp_path, monkeypatch):
+    monkeypatch.setenv("WK_GUI_MAX_FRAMES", "3")
+    monkeypatch.setenv("WK_GUI_SAVE", str(tmp_path / "last.png"))
+    gui = wk.GUI("loop", res=(8, 4), show_gui=False)
+    shown = 0
+    while gui.running:
+        gui.circle((0.5, 0.5), radius=2, color=0xFF0000)
+        gui.show()
+        shown += 1
+    assert shown == 3 and (tmp_path / "last.png").stat().st_size > 0
+    monkeypatch.setenv("WK_GUI_MAX_FRAMES", "many")
+    with pytest.raises(ValueError, match="WK_GUI_MAX_FRAMES must be a frame count"):
+        wk.GUI("bad", res=4, show_gui=False)

@@ -5,9 +5,12 @@ Coordinates are Taichi's: positions in [0, 1]^2 with the origin at the bottom le
 `set_image(img)` takes img[x, y] (x to the right, y upwards; floats in [0, 1] or uint8; 2-D is grey). There is
 no window and no input: `get_event()` is False, `is_pressed()` is False, and `running` stays True until
 `close()` or `gui.running = False`, as with Taichi's `show_gui=False` (so `while gui.running:` never ends on
-its own). Text is not rendered."""
+its own). To run an interactive program headless to an end, set WK_GUI_MAX_FRAMES=N: `running` turns False after
+the N-th `show()`, and WK_GUI_SAVE=path.png also saves each shown frame there (the last one stays). Text is not
+rendered."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -41,6 +44,11 @@ class GUI:
         self.background_color = background_color
         self.running = True
         self.frame = 0
+        limit = os.environ.get("WK_GUI_MAX_FRAMES", "").strip()
+        if limit and not limit.isdigit():
+            raise ValueError(f"WK_GUI_MAX_FRAMES must be a frame count, not {limit!r}")
+        self.max_frames = int(limit) if limit else None
+        self.save_to = os.environ.get("WK_GUI_SAVE") or None
         self.canvas = np.zeros((self.res[1], self.res[0], 3), np.float32)
         self.clear()
         if show_gui:
@@ -157,9 +165,12 @@ class GUI:
         return np.transpose(self.canvas[::-1], (1, 0, 2)).copy()
 
     def show(self, file: str | None = None) -> None:
-        if file:
-            write_png(file, to_rgba(self.canvas))
+        for path in (file, self.save_to):
+            if path:
+                write_png(path, to_rgba(self.canvas))
         self.frame += 1
+        if self.max_frames is not None and self.frame >= self.max_frames:
+            self.running = False
 
     def close(self) -> None:
         self.running = False
