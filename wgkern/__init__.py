@@ -11,7 +11,7 @@ from wgkern.lang import math
 from wgkern.lang.fields import field, ndarray
 from wgkern.lang.kernel import data_oriented, func, kernel
 from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_and, atomic_max, atomic_min,
-                              atomic_or, atomic_sub, atomic_xor, bit_cast, cast, ceil, clamp, cos, cosh, exp, floor,
+                              atomic_or, atomic_sub, atomic_xor, bit_cast, block_local, cache_read_only, cast, ceil, clamp, cos, cosh, exp, floor,
                               grouped, log, log2, loop_config, max, min, ndrange, polar_decompose, pow, randn, random,
                               round, rsqrt, select, sign, sin, sinh, sqrt, static, static_assert, static_print, svd,
                               sym_eig, tan, tanh)
@@ -49,7 +49,7 @@ __all__ = [
     "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log", "log2", "sqrt",
     "rsqrt", "abs", "floor", "ceil", "round", "pow", "min", "max", "clamp", "sign", "random",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
-    "cast", "bit_cast", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose", "sym_eig",
+    "cast", "bit_cast", "block_local", "cache_read_only", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose", "sym_eig",
     "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "GUI", "Struct", "dataclass", "data_oriented", "static_print",
     "static_assert", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint1", "uint8",
     "uint16", "uint32", "uint64", "x64", "x86_64", "arm64", "profiler", "set_logging_level",
@@ -59,10 +59,26 @@ __all__ = [
 ]
 
 
+# Taichi features a ported program may reach for that wgkern does not have, and what to use instead.
+_NOT_AVAILABLE = {
+    "ui": "ti.ui (GGUI windows) is not available; wk.GUI draws off-screen and gui.show('f.png') saves frames",
+    "linalg": "ti.linalg (sparse matrices and solvers) is not available; write the solver as kernels (e.g. "
+              "conjugate gradients over fields)",
+    "sparse_matrix_builder": "sparse matrices are not available; write the solver as kernels over fields",
+    "Mesh": "ti.Mesh (MeshTaichi) is not available",
+    "aot": "ti.aot (ahead-of-time modules) is not available",
+    "deactivate": "sparse SNodes are not available, so there is nothing to deactivate",
+    "is_active": "sparse SNodes are not available: every dense element is active",
+    "real_func": "ti.real_func is not available; @wk.func functions are inlined",
+}
+
+
 def __getattr__(name: str):
     if name == "GUI":          # imported on first use: most programs never draw
         from wgkern.gui import GUI
         return GUI
+    if name in _NOT_AVAILABLE:
+        raise AttributeError(f"wgkern.{name}: {_NOT_AVAILABLE[name]}")
     raise AttributeError(f"module 'wgkern' has no attribute {name!r}")
 
 

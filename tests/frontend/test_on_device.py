@@ -322,3 +322,36 @@ def test_bit_cast_refuses_a_change_of_width(arch):
         widen()
     with pytest.raises(wk.WkError, match="changes the width"):
         wk.bit_cast(np.float32(1.0), wk.i64)
+
+
+def test_memory_hints_are_checked_and_change_nothing(arch):
+    x = wk.field(wk.f32, shape=8)
+    y = wk.field(wk.f32, shape=8)
+
+    @wk.kernel
+    def hinted():
+        wk.block_local(x)
+        wk.cache_read_only(x, y)
+        for i in x:
+            y[i] = x[i] + 1
+
+    x.fill(2.0)
+    hinted()
+    np.testing.assert_array_equal(y.to_numpy(), np.full(8, 3.0))
+
+    @wk.kernel
+    def not_a_field():
+        wk.block_local(3)
+
+    with pytest.raises(wk.CompileError, match="'block_local' takes fields"):
+        not_a_field()
+    with pytest.raises(wk.WkError, match="only be used inside a @wk.kernel"):
+        wk.block_local(x)
+
+
+def test_taichi_features_that_are_not_available_say_what_to_use():
+    with pytest.raises(AttributeError, match="ti.linalg .*not available; write the solver as kernels"):
+        wk.linalg
+    with pytest.raises(AttributeError, match="GGUI.*wk.GUI draws off-screen"):
+        wk.ui
+    assert not hasattr(wk, "Mesh")

@@ -96,6 +96,11 @@ class CallMixin:
                 self.b, callee.receiver, callee.name, [self.as_value(a) for a in args])
         if callee is builtins.len:
             return self.len_of(args)
+        if callee is wm.block_local or callee is wm.cache_read_only:
+            from wgkern.lang.fields import Container
+            if kwargs or not all(isinstance(a, (GlobalRef, Container)) for a in args):
+                raise CompileError(f"{describe(callee)} takes fields")
+            return None
         if callee is wm.loop_config:
             self.ctx.serialize_next_loop = bool(kwargs.get("serialize", False))
             return None

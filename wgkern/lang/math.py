@@ -223,6 +223,19 @@ def loop_config(*, serialize: bool = False, **_: Any) -> None:
     return None
 
 
+def block_local(*fields: Any) -> None:
+    """Taichi's `ti.block_local(f, ...)`: a hint to stage fields in a workgroup's shared memory. wgkern reads
+    global memory directly, which gives the same results, so inside a kernel the hint is checked (its arguments
+    must be fields) and has no further effect."""
+    raise WkError("wk.block_local can only be used inside a @wk.kernel")
+
+
+def cache_read_only(*fields: Any) -> None:
+    """Taichi's `ti.cache_read_only(f, ...)`: a hint that fields are only read; checked, then no effect (see
+    block_local)."""
+    raise WkError("wk.cache_read_only can only be used inside a @wk.kernel")
+
+
 def _atomic(name: str) -> Any:
     def atomic(dst: Any, value: Any) -> Any:
         raise WkError(f"wk.atomic_{name} can only be used inside a @wk.kernel or @wk.func")
