@@ -14,54 +14,13 @@ from wgkern.lang import types as T
 from wgkern.passes.adstack_sizing import size_stacks, size_task_stacks
 from wgkern.passes.autodiff.activity import active_values, needed_values, roots_of
 from wgkern.passes.autodiff.backup import Positions, insert_value_stacks, is_stale
+from wgkern.passes.autodiff.derived_slots import DerivedSlots
 from wgkern.passes.autodiff.forwarding import forward_locals
 from wgkern.passes.autodiff.loop_control import LoopControlLowering
 from wgkern.passes.autodiff.make_adjoint import AdjointEmitter
 from wgkern.passes.autodiff.stack_promotion import promote_to_stacks
 
 NAME = "autodiff"
-
-
-class GradSlots:
-    """The adjoint container of each primal container (None where it has none)."""
-
-    def __init__(self, kernel: ir.OffloadedKernel):
-        self.kernel = kernel
-        self.containers = list(kernel.containers)
-        self.by_primal: dict[ir.ContainerSlot, ir.ContainerSlot | None] = {}
-        self.field_slots = {id(c.host): c for c in kernel.containers if c.kind == "field"}
-
-    def __call__(self, slot: ir.ContainerSlot) -> ir.ContainerSlot | None:
-        if slot in self.by_primal:
-            return self.by_primal[slot]
-        grad = self._make(slot)
-        self.by_primal[slot] = grad
-        if grad is not None and grad not in self.containers:
-            self.containers.append(grad)
-        return grad
-
-    def _make(self, slot: ir.ContainerSlot) -> ir.ContainerSlot | None:
-        if slot.is_grad or not slot.dtype.is_float:
-            return None
-        if slot.kind == "field":
-            host = getattr(slot.host, "grad", None)
-            if host is None:
-                return None
-            existing = self.field_slots.get(id(host))
-            if existing is not None:
-                return existing
-            return ir.ContainerSlot(name=slot.name + ".grad", kind="field", dtype=slot.dtype, ndim=slot.ndim,
-                                    shape=slot.shape, host=host, is_grad=True)
-        if slot.kind == "ndarray":
-            spec = self.kernel.args[slot.arg_index]
-            if not spec.needs_grad:
-                return None
-            return ir.ContainerSlot(name=slot.name + ".grad", kind="ndarray", dtype=slot.dtype, ndim=slot.ndim,
-                                    arg_index=slot.arg_index, is_grad=True)
-        if slot.kind == "temp" and slot is not self.kernel.returns:
-            return ir.ContainerSlot(name=slot.name + ".grad", kind="temp", dtype=slot.dtype, ndim=slot.ndim,
-                                    shape=slot.shape, is_grad=True)
-        return None
 
 
 def _walk(block: ir.Block):
@@ -105,7 +64,7 @@ def _add_trip_counters(body: ir.Block) -> dict[ir.While, ir.Alloca]:
 
 
 def _plain_slots(body: ir.Block, unit_loop: ir.RangeFor | None, active: set[ir.Stmt],
-                 grad_slot: GradSlots) -> set[ir.ContainerSlot]:
+                 grad_slot: DerivedSlots) -> set[ir.ContainerSlot]:
     """Adjoint containers every access of which is at the unit's own parallel index: no atomics needed."""
     if unit_loop is None:
         return set()
@@ -122,7 +81,7 @@ def _plain_slots(body: ir.Block, unit_loop: ir.RangeFor | None, active: set[ir.S
     return {slot for slot, ok in plain.items() if ok}
 
 
-def differentiate_unit(body: ir.Block, unit_loop: ir.RangeFor | None, grad_slot: GradSlots) -> bool:
+def differentiate_unit(body: ir.Block, unit_loop: ir.RangeFor | None, grad_slot: DerivedSlots) -> bool:
     """Rewrite `body` in place into replay + adjoint. Returns False when nothing in it carries a gradient."""
     lowering = LoopControlLowering().run_body(body, unit_loop)
     forward_locals(body)
@@ -209,7 +168,7 @@ def _temp_replay(task: ir.Task) -> ir.Task | None:
 
 
 def make_grad_kernel(kernel: ir.OffloadedKernel) -> ir.OffloadedKernel:
-    grad_slot = GradSlots(kernel)
+    grad_slot = DerivedSlots(kernel, "grad")
     tasks: list[ir.Task] = []
     for task in kernel.tasks:
         replay = _temp_replay(task)

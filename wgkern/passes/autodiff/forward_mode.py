@@ -16,62 +16,20 @@ from typing import Callable
 from wgkern.errors import AutodiffError
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
+from wgkern.ir.visitor import walk
 from wgkern.ir.ops import AtomicOpKind
 from wgkern.passes.autodiff import rules
 from wgkern.passes.autodiff.activity import active_values
+from wgkern.passes.autodiff.derived_slots import DerivedSlots
 
 NAME = "forward_ad"
 
 
-class DualSlots:
-    """The dual container of each primal container (None where it has none): fields with `needs_dual=True`
-    and kernel temporaries that carry tangents between tasks."""
-
-    def __init__(self, kernel: ir.OffloadedKernel):
-        self.containers = list(kernel.containers)
-        self.by_primal: dict[ir.ContainerSlot, ir.ContainerSlot | None] = {}
-        self.field_slots = {id(c.host): c for c in kernel.containers if c.kind == "field"}
-        self.returns = kernel.returns
-
-    def __call__(self, slot: ir.ContainerSlot) -> ir.ContainerSlot | None:
-        if slot in self.by_primal:
-            return self.by_primal[slot]
-        dual = self._make(slot)
-        self.by_primal[slot] = dual
-        if dual is not None and dual not in self.containers:
-            self.containers.append(dual)
-        return dual
-
-    def _make(self, slot: ir.ContainerSlot) -> ir.ContainerSlot | None:
-        if slot.is_grad or not slot.dtype.is_float:
-            return None
-        if slot.kind == "field":
-            host = getattr(slot.host, "dual", None)
-            if host is None:
-                return None
-            existing = self.field_slots.get(id(host))
-            if existing is not None:
-                return existing
-            return ir.ContainerSlot(name=slot.name + ".dual", kind="field", dtype=slot.dtype, ndim=slot.ndim,
-                                    shape=slot.shape, host=host)
-        if slot.kind == "temp" and slot is not self.returns:
-            return ir.ContainerSlot(name=slot.name + ".dual", kind="temp", dtype=slot.dtype, ndim=slot.ndim,
-                                    shape=slot.shape)
-        return None
-
-
 def _uses(body: ir.Block) -> set[ir.Stmt]:
     used: set[ir.Stmt] = set()
-    for stmt in _walk(body):
+    for stmt in walk(body):
         used.update(stmt.operands())
     return used
-
-
-def _walk(block: ir.Block):
-    for stmt in block.stmts:
-        yield stmt
-        for child in stmt.blocks():
-            yield from _walk(child)
 
 
 class TangentEmitter:
@@ -193,7 +151,7 @@ def _clone_task(task: ir.Task) -> ir.Task:
 
 
 def make_forward_mode_kernel(kernel: ir.OffloadedKernel) -> ir.OffloadedKernel:
-    dual_slot = DualSlots(kernel)
+    dual_slot = DerivedSlots(kernel, "dual")
     tasks = []
     for task in kernel.tasks:
         copy = _clone_task(task)
