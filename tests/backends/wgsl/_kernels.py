@@ -97,3 +97,11 @@ def interpret(kernel_ir: ir.OffloadedKernel, arrays: Sequence[np.ndarray], scala
     copies = [np.array(a, copy=True) for a in arrays]
     Interpreter(kernel_ir, copies, list(scalars), launch_id, seed).run()
     return copies
+
+
+def count_submits(backend: Any, monkeypatch: Any) -> list[int]:
+    """A list that grows by one at every queue submit of `backend` (wgpu-py's own submits included)."""
+    submits: list[int] = []
+    real_submit = backend.queue.submit
+    monkeypatch.setattr(backend.queue, "submit", lambda buffers: (submits.append(1), real_submit(buffers))[1])
+    return submits

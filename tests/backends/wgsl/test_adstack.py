@@ -12,7 +12,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import types as T
 
-from ._kernels import DeviceArrays, interpret, kernel, range_task, scalar_arg
+from ._kernels import DeviceArrays, count_submits, interpret, kernel, range_task, scalar_arg
 
 
 def stack_kernel(dtype: T.DataType, n: int) -> ir.OffloadedKernel:
@@ -96,9 +96,7 @@ def test_overflow_is_reported_by_a_read_back_in_one_submit(backend, monkeypatch)
     device.read(1)                                   # clean: reads the flag along, consumes it
     args.extra = {"adstack_capacities": [[2]]}
     compiled.launch(args)
-    submits = []
-    real_submit = backend.queue.submit
-    monkeypatch.setattr(backend.queue, "submit", lambda buffers: (submits.append(1), real_submit(buffers))[1])
+    submits = count_submits(backend, monkeypatch)
     with pytest.raises(AdStackOverflowError, match="capacity 2"):
         device.read(1)
     assert len(submits) == 1

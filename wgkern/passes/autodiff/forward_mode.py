@@ -18,7 +18,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.visitor import walk
 from wgkern.ir.ops import AtomicOpKind
-from wgkern.passes.autodiff import rules
+from wgkern.passes.autodiff import _clone_task, rules
 from wgkern.passes.autodiff.activity import active_values
 from wgkern.passes.autodiff.derived_slots import DerivedSlots
 
@@ -143,11 +143,6 @@ class TangentEmitter:
         tangent = self.of(stmt.value)
         if tangent is not None:
             self.b.atomic(stmt.op, self.b.global_ptr(dual, list(stmt.ptr.indices)), self.b.cast(tangent, dual.dtype))
-
-
-def _clone_task(task: ir.Task) -> ir.Task:
-    from wgkern.passes.autodiff import _clone_task as clone
-    return clone(task)
 
 
 def make_forward_mode_kernel(kernel: ir.OffloadedKernel) -> ir.OffloadedKernel:
