@@ -43,3 +43,25 @@ def test_field_elements_read_as_vectors(arch):
         return a.norm()
 
     assert length(v[1] * 2) == pytest.approx(6.0)
+
+
+def test_component_writes_to_field_elements_store_into_the_field(arch):
+    v = wk.Vector.field(3, wk.f32, shape=4)
+    m = wk.Matrix.field(2, 2, wk.f32, shape=2)
+    g = wk.Vector.field(2, wk.f32, shape=())
+    a = wk.Vector.ndarray(3, wk.f32, shape=4)
+    s = wk.types.struct(p=wk.math.vec3, m=wk.f32).field(shape=4)
+    v[3][1] = 9.0
+    v[1].y = 7.0
+    m[1][0, 1] = 5.0
+    m[0][1][0] = 3.0               # through a row view
+    g[None][1] = -9.8
+    a[2][1] = 5.0
+    s[3].p[2] = 4.0
+    copy = v[2] * 2                # arithmetic results are new arrays: writing them leaves the field alone
+    copy[0] = 100.0
+    np.testing.assert_array_equal(v.to_numpy(), [[0, 0, 0], [0, 7, 0], [0, 0, 0], [0, 9, 0]])
+    np.testing.assert_array_equal(m.to_numpy(), [[[0, 0], [3, 0]], [[0, 5], [0, 0]]])
+    np.testing.assert_allclose(g.to_numpy(), [0, -9.8], rtol=1e-6)
+    np.testing.assert_array_equal(a.to_numpy()[2], [0, 5, 0])
+    np.testing.assert_array_equal(s.to_numpy()["p"][3], [0, 0, 4])

@@ -20,7 +20,7 @@ import numpy as np
 
 from wgkern.errors import WkError
 from wgkern.lang.types import DataType, VectorType, to_dtype
-from wgkern.lang.host_matrix import host_matrix
+from wgkern.lang.host_matrix import container_element
 
 _MAX_ELEMENTS = 2**31 - 1   # index arithmetic is i32 (docs/internals.md)
 
@@ -285,7 +285,7 @@ class Container:
         if isinstance(value, np.ndarray) and value.ndim:
             value = value.astype(self.dtype.np_dtype) if self.dtype.is_bool or not self._same_storage \
                 else value.copy()
-            return host_matrix(value) if self.element_shape else value
+            return container_element(value, self, index) if self.element_shape else value
         return self._to_python(value[()] if isinstance(value, np.ndarray) else value)
 
     def __setitem__(self, key: Any, value: Any) -> None:

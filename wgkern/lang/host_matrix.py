@@ -4,7 +4,10 @@ Outside kernels, `wk.Vector([...])`, `wk.Matrix([[...]])`, `wk.math.vec3(...)` a
 or matrix field (`v[i]`) give a `HostMatrix`: an ordinary numpy array (arithmetic, `@`, indexing, numpy
 functions all as usual) that also has `norm`, `norm_sqr`, `normalized`, `dot`, `cross`, `outer_product`,
 `determinant`, `inverse`, `trace`, `to_numpy`, `x`/`y`/`z`/`w` and `n`/`m`, as Taichi programs use them in
-Python scope. Reductions give Python-side numpy scalars; `to_numpy()` a plain array."""
+Python scope. Reductions give Python-side numpy scalars; `to_numpy()` a plain array.
+
+An element read from a container (`v[i]`, `s[i].pos`) writes through: `v[i][1] = 9.0`, `v[i].y = 7.0`,
+`m[i][0, 1] = 5.0` (also through a view such as `m[i][0][1] = 5.0`) store into the container, as in Taichi."""
 from __future__ import annotations
 
 from typing import Any
@@ -15,7 +18,21 @@ _AXES = "xyzw"
 
 
 class HostMatrix(np.ndarray):
-    """See the module docstring."""
+    """See the module docstring. `_source` is (root array, container, index) for a container's element and
+    views of it, else None."""
+
+    _source: tuple[Any, Any, Any] | None = None
+
+    def __array_finalize__(self, obj: Any) -> None:
+        source = getattr(obj, "_source", None)
+        # views of an element write through too; arithmetic results (new memory) do not
+        self._source = source if source is not None and np.may_share_memory(self, obj) else None
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        if self._source is not None:
+            root, container, index = self._source
+            container[index] = np.asarray(root)
 
     def norm(self, eps: float = 0.0) -> Any:
         return np.sqrt(self.norm_sqr() + eps)
@@ -79,3 +96,10 @@ class HostMatrix(np.ndarray):
 
 def host_matrix(array: np.ndarray) -> HostMatrix:
     return array.view(HostMatrix)
+
+
+def container_element(array: np.ndarray, container: Any, index: tuple[int, ...]) -> HostMatrix:
+    """`container[index]` as a HostMatrix whose component writes store back into the container."""
+    element = array.view(HostMatrix)
+    element._source = (element, container, index)
+    return element
