@@ -292,3 +292,37 @@ def test_func_loop_with_return_inlined_at_top_level_runs_serially():
 
     (outer, inner) = [lp for lp in of_type(build(k, 0), ir.RangeFor)]
     assert outer.serialize and not inner.serialize
+
+
+def test_template_parameter_bound_to_a_field_element_writes_it():
+    @wk.func
+    def add_to(a: wk.template(), d):
+        a += d
+
+    @wk.func
+    def overwrite(a: wk.template(), d):
+        a = d
+
+    @wk.kernel
+    def k():
+        for i in range(4):
+            out[i] = 1.0
+            add_to(out[i], i * 1.0)
+            overwrite(iout[i], i + 10)
+            add_to(iout[i], 1)
+
+    result = run(build(k))
+    assert result["out"][:4].tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert result["iout"][:4].tolist() == [11, 12, 13, 14]
+
+
+def test_builtin_all_and_any_on_vectors():
+    @wk.kernel
+    def k():
+        v = wk.Vector([1, 2])
+        iout[0] = all(v > 0)
+        iout[1] = any(v > 1)
+        iout[2] = all(v > 1)
+        iout[3] = any(v > 2)
+
+    assert run(build(k))["iout"][:4].tolist() == [1, 1, 0, 0]

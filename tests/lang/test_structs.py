@@ -65,15 +65,22 @@ def test_struct_errors_name_the_member(arch):
             s[i].b = 1.0
 
     @wk.kernel
-    def write_copy():
+    def wrong_store():
+        for i in s:
+            s[i] = 1.0
+
+    @wk.kernel
+    def unknown_local_member():
         for i in s:
             p = s[i]
-            p.a = 3.0
+            p.zz = 3.0
 
     with pytest.raises(wk.CompileError, match="has no member 'b'"):
         unknown()
-    with pytest.raises(wk.CompileError, match="is a copy of the struct element s\\[...\\]: assign to s\\[...\\].a"):
-        write_copy()
+    with pytest.raises(wk.CompileError, match="'s\\[...\\]' takes a struct value of type .*got a Python float"):
+        wrong_store()
+    with pytest.raises(wk.CompileError, match="has no member 'zz'"):
+        unknown_local_member()
     with pytest.raises(AttributeError, match="has no member 'c'"):
         s.c
     with pytest.raises(wk.WkError, match="assign to elements"):
@@ -108,7 +115,7 @@ def test_dataclass_declares_a_struct_type(arch):
 
 
 def test_dataclass_errors_name_the_class():
-    with pytest.raises(wk.WkError, match="Body: methods \\(energy\\) are not available"):
+    with pytest.raises(wk.WkError, match="Body: methods \\(energy\\) must be @wk.func functions"):
         @wk.dataclass
         class Body:
             mass: wk.f32
@@ -123,5 +130,121 @@ def test_dataclass_errors_name_the_class():
     @wk.dataclass
     class Point:
         x: wk.f32
-    with pytest.raises(wk.WkError, match="struct Point: whole struct values are not available"):
-        Point(x=1.0)
+    with pytest.raises(wk.WkError, match="Point has no member 'y' \\(members: x\\)"):
+        Point(y=1.0)
+    with pytest.raises(wk.WkError, match="Point has 1 members \\(x\\); got 2 positional values"):
+        Point(1.0, 2.0)
+
+
+def test_struct_values_are_copied_modified_made_and_stored(arch):
+    particle = wk.types.struct(pos=wk.math.vec3, m=wk.f32)
+    particles = particle.field(shape=4)
+    mirror = particle.field(shape=4)
+    out = wk.field(wk.f32, shape=4)
+
+    @wk.kernel
+    def run():
+        for i in particles:
+            made = particle(pos=wk.math.vec3(i, 1, 2), m=2.0)     # members by name, converted to f32
+            out[i] = made.pos.x * made.m
+            p = particles[i]                                     # a copy: modifying it leaves the field
+            p.m = i + 1.0
+            p.pos += wk.math.vec3(1.0)
+            p.pos.y = 5.0
+            p.pos[2] = made.pos[2] + p.pos[0]
+            particles[i] = p                                     # until it is stored back
+        for i in mirror:
+            mirror[i] = particles[3 - i]
+
+    run()
+    np.testing.assert_allclose(out.to_numpy(), [0, 2, 4, 6])
+    got = particles.to_numpy()
+    np.testing.assert_allclose(got["m"], [1, 2, 3, 4])
+    np.testing.assert_allclose(got["pos"], [[1, 5, 3]] * 4)
+    np.testing.assert_allclose(mirror.to_numpy()["m"], [4, 3, 2, 1])
+
+
+def test_nested_struct_fields(arch):
+    inner = wk.types.struct(a=wk.f32, b=wk.math.vec2)
+    outer = wk.types.struct(inner=inner, c=wk.i32)
+    f = outer.field(shape=3)
+    assert f.inner.a.shape == (3,) and f.inner.b.shape == (3,)
+
+    @wk.kernel
+    def fill():
+        for i in f:
+            f[i].inner.a = i * 2.0
+            f[i].c = i + 10
+            q = f[i]
+            q.inner.b.x = 7.0 + q.inner.a
+            f[i] = q
+
+    fill()
+    got = f.to_numpy()
+    np.testing.assert_allclose(got["inner"]["a"], [0, 2, 4])
+    np.testing.assert_allclose(got["inner"]["b"][:, 0], [7, 9, 11])
+    assert got["c"].tolist() == [10, 11, 12]
+    f[1] = outer(inner=inner(a=-1.0), c=5)          # host: a struct value (members not given are zero)
+    f[2].inner.b = [3.0, 4.0]
+    assert f[1].inner.a == -1.0 and f[1].c == 5 and f[1].inner.b.tolist() == [0.0, 0.0]
+    assert f[2].inner.b.tolist() == [3.0, 4.0]
+
+
+PARTICLE = wk.types.struct(pos=wk.math.vec3, m=wk.f32)    # module level: annotations name it (PEP 563)
+
+
+def test_funcs_take_and_return_struct_values(arch):
+    particle = PARTICLE
+    out = wk.field(wk.f32, shape=4)
+
+    @wk.func
+    def make(i) -> PARTICLE:
+        q = particle(wk.math.vec3(i, i, i))          # positional, in member order
+        if i > 1:
+            return particle(m=5.0)                    # an early return (flag mode)
+        return q
+
+    @wk.func
+    def heavier(p: PARTICLE) -> wk.f32:
+        p.m += 1.0                                    # the parameter is a copy
+        return p.m
+
+    @wk.kernel
+    def run():
+        for i in out:
+            q = make(i)
+            out[i] = q.pos.z + heavier(q) + q.m
+
+    run()
+    np.testing.assert_allclose(out.to_numpy(), [1, 2, 11, 11])
+
+
+def test_dataclass_methods_act_on_values_and_elements(arch):
+    @wk.dataclass
+    class Sphere:
+        center: wk.math.vec3
+        radius: wk.f32
+
+        @wk.func
+        def area(self):
+            return 4 * np.pi * self.radius ** 2
+
+        @wk.func
+        def grow(self, d: wk.f32):
+            self.radius += d
+
+    spheres = Sphere.field(shape=3)
+    area = wk.field(wk.f32, shape=3)
+
+    @wk.kernel
+    def run():
+        for i in spheres:
+            spheres[i].radius = i + 1.0
+            area[i] = spheres[i].area()
+            local = Sphere(center=wk.math.vec3(0.0), radius=1.0)
+            local.grow(1.0)                           # changes the local variable
+            spheres[i].grow(local.radius)             # changes the field element
+
+    run()
+    np.testing.assert_allclose(area.to_numpy(), 4 * np.pi * np.array([1, 4, 9]), rtol=1e-6)
+    np.testing.assert_allclose(spheres.radius.to_numpy(), [3, 4, 5])

@@ -17,10 +17,11 @@ from wgkern.errors import CompileError, InternalCompilerError, WkError
 from wgkern.frontend.calls import CallMixin
 from wgkern.frontend.expressions import ExpressionMixin
 from wgkern.frontend.loops import LoopMixin
-from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, VectorVar
+from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
 from wgkern.frontend.source import FunctionSource, parse_function
 from wgkern.frontend.static_eval import closure_values
 from wgkern.frontend.statements import StatementMixin
+from wgkern.frontend.structs import StructMixin
 from wgkern.frontend.values import (GlobalRef, NdarrayRef, VectorValue, describe, is_python_number,
                                     python_number_dtype)
 from wgkern.ir import nodes as ir
@@ -188,7 +189,7 @@ def is_field(obj: Any) -> bool:
     return isinstance(obj, Container)
 
 
-class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, LoopMixin):
+class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, LoopMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx
         self.b = IRBuilder()
@@ -269,9 +270,13 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, LoopMixin):
             return VectorValue([self.b.load(a) for a in binding.allocas], binding.n, binding.m)
         if isinstance(binding, GlobalVar):
             return self.load_ref(self.global_var_ref(binding))
+        if isinstance(binding, StructVar):
+            return self.read_struct_var(binding)
         return binding.value
 
     def global_var_ref(self, binding: GlobalVar) -> GlobalRef:
+        if binding.ref is not None:
+            return binding.ref
         if binding.element_shape:
             return GlobalRef(binding.slot, [], binding.element_shape, binding.slot.name)
         return GlobalRef(binding.slot, [self.b.const(0, T.i32)], (), binding.slot.name)

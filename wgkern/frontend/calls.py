@@ -15,13 +15,15 @@ import numpy as np
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, intrinsics, linalg, static_eval, vectors
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, VectorVar
-from wgkern.frontend.values import BoundMethod, GlobalRef, VectorValue, describe, is_python_number, is_runtime
+from wgkern.frontend.values import (BoundMethod, GlobalRef, StructElement, StructValue, VectorValue, describe,
+                                    is_python_number, is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import INT_ONLY_ATOMIC, BinaryOpKind, UnaryOpKind
 from wgkern.lang import math as wm
 from wgkern.lang import types as T
 from wgkern.lang.kernel import BoundFunc, BoundKernel, Func, Kernel
 from wgkern.lang.matrix import Matrix, Vector
+from wgkern.lang.structs import StructType
 
 CAST_BUILTINS = {builtins.int: lambda: T.DEFAULT_INT, builtins.float: lambda: T.DEFAULT_FLOAT,
                  builtins.bool: lambda: T.u1}     # read at compile time: wk.init(default_fp=...) sets them
@@ -94,8 +96,15 @@ class CallMixin:
                     self.b, callee.receiver, callee.name, list(args))
             return self.no_kwargs(kwargs, callee.name) or vectors.call_method(
                 self.b, callee.receiver, callee.name, [self.as_value(a) for a in args])
+        if isinstance(callee, StructType):
+            return self.construct_struct(callee, args, kwargs)
         if callee is builtins.len:
             return self.len_of(args)
+        if (callee is builtins.all or callee is builtins.any) and not static_args:
+            value = self.as_value(self.one_arg(args, kwargs, callee.__name__))
+            if not isinstance(value, VectorValue):
+                raise CompileError(f"{callee.__name__}() takes a vector, got {describe(value)}")
+            return vectors.call_method(self.b, value, callee.__name__, [])
         if callee is wm.block_local or callee is wm.cache_read_only:
             from wgkern.lang.fields import Container
             if kwargs or not all(isinstance(a, (GlobalRef, Container)) for a in args):
@@ -506,6 +515,8 @@ class CallMixin:
                 return _ByReference(binding)
         value = self.visit(node)
         if isinstance(value, GlobalRef):
+            if param is not None and isinstance(self.resolve_annotation(param.annotation), T.Template):
+                return _ByReference(GlobalVar(value.slot, value.element_shape, value))
             value = self.load_ref(value)
         return value
 
@@ -558,6 +569,14 @@ class CallMixin:
         if isinstance(value, _ByReference):
             scope.define(name, value.binding)
             return
+        if isinstance(annotation, StructType) or isinstance(value, StructValue) or (
+                isinstance(value, StructElement) and annotation is not inspect.Parameter.empty
+                and not isinstance(annotation, T.Template)):
+            # a struct argument is a copy (as in Taichi); a field element passed without an annotation, or
+            # as a template, is the element itself (a @wk.dataclass method's `self`)
+            stype = annotation if isinstance(annotation, StructType) else None
+            scope.define(name, self.new_struct_var(name, self.struct_of(value, stype, f"parameter '{name}'")))
+            return
         if isinstance(annotation, T.Template) or not (is_runtime(value) or is_python_number(value)):
             scope.define(name, Static(value) if not is_runtime(value) else Fixed(value, "template argument"))
             return
@@ -579,11 +598,13 @@ class CallMixin:
         value = self.visit(node.value) if node.value is not None else None
         if isinstance(value, GlobalRef):
             value = self.load_ref(value)
+        if isinstance(value, StructElement):
+            value = self.load_struct(value)
         if ret.mode == "direct":
             ret.value = value
             return
         if value is not None:
-            value = self.as_value(value)
+            value = value if isinstance(value, StructValue) else self.as_value(value)
             if ret.result is None:
                 ret.result = self.make_result_variable(value)
             self.write_binding(ret.result, value)
@@ -599,6 +620,11 @@ class CallMixin:
         """The result variable of a flag-mode func, placed at the func's entry so every path sees it."""
         ret = self.frame.ret
         annotation = ret.annotation
+        if isinstance(value, StructValue):
+            entry: list[ir.Stmt] = []
+            struct_var = self.struct_var_at_entry(value, f"{self.frame.name}.result", entry)
+            ret.entry_block.stmts[ret.entry_index:ret.entry_index] = entry
+            return struct_var
         if isinstance(value, VectorValue):
             dtype = annotation.dtype if isinstance(annotation, T.VectorType) else value.dtype
             allocas = [ir.Alloca(dtype=dtype, name=f"{self.frame.name}.result", loc=self.b.loc)

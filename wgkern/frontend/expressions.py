@@ -13,7 +13,7 @@ from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.scope import VectorVar
 from wgkern.lang.structs import StructField
-from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, StructElement, StructSnapshot,
+from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, StructElement, StructValue,
                                     VectorValue, describe, is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
@@ -88,19 +88,19 @@ class ExpressionMixin:
 
     # ---- attributes ---------------------------------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> Any:
+        var = self.struct_var_of(node.value)
+        if var is not None:       # p.m reads one member; p.method is called on the variable itself
+            from wgkern.frontend.calls import _ByReference
+            if node.attr in var.stype.methods:
+                return self.struct_attribute(StructValue(var.stype, {}), node.attr, _ByReference(var))
+            member = self.struct_member_binding(node)
+            return self.read_binding(member)
         base = self.visit(node.value)
         return self.attribute_of(base, node.attr)
 
     def attribute_of(self, base: Any, attr: str) -> Any:
-        if isinstance(base, StructSnapshot):
-            if attr not in base.members:
-                raise CompileError(f"struct field '{base.label}' has no member '{attr}'")
-            return base.members[attr]
-        if isinstance(base, StructElement):
-            member = base.owner.members.get(attr)
-            if member is None:
-                raise CompileError(f"struct field '{base.label}' has no member '{attr}'")
-            return self.container_ref(member, base.indices, f"{base.label}.{attr}")
+        if isinstance(base, (StructValue, StructElement)):
+            return self.struct_attribute(base, attr)
         if isinstance(base, GlobalRef):
             if not base.element_shape:
                 raise CompileError(f"a scalar element of '{base.label}' has no attribute '{attr}'")
@@ -379,8 +379,13 @@ class ExpressionMixin:
         return self.b.select(cond, a, b)
 
     def local_vector_var(self, node: ast.expr) -> VectorVar | None:
+        """The local vector variable `v` (or struct-variable member `p.v`) names, else None."""
         if isinstance(node, ast.Name):
             binding = self.frame.scope.lookup(node.id)
+            if isinstance(binding, VectorVar):
+                return binding
+        if isinstance(node, ast.Attribute):
+            binding = self.struct_member_binding(node)
             if isinstance(binding, VectorVar):
                 return binding
         return None

@@ -94,9 +94,7 @@ class LoopMixin:
             return [(0, self.b.insert(ir.ShapeOf(container=slot, axis=k, dtype=T.i32)))
                     for k in range(iterable.ndim)]
         from wgkern.lang.structs import StructField
-        if isinstance(iterable, StructField):
-            iterable = next(iter(iterable.members.values()))      # every member has the struct's shape
-        if self.is_container(iterable):
+        if isinstance(iterable, StructField) or self.is_container(iterable):
             if not iterable.shape:
                 raise CompileError(f"cannot loop over the 0-d field '{iterable.name}' (access it as "
                                    f"{iterable.name}[None])")

@@ -1,6 +1,7 @@
 """Name bindings of kernel code: block-scoped locals (as in Taichi), loop variables and compile-time names.
 
-A name is bound to a `LocalVar` (scalar Alloca), `VectorVar` (one Alloca per element), `GlobalVar` (a
+A name is bound to a `LocalVar` (scalar Alloca), `VectorVar` (one Alloca per element), `StructVar` (one
+binding per member), `GlobalVar` (a
 kernel-scope reduction variable in a temp slot), `Fixed` (an immutable
 runtime value: a loop index or an unassigned argument) or `Static` (a compile-time Python object). Names first
 assigned inside an `if`/loop body are local to that body."""
@@ -35,12 +36,21 @@ class VectorVar:
 
 
 @dataclass(eq=False)
+class StructVar:
+    """A local struct variable: one LocalVar/VectorVar/StructVar per member (frontend/structs.py)."""
+    stype: Any
+    members: dict[str, Any]
+
+
+@dataclass(eq=False)
 class GlobalVar:
     """A kernel-scope variable that a top-level (parallel) loop reduces into with `+=` etc.: it lives in a
     'temp' slot (shape (1,) for a scalar, the element shape for a vector/matrix) so those updates can be
-    atomic, as in Taichi."""
+    atomic, as in Taichi. With `ref` set it is instead a func's wk.template() parameter bound to a field or
+    ndarray element (`inc(f[i])`): reads, writes and `+=` go to that element."""
     slot: ir.ContainerSlot
     element_shape: tuple[int, ...] = ()
+    ref: Any = None
 
     @property
     def dtype(self) -> T.DataType:
@@ -78,7 +88,7 @@ class VectorShape:
         return self.n
 
 
-Binding = LocalVar | VectorVar | GlobalVar | Fixed | Static
+Binding = LocalVar | VectorVar | StructVar | GlobalVar | Fixed | Static
 
 
 class Scope:

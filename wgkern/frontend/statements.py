@@ -11,8 +11,8 @@ from typing import Any
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.expressions import PYTHON_BINARY
-from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Static, VectorVar
-from wgkern.frontend.values import (GlobalRef, StructElement, StructSnapshot, VectorValue, describe,
+from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Static, StructVar, VectorVar
+from wgkern.frontend.values import (GlobalRef, StructElement, StructValue, VectorValue, describe,
                                     is_python_number, is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
@@ -22,6 +22,12 @@ ATOMIC_AUGMENTED: dict[type, AtomicOpKind] = {
     ast.Add: AtomicOpKind.ADD, ast.Sub: AtomicOpKind.SUB, ast.BitAnd: AtomicOpKind.AND,
     ast.BitOr: AtomicOpKind.OR, ast.BitXor: AtomicOpKind.XOR,
 }
+
+
+@dataclass(eq=False)
+class BindingPlace:
+    """A member of a local struct variable as an assignment target (its LocalVar/VectorVar/StructVar)."""
+    binding: Any
 
 
 @dataclass(eq=False)
@@ -43,6 +49,8 @@ def is_static_call(node: ast.expr) -> bool:
 class StatementMixin:
     # ---- variables -----------------------------------------------------------------------------------------
     def new_variable(self, name: str, value: Any, dtype: T.DataType | None = None) -> Any:
+        if isinstance(value, (StructValue, StructElement)):
+            return self.new_struct_var(name, self.struct_of(value, None, f"'{name} = ...'"))
         value = self.as_value(value)
         if self.frame.is_kernel and name in self.ctx.reduction_names and len(self.frame.scope.levels) == 1:
             element_shape = value.shape if isinstance(value, VectorValue) else ()
@@ -60,6 +68,9 @@ class StatementMixin:
         return var
 
     def write_binding(self, binding: Any, value: Any) -> None:
+        if isinstance(binding, StructVar):
+            self.write_struct_var(binding, value)
+            return
         value = self.as_value(value)
         if isinstance(binding, GlobalVar):
             if isinstance(value, VectorValue) and value.shape != binding.element_shape:
@@ -86,12 +97,20 @@ class StatementMixin:
     def assign_name(self, name: str, value: Any, static: bool = False, dtype: T.DataType | None = None) -> None:
         scope = self.frame.scope
         if isinstance(value, StructElement):           # a copy of the element's members, read now
-            value = StructSnapshot({member: self.load_ref(self.attribute_of(value, member))
-                                    for member in value.owner.members}, value.label)
+            value = self.load_struct(value)
         binding = scope.lookup(name)
+        if isinstance(value, StructValue) and not static:
+            if isinstance(binding, StructVar):
+                self.write_struct_var(binding, value)
+            elif isinstance(binding, (LocalVar, VectorVar, GlobalVar)):
+                raise CompileError(f"cannot assign {describe(value)} to the variable '{name}' "
+                                   "(it holds a number or vector)")
+            else:
+                scope.define(name, self.new_struct_var(name, value))
+            return
         if isinstance(binding, Fixed):
             raise CompileError(f"cannot assign to the {binding.what} '{name}'")
-        if isinstance(binding, (LocalVar, VectorVar, GlobalVar)) and not static:
+        if isinstance(binding, (LocalVar, VectorVar, GlobalVar, StructVar)) and not static:
             self.write_binding(binding, value)
             return
         if static or not (is_runtime(value) or is_python_number(value)):
@@ -119,7 +138,7 @@ class StatementMixin:
                 return VarElements(var, selection, picked)
             base = self.visit(node.value)
             place = self.subscript(base, indices, ast.unparse(node.value))
-            if isinstance(place, GlobalRef):
+            if isinstance(place, (GlobalRef, StructElement)):
                 return place
             raise CompileError(f"cannot assign to an element of {describe(base)}")
         if isinstance(node, ast.Attribute):
@@ -127,12 +146,15 @@ class StatementMixin:
             if var is not None and not var.m and self.is_swizzle(node.attr, (var.n,)):
                 picked = [vectors.SWIZZLE[c] for c in node.attr]
                 return VarElements(var, picked, () if len(picked) == 1 else (len(picked),))
+            member = self.struct_member_binding(node)
+            if member is not None:
+                return BindingPlace(member)
             base = self.visit(node.value)
             if isinstance(base, StructElement):
                 return self.attribute_of(base, node.attr)
-            if isinstance(base, StructSnapshot):
-                raise CompileError(f"'{ast.unparse(node.value)}' is a copy of the struct element {base.label}[...]: "
-                                   f"assign to {base.label}[...].{node.attr} instead")
+            if isinstance(base, StructValue):
+                raise CompileError(f"cannot assign to the member '{node.attr}' of a struct value that is not a "
+                                   f"variable ('{ast.unparse(node.value)}'); assign it to a variable first")
             if isinstance(base, GlobalRef) and base.element_shape and len(node.attr) == 1 \
                     and self.is_swizzle(node.attr, base.element_shape):
                 return self.attribute_of(base, node.attr)
@@ -144,6 +166,10 @@ class StatementMixin:
             return self.lookup(place)
         if isinstance(place, GlobalRef):
             return self.load_ref(place)
+        if isinstance(place, BindingPlace):
+            return self.read_binding(place.binding)
+        if isinstance(place, StructElement):
+            return self.load_struct(place)
         loads = [self.b.load(a) for a in place.var.allocas]
         if isinstance(place.selection, ir.Stmt):
             return vectors.dynamic_element(self.b, loads, place.selection)
@@ -156,6 +182,12 @@ class StatementMixin:
             return
         if isinstance(place, GlobalRef):
             self.store_ref(place, value)
+            return
+        if isinstance(place, StructElement):
+            self.store_struct(place, value)
+            return
+        if isinstance(place, BindingPlace):
+            self.write_binding(place.binding, value)
             return
         value = self.as_value(value)
         allocas = place.var.allocas

@@ -69,8 +69,10 @@ class StructElement:
 
 
 @dataclass(eq=False)
-class StructSnapshot:
-    """`p = s[i]`: the members' values read at the assignment (a copy, as in Taichi); read-only."""
+class StructValue:
+    """A struct value (frontend/structs.py): member name -> scalar, VectorValue or nested StructValue; `label`
+    names the field element it was copied from, if any."""
+    stype: Any
     members: dict[str, Any]
     label: str = ""
 
@@ -115,6 +117,10 @@ def describe(value: Any) -> str:
         return f"a {'x'.join(map(str, value.shape))} {kind} of {value.dtype.name}"
     if isinstance(value, GlobalRef):
         return f"an element of '{value.label or value.slot.name}'"
+    if isinstance(value, StructValue):
+        return f"a struct value of {value.stype!r}"
+    if isinstance(value, StructElement):
+        return f"the struct element {value.label}[...]"
     if isinstance(value, NdarrayRef):
         return f"the ndarray argument '{value.name}'"
     if isinstance(value, type):

@@ -2,10 +2,11 @@
 `wk.Struct.field({"pos": vec3, "mass": float}, shape=n)` or a `@wk.dataclass` class's `.field(shape=n)`.
 
 A struct field is one field per member (structure of arrays), all of the same shape: `s.pos` is the member
-field itself, in kernels and on the host, and `s[i].pos` its element. Kernels loop over a struct field like
-over any field (`for i in s`). Whole-struct values (`p = s[i]`) are not available in kernels: access members.
-On the host `s.to_numpy()` gives a dict of arrays, `s.from_numpy(d)` takes one, `s[i]` reads/writes members
-(`s[i].mass = 2.0`)."""
+field itself, in kernels and on the host, and `s[i].pos` its element; a member of struct type is itself a
+struct field (`s.inner.a`). Kernels loop over a struct field like over any field (`for i in s`), copy elements
+into local struct values (`p = s[i]`, modifiable), make values (`P(pos=..., m=1.0)`), store them (`s[i] = p`)
+and pass them to and return them from funcs (frontend/structs.py). On the host `s.to_numpy()` gives a dict of
+arrays, `s.from_numpy(d)` takes one, `s[i]` reads/writes members (`s[i].mass = 2.0`, `s[i] = P(...)`)."""
 from __future__ import annotations
 
 from typing import Any
@@ -14,25 +15,85 @@ from wgkern.errors import WkError
 
 
 class StructType:
-    """`wk.types.struct(name=dtype, ...)`: member names and their dtypes (scalars, vectors, matrices)."""
+    """`wk.types.struct(name=dtype, ...)`: member names and their dtypes (scalars, vectors, matrices, nested
+    struct types); `methods` are the @wk.func methods of a `@wk.dataclass` class. Called in a kernel or func
+    (`P(pos=..., m=1.0)`) it makes a struct value; called in Python scope, a `HostStruct`."""
 
-    def __init__(self, members: dict[str, Any], name: str = ""):
+    def __init__(self, members: dict[str, Any], name: str = "", methods: dict[str, Any] | None = None):
         if not members:
             raise WkError(f"struct {name} needs at least one member" if name else "a struct needs at least one member")
         self.members = dict(members)
         self.name = name
+        self.methods = dict(methods or {})
 
     def field(self, shape: Any = (), needs_grad: bool = False, name: str = "", **options: Any) -> StructField:
         return StructField(self, shape, needs_grad, name)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise WkError(f"struct {self.name or repr(self)}: whole struct values are not available; declare a struct "
-                      "field (.field(shape=...)) and read or write its members (s[i].pos = ...)")
+    def __call__(self, *args: Any, **kwargs: Any) -> HostStruct:
+        return HostStruct(self, member_values(self, args, kwargs, repr(self)))
 
     def __repr__(self) -> str:
         if self.name:
             return self.name
         return "wk.types.struct(" + ", ".join(f"{k}={v!r}" for k, v in self.members.items()) + ")"
+
+
+def member_values(stype: StructType, args: tuple[Any, ...], kwargs: dict[str, Any], what: str) -> dict[str, Any]:
+    """Taichi's struct constructor arguments: positional in member order, then by name (a dict for a nested
+    struct member is accepted too); members not given are None (zero). Raises naming unknown/duplicate ones."""
+    names = list(stype.members)
+    if len(args) > len(names):
+        raise WkError(f"{what} has {len(names)} members ({', '.join(names)}); got {len(args)} positional values")
+    values: dict[str, Any] = dict(zip(names, args))
+    for name, value in kwargs.items():
+        if name not in stype.members:
+            raise WkError(f"{what} has no member '{name}' (members: {', '.join(names)})")
+        if name in values:
+            raise WkError(f"{what}: member '{name}' given twice")
+        values[name] = value
+    return {name: values.get(name) for name in names}
+
+
+class HostStruct:
+    """A struct value in Python scope (`P(pos=wk.math.vec3(1, 2, 3), m=2.0)`): members as attributes; a kernel
+    argument annotated with the struct type takes one, and so does `s[i] = value` on a struct field."""
+
+    def __init__(self, stype: StructType, values: dict[str, Any]):
+        from wgkern.lang.host_matrix import host_matrix
+        import numpy as np
+        members = {}
+        for name, dtype in stype.members.items():
+            value = values.get(name)
+            if isinstance(dtype, StructType):
+                if isinstance(value, dict):
+                    value = dtype(**value)
+                members[name] = value if isinstance(value, HostStruct) else dtype()
+            elif hasattr(dtype, "element_shape"):
+                array = np.zeros(dtype.element_shape, dtype.dtype.np_dtype)
+                if value is not None:
+                    array[...] = value
+                members[name] = host_matrix(array)
+            else:
+                members[name] = (0 if value is None else value)
+        object.__setattr__(self, "struct_type", stype)
+        object.__setattr__(self, "members", members)
+
+    def __getattr__(self, name: str) -> Any:
+        members = self.__dict__.get("members", {})
+        if name in members:
+            return members[name]
+        raise AttributeError(f"struct {self.__dict__.get('struct_type')!r} has no member '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self.members:
+            raise AttributeError(f"struct {self.struct_type!r} has no member '{name}'")
+        self.members[name] = value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v.to_dict() if isinstance(v, HostStruct) else v for k, v in self.members.items()}
+
+    def __repr__(self) -> str:
+        return f"{self.struct_type!r}(" + ", ".join(f"{k}={v!r}" for k, v in self.members.items()) + ")"
 
 
 class StructField:
@@ -43,8 +104,11 @@ class StructField:
         name = name or _caller_variable_name() or "struct"
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "struct_type", struct_type)
-        members = {}
+        members: dict[str, Any] = {}
         for member, dtype in struct_type.members.items():
+            if isinstance(dtype, StructType):
+                members[member] = StructField(dtype, shape, needs_grad, f"{name}.{member}")
+                continue
             float_member = getattr(dtype, "is_float", None)
             if float_member is None:
                 float_member = getattr(getattr(dtype, "dtype", None), "is_float", dtype is float)
@@ -65,6 +129,10 @@ class StructField:
     def to_numpy(self) -> dict[str, Any]:
         return {member: f.to_numpy() for member, f in self.members.items()}
 
+    @property
+    def element_shape(self) -> tuple[int, ...]:
+        return ()
+
     def from_numpy(self, arrays: dict[str, Any]) -> None:
         unknown = set(arrays) - set(self.members)
         if unknown:
@@ -79,6 +147,16 @@ class StructField:
     def __getitem__(self, index: Any) -> _HostElement:
         return _HostElement(self, index)
 
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """`s[i] = P(...)` (or a dict of members) on the host: every member given is written."""
+        items = value.members if isinstance(value, HostStruct) else value
+        if not isinstance(items, dict):
+            raise WkError(f"struct field '{self.name}': s[i] = ... takes a struct value or a dict of members, "
+                          f"not {type(value).__name__}")
+        element = _HostElement(self, index)
+        for member, member_value in items.items():
+            setattr(element, member, member_value)
+
 
 class _HostElement:
     """`s[i]` on the host: its members read and written one by one."""
@@ -91,7 +169,8 @@ class _HostElement:
         return getattr(self._owner, member)[self._index]
 
     def __setattr__(self, member: str, value: Any) -> None:
-        getattr(self._owner, member)[self._index] = value
+        target = getattr(self._owner, member)
+        target[self._index] = value.to_dict() if isinstance(value, HostStruct) else value
 
 
 def struct(**members: Any) -> StructType:
@@ -101,22 +180,26 @@ def struct(**members: Any) -> StructType:
 
 def dataclass(cls: type) -> StructType:
     """`@wk.dataclass` on a class of annotated members (`pos: wk.math.vec3`, `mass: wk.f32`): Taichi's spelling of
-    a struct type, named after the class (`Particle.field(shape=n)`). Methods are not available (kernels read and
-    write members, `p[i].pos`), so a class that defines any is refused, naming them."""
+    a struct type, named after the class (`Particle.field(shape=n)`). Its @wk.func methods are called on struct
+    values and field elements in kernels (`p.energy()`, `s[i].move(dt)`; `self` is the value itself, so a
+    method's writes to `self` change it); other callables are refused, naming them."""
     import inspect
+    from wgkern.lang.kernel import Func
     if not isinstance(cls, type):
         raise WkError(f"@wk.dataclass decorates a class, not {type(cls).__name__}")
     try:
         members = inspect.get_annotations(cls, eval_str=True)
     except Exception as exc:  # noqa: BLE001 - any failure to evaluate a user's annotation
         raise WkError(f"@wk.dataclass {cls.__name__}: cannot evaluate its member annotations ({exc})") from None
-    methods = [name for name, value in vars(cls).items() if callable(value) and not name.startswith("__")]
-    if methods:
-        raise WkError(f"@wk.dataclass {cls.__name__}: methods ({', '.join(methods)}) are not available; read and "
-                      "write the members of a struct field's elements in kernels and funcs instead")
+    methods = {name: value for name, value in vars(cls).items() if isinstance(value, Func)}
+    plain = [name for name, value in vars(cls).items()
+             if callable(value) and not name.startswith("__") and name not in methods]
+    if plain:
+        raise WkError(f"@wk.dataclass {cls.__name__}: methods ({', '.join(plain)}) must be @wk.func functions "
+                      "to be called in kernels")
     if not members:
         raise WkError(f"@wk.dataclass {cls.__name__} has no annotated members (name: dtype)")
-    return StructType(members, name=cls.__name__)
+    return StructType(members, name=cls.__name__, methods=methods)
 
 
 class Struct:
