@@ -263,8 +263,8 @@ def test_kernel_return_value():
         return a * 2
 
     kir = build(k, 0)
-    assert kir.returns is not None and kir.returns.kind == "temp" and kir.returns.shape == (1,)
-    assert kir.returns in kir.containers
+    assert len(kir.returns) == 1 and kir.returns[0].kind == "temp" and kir.returns[0].shape == (1,)
+    assert kir.returns[0] in kir.containers
     out = run(kir, scalars=[1.5])
     assert out["__return__"][0] == 3.0
 
@@ -275,8 +275,28 @@ def test_kernel_return_vector():
         return wk.math.vec3(1, 2, 3)
 
     kir = build(k)
-    assert kir.returns.shape == (3,)
+    assert kir.returns[0].shape == (3,)
     assert list(run(kir)["__return__"]) == [1.0, 2.0, 3.0]
+
+
+def test_kernel_returns_a_tuple_of_values(arch):
+    @wk.kernel
+    def pair(a: wk.f32) -> tuple[wk.f32, wk.i32]:
+        return a * 2, wk.cast(a, wk.i32)
+
+    @wk.kernel
+    def triple(a: wk.f32) -> (wk.f32, wk.math.vec2, wk.u1):
+        return a, wk.math.vec2(a, 1), a > 1
+
+    @wk.kernel
+    def wrong(a: wk.f32) -> tuple[wk.f32, wk.i32]:
+        return a
+
+    assert pair(3.5) == (7.0, 3)
+    value, vector, flag = triple(3.5)
+    assert value == 3.5 and vector.tolist() == [3.5, 1.0] and flag is True
+    with pytest.raises(wk.CompileError, match="annotated to return 2 values but returns a f32 value"):
+        wrong(1.0)
 
 
 def test_zero_d_field_access():

@@ -248,3 +248,22 @@ def test_dataclass_methods_act_on_values_and_elements(arch):
     run()
     np.testing.assert_allclose(area.to_numpy(), 4 * np.pi * np.array([1, 4, 9]), rtol=1e-6)
     np.testing.assert_allclose(spheres.radius.to_numpy(), [3, 4, 5])
+
+
+def test_struct_and_vector_kernel_arguments_are_runtime_values(arch):
+    out = wk.field(wk.f32, shape=3)
+
+    @wk.kernel
+    def apply(p: PARTICLE, offset: wk.math.vec3, scale: wk.math.mat2):
+        p.m += 1.0
+        for i in out:
+            out[i] = p.pos[i] * p.m + offset[i] + scale[1, 1]
+
+    apply(PARTICLE(pos=wk.math.vec3(1, 2, 3), m=1.0), wk.math.vec3(0.5), wk.math.mat2([[0, 0], [0, 1]]))
+    np.testing.assert_allclose(out.to_numpy(), [3.5, 5.5, 7.5])
+    compiles = wk.stats()["kernel_compiles"]
+    apply({"pos": [1, 1, 1], "m": 2.0}, [0.0, 1.0, 2.0], np.eye(2) * 3)     # new values, no new compile
+    np.testing.assert_allclose(out.to_numpy(), [6, 7, 8])
+    assert wk.stats()["kernel_compiles"] == compiles
+    with pytest.raises(wk.ArgumentError, match="parameter 'p' expects a .*got float"):
+        apply(1.0, wk.math.vec3(0.5), np.eye(2))

@@ -119,14 +119,38 @@ def test_unannotated_parameters_are_inferred(fake_program):
     assert spec_of(unannotated, 2, f, f).arg_specs[0].dtype == wk.i32
 
 
-def test_vector_argument_is_a_constant(fake_program):
+def test_vector_argument_is_passed_as_scalar_components(fake_program):
     spec = spec_of(vector_arg, (1, 2, 3))
     assert spec.arg_specs[0].kind == "template" and spec.arg_specs[0].element_shape == (3,)
-    assert spec.template_values[0].tolist() == [1.0, 2.0, 3.0]
-    assert spec.values[1] == 2.0
-    assert spec_of(vector_arg, np.array([1, 2, 3])).key == spec.key
+    assert spec.arg_specs[0].components == (2, 3, 4)
+    assert [(s.name, s.kind, s.dtype) for s in spec.arg_specs[2:]] == [
+        ("v[0]", "scalar", wk.f32), ("v[1]", "scalar", wk.f32), ("v[2]", "scalar", wk.f32)]
+    assert spec.values[1:] == [2.0, 1.0, 2.0, 3.0]
+    assert spec_of(vector_arg, np.array([4, 5, 6])).key == spec.key      # new values: the same variant
     with pytest.raises(wk.ArgumentError, match="parameter 'v'"):
         spec_of(vector_arg, (1, 2))
+
+
+PAIR = wk.types.struct(a=wk.f32, n=wk.i32, v=wk.math.vec2)
+
+
+@wk.kernel
+def struct_arg(p: PAIR):
+    pass
+
+
+def test_struct_argument_is_passed_as_scalar_components(fake_program):
+    spec = spec_of(struct_arg, PAIR(a=1.5, n=4, v=[1, 2]))
+    assert spec.arg_specs[0].components == (1, 2, 3, 4) and spec.arg_specs[0].dtype is PAIR
+    assert [s.name for s in spec.arg_specs[1:]] == ["p.a", "p.n", "p.v[0]", "p.v[1]"]
+    assert spec.values[1:] == [1.5, 4, 1.0, 2.0]
+    assert spec_of(struct_arg, {"a": 2.0}).values[1:] == [2.0, 0, 0.0, 0.0]
+    with pytest.raises(wk.ArgumentError, match="parameter 'p' expects a wk.types.struct\\(a=wk.f32.*got float"):
+        spec_of(struct_arg, 3.0)
+    with pytest.raises(wk.ArgumentError, match="parameter 'p': .*has no member 'zz'"):
+        spec_of(struct_arg, {"zz": 1})
+    with pytest.raises(wk.ArgumentError, match="parameter 'p.n' is wk.i32 but got the float 2.5"):
+        spec_of(struct_arg, PAIR(n=2.5))
 
 
 def test_string_annotations(fake_program):

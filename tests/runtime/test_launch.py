@@ -147,7 +147,7 @@ def build_two_values(spec):
     n = b.insert(ir.ArgLoad(arg_index=0, dtype=wk.i32))
     b.global_store(b.global_ptr(out, [b.const(0, wk.i32)]), b.mul(n, b.const(2, wk.i32)))
     b.global_store(b.global_ptr(out, [b.const(1, wk.i32)]), b.add(n, b.const(1, wk.i32)))
-    return ir.KernelIR("two_values", spec.arg_specs, [out], b.block, returns=out)
+    return ir.KernelIR("two_values", spec.arg_specs, [out], b.block, returns=(out,))
 
 
 BUILDERS["two_values"] = build_two_values

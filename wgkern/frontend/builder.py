@@ -27,6 +27,7 @@ from wgkern.frontend.values import (GlobalRef, NdarrayRef, VectorValue, describe
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.lang import types as T
+from wgkern.lang.structs import StructType
 
 UNSUPPORTED = {
     "ClassDef": "class definitions", "FunctionDef": "nested function definitions",
@@ -151,7 +152,7 @@ class BuildContext:
         self.random_sites = 0
         self.reduction_names: set[str] = set()
         self.serialize_next_loop = False
-        self.return_slot: ir.ContainerSlot | None = None
+        self.return_slots: tuple[ir.ContainerSlot, ...] = ()
 
     def source_of(self, fn: Callable[..., Any]) -> FunctionSource:
         if fn not in self.sources:
@@ -403,17 +404,20 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
         self.b.loc = src.def_loc
         self.ctx.reduction_names = reduction_names(src.tree)
         params = list(kernel.signature.parameters.values())
-        if len(params) != len(self.ctx.arg_specs):
+        if len(params) > len(self.ctx.arg_specs):
             raise InternalCompilerError(f"kernel '{kernel.name}' has {len(params)} parameters but "
                                         f"{len(self.ctx.arg_specs)} argument specs", src.def_loc)
         for index, (param, spec) in enumerate(zip(params, self.ctx.arg_specs)):
             self.bind_kernel_arg(index, param.name, spec)
         self.visit_body(src.tree.body)
         return ir.KernelIR(kernel.name, list(self.ctx.arg_specs), self.ctx.slots, self.b.block, src.def_loc,
-                           self.ctx.return_slot)
+                           self.ctx.return_slots)
 
     def bind_kernel_arg(self, index: int, name: str, spec: ir.ArgSpec) -> None:
         scope = self.frame.scope
+        if spec.components:
+            self.bind_component_arg(name, spec)
+            return
         if spec.kind == "scalar":
             value = self.b.insert(ir.ArgLoad(arg_index=index, dtype=spec.dtype))
             if name in self.frame.assigned:
@@ -443,6 +447,20 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
                 scope.define(name, Static(value))
         else:
             raise InternalCompilerError(f"unknown argument kind {spec.kind!r} for '{name}'", self.b.loc)
+
+    def bind_component_arg(self, name: str, spec: ir.ArgSpec) -> None:
+        """A vector/matrix or struct parameter, passed as one scalar argument per component."""
+        specs = self.ctx.arg_specs
+        loads = iter([self.b.insert(ir.ArgLoad(arg_index=k, dtype=specs[k].dtype)) for k in spec.components])
+        if isinstance(spec.dtype, StructType):
+            self.frame.scope.define(name, self.new_struct_var(name, self.struct_from(spec.dtype, loads)))
+            return
+        shape = tuple(spec.element_shape)
+        vector = VectorValue(list(loads), shape[0], shape[1] if len(shape) > 1 else 0)
+        if name in self.frame.assigned:
+            self.frame.scope.define(name, self.new_variable(name, vector))
+        else:
+            self.frame.scope.define(name, Fixed(vector, "kernel argument"))
 
     def resolve_annotation(self, annotation: Any) -> Any:
         """Annotations may be strings (`from __future__ import annotations`): evaluate them in the function's

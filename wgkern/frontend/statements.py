@@ -39,6 +39,20 @@ class VarElements:
     shape: tuple[int, ...]
 
 
+def return_annotation_parts(annotation: Any) -> list[Any] | None:
+    """The value annotations of a tuple return (`-> tuple[wk.f32, wk.i32]`, `-> (wk.f32, wk.i32)`,
+    `-> typing.Tuple[...]`), else None."""
+    import typing
+    if isinstance(annotation, tuple):
+        return list(annotation)
+    if typing.get_origin(annotation) is tuple:
+        parts = list(typing.get_args(annotation))
+        if not parts or parts[-1] is Ellipsis:
+            raise CompileError(f"a kernel's tuple return annotation must list each value's type, got {annotation!r}")
+        return parts
+    return None
+
+
 def is_static_call(node: ast.expr) -> bool:
     """`wk.static(...)` spelled with any module alias (checked by the callee's name only)."""
     return isinstance(node, ast.Call) and (
@@ -363,19 +377,32 @@ class StatementMixin:
             raise CompileError(f"kernel '{kernel.name}' returns a value but has no return type annotation "
                                "(write e.g. 'def k() -> wk.f32:')")
         annotation = self.resolve_annotation(annotation)
-        dtype = self.as_dtype(annotation)
-        value = self.as_value(value)
-        elements = value.elements if isinstance(value, VectorValue) else [value]
-        expected = annotation.size if isinstance(annotation, T.VectorType) else 1
-        if len(elements) != expected:
-            raise CompileError(f"kernel '{kernel.name}' is annotated to return {annotation!r} but returns "
-                               f"{describe(value)}")
-        slot = ir.ContainerSlot(name="__return__", kind="temp", dtype=dtype, ndim=1, shape=(len(elements),))
-        self.ctx.slots.append(slot)
-        self.ctx.return_slot = slot
-        for k, element in enumerate(elements):
-            ptr = self.b.global_ptr(slot, [self.b.const(k, T.i32)])
-            self.b.global_store(ptr, element)
+        parts = return_annotation_parts(annotation)
+        if parts is None:
+            annotations, values = [annotation], [value]
+        else:
+            annotations = parts
+            values = list(value) if isinstance(value, (tuple, list)) else [value]
+            if len(values) != len(parts):
+                raise CompileError(f"kernel '{kernel.name}' is annotated to return {len(parts)} values but "
+                                   f"returns {len(values) if isinstance(value, (tuple, list)) else describe(value)}")
+        slots = []
+        for k, (part, part_value) in enumerate(zip(annotations, values)):
+            dtype = self.as_dtype(part)
+            part_value = self.as_value(part_value)
+            elements = part_value.elements if isinstance(part_value, VectorValue) else [part_value]
+            expected = part.size if isinstance(part, T.VectorType) else 1
+            if len(elements) != expected:
+                raise CompileError(f"kernel '{kernel.name}' is annotated to return {part!r} but returns "
+                                   f"{describe(part_value)}")
+            slot = ir.ContainerSlot(name=f"__return{k}__" if parts else "__return__", kind="temp", dtype=dtype,
+                                    ndim=1, shape=(len(elements),))
+            self.ctx.slots.append(slot)
+            slots.append(slot)
+            for j, element in enumerate(elements):
+                ptr = self.b.global_ptr(slot, [self.b.const(j, T.i32)])
+                self.b.global_store(ptr, self.cast_to(element, dtype))
+        self.ctx.return_slots = tuple(slots)
 
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant):

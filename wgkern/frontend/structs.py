@@ -69,6 +69,18 @@ class StructMixin:
                                                                                           dtype)
         return StructValue(stype, members)
 
+    def struct_from(self, stype: StructType, scalars: Any) -> StructValue:
+        """A struct value from an iterator of scalar values, one per component in member order."""
+        members: dict[str, Any] = {}
+        for name, spec in stype.members.items():
+            if isinstance(spec, StructType):
+                members[name] = self.struct_from(spec, scalars)
+            elif isinstance(spec, T.VectorType):
+                members[name] = VectorValue([next(scalars) for _ in range(spec.size)], spec.n, spec.m)
+            else:
+                members[name] = next(scalars)
+        return StructValue(stype, members)
+
     def zero_struct(self, stype: StructType) -> StructValue:
         return self.construct_struct(stype, [], {})
 

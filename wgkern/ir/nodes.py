@@ -86,13 +86,16 @@ class ContainerSlot:
 @dataclass(slots=True, kw_only=True)
 class ArgSpec:
     """A kernel parameter after specialisation: kind 'scalar' (loaded with ArgLoad), 'ndarray' (its
-    containers are slots with this arg_index) or 'template' (folded away by the frontend)."""
+    containers are slots with this arg_index) or 'template' (folded away by the frontend). A vector, matrix or
+    struct parameter is a 'template' whose `components` are the indices of the scalar args (after the
+    parameters' own) holding its values in order: its `dtype` is then the element dtype or the struct type."""
     name: str
     kind: str
-    dtype: DataType | None = None
+    dtype: Any = None
     ndim: int | None = None
     element_shape: tuple[int, ...] = ()
     needs_grad: bool = False   # ndarray argument has a .grad (the reverse kernel accumulates into it)
+    components: tuple[int, ...] = ()
 
 
 # ---- values ---------------------------------------------------------------------------------------------------
@@ -284,7 +287,7 @@ class KernelIR:
     containers: list[ContainerSlot]
     body: Block
     loc: SourceLoc = UNKNOWN_LOC
-    returns: ContainerSlot | None = None   # 'temp' slot the kernel's return value is stored into
+    returns: tuple[ContainerSlot, ...] = ()   # 'temp' slots of the return value (one per value of a tuple)
 
 
 @dataclass(eq=False, slots=True)
@@ -308,7 +311,7 @@ class OffloadedKernel:
     containers: list[ContainerSlot]
     tasks: list[Task]
     loc: SourceLoc = UNKNOWN_LOC
-    returns: ContainerSlot | None = None
+    returns: tuple[ContainerSlot, ...] = ()
 
 
 STMT_CLASSES: tuple[type[Stmt], ...] = (

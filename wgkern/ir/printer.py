@@ -151,8 +151,8 @@ def _header(kernel: ir.KernelIR | ir.OffloadedKernel, kind: str) -> list[str]:
                      for a in kernel.args)
     lines = [f"{kind} {kernel.name}({args})"]
     lines += [_container_line(i, slot) for i, slot in enumerate(kernel.containers)]
-    if kernel.returns is not None:
-        lines.append(f"  returns {kernel.returns.name}")
+    if kernel.returns:
+        lines.append("  returns " + ", ".join(slot.name for slot in kernel.returns))
     return lines
 
 

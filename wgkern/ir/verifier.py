@@ -253,7 +253,7 @@ def verify(kernel: ir.KernelIR | ir.OffloadedKernel, check_types: bool = True, s
     frontend's output before typecheck has repaired dtypes); `stage` names the pass that produced the IR."""
     where = f"verify {kernel.name}" + (f" after {stage}" if stage else "")
     ctx = _Context(kernel, check_types, where, containers={id(slot) for slot in kernel.containers})
-    if kernel.returns is not None and id(kernel.returns) not in ctx.containers:
+    if any(id(slot) not in ctx.containers for slot in kernel.returns):
         raise InternalCompilerError(f"{where}: the returns slot is not among the containers", kernel.loc)
     if isinstance(kernel, ir.OffloadedKernel):
         for task in kernel.tasks:

@@ -17,18 +17,21 @@ from wgkern.lang.fields import Container, Field, Ndarray
 from wgkern.lang.types import (DataType, NdarrayType, Template, VectorType, from_numpy_dtype, to_dtype,
                                value_fits)
 
-SCALAR, NDARRAY, TEMPLATE, VECTOR, INFER = "scalar", "ndarray", "template", "vector", "infer"
+SCALAR, NDARRAY, TEMPLATE, VECTOR, STRUCT, INFER = "scalar", "ndarray", "template", "vector", "struct", "infer"
 
 
 @dataclass(frozen=True, slots=True)
 class ParamRule:
     """What one kernel parameter accepts, from its annotation. kind: scalar / ndarray / template /
-    vector (a vector or matrix value, passed as a compile-time constant) / infer (no annotation)."""
+    vector (a vector or matrix value) / struct (a struct value) / infer (no annotation). Vector and struct
+    values are passed at run time as scalar arguments, one per component (`leaves`)."""
     name: str
     kind: str
     dtype: DataType | None = None
     element_type: VectorType | None = None
     ndim: int | None = None
+    struct_type: Any = None
+    leaves: tuple[tuple[str, DataType], ...] = ()
 
 
 @dataclass(slots=True)
@@ -45,12 +48,24 @@ class Specialisation:
 
     @property
     def arg_specs(self) -> list[ArgSpec]:
+        """One ArgSpec per parameter, then one scalar ArgSpec per component of each vector/struct parameter
+        (in parameter order, as `values` holds them)."""
         if self._arg_specs is None:
-            self._arg_specs = [_arg_spec(rule, kind, part) for rule, (kind, part) in zip(self.rules, self.parts)]
+            specs = [_arg_spec(rule, kind, part) for rule, (kind, part) in zip(self.rules, self.parts)]
+            components: list[ArgSpec] = []
+            for index, rule in enumerate(self.rules):
+                if self.parts[index][0] in (VECTOR, STRUCT):
+                    first = len(specs) + len(components)
+                    specs[index].components = tuple(range(first, first + len(rule.leaves)))
+                    components.extend(ArgSpec(name=f"{rule.name}{path}", kind=SCALAR, dtype=dtype)
+                                      for path, dtype in rule.leaves)
+            self._arg_specs = specs + components
         return self._arg_specs
 
 
 def _arg_spec(rule: ParamRule, kind: str, part: Any) -> ArgSpec:
+    if kind == STRUCT:
+        return ArgSpec(name=rule.name, kind=TEMPLATE, dtype=rule.struct_type)
     if kind == SCALAR:
         return ArgSpec(name=rule.name, kind=SCALAR, dtype=part)
     if kind == NDARRAY:
@@ -95,13 +110,58 @@ def _rule_of(kernel: Any, param: inspect.Parameter) -> ParamRule:
         dtype = element.dtype if element is not None else annotation.dtype
         return ParamRule(name, NDARRAY, dtype, element, annotation.ndim)
     if isinstance(annotation, VectorType):
-        return ParamRule(name, VECTOR, annotation.dtype, annotation)
+        leaves = tuple((f"[{k}]", annotation.dtype) for k in range(annotation.size))
+        return ParamRule(name, VECTOR, annotation.dtype, annotation, leaves=leaves)
+    from wgkern.lang.structs import StructType
+    if isinstance(annotation, StructType):
+        return ParamRule(name, STRUCT, struct_type=annotation, leaves=tuple(_struct_leaves(annotation, "")))
     try:
         return ParamRule(name, SCALAR, to_dtype(annotation))
     except TypeError:
         raise ArgumentError(f"kernel '{kernel.name}': parameter '{name}' has an unsupported annotation "
                             f"{annotation!r}; use a dtype (wk.f32, int, float), wk.types.ndarray(), "
                             "wk.template() or wk.types.vector/matrix") from None
+
+
+def _struct_leaves(stype: Any, prefix: str) -> list[tuple[str, DataType]]:
+    """(path, dtype) of every scalar component of a struct type, members in order, vectors element by element."""
+    from wgkern.lang.structs import StructType
+    out: list[tuple[str, DataType]] = []
+    for member, spec in stype.members.items():
+        path = f"{prefix}.{member}"
+        if isinstance(spec, StructType):
+            out.extend(_struct_leaves(spec, path))
+        elif isinstance(spec, VectorType):
+            out.extend((f"{path}[{k}]", spec.dtype) for k in range(spec.size))
+        else:
+            out.append((path, to_dtype(spec)))
+    return out
+
+
+def _struct_values(kernel: Any, rule: ParamRule, value: Any) -> list[Any]:
+    """The scalar components of a struct argument (a struct value made in Python scope, or a dict)."""
+    from wgkern.lang.structs import HostStruct
+    if isinstance(value, dict):
+        try:
+            value = rule.struct_type(**value)
+        except Exception as exc:  # noqa: BLE001 - WkError naming the member
+            raise ArgumentError(f"{_where(kernel, rule)}: {exc}") from None
+    if not isinstance(value, HostStruct) or list(value.struct_type.members) != list(rule.struct_type.members):
+        raise ArgumentError(f"{_where(kernel, rule)} expects a {rule.struct_type!r} value (made by calling the "
+                            f"struct type), got {type(value).__name__}")
+    out: list[Any] = []
+
+    def flatten(item: Any) -> None:
+        for member in item.members.values():
+            if isinstance(member, HostStruct):
+                flatten(member)
+            elif isinstance(member, np.ndarray):
+                out.extend(member.reshape(-1).tolist())
+            else:
+                out.append(member)
+    flatten(value)
+    return [_scalar_value(kernel, ParamRule(f"{rule.name}{path}", SCALAR, dtype), dtype, v)
+            for v, (path, dtype) in zip(out, rule.leaves)]
 
 
 def param_rules(kernel: Any) -> list[ParamRule]:
@@ -259,6 +319,7 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
     values = _bind(kernel, rules, args, kwargs) if kwargs or len(args) != len(rules) else list(args)
     parts: list[tuple[str, Any]] = []
     templates: dict[int, Any] = {}
+    components: list[Any] = []
     for index, rule in enumerate(rules):
         value = values[index]
         kind = rule.kind
@@ -273,10 +334,11 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
         elif kind == NDARRAY:
             parts.append((NDARRAY, _ndarray_part(kernel, rule, value, program)))
         elif kind == VECTOR:
-            data = _vector_value(kernel, rule, value)
-            assert rule.element_type is not None
-            templates[index] = rule.element_type(*data.reshape(-1).tolist())
-            parts.append((VECTOR, (data.dtype.str, data.tobytes())))
+            components.extend(_vector_value(kernel, rule, value).reshape(-1).tolist())
+            parts.append((VECTOR, rule.element_type))
+        elif kind == STRUCT:
+            components.extend(_struct_values(kernel, rule, value))
+            parts.append((STRUCT, rule.struct_type))
         else:
             if isinstance(value, Container):
                 if value.program is not program or not program.alive:
@@ -287,6 +349,8 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
                 part = template_key(value)
             templates[index] = value
             parts.append((TEMPLATE, part))
+    if components:
+        values.extend(components)
     return Specialisation(tuple(parts), parts, templates, values, rules)
 
 

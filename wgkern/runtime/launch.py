@@ -52,7 +52,8 @@ class CompiledEntry:
     written_args: list[tuple[int, bool]]           # (argument index, is_grad)
     numpy_args: list[int]        # argument indices that are numpy arrays for this variant
     temps: list[Any] = field(default_factory=list)
-    returns: ReturnSlot | None = None
+    returns: list[ReturnSlot] = field(default_factory=list)    # one per returned value
+    returns_tuple: bool = False                                # annotated to return a tuple
     no_scalars: list[None] = field(default_factory=list)     # LaunchArgs.scalars when there are none
     bound_sources: list[Any] = field(default_factory=list)    # forward: containers deciding trip counts
     launch_extra: dict[str, Any] | None = None                # LaunchArgs.extra (reverse: adstack capacities)
@@ -115,7 +116,8 @@ def _binding_plan(program: Program, kernel: Any, spec: Specialisation, kernel_ir
     written_fields: list[Container] = []
     written_args: list[tuple[int, bool]] = []
     temps: list[Any] = []
-    returns: ReturnSlot | None = None
+    found: dict[int, ReturnSlot] = {}
+    element_shapes = _return_element_shapes(kernel, len(offloaded.returns))
     for index, slot in enumerate(offloaded.containers):
         if slot.kind == "field":
             host = slot.host
@@ -143,22 +145,39 @@ def _binding_plan(program: Program, kernel: Any, spec: Specialisation, kernel_ir
             temps.append(buffer)
             buffers.append(buffer)
             shapes.append(shape)
-            if slot is offloaded.returns:
-                returns = ReturnSlot(index, slot.dtype, math.prod(shape), _return_element_shape(kernel))
+            for k, returned in enumerate(offloaded.returns):
+                if slot is returned:
+                    found[k] = ReturnSlot(index, slot.dtype, math.prod(shape), element_shapes[k])
         else:
             raise WkError(f"kernel '{kernel.name}': unknown container slot kind {slot.kind!r}")
     scalar_args = [i for i, s in enumerate(spec.arg_specs) if s.kind == SCALAR]
     numpy_args = [i for i, v in enumerate(spec.values) if isinstance(v, np.ndarray)
                   and spec.arg_specs[i].kind == NDARRAY]
+    returns = [found[k] for k in range(len(offloaded.returns))]
     return CompiledEntry(kernel_ir, offloaded, compiled, spec.arg_specs, buffers, shapes, argument_slots,
                          scalar_args, written_fields, written_args, numpy_args, temps, returns,
-                         [None] * len(spec.arg_specs))
+                         len(offloaded.returns) > 1 or _returns_tuple(kernel), [None] * len(spec.arg_specs))
 
 
-def _return_element_shape(kernel: Any) -> tuple[int, ...] | None:
+def _return_annotation(kernel: Any) -> Any:
+    from wgkern.runtime.arguments import _resolve_annotation
+    return _resolve_annotation(kernel, kernel.signature.return_annotation)
+
+
+def _returns_tuple(kernel: Any) -> bool:
+    from wgkern.frontend.statements import return_annotation_parts
+    return return_annotation_parts(_return_annotation(kernel)) is not None
+
+
+def _return_element_shapes(kernel: Any, count: int) -> list[tuple[int, ...] | None]:
+    """Per returned value: its vector/matrix shape, or None for a scalar."""
+    from wgkern.frontend.statements import return_annotation_parts
     from wgkern.lang.types import VectorType
-    annotation = kernel.signature.return_annotation
-    return annotation.element_shape if isinstance(annotation, VectorType) else None
+    if not count:
+        return []
+    annotation = _return_annotation(kernel)
+    parts = return_annotation_parts(annotation) or [annotation]
+    return [part.element_shape if isinstance(part, VectorType) else None for part in parts]
 
 
 def get_entry(program: Program, kernel: Any, spec: Specialisation, reverse: bool,
@@ -271,15 +290,18 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
     for index, user_array, device_copy in staged:
         if (index, False) in entry.written_args:
             np.copyto(user_array, device_copy.to_numpy())
-    if entry.returns is not None:
+    if entry.returns:
         return _read_return(program, entry)
     return None
 
 
 def _read_return(program: Program, entry: CompiledEntry) -> Any:
-    returns = entry.returns
-    assert returns is not None
     program.sync()
+    values = [_read_value(program, entry, returns) for returns in entry.returns]
+    return tuple(values) if entry.returns_tuple else values[0]
+
+
+def _read_value(program: Program, entry: CompiledEntry, returns: ReturnSlot) -> Any:
     storage = np.dtype(program.backend.storage_dtype(returns.dtype))
     raw = program.backend.download(entry.static_buffers[returns.index], returns.count * storage.itemsize, 0)
     data = np.frombuffer(raw, dtype=storage, count=returns.count)
