@@ -198,8 +198,8 @@ def test_sin_and_cos_next_to_multiples_of_half_pi(arch):
 
 
 def test_print_in_kernels(arch, capsys):
-    """print() with text, scalars of several dtypes, vectors, sep= and end=, shown by the next sync; `.grad`
-    replays do not print again."""
+    """print() with text, scalars of several dtypes (formatted as Taichi's kernels print them: f32 "%f", f64
+    "%.12f", u1 as 1/0), vectors, sep= and end=, shown by the next sync; `.grad` replays do not print again."""
     x = wk.field(wk.f32, shape=4, needs_grad=True)
     y = wk.field(wk.f32, shape=4, needs_grad=True)
 
@@ -214,7 +214,8 @@ def test_print_in_kernels(arch, capsys):
     x.fill(1.25)
     k(7)
     wk.sync()
-    assert capsys.readouterr().out == "n = 7 y: 2.5 [0.5, 1.0]!\n[[1, 2], [3, 4]] True -5 2.5 7\n"
+    assert capsys.readouterr().out == ("n = 7 y: 2.500000 [0.500000, 1.000000]!\n"
+                                       "[[1, 2], [3, 4]] 1 -5 2.500000000000 7\n")
     y.grad.fill(1.0)
     k.grad(7)
     wk.sync()
@@ -238,7 +239,7 @@ def test_print_f_strings_with_format_specs(arch, capsys):
     v.fill(1.75)
     k(42)
     wk.sync()
-    assert capsys.readouterr().out == "i=  1 x=1.750 n=42 then [1.8, 1.8]|True|  7\n"
+    assert capsys.readouterr().out == "i=  1 x=1.750 n=42 then [1.8, 1.8]|1|  7\n"
 
 
 def test_print_f_string_errors_name_the_spec(arch):

@@ -396,6 +396,6 @@ def test_print_builds_one_statement_with_text_pieces(capsys):
 
     kir = build(k)
     (stmt,) = of_type(kir, ir.Print)
-    assert stmt.pieces == ("v|[", ", ", ", ", "]|2.5\n") and len(stmt.values) == 3
+    assert stmt.pieces == ("v|[", ", ", ", ", "]|2.500000\n") and len(stmt.values) == 3
     run(kir)
-    assert capsys.readouterr().out == "v|[1.0, 2.0, 3.0]|2.5\n"
+    assert capsys.readouterr().out == "v|[1.000000, 2.000000, 3.000000]|2.500000\n"

@@ -274,7 +274,11 @@ class CallMixin:
 
         def item(arg: Any, spec: str = "") -> None:
             if isinstance(arg, str) or (not is_runtime(arg) and not isinstance(arg, (GlobalRef, VectorValue))):
-                text(format(arg, spec) if spec else str(arg))
+                if isinstance(arg, (float, np.floating)) and not spec:
+                    from wgkern.runtime.printing import format_value     # a float literal prints as a float value
+                    text(format_value(arg, T.DEFAULT_FLOAT))
+                else:
+                    text(format(arg, spec) if spec else str(arg))
                 return
             arg = self.as_value(arg)
             if isinstance(arg, VectorValue):

@@ -1,5 +1,6 @@
 """Text of a kernel's `print(...)`: the one formatting every backend uses (ir.Print: literal pieces around the
-printed values). A value prints as numpy prints a scalar of its dtype (shortest round-trip form)."""
+printed values). Values print as Taichi's kernels print them (C printf): f32/f16 with "%f" (1.500000), f64 with
+"%.12f", integers in decimal, u1 as 1/0; a format spec (`{x:.3f}`) is applied as Python applies it."""
 from __future__ import annotations
 
 import sys
@@ -14,8 +15,10 @@ def format_value(value: Any, dtype: Any, spec: str = "") -> str:
         scalar = dtype.np_dtype.type(value)
         return format(bool(scalar) if dtype.is_bool else scalar.item(), spec)
     if dtype.is_bool:
-        return "True" if value else "False"
-    return str(dtype.np_dtype.type(value))
+        return "1" if value else "0"
+    if dtype.is_float:
+        return f"{float(dtype.np_dtype.type(value)):.{12 if dtype.bits == 64 else 6}f}"
+    return str(int(value))
 
 
 def format_print(pieces: Sequence[str], values: Sequence[Any], dtypes: Sequence[Any],
