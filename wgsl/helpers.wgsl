@@ -34,14 +34,16 @@ fn wk_div_$T(a: $T, b: $T) -> $T {
   return fma(r, $O / b, q);
 }
 
-//! round_even
-// Round half to even. WGSL's round() is specified so, but lavapipe's f64 one is not (3.5 -> 3, 54321987.6
-// unchanged), so f64 rounds here: floor is exact on every device seen.
+//! round_away
+// Round half away from zero (Taichi's round, C's round()); WGSL's round() is half to even, and lavapipe's f64
+// one is not even that (3.5 -> 3, 54321987.6 unchanged). floor is exact on every device seen; |x| - floor(|x|)
+// is exact. The sign comes back by negation (-0.25 -> -0.0; a multiply by 0 would be folded); NaN and
+// infinities fall through unchanged.
 fn wk_round_$T(x: $T) -> $T {
-  let f = floor(x);
-  let d = x - f;                      // exact; NaN for infinities, which then fall through unchanged
-  let odd = f * $T(0.5) != floor(f * $T(0.5));
-  return f + select($Z, $O, d > $T(0.5) || (d == $T(0.5) && odd));
+  let a = abs(x);
+  let f = floor(a);
+  let r = f + select($Z, $O, a - f >= $T(0.5));
+  return select(select(r, -r, x < $Z), x, x == $Z);
 }
 
 //! div_float_native

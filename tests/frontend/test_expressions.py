@@ -400,7 +400,7 @@ def test_python_round_and_math_floor_give_ints():
 
     kir = build(k, 0)
     result = run(kir, scalars=[2.5])
-    assert result["out_i"][0] == 4 and result["out_f"][0] == 1.0
+    assert result["out_i"][0] == 6 and result["out_f"][0] == 1.0
 
 
 def test_global_swap_reads_before_writing():

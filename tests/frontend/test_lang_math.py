@@ -16,7 +16,7 @@ def test_math_functions_on_python_numbers():
     assert wk.clamp(5, 0, 3) == 3
     assert wk.min(3, 1, 2) == 1 and wk.max(3, 1, 2) == 3
     assert wk.sign(-2.0) == -1.0
-    assert wk.round(2.5) == 2.0        # half to even, like the IR's ROUND
+    assert wk.round(2.5) == 3.0 and wk.round(-0.5) == -1.0     # half away from zero, like the IR's ROUND
     assert wk.floor(2.7, wk.i32) == 2
     assert wk.atan2(1.0, 1.0) == pytest.approx(np.pi / 4)
     assert wk.select(True, 1, 2) == 1

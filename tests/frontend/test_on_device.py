@@ -132,11 +132,12 @@ def test_randn_is_standard_normal_and_replayed_by_grad(arch):
         wk.randn(wk.i32)
 
 
-def test_round_is_half_to_even_for_large_and_tied_values(arch):
-    """lavapipe's f64 round() keeps 54321987.6 and takes 3.5 to 3: the WGSL backend rounds f64 itself."""
+def test_round_is_half_away_from_zero_for_large_and_tied_values(arch):
+    """Taichi's round (C's round()): ties away from zero. WGSL's round() is half to even and lavapipe's f64 one
+    keeps 54321987.6: the WGSL backend rounds itself."""
     for dtype in (wk.f32, wk.f64):
-        x = wk.field(dtype, shape=10)
-        out = wk.field(dtype, shape=10)
+        x = wk.field(dtype, shape=13)
+        out = wk.field(dtype, shape=13)
 
         @wk.kernel
         def k():
@@ -144,10 +145,12 @@ def test_round_is_half_to_even_for_large_and_tied_values(arch):
                 out[i] = wk.round(x[i])
 
         values = np.array([2.5, 3.5, -2.5, -3.5, 54321987.6, 1e7 + 0.5, 2.0 ** 40 + 0.5, 8388607.5, 0.49999997,
-                           -0.0], dtype=dtype.np_dtype)
+                           -0.0, -0.25, 0.5, -0.5], dtype=dtype.np_dtype)
         x.from_numpy(values)
         k()
-        np.testing.assert_array_equal(out.to_numpy(), np.round(values), err_msg=str(dtype))
+        want = np.where(np.abs(values - np.trunc(values)) >= 0.5, np.trunc(values) + np.sign(values), np.trunc(values))
+        np.testing.assert_array_equal(out.to_numpy(), want, err_msg=str(dtype))
+        assert np.signbit(out.to_numpy()[[9, 10]]).all()          # -0.0 and -0.25 round to -0.0
 
 
 def test_sin_and_cos_stay_accurate_for_large_arguments(arch):

@@ -54,6 +54,11 @@ def test_tape_replays_in_reverse(arch):
     v = np.linspace(0, 1, 16)
     assert np.allclose(x.grad.to_numpy(), 8 * v, atol=1e-5)     # d/dx sum (2x)^2
     assert y.grad[None] == 1.0
+    loss = y[None]
+    with wk.ad.Tape(loss=y):             # the tape sets the loss to 0 on entry (as Taichi's): no doubling
+        double()
+        total()
+    assert y[None] == pytest.approx(loss) and np.allclose(x.grad.to_numpy(), 8 * v, atol=1e-5)
 
 
 def test_grad_replaced(arch):

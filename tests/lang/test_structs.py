@@ -267,3 +267,18 @@ def test_struct_and_vector_kernel_arguments_are_runtime_values(arch):
     assert wk.stats()["kernel_compiles"] == compiles
     with pytest.raises(wk.ArgumentError, match="parameter 'p' expects a .*got float"):
         apply(1.0, wk.math.vec3(0.5), np.eye(2))
+
+
+def test_annotated_struct_variables(arch):
+    out = wk.field(wk.f32, shape=2)
+
+    @wk.kernel
+    def run():
+        zero: PARTICLE
+        made: PARTICLE = PARTICLE(m=2.0)
+        made.pos.y = 3.0
+        out[0] = zero.m + zero.pos.sum()
+        out[1] = made.m * made.pos.y
+
+    run()
+    assert out.to_numpy().tolist() == [0.0, 6.0]

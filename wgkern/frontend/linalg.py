@@ -208,8 +208,9 @@ def _svd3(o: _Ops, a: VectorValue) -> tuple[VectorValue, VectorValue, VectorValu
 
 
 def sym_eig(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue]:
-    """`wk.sym_eig(A)` for a symmetric 2x2 or 3x3 A: (eigenvalues, decreasing; eigenvectors as the columns of
-    a rotation). Jacobi rotations (one for 2x2, unrolled sweeps for 3x3); only A's upper triangle is read."""
+    """`wk.sym_eig(A)` for a symmetric 2x2 or 3x3 A: (eigenvalues, increasing as Taichi's; eigenvectors as the
+    columns of a rotation). Jacobi rotations (one for 2x2, unrolled sweeps for 3x3); only A's upper triangle is
+    read."""
     a, o = _square_float(b, m, "wk.sym_eig()")
     d = a.n
     sym = [[a.at(min(i, j), max(i, j)) for j in range(d)] for i in range(d)]
@@ -218,6 +219,10 @@ def sym_eig(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue]:
     else:
         values, vectors = _jacobi_eigen2(o, sym, 1e-30)
     values, columns = _sort_decreasing(o, values, [[vectors[k][i] for k in range(d)] for i in range(d)])
+    # increasing: reversed, with the (new) last column negated so the columns still form a rotation (reversing
+    # 2 or 3 columns is one swap)
+    values, columns = values[::-1], columns[::-1]
+    columns[-1] = [o.neg(x) for x in columns[-1]]
     return (VectorValue(values, d), VectorValue([columns[c][r] for r in range(d) for c in range(d)], d, d))
 
 

@@ -260,8 +260,14 @@ class StatementMixin:
             if node.value is not None:
                 self.assign_target(node.target, self.visit(node.value))
             return
-        dtype = self.as_dtype(annotation)
         name = node.target.id
+        from wgkern.lang.structs import StructType
+        if isinstance(annotation, StructType):          # p: P = ... (or p: P, zero)
+            value = (self.zero_struct(annotation) if node.value is None
+                     else self.struct_of(self.visit(node.value), annotation, f"'{name}: {annotation!r}'"))
+            self.assign_name(name, value)
+            return
+        dtype = self.as_dtype(annotation)
         if node.value is None:
             if self.frame.scope.lookup(name) is None:
                 zero = self.b.const(0, dtype)

@@ -16,6 +16,12 @@ from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
 from wgkern.lang import types as T
 
 
+def round_half_away(x: Any) -> Any:
+    """Round half away from zero (UnaryOpKind.ROUND), keeping the sign of a zero result."""
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)[()]
+
+
 class NotFoldable(Exception):
     """The value cannot be computed here (reads memory, an argument that is not given, or an op not
     computed bit-exactly on the host)."""
@@ -130,7 +136,7 @@ _FLOAT_UNARY_EXACT: dict[UnaryOpKind, Callable[[Any], Any]] = {
     UnaryOpKind.SQRT: np.sqrt,
     UnaryOpKind.FLOOR: np.floor,
     UnaryOpKind.CEIL: np.ceil,
-    UnaryOpKind.ROUND: np.round,      # half to even
+    UnaryOpKind.ROUND: lambda x: round_half_away(x),
 }
 
 _FLOAT_UNARY_APPROX: dict[UnaryOpKind, Callable[[Any], Any]] = {

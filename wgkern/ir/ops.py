@@ -29,7 +29,7 @@ class UnaryOpKind(enum.Enum):
     TANH = "tanh"
     FLOOR = "floor"          # float -> same float
     CEIL = "ceil"
-    ROUND = "round"          # half to even, as numpy.round / WGSL round
+    ROUND = "round"          # half away from zero, as Taichi's round and C's round()
 
 
 class BinaryOpKind(enum.Enum):

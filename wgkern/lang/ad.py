@@ -35,7 +35,8 @@ class ReplacedCall:
 
 
 class Tape:
-    """`with wk.ad.Tape(loss=y): ...` records kernel launches; on exit it clears the adjoints (when
+    """`with wk.ad.Tape(loss=y): ...` records kernel launches; on entry it sets `loss` to 0 (as Taichi's Tape
+    does, so kernels accumulating into it start afresh); on exit it clears the adjoints (when
     `clear_gradients`), seeds `loss.grad = 1` and replays the `.grad` kernels in reverse order."""
 
     def __init__(self, loss: Any = None, clear_gradients: bool = True, validation: bool = False):
@@ -55,6 +56,8 @@ class Tape:
             raise WkError("wk.ad.Tape blocks cannot be nested")
         self.program = program
         self.entries = []
+        if self.loss is not None:
+            self.loss.fill(0)
         program.tape = self.entries
         return self
 

@@ -95,7 +95,9 @@ def ceil(x: Any, dtype: Any = None) -> Any:
 
 
 def round(x: Any, dtype: Any = None) -> Any:  # noqa: A001 - kernel-language name
-    out = np.round(x)
+    """Half away from zero, as in kernels (Taichi's round)."""
+    from wgkern.ir.host_eval import round_half_away
+    out = round_half_away(np.asarray(x))
     return cast(out, dtype) if dtype is not None else out
 
 

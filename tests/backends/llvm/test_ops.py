@@ -8,6 +8,7 @@ import pytest
 from ._kernels import elementwise, run
 
 from wgkern.backends.llvm import ops as llvm_ops
+from wgkern.ir.host_eval import round_half_away
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import (BOOL_ONLY_UNARY, FLOAT_ONLY_BINARY, FLOAT_ONLY_UNARY, INT_ONLY_ATOMIC, INT_ONLY_BINARY,
                            INT_ONLY_UNARY, AtomicOpKind, BinaryOpKind, UnaryOpKind)
@@ -91,7 +92,7 @@ FLOAT_UNARY_REF = {
     U.NEG: np.negative, U.ABS: np.abs, U.SIGN: np.sign, U.SQRT: np.sqrt, U.RSQRT: lambda x: 1 / np.sqrt(x),
     U.EXP: np.exp, U.LOG: np.log, U.LOG2: np.log2, U.SIN: np.sin, U.COS: np.cos, U.TAN: np.tan,
     U.ASIN: np.arcsin, U.ACOS: np.arccos, U.ATAN: np.arctan, U.SINH: np.sinh, U.COSH: np.cosh, U.TANH: np.tanh,
-    U.FLOOR: np.floor, U.CEIL: np.ceil, U.ROUND: np.round,
+    U.FLOOR: np.floor, U.CEIL: np.ceil, U.ROUND: round_half_away,
 }
 EXACT_UNARY = {U.NEG, U.ABS, U.SIGN, U.FLOOR, U.CEIL, U.ROUND, U.SQRT}
 

@@ -83,7 +83,7 @@ FLOAT_UNARY: dict[UnaryOpKind, OpSpelling] = {
     U.SIN: Math("sin"), U.COS: Math("cos"), U.TAN: Math("tan"),
     U.ASIN: Math("asin"), U.ACOS: Math("acos"), U.ATAN: Math("atan"),
     U.SINH: Math("sinh"), U.COSH: Math("cosh"), U.TANH: Math("tanh"),
-    U.FLOOR: Intrinsic("llvm.floor"), U.CEIL: Intrinsic("llvm.ceil"), U.ROUND: Intrinsic("llvm.roundeven"),
+    U.FLOOR: Intrinsic("llvm.floor"), U.CEIL: Intrinsic("llvm.ceil"), U.ROUND: Intrinsic("llvm.round"),
 }
 SIGNED_UNARY: dict[UnaryOpKind, OpSpelling] = {
     U.NEG: Lowering("neg_int"), U.BIT_NOT: Lowering("bit_not"), U.ABS: Lowering("abs_signed"),

@@ -79,8 +79,7 @@ WGSL_UNARY: dict[UnaryOpKind, dict[str, Spelling]] = {
     UnaryOpKind.TANH: _float_fn("tanh"),
     UnaryOpKind.FLOOR: {"f": _s("floor({a})")},
     UnaryOpKind.CEIL: {"f": _s("ceil({a})")},
-    UnaryOpKind.ROUND: {"f": _s("round({a})"),       # WGSL round() is half-to-even
-                        "f64": _s("wk_round_{T}({a})", "round_even")},   # (lavapipe's f64 one is not)
+    UnaryOpKind.ROUND: {"f": _s("wk_round_{T}({a})", "round_away")},    # WGSL round() is half to even
 }
 
 _BOOL_AS_U32 = "select(0u, 1u, {})"
