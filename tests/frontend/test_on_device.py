@@ -359,3 +359,21 @@ def test_taichi_features_that_are_not_available_say_what_to_use():
     with pytest.raises(AttributeError, match="GGUI.*wk.GUI draws off-screen"):
         wk.ui
     assert not hasattr(wk, "Mesh")
+
+
+def test_64_bit_shifts_by_constants_and_values(arch):
+    a = wk.field(wk.i64, shape=4)
+    u = wk.field(wk.u64, shape=4)
+    s = wk.field(wk.i64, shape=4)
+
+    @wk.kernel
+    def k():
+        for i in a:
+            a[i] = ((wk.cast(i, wk.i64) + (1 << 20)) << 12) + (wk.cast(i, wk.i64) << s[i])
+            u[i] = (wk.cast(-1, wk.u64) >> 1) >> s[i]
+
+    s.from_numpy(np.arange(4))
+    k()
+    i = np.arange(4, dtype=np.int64)
+    assert a.to_numpy().tolist() == (((i + (1 << 20)) << 12) + (i << i)).tolist()
+    assert u.to_numpy().tolist() == [(2 ** 63 - 1) >> int(k) for k in range(4)]

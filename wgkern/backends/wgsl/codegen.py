@@ -417,6 +417,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         if stmt.op in _VIA_F64 and dtype in (T.f16, T.f32) and "shader-f64" in self.features:
             spelling = _VIA_F64[stmt.op]   # f32 exp(b log a) loses |b log a| ulps; f64 keeps it under one
         rhs = self.value(stmt.rhs)
+        if stmt.op in (BinaryOpKind.SHL, BinaryOpKind.SHR) and isinstance(stmt.rhs, ir.Const) \
+                and stmt.rhs.dtype.bits == 64:
+            rhs = f"{int(stmt.rhs.value) & 63}u"    # naga cannot cast a 64-bit literal to u32 (the spelling's u32())
         if stmt.rhs.dtype != dtype and stmt.op.value not in ("shl", "shr"):
             raise InternalCompilerError(f"binary {stmt.op.value} on {dtype.name} and {stmt.rhs.dtype.name}",
                                         stmt.loc)
