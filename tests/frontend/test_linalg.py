@@ -133,3 +133,81 @@ def test_matrix_rows_and_cols_from_vectors(arch):
 
     with pytest.raises(wk.CompileError, match="different lengths \\(2, 3\\)"):
         ragged()
+
+
+def _linalg_losses(dtype):
+    d3, d2 = wk.Matrix.field(3, 3, dtype, shape=1, needs_grad=True), wk.Matrix.field(2, 2, dtype, shape=1,
+                                                                                        needs_grad=True)
+    loss = wk.field(dtype, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def svd3():
+        for i in d3:
+            u, s, v = wk.svd(d3[i])
+            loss[None] += s[0, 0] + 2 * s[2, 2] + u[0, 0] + 0.5 * v[1, 2]
+
+    @wk.kernel
+    def svd2():
+        for i in d2:
+            u, s, v = wk.svd(d2[i])
+            loss[None] += u[0, 1] + s[1, 1] + v[1, 0]
+
+    @wk.kernel
+    def eig3():
+        for i in d3:
+            e, v = wk.sym_eig(d3[i] + d3[i].transpose())
+            loss[None] += e[0] + 3 * e[2] + v[0, 0] * v[0, 0]
+
+    @wk.kernel
+    def polar2():
+        for i in d2:
+            r, s = wk.polar_decompose(d2[i])
+            loss[None] += r[0, 1] + s[1, 1]
+
+    return loss, [(svd3, d3), (svd2, d2), (eig3, d3), (polar2, d2)]
+
+
+def test_decomposition_gradients_match_finite_differences(arch):
+    """Reverse mode through svd / sym_eig / polar_decompose (unrolled Jacobi rotations) equals central
+    differences in f64."""
+    loss, cases = _linalg_losses(wk.f64)
+    inputs = {3: np.array([[2.0, 0.5, 0.0], [0.1, 1.5, 0.2], [0.0, 0.3, 1.0]]), 2: np.array([[2.0, 0.5], [0.1, 1.5]])}
+    for kernel, field in cases:
+        a = inputs[field.n][None]
+        field.from_numpy(a)
+        with wk.ad.Tape(loss=loss):
+            kernel()
+        grad = field.grad.to_numpy().ravel()
+        numeric = []
+        for j in range(a.size):
+            step = np.zeros(a.size)
+            step[j] = 1e-6
+            values = []
+            for sign in (1, -1):
+                field.from_numpy(a + sign * step.reshape(a.shape))
+                loss[None] = 0.0
+                kernel()
+                values.append(loss[None])
+            numeric.append((values[0] - values[1]) / 2e-6)
+        np.testing.assert_allclose(grad, numeric, atol=1e-7, err_msg=kernel.name)
+
+
+def test_decomposition_gradients_are_finite_in_f32(arch):
+    """Converged and skipped Jacobi rotations, and zero singular values, contribute 0 to gradients (never
+    0 * inf = NaN), also for diagonal, identity, singular and zero matrices."""
+    m = wk.Matrix.field(3, 3, wk.f32, shape=64, needs_grad=True)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def k():
+        for i in m:
+            u, s, v = wk.svd(m[i])
+            e, w = wk.sym_eig(m[i] + m[i].transpose())
+            loss[None] += s[0, 0] + u[0, 0] + v[2, 1] + s[2, 2] + e[1] + w[1, 2]
+
+    a = np.random.default_rng(1).normal(size=(64, 3, 3)).astype(np.float32)
+    a[0], a[1], a[2], a[3] = np.diag([1.0, 2.0, 3.0]), np.eye(3), 0.0, [[1, 2, 3], [2, 4, 6], [0, 1, 0]]
+    m.from_numpy(a)
+    with wk.ad.Tape(loss=loss):
+        k()
+    assert np.isfinite(m.grad.to_numpy()).all()

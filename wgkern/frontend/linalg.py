@@ -159,10 +159,15 @@ def _jacobi_eigen(o: _Ops, s: list[list[ir.Stmt]]) -> tuple[list[ir.Stmt], list[
         for p, q in ((0, 1), (0, 2), (1, 2)):
             spq = s[p][q]
             skip = o.less(o.abs(spq), o.c(1e-30))
-            # t = tan(theta) = sign(tau) / (|tau| + sqrt(1 + tau^2)), tau = (s_qq - s_pp) / (2 s_pq)
-            tau = o.div(o.sub(s[q][q], s[p][p]), o.mul(o.c(2.0), o.pick(skip, one, spq)))
-            magnitude = o.div(one, o.add(o.abs(tau), o.sqrt(o.add(one, o.mul(tau, tau)))))
-            t = o.pick(skip, zero, o.pick(o.less(tau, zero), o.neg(magnitude), magnitude))
+            # t = tan(theta), the smaller root of t^2 + 2 tau t - 1 = 0, tau = (s_qq - s_pp) / (2 s_pq), written
+            # without dividing by s_pq: t = 2 s_pq sign(gap) / (|gap| + sqrt(gap^2 + 4 s_pq^2)). Converged pairs
+            # (tiny s_pq, huge tau) then keep finite derivatives, and a skipped pair takes the root of 1 rather
+            # than of a possible 0, so gradients through the unused branch add 0, never 0 * inf = NaN.
+            gap = o.sub(s[q][q], s[p][p])
+            radicand = o.pick(skip, one, o.add(o.mul(gap, gap), o.mul(o.c(4.0), o.mul(spq, spq))))
+            denominator = o.add(o.abs(gap), o.sqrt(radicand))
+            signed = o.pick(o.less(gap, zero), o.neg(spq), spq)
+            t = o.pick(skip, zero, o.div(o.mul(o.c(2.0), signed), denominator))
             c = o.div(one, o.sqrt(o.add(one, o.mul(t, t))))
             sn = o.mul(t, c)
             # s <- J^T s J with J the rotation in the (p, q) plane; v <- v J
@@ -190,7 +195,11 @@ def _svd3(o: _Ops, a: VectorValue) -> tuple[VectorValue, VectorValue, VectorValu
            for i in range(3)]
     eigen, v = _jacobi_eigen(o, ata)
     eigen, columns = _sort_decreasing(o, eigen, [[v[k][i] for k in range(3)] for i in range(3)])
-    sigma = [o.sqrt(o.pick(o.less(e, o.c(0.0)), o.c(0.0), e)) for e in eigen]
+    # sqrt(max(e, 0)), with the gradient 0 (not inf, then NaN) where e <= 0: a singular A's zero singular value
+    sigma = []
+    for e in eigen:
+        empty = o.less(e, o.c(1e-300 if o.dtype == T.f64 else 1e-37))
+        sigma.append(o.pick(empty, o.c(0.0), o.sqrt(o.pick(empty, o.c(1.0), e))))
     av = [[o.dot([a.at(r, k) for k in range(3)], col) for r in range(3)] for col in columns]
     zero, one = o.c(0.0), o.c(1.0)
     u0 = o.normalized(av[0], [one, zero, zero])
@@ -233,9 +242,11 @@ def _jacobi_eigen2(o: _Ops, s: list[list[ir.Stmt]], tolerance: float
     |s01| < tolerance)."""
     s00, s01, s11 = s[0][0], s[0][1], s[1][1]
     half_gap = o.mul(o.c(0.5), o.sub(s00, s11))
-    root = o.sqrt(o.add(o.mul(half_gap, half_gap), o.mul(s01, s01)))
+    skip = o.less(o.abs(s01), o.c(tolerance))
+    # skipped: the root of 1, not of a possible 0, so the unused branch's derivatives stay finite (no NaN)
+    root = o.sqrt(o.pick(skip, o.c(1.0), o.add(o.mul(half_gap, half_gap), o.mul(s01, s01))))
     denominator = o.pick(o.less(o.c(0.0), half_gap), o.add(half_gap, root), o.sub(half_gap, root))
-    t = o.pick(o.less(o.abs(s01), o.c(tolerance)), o.c(0.0), o.div(s01, denominator))
+    t = o.pick(skip, o.c(0.0), o.div(s01, denominator))
     cos = o.div(o.c(1.0), o.sqrt(o.add(o.mul(t, t), o.c(1.0))))
     sin = o.neg(o.mul(t, cos))
     cc, ss, cs2 = o.mul(cos, cos), o.mul(sin, sin), o.mul(o.c(2.0), o.mul(cos, sin))
