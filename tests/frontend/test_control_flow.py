@@ -294,7 +294,7 @@ def test_kernel_returns_a_tuple_of_values(arch):
 
     assert pair(3.5) == (7.0, 3)
     value, vector, flag = triple(3.5)
-    assert value == 3.5 and vector.tolist() == [3.5, 1.0] and flag is True
+    assert value == 3.5 and vector.tolist() == [3.5, 1.0] and vector.x == 3.5 and flag == 1 and type(flag) is int
     with pytest.raises(wk.CompileError, match="annotated to return 2 values but returns a f32 value"):
         wrong(1.0)
 

@@ -106,3 +106,127 @@ def test_matrix_and_complex_helpers(arch):
 
     k()
     np.testing.assert_allclose(out.to_numpy(), [5.0, 1.0, 0.0, 0.0, 1.0, 5.0, 5.0, 1.0, 2.0, -2.0], atol=1e-6)
+
+
+def _rx(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def _ry(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+
+
+def _rz(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+
+
+def _homogeneous(r):
+    out = np.eye(4)
+    out[:3, :3] = r
+    return out
+
+
+def test_transform_complex_and_bit_helpers(arch):
+    mats = wk.Matrix.field(4, 4, wk.f32, shape=5)
+    cplx = wk.Vector.field(2, wk.f32, shape=6)
+    bits = wk.field(wk.i32, shape=5)
+    solved = wk.Vector.field(3, wk.f32, shape=1)
+
+    @wk.kernel
+    def k():
+        mats[0] = wk.math.translate(1.0, 2.0, 3.0)
+        mats[1] = wk.math.scale(2.0, 3.0, 4.0)
+        mats[2] = wk.math.rot_by_axis(wk.math.vec3(1.0, 2.0, -0.5), 0.8)
+        mats[3] = wk.math.rot_yaw_pitch_roll(0.3, -0.7, 1.1)
+        mats[4] = wk.math.rotation3d(0.52, -0.785, 1.046)
+        z = wk.math.vec2(0.3, -1.2)
+        cplx[0] = wk.math.cexp(z)
+        cplx[1] = wk.math.clog(z)
+        cplx[2] = wk.math.cpow(z, 2.5)
+        cplx[3] = wk.math.csqrt(z)
+        cplx[4] = wk.math.cinv(z)
+        cplx[5] = wk.math.vdir(0.4)
+        bits[0] = wk.math.popcnt(0x00F0F0F1)
+        bits[1] = wk.math.popcnt(-1)
+        bits[2] = wk.math.clz(1)
+        bits[3] = wk.math.clz(0)
+        bits[4] = wk.math.clz(12345)
+        a = wk.Matrix([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]])
+        solved[0] = wk.solve(a, wk.math.vec3(1.0, 2.0, 3.0)) + wk.math.eye(3)[1, :]
+
+    k()
+    axis = np.array([1.0, 2.0, -0.5]) / np.linalg.norm([1.0, 2.0, -0.5])
+    cross = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    rodrigues = np.cos(0.8) * np.eye(3) + np.sin(0.8) * cross + (1 - np.cos(0.8)) * np.outer(axis, axis)
+    translate = np.eye(4)
+    translate[:3, 3] = [1, 2, 3]
+    want = [translate, np.diag([2.0, 3.0, 4.0, 1.0]), _homogeneous(rodrigues.T),
+            _homogeneous((_ry(0.3) @ _rx(-0.7) @ _rz(1.1)).T),
+            _homogeneous((_ry(1.046) @ _rx(0.52) @ _rz(-0.785)).T)]        # yaw = z, pitch = x, roll = y
+    np.testing.assert_allclose(mats.to_numpy(), want, atol=2e-6)
+    z = complex(0.3, -1.2)
+    want_c = [np.exp(z), np.log(z), z ** 2.5, np.sqrt(z), 1 / z, np.exp(0.4j)]
+    np.testing.assert_allclose(cplx.to_numpy(), [[w.real, w.imag] for w in want_c], rtol=2e-5, atol=1e-6)
+    assert bits.to_numpy().tolist() == [13, 32, 31, 32, 32 - (12345).bit_length()]
+    np.testing.assert_allclose(solved.to_numpy()[0], np.linalg.solve(
+        [[2, 1, 0], [1, 3, 1], [0, 1, 4]], [1, 2, 3]) + [0, 1, 0], rtol=1e-6)
+
+
+def test_matrix_helpers_slices_and_c_division(arch):
+    out = wk.field(wk.f32, shape=8)
+    iout = wk.field(wk.i32, shape=8)
+
+    @wk.kernel
+    def k():
+        m = wk.Matrix([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+        out[0] = wk.Matrix([[1.0, 2.0], [3.0, 4.0]]).norm()              # Frobenius
+        out[1] = wk.Matrix.diag(3, 2.5)[1, 1] + wk.Matrix.diag(3, 2.5)[0, 1]
+        out[2] = wk.Matrix.outer_product(wk.math.vec2(1.0, 2.0), wk.math.vec2(3.0, 4.0))[1, 0]
+        out[3] = m[1, :].sum() + m[:, 2].sum() * 10.0                     # a row and a column
+        out[4] = m[0:2, 1:3].sum() + m[-1, ::2].sum() * 100.0             # a block; a strided row
+        out[5] = wk.raw_div(-7.0, 2.0) + wk.raw_mod(-7.5, 2.0) * 10.0
+        out[6] = wk.zero(m).sum() + wk.one(m)[2, 2] + wk.one(2.5)
+        a, b = -7, 2
+        iout[0] = wk.raw_div(a, b)
+        iout[1] = wk.raw_mod(a, b)
+        iout[2] = wk.raw_div(7, -2)
+        iout[3] = wk.raw_mod(7, -2)
+        iout[4] = wk.raw_div(-8, 2)
+        iout[5] = wk.raw_mod(-6, -4)
+
+    k()
+    np.testing.assert_allclose(out.to_numpy()[:7], [np.sqrt(30), 2.5, 6.0, 15 + 180, 16 + 1600, -3.5 - 15, 2.0],
+                               rtol=1e-6)
+    assert iout.to_numpy()[:6].tolist() == [-3, -1, -3, 1, -4, -2]
+    assert wk.raw_div(-7, 2) == -3 and wk.raw_mod(-7, 2) == -1 and wk.raw_mod(-7.5, 2.0) == -1.5
+    assert wk.Matrix.diag(2, 3.0).tolist() == [[3.0, 0.0], [0.0, 3.0]]
+
+
+def test_stop_grad_no_grad_and_field_kinds(arch):
+    x = wk.field(wk.f32, shape=3, needs_grad=True)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def energy():
+        for i in x:
+            loss[None] += x[i] * wk.stop_grad(x[i]) + x[i]         # d/dx = x + 1, not 2x + 1
+
+    @wk.ad.no_grad
+    @wk.kernel
+    def bookkeeping():
+        for i in x:
+            loss[None] += x[i] * 10.0
+
+    x.from_numpy(np.array([1.0, 2.0, 3.0], np.float32))
+    with wk.ad.Tape(loss=loss):
+        energy()
+        bookkeeping()
+    np.testing.assert_allclose(x.grad.to_numpy(), [2.0, 3.0, 4.0])
+    assert loss[None] == 14.0 + 60.0 + 6.0
+    v = wk.Vector.field(2, wk.f32, shape=3)
+    assert isinstance(x, wk.ScalarField) and not isinstance(x, wk.MatrixField)
+    assert isinstance(v, wk.MatrixField) and isinstance(v, wk.Field) and not isinstance(v, wk.ScalarField)
+    assert isinstance(wk.ndarray(wk.f32, 3), wk.Ndarray) and isinstance(wk.template(), wk.Template)

@@ -149,6 +149,19 @@ class CallMixin:
             if len(args) == 2 and isinstance(matrix, VectorValue):
                 matrix = vectors.cast(self.b, matrix, self.as_dtype(args[1]))
             return (linalg.svd if callee is wm.svd else linalg.polar_decompose)(self.b, matrix)
+        if callee is wm.raw_div or callee is wm.raw_mod:
+            if len(args) != 2 or kwargs:
+                raise CompileError(f"wk.{callee.__name__}(a, b) takes 2 arguments")
+            return self.raw_division(args[0], args[1], callee is wm.raw_mod)
+        if callee is wm.stop_grad:
+            value = self.as_value(self.one_arg(args, kwargs, "stop_grad"))
+            return vectors.map_elements(value, self.stopped) if isinstance(value, VectorValue) else self.stopped(value)
+        if callee is wm.zero or callee is wm.one:
+            value = self.as_value(self.one_arg(args, kwargs, callee.__name__))
+            filled = 1 if callee is wm.one else 0
+            if isinstance(value, VectorValue):
+                return VectorValue([self.b.const(filled, e.dtype) for e in value.elements], value.n, value.m)
+            return self.b.const(filled, value.dtype)
         if callee is wm.clamp:
             if len(args) != 3 or kwargs:
                 raise CompileError("wk.clamp(x, lo, hi) takes 3 arguments")
@@ -180,6 +193,20 @@ class CallMixin:
             return self.construct_vector(callee, args)
         if callee is Vector or callee is Matrix:
             return self.construct_from_lists(callee is Matrix, args, kwargs)
+        if callee is Matrix.diag:
+            if len(args) != 2 or kwargs or not isinstance(args[0], int):
+                raise CompileError("wk.Matrix.diag(n, value) takes a compile-time size and a value")
+            value = self.as_scalar(args[1])
+            zero = self.b.const(0, value.dtype)
+            n = args[0]
+            return VectorValue([value if r == c else zero for r in range(n) for c in range(n)], n, n)
+        if callee is Matrix.outer_product:
+            if len(args) != 2 or kwargs:
+                raise CompileError("wk.Matrix.outer_product(a, b) takes two vectors")
+            first = self.as_value(args[0])
+            if not isinstance(first, VectorValue):
+                raise CompileError(f"wk.Matrix.outer_product(a, b) takes two vectors, got {describe(first)}")
+            return vectors.outer_product(self.b, first, self.as_value(args[1]))
         if callee is Matrix.rows or callee is Matrix.cols:
             return self.matrix_from_vectors(callee is Matrix.cols, args, kwargs)
         if callable(callee):
@@ -187,6 +214,42 @@ class CallMixin:
                                "functions and pure builtins on compile-time values can be called (wrap "
                                "compile-time Python in wk.static(...))")
         raise CompileError(f"{describe(callee)} is not callable")
+
+    def stopped(self, value: ir.Stmt) -> ir.Stmt:
+        """`wk.stop_grad`: a float passed through its bits as an integer (int casts carry no derivative)."""
+        if not value.dtype.is_float:
+            return value
+        bits = T.i16 if value.dtype.bits == 16 else T.i32 if value.dtype.bits == 32 else T.i64
+        return self.b.insert(ir.Cast(operand=self.b.insert(ir.Cast(operand=value, dtype=bits, bitcast=True)),
+                                     dtype=value.dtype, bitcast=True))
+
+    def unary_values(self, op: UnaryOpKind, value: Any) -> Any:
+        value = self.as_value(value)
+        return vectors.unary(self.b, op, value) if isinstance(value, VectorValue) else arith.unary(self.b, op, value)
+
+    def raw_division(self, a: Any, b: Any, remainder: bool) -> Any:
+        """`wk.raw_div` / `wk.raw_mod`: C semantics (integer division truncates toward zero, the remainder takes
+        the dividend's sign; floats: a / b and fmod)."""
+        a, b = self.as_value(a), self.as_value(b)
+        dtype = T.promote(a.dtype, b.dtype)
+        if dtype.is_float:
+            quotient = self.binary_values(BinaryOpKind.DIV, a, b)
+            if not remainder:
+                return quotient
+            truncated = self.select_values(self.binary_values(BinaryOpKind.CMP_LT, quotient, 0.0),
+                                           self.unary_values(UnaryOpKind.CEIL, quotient),
+                                           self.unary_values(UnaryOpKind.FLOOR, quotient))
+            return self.binary_values(BinaryOpKind.SUB, a, self.binary_values(BinaryOpKind.MUL, truncated, b))
+        floored = self.binary_values(BinaryOpKind.FLOORDIV, a, b)
+        rest = self.binary_values(BinaryOpKind.SUB, a, self.binary_values(BinaryOpKind.MUL, floored, b))
+        signs_differ = self.binary_values(BinaryOpKind.CMP_NE, self.binary_values(BinaryOpKind.CMP_LT, a, 0),
+                                          self.binary_values(BinaryOpKind.CMP_LT, b, 0))
+        inexact = self.binary_values(BinaryOpKind.CMP_NE, rest, 0)
+        adjust = self.binary_values(BinaryOpKind.BIT_AND, signs_differ, inexact)
+        quotient = self.select_values(adjust, self.binary_values(BinaryOpKind.ADD, floored, 1), floored)
+        if not remainder:
+            return quotient
+        return self.binary_values(BinaryOpKind.SUB, a, self.binary_values(BinaryOpKind.MUL, quotient, b))
 
     @staticmethod
     def no_kwargs(kwargs: dict[str, Any], name: str) -> None:

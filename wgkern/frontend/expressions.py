@@ -219,18 +219,28 @@ class ExpressionMixin:
                                f"got {len(indices)}")
         static = [i for i in indices if not is_runtime(i)]
         for i in static:
-            if not isinstance(i, int):
-                raise CompileError(f"vector/matrix indices must be integers, got {i!r}")
+            if not isinstance(i, (int, slice)):
+                raise CompileError(f"vector/matrix indices must be integers or slices, got {i!r}")
         if len(static) == len(indices):
-            picked = [i if i >= 0 else i + n for i, n in zip(indices, shape)]
-            for i, n in zip(picked, shape):
-                if not 0 <= i < n:
+            axes: list[list[int]] = []       # positions picked along each axis
+            kept: list[int] = []             # lengths of the axes a slice keeps
+            for i, n in zip(indices, shape):
+                if isinstance(i, slice):
+                    axes.append(list(range(*i.indices(n))))
+                    kept.append(len(axes[-1]))
+                    continue
+                position = i if i >= 0 else i + n
+                if not 0 <= position < n:
                     raise CompileError(f"index {i} is out of range for a size-{n} axis")
+                axes.append([position])
+            if len(axes) < len(shape):       # m[i]: row i
+                axes.append(list(range(shape[1])))
+                kept.append(shape[1])
+            if any(k == 0 for k in kept):
+                raise CompileError("a vector/matrix slice must keep at least one element")
             if len(shape) == 1:
-                return [picked[0]], ()
-            if len(picked) == 1:
-                return [picked[0] * shape[1] + j for j in range(shape[1])], (shape[1],)
-            return [picked[0] * shape[1] + picked[1]], ()
+                return axes[0], tuple(kept)
+            return [r * shape[1] + c for r in axes[0] for c in axes[1]], tuple(kept)
         if len(indices) != len(shape):
             raise CompileError("a runtime index into a matrix must pick one element (m[i, j])")
         flat = self.as_index(indices[0])
@@ -245,7 +255,7 @@ class ExpressionMixin:
         if isinstance(selection, ir.Stmt):
             return vectors.dynamic_element(self.b, v.elements, selection)
         picked = [v.elements[k] for k in selection]
-        return picked[0] if not shape else VectorValue(picked, shape[0])
+        return picked[0] if not shape else VectorValue(picked, shape[0], shape[1] if len(shape) > 1 else 0)
 
     # ---- operators ------------------------------------------------------------------------------------------
     def visit_BinOp(self, node: ast.BinOp) -> Any:

@@ -188,7 +188,8 @@ class StatementMixin:
         if isinstance(place.selection, ir.Stmt):
             return vectors.dynamic_element(self.b, loads, place.selection)
         picked = [loads[k] for k in place.selection]
-        return picked[0] if not place.shape else VectorValue(picked, place.shape[0])
+        shape = place.shape
+        return picked[0] if not shape else VectorValue(picked, shape[0], shape[1] if len(shape) > 1 else 0)
 
     def write_place(self, place: Any, value: Any, static: bool = False) -> None:
         if isinstance(place, str):

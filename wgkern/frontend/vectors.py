@@ -92,7 +92,8 @@ def dot(b: IRBuilder, v: VectorValue, w: Any) -> ir.Stmt:
 
 
 def norm_sqr(b: IRBuilder, v: VectorValue) -> ir.Stmt:
-    return dot(b, v, v)
+    """The sum of the squared elements (for a matrix: the squared Frobenius norm, as Taichi's)."""
+    return reduce(b, BinaryOpKind.ADD, [arith.binary(b, BinaryOpKind.MUL, e, e) for e in v.elements])
 
 
 def norm(b: IRBuilder, v: VectorValue, eps: Any = None) -> ir.Stmt:

@@ -26,6 +26,15 @@ def clear_all_gradients() -> None:
                 adjoint.fill(0)
 
 
+def no_grad(kernel: Any) -> Any:
+    """`@wk.ad.no_grad` on a kernel (Taichi's): its `.grad` does nothing, so a Tape replay skips it."""
+    from wgkern.lang.kernel import Kernel
+    if not isinstance(kernel, Kernel):
+        raise WkError("@wk.ad.no_grad decorates a @wk.kernel (put it above @wk.kernel)")
+    kernel.no_grad = True
+    return kernel
+
+
 @dataclass(slots=True)
 class ReplacedCall:
     """A call of a @wk.ad.grad_replaced function recorded on a Tape: replayed through its @grad_for."""

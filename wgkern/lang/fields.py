@@ -377,6 +377,22 @@ class Ndarray(Container):
     kind_name = "ndarray"
 
 
+class _FieldKind(type):
+    """`isinstance(x, wk.ScalarField)` / `wk.MatrixField` (Taichi's class names): fields of scalar elements,
+    and of vector/matrix elements."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Field) and bool(obj.element_shape) == cls._vector_elements
+
+
+class ScalarField(metaclass=_FieldKind):
+    _vector_elements = False
+
+
+class MatrixField(metaclass=_FieldKind):
+    _vector_elements = True
+
+
 def field(dtype: Any, shape: Any = (), needs_grad: bool = False, needs_dual: bool = False, name: str = "",
           offset: Any = None, **unknown: Any) -> Field:
     """`wk.field(dtype or wk.types.vector(...), shape, needs_grad=False, needs_dual=False, name='')`."""

@@ -6,6 +6,9 @@ import math as _pymath
 
 from wgkern.lang.kernel import func
 from wgkern.lang import math as _wm
+from wgkern.lang.types import i32 as _i32
+from wgkern.lang.types import template as _template
+from wgkern.lang.types import u32 as _u32
 from wgkern.lang.matrix import Matrix as _Matrix
 from wgkern.lang.matrix import Vector as _Vector
 
@@ -108,3 +111,147 @@ def cconj(a):
 def cdiv(a, b):
     """Complex quotient of 2-vectors."""
     return cmul(a, cconj(b)) / b.dot(b)
+
+
+@func
+def vdir(angle):
+    """The unit 2-vector at `angle` radians from the x axis."""
+    return _Vector([_wm.cos(angle), _wm.sin(angle)])
+
+
+@func
+def cinv(a):
+    """Complex reciprocal of a 2-vector."""
+    return cconj(a) / a.dot(a)
+
+
+@func
+def cexp(a):
+    """Complex exponential: e^re (cos im, sin im)."""
+    return _wm.exp(a[0]) * _Vector([_wm.cos(a[1]), _wm.sin(a[1])])
+
+
+@func
+def clog(a):
+    """Principal complex logarithm: (log |a|, arg a)."""
+    return _Vector([_wm.log(a.norm()), _wm.atan2(a[1], a[0])])
+
+
+@func
+def cpow(a, n):
+    """a^n for a real exponent n, through the polar form (0^n = 0)."""
+    out = a * 0.0
+    modulus = a.norm()
+    if modulus > 0.0:
+        angle = _wm.atan2(a[1], a[0]) * n
+        out = _wm.pow(modulus, n) * _Vector([_wm.cos(angle), _wm.sin(angle)])
+    return out
+
+
+@func
+def csqrt(a):
+    """The square root with positive real part (non-negative imaginary part when that is zero); 0 for 0."""
+    out = a * 0.0
+    modulus = a.norm()
+    if modulus > 0.0:
+        half = _wm.atan2(a[1], a[0]) * 0.5
+        out = _wm.sqrt(modulus) * _Vector([_wm.cos(half), _wm.sin(half)])
+    return out
+
+
+@func
+def translate(dx, dy, dz):
+    """The 4x4 homogeneous translation by (dx, dy, dz)."""
+    return _Matrix([[1.0, 0.0, 0.0, dx], [0.0, 1.0, 0.0, dy], [0.0, 0.0, 1.0, dz], [0.0, 0.0, 0.0, 1.0]])
+
+
+@func
+def scale(sx, sy, sz):
+    """The 4x4 homogeneous scaling by (sx, sy, sz)."""
+    return _Matrix([[sx, 0.0, 0.0, 0.0], [0.0, sy, 0.0, 0.0], [0.0, 0.0, sz, 0.0], [0.0, 0.0, 0.0, 1.0]])
+
+
+@func
+def _homogeneous(r):
+    """A 3x3 linear map as a 4x4 homogeneous matrix."""
+    return _Matrix([[r[0, 0], r[0, 1], r[0, 2], 0.0], [r[1, 0], r[1, 1], r[1, 2], 0.0],
+                    [r[2, 0], r[2, 1], r[2, 2], 0.0], [0.0, 0.0, 0.0, 1.0]])
+
+
+@func
+def rot_by_axis(axis, angle):
+    """Taichi's 4x4 homogeneous rotation about `axis` by `angle`: the transpose of Rodrigues' matrix
+    c I + s [a]x + (1 - c) a a^T (a = axis normalised), i.e. c I - s [a]x + (1 - c) a a^T."""
+    a = axis.normalized()
+    cross_matrix = _Matrix([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    c = _wm.cos(angle)
+    r = c * _Matrix.identity(float, 3) - _wm.sin(angle) * cross_matrix + (1.0 - c) * a.outer_product(a)
+    return _homogeneous(r)
+
+
+@func
+def _rotation_x(angle):
+    c, s = _wm.cos(angle), _wm.sin(angle)
+    return _Matrix([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+@func
+def _rotation_y(angle):
+    c, s = _wm.cos(angle), _wm.sin(angle)
+    return _Matrix([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+@func
+def _rotation_z(angle):
+    c, s = _wm.cos(angle), _wm.sin(angle)
+    return _Matrix([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+@func
+def rot_yaw_pitch_roll(yaw, pitch, roll):
+    """Taichi's 4x4 homogeneous rotation from Euler angles (yaw about y, pitch about x, roll about z):
+    (Ry(yaw) Rx(pitch) Rz(roll))^T = Rz(-roll) Rx(-pitch) Ry(-yaw)."""
+    return _homogeneous(_rotation_z(-roll) @ _rotation_x(-pitch) @ _rotation_y(-yaw))
+
+
+@func
+def rotation3d(ang_x, ang_y, ang_z):
+    """Taichi's rotation3d: rot_yaw_pitch_roll(ang_z, ang_x, ang_y)."""
+    return rot_yaw_pitch_roll(ang_z, ang_x, ang_y)
+
+
+@func
+def eye(n: _template()):
+    """The n x n identity (f32 by default), Taichi's ti.math.eye."""
+    return _Matrix.identity(float, n)
+
+
+@func
+def solve(a, b):
+    """x with a x = b, for a small square matrix a (through its inverse, as Taichi's ti.solve for 2x2/3x3)."""
+    return a.inverse() @ b
+
+
+@func
+def popcnt(x):
+    """The number of set bits of a 32-bit integer."""
+    v = _wm.cast(x, _u32)
+    v = v - ((v >> 1) & 0x55555555)
+    v = (v & 0x33333333) + ((v >> 2) & 0x33333333)
+    v = (v + (v >> 4)) & 0x0F0F0F0F
+    return _wm.cast((v * 0x01010101) >> 24, _i32)
+
+
+@func
+def clz(x):
+    """The number of leading zero bits of a 32-bit integer (32 for 0)."""
+    v = _wm.cast(x, _u32)
+    n = 0
+    if v == 0:
+        n = 32
+    else:
+        for shift in _wm.static((16, 8, 4, 2, 1)):
+            if v >> (32 - shift) == 0:
+                n += shift
+                v = v << shift
+    return n

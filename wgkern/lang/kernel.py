@@ -64,7 +64,11 @@ class Kernel:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return (_launch_kernel or _load_launcher())(self, args, kwargs, False)
 
+    no_grad = False        # @wk.ad.no_grad: .grad does nothing
+
     def grad(self, *args: Any, **kwargs: Any) -> Any:
+        if self.no_grad:
+            return None
         from wgkern.runtime.launch import launch_kernel
         return launch_kernel(self, args, kwargs, reverse=True)
 

@@ -12,7 +12,8 @@ import numpy as np
 
 from wgkern.errors import WkError
 from wgkern.lang import types as T
-from wgkern.lang.matrix import ivec2, ivec3, ivec4, mat2, mat3, mat4, vec2, vec3, vec4  # noqa: F401
+from wgkern.lang.matrix import (ivec2, ivec3, ivec4, mat2, mat3, mat4, uvec2, uvec3, uvec4,  # noqa: F401
+                                vec2, vec3, vec4)
 
 pi = float(np.pi)
 e = float(np.e)
@@ -149,6 +150,40 @@ def bit_cast(x: Any, dtype: Any) -> Any:
     return value.view(target.np_dtype)[()]
 
 
+def raw_div(a: Any, b: Any) -> Any:
+    """C division: integers truncate toward zero (Python's // floors), floats divide."""
+    if _is_int(a) and _is_int(b):
+        return np.trunc(np.divide(a, b)).astype(np.result_type(a, b))[()] if np.ndim(a) or np.ndim(b) \
+            else int(a / b) if b else 0
+    return np.divide(a, b)
+
+
+def raw_mod(a: Any, b: Any) -> Any:
+    """C remainder: the sign of the dividend (Python's % takes the divisor's); fmod for floats."""
+    if _is_int(a) and _is_int(b):
+        return a - raw_div(a, b) * b
+    return np.fmod(a, b)
+
+
+def _is_int(x: Any) -> bool:
+    return np.issubdtype(np.asarray(x).dtype, np.integer)
+
+
+def stop_grad(x: Any) -> Any:
+    """Inside kernels: x, through which no gradient flows (reverse or forward mode)."""
+    return x
+
+
+def zero(x: Any) -> Any:
+    """A zero of x's dtype and shape (Taichi's ti.zero)."""
+    return np.zeros_like(x)[()]
+
+
+def one(x: Any) -> Any:
+    """A one of x's dtype and shape (Taichi's ti.one)."""
+    return np.ones_like(x)[()]
+
+
 def select(cond: Any, a: Any, b: Any) -> Any:
     return np.where(cond, a, b)
 
@@ -275,8 +310,10 @@ def normalize(a: Any) -> Any:
 
 
 # GLSL-style helpers (kernel-language functions; glsl.py imports this module, hence the late import)
-from wgkern.lang.glsl import (cconj, cdiv, cmul, degrees, determinant, distance, fract, inverse,  # noqa: E402
-                              mix, mod, radians, reflect, refract, rotation2d, smoothstep, step)
+from wgkern.lang.glsl import (cconj, cdiv, cexp, cinv, clog, clz, cmul, cpow, csqrt, degrees,  # noqa: E402
+                              determinant, distance, eye, fract, inverse, mix, mod, popcnt, radians, reflect,
+                              refract, rot_by_axis, rot_yaw_pitch_roll, rotation2d, rotation3d, scale, smoothstep,
+                              step, translate, vdir)
 
 
 def isnan(x: Any) -> Any:

@@ -18,6 +18,9 @@ vec4 = T.vector(4, T.f32)
 ivec2 = T.vector(2, T.i32)
 ivec3 = T.vector(3, T.i32)
 ivec4 = T.vector(4, T.i32)
+uvec2 = T.vector(2, T.u32)
+uvec3 = T.vector(3, T.u32)
+uvec4 = T.vector(4, T.u32)
 mat2 = T.matrix(2, 2, T.f32)
 mat3 = T.matrix(3, 3, T.f32)
 mat4 = T.matrix(4, 4, T.f32)
@@ -95,6 +98,19 @@ class Matrix:
     def zero(dtype: Any, n: int, m: int) -> np.ndarray:
         """`wk.Matrix.zero(dtype, n, m)` (also inside kernels)."""
         return host_matrix(np.zeros((n, m), dtype=T.to_dtype(dtype).np_dtype))
+
+    @staticmethod
+    def diag(dim: int, val: Any) -> np.ndarray:
+        """`wk.Matrix.diag(n, value)`: the n x n matrix with `value` on its diagonal (also inside kernels)."""
+        out = np.zeros((dim, dim), dtype=np.asarray(val).dtype if isinstance(val, np.generic) else
+                       T.DEFAULT_INT.np_dtype if isinstance(val, int) else T.DEFAULT_FLOAT.np_dtype)
+        np.fill_diagonal(out, val)
+        return host_matrix(out)
+
+    @staticmethod
+    def outer_product(a: Any, b: Any) -> np.ndarray:
+        """`wk.Matrix.outer_product(a, b)`: a b^T of two vectors (also inside kernels)."""
+        return host_matrix(np.outer(np.asarray(a), np.asarray(b)))
 
     @staticmethod
     def rows(vectors: Any) -> np.ndarray:

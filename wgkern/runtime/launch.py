@@ -308,8 +308,9 @@ def _read_value(program: Program, entry: CompiledEntry, returns: ReturnSlot) -> 
     if storage != returns.dtype.np_dtype:
         data = data != 0 if returns.dtype.is_bool else data.astype(returns.dtype.np_dtype)
     if returns.element_shape is not None and math.prod(returns.element_shape) == returns.count:
-        return data.reshape(returns.element_shape).copy()
-    items = [bool(v) if returns.dtype.is_bool else v.item() for v in data]
+        from wgkern.lang.host_matrix import host_matrix      # a vector/matrix with Taichi's methods (.x, .norm())
+        return host_matrix(data.reshape(returns.element_shape).copy())
+    items = [int(v) if returns.dtype.is_bool else v.item() for v in data]       # u1 as 0/1, as Taichi returns it
     return items[0] if returns.count == 1 else tuple(items)
 
 
