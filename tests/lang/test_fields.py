@@ -236,3 +236,37 @@ def test_vector_and_matrix_ndarrays(arch):
     fill(a, m)
     np.testing.assert_array_equal(a.to_numpy()[3], [3, 6, 9])
     np.testing.assert_array_equal(m.to_numpy()[1], np.eye(2))
+
+
+def test_fields_with_an_index_offset(arch):
+    c = wk.field(wk.f32, shape=(4, 3), offset=(-2, -1), needs_grad=True)
+    v = wk.Vector.field(2, wk.f32, shape=5, offset=10)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def fill():
+        for i, j in c:                        # loops run over the offset indices
+            c[i, j] = i * 10 + j
+        for I in wk.grouped(v):
+            v[I] = wk.Vector([I[0], 1.0])
+        c[-2, -1] += v[14].x
+
+    @wk.kernel
+    def energy():
+        for i, j in c:
+            loss[None] += c[i, j] ** 2
+
+    fill()
+    i, j = np.meshgrid(np.arange(-2, 2), np.arange(-1, 2), indexing="ij")
+    want = (i * 10 + j).astype(np.float32)
+    want[0, 0] += 14
+    np.testing.assert_array_equal(c.to_numpy(), want)      # to_numpy starts at element 0
+    assert c[1, 1] == 11.0 and v[12].tolist() == [12.0, 1.0]
+    c[0, 0] = 5.0
+    with pytest.raises(IndexError, match="index 2 out of range for axis 0 of field 'c' \\(indices -2 to 1\\)"):
+        c[2, 0]
+    with wk.ad.Tape(loss=loss):
+        energy()
+    assert c.grad[0, 0] == 10.0 and c.grad.to_numpy()[2, 1] == 10.0
+    with pytest.raises(ValueError, match="one integer per axis"):
+        wk.field(wk.f32, shape=(4, 3), offset=(1,))

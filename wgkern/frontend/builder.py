@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from wgkern.errors import CompileError, InternalCompilerError, WkError
+from wgkern.frontend import arith
 from wgkern.frontend.calls import CallMixin
 from wgkern.frontend.expressions import ExpressionMixin
 from wgkern.frontend.loops import LoopMixin
@@ -26,6 +27,7 @@ from wgkern.frontend.values import (GlobalRef, NdarrayRef, VectorValue, describe
                                     python_number_dtype)
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
+from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import types as T
 from wgkern.lang.structs import StructType
 
@@ -362,7 +364,12 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
             need = "x[None]" if own_ndim == 0 else f"{own_ndim} index(es)"
             raise CompileError(f"'{label}' has {own_ndim} dimension(s) and must be indexed with {need}, "
                                f"got {len(indices)}")
-        return GlobalRef(slot, [self.as_index(i) for i in indices], element_shape, label)
+        converted = [self.as_index(i) for i in indices]
+        offset = getattr(container, "offset", ())
+        for axis, first in enumerate(offset):      # a field with wk.field(offset=...): element 0 is `first`
+            if first:
+                converted[axis] = arith.binary(self.b, BinaryOpKind.SUB, converted[axis], self.b.const(first, T.i32))
+        return GlobalRef(slot, converted, element_shape, label)
 
     def as_index(self, value: Any) -> ir.Stmt:
         index = self.as_scalar(value)

@@ -98,7 +98,8 @@ class LoopMixin:
             if not iterable.shape:
                 raise CompileError(f"cannot loop over the 0-d field '{iterable.name}' (access it as "
                                    f"{iterable.name}[None])")
-            return [(0, int(n)) for n in iterable.shape]
+            offset = getattr(iterable, "offset", ()) or (0,) * len(iterable.shape)
+            return [(int(first), int(first) + int(n)) for first, n in zip(offset, iterable.shape)]
         return None
 
     # ---- targets --------------------------------------------------------------------------------------------

@@ -83,6 +83,7 @@ class Container:
     kind_name: str = "container"
     _is_staging = False      # a numpy argument's device copy (runtime/launch.py)
     _names = 0
+    offset: tuple[int, ...] = ()     # a field's index of its first element per axis (wk.field(offset=...))
 
     def __init__(self, dtype: Any, shape: Any, element_type: Any = None, name: str = "", *,
                  needs_grad: bool = False, needs_dual: bool = False):
@@ -243,16 +244,19 @@ class Container:
             raise IndexError(f"{self.kind_name} '{self.name}' of shape {self.shape} indexed with {len(key)} "
                              f"indices" + (" (use [None] for a 0-d container)" if not self.shape else ""))
         index = []
+        offset = self.offset
         for axis, (k, extent) in enumerate(zip(key, self.full_shape)):
             try:
                 i = operator.index(k)
             except TypeError:
                 raise IndexError(f"index {k!r} of {self.kind_name} '{self.name}' is not an integer "
                                  "(slices are not supported; use to_numpy())") from None
-            if not 0 <= i < extent:
+            first = offset[axis] if axis < len(offset) else 0
+            if not first <= i < first + extent:
+                span = f"extent {extent}" if not first else f"indices {first} to {first + extent - 1}"
                 raise IndexError(f"index {i} out of range for axis {axis} of {self.kind_name} '{self.name}' "
-                                 f"(extent {extent})")
-            index.append(i)
+                                 f"({span})")
+            index.append(i - first)
         return tuple(index)
 
     def _element_span(self, index: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
@@ -395,12 +399,20 @@ class MatrixField(metaclass=_FieldKind):
 
 def field(dtype: Any, shape: Any = (), needs_grad: bool = False, needs_dual: bool = False, name: str = "",
           offset: Any = None, **unknown: Any) -> Field:
-    """`wk.field(dtype or wk.types.vector(...), shape, needs_grad=False, needs_dual=False, name='')`."""
-    if offset is not None:
-        raise ValueError("wk.field(offset=...) is not supported")
+    """`wk.field(dtype or wk.types.vector(...), shape, needs_grad=False, needs_dual=False, name='', offset=None)`.
+    `offset` (one int per axis) is the index of the first element: kernels, loops over the field and host
+    indexing use indices from offset to offset + shape - 1; to_numpy()/from_numpy() arrays start at element 0."""
     if unknown:
         raise TypeError(f"wk.field() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
-    return Field(dtype, shape, name=name, needs_grad=needs_grad, needs_dual=needs_dual)
+    out = Field(dtype, shape, name=name, needs_grad=needs_grad, needs_dual=needs_dual)
+    if offset is not None:
+        offsets = (offset,) if isinstance(offset, int) else tuple(offset)
+        if len(offsets) != len(out.shape) or not all(isinstance(o, int) for o in offsets):
+            raise ValueError(f"wk.field(offset={offset!r}): give one integer per axis of the shape {out.shape}")
+        for container in (out, out.grad, out.dual):
+            if container is not None:
+                container.offset = offsets
+    return out
 
 
 def ndarray(dtype: Any, shape: Any, needs_grad: bool = False, name: str = "") -> Ndarray:
