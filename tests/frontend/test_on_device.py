@@ -377,3 +377,32 @@ def test_64_bit_shifts_by_constants_and_values(arch):
     i = np.arange(4, dtype=np.int64)
     assert a.to_numpy().tolist() == (((i + (1 << 20)) << 12) + (i << i)).tolist()
     assert u.to_numpy().tolist() == [(2 ** 63 - 1) >> int(k) for k in range(4)]
+
+
+def test_reductions_in_func_loops_and_into_arguments_are_atomic(arch):
+    """A func's loop inlined at the kernel's top level runs in parallel, so `s += ...` into the func's own
+    variable (or parameter), like a kernel argument's, is atomic (it raced on GPUs)."""
+    f = wk.field(wk.f32, shape=4096)
+
+    @wk.func
+    def total() -> wk.f32:
+        s = 0.0
+        for i in range(4096):
+            s += f[i]
+        return s
+
+    @wk.func
+    def total_from(s, n) -> wk.f32:
+        for i in range(n):
+            s += f[i]
+        return s
+
+    @wk.kernel
+    def sums(start: wk.f32) -> wk.f32:
+        for i in range(4096):
+            start += f[i]
+        return total() + total_from(1.0, 100) + start
+
+    f.from_numpy((np.arange(4096) % 7).astype(np.float32))
+    want = (np.arange(4096) % 7).sum()
+    assert sums(0.5) == want + 1.0 + (np.arange(100) % 7).sum() + want + 0.5

@@ -74,6 +74,7 @@ class Frame:
     loops: list[str] = field(default_factory=list)     # 'ir' / 'static', innermost last
     ret: ReturnState | None = None
     assigned: set[str] = field(default_factory=set)   # names assigned anywhere in the function
+    reduction_names: set[str] = field(default_factory=set)   # see reduction_names()
 
     @property
     def fn(self) -> Callable[..., Any]:
@@ -104,9 +105,10 @@ _REDUCING_AUGMENTED = (ast.Add, ast.Sub, ast.BitAnd, ast.BitOr, ast.BitXor)
 
 
 def reduction_names(tree: ast.FunctionDef) -> set[str]:
-    """Kernel-scope names (assigned by a top-level statement) that a top-level loop updates with `+=`, `-=`,
-    `&=`, `|=`, `^=` or `wk.atomic_*(name, ...)`: Taichi makes those updates atomic, so they get a temp slot."""
-    top_assigned: set[str] = set()
+    """Function-scope names (parameters, or assigned by a top-level statement) that a top-level loop updates with
+    `+=`, `-=`, `&=`, `|=`, `^=` or `wk.atomic_*(name, ...)`: where that loop runs in parallel (the kernel's own,
+    or a func's inlined at the kernel's top level), Taichi makes those updates atomic, so they get a temp slot."""
+    top_assigned: set[str] = {arg.arg for arg in tree.args.args + tree.args.kwonlyargs}
     for stmt in tree.body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -152,7 +154,6 @@ class BuildContext:
         self.sources: dict[Any, FunctionSource] = {}
         self.func_stack: list[Any] = []
         self.random_sites = 0
-        self.reduction_names: set[str] = set()
         self.serialize_next_loop = False
         self.return_slots: tuple[ir.ContainerSlot, ...] = ()
 
@@ -407,9 +408,9 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
     def build(self) -> ir.KernelIR:
         kernel = self.ctx.kernel
         src = self.ctx.source_of(kernel.fn)
-        self.frame = Frame(src, is_kernel=True, assigned=assigned_names(src.tree))
+        self.frame = Frame(src, is_kernel=True, assigned=assigned_names(src.tree),
+                           reduction_names=reduction_names(src.tree))
         self.b.loc = src.def_loc
-        self.ctx.reduction_names = reduction_names(src.tree)
         params = list(kernel.signature.parameters.values())
         if len(params) > len(self.ctx.arg_specs):
             raise InternalCompilerError(f"kernel '{kernel.name}' has {len(params)} parameters but "
@@ -427,10 +428,8 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
             return
         if spec.kind == "scalar":
             value = self.b.insert(ir.ArgLoad(arg_index=index, dtype=spec.dtype))
-            if name in self.frame.assigned:
-                var = LocalVar(self.b.alloca(spec.dtype, name))
-                self.b.store(var.alloca, value)
-                scope.define(name, var)
+            if name in self.frame.assigned:       # a variable (a temp slot if the parallel loop reduces into it)
+                scope.define(name, self.new_variable(name, value, spec.dtype))
             else:
                 scope.define(name, Fixed(value, "kernel argument"))
         elif spec.kind == "ndarray":

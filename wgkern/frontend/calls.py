@@ -588,11 +588,12 @@ class CallMixin:
         return value
 
     def inline(self, func: Func, arguments: dict[str, Any]) -> Any:
-        from wgkern.frontend.builder import Frame, ReturnState, assigned_names
+        from wgkern.frontend.builder import Frame, ReturnState, assigned_names, reduction_names
         src = self.ctx.source_of(func.fn)
         caller = self.frame
         call_loc = self.b.loc
-        frame = Frame(src, is_kernel=False, scope=Scope(), assigned=assigned_names(src.tree))
+        frame = Frame(src, is_kernel=False, scope=Scope(), assigned=assigned_names(src.tree),
+                      reduction_names=reduction_names(src.tree))
         annotation = func.signature.return_annotation
         frame.ret = ReturnState(self.return_mode(src.tree),
                                 None if annotation is inspect.Signature.empty else annotation)

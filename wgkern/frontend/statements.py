@@ -66,7 +66,8 @@ class StatementMixin:
         if isinstance(value, (StructValue, StructElement)):
             return self.new_struct_var(name, self.struct_of(value, None, f"'{name} = ...'"))
         value = self.as_value(value)
-        if self.frame.is_kernel and name in self.ctx.reduction_names and len(self.frame.scope.levels) == 1:
+        if name in self.frame.reduction_names and len(self.frame.scope.levels) == 1 \
+                and self.b.block is self.root_block:      # the kernel's scope, or a func's inlined there
             element_shape = value.shape if isinstance(value, VectorValue) else ()
             slot = ir.ContainerSlot(name=name, kind="temp", dtype=dtype or value.dtype,
                                     ndim=max(len(element_shape), 1), shape=element_shape or (1,))
