@@ -347,3 +347,43 @@ def test_assign_to_kernel_argument_is_a_variable():
 
     kir = build(k, 0)
     assert [al.name for al in of_type(kir, ir.Alloca)] == ["a"]
+
+
+def test_func_returns_of_different_kinds():
+    @wk.func
+    def mixed(a):
+        if a > 0:
+            return wk.Vector([1.0, 2.0])
+        return 1.0  # err-mixed-return
+
+    @wk.kernel
+    def k(a: wk.i32):
+        v = mixed(a)
+        x[0] = v[0]
+
+    check(compile_error(k, 0), "returns a f32 value here but a 2 vector of f32 at an earlier 'return'",
+          "return 1.0  # err-mixed-return")
+
+
+def test_static_cannot_read_field_values():
+    flag = FakeField(wk.i32, (), "flag")
+
+    @wk.kernel
+    def k():
+        if wk.static(flag[None] > 0):  # err-static-field
+            x[0] = 1.0
+
+    check(compile_error(k), "wk.static() cannot read container 'flag': its values are run-time data",
+          "if wk.static(flag[None] > 0):  # err-static-field")
+
+
+def test_static_sees_an_ndarray_argument_s_axis_count_only():
+    @wk.kernel
+    def k(a: wk.types.ndarray(dtype=wk.f32, ndim=2)):
+        for d in wk.static(range(len(a.shape))):
+            x[d] = a.shape[d]
+        for i in wk.static(range(a.shape[0])):  # err-static-extent
+            x[i] = 1.0
+
+    check(compile_error(k, (wk.f32, 2, ())), "the length of axis 0 of ndarray 'a' is known only at run time",
+          "for i in wk.static(range(a.shape[0])):  # err-static-extent")

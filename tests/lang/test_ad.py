@@ -150,6 +150,8 @@ def test_tape_errors(arch):
     f = wk.field(wk.f32, shape=())
     with pytest.raises(wk.WkError, match="needs_grad"):
         wk.ad.Tape(loss=f)
+    with pytest.raises(wk.WkError, match="'v' has shape \\(4,\\); the loss must be a 0-d field"):
+        wk.ad.Tape(loss=wk.field(wk.f32, shape=4, needs_grad=True, name="v"))
     y = wk.field(wk.f32, shape=(), needs_grad=True)
     with wk.ad.Tape(loss=y):
         with pytest.raises(wk.WkError, match="nested"):

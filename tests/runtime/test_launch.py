@@ -121,6 +121,9 @@ def test_numpy_arguments_copied_back(fake_program):
     bump(other, 0.5)
     bump(data, 1.0)
     assert other.tolist() == [0.5] * 6 and data.tolist() == [2, 3, 4, 5]
+    base = np.zeros(8, np.float32)
+    bump(base[::2], 1.0)                 # a strided view: copied in, and its elements written back
+    assert base.tolist() == [1, 0, 1, 0, 1, 0, 1, 0]
     with pytest.raises(wk.ArgumentError, match="parameter 'arr'.*wk.f32, got wk.f64"):
         bump(np.zeros(3), 1.0)
 

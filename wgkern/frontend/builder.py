@@ -61,7 +61,8 @@ class ReturnState:
     entry_block: ir.Block | None = None
     entry_index: int = 0
     flag: ir.Alloca | None = None
-    result: LocalVar | VectorVar | None = None
+    result: LocalVar | VectorVar | StructVar | None = None
+    first_kind: str = ""          # what the first 'return' gave (for the error when a later one differs)
     value: Any = None
 
 

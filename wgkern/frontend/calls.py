@@ -14,7 +14,7 @@ import numpy as np
 
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, intrinsics, linalg, static_eval, vectors
-from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, VectorVar
+from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
 from wgkern.frontend.values import (BoundMethod, GlobalRef, StructElement, StructValue, VectorValue, describe,
                                     is_python_number, is_runtime)
 from wgkern.ir import nodes as ir
@@ -675,6 +675,11 @@ class CallMixin:
             value = value if isinstance(value, StructValue) else self.as_value(value)
             if ret.result is None:
                 ret.result = self.make_result_variable(value)
+                ret.first_kind = describe(value)
+            elif _value_kind(value) != _binding_kind(ret.result):
+                raise CompileError(f"wk.func '{self.frame.name}' returns {describe(value)} here but "
+                                   f"{ret.first_kind} at an earlier 'return'; every return must give the same kind "
+                                   "of value")
             self.write_binding(ret.result, value)
         self.b.store(ret.flag, self.b.const(True, T.u1))
         if self.in_runtime_loop():
@@ -704,6 +709,23 @@ class CallMixin:
             binding = LocalVar(allocas[0])
         ret.entry_block.stmts[ret.entry_index:ret.entry_index] = allocas
         return binding
+
+
+def _value_kind(value: Any) -> Any:
+    """What a returned value is, for checking a func's returns agree: scalar, vector/matrix shape, struct type."""
+    if isinstance(value, VectorValue):
+        return value.shape
+    if isinstance(value, StructValue):
+        return value.stype
+    return ()
+
+
+def _binding_kind(binding: Any) -> Any:
+    if isinstance(binding, VectorVar):
+        return (binding.n, binding.m) if binding.m else (binding.n,)
+    if isinstance(binding, StructVar):
+        return binding.stype
+    return ()
 
 
 def _hashable(obj: Any) -> bool:

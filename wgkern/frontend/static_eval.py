@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from wgkern.errors import CompileError, WkError
 from wgkern.frontend.scope import Scope
+from wgkern.lang import fields
 
 
 def closure_values(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -40,6 +41,7 @@ def evaluate(node: ast.expr, fn: Callable[..., Any], scope: Scope, filename: str
     expression = ast.Expression(body=node)
     ast.fix_missing_locations(expression)
     code = compile(expression, filename, "eval")
+    fields.static_reads_refused += 1      # a container's values are run-time data: never baked into the code
     try:
         return eval(code, namespace)  # noqa: S307 - compile-time evaluation of the user's own expression
     except NameError as exc:
@@ -51,3 +53,5 @@ def evaluate(node: ast.expr, fn: Callable[..., Any], scope: Scope, filename: str
         raise
     except Exception as exc:  # the user's expression failed in Python
         raise CompileError(f"wk.static() evaluation failed: {type(exc).__name__}: {exc}") from None
+    finally:
+        fields.static_reads_refused -= 1

@@ -50,6 +50,28 @@ class NdarrayRef:
     element_shape: tuple[int, ...] = ()
     is_grad: bool = False
 
+    @property
+    def shape(self) -> tuple[RuntimeExtent, ...]:
+        """What wk.static(...) sees of `a.shape`: as many axes as the array has (`len(a.shape)`), each extent
+        known only at run time (kernel code reads `a.shape[k]` as a value)."""
+        return tuple(RuntimeExtent(self.name, k) for k in range(self.ndim))
+
+
+@dataclass(frozen=True)
+class RuntimeExtent:
+    """One axis length of an ndarray argument inside wk.static(...): using it as a number is an error."""
+    name: str
+    axis: int
+
+    def _refuse(self, *args: Any) -> Any:
+        from wgkern.errors import CompileError
+        raise CompileError(f"the length of axis {self.axis} of ndarray '{self.name}' is known only at run time; "
+                           f"use {self.name}.shape[{self.axis}] outside wk.static(...) (e.g. range({self.name}."
+                           f"shape[{self.axis}]))")
+
+    __index__ = __int__ = __float__ = __bool__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __lt__ = __le__ = __gt__ = __ge__ = _refuse
+
 
 @dataclass(eq=False)
 class GlobalRef:

@@ -52,6 +52,9 @@ class Tape:
         if loss is not None and getattr(loss, "grad", None) is None:
             raise WkError(f"wk.ad.Tape(loss=...): '{getattr(loss, 'name', loss)}' has no .grad; create it with "
                           "needs_grad=True")
+        if loss is not None and getattr(loss, "shape", ()) != ():
+            raise WkError(f"wk.ad.Tape(loss=...): '{loss.name}' has shape {loss.shape}; the loss must be a 0-d "
+                          "field (wk.field(dtype, shape=())), as in Taichi")
         self.loss = loss
         self.clear_gradients = clear_gradients
         self.validation = validation

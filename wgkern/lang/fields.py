@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from wgkern.errors import WkError
+from wgkern.errors import CompileError, WkError
 from wgkern.lang.types import DataType, VectorType, to_dtype
 from wgkern.lang.host_matrix import container_element
 
@@ -75,6 +75,9 @@ def _split_dtype(dtype: Any) -> tuple[DataType, VectorType | None]:
 
 
 _container_uids = itertools.count(1)
+
+
+static_reads_refused = 0     # > 0 while wk.static(...) evaluates (frontend/static_eval.py)
 
 
 class Container:
@@ -277,6 +280,10 @@ class Container:
         return value.item() if hasattr(value, "item") else value
 
     def __getitem__(self, key: Any) -> Any:
+        if static_reads_refused:
+            raise CompileError(f"wk.static() cannot read {self.kind_name} '{self.name}': its values are run-time "
+                               "data (a compiled kernel would keep a stale copy); read it without wk.static, or "
+                               "pass the value as a kernel argument (wk.template() for a compile-time constant)")
         view = self._host_ready()
         index = self._element_index(key)
         if view is not None:

@@ -228,10 +228,7 @@ def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tup
         dtype, element, ndim = value.dtype, value.element_type, len(value.shape)
         has_grad = value.grad is not None
         is_numpy = False
-    elif isinstance(value, np.ndarray):
-        if not value.flags.c_contiguous:
-            raise ArgumentError(f"{_where(kernel, rule)}: numpy array is not C-contiguous; pass "
-                                "np.ascontiguousarray(a)")
+    elif isinstance(value, np.ndarray):       # strided views too: numpy arguments are copied in and out
         try:
             dtype = from_numpy_dtype(value.dtype)
         except TypeError:
