@@ -5,7 +5,8 @@ backends load at `wk.init`. Compilation lives in frontend/, passes/ and backends
 from __future__ import annotations
 
 from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentError, AutodiffError, BoundsCheckError,
-                           CompileError, DeviceLostError, OutOfMemoryError, SizingError, WkError)
+                           CompileError, DeviceLostError, KernelAssertionError, OutOfMemoryError, SizingError,
+                           WkError)
 from wgkern.lang import ad
 from wgkern.lang import math
 from wgkern.lang.fields import field, ndarray
@@ -58,7 +59,7 @@ __all__ = [
     "uint16", "uint32", "uint64", "x64", "x86_64", "arm64", "profiler", "set_logging_level",
     "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL",
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
-    "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError",
+    "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError",
     "raw_div", "raw_mod", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
     "Template",
 ]

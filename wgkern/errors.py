@@ -96,6 +96,11 @@ class BoundsCheckError(WkError, IndexError):
     at the next sync or read-back on GPUs; nothing outside the container was read or written)."""
 
 
+class KernelAssertionError(WkError, AssertionError):
+    """wk.init(debug=True): an `assert` in a kernel failed (raised after the launch on the CPU, at the next sync
+    or read-back on GPUs), naming the kernel, the message and the assert's line."""
+
+
 class SizingError(WkError, RuntimeError):
     """A loop bound is too large (or not representable) to size an adstack."""
 

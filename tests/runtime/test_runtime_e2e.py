@@ -172,6 +172,54 @@ def test_vector_arguments(arch):
     assert np.allclose(device.to_numpy(), 3)
 
 
+def test_debug_mode_checks_asserts(arch):
+    """wk.init(debug=True): a failing `assert` in a kernel raises KernelAssertionError (also an AssertionError)
+    with its message and line, and the program keeps working; `.grad` replays do not check again. Without debug
+    asserts are not compiled."""
+    wk.init(arch=arch, debug=True)
+    n = wk.field(wk.f32, shape=4, needs_grad=True)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def fill(a: wk.f32):
+        assert a > 0, "a must be positive"
+        for i in n:
+            assert n[i] < 100.0
+            n[i] = a
+
+    @wk.kernel
+    def energy():
+        for i in n:
+            assert n[i] < 10.0, "n is bounded"
+            loss[None] += n[i] * n[i]
+
+    with pytest.raises(wk.KernelAssertionError, match="kernel fill: assertion failed: a must be positive") as info:
+        fill(-1.0)
+        wk.sync()
+    assert isinstance(info.value, AssertionError) and 'assert a > 0, "a must be positive"' in str(info.value)
+    fill(3.0)
+    assert n.to_numpy().tolist() == [3.0] * 4
+    n[2] = 500.0
+    with pytest.raises(wk.KernelAssertionError, match="assertion failed: n\\[i\\] < 100.0"):
+        fill(3.0)
+        wk.sync()
+    n.fill(2.0)
+    with wk.ad.Tape(loss=loss):
+        energy()
+    assert n.grad.to_numpy().tolist() == [4.0] * 4
+    wk.init(arch=arch)
+    m = wk.field(wk.f32, shape=2)
+
+    @wk.kernel
+    def unchecked(a: wk.f32):
+        assert a > 0
+        for i in m:
+            m[i] = a
+
+    unchecked(-1.0)
+    assert m.to_numpy().tolist() == [-1.0, -1.0]
+
+
 def test_debug_mode_checks_every_global_access(arch):
     """wk.init(debug=True): an out-of-range index raises BoundsCheckError naming the container and the line
     (after the launch on the CPU, at the next sync or read-back on GPUs), nothing outside the container is

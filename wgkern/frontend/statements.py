@@ -421,6 +421,26 @@ class StatementMixin:
         return None
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        """Asserts are dropped (Taichi checks them only in debug mode; wgkern does not check them yet)."""
+        """`assert cond[, message]`: checked under wk.init(debug=True) (as in Taichi), dropped otherwise. A
+        compile-time condition is checked now; the message must be a compile-time value."""
+        from wgkern.runtime.program import current
+        program = current()
+        if program is None or not program.options.debug:
+            return
+        message = ""
+        if node.msg is not None:
+            text = self.visit(node.msg)
+            if is_runtime(text):
+                raise CompileError("an assert's message must be a compile-time value (a string)")
+            message = str(text)
+        cond = self.visit(node.test)
+        if not is_runtime(cond):
+            if not cond:
+                raise CompileError(f"assertion failed at compile time: {message or ast.unparse(node.test)}")
+            return
+        cond = self.as_scalar(cond)
+        branch = self.b.if_(arith.unary(self.b, UnaryOpKind.LOGICAL_NOT, cond))
+        with self.b.at(branch.then_block):
+            self.b.insert(ir.AssertFail(message=message or ast.unparse(node.test)))
         return None
 

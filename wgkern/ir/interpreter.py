@@ -192,6 +192,10 @@ class Interpreter:
         array, index = self._address(s.ptr)
         return array[index]
 
+    def exec_AssertFail(self, s: ir.AssertFail) -> None:
+        from wgkern.errors import KernelAssertionError, format_located
+        raise KernelAssertionError(format_located(f"assertion failed: {s.message}", s.loc))
+
     def exec_Print(self, s: ir.Print) -> None:
         from wgkern.runtime.printing import emit, format_print
         emit(format_print(s.pieces, [self._val(v) for v in s.values], [v.dtype for v in s.values], s.formats))

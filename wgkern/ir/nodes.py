@@ -277,6 +277,14 @@ class Print(Stmt):
     formats: tuple[str, ...] = ()
 
 
+@dataclass(eq=False, slots=True, kw_only=True)
+class AssertFail(Stmt):
+    """A failed `assert cond, message` (the frontend puts it under `if not cond`; only with wk.init(debug=True)):
+    the backend records it like a failed bounds check, and the launch (CPU) or the next sync (GPUs) raises
+    wk.KernelAssertionError with `message` and the assert's line. Replays (`.grad`) skip it."""
+    message: str = ""
+
+
 # ---- kernels and tasks ----------------------------------------------------------------------------------------
 
 @dataclass(eq=False, slots=True)

@@ -76,12 +76,14 @@ _FORMATTERS: dict[type, Callable[[ir.Stmt, Namer], str]] = {
     ir.Continue: lambda s, n: "continue",
     ir.If: lambda s, n: f"if {n.ref(s.cond)}",
     ir.Return: lambda s, n: "return",
+    ir.AssertFail: lambda s, n: f"assert_fail {s.message!r}",
     ir.Print: lambda s, n: "print " + " ".join(repr(piece) + (f" {n.ref(v)}" if k < len(s.values) else "")
                                                for k, (piece, v) in enumerate(zip(s.pieces, [*s.values, None]))),
 }
 
 # Statements whose value nobody reads get no `%N =` prefix (their name is still reserved for references).
-_NO_VALUE = (ir.LocalStore, ir.GlobalStore, ir.While, ir.Break, ir.Continue, ir.If, ir.Return, ir.Print)
+_NO_VALUE = (ir.LocalStore, ir.GlobalStore, ir.While, ir.Break, ir.Continue, ir.If, ir.Return, ir.Print,
+             ir.AssertFail)
 
 
 def _generic(stmt: ir.Stmt, n: Namer) -> str:

@@ -87,7 +87,7 @@ class ModuleEmitter:
         # NaN and infinity semantics are kept (no nnan/ninf).
         self.float_flags = " reassoc contract nsz arcp afn" if fast_math else ""
         self.bounds_check = bounds_check
-        self.bounds_sites: list[ir.GlobalPtr] = []     # site id k + 1 is written to the error word
+        self.bounds_sites: list[ir.GlobalPtr | ir.AssertFail] = []   # site id k + 1 is written to the error word
         self.global_ptr = "ptr" + target.global_address_space
         self.layout = layout
         self.prefix = prefix
@@ -440,6 +440,14 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
             total = self.op(f"load {llvm_type(dtype)}, ptr {register}")
             self.emit(f"atomicrmw {ATOMIC[dtype.kind][reduction.op]} {self.module.global_ptr} "
                       f"{self.value(reduction.ptr)}, {memory_type(dtype)} {total} monotonic, align {dtype.nbytes}")
+
+    def visit_AssertFail(self, stmt: ir.AssertFail) -> None:
+        """Recorded in the error word like a failed bounds check (debug=True only); cpu.py raises it."""
+        self.module.bounds_sites.append(stmt)
+        gptr = self.module.global_ptr
+        error_word = self.arg_field(ERROR_WORD_OFFSET, gptr, gptr)
+        self.emit(f"call void @wk.bounds_fail({gptr} {error_word}, i32 {len(self.module.bounds_sites)})")
+        self.module.helpers["wk.bounds_fail"] = BOUNDS_FAIL_HELPER.replace("{gptr}", gptr)
 
     def visit_Print(self, stmt: ir.Print) -> None:
         dtypes = [v.dtype for v in stmt.values]

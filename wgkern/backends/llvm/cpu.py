@@ -16,7 +16,8 @@ import numpy as np
 
 from wgkern.backends.adstack import (METADATA_FIELDS, AdStackHeap, collect_stacks, decode_flag, layout_task,
                                      overflow_error)
-from wgkern.errors import BoundsCheckError, WkError, format_located
+from wgkern.errors import BoundsCheckError, KernelAssertionError, WkError, format_located
+from wgkern.ir import nodes as ir
 from wgkern.ir.nodes import OffloadedKernel
 from wgkern.lang.types import DataType
 
@@ -145,6 +146,9 @@ class CpuCompiledKernel(CompiledKernel):
         site = int(self.error_word.view(np.int32)[0])
         self.error_word[:] = 0
         ptr = self.bounds_sites[site - 1]
+        if isinstance(ptr, ir.AssertFail):
+            raise KernelAssertionError(format_located(f"kernel {self.kernel.name}: assertion failed: {ptr.message}",
+                                                      ptr.loc))
         slot_index = next(k for k, slot in enumerate(self.kernel.containers) if slot is ptr.container)
         shape = ptr.container.shape or tuple(args.shapes[slot_index])
         message = (f"kernel {self.kernel.name}: index out of range for {ptr.container.name} of shape "

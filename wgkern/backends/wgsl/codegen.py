@@ -500,6 +500,11 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         offset = self.let(stmt, offset_expr)
         self.names[stmt] = f"{decl.name}[{decl.base} + {offset}]" if decl.base else f"{decl.name}[{offset}]"
 
+    def visit_AssertFail(self, stmt: ir.AssertFail) -> None:
+        """debug=True only: recorded like a failed bounds check; the runtime raises it at the next sync."""
+        self.bounds_sites.append((self.kernel.name, stmt))
+        self.emit(f"atomicMax(&{PRINT_NAME}[{BOUNDS_WORD}], {len(self.bounds_sites)}u);")
+
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
         decl = self.decls[self.slot_index[id(stmt.ptr.container)]]
         ref = self.value(stmt.ptr)

@@ -41,8 +41,8 @@ from wgkern.backends.wgsl.codegen import IEEE_DIVISION, MASKED_BRANCHES, WORKGRO
 from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.backends.wgsl.shader_module import create_shader_module
 from wgkern.backends.wgsl import printing as wprinting
-from wgkern.errors import (BoundsCheckError, CompileError, InternalCompilerError, OutOfMemoryError, WkError,
-                           format_located)
+from wgkern.errors import (BoundsCheckError, CompileError, InternalCompilerError, KernelAssertionError,
+                           OutOfMemoryError, WkError, format_located)
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
 from wgkern.lang import types as T
@@ -738,6 +738,9 @@ class WgslBackend(Backend):
         wprinting.print_records(words, reserved, written, capacity, self.print_sites)
         if bounds_site and self.bounds_sites is not None:
             kernel_name, ptr = self.bounds_sites[bounds_site - 1]
+            if isinstance(ptr, ir.AssertFail):
+                raise KernelAssertionError(format_located(f"kernel {kernel_name}: assertion failed: {ptr.message}",
+                                                          ptr.loc))
             shape = ptr.container.shape
             what = f"of shape {tuple(shape)}" if shape is not None else f"(an ndarray of {ptr.container.ndim} axes)"
             raise BoundsCheckError(format_located(

@@ -143,7 +143,7 @@ class AdjointEmitter:
 
     reverse_Const = reverse_ArgLoad = reverse_ShapeOf = reverse_LoopIndex = _nothing
     reverse_GlobalPtr = reverse_RandomValue = reverse_Alloca = reverse_AdStackAlloca = _nothing
-    reverse_Break = reverse_Continue = reverse_AdStackOverflowed = reverse_Print = _nothing
+    reverse_Break = reverse_Continue = reverse_AdStackOverflowed = reverse_Print = reverse_AssertFail = _nothing
 
     # ---- locals and stacks --------------------------------------------------------------------------------
     def reverse_LocalLoad(self, stmt: ir.LocalLoad) -> None:
@@ -312,7 +312,7 @@ def _strip_primal_effects(block: ir.Block) -> None:
     used = _used_values(block)
     out = []
     for stmt in block.stmts:
-        if isinstance(stmt, (ir.GlobalStore, ir.Print)):     # prints happened in the forward launch too
+        if isinstance(stmt, (ir.GlobalStore, ir.Print, ir.AssertFail)):     # they happened in the forward launch
             continue
         if isinstance(stmt, ir.AtomicOp):
             if stmt in used:
