@@ -387,3 +387,13 @@ def test_static_sees_an_ndarray_argument_s_axis_count_only():
 
     check(compile_error(k, (wk.f32, 2, ())), "the length of axis 0 of ndarray 'a' is known only at run time",
           "for i in wk.static(range(a.shape[0])):  # err-static-extent")
+
+
+def test_starred_assignment_target():
+    @wk.kernel
+    def k():
+        a, *rest = (1, 2, 3)  # err-starred
+        x[0] = a
+
+    check(compile_error(k), "starred assignment targets (a, *b = ...) are not supported",
+          "a, *rest = (1, 2, 3)  # err-starred")

@@ -91,6 +91,8 @@ def test_fill_copy_from_and_shape_checks(fake_program):
     v = wk.Vector.field(3, wk.f32, shape=2)
     v.fill((1, 2, 3))
     assert v.to_numpy().tolist() == [[1, 2, 3], [1, 2, 3]]
+    with pytest.raises(TypeError, match="field 'a'.fill\\(\\) takes a number \\(or one element\\), not str 'abc'"):
+        a.fill("abc")
 
 
 def test_from_numpy_casts(fake_program):

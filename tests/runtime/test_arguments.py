@@ -77,6 +77,11 @@ def test_ndarray_specs(fake_program):
     assert spec_of(arrays, wk.ndarray(wk.f32, shape=(7, 7)), b, v).key == spec.key   # shape not in key
 
 
+def test_unknown_keyword_argument_is_named(fake_program):
+    with pytest.raises(wk.ArgumentError, match="kernel 'vector_arg\\(v, s\\)' has no parameter named 'b'"):
+        spec_of(vector_arg, (1, 2, 3), b=1)
+
+
 def test_ndarray_errors(fake_program):
     b = np.zeros(4, np.int32)
     v = wk.ndarray(wk.types.vector(3, wk.f32), shape=5)

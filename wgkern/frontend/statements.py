@@ -225,6 +225,9 @@ class StatementMixin:
 
     def assign_target(self, target: ast.expr, value: Any, static: bool = False) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
+            if any(isinstance(element, ast.Starred) for element in target.elts):
+                raise CompileError("starred assignment targets (a, *b = ...) are not supported inside kernels; "
+                                   "unpack every element")
             items = self.unpack(value, len(target.elts))
             for element, item in zip(target.elts, items):
                 self.assign_target(element, item, static)

@@ -211,6 +211,9 @@ class Container:
         """Set every element (every component, for vector/matrix elements) to `value`."""
         self._host_ready(write=True)
         data = np.asarray(value)
+        if data.dtype.kind not in "biuf":
+            raise TypeError(f"{self.kind_name} '{self.name}'.fill() takes a number (or one element), not "
+                            f"{type(value).__name__} {value!r}")
         if data.shape not in ((), self.element_shape):
             raise ValueError(f"fill value of shape {data.shape} does not match element shape {self.element_shape}")
         if self.dtype.is_bool:

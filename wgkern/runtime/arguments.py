@@ -175,6 +175,10 @@ def param_rules(kernel: Any) -> list[ParamRule]:
 def _bind(kernel: Any, rules: list[ParamRule], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
     if not kwargs and len(args) == len(rules):
         return list(args)
+    unknown = [name for name in kwargs if name not in kernel.signature.parameters]
+    if unknown:
+        names = ", ".join(r.name for r in rules)
+        raise ArgumentError(f"kernel '{kernel.name}({names})' has no parameter named {', '.join(map(repr, unknown))}")
     try:
         bound = kernel.signature.bind(*args, **kwargs)
     except TypeError as exc:
