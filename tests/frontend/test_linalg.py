@@ -207,7 +207,9 @@ def test_decomposition_gradients_are_finite_in_f32(arch):
 
     a = np.random.default_rng(1).normal(size=(64, 3, 3)).astype(np.float32)
     a[0], a[1], a[2], a[3] = np.diag([1.0, 2.0, 3.0]), np.eye(3), 0.0, [[1, 2, 3], [2, 4, 6], [0, 1, 0]]
+    a[4] = [[1.0, 1e-10, 1e-10], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]     # A^T A's s_pq^2 underflows: no NaN
+    a[5] = [[1.0, 1e-20, 1e-20], [0.0, 1.0, 1e-20], [0.0, 0.0, 1.0]]
     m.from_numpy(a)
     with wk.ad.Tape(loss=loss):
         k()
-    assert np.isfinite(m.grad.to_numpy()).all()
+    assert np.isfinite(m.grad.to_numpy()).all() and np.isfinite(loss[None])

@@ -56,6 +56,9 @@ class _Ops:
     def less(self, x: ir.Stmt, y: ir.Stmt) -> ir.Stmt:
         return arith.binary(self.b, B.CMP_LT, x, y)
 
+    def either(self, x: ir.Stmt, y: ir.Stmt) -> ir.Stmt:
+        return arith.binary(self.b, B.BIT_OR, x, y)
+
     def pick(self, cond: ir.Stmt, x: ir.Stmt, y: ir.Stmt) -> ir.Stmt:
         return self.b.select(cond, x, y)
 
@@ -164,8 +167,10 @@ def _jacobi_eigen(o: _Ops, s: list[list[ir.Stmt]]) -> tuple[list[ir.Stmt], list[
             # (tiny s_pq, huge tau) then keep finite derivatives, and a skipped pair takes the root of 1 rather
             # than of a possible 0, so gradients through the unused branch add 0, never 0 * inf = NaN.
             gap = o.sub(s[q][q], s[p][p])
-            radicand = o.pick(skip, one, o.add(o.mul(gap, gap), o.mul(o.c(4.0), o.mul(spq, spq))))
-            denominator = o.add(o.abs(gap), o.sqrt(radicand))
+            radicand = o.add(o.mul(gap, gap), o.mul(o.c(4.0), o.mul(spq, spq)))
+            # a radicand of 0 (gap 0 and s_pq^2 below the smallest float, flushed to 0): s_pq is negligible
+            skip = o.either(skip, o.less(radicand, o.c(1e-300 if o.dtype == T.f64 else 1e-37)))
+            denominator = o.add(o.abs(gap), o.sqrt(o.pick(skip, one, radicand)))
             signed = o.pick(o.less(gap, zero), o.neg(spq), spq)
             t = o.pick(skip, zero, o.div(o.mul(o.c(2.0), signed), denominator))
             c = o.div(one, o.sqrt(o.add(one, o.mul(t, t))))
