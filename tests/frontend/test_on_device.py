@@ -406,3 +406,38 @@ def test_reductions_in_func_loops_and_into_arguments_are_atomic(arch):
     f.from_numpy((np.arange(4096) % 7).astype(np.float32))
     want = (np.arange(4096) % 7).sum()
     assert sums(0.5) == want + 1.0 + (np.arange(100) % 7).sum() + want + 0.5
+
+
+def test_min_max_ignore_a_nan_operand(arch):
+    """As Taichi's (IEEE minNum/maxNum): flux limiters computing 0/0 in flat regions rely on it. The
+    gradient goes to the operand that is the result."""
+    r = wk.field(wk.f32, shape=6)
+    atomic = wk.field(wk.f32, shape=2)
+    x = wk.field(wk.f32, shape=2, needs_grad=True)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def k(nan: wk.f32):
+        r[0] = max(0.0, nan)
+        r[1] = min(nan, 2.0)
+        r[2] = wk.max(nan, 0.5)
+        r[3] = wk.min(2.5, nan)
+        r[4] = wk.max(nan, nan)
+        r[5] = wk.min(wk.max(nan, 1.0), 3.0)
+        wk.atomic_min(atomic[0], nan)
+        wk.atomic_max(atomic[1], nan)
+
+    @wk.kernel
+    def limited(nan: wk.f32):
+        for i in x:
+            loss[None] += wk.max(x[i] * 3.0, nan) + wk.min(nan, x[i] * x[i])
+
+    atomic.from_numpy(np.array([1.0, -1.0], np.float32))
+    k(float("nan"))
+    got = r.to_numpy()
+    assert got[[0, 1, 2, 3, 5]].tolist() == [0.0, 2.0, 0.5, 2.5, 1.0] and np.isnan(got[4])
+    assert atomic.to_numpy().tolist() == [1.0, -1.0]
+    x.from_numpy(np.array([1.0, 2.0], np.float32))
+    with wk.ad.Tape(loss=loss):
+        limited(float("nan"))
+    assert x.grad.to_numpy().tolist() == [3.0 + 2.0, 3.0 + 4.0]

@@ -79,8 +79,8 @@ _INT_BINARY: dict[BinaryOpKind, Callable[[int, int, T.DataType], int]] = {
     BinaryOpKind.FLOORDIV: _int_floordiv,
     BinaryOpKind.MOD: _int_mod,
     BinaryOpKind.POW: _int_pow,
-    BinaryOpKind.MIN: lambda a, b, t: min(a, b),
-    BinaryOpKind.MAX: lambda a, b, t: max(a, b),
+    BinaryOpKind.MIN: lambda a, b, t: b if a != a else a if b != b else min(a, b),    # a NaN operand is ignored
+    BinaryOpKind.MAX: lambda a, b, t: b if a != a else a if b != b else max(a, b),
     BinaryOpKind.BIT_AND: lambda a, b, t: T.wrap_int(a & b, t),
     BinaryOpKind.BIT_OR: lambda a, b, t: T.wrap_int(a | b, t),
     BinaryOpKind.BIT_XOR: lambda a, b, t: T.wrap_int(a ^ b, t),
@@ -153,8 +153,8 @@ _FLOAT_BINARY_EXACT: dict[BinaryOpKind, Callable[[Any, Any], Any]] = {
     BinaryOpKind.MUL: lambda a, b: a * b,
     BinaryOpKind.DIV: lambda a, b: a / b,
     BinaryOpKind.FLOORDIV: lambda a, b: np.floor(a / b),
-    BinaryOpKind.MIN: np.minimum,     # NaN if either is NaN
-    BinaryOpKind.MAX: np.maximum,
+    BinaryOpKind.MIN: np.fmin,        # a NaN operand is ignored (IEEE minNum)
+    BinaryOpKind.MAX: np.fmax,
 }
 
 _FLOAT_BINARY_APPROX: dict[BinaryOpKind, Callable[[Any, Any], Any]] = {

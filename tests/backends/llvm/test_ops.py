@@ -64,7 +64,7 @@ def _floor_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 FLOAT_BINARY_REF = {
     B.ADD: np.add, B.SUB: np.subtract, B.MUL: np.multiply, B.DIV: np.divide,
     B.FLOORDIV: lambda a, b: np.floor(a / b), B.MOD: _floor_mod, B.POW: np.power, B.ATAN2: np.arctan2,
-    B.MIN: np.minimum, B.MAX: np.maximum, B.CMP_LT: np.less, B.CMP_LE: np.less_equal,
+    B.MIN: np.fmin, B.MAX: np.fmax, B.CMP_LT: np.less, B.CMP_LE: np.less_equal,
     B.CMP_GT: np.greater, B.CMP_GE: np.greater_equal, B.CMP_EQ: np.equal, B.CMP_NE: np.not_equal,
 }
 TRANSCENDENTAL = {B.POW, B.ATAN2}

@@ -68,7 +68,7 @@ FLOAT_BINARY: dict[BinaryOpKind, OpSpelling] = {
     B.ADD: Inst("fadd"), B.SUB: Inst("fsub"), B.MUL: Inst("fmul"), B.DIV: Inst("fdiv"),
     B.FLOORDIV: Lowering("floordiv_float"), B.MOD: Lowering("mod_float"),
     B.POW: Math("pow"), B.ATAN2: Math("atan2"),
-    B.MIN: Intrinsic("llvm.minimum"), B.MAX: Intrinsic("llvm.maximum"),
+    B.MIN: Intrinsic("llvm.minnum"), B.MAX: Intrinsic("llvm.maxnum"),      # a NaN operand is ignored
     B.CMP_LT: Inst("fcmp olt"), B.CMP_LE: Inst("fcmp ole"), B.CMP_GT: Inst("fcmp ogt"), B.CMP_GE: Inst("fcmp oge"),
     B.CMP_EQ: Inst("fcmp oeq"), B.CMP_NE: Inst("fcmp une"),
 }
@@ -101,9 +101,9 @@ UNARY: dict[str, dict[UnaryOpKind, OpSpelling]] = {
     "f": FLOAT_UNARY, "i": SIGNED_UNARY, "u": UNSIGNED_UNARY, "b": BOOL_UNARY,
 }
 
-# atomicrmw operations. Float min/max use fminimum/fmaximum (NaN-propagating, like BinaryOp MIN/MAX).
+# atomicrmw operations. Float min/max use fmin/fmax (a NaN operand ignored, like BinaryOp MIN/MAX).
 ATOMIC: dict[str, dict[AtomicOpKind, str]] = {
-    "f": {A.ADD: "fadd", A.SUB: "fsub", A.MIN: "fminimum", A.MAX: "fmaximum"},
+    "f": {A.ADD: "fadd", A.SUB: "fsub", A.MIN: "fmin", A.MAX: "fmax"},
     "i": {A.ADD: "add", A.SUB: "sub", A.MIN: "min", A.MAX: "max", A.AND: "and", A.OR: "or", A.XOR: "xor"},
     "u": {A.ADD: "add", A.SUB: "sub", A.MIN: "umin", A.MAX: "umax", A.AND: "and", A.OR: "or", A.XOR: "xor"},
     # u1 lives in a byte holding 0/1: add/max/or all mean "set if either is set".

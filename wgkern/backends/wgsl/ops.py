@@ -54,7 +54,9 @@ def _via_f32(expr: str, *helpers: str) -> dict[str, Spelling]:
 
 
 _F16_QUOTIENT = "f16(wk_div_f32(f32({a}), f32({b})))"
-_NAN_PROPAGATE = "select({fn}({{a}}, {{b}}), {{a}} + {{b}}, !({{a}} == {{a}}) || !({{b}} == {{b}}))"
+# Float min/max ignore a NaN operand (IEEE minNum/maxNum, as Taichi's ti.min/ti.max): spelled out, because
+# drivers may assume no NaNs reach min()/max().
+_NAN_IGNORE = "select(select({fn}({{a}}, {{b}}), {{b}}, !({{a}} == {{a}})), {{a}}, !({{b}} == {{b}}))"
 
 WGSL_UNARY: dict[UnaryOpKind, dict[str, Spelling]] = {
     UnaryOpKind.NEG: {"f": _s("(-{a})"), "i": _s("(-{a})", wraps=True), "u": _s("({Z} - {a})", wraps=True)},
@@ -112,9 +114,9 @@ WGSL_BINARY: dict[BinaryOpKind, dict[str, Spelling]] = {
                        "i": _s("wk_ipow_{T}({a}, {b})", "ipow_signed", wraps=True),
                        "u": _s("wk_ipow_{T}({a}, {b})", "ipow_unsigned", wraps=True)},
     BinaryOpKind.ATAN2: _float_fn2("atan2"),
-    BinaryOpKind.MIN: {"f": _s(_NAN_PROPAGATE.format(fn="min")), **_all_ints("min({a}, {b})"),
+    BinaryOpKind.MIN: {"f": _s(_NAN_IGNORE.format(fn="min")), **_all_ints("min({a}, {b})"),
                        "b": _s("({a} & {b})")},
-    BinaryOpKind.MAX: {"f": _s(_NAN_PROPAGATE.format(fn="max")), **_all_ints("max({a}, {b})"),
+    BinaryOpKind.MAX: {"f": _s(_NAN_IGNORE.format(fn="max")), **_all_ints("max({a}, {b})"),
                        "b": _s("({a} | {b})")},
     BinaryOpKind.BIT_AND: {**_all_ints("({a} & {b})"), "b": _s("({a} & {b})")},
     BinaryOpKind.BIT_OR: {**_all_ints("({a} | {b})"), "b": _s("({a} | {b})")},
@@ -142,8 +144,8 @@ WGSL_ATOMIC_BUILTIN: dict[AtomicOpKind, str] = {
 WGSL_ATOMIC_COMBINE: dict[AtomicOpKind, str] = {
     AtomicOpKind.ADD: "(old + v)",
     AtomicOpKind.SUB: "(old - v)",
-    AtomicOpKind.MIN: "select(min(old, v), old + v, !(old == old) || !(v == v))",
-    AtomicOpKind.MAX: "select(max(old, v), old + v, !(old == old) || !(v == v))",
+    AtomicOpKind.MIN: "select(select(min(old, v), v, !(old == old)), old, !(v == v))",    # NaN ignored
+    AtomicOpKind.MAX: "select(select(max(old, v), v, !(old == old)), old, !(v == v))",
     AtomicOpKind.AND: "(old & v)",
     AtomicOpKind.OR: "(old | v)",
     AtomicOpKind.XOR: "(old ^ v)",

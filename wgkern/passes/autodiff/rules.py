@@ -78,13 +78,15 @@ BINARY_DERIVATIVES: Mapping[BinaryOpKind, tuple[BinaryPartial, BinaryPartial]] =
         lambda b, l, r, y: b.div(r, _atan2_denominator(b, l, r)),
         lambda b, l, r, y: b.neg(b.div(l, _atan2_denominator(b, l, r))),
     ),
+    # min/max: the derivative goes to the operand that is the result (the left one on ties; the other one
+    # when an operand is NaN, which min/max ignore)
     BinaryOpKind.MIN: (
-        lambda b, l, r, y: _indicator(b, BinaryOpKind.CMP_LE, l, r, y.dtype, True),
-        lambda b, l, r, y: _indicator(b, BinaryOpKind.CMP_LE, l, r, y.dtype, False),
+        lambda b, l, r, y: _indicator(b, BinaryOpKind.CMP_EQ, y, l, y.dtype, True),
+        lambda b, l, r, y: _indicator(b, BinaryOpKind.CMP_EQ, y, l, y.dtype, False),
     ),
     BinaryOpKind.MAX: (
-        lambda b, l, r, y: _indicator(b, BinaryOpKind.CMP_GE, l, r, y.dtype, True),
-        lambda b, l, r, y: _indicator(b, BinaryOpKind.CMP_GE, l, r, y.dtype, False),
+        lambda b, l, r, y: _indicator(b, BinaryOpKind.CMP_EQ, y, l, y.dtype, True),
+        lambda b, l, r, y: _indicator(b, BinaryOpKind.CMP_EQ, y, l, y.dtype, False),
     ),
     BinaryOpKind.FLOORDIV: (lambda b, l, r, y: b.const(0.0, y.dtype), lambda b, l, r, y: b.const(0.0, y.dtype)),
     BinaryOpKind.MOD: (
