@@ -441,3 +441,46 @@ def test_min_max_ignore_a_nan_operand(arch):
     with wk.ad.Tape(loss=loss):
         limited(float("nan"))
     assert x.grad.to_numpy().tolist() == [3.0 + 2.0, 3.0 + 4.0]
+
+
+def test_comprehensions_walrus_vector_logic_lists_and_starred_ndrange(arch):
+    """Python forms Taichi programs use in kernels: list comprehensions over compile-time ranges (unrolled),
+    `:=`, `and`/`or` on vectors (element by element), a list of run-time numbers as a vector variable whose
+    elements are reassigned under a run-time `if`, and `wk.ndrange(*shape)`."""
+    p = wk.Vector.field(2, wk.f32, shape=1)
+    q = wk.Vector.field(2, wk.i32, shape=1)
+    x = wk.Vector.field(3, wk.f32, shape=2)
+    a = wk.field(wk.f32, shape=2)
+    b = wk.field(wk.i32, shape=2)
+    shape = np.array([2, 3])
+    g = wk.field(wk.i32, shape=(2, 3))
+
+    @wk.kernel
+    def k():
+        c = p[0] < 0 and p[0] > -2 or p[0] > 1
+        q[0] = c
+        x[0] = wk.Vector([wk.cast(i, wk.f32) for i in range(3)])
+        x[1] = wk.Matrix.cols([wk.Vector([i, i + 1.0, 0.0]) for i in range(3)])[1, :] + wk.Vector(
+            [j * 1.0 for j in range(3) if j != 1] + [7.0])
+        a[0] = (t := a[1] + 1.0)
+        a[1] = t * 2
+        for I in wk.grouped(wk.ndrange(*shape)):
+            g[I] = I[0] * 10 + I[1]
+
+    @wk.kernel
+    def swap(c: wk.i32) -> wk.i32:
+        v = [b[0], b[1]]
+        if c < 0:
+            tmp = v[0]
+            v[0] = v[1]
+            v[1] = tmp
+        return v[0] * 10 + v[1]
+
+    p[0] = [-1.0, 0.5]
+    k()
+    b.from_numpy(np.array([1, 2], np.int32))
+    assert q[0].tolist() == [1, 0]
+    assert x.to_numpy().tolist() == [[0, 1, 2], [1, 4, 10]]
+    assert a.to_numpy().tolist() == [1.0, 2.0]
+    assert g.to_numpy().tolist() == [[0, 1, 2], [10, 11, 12]]
+    assert swap(1) == 12 and swap(-1) == 21

@@ -98,6 +98,9 @@ class CallMixin:
                 self.b, callee.receiver, callee.name, [self.as_value(a) for a in args])
         if isinstance(callee, StructType):
             return self.construct_struct(callee, args, kwargs)
+        if callee is builtins.range and not static_args:
+            raise CompileError("range() with run-time bounds can only be a for loop's iterable (for i in range(n)); "
+                               "anywhere else (a comprehension, a list) its bounds must be compile-time")
         if callee is builtins.len:
             return self.len_of(args)
         if (callee is builtins.all or callee is builtins.any) and not static_args:

@@ -11,7 +11,7 @@ from typing import Any
 
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
-from wgkern.frontend.scope import VectorVar
+from wgkern.frontend.scope import Fixed, Static, VectorVar
 from wgkern.lang.structs import StructField
 from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, StructElement, StructValue,
                                     VectorValue, describe, is_runtime)
@@ -349,6 +349,55 @@ class ExpressionMixin:
             return vectors.like(shape, [arith.logical(self.b, op, p, q) for p, q in zip(xs, ys)])
         return arith.logical(self.b, op, lhs, rhs)
 
+    def visit_ListComp(self, node: ast.ListComp) -> list[Any]:
+        """`[expr for i in range(3) if ...]`: unrolled at compile time into a list of values (a vector where a
+        value is needed, as a list literal); the iterables and conditions must be compile-time."""
+        out: list[Any] = []
+        self.unroll_comprehension(node.elt, node.generators, out)
+        return out
+
+    visit_GeneratorExp = visit_ListComp
+
+    def unroll_comprehension(self, elt: ast.expr, generators: list[ast.comprehension], out: list[Any]) -> None:
+        if not generators:
+            out.append(self.rvalue(elt))
+            return
+        generator = generators[0]
+        iterable = self.rvalue(generator.iter)
+        if isinstance(iterable, VectorValue):
+            items: Any = iterable.elements if not iterable.m else [iterable.row(i) for i in range(iterable.n)]
+        elif is_runtime(iterable) or not hasattr(iterable, "__iter__"):
+            raise CompileError(f"a comprehension in a kernel loops over compile-time values (range() with constant "
+                               f"bounds, a tuple, wk.static(...)), not {describe(iterable)}")
+        else:
+            items = iterable
+        for item in items:
+            with self.frame.scope.block():
+                self.bind_comprehension_target(generator.target, item)
+                conditions = [self.visit(test) for test in generator.ifs]
+                if any(is_runtime(c) for c in conditions):
+                    raise CompileError("a comprehension's 'if' must be a compile-time condition")
+                if all(conditions):
+                    self.unroll_comprehension(elt, generators[1:], out)
+
+    def bind_comprehension_target(self, target: ast.expr, item: Any) -> None:
+        if isinstance(target, ast.Name):
+            self.frame.scope.define(target.id, Fixed(item, "comprehension variable") if is_runtime(item)
+                                    else Static(item))
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            parts = self.unpack(item, len(target.elts))
+            for element, part in zip(target.elts, parts):
+                self.bind_comprehension_target(element, part)
+            return
+        raise CompileError("a comprehension's loop variable must be a name or a tuple of names")
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> Any:
+        """`(name := value)`: assigns, and is the value."""
+        value = self.rvalue(node.value)
+        self.assign_target(node.target, value)
+        return value
+
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
         is_and = isinstance(node.op, ast.And)
         op = BinaryOpKind.BIT_AND if is_and else BinaryOpKind.BIT_OR
@@ -357,18 +406,24 @@ class ExpressionMixin:
         for value_node in node.values:
             value = self.rvalue(value_node)
             if is_runtime(value):
-                if isinstance(self.as_value(value), VectorValue):
-                    raise CompileError("'and'/'or' need scalar operands")
-                runtime_parts.append(value)
+                runtime_parts.append(self.as_value(value))
                 continue
             decided = (not value) if is_and else bool(value)
             if decided:       # `False and ...` / `True or ...`: the rest does not matter
                 return value if not runtime_parts else self.b.const(not is_and, T.u1)
         if not runtime_parts:
             return value
-        result = self.b.cast(self.as_scalar(runtime_parts[0]), T.u1)
+        if any(isinstance(part, VectorValue) for part in runtime_parts):
+            # vectors combine element by element (as in Taichi), every operand evaluated
+            truth = [vectors.map_elements(p, lambda e: self.b.cast(e, T.u1)) if isinstance(p, VectorValue)
+                     else self.b.cast(p, T.u1) for p in runtime_parts]
+            result = truth[0]
+            for part in truth[1:]:
+                result = self.binary_values(op, result, part)
+            return result
+        result = self.b.cast(runtime_parts[0], T.u1)
         for part in runtime_parts[1:]:
-            result = arith.logical(self.b, op, result, self.as_scalar(part))
+            result = arith.logical(self.b, op, result, part)
         return result
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:

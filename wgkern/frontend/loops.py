@@ -55,7 +55,7 @@ class LoopMixin:
             if callee is wm.ndrange:
                 if iter_node.keywords:
                     raise CompileError("wk.ndrange() takes no keyword arguments")
-                dims = [self.ndrange_dim(self.visit(arg)) for arg in iter_node.args]
+                dims = [self.ndrange_dim(arg) for arg in self.visit_elements(iter_node.args)]
                 return self.product_loop(node, dims, serialize)
             if callee is wm.static:
                 if len(iter_node.args) != 1 or iter_node.keywords:
@@ -70,7 +70,7 @@ class LoopMixin:
                 if isinstance(inner, ast.Call) and self.visit(inner.func) is wm.ndrange:
                     if inner.keywords:
                         raise CompileError("wk.ndrange() takes no keyword arguments")
-                    dims = [self.ndrange_dim(self.visit(arg)) for arg in inner.args]
+                    dims = [self.ndrange_dim(arg) for arg in self.visit_elements(inner.args)]
                 else:
                     dims = self.container_dims(self.visit(inner))
                     if dims is None:

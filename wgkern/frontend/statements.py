@@ -39,6 +39,15 @@ class VarElements:
     shape: tuple[int, ...]
 
 
+def runtime_list(value: list[Any]) -> bool:
+    """A list literal of numbers with at least one run-time scalar (`v = [a[0], a[1]]`): it becomes a vector
+    variable whose elements can be assigned (`v[0] = v[1]`)."""
+    scalars = [v for v in value if isinstance(v, (ir.Stmt, GlobalRef)) and not getattr(v, "element_shape", ())]
+    return bool(value) and bool(scalars) and all(
+        is_python_number(v) or (isinstance(v, (ir.Stmt, GlobalRef)) and not getattr(v, "element_shape", ()))
+        for v in value)
+
+
 def return_annotation_parts(annotation: Any) -> list[Any] | None:
     """The value annotations of a tuple return (`-> tuple[wk.f32, wk.i32]`, `-> (wk.f32, wk.i32)`,
     `-> typing.Tuple[...]`), else None."""
@@ -113,6 +122,8 @@ class StatementMixin:
         scope = self.frame.scope
         if isinstance(value, StructElement):           # a copy of the element's members, read now
             value = self.load_struct(value)
+        if isinstance(value, list) and not static and runtime_list(value):
+            value = self.as_value(value)               # a list of run-time numbers is a vector variable, as in Taichi
         binding = scope.lookup(name)
         if isinstance(value, StructValue) and not static:
             if isinstance(binding, StructVar):
