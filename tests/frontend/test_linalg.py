@@ -47,19 +47,29 @@ def test_svd_and_polar_factorise_with_rotations(arch, d):
     t = (0, 2, 1)
     atol = 1e-5 * d
     np.testing.assert_allclose(u @ s @ np.transpose(v, t), a, atol=atol)
-    for rotation in (u, v, r):
-        np.testing.assert_allclose(rotation @ np.transpose(rotation, t), np.broadcast_to(np.eye(d), a.shape),
+    for orthogonal in (u, v, r):
+        np.testing.assert_allclose(orthogonal @ np.transpose(orthogonal, t), np.broadcast_to(np.eye(d), a.shape),
                                    atol=atol)
-        np.testing.assert_allclose(np.linalg.det(rotation), 1.0, atol=atol)
+    np.testing.assert_allclose(np.linalg.det(v), 1.0, atol=atol)
     sigma = np.diagonal(s, axis1=1, axis2=2)
     assert np.count_nonzero(s - np.einsum("ij,ni->nij", np.eye(d), sigma)) == 0      # diagonal
     assert (sigma[:, :-1] >= np.abs(sigma[:, 1:]) - 1e-6).all() and (sigma[:, 0] >= 0).all()   # decreasing
     np.testing.assert_allclose(np.sort(np.abs(sigma), axis=1), np.sort(np.linalg.svd(a, compute_uv=False), axis=1),
                                atol=atol)
-    np.testing.assert_allclose(np.sign(sigma[:, -1]) * np.abs(sigma).prod(axis=1), np.linalg.det(a),
-                               atol=1e-4)                            # the sign of det(A) rides on the last
     np.testing.assert_allclose(r @ p, a, atol=atol)
     np.testing.assert_allclose(p, np.transpose(p, t), atol=atol)
+    sign = np.where(np.linalg.det(a) < 0, -1.0, 1.0)
+    if d == 3:      # U, R rotations; the sign of det(A) rides on the last singular value
+        for rotation in (u, r):
+            np.testing.assert_allclose(np.linalg.det(rotation), 1.0, atol=atol)
+        np.testing.assert_allclose(np.sign(sigma[:, -1]) * np.abs(sigma).prod(axis=1), np.linalg.det(a), atol=1e-4)
+    else:           # Taichi's 2x2: P positive semi-definite, sigma >= 0; U and R reflections where det(A) < 0
+        assert (sigma >= 0).all() and (np.linalg.eigvalsh(p) >= -atol).all()
+        w, q = np.linalg.eigh(np.transpose(a, t) @ a)            # P is the square root of A^T A
+        np.testing.assert_allclose(p, q @ (np.sqrt(np.clip(w, 0, None))[..., None] * np.transpose(q, t)),
+                                   atol=1e-4)
+        for orthogonal in (u, r):
+            np.testing.assert_allclose(np.linalg.det(orthogonal), sign, atol=atol)
     np.testing.assert_allclose(s[0], np.diag(np.sort(np.diagonal(special[0]))[::-1]), atol=1e-6)
 
 

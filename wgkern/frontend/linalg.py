@@ -2,9 +2,11 @@
 
 Both are built from scalar IR (branch-free: every choice is a select), so they run the same on every backend
 and inside differentiated kernels. Conventions (those of Taichi's ti.polar_decompose / ti.svd, which MPM
-codes rely on): `R, S = polar_decompose(A)` with A = R S, R a rotation and S symmetric; `U, sigma, V = svd(A)`
-with A = U sigma V^T, U and V rotations (determinant +1) and sigma diagonal, decreasing, its last entry
-carrying the sign of det(A). 2x2: one polar step and one Jacobi rotation. 3x3: cyclic Jacobi sweeps (a fixed
+codes rely on): 3x3: `R, S = polar_decompose(A)` with A = R S, R a rotation and S symmetric; `U, sigma, V =
+svd(A)` with A = U sigma V^T, U and V rotations (determinant +1) and sigma diagonal, decreasing, its last entry
+carrying the sign of det(A). 2x2: `U, P = polar_decompose(A)` with P positive semi-definite and U orthogonal (a
+reflection where det(A) < 0), in closed form; svd's sigma is then non-negative and decreasing, V a rotation and
+U = U_polar V (one Jacobi rotation, none below an off-diagonal of 1e-5). 3x3: cyclic Jacobi sweeps (a fixed
 number, unrolled) on A^T A give V and sigma^2; U's columns are A v / sigma, completed by cross products
 where A is (nearly) singular. Through A^T A, small singular values lose relative accuracy when A is badly
 conditioned (errors near eps * s1^2 / s3), which deformation gradients rarely are."""
@@ -19,8 +21,8 @@ from wgkern.ir.ops import BinaryOpKind as B
 from wgkern.ir.ops import UnaryOpKind as U
 from wgkern.lang import types as T
 
-# Below this |off-diagonal| the symmetric factor is taken as diagonal (no rotation).
-_DIAGONAL_TOLERANCE = 1e-6
+# Below this |off-diagonal| the 2x2 symmetric factor is taken as diagonal (no rotation), as Taichi's svd does.
+_DIAGONAL_TOLERANCE = 1e-5
 
 
 class _Ops:
@@ -103,18 +105,26 @@ def _mul2(o: _Ops, x: VectorValue, y: VectorValue) -> VectorValue:
 
 
 def _polar(o: _Ops, a: VectorValue) -> tuple[VectorValue, VectorValue]:
-    # the rotation nearest to A turns by the angle of (a00 + a11, a10 - a01)
-    x = o.add(a.at(0, 0), a.at(1, 1))
-    y = o.sub(a.at(1, 0), a.at(0, 1))
-    length2 = o.add(o.mul(x, x), o.mul(y, y))
-    # x = y = 0 (A = [[a, b], [b, -a]]): every rotation leaves R^T A symmetric; take the identity
-    degenerate = o.less(length2, o.c(1e-30))
-    inverse_length = o.div(o.c(1.0), o.sqrt(o.pick(degenerate, o.c(1.0), length2)))
-    cos = o.pick(degenerate, o.c(1.0), o.mul(x, inverse_length))
-    sin = o.pick(degenerate, o.c(0.0), o.mul(y, inverse_length))
-    rotation = _matrix2(cos, o.neg(sin), sin, cos)
-    transposed = _matrix2(cos, sin, o.neg(sin), cos)
-    return rotation, _mul2(o, transposed, a)
+    """2x2 A = U P with P symmetric positive semi-definite and U orthogonal: a rotation where det(A) >= 0, a
+    reflection where det(A) < 0 (Taichi's convention). Closed form: U = B / sqrt|det B| with B = A + sign(det A)
+    cof(A), and P = (A^T A + |det A| I) / sqrt|det B|; the zero matrix gives (I, 0)."""
+    a00, a01, a10, a11 = a.at(0, 0), a.at(0, 1), a.at(1, 0), a.at(1, 1)
+    det = o.sub(o.mul(a00, a11), o.mul(a10, a01))
+    flip = o.less(det, o.c(0.0))
+    b00 = o.pick(flip, o.sub(a00, a11), o.add(a00, a11))
+    b01 = o.pick(flip, o.add(a01, a10), o.sub(a01, a10))
+    b10 = o.pick(flip, o.add(a10, a01), o.sub(a10, a01))
+    b11 = o.pick(flip, o.sub(a11, a00), o.add(a11, a00))
+    det_b = o.abs(o.sub(o.mul(b00, b11), o.mul(b10, b01)))
+    zero = o.less(det_b, o.c(1e-300 if o.dtype == T.f64 else 1e-37))       # only for A = 0
+    scale = o.div(o.c(1.0), o.sqrt(o.pick(zero, o.c(1.0), det_b)))    # the root of 1 there: gradients stay finite
+    u = _matrix2(*(o.pick(zero, o.c(1.0 if k in (0, 3) else 0.0), o.mul(e, scale))
+                   for k, e in enumerate((b00, b01, b10, b11))))
+    ata = _mul2(o, _matrix2(a00, a10, a01, a11), a)
+    abs_det = o.abs(det)
+    shifted = [o.add(ata.at(0, 0), abs_det), ata.at(0, 1), ata.at(1, 0), o.add(ata.at(1, 1), abs_det)]
+    p = _matrix2(*(o.pick(zero, e, o.mul(x, scale)) for e, x in zip(a.elements, shifted)))
+    return u, p
 
 
 def polar_decompose(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue]:
@@ -131,10 +141,10 @@ def svd(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue, VectorValue]
     if a.n == 3:
         return _svd3(o, a)
     rotation, s = _polar(o, a)
-    # one Jacobi rotation diagonalises the symmetric S = V sigma V^T
+    # one Jacobi rotation diagonalises the positive semi-definite S = V sigma V^T
     values, vectors = _jacobi_eigen2(o, [[s.at(0, 0), s.at(0, 1)], [s.at(1, 0), s.at(1, 1)]],
                                      _DIAGONAL_TOLERANCE)
-    values, columns = _sort_decreasing(o, values, [[vectors[k][i] for k in range(2)] for i in range(2)])
+    values, columns = _sort_decreasing(o, values, [[vectors[k][i] for k in range(2)] for i in range(2)], True)
     v = _matrix2(columns[0][0], columns[1][0], columns[0][1], columns[1][1])
     sigma = _matrix2(values[0], o.c(0.0), o.c(0.0), values[1])
     return _mul2(o, rotation, v), sigma, v
@@ -260,16 +270,21 @@ def _jacobi_eigen2(o: _Ops, s: list[list[ir.Stmt]], tolerance: float
     return [first, second], [[cos, sin], [o.neg(sin), cos]]
 
 
-def _sort_decreasing(o: _Ops, values: list[ir.Stmt], columns: list[list[ir.Stmt]]
+def _sort_decreasing(o: _Ops, values: list[ir.Stmt], columns: list[list[ir.Stmt]], negate_first: bool = False
                      ) -> tuple[list[ir.Stmt], list[list[ir.Stmt]]]:
-    """Eigen- or singular values in decreasing order with their columns; each swap negates one column, so a
-    rotation stays a rotation."""
+    """Eigen- or singular values in decreasing order with their columns; each swap negates one column (the one
+    moved last, or with `negate_first` the one moved first, as Taichi's 2x2 svd does), so a rotation stays a
+    rotation."""
     values, columns = list(values), [list(c) for c in columns]
     pairs = ((0, 1), (0, 2), (1, 2)) if len(values) == 3 else ((0, 1),)
     for i, j in pairs:
         swap = o.less(values[i], values[j])
         values[i], values[j] = o.pick(swap, values[j], values[i]), o.pick(swap, values[i], values[j])
         ci, cj = columns[i], columns[j]
-        columns[i] = [o.pick(swap, y, x) for x, y in zip(ci, cj)]
-        columns[j] = [o.pick(swap, o.neg(x), y) for x, y in zip(ci, cj)]
+        if negate_first:
+            columns[i] = [o.pick(swap, o.neg(y), x) for x, y in zip(ci, cj)]
+            columns[j] = [o.pick(swap, x, y) for x, y in zip(ci, cj)]
+        else:
+            columns[i] = [o.pick(swap, y, x) for x, y in zip(ci, cj)]
+            columns[j] = [o.pick(swap, o.neg(x), y) for x, y in zip(ci, cj)]
     return values, columns
