@@ -150,7 +150,8 @@ def test_bad_shapes_and_dtypes(fake_program):
     with pytest.raises(ValueError):
         wk.field(wk.f32, shape=-1)
     with pytest.raises(ValueError):
-        wk.field(wk.f32, shape=None)
+        wk.field(wk.f32, shape=(2, -1))
+    assert wk.field(wk.f32, shape=None).shape == ()          # declared without a shape: placed later
     with pytest.raises(TypeError):
         wk.field("not a dtype", shape=3)
     assert wk.field(float, shape=2).dtype == wk.f32
@@ -272,3 +273,38 @@ def test_fields_with_an_index_offset(arch):
     assert c.grad[0, 0] == 10.0 and c.grad.to_numpy()[2, 1] == 10.0
     with pytest.raises(ValueError, match="one integer per axis"):
         wk.field(wk.f32, shape=(4, 3), offset=(1,))
+
+
+def test_grad_of_a_field_placed_later(arch):
+    """A float field declared without a shape has a `.grad`, as in Taichi: placed explicitly with the field,
+    by `lazy_grad()`, or (used by a `.grad` launch first) taking the field's shape then."""
+    x, y = wk.field(wk.f32), wk.field(wk.f32)
+    wk.root.dense(wk.i, 4).place(x, x.grad, y, y.grad)
+
+    @wk.kernel
+    def square():
+        for i in x:
+            y[i] = x[i] ** 2
+
+    x.from_numpy(np.arange(4, dtype=np.float32))
+    square()
+    y.grad.fill(1)
+    square.grad()
+    assert x.grad.to_numpy().tolist() == [0.0, 2.0, 4.0, 6.0]
+    v, loss, w = wk.Vector.field(2, dtype=wk.f32), wk.field(wk.f32), wk.field(wk.f32)
+    wk.root.dense(wk.i, 3).place(v, w)
+    wk.root.place(loss)
+    wk.root.lazy_grad()
+    assert v.grad.shape == (3,) and loss.grad.shape == ()
+
+    @wk.kernel
+    def energy():
+        for i in v:
+            loss[None] += v[i].norm_sqr() + w[i]
+
+    v.from_numpy(np.arange(6, dtype=np.float32).reshape(3, 2))
+    with wk.ad.Tape(loss=loss):
+        energy()
+    assert loss[None] == 55.0 and v.grad.to_numpy().ravel().tolist() == [0, 2, 4, 6, 8, 10]
+    assert w.grad.to_numpy().tolist() == [1.0, 1.0, 1.0]
+    assert wk.field(wk.i32).grad is None and wk.field(wk.f32, shape=3).grad is None

@@ -166,6 +166,7 @@ class BuildContext:
     def field_slot(self, host: Any) -> ir.ContainerSlot:
         slot = self.field_slots.get(id(host))
         if slot is None:
+            getattr(host, "_materialize", lambda: None)()
             shape = tuple(host.shape) + tuple(host.element_shape)
             slot = ir.ContainerSlot(name=host.name or f"field{len(self.field_slots)}", kind="field",
                                     dtype=host.dtype, ndim=len(shape), shape=shape, host=host)

@@ -22,7 +22,7 @@ def clear_all_gradients() -> None:
         return
     for container in list(program.containers):
         for adjoint in (container.grad, container.dual):
-            if adjoint is not None:
+            if adjoint is not None and not getattr(adjoint, "unplaced_adjoint", False):   # those are still zero
                 adjoint.fill(0)
 
 

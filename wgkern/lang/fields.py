@@ -160,10 +160,14 @@ class Container:
         Reads always wait (and so raise pending device errors, API.md); writes wait only when they go
         through a host view, since a backend orders its uploads after earlier launches itself."""
         self._check()
+        self._materialize()
         view = self._view
         if not write or view is not None:
             self.program.before_host_access()
         return view
+
+    def _materialize(self) -> None:
+        """A Taichi-style `.grad` placeholder takes its field's shape at first use (Field overrides)."""
 
     def _download_all(self) -> np.ndarray:
         if not self.nbytes:
@@ -367,6 +371,20 @@ class Field(Container):
     is_field = True
     kind_name = "field"
     _in_kernel = False        # set when a compiled kernel binds it (runtime/launch.py): its shape is final
+    _adjoint_of: Field | None = None    # the field whose `.grad` placeholder this is (see field())
+
+    def _materialize(self) -> None:
+        """The `.grad` placeholder of a field declared without a shape: placed like its field, when it is first
+        used (a kernel, a `.grad()` launch, host access) unless the program placed it itself (`place(x.grad)`)."""
+        owner = self._adjoint_of
+        if owner is not None and self.shape != owner.shape:
+            self._place(owner.shape)
+
+    @property
+    def unplaced_adjoint(self) -> bool:
+        """A `.grad` placeholder not used or placed yet (no storage of its own yet)."""
+        owner = self._adjoint_of
+        return owner is not None and self.shape != owner.shape
 
     def _place(self, shape: tuple[int, ...]) -> None:
         """`wk.root.dense(...).place(field)` (lang/snode.py): give a field declared without a shape its shape,
@@ -407,14 +425,19 @@ class MatrixField(metaclass=_FieldKind):
     _vector_elements = True
 
 
-def field(dtype: Any, shape: Any = (), needs_grad: bool = False, needs_dual: bool = False, name: str = "",
+def field(dtype: Any, shape: Any = None, needs_grad: bool = False, needs_dual: bool = False, name: str = "",
           offset: Any = None, **unknown: Any) -> Field:
     """`wk.field(dtype or wk.types.vector(...), shape, needs_grad=False, needs_dual=False, name='', offset=None)`.
     `offset` (one int per axis) is the index of the first element: kernels, loops over the field and host
     indexing use indices from offset to offset + shape - 1; to_numpy()/from_numpy() arrays start at element 0."""
     if unknown:
         raise TypeError(f"wk.field() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
-    out = Field(dtype, shape, name=name, needs_grad=needs_grad, needs_dual=needs_dual)
+    out = Field(dtype, () if shape is None else shape, name=name, needs_grad=needs_grad, needs_dual=needs_dual)
+    if shape is None and out.grad is None and out.dtype.is_float:
+        # declared without a shape, to be placed (wk.root.dense(...).place(x)): as in Taichi, `x.grad` exists
+        # and can be placed too (`place(x, x.grad)`, `lazy_grad()`); it takes x's shape when first used
+        out.grad = Field(out.dtype, (), out.element_type, f"{out.name}.grad")
+        out.grad._adjoint_of = out
     if offset is not None:
         offsets = (offset,) if isinstance(offset, int) else tuple(offset)
         if len(offsets) != len(out.shape) or not all(isinstance(o, int) for o in offsets):

@@ -72,7 +72,7 @@ class Vector:
         return host_matrix(out)
 
     @staticmethod
-    def field(n: int, dtype: Any = T.f32, shape: Any = (), needs_grad: bool = False, needs_dual: bool = False,
+    def field(n: int, dtype: Any = T.f32, shape: Any = None, needs_grad: bool = False, needs_dual: bool = False,
               **kwargs: Any) -> Any:
         from wgkern.lang.fields import field
         return field(T.vector(n, dtype), shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, **kwargs)
@@ -128,7 +128,7 @@ class Matrix:
         return host_matrix(np.eye(n, dtype=T.to_dtype(dtype).np_dtype))
 
     @staticmethod
-    def field(n: int, m: int, dtype: Any = T.f32, shape: Any = (), needs_grad: bool = False,
+    def field(n: int, m: int, dtype: Any = T.f32, shape: Any = None, needs_grad: bool = False,
               needs_dual: bool = False, **kwargs: Any) -> Any:
         from wgkern.lang.fields import field
         return field(T.matrix(n, m, dtype), shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, **kwargs)

@@ -5,7 +5,9 @@ calls names index axes and their extents, and `place` gives the fields that shap
 whatever the nesting order, as Taichi indexes them; an axis named at several levels, a blocked layout, has the
 product of its extents). A field declared without a shape and placed later is
 re-allocated by `place`, which must come before a kernel uses it. Sparse nodes (pointer, bitmasked, dynamic)
-are not available and say so; `lazy_grad()` does nothing, since `needs_grad=True` fields carry their `.grad`."""
+are not available and say so. A float field declared without a shape has a `.grad` (as in Taichi) that can be
+placed with it (`place(x, x.grad)`) and otherwise takes x's shape when first used, so `lazy_grad()` places
+every such `.grad` now."""
 from __future__ import annotations
 
 from typing import Any
@@ -64,7 +66,12 @@ class SNode:
         return self
 
     def lazy_grad(self) -> None:
-        return None
+        """Place the `.grad` of every field placed so far (Taichi's `ti.root.lazy_grad()`)."""
+        from wgkern.runtime.program import current
+        program = current()
+        for container in list(program.containers) if program is not None else ():
+            if getattr(container, "unplaced_adjoint", False) and container._adjoint_of.shape != ():
+                container._materialize()
 
     def _sparse(self, name: str) -> Any:
         def refuse(*args: Any, **kwargs: Any) -> Any:

@@ -36,6 +36,7 @@ class DerivedSlots:
             host = getattr(slot.host, self.attribute, None)
             if host is None:
                 return None
+            getattr(host, "_materialize", lambda: None)()
             existing = self.field_slots.get(id(host))
             if existing is not None:
                 return existing
