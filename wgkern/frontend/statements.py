@@ -42,10 +42,9 @@ class VarElements:
 def runtime_list(value: list[Any]) -> bool:
     """A list literal of numbers with at least one run-time scalar (`v = [a[0], a[1]]`): it becomes a vector
     variable whose elements can be assigned (`v[0] = v[1]`)."""
-    scalars = [v for v in value if isinstance(v, (ir.Stmt, GlobalRef)) and not getattr(v, "element_shape", ())]
-    return bool(value) and bool(scalars) and all(
-        is_python_number(v) or (isinstance(v, (ir.Stmt, GlobalRef)) and not getattr(v, "element_shape", ()))
-        for v in value)
+    def runtime_scalar(v: Any) -> bool:
+        return isinstance(v, ir.Stmt) or (isinstance(v, GlobalRef) and not v.element_shape)
+    return any(runtime_scalar(v) for v in value) and all(runtime_scalar(v) or is_python_number(v) for v in value)
 
 
 def return_annotation_parts(annotation: Any) -> list[Any] | None:
