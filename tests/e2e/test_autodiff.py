@@ -431,3 +431,68 @@ def test_grad_replays_the_forward_random_numbers(arch):
     jitter.grad()
     # y = x * prod(0.5 + r_k): dy/dx = y / x, with the same draws as the forward launch
     np.testing.assert_allclose(x.grad.to_numpy(), y.to_numpy(), rtol=1e-5)
+
+
+def _central_difference(kernel, x: "wk.Field", loss: "wk.Field", base: np.ndarray, step: float = 1e-6) -> np.ndarray:
+    grads = []
+    for k in range(base.size):
+        values = []
+        for sign in (1.0, -1.0):
+            shifted = base.copy()
+            shifted.flat[k] += sign * step
+            x.from_numpy(shifted)
+            loss[None] = 0.0
+            kernel()
+            values.append(loss[None])
+        grads.append((values[0] - values[1]) / (2 * step))
+    return np.array(grads).reshape(base.shape)
+
+
+def test_an_overwrite_by_a_constant_under_a_condition_cuts_the_gradient(arch):
+    """`if c: t = 0.0` (a local) or `if c: z[i] = 0.0` (a field with an adjoint) overwrite under a run-time
+    condition: where c holds, no gradient reaches the earlier value (it reached it before: a silent wrong
+    gradient), also inside a dynamic loop. Checked against f64 central differences."""
+    n = 6
+    x = wk.field(wk.f64, shape=n, needs_grad=True)
+    z = wk.field(wk.f64, shape=n, needs_grad=True)
+    flag = wk.field(wk.i32, shape=n)
+    trips = wk.field(wk.i32, shape=n)
+    loss = wk.field(wk.f64, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def local_overwrite():
+        for i in x:
+            t = x[i] * 2.0
+            if flag[i] == 1:
+                t = 0.0
+            loss[None] += t * t * 3.0
+
+    @wk.kernel
+    def field_overwrite():
+        for i in x:
+            z[i] = x[i] * x[i]
+            if flag[i] == 1:
+                z[i] = 0.5
+            loss[None] += z[i] * 2.0
+
+    @wk.kernel
+    def loop_overwrite():
+        for i in x:
+            v = x[i]
+            for j in range(trips[i]):
+                v = wk.sin(v) + 0.25 * v
+                if j == flag[i]:
+                    v = 0.5
+            loss[None] += v * v
+
+    base = np.linspace(0.2, 1.4, n)
+    flag.from_numpy(np.array([1, 0, 1, 0, 2, 1], np.int32))
+    trips.from_numpy(np.array([3, 2, 0, 4, 3, 1], np.int32))
+    for kernel in (local_overwrite, field_overwrite, loop_overwrite):
+        x.from_numpy(base)
+        with wk.ad.Tape(loss=loss):
+            kernel()
+        got = x.grad.to_numpy()
+        np.testing.assert_allclose(got, _central_difference(kernel, x, loss, base), rtol=1e-6, atol=1e-8,
+                                   err_msg=kernel.name)
+        assert got[0] == 0.0 and (got[1] != 0.0 or kernel is loop_overwrite)

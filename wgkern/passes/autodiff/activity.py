@@ -126,25 +126,35 @@ def roots_of(stmt: ir.Stmt, active: set[ir.Stmt], has_adjoint: Callable[[ir.Cont
         return [stmt, stmt.lhs, stmt.rhs]
     if isinstance(stmt, ir.TernarySelect) and stmt in active:
         return [stmt.cond]
-    if isinstance(stmt, ir.If) and stmt not in skip_conditions and has_adjoint_work(stmt, active, stacked):
+    if isinstance(stmt, ir.If) and stmt not in skip_conditions and has_adjoint_work(stmt, active, has_adjoint,
+                                                                                      stacked):
         return [stmt.cond]
-    if isinstance(stmt, ir.RangeFor) and has_adjoint_work(stmt, active, stacked):
+    if isinstance(stmt, ir.RangeFor) and has_adjoint_work(stmt, active, has_adjoint, stacked):
         return [stmt.begin, stmt.end]
     if isinstance(stmt, ir.GlobalLoad) and stmt in active:
         return list(stmt.ptr.indices)
-    if isinstance(stmt, (ir.GlobalStore, ir.AtomicOp)) and stmt.value in active and has_adjoint(stmt.ptr.container):
+    if isinstance(stmt, ir.GlobalStore) and has_adjoint(stmt.ptr.container):
+        return list(stmt.ptr.indices)           # its adjoint zeroes the overwritten element's gradient
+    if isinstance(stmt, ir.AtomicOp) and stmt.value in active and has_adjoint(stmt.ptr.container):
         return list(stmt.ptr.indices)
     return []
 
 
-def has_adjoint_work(stmt: ir.Stmt, active: set[ir.Stmt], stacked: set[ir.Alloca] = frozenset()) -> bool:
-    """Whether anything under a control-flow statement propagates a gradient or pushes onto a stack."""
+def has_adjoint_work(stmt: ir.Stmt, active: set[ir.Stmt], has_adjoint: Callable[[ir.ContainerSlot], bool],
+                     stacked: set[ir.Alloca] = frozenset()) -> bool:
+    """Whether anything under a control-flow statement propagates a gradient, pushes onto a stack, or
+    overwrites something that has an adjoint (a store of a constant still zeroes the overwritten adjoint:
+    `if c: t = 0.0` cuts the gradient to t's earlier value where c holds)."""
     for block in stmt.blocks():
         for inner in _walk(block):
             if inner in active:
                 return True
             if isinstance(inner, (ir.GlobalStore, ir.AtomicOp, ir.LocalStore, ir.AdStackPush)) \
                     and inner.value in active:
+                return True
+            if isinstance(inner, ir.LocalStore) and inner.alloca in active:
+                return True
+            if isinstance(inner, ir.GlobalStore) and has_adjoint(inner.ptr.container):
                 return True
             if isinstance(inner, ir.AdStackPush) or (isinstance(inner, ir.LocalStore) and inner.alloca in stacked):
                 return True

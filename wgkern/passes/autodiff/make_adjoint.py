@@ -40,6 +40,7 @@ class AdjointEmitter:
         self.unit_loop = unit_loop
         self.active = active
         self.grad_slot = grad_slot
+        self.has_adjoint = lambda slot: grad_slot(slot) is not None
         self.plain_slots = plain_slots
         self.exit_checks = exit_checks
         self.trips = trips
@@ -275,7 +276,7 @@ class AdjointEmitter:
 
     # ---- control flow -------------------------------------------------------------------------------------
     def reverse_If(self, stmt: ir.If) -> None:
-        if not has_adjoint_work(stmt, self.active):
+        if not has_adjoint_work(stmt, self.active, self.has_adjoint):
             return
         cond = self.primal(stmt.cond)
         new = self.b.insert(ir.If(cond=cond, then_block=ir.Block(), else_block=ir.Block()))
@@ -284,7 +285,7 @@ class AdjointEmitter:
         self.memo = {}
 
     def reverse_RangeFor(self, stmt: ir.RangeFor) -> None:
-        if not has_adjoint_work(stmt, self.active):
+        if not has_adjoint_work(stmt, self.active, self.has_adjoint):
             return
         new = self.b.insert(ir.RangeFor(begin=self.primal(stmt.begin), end=self.primal(stmt.end),
                                         body=ir.Block(), reversed=not stmt.reversed, name=stmt.name))
