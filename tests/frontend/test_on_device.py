@@ -484,3 +484,26 @@ def test_comprehensions_walrus_vector_logic_lists_and_starred_ndrange(arch):
     assert a.to_numpy().tolist() == [1.0, 2.0]
     assert g.to_numpy().tolist() == [[0, 1, 2], [10, 11, 12]]
     assert swap(1) == 12 and swap(-1) == 21
+
+
+def test_conditional_expression_reading_memory_runs_only_the_taken_side(arch):
+    """`p[t, i] if 0 <= i < n else 0.0` (Taichi builds it as a branch): the guarded read never happens out of
+    range (debug=True would report it), for scalars and vectors."""
+    wk.init(arch=arch, debug=True)
+    p = wk.field(wk.f32, shape=(2, 8))
+    out = wk.field(wk.f32, shape=8)
+    v = wk.Vector.field(2, wk.f32, shape=8)
+
+    @wk.func
+    def neighbour(t, i):
+        return p[t, i] if 0 <= i < 8 else 0.0
+
+    @wk.kernel
+    def k(t: wk.i32):
+        for i in range(8):
+            out[i] = neighbour(t, i - 1) + neighbour(t, i + 1)
+            v[i] = wk.Vector([p[t, i], 1]) if i % 2 == 0 else wk.Vector([2.0, 3.0])
+
+    p.fill(1.0)
+    k(0)
+    assert out.to_numpy().tolist() == [1, 2, 2, 2, 2, 2, 2, 1] and v.to_numpy()[:2].tolist() == [[1, 1], [2, 3]]

@@ -431,9 +431,36 @@ class ExpressionMixin:
         if not is_runtime(cond):
             return self.visit(node.body if cond else node.orelse)
         cond = self.as_value(cond)
+        if not isinstance(cond, VectorValue) and (_reads_or_calls(node.body) or _reads_or_calls(node.orelse)):
+            return self.branching_ifexp(cond, node)
         true_value = self.as_value(self.rvalue(node.body))
         false_value = self.as_value(self.rvalue(node.orelse))
         return self.select_values(cond, true_value, false_value)
+
+    def branching_ifexp(self, cond: ir.Stmt, node: ast.IfExp) -> Any:
+        """`a if c else b` whose sides read memory or call something, as Taichi builds it: a real branch, so
+        only the taken side runs (`p[i] if 0 <= i < n else 0.0` never reads outside p)."""
+        branch = self.b.if_(cond)
+        with self.b.at(branch.then_block):
+            taken = self.as_value(self.rvalue(node.body))
+        with self.b.at(branch.else_block):
+            other = self.as_value(self.rvalue(node.orelse))
+        shapes = {v.shape for v in (taken, other) if isinstance(v, VectorValue)}
+        if len(shapes) > 1:
+            raise CompileError(f"the two sides of 'a if c else b' differ: {describe(taken)} and {describe(other)}")
+        shape = shapes.pop() if shapes else ()
+        count = shape[0] * (shape[1] if len(shape) > 1 else 1) if shape else 1
+        dtype = T.promote(taken.dtype, other.dtype)
+        results = [ir.Alloca(dtype=dtype, name="ifexp", loc=self.b.loc) for _ in range(count)]
+        position = self.b.block.stmts.index(branch)
+        self.b.block.stmts[position:position] = results
+        for block, value in ((branch.then_block, taken), (branch.else_block, other)):
+            with self.b.at(block):
+                elements = value.elements if isinstance(value, VectorValue) else [value] * count
+                for result, element in zip(results, elements):
+                    self.b.store(result, self.b.cast(element, dtype))
+        loads = [self.b.load(result) for result in results]
+        return VectorValue(loads, shape[0], shape[1] if len(shape) > 1 else 0) if shape else loads[0]
 
     def select_values(self, cond: Any, a: Any, b: Any) -> Any:
         cond = self.as_value(cond)
@@ -454,3 +481,8 @@ class ExpressionMixin:
             if isinstance(binding, VectorVar):
                 return binding
         return None
+
+
+def _reads_or_calls(node: ast.expr) -> bool:
+    """Whether evaluating `node` may read memory or call something (a subscript or a call inside it)."""
+    return any(isinstance(inner, (ast.Subscript, ast.Call)) for inner in ast.walk(node))
