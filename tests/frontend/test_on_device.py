@@ -507,3 +507,26 @@ def test_conditional_expression_reading_memory_runs_only_the_taken_side(arch):
     p.fill(1.0)
     k(0)
     assert out.to_numpy().tolist() == [1, 2, 2, 2, 2, 2, 2, 1] and v.to_numpy()[:2].tolist() == [[1, 1], [2, 3]]
+
+
+def test_python_scope_vector_assigned_to_a_local_is_a_variable(arch):
+    """`pos = cam` with `cam` a Python-scope wk.Vector (or a matrix) makes a local variable, as in Taichi:
+    updates under a run-time `if` are kept (they were lost: a compile-time binding was shadowed)."""
+    cam = wk.Vector([1.0, 2.0, 3.0])
+    m0 = wk.Matrix([[1.0, 2.0], [3.0, 4.0]])
+    out = wk.field(wk.f32, shape=3)
+
+    @wk.kernel
+    def k():
+        pos = cam
+        m = m0
+        if out[1] == 0:
+            pos = pos + 10.0
+            m[0, 0] += 1.0
+        out[0] = pos[0]
+        out[2] = m[0, 0]
+        for d in wk.static(range(3)):
+            out[1] += cam[d]
+
+    k()
+    assert out.to_numpy().tolist() == [11.0, 6.0, 2.0]

@@ -8,6 +8,8 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.expressions import PYTHON_BINARY
@@ -123,6 +125,9 @@ class StatementMixin:
             value = self.load_struct(value)
         if isinstance(value, list) and not static and runtime_list(value):
             value = self.as_value(value)               # a list of run-time numbers is a vector variable, as in Taichi
+        if isinstance(value, np.ndarray) and not static and value.ndim in (1, 2) and value.size \
+                and value.dtype.kind in "biuf":
+            value = self.as_value(value)     # `pos = cam` (a Python-scope vector): a local vector variable, as in Taichi
         binding = scope.lookup(name)
         if isinstance(value, StructValue) and not static:
             if isinstance(binding, StructVar):
