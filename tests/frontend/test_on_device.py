@@ -530,3 +530,21 @@ def test_python_scope_vector_assigned_to_a_local_is_a_variable(arch):
 
     k()
     assert out.to_numpy().tolist() == [11.0, 6.0, 2.0]
+
+
+def test_fill_inside_kernels(arch):
+    """`x.fill(value)` in kernel code (Taichi allows it) loops over fields and ndarray arguments."""
+    x = wk.field(wk.f32, shape=4)
+    v = wk.Vector.field(2, wk.f32, shape=(2, 3))
+
+    @wk.kernel
+    def k(a: wk.f32, arr: wk.types.ndarray()):
+        x.fill(3)
+        v.fill(a)
+        arr.fill(7)
+        for i in range(2):
+            x[i] += 1
+
+    arr = np.zeros(3, np.float32)
+    k(2.5, arr)
+    assert x.to_numpy().tolist() == [4, 4, 3, 3] and (v.to_numpy() == 2.5).all() and arr.tolist() == [7, 7, 7]

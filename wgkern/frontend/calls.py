@@ -15,8 +15,8 @@ import numpy as np
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, intrinsics, linalg, static_eval, vectors
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
-from wgkern.frontend.values import (BoundMethod, GlobalRef, StructElement, StructValue, VectorValue, describe,
-                                    is_python_number, is_runtime)
+from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, StructElement, StructValue, VectorValue,
+                                    describe, is_python_number, is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import INT_ONLY_ATOMIC, BinaryOpKind, UnaryOpKind
 from wgkern.lang import math as wm
@@ -37,6 +37,11 @@ class FStringParts:
 
 class CallMixin:
     def visit_Call(self, node: ast.Call) -> Any:
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "fill" \
+                and isinstance(node.func.value, (ast.Name, ast.Attribute)):
+            target = self.visit(node.func.value)
+            if isinstance(target, NdarrayRef) or (getattr(target, "is_field", False) and hasattr(target, "shape")):
+                return self.fill_in_kernel(target, node)
         callee = self.visit(node.func)
         if not _hashable(callee):
             raise CompileError(f"{describe(callee)} is not callable in kernel code")
@@ -65,6 +70,26 @@ class CallMixin:
         args = self.visit_elements(node.args)
         kwargs = self.visit_keywords(node.keywords)
         return self.call_value(callee, args, kwargs)
+
+    def fill_in_kernel(self, target: Any, node: ast.Call) -> None:
+        """`x.fill(value)` in kernel code (Taichi allows it): a loop over x storing value, parallel where a
+        loop written there would be."""
+        if len(node.args) != 1 or node.keywords:
+            raise CompileError("fill() takes one value")
+        value = self.rvalue(node.args[0])
+        loop = ast.parse("for __wk_fill_index in __wk_grouped(__wk_fill_target):\n"
+                         "    __wk_fill_target[__wk_fill_index] = __wk_fill_value").body[0]
+        for inner in ast.walk(loop):
+            ast.copy_location(inner, node)
+            if hasattr(inner, "end_lineno"):
+                inner.end_lineno, inner.end_col_offset = node.end_lineno, node.end_col_offset
+        with self.frame.scope.block():
+            scope = self.frame.scope
+            scope.define("__wk_fill_target", Static(target))
+            scope.define("__wk_grouped", Static(wm.grouped))
+            scope.define("__wk_fill_value", Fixed(value, "fill value") if is_runtime(value) else Static(value))
+            self.visit_For(loop)
+        return None
 
     def visit_keywords(self, keywords: list[ast.keyword]) -> dict[str, Any]:
         out: dict[str, Any] = {}
