@@ -61,3 +61,28 @@ def test_max_frames_ends_an_interactive_loop_headless(tmp_path, monkeypatch):
     monkeypatch.setenv("WK_GUI_MAX_FRAMES", "many")
     with pytest.raises(ValueError, match="WK_GUI_MAX_FRAMES must be a frame count"):
         wk.GUI("bad", res=4, show_gui=False)
+
+
+def test_per_point_radii_widgets_arrows_and_taichi_helpers(tmp_path):
+    gui = wk.GUI("extras", res=100, show_gui=False)
+    gui.circles(np.array([[0.25, 0.5], [0.75, 0.5]]), radius=np.array([1.0, 20.0]))
+    image = gui.get_image().sum(axis=2) > 0
+    assert image[:50].sum() <= 9 and image[50:].sum() > 1000          # each point its own radius
+    gui.clear()
+    gui.lines(np.array([[0.0, 0.0], [0.1, 0.1], [np.nan, 0.0]]), np.array([[1e5, 1.0], [0.9, 0.9], [1.0, 1.0]]),
+              radius=np.array([1, 3, 2]), color=np.array([0xFF0000, 0x00FF00, 0x0000FF]))
+    drawn = gui.get_image()
+    assert drawn[..., 0].any() and drawn[..., 1].any() and not drawn[..., 2].any()   # the NaN line is skipped
+    gui.arrows(np.array([[0.5, 0.5]]), np.array([[0.2, 0.0]]), color=0x00FF00)
+    gui.arrow_field(np.full((4, 4, 2), 0.3))
+    gui.point_field(np.full((3, 3), 2.0))
+    gui.contour(np.arange(10000.0).reshape(100, 100), normalize=True)
+    assert gui.get_image()[99, 99, 0] == 1.0 and gui.get_image()[0, 0, 0] == 0.0
+    slider = gui.slider("speed", 0.5, 2.0)
+    slider.value = 1.5
+    assert slider.value == 1.5 and gui.button("reset") == "reset" and gui.label("n").value == 0
+    assert wk.rgb_to_hex([1.0, 0.5, 0.0]) == 0xFF8000 and wk.hex_to_rgb(0xFF0000) == (1.0, 0.0, 0.0)
+    assert wk.rgb_to_hex(np.array([[0.0, 0.0, 1.0]])).tolist() == [0x0000FF]
+    wk.tools.imwrite(np.random.default_rng(0).random((8, 4, 3)), str(tmp_path / "a.png"))
+    wk.imwrite(np.zeros((8, 4), np.uint8), str(tmp_path / "b.png"))
+    assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "b.png").stat().st_size > 0

@@ -22,6 +22,8 @@ from wgkern.lang.types import Template
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.structs import Struct, dataclass
 from wgkern.lang.snode import i, ij, ijk, ijkl, j, k, l, root  # noqa: E741 - Taichi's axis names
+from wgkern.lang.snode import AXIS_COMBINATIONS as _AXIS_COMBINATIONS
+globals().update({_name: _axes for _name, _axes in _AXIS_COMBINATIONS.items() if _name not in globals()})
 from wgkern.lang.types import f16, f32, f64, i8, i16, i32, i64, template, types, u1, u8, u16, u32, u64
 from wgkern.runtime.arch import amdgpu, cpu, cuda, dx12, gpu, metal, vulkan, webgpu
 from wgkern.runtime.program import init, reset, stats, sync
@@ -80,13 +82,19 @@ _NOT_AVAILABLE = {
 
 
 def __getattr__(name: str):
-    if name == "GUI":          # imported on first use: most programs never draw
-        from wgkern.gui import GUI
-        return GUI
+    if name in _GUI_NAMES:     # imported on first use: most programs never draw
+        import importlib
+        return getattr(importlib.import_module("wgkern.gui"), _GUI_NAMES[name])
+    if name == "tools":
+        import importlib
+        return importlib.import_module("wgkern.tools")
     if name in _NOT_AVAILABLE:
         raise AttributeError(f"wgkern.{name}: {_NOT_AVAILABLE[name]}")
     raise AttributeError(f"module 'wgkern' has no attribute {name!r}")
 
 
+_GUI_NAMES = {"GUI": "GUI", "rgb_to_hex": "rgb_to_hex", "hex_to_rgb": "hex_to_rgb", "imwrite": "imwrite"}
+
+
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | {"GUI"})
+    return sorted(set(globals()) | set(_GUI_NAMES) | {"tools"})

@@ -7,7 +7,8 @@ no window and no input: `get_event()` is False, `is_pressed()` is False, and `ru
 `close()` or `gui.running = False`, as with Taichi's `show_gui=False` (so `while gui.running:` never ends on
 its own). To run an interactive program headless to an end, set WK_GUI_MAX_FRAMES=N: `running` turns False after
 the N-th `show()`, and WK_GUI_SAVE=path.png also saves each shown frame there (the last one stays). Text is not
-rendered."""
+rendered; widgets (`slider`, `label`, `button`) keep the values the program gives them. `rgb_to_hex`,
+`hex_to_rgb` and `imwrite` are Taichi's helpers of the same names (wk.rgb_to_hex, wk.tools.imwrite)."""
 from __future__ import annotations
 
 import os
@@ -28,6 +29,40 @@ def _rgb(color: Any) -> np.ndarray:
 def _points(value: Any) -> np.ndarray:
     array = value.to_numpy() if hasattr(value, "to_numpy") else np.asarray(value)
     return np.asarray(array, dtype=np.float64).reshape(-1, 2)
+
+
+def _array(value: Any) -> np.ndarray:
+    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)
+
+
+def rgb_to_hex(color: Any) -> Any:
+    """Taichi's ti.rgb_to_hex: float RGB in [0, 1] (last axis; arrays too) -> 0xRRGGBB."""
+    rgb = np.clip(np.round(np.asarray(_array(color), dtype=np.float64) * 255), 0, 255).astype(np.int64)
+    value = (rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2]
+    return int(value) if value.ndim == 0 else value
+
+
+def hex_to_rgb(color: Any) -> Any:
+    """Taichi's ti.hex_to_rgb: 0xRRGGBB -> (r, g, b) floats in [0, 1]."""
+    rgb = _rgb(color)
+    return tuple(float(c) for c in rgb) if rgb.ndim == 1 else rgb
+
+
+def imwrite(image: Any, filename: str) -> None:
+    """Taichi's ti.tools.imwrite: img[x, y] (as GUI.set_image takes it) to a PNG file."""
+    array = _array(image)
+    array = array.astype(np.float32) / 255.0 if array.dtype == np.uint8 else array.astype(np.float32)
+    if array.ndim == 2:
+        array = np.repeat(array[..., None], 3, axis=2)
+    write_png(filename, to_rgba(np.transpose(array[..., :3], (1, 0, 2))[::-1]))
+
+
+class Widget:
+    """What gui.slider / gui.label return: a `.value` the program reads and writes (no window changes it)."""
+
+    def __init__(self, text: str, value: Any):
+        self.text = text
+        self.value = value
 
 
 class GUI:
@@ -68,6 +103,20 @@ class GUI:
     def get_cursor_pos(self) -> tuple[float, float]:
         return 0.5, 0.5
 
+    def get_key_event(self) -> None:
+        """No window, so no events: get_event() is always False and nothing reaches here."""
+        return None
+
+    # ---- widgets (values only) -----------------------------------------------------------------------------
+    def slider(self, text: str, minimum: float, maximum: float, step: float = 1) -> Widget:
+        return Widget(text, minimum)
+
+    def label(self, text: str) -> Widget:
+        return Widget(text, 0)
+
+    def button(self, text: str, event_name: str | None = None) -> str:
+        return event_name or text
+
     # ---- drawing -----------------------------------------------------------------------------------------
     def clear(self, color: int | None = None) -> None:
         self.canvas[:] = _rgb(self.background_color if color is None else color)
@@ -81,13 +130,33 @@ class GUI:
             raise ValueError(f"GUI.set_image: image of shape {array.shape[:2]}, the GUI is {self.res}")
         self.canvas[:] = np.transpose(array[..., :3], (1, 0, 2))[::-1]     # img[x, y] -> rows from the top
 
+    def contour(self, scalar: Any, normalize: bool = False) -> None:
+        """A scalar field as a grey image (scaled to [0, 1] first with `normalize`)."""
+        array = _array(scalar).astype(np.float32)
+        if normalize:
+            low, high = float(np.nanmin(array)), float(np.nanmax(array))
+            array = (array - low) / (high - low) if high > low else np.zeros_like(array)
+        self.set_image(array)
+
     def _pixels(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         width, height = self.res
         cols = np.floor(positions[:, 0] * width).astype(np.int64)
         rows = height - 1 - np.floor(positions[:, 1] * height).astype(np.int64)    # pixel y counts from the bottom
         return rows, cols
 
-    def _splat(self, positions: np.ndarray, radius: float, colors: np.ndarray) -> None:
+    def _splat(self, positions: np.ndarray, radius: Any, colors: np.ndarray) -> None:
+        """Discs of `radius` pixels (one value, or one per point) at the finite positions."""
+        finite = np.isfinite(positions).all(axis=1)
+        if not finite.all():
+            positions = positions[finite]
+            colors = colors[finite] if colors.ndim == 2 else colors
+            radius = radius[finite] if np.ndim(radius) else radius
+        if np.ndim(radius):
+            halves = np.round(np.asarray(radius, dtype=np.float64) * 2) / 2       # per-point radii, to 0.5 px
+            for value in np.unique(halves):
+                pick = halves == value
+                self._splat(positions[pick], float(value), colors[pick] if colors.ndim == 2 else colors)
+            return
         rows, cols = self._pixels(positions)
         reach = int(np.ceil(radius))
         height, width = self.canvas.shape[:2]
@@ -107,24 +176,71 @@ class GUI:
                                  else palette_indices).reshape(-1).astype(np.int64)
             colors = _rgb(np.asarray(palette)[indices])
         else:
-            colors = _rgb(color)
+            colors = _rgb(_array(color))
             if colors.ndim == 2 and colors.shape[0] != points.shape[0]:
                 colors = colors[0]
-        self._splat(points, float(np.max(radius)), colors)
+        radii = np.asarray(_array(radius), dtype=np.float64).reshape(-1)
+        self._splat(points, radii if radii.size == points.shape[0] and radii.size > 1 else float(radii.max(initial=0)),
+                    colors)
 
     def circle(self, pos: Any, color: int = 0xFFFFFF, radius: float = 1) -> None:
         self.circles([pos], radius, color)
 
-    def lines(self, begin: Any, end: Any, radius: float = 1, color: Any = 0xFFFFFF) -> None:
+    def lines(self, begin: Any, end: Any, radius: Any = 1, color: Any = 0xFFFFFF) -> None:
+        """Segments begin[k] -> end[k]; `radius` and `color` one value or one per segment. Segments with a
+        non-finite end are skipped; the rest are clipped to (a margin around) the canvas before drawing."""
         a, b = _points(begin), _points(end)
-        length = np.max(np.abs((b - a) * self.res)) if a.size else 0.0
+        color_ints = np.asarray(_array(color), dtype=np.int64)
+        radii = np.asarray(_array(radius), dtype=np.float64).reshape(-1)
+        if radii.size > 1:                                   # one radius per segment: draw by radius
+            halves = np.round(radii * 2) / 2
+            for value in np.unique(halves):
+                pick = halves == value
+                self.lines(a[pick], b[pick], value, color_ints[pick] if color_ints.ndim else color_ints)
+            return
+        colors = _rgb(color_ints)
+        keep = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
+        a, b = a[keep], b[keep]
+        colors = colors[keep] if colors.ndim == 2 else colors
+        a, b, inside = _clip_segments(a, b, -0.05, 1.05)
+        a, b = a[inside], b[inside]
+        colors = colors[inside] if colors.ndim == 2 else colors
+        if not a.size:
+            return
+        length = np.max(np.abs((b - a) * self.res))
         steps = max(int(np.ceil(length * 2)), 1)
         t = np.linspace(0.0, 1.0, steps + 1)
         samples = (a[:, None, :] + (b - a)[:, None, :] * t[None, :, None]).reshape(-1, 2)
-        colors = _rgb(color)
         if colors.ndim == 2:
             colors = np.repeat(colors, steps + 1, axis=0)
-        self._splat(samples, max(float(radius) - 0.5, 0.0), colors)
+        self._splat(samples, max(float(radii[0]) - 0.5, 0.0), colors)
+
+    def arrows(self, orig: Any, direction: Any, radius: Any = 1, color: Any = 0xFFFFFF) -> None:
+        """Segments orig -> orig + direction with a head (two strokes of a quarter of the length)."""
+        start, delta = _points(orig), _points(direction)
+        tip = start + delta
+        back = -delta * 0.25
+        side = np.stack([-back[:, 1], back[:, 0]], axis=1) * 0.5
+        self.lines(np.concatenate([start, tip, tip]), np.concatenate([tip, tip + back + side, tip + back - side]),
+                   radius, np.concatenate([_rgb_ints(color, len(start))] * 3) if np.ndim(color) else color)
+
+    def arrow(self, orig: Any, direction: Any, radius: float = 1, color: int = 0xFFFFFF) -> None:
+        self.arrows([orig], [direction], radius, color)
+
+    def arrow_field(self, direction: Any, radius: float = 1, color: int = 0xFFFFFF, bound: float = 0.5) -> None:
+        """An arrow per cell of a (w, h, 2) field of directions, from the cell centre, scaled by `bound`."""
+        field = np.asarray(_array(direction), dtype=np.float64)
+        w, h = field.shape[:2]
+        xs, ys = np.meshgrid((np.arange(w) + 0.5) / w, (np.arange(h) + 0.5) / h, indexing="ij")
+        centres = np.stack([xs, ys], axis=-1).reshape(-1, 2)
+        self.arrows(centres, field.reshape(-1, 2) * bound / max(w, h), radius, color)
+
+    def point_field(self, radius: Any, color: int = 0xFFFFFF, bound: float = 0.5) -> None:
+        """A circle per cell of a (w, h) field of radii, at the cell centres."""
+        radii = np.asarray(_array(radius), dtype=np.float64)
+        w, h = radii.shape[:2]
+        xs, ys = np.meshgrid((np.arange(w) + 0.5) / w, (np.arange(h) + 0.5) / h, indexing="ij")
+        self.circles(np.stack([xs, ys], axis=-1).reshape(-1, 2), radius=radii.reshape(-1), color=color)
 
     def line(self, begin: Any, end: Any, radius: float = 1, color: int = 0xFFFFFF) -> None:
         self.lines([begin], [end], radius, color)
@@ -174,3 +290,26 @@ class GUI:
 
     def close(self) -> None:
         self.running = False
+
+
+def _rgb_ints(color: Any, count: int) -> np.ndarray:
+    """Per-item 0xRRGGBB colors as an int array of `count`."""
+    return np.broadcast_to(np.asarray(_array(color), dtype=np.int64).reshape(-1), (count,))
+
+
+def _clip_segments(a: np.ndarray, b: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray,
+                                                                                    np.ndarray]:
+    """Segments a -> b clipped to the square [low, high]^2 (Liang-Barsky); `inside` marks those that meet it."""
+    d = b - a
+    t0, t1 = np.zeros(len(a)), np.ones(len(a))
+    inside = np.ones(len(a), bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for axis in range(2):
+            for p, q in ((-d[:, axis], a[:, axis] - low), (d[:, axis], high - a[:, axis])):
+                parallel = p == 0
+                inside &= ~(parallel & (q < 0))
+                r = q / p
+                t0 = np.where(~parallel & (p < 0), np.maximum(t0, r), t0)
+                t1 = np.where(~parallel & (p > 0), np.minimum(t1, r), t1)
+    inside &= t0 <= t1
+    return a + d * t0[:, None], a + d * t1[:, None], inside

@@ -183,7 +183,7 @@ def test_matrix_helpers_slices_and_c_division(arch):
     def k():
         m = wk.Matrix([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
         out[0] = wk.Matrix([[1.0, 2.0], [3.0, 4.0]]).norm()              # Frobenius
-        out[1] = wk.Matrix.diag(3, 2.5)[1, 1] + wk.Matrix.diag(3, 2.5)[0, 1]
+        out[1] = wk.Matrix.diag(3, 2.5)[1, 1] + wk.Matrix.diag(dim=3, val=2.5)[0, 1]
         out[2] = wk.Matrix.outer_product(wk.math.vec2(1.0, 2.0), wk.math.vec2(3.0, 4.0))[1, 0]
         out[3] = m[1, :].sum() + m[:, 2].sum() * 10.0                     # a row and a column
         out[4] = m[0:2, 1:3].sum() + m[-1, ::2].sum() * 100.0             # a block; a strided row

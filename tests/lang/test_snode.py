@@ -81,3 +81,10 @@ def test_blocked_layouts_have_the_product_shape(arch):
 
     fill()
     np.testing.assert_array_equal(x.to_numpy(), np.add.outer(np.arange(32) * 100, np.arange(12)))
+
+
+def test_every_axis_combination_has_taichi_s_name(fake_program):
+    assert wk.jk == (1, 2) and wk.il == (0, 3) and wk.jkl == (1, 2, 3) and wk.ikl == (0, 2, 3)
+    f = wk.field(wk.f32)
+    wk.root.dense(wk.i, 2).dense(wk.jk, 3).place(f)
+    assert f.shape == (2, 3, 3)

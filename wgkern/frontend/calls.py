@@ -222,6 +222,7 @@ class CallMixin:
         if callee is Vector or callee is Matrix:
             return self.construct_from_lists(callee is Matrix, args, kwargs)
         if callee is Matrix.diag:
+            args = [*args, *(kwargs.pop(key) for key in ("dim", "val") if key in kwargs)]
             if len(args) != 2 or kwargs or not isinstance(args[0], int):
                 raise CompileError("wk.Matrix.diag(n, value) takes a compile-time size and a value")
             value = self.as_scalar(args[1])

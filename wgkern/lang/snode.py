@@ -10,6 +10,7 @@ placed with it (`place(x, x.grad)`) and otherwise takes x's shape when first use
 every such `.grad` now."""
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from wgkern.errors import WkError
@@ -26,6 +27,10 @@ class Axes(tuple):
 
 i, j, k, l = (Axes((n,)) for n in range(4))  # noqa: E741 - Taichi's names
 ij, ijk, ijkl = Axes((0, 1)), Axes((0, 1, 2)), Axes((0, 1, 2, 3))
+# every other ordered combination Taichi names (wk.jk, wk.il, wk.jkl, ...)
+AXIS_COMBINATIONS = {"".join(AXIS_NAMES[a] for a in axes): Axes(axes)
+                     for size in (2, 3) for axes in itertools.combinations(range(4), size)}
+globals().update({name: axes for name, axes in AXIS_COMBINATIONS.items() if name not in globals()})
 
 
 class SNode:
