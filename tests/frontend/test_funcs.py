@@ -177,13 +177,30 @@ def test_vector_arguments_and_returns():
     assert run(kir, scalars=[-1.0])["out"][1] == 2.0
 
 
-def test_recursion_is_a_compile_error():
+def test_recursion_that_does_not_end_at_compile_time_is_a_compile_error():
     @wk.kernel
     def k():
         iout[0] = recurse(3)
 
-    with pytest.raises(wk.CompileError, match="recursion is not supported: 'recurse' calls itself"):
+    with pytest.raises(wk.CompileError, match="recursion deeper than 16 levels: 'recurse' calls itself"):
         build(k)
+
+
+@wk.func
+def sum_to(n: wk.template()) -> wk.i32:
+    total = 0
+    if wk.static(n > 0):
+        total = n + sum_to(n - 1)
+    return total
+
+
+def test_compile_time_recursion_on_a_template_argument():
+    """Taichi's meta-programming idiom: the recursion ends at compile time (each level is inlined)."""
+    @wk.kernel
+    def k():
+        iout[0] = sum_to(10)
+
+    assert run(build(k))["iout"][0] == 55
 
 
 def test_mutual_recursion_is_a_compile_error():

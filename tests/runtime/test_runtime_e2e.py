@@ -252,3 +252,21 @@ def test_debug_mode_checks_every_global_access(arch):
         wk.sync()
     read_ndarray(nd, 2)
     wk.sync()
+
+
+def test_kernel_prints_appear_at_program_end_without_a_sync(arch, tmp_path):
+    """GPU archs print at the next sync; a program that ends without one still shows its output (and a
+    pending error), as in Taichi."""
+    import subprocess
+    import sys
+    script = tmp_path / "prints.py"
+    script.write_text("import wgkern as wk\n"
+                      f"wk.init(arch=wk.{arch.name})\n"
+                      "@wk.kernel\n"
+                      "def k():\n"
+                      "    print('in-kernel')\n"
+                      "k()\n"
+                      "print('py-side')\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.split()) == ["in-kernel", "py-side"]

@@ -577,9 +577,12 @@ class CallMixin:
 
     # ---- @wk.func inlining --------------------------------------------------------------------------------
     def call_func(self, func: Func, node: ast.Call, leading: list[Any] | None = None) -> Any:
-        if func in self.ctx.func_stack:
-            chain = " -> ".join(f.name for f in self.ctx.func_stack[self.ctx.func_stack.index(func):])
-            raise CompileError(f"recursion is not supported: '{func.name}' calls itself ({chain} -> {func.name})")
+        if self.ctx.func_stack.count(func) >= _MAX_RECURSION:
+            # recursion is inlined, so it must end at compile time (wk.static conditions on template arguments)
+            chain = " -> ".join(f.name for f in self.ctx.func_stack[self.ctx.func_stack.index(func):][:4])
+            raise CompileError(f"recursion deeper than {_MAX_RECURSION} levels: '{func.name}' calls itself "
+                               f"({chain} -> ...); funcs are inlined, so recursion must end at compile time "
+                               "(e.g. `if wk.static(n > 0):` on a wk.template() argument)")
         params = list(func.signature.parameters.values())
         for param in params:
             if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
@@ -643,7 +646,10 @@ class CallMixin:
         except CompileError as exc:
             if exc.loc is not None and exc.loc.filename == call_loc.filename and exc.loc.lineno == call_loc.lineno:
                 raise
-            raise type(exc)(f"{exc.message} (in wk.func '{func.name}' called at {call_loc})", exc.loc) from None
+            context = f" (in wk.func '{func.name}' called at {call_loc})"
+            if context in exc.message:          # a recursive func: name each call site once
+                raise
+            raise type(exc)(exc.message + context, exc.loc) from None
         finally:
             self.ctx.func_stack.pop()
             self.frame = caller
@@ -738,6 +744,9 @@ class CallMixin:
             binding = LocalVar(allocas[0])
         ret.entry_block.stmts[ret.entry_index:ret.entry_index] = allocas
         return binding
+
+
+_MAX_RECURSION = 16      # nested inlined calls of one func (compile-time recursion, Taichi's meta-programming)
 
 
 def _value_kind(value: Any) -> Any:

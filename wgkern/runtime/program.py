@@ -139,10 +139,30 @@ def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, defau
     return start(select(arch), options)
 
 
+def _finish_at_exit() -> None:
+    """At interpreter exit: finish launched work, so kernel print() output of a GPU arch appears (Taichi:
+    "program end implicitly invokes sync") and a pending device error is reported, not lost."""
+    program = _current
+    if program is None or not program.alive or not program.pending_work:
+        return
+    try:
+        program.sync()
+    except Exception as exc:  # noqa: BLE001 - reported, not raised, while the interpreter exits
+        import sys
+        print(f"wgkern: at exit, {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
+_exit_hook_registered = False
+
+
 def start(selection: Selection, options: InitOptions | None = None) -> Program:
     """Replace the current Program by a new one built from `selection` (wk.init's last step; tests use it
     to run the runtime on a fake backend)."""
-    global _current
+    global _current, _exit_hook_registered
+    if not _exit_hook_registered:
+        import atexit
+        atexit.register(_finish_at_exit)
+        _exit_hook_registered = True
     reset()
     options = options or InitOptions()
     T.set_default_types(options.default_fp, options.default_ip)
