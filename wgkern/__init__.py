@@ -14,7 +14,7 @@ from wgkern.lang.kernel import data_oriented, func, kernel
 from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_and, atomic_max, atomic_min,
                               atomic_or, atomic_sub, atomic_xor, bit_cast, block_local, cache_read_only, cast, ceil, clamp, cos, cosh, exp, floor,
                               grouped, log, log2, loop_config, max, min, ndrange, one, polar_decompose, pow, randn,
-                              random, raw_div, raw_mod, round, rsqrt, select, sign, sin, sinh, sqrt, static,
+                              random, raw_div, raw_mod, bit_shr, round, rsqrt, select, sign, sin, sinh, sqrt, static,
                               static_assert, static_print, stop_grad, svd, sym_eig, tan, tanh, zero)
 from wgkern.lang.glsl import solve
 from wgkern.lang.fields import Field, MatrixField, Ndarray, ScalarField
@@ -62,7 +62,7 @@ __all__ = [
     "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL",
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError",
-    "raw_div", "raw_mod", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
+    "raw_div", "raw_mod", "bit_shr", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
     "Template",
 ]
 

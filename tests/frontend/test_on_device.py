@@ -548,3 +548,35 @@ def test_fill_inside_kernels(arch):
     arr = np.zeros(3, np.float32)
     k(2.5, arr)
     assert x.to_numpy().tolist() == [4, 4, 3, 3] and (v.to_numpy() == 2.5).all() and arr.tolist() == [7, 7, 7]
+
+
+def test_swizzles_and_methods_of_python_scope_vectors_bit_shr_and_copies(arch):
+    """`vf[i].xyz = ...` writes components of a field element; a Python-scope vector's methods and swizzles
+    work in kernels (`v.norm()`, `v.yx`) and on the host (`v.xyz`, `v.xy = ...`); wk.bit_shr is a logical shift;
+    copy.deepcopy copies a container, copy.copy is the container itself."""
+    import copy
+    vf = wk.Vector.field(4, wk.f32, shape=2)
+    v = wk.math.vec3(1, 2, 2)
+    shifted = wk.field(wk.i32, shape=2)
+
+    @wk.kernel
+    def k(a: wk.i32) -> wk.f32:
+        for i in vf:
+            vf[i].xyz = 5, 6, 7
+            vf[i].wx += wk.Vector([1.0, 2.0])
+            vf[i].zy = v.yx
+        shifted[0] = wk.bit_shr(a, 1)
+        shifted[1] = wk.bit_shr(wk.i64(-8), 60)
+        return v.norm() + v.xz.sum()
+
+    assert k(-7) == 6.0
+    assert vf.to_numpy().tolist() == [[7, 1, 2, 1]] * 2
+    assert shifted.to_numpy().tolist() == [2147483644, 15] and wk.bit_shr(-7, 1) == 2147483644
+    host = wk.math.vec4(1, 2, 3, 4)
+    host.xy = [9, 8]
+    assert host.xyz.tolist() == [9, 8, 3] and host.wx.tolist() == [4, 9] and host.rgb.tolist() == [9, 8, 3]
+    b = wk.ndarray(wk.f32, shape=4)
+    b.fill(2)
+    deep = copy.deepcopy(b)
+    deep.fill(5)
+    assert copy.copy(b) is b and b.to_numpy().tolist() == [2] * 4 and deep.to_numpy().tolist() == [5] * 4

@@ -181,6 +181,15 @@ class CallMixin:
             if len(args) != 2 or kwargs:
                 raise CompileError(f"wk.{callee.__name__}(a, b) takes 2 arguments")
             return self.raw_division(args[0], args[1], callee is wm.raw_mod)
+        if callee is wm.bit_shr:
+            if len(args) != 2 or kwargs:
+                raise CompileError("wk.bit_shr(x, n) takes 2 arguments")
+            value = self.as_scalar(args[0])
+            if not value.dtype.is_int:
+                raise CompileError(f"wk.bit_shr() shifts integers, got {describe(value)}")
+            unsigned = T.to_dtype(f"uint{value.dtype.bits}") if value.dtype.is_signed else value.dtype
+            shifted = self.binary_values(BinaryOpKind.SHR, self.b.cast(value, unsigned), args[1])
+            return self.b.cast(shifted, value.dtype)
         if callee is wm.stop_grad:
             value = self.as_value(self.one_arg(args, kwargs, "stop_grad"))
             return vectors.map_elements(value, self.stopped) if isinstance(value, VectorValue) else self.stopped(value)

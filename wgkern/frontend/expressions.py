@@ -9,6 +9,8 @@ import ast
 import operator
 from typing import Any
 
+import numpy as np
+
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.scope import Fixed, Static, VectorVar
@@ -115,6 +117,9 @@ class ExpressionMixin:
             raise CompileError(f"a scalar {base.dtype.name} value has no attribute '{attr}'")
         if isinstance(base, NdarrayRef):
             return self.ndarray_attribute(base, attr)
+        if isinstance(base, np.ndarray) and base.ndim in (1, 2) and base.size and (
+                attr in vectors.METHODS or (len(attr) > 1 and self.is_swizzle(attr, base.shape))):
+            return self.vector_attribute(self.as_value(base), attr)    # a Python-scope vector's method/swizzle
         try:
             value = getattr(base, attr)
         except AttributeError:

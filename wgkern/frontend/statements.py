@@ -185,9 +185,10 @@ class StatementMixin:
             if isinstance(base, StructValue):
                 raise CompileError(f"cannot assign to the member '{node.attr}' of a struct value that is not a "
                                    f"variable ('{ast.unparse(node.value)}'); assign it to a variable first")
-            if isinstance(base, GlobalRef) and base.element_shape and len(node.attr) == 1 \
-                    and self.is_swizzle(node.attr, base.element_shape):
-                return self.attribute_of(base, node.attr)
+            if isinstance(base, GlobalRef) and base.element_shape and self.is_swizzle(node.attr, base.element_shape):
+                if len(node.attr) == 1:
+                    return self.attribute_of(base, node.attr)
+                return [self.attribute_of(base, c) for c in node.attr]       # vf[i].xyz = ...: one per component
             raise CompileError(f"cannot assign to the attribute '{node.attr}' of {describe(base)}")
         raise CompileError(f"cannot assign to {type(node).__name__} expressions")
 
@@ -200,6 +201,8 @@ class StatementMixin:
             return self.read_binding(place.binding)
         if isinstance(place, StructElement):
             return self.load_struct(place)
+        if isinstance(place, list):
+            return VectorValue([self.load_ref(ref) for ref in place], len(place))
         loads = [self.b.load(a) for a in place.var.allocas]
         if isinstance(place.selection, ir.Stmt):
             return vectors.dynamic_element(self.b, loads, place.selection)
@@ -219,6 +222,11 @@ class StatementMixin:
             return
         if isinstance(place, BindingPlace):
             self.write_binding(place.binding, value)
+            return
+        if isinstance(place, list):                     # components of a field element (a swizzle)
+            parts = self.unpack(value, len(place)) if not is_python_number(value) else [value] * len(place)
+            for ref, part in zip(place, parts):
+                self.store_ref(ref, part)
             return
         value = self.as_value(value)
         allocas = place.var.allocas

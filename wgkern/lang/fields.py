@@ -175,8 +175,22 @@ class Container:
         raw = self.program.backend.download(self.buffer, self.nbytes, 0)
         return np.frombuffer(raw, dtype=self.storage_dtype, count=self.size).reshape(self.full_shape)
 
-    def to_numpy(self, dtype: Any = None) -> np.ndarray:
-        """A new numpy array of shape `shape + element_shape` holding the current contents."""
+    def __copy__(self) -> Container:
+        """copy.copy: the same container (a shallow copy shares the memory, as Taichi documents)."""
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Container:
+        """copy.deepcopy: a new container of the same kind, dtype and shape holding a copy of the contents."""
+        out = type(self)(self.dtype, self.shape, self.element_type, f"{self.name} (copy)",
+                         needs_grad=self.grad is not None, needs_dual=self.dual is not None)
+        out.offset = self.offset
+        out.copy_from(self)
+        memo[id(self)] = out
+        return out
+
+    def to_numpy(self, dtype: Any = None, keep_dims: bool = False) -> np.ndarray:
+        """A new numpy array of shape `shape + element_shape` holding the current contents (every axis kept,
+        whatever `keep_dims` says: Taichi's keep_dims=True layout)."""
         view = self._host_ready()
         target = self.dtype.np_dtype if dtype is None else np.dtype(to_dtype(dtype).np_dtype)
         data = view if view is not None else self._download_all()

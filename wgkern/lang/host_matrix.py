@@ -3,7 +3,8 @@
 Outside kernels, `wk.Vector([...])`, `wk.Matrix([[...]])`, `wk.math.vec3(...)` and reading one element of a vector
 or matrix field (`v[i]`) give a `HostMatrix`: an ordinary numpy array (arithmetic, `@`, indexing, numpy
 functions all as usual) that also has `norm`, `norm_sqr`, `normalized`, `dot`, `cross`, `outer_product`,
-`determinant`, `inverse`, `trace`, `to_numpy`, `x`/`y`/`z`/`w` and `n`/`m`, as Taichi programs use them in
+`determinant`, `inverse`, `trace`, `to_numpy`, `x`/`y`/`z`/`w`, swizzles (`v.xyz`, `v.xy = ...`, `v.rgb`) and
+`n`/`m`, as Taichi programs use them in
 Python scope. Reductions give Python-side numpy scalars; `to_numpy()` a plain array.
 
 An element read from a container (`v[i]`, `s[i].pos`) writes through: `v[i][1] = 9.0`, `v[i].y = 7.0`,
@@ -84,6 +85,29 @@ class HostMatrix(np.ndarray):
     y = property(lambda self: self._component(1), lambda self, v: self.__setitem__(1, v))
     z = property(lambda self: self._component(2), lambda self, v: self.__setitem__(2, v))
     w = property(lambda self: self._component(3), lambda self, v: self.__setitem__(3, v))
+
+    def _swizzle(self, name: str) -> list[int] | None:
+        """Positions named by a swizzle of 2-4 letters (`xyz`, `wx`, `rgb`), else None."""
+        letters = _AXES if all(c in _AXES for c in name) else "rgba" if all(c in "rgba" for c in name) else None
+        if letters is None or not 2 <= len(name) <= 4 or self.ndim != 1:
+            return None
+        positions = [letters.index(c) for c in name]
+        return positions if max(positions) < self.shape[0] else None
+
+    def __getattr__(self, name: str) -> Any:
+        if len(name) == 1 and name in _AXES:        # the x/y/z/w property failed: its own message
+            return self._component(_AXES.index(name))
+        positions = self._swizzle(name) if not name.startswith("_") else None
+        if positions is None:
+            raise AttributeError(f"'HostMatrix' object has no attribute '{name}'")
+        return np.asarray(self)[positions].view(HostMatrix)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        positions = self._swizzle(name) if not name.startswith("_") and name not in ("x", "y", "z", "w") else None
+        if positions is None:
+            super().__setattr__(name, value)
+        else:
+            self[positions] = value
 
     def __repr__(self) -> str:
         return repr(np.asarray(self))

@@ -169,6 +169,12 @@ def _is_int(x: Any) -> bool:
     return np.issubdtype(np.asarray(x).dtype, np.integer)
 
 
+def bit_shr(x: Any, n: Any) -> Any:
+    """Logical shift right (zeros shifted in, also for signed integers), as Taichi's ti.bit_shr; i32 outside
+    kernels."""
+    return (int(x) & 0xFFFFFFFF) >> int(n)
+
+
 def stop_grad(x: Any) -> Any:
     """Inside kernels: x, through which no gradient flows (reverse or forward mode)."""
     return x
