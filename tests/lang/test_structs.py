@@ -282,3 +282,21 @@ def test_annotated_struct_variables(arch):
 
     run()
     assert out.to_numpy().tolist() == [0.0, 6.0]
+
+
+def test_anonymous_struct_values_in_kernels(arch):
+    """`wk.Struct({...})` / `wk.Struct(name=value)` in kernel code (Taichi's debugging docs use it): member
+    types come from the values; they nest and are modifiable variables."""
+    out = wk.field(wk.f32, shape=3)
+
+    @wk.kernel
+    def k():
+        ray = wk.Struct({"ori": wk.Vector([0.0, 1.0, 2.0]), "len": 1.5})
+        outer = wk.Struct(n=3, ray=ray)
+        outer.ray.len += 1.0
+        out[0] = ray.len
+        out[1] = outer.ray.len + outer.n
+        out[2] = ray.ori.z
+
+    k()
+    assert out.to_numpy().tolist() == [1.5, 5.5, 2.0]

@@ -36,12 +36,12 @@ UNSUPPORTED = {
     "AsyncFunctionDef": "async functions", "Try": "try/except", "TryStar": "try/except*", "With": "'with'",
     "AsyncWith": "'async with'", "AsyncFor": "'async for'", "Raise": "'raise'", "Delete": "'del'",
     "Global": "'global'", "Nonlocal": "'nonlocal'", "Import": "'import'", "ImportFrom": "'import'",
-    "Lambda": "lambda", "GeneratorExp": "generator expressions", "ListComp": "list comprehensions",
+    "Lambda": "lambda",
     "SetComp": "set comprehensions", "DictComp": "dict comprehensions", "Yield": "'yield'",
-    "YieldFrom": "'yield from'", "Await": "'await'", "Match": "'match'", "NamedExpr": "':=' (walrus)",
-    "JoinedStr": "f-strings", "Set": "set displays", "Dict": "dict displays",
+    "YieldFrom": "'yield from'", "Await": "'await'", "Match": "'match'",
+    "JoinedStr": "f-strings", "Set": "set displays",
 }
-STATIC_ONLY = {"Lambda", "GeneratorExp", "ListComp", "SetComp", "DictComp", "Set", "Dict"}
+STATIC_ONLY = {"Lambda", "SetComp", "DictComp", "Set"}
 
 
 def unsupported_message(node: ast.AST) -> str:

@@ -23,7 +23,7 @@ from wgkern.lang import math as wm
 from wgkern.lang import types as T
 from wgkern.lang.kernel import BoundFunc, BoundKernel, Func, Kernel
 from wgkern.lang.matrix import Matrix, Vector
-from wgkern.lang.structs import StructType
+from wgkern.lang.structs import Struct, StructType
 
 CAST_BUILTINS = {builtins.int: lambda: T.DEFAULT_INT, builtins.float: lambda: T.DEFAULT_FLOAT,
                  builtins.bool: lambda: T.u1}     # read at compile time: wk.init(default_fp=...) sets them
@@ -123,6 +123,8 @@ class CallMixin:
                 self.b, callee.receiver, callee.name, [self.as_value(a) for a in args])
         if isinstance(callee, StructType):
             return self.construct_struct(callee, args, kwargs)
+        if callee is Struct:
+            return self.anonymous_struct(args, kwargs)
         if callee is builtins.range and not static_args:
             raise CompileError("range() with run-time bounds can only be a for loop's iterable (for i in range(n)); "
                                "anywhere else (a comprehension, a list) its bounds must be compile-time")

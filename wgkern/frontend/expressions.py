@@ -397,6 +397,15 @@ class ExpressionMixin:
             return
         raise CompileError("a comprehension's loop variable must be a name or a tuple of names")
 
+    def visit_Dict(self, node: ast.Dict) -> dict[Any, Any]:
+        """`{"key": value, ...}` with compile-time keys (as wk.Struct({...}) takes)."""
+        if any(key is None for key in node.keys):
+            raise CompileError("'**' inside a dict display is not supported in kernels")
+        keys = [self.visit(key) for key in node.keys]
+        if any(is_runtime(key) for key in keys):
+            raise CompileError("dict keys in kernel code must be compile-time values")
+        return dict(zip(keys, (self.rvalue(value) for value in node.values)))
+
     def visit_NamedExpr(self, node: ast.NamedExpr) -> Any:
         """`(name := value)`: assigns, and is the value."""
         value = self.rvalue(node.value)

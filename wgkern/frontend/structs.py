@@ -81,6 +81,27 @@ class StructMixin:
                 members[name] = next(scalars)
         return StructValue(stype, members)
 
+    def anonymous_struct(self, args: list[Any], kwargs: dict[str, Any]) -> StructValue:
+        """`wk.Struct({"ori": v, "len": 1.0})` / `wk.Struct(ori=v, len=1.0)` in kernel code: a struct value whose
+        member types are those of the values."""
+        if len(args) > 1 or (args and not isinstance(args[0], dict)):
+            raise CompileError("wk.Struct(...) in a kernel takes a dict of members or members by name")
+        given = {**(args[0] if args else {}), **kwargs}
+        if not given or not all(isinstance(name, str) for name in given):
+            raise CompileError("wk.Struct(...) needs members named by strings")
+        members: dict[str, Any] = {}
+        types: dict[str, Any] = {}
+        for name, value in given.items():
+            if isinstance(value, (StructValue, StructElement)):
+                members[name] = self.struct_of(value, None, f"member '{name}'")
+                types[name] = members[name].stype
+                continue
+            value = self.as_value(value)
+            members[name] = value
+            types[name] = T.vector(value.n, value.dtype) if isinstance(value, VectorValue) and not value.m \
+                else T.matrix(value.n, value.m, value.dtype) if isinstance(value, VectorValue) else value.dtype
+        return StructValue(StructType(types), members)
+
     def zero_struct(self, stype: StructType) -> StructValue:
         return self.construct_struct(stype, [], {})
 

@@ -203,7 +203,8 @@ def dataclass(cls: type) -> StructType:
 
 
 class Struct:
-    """`wk.Struct.field({"pos": vec3, ...}, shape=n)` (Taichi's spelling)."""
+    """`wk.Struct.field({"pos": vec3, ...}, shape=n)` (Taichi's spelling). In kernel code `wk.Struct({...})` or
+    `wk.Struct(pos=..., m=...)` makes a struct value whose member types are the values' own."""
 
     @staticmethod
     def field(members: dict[str, Any], shape: Any = (), needs_grad: bool = False, name: str = "",
