@@ -260,8 +260,7 @@ class CallMixin:
         if not value.dtype.is_float:
             return value
         bits = T.i16 if value.dtype.bits == 16 else T.i32 if value.dtype.bits == 32 else T.i64
-        return self.b.insert(ir.Cast(operand=self.b.insert(ir.Cast(operand=value, dtype=bits, bitcast=True)),
-                                     dtype=value.dtype, bitcast=True))
+        return self.b.bitcast(self.b.bitcast(value, bits), value.dtype)
 
     def unary_values(self, op: UnaryOpKind, value: Any) -> Any:
         value = self.as_value(value)
@@ -345,7 +344,7 @@ class CallMixin:
         if value.dtype.bits != dtype.bits:
             raise CompileError(f"wk.bit_cast from {value.dtype.name} to {dtype.name} changes the width "
                                f"({value.dtype.bits} -> {dtype.bits} bits)")
-        return self.b.insert(ir.Cast(operand=value, dtype=dtype, bitcast=True))
+        return self.b.bitcast(value, dtype)
 
     def random_call(self, args: list[Any], kwargs: dict[str, Any]) -> ir.Stmt:
         if len(args) > 1 or set(kwargs) - {"dtype"}:

@@ -139,6 +139,10 @@ class IRBuilder:
     def loop_index(self, loop: ir.RangeFor) -> ir.Stmt:
         return self.insert(ir.LoopIndex(loop=loop, dtype=T.i32))
 
+    def bitcast(self, value: ir.Stmt, dtype: T.DataType) -> ir.Stmt:
+        """`value`'s bits read as `dtype` (same width)."""
+        return self.insert(ir.Cast(operand=value, dtype=dtype, bitcast=True))
+
     def if_(self, cond: ir.Stmt) -> ir.If:
         return self.insert(ir.If(cond=self.cast(cond, T.u1), then_block=ir.Block(), else_block=ir.Block()))
 
