@@ -9,11 +9,12 @@ import re
 
 from wgkern.errors import InternalCompilerError
 from wgkern.ir import nodes as ir
+from wgkern.ir.ops import UnaryOpKind
 from wgkern.ir.visitor import IRVisitor
 from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 
-from . import printing
+from . import printing, sincos
 from .adstack import AdStackLowering
 from .reductions import COMBINE, ChunkReduction, chunk_reductions, identity
 from .layout import ERROR_WORD_OFFSET, LAUNCH_ID_OFFSET, SCRATCH_OFFSET, SEED_OFFSET, ArgLayout
@@ -96,6 +97,7 @@ class ModuleEmitter:
         self.helpers: dict[str, str] = {}
         self.slot_indices: dict[ir.ContainerSlot, int] = {}
         self.adstack_rows: list[int] = []    # first metadata row of each task's stacks (adstack.py)
+        self.sincos_operands: set[ir.Stmt] = set()     # f32 values whose sin and cos are fused (sincos.py)
 
     def declare(self, text: str) -> None:
         self.declarations.add(text)
@@ -247,6 +249,9 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
 
     def visit_UnaryOp(self, stmt: ir.UnaryOp) -> None:
         dtype = stmt.operand.dtype
+        if stmt.operand in self.module.sincos_operands and stmt.op in (UnaryOpKind.SIN, UnaryOpKind.COS):
+            self.values[stmt] = self.fused_sincos(stmt)
+            return
         spelling = UNARY[dtype.kind].get(stmt.op)
         self.values[stmt] = self.apply(spelling, stmt, dtype, [self.value(stmt.operand)])
 
@@ -273,6 +278,14 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
         if isinstance(spelling, Lowering):
             return getattr(self, "lower_" + spelling.name)(dtype, *operands)
         raise InternalCompilerError(f"op {stmt.op.value!r} is not defined on {dtype}", stmt.loc)
+
+    def fused_sincos(self, stmt: ir.UnaryOp) -> str:
+        declarations, definition = sincos.helper_text(self.target.math_attributes)
+        for text in declarations:
+            self.module.declare(text)
+        self.module.helpers[sincos.HELPER] = definition
+        shift = 1 if stmt.op is UnaryOpKind.COS else 0
+        return self.op(f"call float @{sincos.HELPER}(float {self.value(stmt.operand)}, i32 {shift})")
 
     def call_intrinsic(self, name: str, dtype: DataType, operands: list[str], extra: str = "") -> str:
         ty = llvm_type(dtype)
@@ -627,6 +640,8 @@ def emit_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, p
     range tasks through the worker pool's `wk_parallel_for(fn, args, begin, end, grain)`."""
     module = ModuleEmitter(target, layout, prefix, bounds_check, fast_math)
     module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
+    if target.fused_sincos:
+        module.sincos_operands = sincos.paired_operands([task.body for task in kernel.tasks])
     rows = 0
     for task in kernel.tasks:
         module.adstack_rows.append(rows)

@@ -18,6 +18,8 @@ class Target:
     # libm functions as LLVM sees them: pure (we never read errno), so calls CSE, hoist out of loops, and
     # sin + cos of one value fuse into one sincos call
     math_attributes: str = "nounwind willreturn memory(none)"
+    # f32 sin and cos of one value computed together inline (sincos.py), not by libm
+    fused_sincos: bool = True
 
     def math_symbol(self, name: str, bits: int) -> str:
         """libm spelling: sinf for f32, sin for f64 (f16 is computed in f32 by codegen)."""
