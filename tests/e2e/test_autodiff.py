@@ -270,7 +270,7 @@ def _while_kernel():
         for i in x:
             v = x[i]
             while v < limit:
-                v = v * 1.5 + 0.01
+                v = wk.abs(v) * 1.5 + 0.01      # abs reads v: v's stack takes a push a trip
             y[i] = v
     return x, y, grow
 

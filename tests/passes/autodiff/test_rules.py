@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from wgkern.ir import nodes as ir
+from wgkern.ir.builder import IRBuilder
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
 from wgkern.lang import types as T
 from wgkern.passes.autodiff import rules
@@ -93,3 +95,31 @@ def test_atomic_add_accumulates_adjoint_into_every_source():
     gx = np.zeros(n, np.float32)
     run_grad(kernel, {x: xs, total: np.zeros((), np.float32)}, {x: gx, total: np.full((), 2.0, np.float32)})
     np.testing.assert_allclose(gx, 4 * xs)
+
+
+# ---- what each rule reads (the needed analysis recomputes only that) ----------------------------------------
+
+def _reads_of(built: ir.Block, result: ir.Stmt, named: dict[str, ir.Stmt]) -> str:
+    used = {id(o) for s in built.stmts for o in s.operands()} | {id(result)}
+    return "".join(sorted(name for name, value in named.items() if id(value) in used))
+
+
+def _sentinels(names: str) -> dict[str, ir.Stmt]:
+    holder = IRBuilder(ir.Block())
+    return {name: holder.insert(ir.ArgLoad(arg_index=k, dtype=T.f64)) for k, name in enumerate(names)}
+
+
+def test_every_rule_declares_what_it_reads():
+    assert set(rules.UNARY_READS) == set(rules.UNARY_DERIVATIVES)
+    assert set(rules.BINARY_READS) == set(rules.BINARY_DERIVATIVES)
+    for op, rule in rules.UNARY_DERIVATIVES.items():
+        named = _sentinels("xy")
+        b = IRBuilder(ir.Block())
+        result = rule(b, named["x"], named["y"])
+        assert _reads_of(b.block, result, named) == "".join(sorted(rules.UNARY_READS[op])), op
+    for op, partials in rules.BINARY_DERIVATIVES.items():
+        for partial, declared in zip(partials, rules.BINARY_READS[op]):
+            named = _sentinels("lry")
+            b = IRBuilder(ir.Block())
+            result = partial(b, named["l"], named["r"], named["y"])
+            assert _reads_of(b.block, result, named) == "".join(sorted(declared)), op

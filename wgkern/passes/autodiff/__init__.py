@@ -14,6 +14,7 @@ from wgkern.lang import types as T
 from wgkern.passes.adstack_sizing import size_stacks, size_task_stacks
 from wgkern.passes.autodiff.activity import active_values, needed_values, roots_of
 from wgkern.passes.autodiff.backup import Positions, insert_value_stacks, is_stale
+from wgkern.passes.autodiff.derivative_cache import choose_cached, insert_cached_derivatives
 from wgkern.passes.autodiff.derived_slots import DerivedSlots
 from wgkern.passes.autodiff.forwarding import forward_locals
 from wgkern.passes.autodiff.loop_control import LoopControlLowering
@@ -95,13 +96,15 @@ def differentiate_unit(body: ir.Block, unit_loop: ir.RangeFor | None, grad_slot:
                               for s in _walk(body)):
         return False
     skip = {check for check in lowering.exit_checks.values() if check is not None}
-    needed = needed_values(body, active, has_adjoint, skip, set(trips.values()))
+    needed, cached = choose_cached(body, active, has_adjoint, skip, set(trips.values()))
     stacks = promote_to_stacks(body, needed.stacked)
     trip_stacks = {loop: stacks[alloca] for loop, alloca in trips.items()}
     active = active_values(body, has_adjoint)
-    saved = _save_stale_values(body, active, has_adjoint, skip, len(stacks))
+    derivative_inputs = insert_cached_derivatives(body, cached)
+    saved = _save_stale_values(body, active, has_adjoint, skip, len(stacks), derivative_inputs)
     plain = _plain_slots(body, unit_loop, active, grad_slot)
-    AdjointEmitter(body, unit_loop, active, grad_slot, plain, lowering.exit_checks, trip_stacks, saved).run()
+    AdjointEmitter(body, unit_loop, active, grad_slot, plain, lowering.exit_checks, trip_stacks, saved,
+                   derivative_inputs).run()
     _check_pushes_precede_adjoints(body)
     size_stacks(body)
     return True
@@ -119,14 +122,15 @@ def _check_pushes_precede_adjoints(body: ir.Block) -> None:
             raise InternalCompilerError("adstack push after the adjoint sweep started", stmt.loc)
 
 
-def _save_stale_values(body: ir.Block, active: set[ir.Stmt], has_adjoint, skip: set[ir.If],
-                       first_id: int) -> dict[ir.Stmt, ir.AdStackAlloca]:
-    """Values the reverse pass needs but cannot recompute exactly get a stack of their own (backup.py)."""
+def _save_stale_values(body: ir.Block, active: set[ir.Stmt], has_adjoint, skip: set[ir.If], first_id: int,
+                       derivative_inputs: dict[ir.Stmt, ir.Stmt]) -> dict[ir.Stmt, ir.AdStackAlloca]:
+    """Values the reverse pass needs but cannot recompute exactly get a stack of their own (backup.py), and
+    so do the values saved for cached derivatives (derivative_cache.py)."""
     positions = Positions.of(body)
     top_level = set(body.stmts)
-    stale: set[ir.Stmt] = set()
+    stale: set[ir.Stmt] = set(derivative_inputs.values())
     for user in _walk(body):
-        for value in roots_of(user, active, has_adjoint, skip, set()):
+        for value in roots_of(user, active, has_adjoint, skip, set(), set(derivative_inputs)):
             if value not in top_level and value not in stale and is_stale(value, user, top_level, positions, stale):
                 stale.add(value)
     return insert_value_stacks(body, stale, first_id) if stale else {}

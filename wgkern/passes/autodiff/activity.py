@@ -11,7 +11,7 @@ from typing import Callable
 
 from wgkern.errors import AutodiffError
 from wgkern.ir import nodes as ir
-from wgkern.passes.autodiff.rules import LINEAR_BINARY, LINEAR_UNARY
+from wgkern.passes.autodiff.rules import binary_reads, unary_reads
 
 _PROPAGATES = (ir.UnaryOp, ir.BinaryOp, ir.Cast, ir.TernarySelect)
 
@@ -72,12 +72,15 @@ class Needed:
 
 
 def needed_values(body: ir.Block, active: set[ir.Stmt], has_adjoint: Callable[[ir.ContainerSlot], bool],
-                  skip_conditions: set[ir.If], always_stacked: set[ir.Alloca] = frozenset()) -> Needed:
+                  skip_conditions: set[ir.If], always_stacked: set[ir.Alloca] = frozenset(),
+                  cached: set[ir.Stmt] = frozenset(), saved: set[ir.Stmt] = frozenset()) -> Needed:
     """Primal values read by the reverse pass below the top level, and the locals that must become stacks.
-    Iterates: a loop or branch that pushes onto a stack has reverse work, so its bounds/condition are needed."""
+    Iterates: a loop or branch that pushes onto a stack has reverse work, so its bounds/condition are needed.
+    `cached`: ops whose derivative reads a saved value (derivative_cache.py); `saved`: values that will be
+    on a value stack, so recomputing them needs none of their operands."""
     stacked = set(always_stacked)
     while True:
-        result = _needed_once(body, active, has_adjoint, skip_conditions, stacked)
+        result = _needed_once(body, active, has_adjoint, skip_conditions, stacked, cached, saved)
         if result.stacked <= stacked:
             result.stacked = stacked
             return result
@@ -85,7 +88,8 @@ def needed_values(body: ir.Block, active: set[ir.Stmt], has_adjoint: Callable[[i
 
 
 def _needed_once(body: ir.Block, active: set[ir.Stmt], has_adjoint: Callable[[ir.ContainerSlot], bool],
-                 skip_conditions: set[ir.If], stacked: set[ir.Alloca]) -> Needed:
+                 skip_conditions: set[ir.If], stacked: set[ir.Alloca], cached: set[ir.Stmt],
+                 saved: set[ir.Stmt]) -> Needed:
     top_level = set(body.stmts)
     needed = Needed()
     work: list[ir.Stmt] = []
@@ -97,7 +101,7 @@ def _needed_once(body: ir.Block, active: set[ir.Stmt], has_adjoint: Callable[[ir
         work.append(stmt)
 
     for stmt in _walk(body):
-        for root in roots_of(stmt, active, has_adjoint, skip_conditions, stacked):
+        for root in roots_of(stmt, active, has_adjoint, skip_conditions, stacked, cached):
             need(root)
     while work:
         stmt = work.pop()
@@ -107,6 +111,8 @@ def _needed_once(body: ir.Block, active: set[ir.Stmt], has_adjoint: Callable[[ir
         if isinstance(stmt, ir.AtomicOp):
             raise AutodiffError("the value returned by an atomic operation is needed by the gradient; "
                                 "it cannot be recomputed", stmt.loc)
+        if stmt in saved:
+            continue
         if isinstance(stmt, ir.RandomValue):
             continue  # not recomputable (the counter moves): backup.py saves it on a value stack
         for operand in stmt.operands():
@@ -117,13 +123,18 @@ def _needed_once(body: ir.Block, active: set[ir.Stmt], has_adjoint: Callable[[ir
 
 
 def roots_of(stmt: ir.Stmt, active: set[ir.Stmt], has_adjoint: Callable[[ir.ContainerSlot], bool],
-           skip_conditions: set[ir.If], stacked: set[ir.Alloca]) -> list[ir.Stmt]:
-    # A derivative rule may read the operands and the result: each is a root of its own (each may need
-    # its own backup when recomputing it would read a changed stack top).
-    if isinstance(stmt, ir.UnaryOp) and stmt in active and stmt.op not in LINEAR_UNARY:
-        return [stmt, stmt.operand]
-    if isinstance(stmt, ir.BinaryOp) and stmt in active and stmt.op not in LINEAR_BINARY:
-        return [stmt, stmt.lhs, stmt.rhs]
+           skip_conditions: set[ir.If], stacked: set[ir.Alloca], cached: set[ir.Stmt] = frozenset()) -> list[ir.Stmt]:
+    # A derivative rule may read the operands and the result (rules.py says which): each is a root of its own
+    # (each may need its own backup when recomputing it would read a changed stack top). A cached op's rule
+    # reads a value the replay saves for it (derivative_cache.py).
+    if stmt in cached:
+        return []
+    if isinstance(stmt, ir.UnaryOp) and stmt in active and stmt.operand in active:
+        reads = unary_reads(stmt)
+        return [value for name, value in (("x", stmt.operand), ("y", stmt)) if name in reads]
+    if isinstance(stmt, ir.BinaryOp) and stmt in active:
+        reads = binary_reads(stmt, stmt.lhs in active, stmt.rhs in active)
+        return [value for name, value in (("l", stmt.lhs), ("r", stmt.rhs), ("y", stmt)) if name in reads]
     if isinstance(stmt, ir.TernarySelect) and stmt in active:
         return [stmt.cond]
     if isinstance(stmt, ir.If) and stmt not in skip_conditions and has_adjoint_work(stmt, active, has_adjoint,

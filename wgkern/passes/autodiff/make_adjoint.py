@@ -35,7 +35,8 @@ class AdjointEmitter:
     def __init__(self, body: ir.Block, unit_loop: ir.RangeFor | None, active: set[ir.Stmt],
                  grad_slot: Callable[[ir.ContainerSlot], ir.ContainerSlot | None],
                  plain_slots: set[ir.ContainerSlot], exit_checks: dict[ir.While, ir.If],
-                 trips: dict[ir.While, ir.AdStackAlloca], saved: dict[ir.Stmt, ir.AdStackAlloca]):
+                 trips: dict[ir.While, ir.AdStackAlloca], saved: dict[ir.Stmt, ir.AdStackAlloca],
+                 derivative_inputs: dict[ir.Stmt, ir.Stmt]):
         self.body = body
         self.unit_loop = unit_loop
         self.active = active
@@ -45,7 +46,11 @@ class AdjointEmitter:
         self.exit_checks = exit_checks
         self.trips = trips
         self.saved = saved
+        self.derivative_inputs = derivative_inputs      # cached op -> its saved derivative or result
         self.unpopped_stacks = set(trips.values()) | set(saved.values())
+        # where each saved value is popped: at its own reverse position, a cached op's derivative at its op's
+        owner = {value: op for op, value in derivative_inputs.items()}
+        self.pop_at = {owner.get(value, value): stack for value, stack in saved.items()}
         self.top_level = set(body.stmts)
         self.def_block: dict[ir.Stmt, ir.Block] = {}
         for block in _walk_blocks(body):
@@ -80,7 +85,7 @@ class AdjointEmitter:
                 if method is None:
                     raise InternalCompilerError(f"no adjoint rule for {type(stmt).__name__}", stmt.loc)
                 method(stmt)
-                saved_stack = self.saved.get(stmt)
+                saved_stack = self.pop_at.get(stmt)
                 if saved_stack is not None:
                     self._pop(saved_stack)
         self.b.block = saved_block
@@ -173,15 +178,23 @@ class AdjointEmitter:
             self.b.insert(ir.AdStackAccAdjoint(stack=stmt.stack, value=g))
 
     # ---- arithmetic ---------------------------------------------------------------------------------------
+    def _rule_inputs(self, reads: str, named: tuple[tuple[str, ir.Stmt], ...]) -> tuple[ir.Stmt, ...]:
+        """The primal values a rule reads, recomputed here; the others as their forward statements (a rule
+        only takes their dtype)."""
+        return tuple(self.primal(value) if name in reads else value for name, value in named)
+
     def reverse_UnaryOp(self, stmt: ir.UnaryOp) -> None:
         g = self.adjoint(stmt) if stmt in self.active else None
         if g is None or stmt.operand not in self.active:
             return
         rule = rules.unary_derivative(stmt)
-        if stmt.op in rules.LINEAR_UNARY:
-            derivative = rule(self.b, stmt.operand, stmt)
+        if stmt in self.derivative_inputs:
+            saved = self.primal(self.derivative_inputs[stmt])
+            # a saved derivative is used as it is; a saved result goes through the rule (which reads only it)
+            derivative = saved if stmt.op in rules.READS_OPERAND_ONLY else rule(self.b, stmt.operand, saved)
         else:
-            derivative = rule(self.b, self.primal(stmt.operand), self.primal(stmt))
+            derivative = rule(self.b, *self._rule_inputs(rules.unary_reads(stmt),
+                                                         (("x", stmt.operand), ("y", stmt))))
         self.accumulate(stmt.operand, self.b.mul(g, derivative))
 
     def reverse_BinaryOp(self, stmt: ir.BinaryOp) -> None:
@@ -189,10 +202,8 @@ class AdjointEmitter:
         if g is None:
             return
         lhs_rule, rhs_rule = rules.binary_derivative(stmt)
-        if stmt.op in rules.LINEAR_BINARY:
-            operands = (stmt.lhs, stmt.rhs, stmt)
-        else:
-            operands = (self.primal(stmt.lhs), self.primal(stmt.rhs), self.primal(stmt))
+        reads = rules.binary_reads(stmt, stmt.lhs in self.active, stmt.rhs in self.active)
+        operands = self._rule_inputs(reads, (("l", stmt.lhs), ("r", stmt.rhs), ("y", stmt)))
         if stmt.lhs in self.active:
             self.accumulate(stmt.lhs, self.b.mul(g, lhs_rule(self.b, *operands)))
         if stmt.rhs in self.active:

@@ -95,9 +95,39 @@ BINARY_DERIVATIVES: Mapping[BinaryOpKind, tuple[BinaryPartial, BinaryPartial]] =
     ),
 }
 
-# Ops with a float result whose derivative needs no primal operand value (autodiff's "needed" analysis).
-LINEAR_UNARY = frozenset({UnaryOpKind.NEG})
-LINEAR_BINARY = frozenset({BinaryOpKind.ADD, BinaryOpKind.SUB})
+# Which primal values each rule reads (beyond dtypes): "x" the operand and "y" the result of a unary op; per
+# partial of a binary op, "l", "r" and "y". The needed analysis (activity.py) keeps only these, and the reverse
+# pass recomputes only these; a rule may be handed the forward statement for a value it does not read.
+UNARY_READS: Mapping[UnaryOpKind, str] = {
+    UnaryOpKind.NEG: "", UnaryOpKind.SIGN: "", UnaryOpKind.FLOOR: "", UnaryOpKind.CEIL: "", UnaryOpKind.ROUND: "",
+    UnaryOpKind.ABS: "x", UnaryOpKind.LOG: "x", UnaryOpKind.LOG2: "x", UnaryOpKind.SIN: "x", UnaryOpKind.COS: "x",
+    UnaryOpKind.ASIN: "x", UnaryOpKind.ACOS: "x", UnaryOpKind.ATAN: "x", UnaryOpKind.SINH: "x",
+    UnaryOpKind.COSH: "x",
+    UnaryOpKind.SQRT: "y", UnaryOpKind.EXP: "y", UnaryOpKind.TAN: "y", UnaryOpKind.TANH: "y",
+    UnaryOpKind.RSQRT: "xy",
+}
+BINARY_READS: Mapping[BinaryOpKind, tuple[str, str]] = {
+    BinaryOpKind.ADD: ("", ""), BinaryOpKind.SUB: ("", ""), BinaryOpKind.FLOORDIV: ("", ""),
+    BinaryOpKind.MUL: ("r", "l"), BinaryOpKind.DIV: ("r", "yr"), BinaryOpKind.POW: ("lr", "yl"),
+    BinaryOpKind.ATAN2: ("lr", "lr"), BinaryOpKind.MIN: ("yl", "yl"), BinaryOpKind.MAX: ("yl", "yl"),
+    BinaryOpKind.MOD: ("", "lr"),
+}
+# Unary rules that read one primal value only: autodiff may save that value (or, from x, the derivative
+# itself) in the replay instead of recomputing it in the reverse pass (derivative_cache.py).
+READS_OPERAND_ONLY = frozenset(op for op, reads in UNARY_READS.items() if reads == "x")
+READS_RESULT_ONLY = frozenset(op for op, reads in UNARY_READS.items() if reads == "y")
+
+
+def unary_reads(stmt: ir.UnaryOp) -> str:
+    return UNARY_READS.get(stmt.op, "xy")
+
+
+def binary_reads(stmt: ir.BinaryOp, lhs_active: bool, rhs_active: bool) -> str:
+    """The primal values the partials of the active operands read."""
+    lhs, rhs = BINARY_READS.get(stmt.op, ("lry", "lry"))
+    return (lhs if lhs_active else "") + (rhs if rhs_active else "")
+
+
 
 
 def unary_derivative(stmt: ir.UnaryOp) -> UnaryDerivative:
