@@ -280,12 +280,9 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
         raise InternalCompilerError(f"op {stmt.op.value!r} is not defined on {dtype}", stmt.loc)
 
     def fused_sincos(self, stmt: ir.UnaryOp) -> str:
-        declarations, definition = sincos.helper_text(self.target.math_attributes)
-        for text in declarations:
-            self.module.declare(text)
-        self.module.helpers[sincos.HELPER] = definition
-        shift = 1 if stmt.op is UnaryOpKind.COS else 0
-        return self.op(f"call float @{sincos.HELPER}(float {self.value(stmt.operand)}, i32 {shift})")
+        self.module.declare(sincos.declaration(self.target.math_attributes))
+        pair = self.op(f"call {{float, float}} @{sincos.SYMBOL}(float {self.value(stmt.operand)})")
+        return self.op(f"extractvalue {{float, float}} {pair}, {1 if stmt.op is UnaryOpKind.COS else 0}")
 
     def call_intrinsic(self, name: str, dtype: DataType, operands: list[str], extra: str = "") -> str:
         ty = llvm_type(dtype)

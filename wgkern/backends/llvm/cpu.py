@@ -26,6 +26,7 @@ from .adstack import CONTEXT_HEADER
 from .codegen import emit_module, symbol_name
 from .jit import compile_ir, function_address
 from .layout import ArgLayout, build_layout
+from . import sincos
 from .target import CPU_TARGET, Target
 from .worker_pool import WorkerPool, worker_pool
 
@@ -85,6 +86,8 @@ class CpuCompiledKernel(CompiledKernel):
         self.ir_text, self.entry_name, self.bounds_sites = emit_module(kernel, self.layout, target, prefix, debug,
                                                                         fast_math)
         generated = time.perf_counter()
+        if sincos.SYMBOL in self.ir_text:
+            sincos.ensure_compiled(target.math_attributes)
         self.module = compile_ir(self.ir_text)
         self.entry = _ENTRY_TYPE(function_address(self.entry_name))
         self.times = CompileTimes(generated - started, time.perf_counter() - generated)

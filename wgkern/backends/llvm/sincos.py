@@ -1,11 +1,11 @@
-"""Fused f32 sin and cos of one value on CPU targets: one range reduction and two short polynomials, inline.
+"""Fused f32 sin and cos of one value on CPU targets: one range reduction and two short polynomials.
 
 libm's `sincosf` (what LLVM fuses a sin and a cos of one value into) costs about 1.6x a `sinf` call, and two
-separate calls cost as much again; the helper here computes both in double precision from one reduction for
-about 1.1x, and being inline, lets the CPU overlap it with the code around it. It is used only where a kernel
-takes both the sine and the cosine of the same f32 value (a rotation, or the replay of a `.grad` kernel that
-saves the derivative of a sin in a loop: passes/autodiff/derivative_cache.py); a lone sin or cos stays a libm
-call, whose latency is lower.
+separate calls cost as much again; the runtime function here computes both in double precision from one
+reduction for about 1.25x. It is JIT-compiled once per process, so the kernels calling it do not compile it.
+It is used only where a kernel takes both the sine and the cosine of the same f32 value (a rotation, or the
+replay of a `.grad` kernel that saves the derivative of a sin in a loop: passes/autodiff/derivative_cache.py);
+a lone sin or cos stays a libm call, whose latency is lower.
 
 Accuracy: |x| < 2^19 is reduced by k = rint(x * 2/pi) with pi/2 split in two doubles (the first 33 bits wide,
 so k * hi is exact), and the polynomials (backends/polynomials.py) are evaluated in double, so the result is
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import struct
-from functools import lru_cache
 
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import UnaryOpKind
@@ -22,7 +21,7 @@ from wgkern.ir.visitor import walk
 from wgkern.lang import types as T
 from wgkern.backends.polynomials import tail_for
 
-HELPER = "wk.sincos_f32"
+SYMBOL = "wk_sincos_f32"
 _LIMIT = 2.0 ** 19
 _PIO2_HI = 1.57079632673412561417e+00       # the first 33 bits of pi/2
 _PIO2_LO = 6.07710050650619224932e-11       # pi/2 - _PIO2_HI
@@ -49,11 +48,10 @@ DECLARATIONS = (
 )
 
 
-@lru_cache(maxsize=None)
-def helper_text(math_attributes: str) -> tuple[tuple[str, ...], str]:
-    """`float @wk.sincos_f32(float x, i32 shift)`: sin(x) for shift 0, cos(x) for shift 1 (cos(x) is
-    sin(x + pi/2): the quadrant moves by one). Two calls on one x share everything but the final select
-    once inlined. Returns (declarations, definition); libm's sinf/cosf are declared with `math_attributes`."""
+def module_text(math_attributes: str) -> str:
+    """The module defining `{float, float} @wk_sincos_f32(float x)` = (sin(x), cos(x)), compiled once per
+    process (`ensure_compiled`); kernels declare it (`declaration`) like a libm function: pure, so the sin
+    and the cos of one value are two calls that LLVM merges into one, and no kernel compiles its body."""
     sin_q = [float(c) for c in tail_for("sin", 32)]      # sin(r) = r (1 + r^2 q(r^2))
     cos_q = [float(c) for c in tail_for("cos", 32)]      # cos(r) = 1 - r^2/2 + r^4 q(r^2)
     body: list[str] = []
@@ -62,8 +60,8 @@ def helper_text(math_attributes: str) -> tuple[tuple[str, ...], str]:
     polys = "\n".join(body)
     declarations = (*DECLARATIONS, f"declare float @sinf(float) {math_attributes}",
                     f"declare float @cosf(float) {math_attributes}")
-    return declarations, f"""
-define internal float @{HELPER}(float %x, i32 %shift) alwaysinline nounwind willreturn memory(none) {{
+    return "\n".join(declarations) + f"""
+define {{float, float}} @{SYMBOL}(float %x) nounwind willreturn memory(none) {{
 entry:
   %d = fpext float %x to double
   %a = call double @llvm.fabs.f64(double %d)
@@ -84,27 +82,50 @@ reduce:
   %r4 = fmul double %r2, %r2
   %ch = call double @llvm.fma.f64(double %r2, double -0.5, double 1.0)
   %c = call double @llvm.fma.f64(double %r4, double {c_tail}, double %ch)
-  %q = add i32 %ki, %shift
-  %qodd = and i32 %q, 1
+  %qodd = and i32 %ki, 1
   %odd = icmp ne i32 %qodd, 0
-  %v = select i1 %odd, double %c, double %s
-  %qneg = and i32 %q, 2
-  %neg = icmp ne i32 %qneg, 0
-  %nv = fneg double %v
-  %w = select i1 %neg, double %nv, double %v
-  %f = fptrunc double %w to float
-  ret float %f
+  %sv = select i1 %odd, double %c, double %s
+  %cv = select i1 %odd, double %s, double %c
+  %nsv = fneg double %sv
+  %ncv = fneg double %cv
+  %qs = and i32 %ki, 2
+  %sneg = icmp ne i32 %qs, 0
+  %qc = add i32 %ki, 1
+  %qc2 = and i32 %qc, 2
+  %cneg = icmp ne i32 %qc2, 0
+  %sw = select i1 %sneg, double %nsv, double %sv
+  %cw = select i1 %cneg, double %ncv, double %cv
+  %sf = fptrunc double %sw to float
+  %cf = fptrunc double %cw to float
+  %p0 = insertvalue {{float, float}} poison, float %sf, 0
+  %p1 = insertvalue {{float, float}} %p0, float %cf, 1
+  ret {{float, float}} %p1
 libm:
-  %is_cos = icmp ne i32 %shift, 0
-  br i1 %is_cos, label %libm_cos, label %libm_sin
-libm_sin:
   %ls = call float @sinf(float %x)
-  ret float %ls
-libm_cos:
   %lc = call float @cosf(float %x)
-  ret float %lc
+  %l0 = insertvalue {{float, float}} poison, float %ls, 0
+  %l1 = insertvalue {{float, float}} %l0, float %lc, 1
+  ret {{float, float}} %l1
 }}
 """
+
+
+def declaration(math_attributes: str) -> str:
+    return f"declare {{float, float}} @{SYMBOL}(float) {math_attributes}"
+
+
+_compiled = False
+
+
+def ensure_compiled(math_attributes: str) -> None:
+    """JIT the helper's module once per process and make its symbol resolvable by later kernel modules."""
+    global _compiled  # noqa: PLW0603 - one runtime function per process, alive as long as the JIT
+    if _compiled:
+        return
+    from .jit import add_symbol, compile_ir, function_address
+    compile_ir(module_text(math_attributes))
+    add_symbol(SYMBOL, function_address(SYMBOL))
+    _compiled = True
 
 
 def paired_operands(blocks: list[ir.Block]) -> set[ir.Stmt]:

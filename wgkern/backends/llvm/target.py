@@ -18,7 +18,7 @@ class Target:
     # libm functions as LLVM sees them: pure (we never read errno), so calls CSE, hoist out of loops, and
     # sin + cos of one value fuse into one sincos call
     math_attributes: str = "nounwind willreturn memory(none)"
-    # f32 sin and cos of one value computed together inline (sincos.py), not by libm
+    # f32 sin and cos of one value computed together by one runtime function (sincos.py), not by libm
     fused_sincos: bool = True
 
     def math_symbol(self, name: str, bits: int) -> str:
