@@ -111,6 +111,22 @@ def test_grouped_loops_and_list_literals(arch):
     np.testing.assert_array_equal(v.to_numpy(), np.stack([i, (i * 10.0 + j) * 2], axis=-1))
 
 
+def test_grouped_over_a_zero_d_field_runs_once(arch):
+    """As in Taichi: the index vector is empty and `x[I]` is `x[None]`; a plain `for i in x` stays an error."""
+    x = wk.field(wk.f32, shape=())
+    count = wk.field(wk.i32, shape=())
+
+    @wk.kernel
+    def k():
+        for I in wk.grouped(x):
+            x[I] += 2.0
+            count[None] += 1
+
+    k()
+    k()
+    assert x[None] == 4.0 and count[None] == 2
+
+
 def test_randn_is_standard_normal_and_replayed_by_grad(arch):
     x = wk.field(wk.f32, shape=1 << 16, needs_grad=True)
     y = wk.field(wk.f32, shape=1 << 16, needs_grad=True)

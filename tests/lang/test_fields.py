@@ -308,3 +308,18 @@ def test_grad_of_a_field_placed_later(arch):
     assert loss[None] == 55.0 and v.grad.to_numpy().ravel().tolist() == [0, 2, 4, 6, 8, 10]
     assert w.grad.to_numpy().tolist() == [1.0, 1.0, 1.0]
     assert wk.field(wk.i32).grad is None and wk.field(wk.f32, shape=3).grad is None
+
+
+def test_print_shows_values_like_taichi(fake_program, capsys):
+    x = wk.field(wk.f32, shape=3)
+    x.from_numpy(np.array([1.0, 2.5, -3.0], np.float32))
+    v = wk.Vector.field(2, wk.i32, shape=2)
+    s = wk.Struct.field({"a": wk.f32}, shape=2)
+    print(x)
+    print(v)
+    print(s)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == str(np.array([1.0, 2.5, -3.0], np.float32))
+    assert out[1:3] == str(np.zeros((2, 2), np.int32)).splitlines()
+    assert out[3].startswith("{'a': array([0., 0.]")
+    assert repr(x).startswith("<wk.field ")        # repr still names the container

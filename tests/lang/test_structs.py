@@ -300,3 +300,50 @@ def test_anonymous_struct_values_in_kernels(arch):
 
     k()
     assert out.to_numpy().tolist() == [1.5, 5.5, 2.0]
+
+
+def test_kernels_return_struct_values(arch):
+    """`-> S` with S a struct type or a @wk.dataclass: a HostStruct, nested members and vectors included."""
+    inner = wk.types.struct(n=wk.i32, w=wk.types.vector(2, wk.f32))
+    outer = wk.types.struct(a=wk.f32, inner=inner)
+    s = wk.Struct.field({"a": wk.f32, "b": wk.i32}, shape=4)
+
+    @wk.dataclass
+    class P:
+        x: wk.f32
+        n: wk.i32
+
+    @wk.kernel
+    def make(x: wk.f32) -> outer:
+        return outer(a=x * 2, inner=inner(n=3, w=wk.Vector([x, -1.0])))
+
+    @wk.kernel
+    def element(i: wk.i32) -> s.struct_type:
+        return s[i]
+
+    @wk.kernel
+    def dataclass_value() -> P:
+        return P(x=0.5)
+
+    r = make(1.5)
+    assert r.a == 3.0 and r.inner.n == 3
+    np.testing.assert_array_equal(r.inner.w, [1.5, -1.0])
+    assert str(r) == "{'a': 3.0, 'inner': {'n': 3, 'w': [1.5, -1.0]}}"
+    s[2] = {"a": 4.25, "b": 9}
+    e = element(2)
+    assert (e.a, e.b) == (4.25, 9)
+    p = dataclass_value()
+    assert (p.x, p.n) == (0.5, 0)        # members not given are zero
+
+
+RETURNED = wk.types.struct(a=wk.f32)
+OTHER = wk.types.struct(a=wk.f32)
+
+
+def test_struct_return_of_another_type_is_an_error(arch):
+    @wk.kernel
+    def wrong() -> RETURNED:
+        return OTHER(a=1.0)
+
+    with pytest.raises(wk.CompileError, match="annotated to return"):
+        wrong()

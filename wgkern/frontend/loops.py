@@ -72,7 +72,7 @@ class LoopMixin:
                         raise CompileError("wk.ndrange() takes no keyword arguments")
                     dims = [self.ndrange_dim(arg) for arg in self.visit_elements(inner.args)]
                 else:
-                    dims = self.container_dims(self.visit(inner))
+                    dims = self.container_dims(self.visit(inner), zero_d=True)
                     if dims is None:
                         raise CompileError(f"wk.grouped() loops over a field, an ndarray or wk.ndrange(...), "
                                            f"not {describe(self.visit(inner))}")
@@ -87,15 +87,16 @@ class LoopMixin:
         raise CompileError(f"cannot loop over {describe(iterable)}; use range(), wk.ndrange(), a field, an "
                            "ndarray or wk.static(...)")
 
-    def container_dims(self, iterable: Any) -> list[tuple[Any, Any]] | None:
-        """(begin, end) of each index axis of a field or ndarray; None for anything else."""
+    def container_dims(self, iterable: Any, zero_d: bool = False) -> list[tuple[Any, Any]] | None:
+        """(begin, end) of each index axis of a field or ndarray; None for anything else. `zero_d`: a 0-d field
+        has no axes (`wk.grouped(x)` runs once, with an empty index vector, as in Taichi)."""
         if isinstance(iterable, NdarrayRef):
             slot = self.ctx.ndarray_slot(iterable)
             return [(0, self.b.insert(ir.ShapeOf(container=slot, axis=k, dtype=T.i32)))
                     for k in range(iterable.ndim)]
         from wgkern.lang.structs import StructField
         if isinstance(iterable, StructField) or self.is_container(iterable):
-            if not iterable.shape:
+            if not iterable.shape and not zero_d:
                 raise CompileError(f"cannot loop over the 0-d field '{iterable.name}' (access it as "
                                    f"{iterable.name}[None])")
             offset = getattr(iterable, "offset", ()) or (0,) * len(iterable.shape)

@@ -13,6 +13,7 @@ import numpy as np
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.expressions import PYTHON_BINARY
+from wgkern.lang.structs import StructType, leaf_types
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Static, StructVar, VectorVar
 from wgkern.frontend.values import (GlobalRef, StructElement, StructValue, VectorValue, describe,
                                     is_python_number, is_runtime)
@@ -412,7 +413,10 @@ class StatementMixin:
                                "(write e.g. 'def k() -> wk.f32:')")
         annotation = self.resolve_annotation(annotation)
         parts = return_annotation_parts(annotation)
-        if parts is None:
+        if isinstance(annotation, StructType):
+            annotations, values = leaf_types(annotation), self.struct_leaves(annotation, value)
+            parts = annotations
+        elif parts is None:
             annotations, values = [annotation], [value]
         else:
             annotations = parts
@@ -437,6 +441,22 @@ class StatementMixin:
                 ptr = self.b.global_ptr(slot, [self.b.const(j, T.i32)])
                 self.b.global_store(ptr, self.cast_to(element, dtype))
         self.ctx.return_slots = tuple(slots)
+
+    def struct_leaves(self, stype: StructType, value: Any) -> list[Any]:
+        """The leaf values (lang/structs.py leaf_types order) of a struct value returned as `stype`."""
+        if isinstance(value, StructElement):
+            value = self.load_struct(value)
+        if not isinstance(value, StructValue) or value.stype is not stype:
+            raise CompileError(f"kernel '{self.ctx.kernel.name}' is annotated to return {stype!r} but returns "
+                               f"{describe(value)}")
+        leaves: list[Any] = []
+        for name, dtype in stype.members.items():
+            member = value.members.get(name)
+            if isinstance(dtype, StructType):
+                leaves.extend(self.struct_leaves(dtype, member))
+            else:
+                leaves.append(0 if member is None else member)
+        return leaves
 
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant):

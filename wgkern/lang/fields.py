@@ -387,6 +387,12 @@ class Field(Container):
     _in_kernel = False        # set when a compiled kernel binds it (runtime/launch.py): its shape is final
     _adjoint_of: Field | None = None    # the field whose `.grad` placeholder this is (see field())
 
+    def __str__(self) -> str:
+        """`print(field)` on the host prints its values (Taichi prints `field.to_numpy()`)."""
+        if self.unplaced_adjoint:
+            return repr(self)
+        return str(self.to_numpy())
+
     def _materialize(self) -> None:
         """The `.grad` placeholder of a field declared without a shape: placed like its field, when it is first
         used (a kernel, a `.grad()` launch, host access) unless the program placed it itself (`place(x.grad)`)."""

@@ -54,6 +54,22 @@ def member_values(stype: StructType, args: tuple[Any, ...], kwargs: dict[str, An
     return {name: values.get(name) for name in names}
 
 
+def leaf_types(stype: StructType) -> list[Any]:
+    """The member dtypes (scalars, vector/matrix types) of a struct type in member order, nested structs
+    flattened: how a kernel returns a struct (one value per leaf)."""
+    leaves: list[Any] = []
+    for dtype in stype.members.values():
+        leaves.extend(leaf_types(dtype) if isinstance(dtype, StructType) else [dtype])
+    return leaves
+
+
+def from_leaves(stype: StructType, values: Any) -> HostStruct:
+    """The HostStruct whose leaves (leaf_types order) are the next items of the iterator `values`."""
+    members = {name: from_leaves(dtype, values) if isinstance(dtype, StructType) else next(values)
+               for name, dtype in stype.members.items()}
+    return HostStruct(stype, members)
+
+
 class HostStruct:
     """A struct value in Python scope (`P(pos=wk.math.vec3(1, 2, 3), m=2.0)`): members as attributes; a kernel
     argument annotated with the struct type takes one, and so does `s[i] = value` on a struct field."""
@@ -95,6 +111,14 @@ class HostStruct:
     def __repr__(self) -> str:
         return f"{self.struct_type!r}(" + ", ".join(f"{k}={v!r}" for k, v in self.members.items()) + ")"
 
+    def __str__(self) -> str:
+        """Printed as Taichi prints a struct: a dict of its members, vectors as lists."""
+        def plain(value: Any) -> Any:
+            if isinstance(value, HostStruct):
+                return {k: plain(v) for k, v in value.members.items()}
+            return value.tolist() if hasattr(value, "tolist") else value
+        return str(plain(self))
+
 
 class StructField:
     """The member fields of a struct field; see the module docstring."""
@@ -125,6 +149,10 @@ class StructField:
 
     def __setattr__(self, member: str, value: Any) -> None:
         raise WkError(f"struct field '{self.name}': assign to elements (s.{member}[i] = ..., s.{member}.fill(...))")
+
+    def __str__(self) -> str:
+        """`print(struct_field)` on the host prints its members' values (as Taichi does)."""
+        return str(self.to_numpy())
 
     def to_numpy(self) -> dict[str, Any]:
         return {member: f.to_numpy() for member, f in self.members.items()}

@@ -54,6 +54,7 @@ class CompiledEntry:
     temps: list[Any] = field(default_factory=list)
     returns: list[ReturnSlot] = field(default_factory=list)    # one per returned value
     returns_tuple: bool = False                                # annotated to return a tuple
+    returns_struct: Any = None                                 # the StructType a kernel returns (its leaves)
     no_scalars: list[None] = field(default_factory=list)     # LaunchArgs.scalars when there are none
     bound_sources: list[Any] = field(default_factory=list)    # forward: containers deciding trip counts
     launch_extra: dict[str, Any] | None = None                # LaunchArgs.extra (reverse: adstack capacities)
@@ -154,9 +155,11 @@ def _binding_plan(program: Program, kernel: Any, spec: Specialisation, kernel_ir
     numpy_args = [i for i, v in enumerate(spec.values) if isinstance(v, np.ndarray)
                   and spec.arg_specs[i].kind == NDARRAY]
     returns = [found[k] for k in range(len(offloaded.returns))]
+    struct = _returned_struct(kernel) if returns else None
     return CompiledEntry(kernel_ir, offloaded, compiled, spec.arg_specs, buffers, shapes, argument_slots,
                          scalar_args, written_fields, written_args, numpy_args, temps, returns,
-                         len(offloaded.returns) > 1 or _returns_tuple(kernel), [None] * len(spec.arg_specs))
+                         struct is None and (len(offloaded.returns) > 1 or _returns_tuple(kernel)),
+                         struct, [None] * len(spec.arg_specs))
 
 
 def _return_annotation(kernel: Any) -> Any:
@@ -169,14 +172,24 @@ def _returns_tuple(kernel: Any) -> bool:
     return return_annotation_parts(_return_annotation(kernel)) is not None
 
 
+def _returned_struct(kernel: Any) -> Any:
+    from wgkern.lang.structs import StructType
+    annotation = _return_annotation(kernel)
+    return annotation if isinstance(annotation, StructType) else None
+
+
 def _return_element_shapes(kernel: Any, count: int) -> list[tuple[int, ...] | None]:
     """Per returned value: its vector/matrix shape, or None for a scalar."""
     from wgkern.frontend.statements import return_annotation_parts
     from wgkern.lang.types import VectorType
     if not count:
         return []
+    from wgkern.lang.structs import StructType, leaf_types
     annotation = _return_annotation(kernel)
-    parts = return_annotation_parts(annotation) or [annotation]
+    if isinstance(annotation, StructType):
+        parts = leaf_types(annotation)
+    else:
+        parts = return_annotation_parts(annotation) or [annotation]
     return [part.element_shape if isinstance(part, VectorType) else None for part in parts]
 
 
@@ -298,6 +311,9 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
 def _read_return(program: Program, entry: CompiledEntry) -> Any:
     program.sync()
     values = [_read_value(program, entry, returns) for returns in entry.returns]
+    if entry.returns_struct is not None:
+        from wgkern.lang.structs import from_leaves
+        return from_leaves(entry.returns_struct, iter(values))
     return tuple(values) if entry.returns_tuple else values[0]
 
 
