@@ -23,11 +23,16 @@ from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.structs import Struct, dataclass
 from wgkern.lang.snode import i, ij, ijk, ijkl, j, k, l, root  # noqa: E741 - Taichi's axis names
 from wgkern.lang.snode import AXIS_COMBINATIONS as _AXIS_COMBINATIONS
+from wgkern.lang.snode import axes
 globals().update({_name: _axes for _name, _axes in _AXIS_COMBINATIONS.items() if _name not in globals()})
 from wgkern.lang.types import f16, f32, f64, i8, i16, i32, i64, template, types, u1, u8, u16, u32, u64
 from wgkern.runtime.arch import amdgpu, cpu, cuda, dx12, gpu, metal, vulkan, webgpu
 from wgkern.runtime.program import init, reset, stats, sync
 from wgkern import profiler
+import sys as _sys
+# `import wgkern.math as tm` / `import wgkern.types` (Taichi programs import taichi.math that way)
+_sys.modules[__name__ + ".math"] = math
+_sys.modules[__name__ + ".types"] = types
 
 # Taichi's other spellings: dtype names and CPU arch names
 float16, float32, float64 = f16, f32, f64
@@ -56,7 +61,7 @@ __all__ = [
     "rsqrt", "abs", "floor", "ceil", "round", "pow", "min", "max", "clamp", "sign", "random",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "cast", "bit_cast", "block_local", "cache_read_only", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose", "sym_eig",
-    "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "GUI", "Struct", "dataclass", "data_oriented", "static_print",
+    "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "axes", "GUI", "Struct", "dataclass", "data_oriented", "static_print",
     "static_assert", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint1", "uint8",
     "uint16", "uint32", "uint64", "x64", "x86_64", "arm64", "profiler", "set_logging_level",
     "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL",

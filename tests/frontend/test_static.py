@@ -209,6 +209,13 @@ def test_static_print_and_static_assert(capsys):
 
     build(k)
     assert capsys.readouterr().out == "compiling with 6\n"
+
+    @wk.kernel
+    def runtime_values():
+        a = out[0] * 2
+        wk.static_print("a is", a, wk.Vector([a, a]))    # Taichi prints an expression placeholder
+    build(runtime_values)
+    assert capsys.readouterr().out == "a is <wk.Expr f32> <wk.Expr 2 f32>\n"
     with pytest.raises(wk.CompileError, match="needs a big field"):
         build(failing)
 

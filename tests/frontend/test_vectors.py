@@ -89,6 +89,21 @@ def test_methods_dot_norm_normalized_cross():
     assert result[:8].tolist() == [0.0, 2.0, 4.0, 1.0, 2.0, 4.0, 3.0, 2.0]
 
 
+def test_normalized_eps_and_norm_inv_as_taichi():
+    """v.normalized(eps) = v / (norm(v) + eps) (eps on the norm, not its square); v.norm_inv() = 1 / norm."""
+    @wk.kernel
+    def k():
+        v = wk.math.vec2(3.0, 4.0)
+        out[0] = v.normalized(1.0).x
+        out[1] = v.norm_inv()
+        out[2] = v.norm_inv(11.0)
+        offset = wk.Vector.unit(2, 1)          # integers, as Taichi's: usable as an index offset
+        out[3] = wk.cast(offset.y * 7, wk.f32)
+
+    result = run(build(k))["out"]
+    np.testing.assert_allclose(result[:4], [0.5, 0.2, 1 / 6, 7.0], rtol=1e-6)
+
+
 def test_matrix_ops():
     @wk.kernel
     def k():

@@ -27,6 +27,11 @@ def test_constructors_give_arrays_with_taichis_methods():
     with pytest.raises(AttributeError, match="has no component 'w'"):
         wk.math.vec3(0, 0, 0).w
     assert wk.Matrix.identity(wk.f32, 3).determinant() == 1.0 and wk.Vector.unit(3, 1).y == 1.0
+    assert wk.Vector.unit(3, 1).dtype == np.int32 and wk.Vector.unit(3, 1, dt=wk.f32).dtype == np.float32
+    np.testing.assert_allclose(wk.Vector([3.0, 4.0]).normalized(1.0), [0.5, 2 / 3], rtol=1e-6)
+    assert wk.Vector([3.0, 4.0]).norm_inv() == pytest.approx(0.2)
+    with pytest.raises(wk.WkError, match=r"must be in \[0, 3\)"):
+        wk.Vector.unit(3, 3)
 
 
 def test_field_elements_read_as_vectors(arch):

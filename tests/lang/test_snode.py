@@ -45,6 +45,11 @@ def test_axes_order_the_shape_whatever_the_nesting(arch):
     g = wk.field(wk.i32)
     wk.root.dense(wk.ij, 4).place(g)
     assert f.shape == (5, 3) and g.shape == (4, 4)
+    h = wk.field(wk.f32)
+    wk.root.dense(wk.i, 2).dense(wk.axes(1, 2), (3, 4)).place(h)      # Taichi's ti.axes
+    assert h.shape == (2, 3, 4) and wk.axes(0, 1) == wk.ij
+    with pytest.raises(wk.WkError, match="axis numbers"):
+        wk.axes(7)
 
 
 def test_placement_errors_name_the_problem(arch):

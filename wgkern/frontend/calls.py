@@ -47,12 +47,13 @@ class CallMixin:
             raise CompileError(f"{describe(callee)} is not callable in kernel code")
         if callee is wm.static:
             return self.static_call(node)
-        if callee is wm.static_print or callee is wm.static_assert:
+        if callee is wm.static_print:
+            print(*[self.static_print_value(arg) for arg in node.args])
+            return None
+        if callee is wm.static_assert:
             values = [static_eval.evaluate(arg, self.frame.fn, self.frame.scope, self.frame.src.filename)
                       for arg in node.args]
-            if callee is wm.static_print:
-                print(*values)
-            elif not values or not values[0]:
+            if not values or not values[0]:
                 raise CompileError(str(values[1]) if len(values) > 1 else "wk.static_assert() failed")
             return None
         if isinstance(callee, Func):
@@ -351,6 +352,19 @@ class CallMixin:
             raise CompileError("wk.random() takes one optional argument, dtype")
         dtype = self.as_dtype(args[0] if args else kwargs.get("dtype", T.f32))
         return self.b.insert(ir.RandomValue(dtype=dtype, site=self.ctx.next_random_site()))
+
+    def static_print_value(self, arg: ast.expr) -> Any:
+        """What `wk.static_print` shows for one argument at compile time: a compile-time value itself, a runtime
+        value as `<wk.Expr ...>` (its type; Taichi prints an expression placeholder too)."""
+        try:
+            return static_eval.evaluate(arg, self.frame.fn, self.frame.scope, self.frame.src.filename)
+        except CompileError:
+            value = self.visit(arg)
+            if isinstance(value, VectorValue):
+                kind = f"{'x'.join(map(str, value.shape))} {value.dtype.name}"
+            else:
+                kind = getattr(getattr(value, "dtype", None), "name", type(value).__name__)
+            return f"<wk.Expr {kind}>"
 
     def print_call(self, node: ast.Call) -> None:
         """print(*args, sep=' ', end='\\n') with compile-time text and runtime scalars/vectors (ir.Print), and

@@ -103,9 +103,18 @@ def norm(b: IRBuilder, v: VectorValue, eps: Any = None) -> ir.Stmt:
     return arith.unary(b, UnaryOpKind.SQRT, squared)
 
 
-def normalized(b: IRBuilder, v: VectorValue, eps: Any = None) -> VectorValue:
+def norm_inv(b: IRBuilder, v: VectorValue, eps: Any = None) -> ir.Stmt:
+    """Taichi's `v.norm_inv(eps)`: 1 / sqrt(norm_sqr + eps)."""
     length = norm(b, v, eps)
-    return binary(b, BinaryOpKind.DIV, v, length)
+    return arith.binary(b, BinaryOpKind.DIV, b.const(1.0, length.dtype), length)
+
+
+def normalized(b: IRBuilder, v: VectorValue, eps: Any = None) -> VectorValue:
+    """Taichi's `v.normalized(eps)`: v * (1 / (norm(v) + eps)) (the eps is added to the norm, not its square)."""
+    length = norm(b, v)
+    if eps is not None:
+        length = arith.binary(b, BinaryOpKind.ADD, length, eps)
+    return binary(b, BinaryOpKind.MUL, v, arith.binary(b, BinaryOpKind.DIV, b.const(1.0, length.dtype), length))
 
 
 def cross(b: IRBuilder, v: VectorValue, w: Any) -> Any:
@@ -227,6 +236,7 @@ METHODS: dict[str, tuple[Callable[..., Any], tuple[int, ...]]] = {
     "norm": (norm, (0, 1)),
     "norm_sqr": (lambda b, v: norm_sqr(b, v), (0,)),
     "normalized": (normalized, (0, 1)),
+    "norm_inv": (norm_inv, (0, 1)),
     "cross": (cross, (1,)),
     "transpose": (lambda b, v: transpose(b, v), (0,)),
     "outer_product": (outer_product, (1,)),

@@ -43,7 +43,11 @@ class HostMatrix(np.ndarray):
         return (plain * plain).sum()
 
     def normalized(self, eps: float = 0.0) -> HostMatrix:
-        return (np.asarray(self) / self.norm(eps)).view(HostMatrix)
+        """Taichi's: v * (1 / (norm(v) + eps))."""
+        return (np.asarray(self) * (1 / (self.norm() + eps))).view(HostMatrix)
+
+    def norm_inv(self, eps: float = 0.0) -> Any:
+        return 1 / self.norm(eps)
 
     def dot(self, other: Any) -> Any:   # noqa: D102 - Taichi's dot: the sum of the element products
         return (np.asarray(self) * np.asarray(other)).sum()

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from wgkern.errors import WkError
+
 from wgkern.lang import types as T
 from wgkern.lang.host_matrix import host_matrix
 
@@ -65,9 +67,13 @@ class Vector:
         return host_matrix(np.ones(n, dtype=T.to_dtype(dtype).np_dtype))
 
     @staticmethod
-    def unit(n: int, i: int, dtype: Any = T.f32) -> np.ndarray:
-        """`wk.Vector.unit(n, i)`: the i-th basis vector of size n."""
-        out = np.zeros(n, dtype=T.to_dtype(dtype).np_dtype)
+    def unit(n: int, i: int, dt: Any = None, dtype: Any = None) -> np.ndarray:
+        """`wk.Vector.unit(n, i, dt=None)`: the i-th basis vector of size n; integers unless `dt` says otherwise
+        (as in Taichi, so `I + wk.Vector.unit(2, 0)` is still an index)."""
+        if not 0 <= i < n:
+            raise WkError(f"wk.Vector.unit({n}, {i}): the index must be in [0, {n})")
+        chosen = dt if dt is not None else dtype
+        out = np.zeros(n, dtype=T.to_dtype(chosen if chosen is not None else T.i32).np_dtype)
         out[i] = 1
         return host_matrix(out)
 

@@ -27,6 +27,18 @@ class Axes(tuple):
 
 i, j, k, l = (Axes((n,)) for n in range(4))  # noqa: E741 - Taichi's names
 ij, ijk, ijkl = Axes((0, 1)), Axes((0, 1, 2)), Axes((0, 1, 2, 3))
+
+
+def axes(*indices: int) -> Axes:
+    """Taichi's `ti.axes(1, 2)`: the index axes with these numbers (`wk.axes(0, 1)` is `wk.ij`)."""
+    for index in indices:
+        if not isinstance(index, int) or not 0 <= index < len(AXIS_NAMES):
+            raise WkError(f"wk.axes() takes axis numbers 0..{len(AXIS_NAMES) - 1}, got {index!r}")
+    if len(set(indices)) != len(indices):
+        raise WkError(f"wk.axes{indices}: an axis appears twice")
+    return Axes(indices)
+
+
 # every other ordered combination Taichi names (wk.jk, wk.il, wk.jkl, ...)
 AXIS_COMBINATIONS = {"".join(AXIS_NAMES[a] for a in axes): Axes(axes)
                      for size in (2, 3) for axes in itertools.combinations(range(4), size)}
