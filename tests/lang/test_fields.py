@@ -294,8 +294,9 @@ def test_grad_of_a_field_placed_later(arch):
     v, loss, w = wk.Vector.field(2, dtype=wk.f32), wk.field(wk.f32), wk.field(wk.f32)
     wk.root.dense(wk.i, 3).place(v, w)
     wk.root.place(loss)
-    wk.root.lazy_grad()
-    assert v.grad.shape == (3,) and loss.grad.shape == ()
+    shaped = wk.field(wk.f32, shape=5)
+    wk.root.lazy_grad()           # as in Taichi: every float field, made before or after, has a .grad
+    assert v.grad.shape == (3,) and loss.grad.shape == () and shaped.grad.shape == (5,)
 
     @wk.kernel
     def energy():
@@ -307,7 +308,8 @@ def test_grad_of_a_field_placed_later(arch):
         energy()
     assert loss[None] == 55.0 and v.grad.to_numpy().ravel().tolist() == [0, 2, 4, 6, 8, 10]
     assert w.grad.to_numpy().tolist() == [1.0, 1.0, 1.0]
-    assert wk.field(wk.i32).grad is None and wk.field(wk.f32, shape=3).grad is None
+    assert wk.field(wk.i32).grad is None and wk.field(wk.f32, shape=3).grad.shape == (3,)
+    assert wk.field(wk.i32, shape=3).grad is None
 
 
 def test_print_shows_values_like_taichi(fake_program, capsys):
@@ -323,3 +325,23 @@ def test_print_shows_values_like_taichi(fake_program, capsys):
     assert out[1:3] == str(np.zeros((2, 2), np.int32)).splitlines()
     assert out[3].startswith("{'a': array([0., 0.]")
     assert repr(x).startswith("<wk.field ")        # repr still names the container
+
+
+def test_to_numpy_keep_dims_as_taichi(fake_program):
+    """keep_dims=True: a vector element keeps its column axis; without it a one-column matrix loses it. Either
+    layout goes back in through from_numpy."""
+    v = wk.Vector.field(3, wk.f32, shape=(2, 2))
+    m = wk.Matrix.field(2, 1, wk.f32, shape=3)
+    x = wk.field(wk.f32, shape=3)
+    assert v.to_numpy(keep_dims=True).shape == (2, 2, 3, 1) and v.to_numpy().shape == (2, 2, 3)
+    assert m.to_numpy(keep_dims=True).shape == (3, 2, 1) and m.to_numpy().shape == (3, 2)
+    assert x.to_numpy(keep_dims=True).shape == (3,)
+    m.from_numpy(np.arange(6, dtype=np.float32).reshape(3, 2))
+    v.from_numpy(np.ones((2, 2, 3, 1), np.float32))
+    assert m[1, 1, 0] == 3.0 and v.to_numpy().sum() == 12.0
+
+
+def test_numpy_integers_index_fields(fake_program):
+    x = wk.field(wk.f32, shape=5)
+    x[np.int64(1)] = 3.0
+    assert x[np.argmax(x.to_numpy())] == 3.0 and x[np.int32(1)] == 3.0

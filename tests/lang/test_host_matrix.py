@@ -70,3 +70,15 @@ def test_component_writes_to_field_elements_store_into_the_field(arch):
     np.testing.assert_allclose(g.to_numpy(), [0, -9.8], rtol=1e-6)
     np.testing.assert_array_equal(a.to_numpy()[2], [0, 5, 0])
     np.testing.assert_array_equal(s.to_numpy()["p"][3], [0, 0, 4])
+
+
+def test_dtypes_print_as_taichi_and_repr_names_the_api():
+    assert str(wk.f32) == "f32" and f"{wk.i32}" == "i32" and repr(wk.f32) == "wk.f32"
+
+
+def test_integer_matrices_invert_in_float_and_list_their_entries():
+    m = wk.Matrix([[1, 2], [3, 4]])
+    np.testing.assert_allclose(m.inverse(), [[-2.0, 1.0], [1.5, -0.5]], rtol=1e-6)
+    assert m.inverse().dtype == np.float32 and m.determinant() == pytest.approx(-2.0)
+    assert m.to_list() == [[1, 2], [3, 4]] and m.entries == [1, 2, 3, 4]
+    assert wk.Vector([1.0, 2.0]).to_list() == [1.0, 2.0]

@@ -114,14 +114,28 @@ def test_dataclass_declares_a_struct_type(arch):
     np.testing.assert_allclose(particles.pos.to_numpy(), want, rtol=1e-6)
 
 
-def test_dataclass_errors_name_the_class():
-    with pytest.raises(wk.WkError, match="Body: methods \\(energy\\) must be @wk.func functions"):
-        @wk.dataclass
-        class Body:
-            mass: wk.f32
+def test_dataclass_plain_methods_are_host_methods(arch):
+    """As in Taichi: a plain method works on Python-scope values; a kernel calling it gets an error naming it."""
+    @wk.dataclass
+    class Body:
+        mass: wk.f32
 
-            def energy(self):
-                return 0.0
+        def describe(self):
+            return f"Body of mass {self.mass}"
+
+    assert Body(mass=2.0).describe() == "Body of mass 2.0"
+    bodies = Body.field(shape=2)
+
+    @wk.kernel
+    def k():
+        for i in bodies:
+            bodies[i].describe()
+
+    with pytest.raises(wk.CompileError, match="'describe' is a plain Python method of @wk.dataclass Body"):
+        k()
+
+
+def test_dataclass_errors_name_the_class():
     with pytest.raises(wk.WkError, match="Empty has no annotated members"):
         @wk.dataclass
         class Empty:
@@ -347,3 +361,22 @@ def test_struct_return_of_another_type_is_an_error(arch):
 
     with pytest.raises(wk.CompileError, match="annotated to return"):
         wrong()
+
+
+def test_struct_field_keys_dtype_grad_copy_from_and_printed_elements(arch):
+    S = wk.types.struct(a=wk.f32, b=wk.i32, v=wk.math.vec2)
+    s1, s2 = S.field(shape=3), S.field(shape=3)
+    s1[1] = {"a": 1.5, "b": 2, "v": [1, 2]}
+    s2.copy_from(s1)
+    assert s1.keys == ["a", "b", "v"] and s1.dtype is S
+    assert str(s2[1]) == "{'a': 1.5, 'b': 2, 'v': [1.0, 2.0]}"
+    assert s1.grad is None
+    with pytest.raises(wk.WkError, match="copy_from\\(\\) takes a struct field with the members a, b, v"):
+        s1.copy_from(wk.types.struct(a=wk.f32).field(shape=3))
+
+    @wk.dataclass
+    class P:
+        x: wk.f32
+        n: wk.i32
+    ps = P.field(shape=3, needs_grad=True)
+    assert ps.grad.keys == ["x"] and ps.grad.x is ps.x.grad        # the int member has no gradient

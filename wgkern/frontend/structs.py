@@ -179,6 +179,9 @@ class StructMixin:
             stype, what = base.owner.struct_type, f"struct field '{base.label}'"
         if attr in stype.methods:
             return BoundFunc(stype.methods[attr], base if receiver is None else receiver)
+        if attr in stype.host_methods:
+            raise CompileError(f"{what}: '{attr}' is a plain Python method of @wk.dataclass {stype!r}; make it a "
+                               "@wk.func to call it in kernels")
         if isinstance(base, StructValue):
             if attr not in base.members:
                 raise CompileError(f"{what} has no member '{attr}'")

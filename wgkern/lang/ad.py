@@ -100,11 +100,14 @@ class Tape:
 class FwdMode:
     """`with wk.ad.FwdMode(loss=y, param=x, seed=[...]): ...`: kernels launched inside compute, besides their
     results, the derivative of every value in the direction `seed` of `param` (passes/autodiff/forward_mode.py);
-    `y.dual` holds dy/dx . seed afterwards. On entry the duals are cleared (`clear_gradients`) and `param.dual`
+    `y.dual` holds dy/dx . seed afterwards (`loss` may be a list of fields, as in Taichi). On entry the duals are cleared (`clear_gradients`) and `param.dual`
     is set to `seed`: one value per element of `param` (None or omitted for a single-element `param`: 1)."""
 
     def __init__(self, loss: Any = None, param: Any = None, seed: Any = None, clear_gradients: bool = True):
-        for role, container in (("loss", loss), ("param", param)):
+        losses = list(loss) if isinstance(loss, (list, tuple)) else [loss]     # Taichi takes a list of outputs
+        if not losses:
+            raise WkError("wk.ad.FwdMode(loss=[]): give at least one field with needs_dual=True")
+        for role, container in [("loss", c) for c in losses] + [("param", param)]:
             if container is None:
                 raise WkError(f"wk.ad.FwdMode needs {role}=<a field with needs_dual=True>")
             if getattr(container, "dual", None) is None:

@@ -112,6 +112,8 @@ class Container:
         if (needs_grad or needs_dual) and not dtype.is_float:
             raise TypeError(f"{self.kind_name} '{name}': needs_grad/needs_dual need a float dtype, not {dtype!r}")
         program = get_program()
+        if program.lazy_grad and self.is_field and dtype.is_float and not name.endswith((".grad", ".dual")):
+            needs_grad = True                     # after wk.root.lazy_grad(), as in Taichi
         backend = program.backend
         if not backend.supports(dtype):
             raise WkError(f"{dtype!r} is not supported on {program.arch!r} ({program.description})")
@@ -189,16 +191,29 @@ class Container:
         return out
 
     def to_numpy(self, dtype: Any = None, keep_dims: bool = False) -> np.ndarray:
-        """A new numpy array of shape `shape + element_shape` holding the current contents (every axis kept,
-        whatever `keep_dims` says: Taichi's keep_dims=True layout)."""
+        """A new numpy array holding the current contents, of shape `shape + element_shape`; as in Taichi,
+        `keep_dims=True` gives a field's vector elements their column axis (n, 1), and without it a field's
+        matrix of one column loses that axis (n, 1) -> (n,)."""
         view = self._host_ready()
         target = self.dtype.np_dtype if dtype is None else np.dtype(to_dtype(dtype).np_dtype)
         data = view if view is not None else self._download_all()
         if data.dtype == target:
-            return data.copy() if view is not None else np.array(data)
-        if target == np.bool_:
-            return data != 0
-        return data.astype(target)
+            out = data.copy() if view is not None else np.array(data)
+        elif target == np.bool_:
+            out = data != 0
+        else:
+            out = data.astype(target)
+        return out.reshape(self._numpy_shape(keep_dims))
+
+    def _numpy_shape(self, keep_dims: bool) -> tuple[int, ...]:
+        element = self.element_shape
+        if not self.is_field:
+            return self.full_shape
+        if keep_dims and len(element) == 1:
+            element = element + (1,)
+        elif not keep_dims and len(element) == 2 and element[1] == 1:
+            element = element[:1]
+        return self.shape + element
 
     def _write_all(self, data: np.ndarray) -> None:
         view = self._view
@@ -218,6 +233,8 @@ class Container:
         to the container's dtype."""
         self._host_ready(write=True)
         data = np.asarray(array)
+        if data.shape != self.full_shape and data.shape in (self._numpy_shape(True), self._numpy_shape(False)):
+            data = data.reshape(self.full_shape)        # a vector's (n, 1) or a one-column matrix's (n,) layout
         if data.shape != self.full_shape:
             raise ValueError(f"{self.kind_name} '{self.name}' has shape {self.full_shape}; from_numpy got an "
                              f"array of shape {data.shape}")
@@ -257,7 +274,7 @@ class Container:
 
     def _element_index(self, key: Any) -> tuple[int, ...]:
         """Host index -> tuple of ints over the container axes (or over all axes, element axes included)."""
-        if key is None or key == ():
+        if key is None or (isinstance(key, tuple) and not key):
             if self.shape:
                 raise IndexError(f"{self.kind_name} '{self.name}' has shape {self.shape}: index it with "
                                  f"{len(self.shape)} integers, not [None]")
@@ -392,6 +409,12 @@ class Field(Container):
         if self.unplaced_adjoint:
             return repr(self)
         return str(self.to_numpy())
+
+    def _add_grad(self) -> None:
+        """Give a float field without a `.grad` one of its shape (wk.root.lazy_grad())."""
+        if self.grad is None and self.dtype.is_float and self._adjoint_of is None:
+            self.grad = Field(self.dtype, self.shape, self.element_type, f"{self.name}.grad")
+            self.grad.offset = self.offset
 
     def _materialize(self) -> None:
         """The `.grad` placeholder of a field declared without a shape: placed like its field, when it is first

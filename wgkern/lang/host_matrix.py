@@ -63,7 +63,18 @@ class HostMatrix(np.ndarray):
         return np.linalg.det(np.asarray(self))
 
     def inverse(self) -> HostMatrix:
-        return np.linalg.inv(np.asarray(self)).astype(self.dtype, copy=False).view(HostMatrix)
+        """The inverse; an integer matrix's is computed and returned in f32 (its entries are fractions)."""
+        dtype = self.dtype if self.dtype.kind == "f" else np.float32
+        return np.linalg.inv(np.asarray(self)).astype(dtype, copy=False).view(HostMatrix)
+
+    def to_list(self) -> list[Any]:
+        """Taichi's `v.to_list()`: nested Python lists of the entries."""
+        return np.asarray(self).tolist()
+
+    @property
+    def entries(self) -> list[Any]:
+        """Taichi's `m.entries`: the entries in row-major order, as a flat list."""
+        return np.asarray(self).ravel().tolist()
 
     def trace(self, *args: Any, **kwargs: Any) -> Any:
         return np.trace(np.asarray(self), *args, **kwargs)

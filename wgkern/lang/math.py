@@ -245,10 +245,9 @@ def static_assert(condition: Any, message: str = "static assertion failed") -> N
 
 
 def ndrange(*dims: Any) -> Iterator[Any]:
-    """`for i, j in wk.ndrange(n, (lo, hi))`: one parallel loop over the product of the ranges."""
+    """`for i, j in wk.ndrange(n, (lo, hi))`: one parallel loop over the product of the ranges. Outside kernels
+    (and in wk.static(...)): the index tuples, one-element ones included, as Taichi's."""
     ranges = [range(*d) if isinstance(d, (tuple, list)) else range(d) for d in dims]
-    if len(ranges) == 1:
-        return iter(ranges[0])
     return itertools.product(*ranges)
 
 

@@ -83,12 +83,18 @@ class SNode:
         return self
 
     def lazy_grad(self) -> None:
-        """Place the `.grad` of every field placed so far (Taichi's `ti.root.lazy_grad()`)."""
-        from wgkern.runtime.program import current
-        program = current()
-        for container in list(program.containers) if program is not None else ():
+        """Taichi's `ti.root.lazy_grad()`: every float field of the program, made before or after, has a
+        `.grad` of its layout (placed now for fields placed so far)."""
+        from wgkern.lang.fields import Field
+        from wgkern.runtime.program import get_program
+        program = get_program()
+        program.lazy_grad = True
+        for container in list(program.containers):
             if getattr(container, "unplaced_adjoint", False) and container._adjoint_of.shape != ():
                 container._materialize()
+            elif isinstance(container, Field) and container._adjoint_of is None \
+                    and not container.name.endswith((".grad", ".dual")):
+                container._add_grad()
 
     def _sparse(self, name: str) -> Any:
         def refuse(*args: Any, **kwargs: Any) -> Any:

@@ -25,6 +25,7 @@ class StructType:
         self.members = dict(members)
         self.name = name
         self.methods = dict(methods or {})
+        self.host_methods: dict[str, Any] = {}     # a @wk.dataclass's plain Python methods (HostStruct only)
 
     def field(self, shape: Any = (), needs_grad: bool = False, name: str = "", **options: Any) -> StructField:
         return StructField(self, shape, needs_grad, name)
@@ -98,6 +99,10 @@ class HostStruct:
         members = self.__dict__.get("members", {})
         if name in members:
             return members[name]
+        stype = self.__dict__.get("struct_type")
+        method = getattr(stype, "host_methods", {}).get(name)
+        if method is not None:
+            return method.__get__(self)
         raise AttributeError(f"struct {self.__dict__.get('struct_type')!r} has no member '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -161,6 +166,40 @@ class StructField:
     def element_shape(self) -> tuple[int, ...]:
         return ()
 
+    @property
+    def keys(self) -> list[str]:
+        """The member names (Taichi's `s.keys`)."""
+        return list(self.members)
+
+    @property
+    def dtype(self) -> StructType:
+        return self.struct_type
+
+    @property
+    def grad(self) -> StructField | None:
+        """The members' gradients as a struct field (members without one are left out); None if none has one."""
+        grads = {}
+        for member, f in self.members.items():
+            g = f.grad
+            if g is not None:
+                grads[member] = g
+        if not grads:
+            return None
+        view = object.__new__(StructField)
+        object.__setattr__(view, "name", f"{self.name}.grad")
+        object.__setattr__(view, "struct_type", StructType({m: self.struct_type.members[m] for m in grads}))
+        object.__setattr__(view, "members", grads)
+        object.__setattr__(view, "shape", self.shape)
+        return view
+
+    def copy_from(self, other: StructField) -> None:
+        """Copy every member from a struct field of the same members and shape."""
+        if not isinstance(other, StructField) or set(other.members) != set(self.members):
+            raise WkError(f"struct field '{self.name}'.copy_from() takes a struct field with the members "
+                          f"{', '.join(self.members)}")
+        for member, f in self.members.items():
+            f.copy_from(other.members[member])
+
     def from_numpy(self, arrays: dict[str, Any]) -> None:
         unknown = set(arrays) - set(self.members)
         if unknown:
@@ -200,6 +239,18 @@ class _HostElement:
         target = getattr(self._owner, member)
         target[self._index] = value.to_dict() if isinstance(value, HostStruct) else value
 
+    def to_dict(self) -> dict[str, Any]:
+        out = {}
+        for member in self._owner.members:
+            value = getattr(self, member)
+            out[member] = value.to_dict() if isinstance(value, _HostElement) else \
+                (value.tolist() if hasattr(value, "tolist") else value)
+        return out
+
+    def __repr__(self) -> str:
+        """Printed as Taichi prints an element of a struct field: a dict of its members' values."""
+        return str(self.to_dict())
+
 
 def struct(**members: Any) -> StructType:
     """`wk.types.struct(pos=wk.math.vec3, mass=wk.f32)`."""
@@ -210,7 +261,8 @@ def dataclass(cls: type) -> StructType:
     """`@wk.dataclass` on a class of annotated members (`pos: wk.math.vec3`, `mass: wk.f32`): Taichi's spelling of
     a struct type, named after the class (`Particle.field(shape=n)`). Its @wk.func methods are called on struct
     values and field elements in kernels (`p.energy()`, `s[i].move(dt)`; `self` is the value itself, so a
-    method's writes to `self` change it); other callables are refused, naming them."""
+    method's writes to `self` change it); plain Python methods are methods of its Python-scope values
+    (HostStruct), and a kernel that calls one gets an error naming it."""
     import inspect
     from wgkern.lang.kernel import Func
     if not isinstance(cls, type):
@@ -220,14 +272,13 @@ def dataclass(cls: type) -> StructType:
     except Exception as exc:  # noqa: BLE001 - any failure to evaluate a user's annotation
         raise WkError(f"@wk.dataclass {cls.__name__}: cannot evaluate its member annotations ({exc})") from None
     methods = {name: value for name, value in vars(cls).items() if isinstance(value, Func)}
-    plain = [name for name, value in vars(cls).items()
-             if callable(value) and not name.startswith("__") and name not in methods]
-    if plain:
-        raise WkError(f"@wk.dataclass {cls.__name__}: methods ({', '.join(plain)}) must be @wk.func functions "
-                      "to be called in kernels")
+    plain = {name: value for name, value in vars(cls).items()
+             if callable(value) and not name.startswith("__") and name not in methods}
     if not members:
         raise WkError(f"@wk.dataclass {cls.__name__} has no annotated members (name: dtype)")
-    return StructType(members, name=cls.__name__, methods=methods)
+    stype = StructType(members, name=cls.__name__, methods=methods)
+    stype.host_methods = plain
+    return stype
 
 
 class Struct:

@@ -49,7 +49,9 @@ class DataType:
     def __repr__(self) -> str:
         return f"wk.{self.name}"
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        """`print(wk.f32)` shows `f32`, as Taichi's (repr, used in messages, names the API: `wk.f32`)."""
+        return self.name
 
     def __call__(self, value: Any) -> Any:
         """`wk.f32(x)` inside a kernel is a cast (the frontend handles it); in Python it converts."""

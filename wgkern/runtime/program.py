@@ -75,6 +75,7 @@ class Program:
         self.containers: weakref.WeakSet[Any] = weakref.WeakSet()
         self.launch_counter = 0
         self.pending_work = False     # a launch happened since the last backend.sync()
+        self.lazy_grad = False        # wk.root.lazy_grad() was called: every float field has a .grad
         self.alive = True
         self.profiler: Any = None     # wgkern/profiler.py, with wk.init(kernel_profiler=True)
         self.fwd_mode: Any = None     # the open wk.ad.FwdMode block: launches compute tangents too

@@ -108,6 +108,9 @@ def test_seeds_clearing_and_stores(arch):
     assert b.dual[None] == 6.0
     f()                                        # outside the block: the plain forward kernel, duals untouched
     assert b.dual[None] == 6.0 and b[None] == 12.0 + 2.0 + 2.0
+    with wk.ad.FwdMode(loss=[out, b], param=a):          # several outputs, as Taichi allows
+        f()
+    assert b.dual[None] == 12.0 and out.dual.to_numpy().tolist() == [12.0, 0.0]
 
 
 def test_what_forward_mode_refuses(arch):
@@ -120,6 +123,8 @@ def test_what_forward_mode_refuses(arch):
         wk.ad.FwdMode(loss=m, param=x, seed=[1.0, 0.0])
     with pytest.raises(wk.WkError, match="loss=...\\): 'plain' has no .dual"):
         wk.ad.FwdMode(loss=plain, param=x, seed=[1, 0, 0, 0])
+    with pytest.raises(wk.WkError, match="loss=...\\): 'plain' has no .dual"):
+        wk.ad.FwdMode(loss=[m, plain], param=x, seed=[1, 0, 0, 0])
 
     @wk.kernel
     def biggest():
