@@ -10,3 +10,19 @@ def test_math_and_types_import_as_submodules():
     tt = importlib.import_module("wgkern.types")
     assert tm is wk.math and tt is wk.types
     assert tm.vec3(1, 2, 3).z == 3.0 and tt.vector(2, wk.f32).n == 2
+
+
+def test_taichi_and_quadrants_exception_names_catch_ours():
+    import wgkern as wk
+    assert wk.TaichiCompilationError is wk.CompileError and wk.QuadrantsSyntaxError is wk.CompileError
+    assert wk.TaichiRuntimeTypeError is wk.ArgumentError and wk.QuadrantsAssertionError is wk.KernelAssertionError
+    assert issubclass(wk.AdStackOverflowError, wk.TaichiRuntimeError)
+
+
+def test_types_namespace_has_taichis_names():
+    import wgkern as wk
+    t = wk.types
+    assert t.float32 is wk.f32 and t.int8 is wk.i8 and t.uint1 is wk.u1
+    assert t.is_real(wk.f64) and not t.is_real(wk.i32)
+    assert t.is_integral(wk.u8) and t.is_integral(wk.u1) and not t.is_integral(wk.f32)
+    assert t.is_signed(wk.i16) and not t.is_signed(wk.u32)

@@ -39,6 +39,14 @@ float16, float32, float64 = f16, f32, f64
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint1, uint8, uint16, uint32, uint64 = u1, u8, u16, u32, u64
 x64 = x86_64 = arm64 = cpu
+# Taichi's and Quadrants' exception names, so a ported `except ti.TaichiCompilationError:` catches ours
+for _prefix in ("Taichi", "Quadrants"):
+    globals().update({
+        f"{_prefix}CompilationError": CompileError, f"{_prefix}SyntaxError": CompileError,
+        f"{_prefix}TypeError": CompileError, f"{_prefix}NameError": CompileError,
+        f"{_prefix}RuntimeTypeError": ArgumentError, f"{_prefix}RuntimeError": WkError,
+        f"{_prefix}AssertionError": KernelAssertionError,
+    })
 # Taichi's log levels, for `wk.init(log_level=...)` and `wk.set_logging_level(...)`: wgkern writes no log, so the
 # level changes nothing, but a ported program's calls run.
 TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL = "trace", "debug", "info", "warn", "error", "critical"

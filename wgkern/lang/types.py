@@ -249,3 +249,22 @@ class types:  # noqa: N801 - namespace mirroring `ti.types`
     f16, f32, f64 = f16, f32, f64
     i8, i16, i32, i64 = i8, i16, i32, i64
     u8, u16, u32, u64, u1 = u8, u16, u32, u64, u1
+    float16, float32, float64 = f16, f32, f64
+    int8, int16, int32, int64 = i8, i16, i32, i64
+    uint1, uint8, uint16, uint32, uint64 = u1, u8, u16, u32, u64
+    NDArray = NdarrayType
+    Template = Template
+
+    @staticmethod
+    def is_real(dtype: Any) -> bool:
+        """Taichi's `ti.types.is_real(dt)`: a float dtype."""
+        return to_dtype(dtype).is_float
+
+    @staticmethod
+    def is_integral(dtype: Any) -> bool:
+        return to_dtype(dtype).is_int or to_dtype(dtype).is_bool
+
+    @staticmethod
+    def is_signed(dtype: Any) -> bool:
+        dt = to_dtype(dtype)
+        return dt.is_float or (dt.is_int and dt.kind == "i")
