@@ -10,7 +10,7 @@ from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentE
 from wgkern.lang import ad
 from wgkern.lang import math
 from wgkern.lang.fields import field, ndarray
-from wgkern.lang.kernel import data_oriented, func, kernel
+from wgkern.lang.kernel import data_oriented, func, kernel, pyfunc
 from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_and, atomic_max, atomic_min,
                               atomic_or, atomic_sub, atomic_xor, bit_cast, block_local, cache_read_only, cast, ceil, clamp, cos, cosh, exp, floor,
                               grouped, log, log2, loop_config, max, min, ndrange, one, polar_decompose, pow, randn,
@@ -61,7 +61,7 @@ def set_logging_level(level: str) -> None:
 __version__ = "0.1.0"
 
 __all__ = [
-    "init", "reset", "sync", "stats", "field", "ndarray", "kernel", "func", "template", "types", "Vector",
+    "init", "reset", "sync", "stats", "field", "ndarray", "kernel", "func", "pyfunc", "template", "types", "Vector",
     "Matrix", "math", "ad",
     "f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "u1",
     "cpu", "cuda", "amdgpu", "vulkan", "metal", "dx12", "webgpu", "gpu",

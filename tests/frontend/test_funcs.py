@@ -343,3 +343,16 @@ def test_builtin_all_and_any_on_vectors():
         iout[3] = any(v > 2)
 
     assert run(build(k))["iout"][:4].tolist() == [1, 1, 0, 0]
+
+
+def test_pyfunc_is_inlined_in_kernels_and_plain_in_python():
+    @wk.pyfunc
+    def square(v):
+        return v * v
+
+    @wk.kernel
+    def k():
+        out[0] = square(1.5)
+
+    assert run(build(k))["out"][0] == 2.25
+    assert square(3.0) == 9.0

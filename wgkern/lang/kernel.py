@@ -28,6 +28,14 @@ class Func:
         return self if instance is None else BoundFunc(self, instance)
 
 
+class PyFunc(Func):
+    """`@wk.pyfunc` (Taichi's ti.pyfunc): inlined like a wk.func when kernels call it, and a plain Python
+    function when Python calls it."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+
 class BoundFunc:
     """A wk.func method bound to its instance; kernels inline it with the instance as first argument."""
 
@@ -121,3 +129,7 @@ def kernel(fn: Callable[..., Any]) -> Kernel:
 
 def func(fn: Callable[..., Any]) -> Func:
     return Func(fn)
+
+
+def pyfunc(fn: Callable[..., Any]) -> PyFunc:
+    return PyFunc(fn)
