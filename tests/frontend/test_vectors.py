@@ -89,6 +89,28 @@ def test_methods_dot_norm_normalized_cross():
     assert result[:8].tolist() == [0.0, 2.0, 4.0, 1.0, 2.0, 4.0, 3.0, 2.0]
 
 
+def test_methods_called_on_the_class_take_the_receiver_first():
+    """Taichi programs call methods through the class (difftaichi's billiards: `ti.Vector.normalized(dist)`)."""
+    @wk.kernel
+    def k():
+        b = wk.math.vec3(0.0, 2.0, 0.0)
+        out[0] = wk.Vector.normalized(b).y
+        out[1] = wk.Vector.norm(b)
+        out[2] = wk.Vector.dot(b, b)
+        m = wk.Matrix([[1.0, 2.0], [3.0, 4.0]])
+        out[3] = wk.Matrix.transpose(m)[0, 1]
+
+    result = run(build(k))["out"]
+    assert result[:4].tolist() == [1.0, 2.0, 4.0, 3.0]
+
+    @wk.kernel
+    def bad():
+        out[0] = wk.Vector.norm(1.0)
+
+    with pytest.raises(wk.CompileError, match=r"wk.Vector.norm\(v, ...\).*takes a vector"):
+        build(bad)
+
+
 def test_normalized_eps_and_norm_inv_as_taichi():
     """v.normalized(eps) = v / (norm(v) + eps) (eps on the norm, not its square); v.norm_inv() = 1 / norm."""
     @wk.kernel

@@ -115,6 +115,13 @@ class CallMixin:
     def call_value(self, callee: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
         static_args = not any(is_runtime(a) for a in args) and not any(is_runtime(v) for v in kwargs.values())
         if isinstance(callee, BoundMethod):
+            if callee.receiver is None:        # `wk.Vector.norm(v)`: the first argument is the receiver
+                receiver = self.as_value(args[0]) if args else None
+                if not isinstance(receiver, VectorValue):
+                    raise CompileError(f"wk.Vector.{callee.name}(v, ...) / wk.Matrix.{callee.name}(m, ...) takes a "
+                                       f"vector or matrix as its first argument, got {describe(receiver)}")
+                callee = BoundMethod(receiver, callee.name)
+                args = list(args[1:])
             if callee.name == "cast":      # v.cast(dtype): the argument is a dtype, not a value
                 if "dt" in kwargs or "dtype" in kwargs:
                     args = [*args, kwargs.pop("dt", None) or kwargs.pop("dtype")]

@@ -14,6 +14,7 @@ import numpy as np
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.scope import Fixed, Static, VectorVar
+from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.structs import StructField
 from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, StructElement, StructValue,
                                     VectorValue, describe, is_runtime)
@@ -120,6 +121,8 @@ class ExpressionMixin:
         if isinstance(base, np.ndarray) and base.ndim in (1, 2) and base.size and (
                 attr in vectors.METHODS or (len(attr) > 1 and self.is_swizzle(attr, base.shape))):
             return self.vector_attribute(self.as_value(base), attr)    # a Python-scope vector's method/swizzle
+        if (base is Vector or base is Matrix) and attr in vectors.METHODS and not hasattr(base, attr):
+            return BoundMethod(None, attr)       # `wk.Vector.normalized(v)`: the method called on the class
         try:
             value = getattr(base, attr)
         except AttributeError:

@@ -101,7 +101,8 @@ class StructValue:
 
 @dataclass(eq=False)
 class BoundMethod:
-    """`v.dot` before the call: a vector method bound to its receiver."""
+    """`v.dot` before the call: a vector method bound to its receiver (None for `wk.Vector.dot`, the method taken
+    from the class: the call's first argument is the receiver)."""
     receiver: Any
     name: str
 
