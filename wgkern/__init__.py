@@ -17,6 +17,7 @@ from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_a
                               random, raw_div, raw_mod, bit_shr, round, rsqrt, select, sign, sin, sinh, sqrt, static,
                               static_assert, static_print, stop_grad, svd, sym_eig, tan, tanh, zero)
 from wgkern.lang.glsl import solve
+from wgkern.lang.legacy import layout, var
 from wgkern.lang.fields import Field, MatrixField, Ndarray, ScalarField
 from wgkern.lang.types import Template
 from wgkern.lang.matrix import Matrix, Vector
@@ -39,6 +40,12 @@ float16, float32, float64 = f16, f32, f64
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint1, uint8, uint16, uint32, uint64 = u1, u8, u16, u32, u64
 x64 = x86_64 = arm64 = cpu
+# Taichi's older spellings, still used by ported programs (lang/legacy.py)
+global_var = var
+Tape = ad.Tape
+clear_all_gradients = ad.clear_all_gradients
+complex_kernel = ad.grad_replaced
+complex_kernel_grad = ad.grad_for
 # Taichi's and Quadrants' exception names, so a ported `except ti.TaichiCompilationError:` catches ours
 for _prefix in ("Taichi", "Quadrants"):
     globals().update({
@@ -76,7 +83,8 @@ __all__ = [
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError",
     "raw_div", "raw_mod", "bit_shr", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
-    "Template",
+    "Template", "var", "global_var", "layout", "Tape", "clear_all_gradients", "complex_kernel",
+    "complex_kernel_grad",
 ]
 
 
@@ -91,6 +99,12 @@ _NOT_AVAILABLE = {
     "deactivate": "sparse SNodes are not available, so there is nothing to deactivate",
     "is_active": "sparse SNodes are not available: every dense element is active",
     "real_func": "ti.real_func is not available; @wk.func functions are inlined",
+    "cfg": "ti.cfg (Taichi's internal compile configuration) is not available; pass options to wk.init(...) "
+           "(arch=, default_fp=, debug=, ...)",
+    "get_runtime": "ti.get_runtime() (Taichi's internal runtime) is not available: fields are placed by "
+                   "wk.root.dense(...).place(...) and @wk.layout functions run before the first kernel by themselves",
+    "set_default_fp": "ti.set_default_fp is not available; use wk.init(default_fp=wk.f64)",
+    "Var": "Taichi's old ti.Var is not available; use wk.field",
 }
 
 

@@ -418,7 +418,10 @@ class Field(Container):
 
     def _materialize(self) -> None:
         """The `.grad` placeholder of a field declared without a shape: placed like its field, when it is first
-        used (a kernel, a `.grad()` launch, host access) unless the program placed it itself (`place(x.grad)`)."""
+        used (a kernel, a `.grad()` launch, host access) unless the program placed it itself (`place(x.grad)`).
+        Pending @wk.layout functions (lang/legacy.py) run first: they place fields."""
+        if self.program.pending_layouts:
+            self.program.run_pending_layouts()
         owner = self._adjoint_of
         if owner is not None and self.shape != owner.shape:
             self._place(owner.shape)

@@ -52,7 +52,13 @@ def make_vector_value(vtype: T.VectorType, values: tuple[Any, ...]) -> np.ndarra
 class Vector:
     """`wk.Vector([a, b, c], dt=None)` constructs a vector; `wk.Vector.field(n, dtype, shape)` a vector field."""
 
-    def __new__(cls, values: Any, dt: Any = None) -> Any:  # type: ignore[misc]
+    def __new__(cls, values: Any, dt: Any = None, shape: Any = None, **field_options: Any) -> Any:  # type: ignore[misc]
+        if isinstance(values, int) and not isinstance(values, bool) and dt is not None:
+            from wgkern.lang.legacy import vector_var      # Taichi's old `ti.Vector(n, dt=f32, shape=...)`
+            return vector_var(values, dt, shape, **field_options)
+        if shape is not None or field_options:
+            raise TypeError("wk.Vector(values, dt=None) makes a vector value; for a field use "
+                            "wk.Vector.field(n, dtype, shape)")
         flat = _flatten([values])
         dtype = T.to_dtype(dt) if dt is not None else _default_dtype(flat)
         return make_vector_value(T.vector(len(flat), dtype), tuple(flat))
@@ -84,6 +90,12 @@ class Vector:
         return field(T.vector(n, dtype), shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, **kwargs)
 
     @staticmethod
+    def var(n: int, dt: Any = T.f32, shape: Any = None, **kwargs: Any) -> Any:
+        """Taichi's old `ti.Vector.var(n, dt, shape=None)`: `wk.Vector.field`."""
+        from wgkern.lang.legacy import vector_var
+        return vector_var(n, dt, shape, **kwargs)
+
+    @staticmethod
     def ndarray(n: int, dtype: Any = T.f32, shape: Any = (), needs_grad: bool = False, **kwargs: Any) -> Any:
         """`wk.Vector.ndarray(n, dtype, shape)`: an ndarray of n-vectors."""
         from wgkern.lang.fields import ndarray
@@ -94,7 +106,19 @@ class Matrix:
     """`wk.Matrix([[a, b], [c, d]], dt=None)` constructs a matrix; `wk.Matrix.field(n, m, dtype, shape)` a
     matrix field."""
 
-    def __new__(cls, rows: Any, dt: Any = None) -> Any:  # type: ignore[misc]
+    def __new__(cls, rows: Any, m: Any = None, dt: Any = None, shape: Any = None,  # type: ignore[misc]
+                **field_options: Any) -> Any:
+        if isinstance(rows, int) and not isinstance(rows, bool):
+            if not isinstance(m, int) or dt is None:
+                raise TypeError(f"wk.Matrix({rows}, ...): Taichi's old matrix-field form is wk.Matrix(n, m, dt=..., "
+                                "shape=...); use wk.Matrix.field(n, m, dtype, shape)")
+            from wgkern.lang.legacy import matrix_var      # Taichi's old `ti.Matrix(n, m, dt=f32, shape=...)`
+            return matrix_var(rows, m, dt, shape, **field_options)
+        if m is not None and dt is None:
+            dt = m                                         # wk.Matrix(rows, f32): the dtype given by position
+        if shape is not None or field_options:
+            raise TypeError("wk.Matrix(rows, dt=None) makes a matrix value; for a field use "
+                            "wk.Matrix.field(n, m, dtype, shape)")
         rows = [list(r) if isinstance(r, (list, tuple, np.ndarray)) else [r] for r in rows]
         flat = _flatten(rows)
         dtype = T.to_dtype(dt) if dt is not None else _default_dtype(flat)
@@ -138,6 +162,12 @@ class Matrix:
               needs_dual: bool = False, **kwargs: Any) -> Any:
         from wgkern.lang.fields import field
         return field(T.matrix(n, m, dtype), shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, **kwargs)
+
+    @staticmethod
+    def var(n: int, m: int, dt: Any = T.f32, shape: Any = None, **kwargs: Any) -> Any:
+        """Taichi's old `ti.Matrix.var(n, m, dt, shape=None)`: `wk.Matrix.field`."""
+        from wgkern.lang.legacy import matrix_var
+        return matrix_var(n, m, dt, shape, **kwargs)
 
     @staticmethod
     def ndarray(n: int, m: int, dtype: Any = T.f32, shape: Any = (), needs_grad: bool = False,

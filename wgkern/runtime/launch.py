@@ -234,6 +234,8 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
     if program.profiler is not None and not program.profiler.timing:    # wgkern/profiler.py
         return program.profiler.time(kernel.name + ("_grad" if reverse else ""),
                                      lambda: launch_kernel(kernel, args, kwargs, reverse), program.sync)
+    if program.pending_layouts:                                          # @wk.layout (lang/legacy.py)
+        program.run_pending_layouts()
     spec = specialise(kernel, args, kwargs, program)
     if reverse:
         forward = program.kernel_cache.get((kernel, spec.key, False))

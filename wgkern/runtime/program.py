@@ -76,6 +76,7 @@ class Program:
         self.launch_counter = 0
         self.pending_work = False     # a launch happened since the last backend.sync()
         self.lazy_grad = False        # wk.root.lazy_grad() was called: every float field has a .grad
+        self.pending_layouts: list[Any] = []   # @wk.layout functions not run yet (lang/legacy.py)
         self.alive = True
         self.profiler: Any = None     # wgkern/profiler.py, with wk.init(kernel_profiler=True)
         self.fwd_mode: Any = None     # the open wk.ad.FwdMode block: launches compute tangents too
@@ -94,6 +95,12 @@ class Program:
     def sync(self) -> None:
         self.pending_work = False
         self.backend.sync()
+
+    def run_pending_layouts(self) -> None:
+        """Run the @wk.layout functions registered so far (Taichi ran them when the first kernel or field
+        access needed the fields placed); each runs once."""
+        while self.pending_layouts:
+            self.pending_layouts.pop(0)()
 
     def before_host_access(self) -> None:
         """Called before touching container memory from the host: waits for (and raises the errors of) any

@@ -1,0 +1,92 @@
+"""Taichi's older spellings (lang/legacy.py): ti.var, ti.Vector(n, dt=...), @ti.layout, ti.Tape,
+ti.complex_kernel, and clear errors for Taichi internals."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wgkern as wk
+
+
+def test_var_and_old_vector_matrix_field_forms(arch):
+    a = wk.var(dt=wk.f32)
+    b = wk.global_var(wk.i32, shape=4)
+    u = wk.Vector(2, dt=wk.f32)
+    w = wk.Vector(3, dt=wk.f32, shape=5)
+    m = wk.Matrix(2, 2, dt=wk.f32)
+    n = wk.Vector.var(2, wk.f32)
+    q = wk.Matrix.var(2, 3, dt=wk.f32, shape=4)
+    wk.root.dense(wk.i, 8).place(a, u, m, n)
+    assert (a.shape, b.shape, u.shape, w.shape, m.shape, n.shape, q.shape) == ((8,), (4,), (8,), (5,), (8,), (8,),
+                                                                                (4,))
+    assert (u.n, w.n, m.n, m.m, q.n, q.m) == (2, 3, 2, 2, 2, 3)
+    assert a.grad is not None          # declared without a shape: Taichi's placeable .grad
+    # the value forms are unchanged
+    assert wk.Vector([1, 2], dt=wk.f32).dtype == np.float32
+    assert wk.Matrix([[1.0, 2.0], [3.0, 4.0]], wk.f64).dtype == np.float64
+    with pytest.raises(TypeError, match="wk.Matrix.field"):
+        wk.Matrix(2, 2)
+    with pytest.raises(TypeError, match="wk.Vector.field"):
+        wk.Vector([1.0, 2.0], shape=3)
+
+
+def test_layout_runs_before_the_first_kernel_and_may_read_later_sizes(arch):
+    x = wk.var(dt=wk.f32)
+    y = wk.var(dt=wk.f32)
+    sizes = {}
+
+    @wk.layout
+    def place():
+        wk.root.dense(wk.i, sizes["n"]).place(x, x.grad, y)
+
+    @wk.kernel
+    def double():
+        for i in x:
+            y[i] = 2 * x[i]
+
+    sizes["n"] = 6                     # set after the layout is declared, as difftaichi's programs do
+    double()
+    assert x.shape == (6,) and y.shape == (6,) and x.grad.shape == (6,)
+
+
+def test_layout_runs_before_host_access(arch):
+    x = wk.var(dt=wk.f32)
+
+    @wk.layout
+    def place():
+        wk.root.dense(wk.ij, (2, 3)).place(x)
+
+    x[1, 2] = 5.0
+    assert x.shape == (2, 3) and x.to_numpy()[1, 2] == 5.0
+
+
+def test_tape_clear_all_gradients_and_complex_kernel(arch):
+    x = wk.field(wk.f32, shape=4, needs_grad=True)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def square():
+        for i in x:
+            loss[None] += x[i] * x[i]
+
+    @wk.complex_kernel
+    def forward():
+        square()
+
+    @wk.complex_kernel_grad(forward)
+    def backward():
+        square.grad()
+
+    x.from_numpy(np.arange(4, dtype=np.float32))
+    with wk.Tape(loss):
+        forward()
+    np.testing.assert_allclose(x.grad.to_numpy(), 2 * np.arange(4))
+    wk.clear_all_gradients()
+    assert not x.grad.to_numpy().any()
+
+
+@pytest.mark.parametrize("name, replacement", [("cfg", "wk.init"), ("get_runtime", "place"),
+                                               ("set_default_fp", "default_fp")])
+def test_taichi_internals_name_the_replacement(name, replacement):
+    with pytest.raises(AttributeError, match=replacement):
+        getattr(wk, name)

@@ -1,0 +1,42 @@
+"""Taichi's older spellings that ported programs (difftaichi's examples among them) still use.
+
+Each is a thin alias of the current API where the meaning is unambiguous: `wk.var(dt)` / `wk.global_var` are
+`wk.field`, `wk.Vector.var` / `wk.Matrix.var` (and `wk.Vector(n, dt=...)`) are vector/matrix fields, `@wk.layout`
+functions place fields before the first kernel or field access, `wk.Tape` is `wk.ad.Tape`, and
+`wk.complex_kernel` / `wk.complex_kernel_grad` are `wk.ad.grad_replaced` / `wk.ad.grad_for`. Spellings of Taichi's
+internals (`ti.cfg`, `ti.get_runtime()`) are refused with a pointer to the replacement (wgkern/__init__.py)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from wgkern.errors import WkError
+
+
+def var(dt: Any, shape: Any = None, offset: Any = None, needs_grad: bool = False, name: str = "") -> Any:
+    """Taichi's `ti.var(dt, shape=None)` (and `ti.global_var`): a field (`wk.field(dt, shape)`)."""
+    from wgkern.lang.fields import field
+    return field(dt, shape=shape, offset=offset, needs_grad=needs_grad, name=name)
+
+
+def vector_var(n: int, dt: Any, shape: Any = None, offset: Any = None, needs_grad: bool = False) -> Any:
+    """Taichi's `ti.Vector.var(n, dt, shape=None)` and `ti.Vector(n, dt=..., shape=None)`: a vector field."""
+    from wgkern.lang.fields import field
+    from wgkern.lang.types import vector
+    return field(vector(n, dt), shape=shape, offset=offset, needs_grad=needs_grad)
+
+
+def matrix_var(n: int, m: int, dt: Any, shape: Any = None, offset: Any = None, needs_grad: bool = False) -> Any:
+    """Taichi's `ti.Matrix.var(n, m, dt, shape=None)` and `ti.Matrix(n, m, dt=..., shape=None)`: a matrix field."""
+    from wgkern.lang.fields import field
+    from wgkern.lang.types import matrix
+    return field(matrix(n, m, dt), shape=shape, offset=offset, needs_grad=needs_grad)
+
+
+def layout(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """Taichi's `@ti.layout`: `fn` places fields (`wk.root.dense(...).place(...)`); it runs once, right before
+    the first kernel launch or field access that follows (so it may read sizes set after it is declared)."""
+    if not callable(fn):
+        raise WkError(f"@wk.layout decorates a function that places fields, got {fn!r}")
+    from wgkern.runtime.program import get_program
+    get_program().pending_layouts.append(fn)
+    return fn
