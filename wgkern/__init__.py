@@ -25,6 +25,8 @@ from wgkern.lang.structs import Struct, dataclass
 from wgkern.lang.snode import i, ij, ijk, ijkl, j, k, l, root  # noqa: E741 - Taichi's axis names
 from wgkern.lang.snode import AXIS_COMBINATIONS as _AXIS_COMBINATIONS
 from wgkern.lang.snode import axes
+from wgkern.lang.sparse import (activate, append, deactivate, deactivate_all_snodes, is_active, length,
+                                rescale_index)
 globals().update({_name: _axes for _name, _axes in _AXIS_COMBINATIONS.items() if _name not in globals()})
 from wgkern.lang.types import f16, f32, f64, i8, i16, i32, i64, template, types, u1, u8, u16, u32, u64
 from wgkern.runtime.arch import amdgpu, cpu, cuda, dx12, gpu, metal, vulkan, webgpu
@@ -84,7 +86,8 @@ __all__ = [
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError",
     "raw_div", "raw_mod", "bit_shr", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
     "Template", "var", "global_var", "layout", "Tape", "clear_all_gradients", "complex_kernel",
-    "complex_kernel_grad",
+    "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
+    "deactivate_all_snodes",
 ]
 
 
@@ -96,8 +99,6 @@ _NOT_AVAILABLE = {
     "sparse_matrix_builder": "sparse matrices are not available; write the solver as kernels over fields",
     "Mesh": "ti.Mesh (MeshTaichi) is not available",
     "aot": "ti.aot (ahead-of-time modules) is not available",
-    "deactivate": "sparse SNodes are not available, so there is nothing to deactivate",
-    "is_active": "sparse SNodes are not available: every dense element is active",
     "real_func": "ti.real_func is not available; @wk.func functions are inlined",
     "cfg": "ti.cfg (Taichi's internal compile configuration) is not available; pass options to wk.init(...) "
            "(arch=, default_fp=, debug=, ...)",

@@ -1,4 +1,4 @@
-"""Dense placement (lang/snode.py): `wk.root.dense(...).place(...)` shapes fields declared without a shape,
+"""Dense placement (lang/snode.py; sparse nodes are tests/lang/test_sparse.py's): `wk.root.dense(...).place(...)` shapes fields declared without a shape,
 as Taichi programs (difftaichi's) declare them; gradients flow through placed fields; errors name the field."""
 from __future__ import annotations
 
@@ -65,8 +65,8 @@ def test_placement_errors_name_the_problem(arch):
         wk.root.dense(wk.i, 4).place(shaped)
     with pytest.raises(wk.WkError, match="'used' is already used by a kernel"):
         wk.root.dense(wk.i, 4).place(used)
-    with pytest.raises(wk.WkError, match="pointer\\(\\) nodes are not available"):
-        wk.root.pointer(wk.i, 4)
+    with pytest.raises(wk.WkError, match="bit_struct\\(\\) nodes are not available"):
+        wk.root.bit_struct(32)
     with pytest.raises(wk.WkError, match="an axis is named twice"):
         wk.root.dense((0, 0), 3)
     with pytest.raises(wk.WkError, match="2 axes need 2 extents"):

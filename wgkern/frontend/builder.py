@@ -18,6 +18,7 @@ from wgkern.frontend import arith
 from wgkern.frontend.calls import CallMixin
 from wgkern.frontend.expressions import ExpressionMixin
 from wgkern.frontend.loops import LoopMixin
+from wgkern.frontend.sparse import SparseMixin
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
 from wgkern.frontend.source import FunctionSource, parse_function
 from wgkern.frontend.static_eval import closure_values
@@ -195,7 +196,7 @@ def is_field(obj: Any) -> bool:
     return isinstance(obj, Container)
 
 
-class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, LoopMixin):
+class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, LoopMixin, SparseMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx
         self.b = IRBuilder()
@@ -394,6 +395,11 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
         return VectorValue(loads, n, m)
 
     def store_ref(self, ref: GlobalRef, value: Any) -> None:
+        """ref = value; a field below sparse nodes has the element's cells activated (frontend/sparse.py)."""
+        self.store_values(ref, value)
+        self.activate_on_write(ref)
+
+    def store_values(self, ref: GlobalRef, value: Any) -> None:
         value = self.as_value(value)
         ptrs = self.element_ptrs(ref)
         if isinstance(value, VectorValue):

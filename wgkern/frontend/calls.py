@@ -14,6 +14,7 @@ import numpy as np
 
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, intrinsics, linalg, static_eval, vectors
+from wgkern.frontend.sparse import SPARSE_INTRINSICS, DynamicMethod, is_tree_query
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
 from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, StructElement, StructValue, VectorValue,
                                     describe, is_python_number, is_runtime)
@@ -114,6 +115,12 @@ class CallMixin:
     # ---- dispatch ---------------------------------------------------------------------------------------
     def call_value(self, callee: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
         static_args = not any(is_runtime(a) for a in args) and not any(is_runtime(v) for v in kwargs.values())
+        if isinstance(callee, DynamicMethod):
+            return self.call_dynamic_method(callee, args, kwargs)
+        if callee in SPARSE_INTRINSICS:
+            return self.sparse_call(callee, args, kwargs)
+        if static_args and is_tree_query(callee):
+            return callee(*args, **kwargs)
         if isinstance(callee, BoundMethod):
             if callee.receiver is None:        # `wk.Vector.norm(v)`: the first argument is the receiver
                 receiver = self.as_value(args[0]) if args else None
@@ -595,6 +602,7 @@ class CallMixin:
             olds = [self.b.atomic(op, p, v) for p, v in zip(ptrs, value.elements)]
         else:
             olds = [self.b.atomic(op, p, value) for p in ptrs]
+        self.activate_on_write(ref)
         if not ref.element_shape:
             return olds[0]
         return VectorValue(olds, ref.element_shape[0], ref.element_shape[1] if len(ref.element_shape) > 1 else 0)

@@ -14,6 +14,7 @@ import numpy as np
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.scope import Fixed, Static, VectorVar
+from wgkern.frontend.sparse import DynamicList
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.structs import StructField
 from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, StructElement, StructValue,
@@ -102,6 +103,10 @@ class ExpressionMixin:
         return self.attribute_of(base, node.attr)
 
     def attribute_of(self, base: Any, attr: str) -> Any:
+        method = self.dynamic_method(base, attr) if self.is_container(base) or isinstance(base, DynamicList) \
+            else None
+        if method is not None:
+            return method
         if isinstance(base, (StructValue, StructElement)):
             return self.struct_attribute(base, attr)
         if isinstance(base, GlobalRef):
@@ -196,6 +201,9 @@ class ExpressionMixin:
         if isinstance(base, StructField):
             return StructElement(base, self.expand_indices(indices), label)
         if isinstance(base, NdarrayRef) or self.is_container(base):
+            dynamic = self.dynamic_list(base, self.expand_indices(indices)) if self.is_container(base) else None
+            if dynamic is not None:
+                return dynamic
             return self.container_ref(base, self.expand_indices(indices), label)
         if isinstance(base, GlobalRef):
             if not base.element_shape:

@@ -17,6 +17,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import math as wm
 from wgkern.lang import types as T
+from wgkern.lang.snode import SNode
 
 
 def leaves_early(loop: ast.For) -> bool:
@@ -71,16 +72,19 @@ class LoopMixin:
                     if inner.keywords:
                         raise CompileError("wk.ndrange() takes no keyword arguments")
                     dims = [self.ndrange_dim(arg) for arg in self.visit_elements(inner.args)]
+                    guard = None
                 else:
-                    dims = self.container_dims(self.visit(inner), zero_d=True)
+                    iterable = self.visit(inner)
+                    dims = self.container_dims(iterable, zero_d=True)
                     if dims is None:
                         raise CompileError(f"wk.grouped() loops over a field, an ndarray or wk.ndrange(...), "
-                                           f"not {describe(self.visit(inner))}")
-                return self.product_loop(node, dims, serialize, grouped=True)
+                                           f"not {describe(iterable)}")
+                    guard = self.sparse_guard(iterable)
+                return self.product_loop(node, dims, serialize, grouped=True, guard=guard)
         iterable = self.visit(iter_node)
         dims = self.container_dims(iterable)
         if dims is not None:
-            return self.product_loop(node, dims, serialize)
+            return self.product_loop(node, dims, serialize, guard=self.sparse_guard(iterable))
         if isinstance(iterable, (range, tuple, list)) and not is_runtime(iterable):
             raise CompileError(f"looping over a Python {type(iterable).__name__} needs wk.static(...) "
                                "(it is unrolled at compile time)")
@@ -95,6 +99,8 @@ class LoopMixin:
             return [(0, self.b.insert(ir.ShapeOf(container=slot, axis=k, dtype=T.i32)))
                     for k in range(iterable.ndim)]
         from wgkern.lang.structs import StructField
+        if isinstance(iterable, SNode):      # a struct-for over a node visits its (active) cells
+            return [(0, n) for n in iterable.shape]
         if isinstance(iterable, StructField) or self.is_container(iterable):
             if not iterable.shape and not zero_d:
                 raise CompileError(f"cannot loop over the 0-d field '{iterable.name}' (access it as "
@@ -174,8 +180,9 @@ class LoopMixin:
         return 0, value
 
     def product_loop(self, node: ast.For, dims: list[tuple[Any, Any]], serialize: bool,
-                     grouped: bool = False) -> None:
-        """One loop over the product of `dims`; `grouped`: the one loop variable is the index vector."""
+                     grouped: bool = False, guard: Callable[[list[ir.Stmt]], ir.Stmt] | None = None) -> None:
+        """One loop over the product of `dims`; `grouped`: the one loop variable is the index vector. `guard`
+        (a struct-for below sparse nodes): the body runs only where it holds."""
         if grouped:
             names = self.loop_target_names(node.target, 1)
         else:
@@ -210,7 +217,12 @@ class LoopMixin:
                 self.bind_loop_variables(names, [VectorValue(indices, len(indices))])
             else:
                 self.bind_loop_variables(names, indices)
-            self.visit_body(node.body)
+            if guard is None:
+                self.visit_body(node.body)
+                return
+            branch = self.b.if_(guard(indices))
+            with self.b.at(branch.then_block), self.frame.scope.block():
+                self.visit_body(node.body)
         self.emit_range_for(0, total, serialize, body, node)
 
     # ---- wk.static ---------------------------------------------------------------------------------------

@@ -244,6 +244,9 @@ class Container:
 
     def fill(self, value: Any) -> None:
         """Set every element (every component, for vector/matrix elements) to `value`."""
+        self._fill_raw(value)
+
+    def _fill_raw(self, value: Any) -> None:
         self._host_ready(write=True)
         data = np.asarray(value)
         if data.dtype.kind not in "biuf":
@@ -403,6 +406,55 @@ class Field(Container):
     kind_name = "field"
     _in_kernel = False        # set when a compiled kernel binds it (runtime/launch.py): its shape is final
     _adjoint_of: Field | None = None    # the field whose `.grad` placeholder this is (see field())
+    _place_node: Any = None             # the SNode it was placed under (lang/snode.py), if any
+    _activity_of: Any = None            # the sparse SNode whose activity this internal field holds
+
+    @property
+    def snode(self) -> Any:
+        """Taichi's `x.snode`: the field's place node (for a field made with a shape, a dense node of it)."""
+        if self._place_node is None:
+            from wgkern.lang.snode import SNode, root
+            parent = root.dense(tuple(range(len(self.shape))), self.shape) if self.shape else root
+            return SNode(parent.axes, "place", parent)
+        return self._place_node
+
+    def parent(self, n: int = 1) -> Any:
+        """Taichi's `x.parent()`: the node the field was placed under (`n` levels up)."""
+        return self.snode.parent(n)
+
+    def fill(self, value: Any) -> None:
+        """Set every element to `value`; under sparse nodes only the active elements, as in Taichi."""
+        from wgkern.lang import sparse
+        active = sparse.active_elements(self)
+        if active is None:
+            return self._fill_raw(value)
+        self._write_active(active, np.broadcast_to(np.asarray(value), self.element_shape or ()))
+
+    def from_numpy(self, array: Any) -> None:
+        """Copy an array in; under sparse nodes only into the active elements, as in Taichi."""
+        from wgkern.lang import sparse
+        active = sparse.active_elements(self)
+        if active is None:
+            return super().from_numpy(array)
+        data = np.asarray(array)
+        if data.shape != self.full_shape and data.shape in (self._numpy_shape(True), self._numpy_shape(False)):
+            data = data.reshape(self.full_shape)
+        if data.shape != self.full_shape:
+            raise ValueError(f"field '{self.name}' has shape {self.full_shape}; from_numpy got an array of shape "
+                             f"{data.shape}")
+        self._write_active(active, data)
+
+    def _write_active(self, active: np.ndarray, values: np.ndarray) -> None:
+        current = self.to_numpy()
+        mask = active.reshape(active.shape + (1,) * len(self.element_shape))
+        super().from_numpy(np.where(mask, values, current))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        if self._place_node is not None:
+            from wgkern.lang import sparse
+            index = self._element_index(key)
+            sparse.activate_for_host_write(self, index[:len(self.shape)])
 
     def __str__(self) -> str:
         """`print(field)` on the host prints its values (Taichi prints `field.to_numpy()`)."""

@@ -45,42 +45,158 @@ AXIS_COMBINATIONS = {"".join(AXIS_NAMES[a] for a in axes): Axes(axes)
 globals().update({name: axes for name, axes in AXIS_COMBINATIONS.items() if name not in globals()})
 
 
+SPARSE_KINDS = ("pointer", "bitmasked", "dynamic")
+
+
 class SNode:
-    """A node of a placement chain: the (axis, extent) pairs from the root down to it."""
+    """A node of a placement tree: its kind, its parent, and the (axis, extent) pairs from the root down to it.
 
-    def __init__(self, axes: tuple[tuple[int, int], ...] = ()):
+    Sparse nodes keep their activity in a small i32 field (`activity`): a `pointer` or `bitmasked` node one flag
+    per cell of its shape, a `dynamic` node one length per cell of its parent. The data under a sparse node is
+    stored densely (the full shape is allocated); what sparsity changes is which elements exist: struct-for loops
+    visit only active ones, writes activate, and deactivation zeroes the data under the cell, so an inactive
+    element reads 0 as in Taichi."""
+
+    def __init__(self, axes: tuple[tuple[int, int], ...] = (), kind: str = "root", parent: SNode | None = None,
+                 chunk_size: int | None = None):
         self.axes = axes
+        self.kind = kind
+        self._parent = parent
+        self.chunk_size = chunk_size
+        self._activity: Any = None
 
-    def dense(self, axes: Any, dimensions: Any) -> SNode:
+    # ---- building the tree -----------------------------------------------------------------------------
+    def _child(self, kind: str, axes: Any, dimensions: Any) -> SNode:
         if not isinstance(axes, tuple):
-            raise WkError(f"dense(): the first argument names axes (wk.i, wk.ij, ...), got {axes!r}")
+            raise WkError(f"{kind}(): the first argument names axes (wk.i, wk.ij, ...), got {axes!r}")
         extents = (dimensions,) if isinstance(dimensions, int) else tuple(dimensions)
         if len(extents) == 1 and len(axes) > 1:
             extents = extents * len(axes)
         if len(extents) != len(axes):
-            raise WkError(f"dense({axes!r}, {dimensions!r}): {len(axes)} axes need {len(axes)} extents")
+            raise WkError(f"{kind}({axes!r}, {dimensions!r}): {len(axes)} axes need {len(axes)} extents")
         if len(set(axes)) != len(axes):
-            raise WkError(f"dense({axes!r}, {dimensions!r}): an axis is named twice")
-        return SNode(self.axes + tuple(zip(axes, (int(e) for e in extents))))
+            raise WkError(f"{kind}({axes!r}, {dimensions!r}): an axis is named twice")
+        if self.kind in ("place", "dynamic") and kind != "place":
+            raise WkError(f"a {kind}() node cannot hang below a {self.kind} node")
+        return SNode(self.axes + tuple(zip(axes, (int(e) for e in extents))), kind, self)
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """Per axis (i, j, ... in order), the product of its extents down the chain: Taichi's blocked layouts
-        (`dense(ij, 4).dense(ij, 8)`) index the same 32 x 32 array, so the field has that shape here."""
-        extents: dict[int, int] = {}
-        for axis, extent in self.axes:
-            extents[axis] = extents.get(axis, 1) * extent
-        return tuple(extents[axis] for axis in sorted(extents))
+    def dense(self, axes: Any, dimensions: Any) -> SNode:
+        return self._child("dense", axes, dimensions)
+
+    def pointer(self, axes: Any, dimensions: Any) -> SNode:
+        """Taichi's pointer node: cells activated by writes or `wk.activate`, visited by struct-for loops only
+        while active. Stored densely here (see the class docstring)."""
+        return self._child("pointer", axes, dimensions)
+
+    def bitmasked(self, axes: Any, dimensions: Any) -> SNode:
+        """Taichi's bitmasked node: one activity flag per cell (the same as `pointer` here)."""
+        return self._child("bitmasked", axes, dimensions)
+
+    def dynamic(self, axis: Any, capacity: int, chunk_size: int | None = None) -> SNode:
+        """Taichi's dynamic node: a list of up to `capacity` elements along one axis per parent cell, grown by
+        `wk.append` / `x[i].append(v)` or by writing an element; `wk.length` / `x[i].length()` read it."""
+        if not isinstance(axis, tuple) or len(axis) != 1:
+            raise WkError(f"dynamic() takes one axis (wk.i, wk.j, ...), got {axis!r}")
+        node = self._child("dynamic", axis, capacity)
+        node.chunk_size = chunk_size
+        return node
 
     def place(self, *fields: Any, offset: Any = None) -> SNode:
         from wgkern.lang.fields import Field
         if offset is not None:
             raise WkError("place(offset=...) is not supported")
+        if self.kind == "place":
+            raise WkError("place() hangs fields below a dense/pointer/bitmasked/dynamic node, not below a field")
         for field in fields:
             if not isinstance(field, Field):
                 raise WkError(f"place() takes fields, got {type(field).__name__}")
             field._place(self.shape)
+            if field._adjoint_of is None:     # a .grad placed beside its field stays dense
+                field._place_node = SNode(self.axes, "place", self)
+        for node in self.path():
+            if node.kind in SPARSE_KINDS:
+                node.activity               # noqa: B018 - allocated now, before kernels bind it
         return self
+
+    # ---- shape and structure -----------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Per axis (i, j, ... in order), the product of its extents down the chain: Taichi's blocked layouts
+        (`dense(ij, 4).dense(ij, 8)`) index the same 32 x 32 array, so the field has that shape here."""
+        extents = self.extents()
+        return tuple(extents[axis] for axis in sorted(extents))
+
+    def extents(self) -> dict[int, int]:
+        """{axis: extent} of this node's cells, axes in order."""
+        extents: dict[int, int] = {}
+        for axis, extent in self.axes:
+            extents[axis] = extents.get(axis, 1) * extent
+        return dict(sorted(extents.items()))
+
+    @property
+    def axis_order(self) -> tuple[int, ...]:
+        return tuple(self.extents())
+
+    def parent(self, n: int = 1) -> SNode:
+        """The node `n` levels up (Taichi's `snode.parent(n)`); the root's parent is the root."""
+        node = self
+        for _ in range(n):
+            node = node._parent if node._parent is not None else node
+        return node
+
+    def path(self) -> list[SNode]:
+        """The nodes from below the root down to this one."""
+        out: list[SNode] = []
+        node: SNode | None = self
+        while node is not None and node.kind != "root":
+            out.append(node)
+            node = node._parent
+        return out[::-1]
+
+    def coordinate_map(self, ancestor: SNode) -> list[tuple[int, int]]:
+        """How to turn an index of this node's cells into one of `ancestor`'s: per axis of the ancestor,
+        (position in this node's index, divisor)."""
+        mine, theirs = self.extents(), ancestor.extents()
+        order = list(mine)
+        return [(order.index(axis), mine[axis] // extent) for axis, extent in theirs.items()]
+
+    @property
+    def dynamic_axis(self) -> int:
+        return self.axes[-1][0]
+
+    @property
+    def capacity(self) -> int:
+        return self.axes[-1][1]
+
+    @property
+    def activity(self) -> Any:
+        """The i32 field of a sparse node's activity: flags over its cells (pointer, bitmasked) or lengths over
+        its parent's cells (dynamic). Allocated on first use."""
+        if self.kind not in SPARSE_KINDS:
+            return None
+        if self._activity is None or not self._activity.program.alive:
+            from wgkern.lang.fields import Field
+            from wgkern.lang.types import i32
+            shape = self._parent.shape if self.kind == "dynamic" else self.shape
+            label = "length" if self.kind == "dynamic" else "active"
+            self._activity = Field(i32, shape, name=f"{self.kind}{list(self.shape)}.{label}")
+            self._activity._activity_of = self
+        return self._activity
+
+    def deactivate_all(self) -> None:
+        """Deactivate every cell of this node and of the nodes below it, zeroing the data under them (Taichi's
+        `snode.deactivate_all()`; `wk.root.deactivate_all()` clears every sparse structure)."""
+        from wgkern.lang import sparse
+        sparse.deactivate_all(self)
+
+    def __repr__(self) -> str:
+        parts = ["wk.root"] + [f"{node.kind} {list(node.shape)}" for node in self.path()]
+        return " => ".join(parts)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("hash", "bit_struct", "quant_array", "bit_array"):
+            raise WkError(f"{name}() nodes are not available (dense, pointer, bitmasked and dynamic are)")
+        raise AttributeError(name)
 
     def lazy_grad(self) -> None:
         """Taichi's `ti.root.lazy_grad()`: every float field of the program, made before or after, has a
@@ -95,17 +211,6 @@ class SNode:
             elif isinstance(container, Field) and container._adjoint_of is None \
                     and not container.name.endswith((".grad", ".dual")):
                 container._add_grad()
-
-    def _sparse(self, name: str) -> Any:
-        def refuse(*args: Any, **kwargs: Any) -> Any:
-            raise WkError(f"{name}() nodes are not available: wgkern places fields densely (use dense(), or "
-                          "wk.field(dtype, shape=...))")
-        return refuse
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("pointer", "bitmasked", "dynamic", "hash", "bit_struct", "quant_array"):
-            return self._sparse(name)
-        raise AttributeError(name)
 
 
 root = SNode()

@@ -1,0 +1,295 @@
+"""Kernel code for sparse SNodes (lang/snode.py): writes that activate, struct-for guards, and the intrinsics
+`wk.activate`, `wk.deactivate`, `wk.is_active`, `wk.append`, `wk.length`, `wk.rescale_index` with the
+dynamic-list methods `x[i].append(v)`, `x[i].length()`, `x[i].deactivate()`.
+
+Every sparse node keeps an i32 activity field (flags over its cells, or a dynamic node's lengths over its
+parent's cells); the data below is dense. So: a store or atomic to a field below sparse nodes also sets the flag
+of each enclosing cell (and grows an enclosing dynamic list to cover the element); a struct-for over such a field
+(or over a node) is the dense loop with its body under `if` every enclosing cell is active; deactivation clears a
+flag and zeroes the block below it, so inactive elements read 0."""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from wgkern.errors import CompileError
+from wgkern.frontend.values import GlobalRef, VectorValue, describe
+from wgkern.ir import nodes as ir
+from wgkern.ir.ops import AtomicOpKind, BinaryOpKind
+from wgkern.lang import sparse
+from wgkern.lang import types as T
+from wgkern.lang.snode import SPARSE_KINDS, SNode
+
+SPARSE_INTRINSICS = frozenset({sparse.activate, sparse.deactivate, sparse.is_active, sparse.append,
+                               sparse.length, sparse.rescale_index})
+
+
+def is_tree_query(callee: Any) -> bool:
+    """`x.parent()`, `node.parent(2)`: compile-time questions about the SNode tree, answered while compiling."""
+    owner = getattr(callee, "__self__", None)
+    return getattr(callee, "__name__", "") == "parent" and (isinstance(owner, SNode) or
+                                                             getattr(owner, "is_field", False))
+
+
+@dataclass(frozen=True)
+class DynamicList:
+    """`x[i]` of a field under a dynamic node, indexed up to the dynamic axis: the list at parent cell i."""
+    field: Any
+    node: SNode
+    indices: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class DynamicMethod:
+    """`x[i].append` / `.length` / `.deactivate`, waiting for its call."""
+    target: DynamicList
+    name: str
+
+
+class SparseMixin:
+    # ---- index arithmetic ------------------------------------------------------------------------------
+    def scaled_down(self, index: ir.Stmt, divisor: int) -> ir.Stmt:
+        return index if divisor == 1 else self.binary_values(BinaryOpKind.FLOORDIV, index, divisor)
+
+    def cell_of(self, node: SNode, ancestor: SNode, indices: list[ir.Stmt]) -> list[ir.Stmt]:
+        """An index in `node`'s coordinates as one in `ancestor`'s (which lies on node's path)."""
+        return [self.scaled_down(indices[position], divisor)
+                for position, divisor in node.coordinate_map(ancestor)]
+
+    def activity_ptr(self, level: SNode, cell: list[ir.Stmt]) -> ir.GlobalPtr:
+        return self.b.global_ptr(self.ctx.field_slot(level.activity), cell)
+
+    def dynamic_position(self, node: SNode, level: SNode, indices: list[ir.Stmt]) -> ir.Stmt:
+        """The position along a dynamic level's list of an index in `node`'s coordinates."""
+        position = node.axis_order.index(level.dynamic_axis)
+        return self.scaled_down(indices[position], node.extents()[level.dynamic_axis] // level.capacity)
+
+    # ---- writes activate -------------------------------------------------------------------------------
+    def activate_on_write(self, ref: GlobalRef) -> None:
+        host = ref.slot.host
+        if host is None or getattr(host, "_place_node", None) is None:
+            return
+        levels = sparse.sparse_levels(host)
+        if levels:
+            self.activate_levels(sparse.place_node(host), levels, ref.indices[:len(host.shape)])
+
+    def activate_levels(self, node: SNode, levels: list[SNode], indices: list[ir.Stmt]) -> None:
+        for level in levels:
+            if level.kind == "dynamic":
+                parent = self.cell_of(node, level._parent, indices)
+                grown = self.binary_values(BinaryOpKind.ADD, self.dynamic_position(node, level, indices), 1)
+                self.b.atomic(AtomicOpKind.MAX, self.activity_ptr(level, parent), grown)
+            else:
+                self.b.global_store(self.activity_ptr(level, self.cell_of(node, level, indices)),
+                                    self.b.const(1, T.i32))
+
+    # ---- struct-for ------------------------------------------------------------------------------------
+    def sparse_guard(self, iterable: Any) -> Callable[[list[ir.Stmt]], ir.Stmt] | None:
+        """For a struct-for over a field below sparse nodes (or over a node): the condition, given the loop's
+        indices, that the element exists. None where every element does."""
+        if isinstance(iterable, SNode):
+            node = iterable
+        elif getattr(iterable, "_place_node", None) is not None:
+            node = iterable._place_node
+        else:
+            return None
+        levels = [level for level in node.path() if level.kind in SPARSE_KINDS]
+        if not levels:
+            return None
+        offset = getattr(iterable, "offset", ()) or ()
+
+        def guard(indices: list[ir.Stmt]) -> ir.Stmt:
+            if any(offset):
+                indices = [self.binary_values(BinaryOpKind.SUB, i, o) if o else i for i, o in zip(indices, offset)]
+            return self.active_condition(node, levels, indices)
+        return guard
+
+    def active_condition(self, node: SNode, levels: list[SNode], indices: list[ir.Stmt]) -> ir.Stmt:
+        condition: ir.Stmt | None = None
+        for level in levels:
+            if level.kind == "dynamic":
+                length = self.b.global_load(self.activity_ptr(level, self.cell_of(node, level._parent, indices)))
+                part = self.binary_values(BinaryOpKind.CMP_LT, self.dynamic_position(node, level, indices), length)
+            else:
+                flag = self.b.global_load(self.activity_ptr(level, self.cell_of(node, level, indices)))
+                part = self.binary_values(BinaryOpKind.CMP_NE, flag, 0)
+            condition = part if condition is None else self.logical_values(BinaryOpKind.BIT_AND, condition, part)
+        assert condition is not None
+        return condition
+
+    # ---- dynamic lists ---------------------------------------------------------------------------------
+    def dynamic_level(self, field: Any) -> SNode | None:
+        levels = sparse.sparse_levels(field)
+        return levels[-1] if levels and levels[-1].kind == "dynamic" else None
+
+    def dynamic_list(self, field: Any, indices: list[Any]) -> DynamicList | None:
+        """`x[i]` of a field whose last index is a dynamic node's: the list (None if x[i] is an element)."""
+        level = self.dynamic_level(field)
+        if level is None or len(indices) != len(field.shape) - 1 or indices == [None]:
+            return None
+        return DynamicList(field, level, tuple(indices))
+
+    def dynamic_method(self, target: Any, attr: str) -> DynamicMethod | None:
+        if attr not in ("append", "length", "deactivate"):
+            return None
+        if isinstance(target, DynamicList):
+            return DynamicMethod(target, attr)
+        level = self.dynamic_level(target)
+        if level is not None and len(target.shape) == 1:       # a list directly below the root: x.append(v)
+            return DynamicMethod(DynamicList(target, level, ()), attr)
+        return None
+
+    def call_dynamic_method(self, method: DynamicMethod, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if kwargs:
+            raise CompileError(f".{method.name}() takes no keyword arguments")
+        node, indices = method.target.node, list(method.target.indices)
+        if method.name == "append":
+            if len(args) != 1:
+                raise CompileError(".append(value) takes one value")
+            return self.sparse_append(node, indices, args[0], method.target.field)
+        if args:
+            raise CompileError(f".{method.name}() takes no arguments")
+        return self.sparse_call(sparse.length if method.name == "length" else sparse.deactivate, [node, indices], {})
+
+    # ---- intrinsics ------------------------------------------------------------------------------------
+    def node_indices(self, value: Any) -> list[ir.Stmt]:
+        if value is None:
+            return []
+        return [self.as_index(v) for v in self.expand_indices([value])]
+
+    def sparse_call(self, callee: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        name = callee.__name__
+        if kwargs:
+            raise CompileError(f"wk.{name}() takes no keyword arguments")
+        if callee is sparse.rescale_index:
+            if len(args) != 3:
+                raise CompileError("wk.rescale_index(a, b, I) takes 3 arguments")
+            return self.rescale(args[0], args[1], args[2])
+        expected = 3 if callee is sparse.append else 2
+        if len(args) != expected:
+            raise CompileError(f"wk.{name}() takes {expected} arguments, got {len(args)}")
+        node = self.snode_argument(args[0], name)
+        indices = self.node_indices(args[1])
+        if callee is sparse.append:
+            return self.sparse_append(node, indices, args[2], None)
+        if callee is sparse.is_active:
+            return self.sparse_is_active(node, indices)
+        if callee is sparse.length:
+            if node.kind != "dynamic":
+                raise CompileError(f"wk.length() takes a dynamic node, not {node!r}")
+            self.check_index_count(node._parent, indices, "wk.length()")
+            length = self.b.global_load(self.activity_ptr(node, indices))
+            return self.binary_values(BinaryOpKind.MIN, length, node.capacity)
+        if callee is sparse.activate:
+            self.check_index_count(node, indices, "wk.activate()")
+            levels = [level for level in node.path() if level.kind in SPARSE_KINDS]
+            self.activate_levels(node, levels, indices)
+            return None
+        return self.sparse_deactivate(node, indices)
+
+    def snode_argument(self, value: Any, name: str) -> SNode:
+        if isinstance(value, SNode):
+            return value
+        if getattr(value, "_place_node", None) is not None:
+            return value._place_node
+        raise CompileError(f"wk.{name}() takes an SNode (e.g. x.parent(), or a node from wk.root.pointer(...)), "
+                           f"got {describe(value)}")
+
+    def check_index_count(self, node: SNode, indices: list[ir.Stmt], what: str) -> None:
+        if len(indices) != len(node.shape):
+            raise CompileError(f"{what} on {node!r} needs {len(node.shape)} index(es), got {len(indices)}")
+
+    def sparse_is_active(self, node: SNode, indices: list[ir.Stmt]) -> ir.Stmt:
+        if node.kind not in ("pointer", "bitmasked"):
+            raise CompileError(f"wk.is_active() takes a pointer or bitmasked node, not {node!r}")
+        self.check_index_count(node, indices, "wk.is_active()")
+        inside: Any = None
+        clamped = []
+        for index, extent in zip(indices, node.shape):        # outside the node is inactive, never a stray read
+            ok = self.logical_values(BinaryOpKind.BIT_AND, self.binary_values(BinaryOpKind.CMP_GE, index, 0),
+                                     self.binary_values(BinaryOpKind.CMP_LT, index, extent))
+            inside = ok if inside is None else self.logical_values(BinaryOpKind.BIT_AND, inside, ok)
+            clamped.append(self.binary_values(BinaryOpKind.MIN, self.binary_values(BinaryOpKind.MAX, index, 0),
+                                              extent - 1))
+        flag = self.b.global_load(self.activity_ptr(node, clamped))
+        active = self.logical_values(BinaryOpKind.BIT_AND, inside, self.binary_values(BinaryOpKind.CMP_NE, flag, 0))
+        return self.b.cast(active, T.i32)
+
+    def sparse_append(self, node: SNode, indices: list[Any], value: Any, field: Any) -> ir.Stmt:
+        """`wk.append(node, I, v)`: the list's old length, after storing v at that position (when it fits)."""
+        if node.kind != "dynamic":
+            raise CompileError(f"wk.append() takes a dynamic node, not {node!r}")
+        indices = [self.as_index(v) for v in indices] if field is not None else indices
+        self.check_index_count(node._parent, indices, "wk.append()")
+        if field is None:
+            fields = [c for c in sparse.containers_below(node) if getattr(c, "_activity_of", None) is None]
+            if len(fields) != 1:
+                raise CompileError(f"wk.append() needs exactly one field placed below {node!r}, found "
+                                   f"{len(fields)}")
+            field = fields[0]
+        if sparse.place_node(field).extents() != node.extents():
+            raise CompileError(f"wk.append(): '{field.name}' has more axes than the dynamic node {node!r}")
+        old = self.b.atomic(AtomicOpKind.ADD, self.activity_ptr(node, indices), self.b.const(1, T.i32))
+        fits = self.b.if_(self.binary_values(BinaryOpKind.CMP_LT, old, node.capacity))
+        with self.b.at(fits.then_block):
+            position = node.axis_order.index(node.dynamic_axis)
+            element = [*indices[:position], old, *indices[position:]]
+            ref = GlobalRef(self.ctx.field_slot(field), element, tuple(field.element_shape), field.name)
+            self.store_values(ref, value)
+        return old
+
+    def sparse_deactivate(self, node: SNode, indices: list[ir.Stmt]) -> None:
+        if node.kind not in SPARSE_KINDS:
+            raise CompileError(f"wk.deactivate() takes a pointer, bitmasked or dynamic node, not {node!r}")
+        anchor = node._parent if node.kind == "dynamic" else node
+        self.check_index_count(anchor, indices, "wk.deactivate()")
+        self.b.global_store(self.activity_ptr(node, indices), self.b.const(0, T.i32))
+        for container in sparse.containers_below(node):
+            self.zero_block(anchor, indices, container)
+        return None
+
+    def zero_block(self, anchor: SNode, indices: list[ir.Stmt], container: Any) -> None:
+        """Store 0 into every element of `container` inside cell `indices` of `anchor` (a serial loop)."""
+        target = sparse.coordinate_node(container)
+        mine, order = anchor.extents(), list(anchor.extents())
+        starts: list[Any] = []
+        counts: list[int] = []
+        for axis, extent in target.extents().items():
+            if axis in mine:
+                ratio = extent // mine[axis]
+                index = indices[order.index(axis)]
+                starts.append(index if ratio == 1 else self.binary_values(BinaryOpKind.MUL, index, ratio))
+                counts.append(ratio)
+            else:
+                starts.append(0)
+                counts.append(extent)
+        slot = self.ctx.field_slot(container)
+        components = list(itertools.product(*(range(n) for n in container.element_shape)))
+        total = 1
+        for count in counts:
+            total *= count
+        loop = self.b.range_for(self.b.const(0, T.i32), self.b.const(total, T.i32), serialize=True)
+        with self.b.at(loop.body):
+            remaining = self.b.loop_index(loop)
+            element: list[Any] = [None] * len(counts)
+            for k in range(len(counts) - 1, -1, -1):
+                part = remaining if k == 0 else self.binary_values(BinaryOpKind.MOD, remaining, counts[k])
+                if k:
+                    remaining = self.binary_values(BinaryOpKind.FLOORDIV, remaining, counts[k])
+                element[k] = self.as_index(self.binary_values(BinaryOpKind.ADD, starts[k], part))
+            zero = self.b.const(0, container.dtype)
+            for component in components:
+                ptr = self.b.global_ptr(slot, element + [self.b.const(c, T.i32) for c in component])
+                self.b.global_store(ptr, zero)
+
+    def rescale(self, a: Any, b: Any, index: Any) -> VectorValue:
+        source, target = sparse.as_node(a, "wk.rescale_index()"), sparse.as_node(b, "wk.rescale_index()")
+        values = self.node_indices(index)
+        out = []
+        for k, value in enumerate(values):
+            have = source.shape[k]
+            want = target.shape[k] if k < len(target.shape) else have
+            out.append(self.scaled_down(value, have // want) if have >= want
+                       else self.binary_values(BinaryOpKind.MUL, value, want // have))
+        return VectorValue(out, len(out))
