@@ -10,7 +10,7 @@ from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentE
 from wgkern.lang import ad
 from wgkern.lang import math
 from wgkern.lang.fields import field, ndarray
-from wgkern.lang.kernel import data_oriented, func, kernel, pyfunc
+from wgkern.lang.kernel import data_oriented, func, kernel, pure, pyfunc
 from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_and, atomic_max, atomic_min,
                               atomic_or, atomic_sub, atomic_xor, bit_cast, block_local, cache_read_only, cast, ceil, clamp, cos, cosh, exp, floor,
                               grouped, log, log2, loop_config, max, min, ndrange, one, polar_decompose, pow, randn,
@@ -18,13 +18,15 @@ from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_a
                               static_assert, static_print, stop_grad, svd, sym_eig, tan, tanh, zero)
 from wgkern.lang.glsl import solve
 from wgkern.lang.legacy import layout, var
-from wgkern.lang.fields import Field, MatrixField, Ndarray, ScalarField
+from wgkern.lang.fields import Field, MatrixField, MatrixNdarray, Ndarray, ScalarField, ScalarNdarray, VectorNdarray
+from wgkern.lang.math import assume_in_range, frexp, make_spd, no_activate, stream_parallel, volatile_load
+from wgkern.lang.tensor import Backend, Tensor, tensor
 from wgkern.lang.types import Template
 from wgkern.lang.matrix import Matrix, Vector
-from wgkern.lang.structs import Struct, dataclass
+from wgkern.lang.structs import Struct, StructField, dataclass
 from wgkern.lang.snode import i, ij, ijk, ijkl, j, k, l, root  # noqa: E741 - Taichi's axis names
 from wgkern.lang.snode import AXIS_COMBINATIONS as _AXIS_COMBINATIONS
-from wgkern.lang.snode import axes
+from wgkern.lang.snode import SNode, axes
 from wgkern.lang.sparse import (activate, append, deactivate, deactivate_all_snodes, is_active, length,
                                 rescale_index)
 globals().update({_name: _axes for _name, _axes in _AXIS_COMBINATIONS.items() if _name not in globals()})
@@ -87,7 +89,9 @@ __all__ = [
     "raw_div", "raw_mod", "bit_shr", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
     "Template", "var", "global_var", "layout", "Tape", "clear_all_gradients", "complex_kernel",
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
-    "deactivate_all_snodes",
+    "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
+    "make_spd", "no_activate", "stream_parallel", "volatile_load", "Backend", "Tensor", "tensor", "StructField",
+    "SNode",
 ]
 
 

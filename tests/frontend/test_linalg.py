@@ -223,3 +223,23 @@ def test_decomposition_gradients_are_finite_in_f32(arch):
     with wk.ad.Tape(loss=loss):
         k()
     assert np.isfinite(m.grad.to_numpy()).all() and np.isfinite(loss[None])
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_make_spd_clamps_negative_eigenvalues(arch, d):
+    n = 256
+    A, out = wk.Matrix.field(d, d, wk.f32, shape=n), wk.Matrix.field(d, d, wk.f32, shape=n)
+
+    @wk.kernel
+    def k():
+        for i in A:
+            out[i] = wk.make_spd(A[i])
+
+    a = np.random.default_rng(7 + d).normal(size=(n, d, d))
+    a = a + np.transpose(a, (0, 2, 1))
+    A.from_numpy(a.astype(np.float32))
+    k()
+    values, vectors = np.linalg.eigh(a)
+    expected = np.einsum("nik,nk,njk->nij", vectors, np.maximum(values, 0.0), vectors)
+    np.testing.assert_allclose(out.to_numpy(), expected, atol=1e-4)
+    np.testing.assert_allclose(wk.make_spd(a[0]), expected[0], atol=1e-12)     # the host form: numpy

@@ -77,6 +77,41 @@ def is_comparison(op: BinaryOpKind) -> bool:
 _FLOAT_BITS = {32: (T.u32, 0x7FFF_FFFF, 0x7F80_0000), 64: (T.u64, 0x7FFF_FFFF_FFFF_FFFF, 0x7FF0_0000_0000_0000)}
 
 
+# (bits type, exponent shift, exponent mask, bias to [0.5, 1), mantissa-keeping mask, exponent of 0.5, 2^k
+# that lifts a subnormal into the normal range, k) of each float width
+_FREXP = {32: (T.u32, 23, 0xFF, 126, 0x807F_FFFF, 0x3F00_0000, 33554432.0, 25),
+          64: (T.u64, 52, 0x7FF, 1022, 0x800F_FFFF_FFFF_FFFF, 0x3FE0_0000_0000_0000, 18014398509481984.0, 54)}
+
+
+def frexp(b: IRBuilder, x: ir.Stmt) -> tuple[ir.Stmt, ir.Stmt]:
+    """(m, e) with x = m * 2**e and 0.5 <= |m| < 1, as numpy.frexp; 0, infinities and NaN give (x, 0). From
+    the bits, subnormals first scaled into the normal range."""
+    if not x.dtype.is_float:
+        x = b.cast(x, T.DEFAULT_FLOAT)
+    if x.dtype.bits == 16:
+        x = b.cast(x, T.f32)
+    bits_type, shift, exp_mask, bias, keep, half, lift, lift_bits = _FREXP[x.dtype.bits]
+
+    def exponent_field(value: ir.Stmt) -> ir.Stmt:
+        bits = b.insert(ir.Cast(operand=value, dtype=bits_type, bitcast=True))
+        field = b.binary(BinaryOpKind.SHR, bits, b.const(shift, bits_type))
+        return b.binary(BinaryOpKind.BIT_AND, field, b.const(exp_mask, bits_type))
+
+    raw = exponent_field(x)
+    subnormal = b.binary(BinaryOpKind.CMP_EQ, raw, b.const(0, bits_type))
+    scaled = b.select(subnormal, b.binary(BinaryOpKind.MUL, x, b.const(lift, x.dtype)), x)
+    bits = b.insert(ir.Cast(operand=scaled, dtype=bits_type, bitcast=True))
+    kept = b.binary(BinaryOpKind.BIT_AND, bits, b.const(keep, bits_type))
+    mantissa = b.insert(ir.Cast(operand=b.binary(BinaryOpKind.BIT_OR, kept, b.const(half, bits_type)),
+                                dtype=x.dtype, bitcast=True))
+    exponent = b.binary(BinaryOpKind.SUB, b.cast(exponent_field(scaled), T.i32), b.const(bias, T.i32))
+    exponent = b.binary(BinaryOpKind.SUB, exponent, b.select(subnormal, b.const(lift_bits, T.i32),
+                                                             b.const(0, T.i32)))
+    special = b.binary(BinaryOpKind.BIT_OR, b.binary(BinaryOpKind.CMP_EQ, x, b.const(0, x.dtype)),
+                       b.binary(BinaryOpKind.CMP_EQ, raw, b.const(exp_mask, bits_type)))
+    return b.select(special, x, mantissa), b.select(special, b.const(0, T.i32), exponent)
+
+
 def float_class(b: IRBuilder, x: ir.Stmt, nan: bool) -> ir.Stmt:
     """isnan(x) / isinf(x) from the bits (GPU compilers may fold `x != x` to false); ints are neither."""
     if not x.dtype.is_float:

@@ -9,7 +9,7 @@ import ast
 import builtins
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from wgkern.lang.structs import StructType
 
 UNSUPPORTED = {
     "ClassDef": "class definitions", "FunctionDef": "nested function definitions",
-    "AsyncFunctionDef": "async functions", "Try": "try/except", "TryStar": "try/except*", "With": "'with'",
+    "AsyncFunctionDef": "async functions", "Try": "try/except", "TryStar": "try/except*",
     "AsyncWith": "'async with'", "AsyncFor": "'async for'", "Raise": "'raise'", "Delete": "'del'",
     "Global": "'global'", "Nonlocal": "'nonlocal'", "Import": "'import'", "ImportFrom": "'import'",
     "Lambda": "lambda",
@@ -111,7 +111,8 @@ def reduction_names(tree: ast.FunctionDef) -> set[str]:
     `+=`, `-=`, `&=`, `|=`, `^=` or `wk.atomic_*(name, ...)`: where that loop runs in parallel (the kernel's own,
     or a func's inlined at the kernel's top level), Taichi makes those updates atomic, so they get a temp slot."""
     top_assigned: set[str] = {arg.arg for arg in tree.args.args + tree.args.kwonlyargs}
-    for stmt in tree.body:
+    top_level = list(top_level_statements(tree.body))
+    for stmt in top_level:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:
@@ -119,7 +120,7 @@ def reduction_names(tree: ast.FunctionDef) -> set[str]:
                     if isinstance(node, ast.Name):
                         top_assigned.add(node.id)
     reduced: set[str] = set()
-    for stmt in tree.body:
+    for stmt in top_level:
         if not isinstance(stmt, ast.For):
             continue
         for node in ast.walk(stmt):
@@ -130,6 +131,15 @@ def reduction_names(tree: ast.FunctionDef) -> set[str]:
                 if callee.startswith("atomic_"):
                     reduced.add(base_name(node.args[0]))
     return top_assigned & reduced
+
+
+def top_level_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """A function's top-level statements, those inside `with wk.stream_parallel():` blocks included."""
+    for stmt in body:
+        if isinstance(stmt, ast.With):
+            yield from top_level_statements(stmt.body)
+        else:
+            yield stmt
 
 
 def base_name(node: ast.expr) -> str:

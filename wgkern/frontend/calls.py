@@ -176,6 +176,27 @@ class CallMixin:
             return self.random_call(args, kwargs)
         if callee is wm.randn:
             return self.randn_call(args, kwargs)
+        if callee is wm.frexp:
+            value = self.as_value(self.one_arg(args, kwargs, "frexp"))
+            if isinstance(value, VectorValue):
+                pairs = [arith.frexp(self.b, e) for e in value.elements]
+                return (VectorValue([m for m, _ in pairs], value.n, value.m),
+                        VectorValue([e for _, e in pairs], value.n, value.m))
+            return arith.frexp(self.b, value)
+        if callee is wm.make_spd:
+            if not 1 <= len(args) <= 2 or kwargs:
+                raise CompileError("make_spd(A) takes one symmetric matrix")
+            matrix = self.as_value(args[0])
+            if len(args) == 2 and isinstance(matrix, VectorValue):
+                matrix = vectors.cast(self.b, matrix, self.as_dtype(args[1]))
+            return linalg.make_spd(self.b, matrix)
+        if callee is wm.assume_in_range or callee is wm.volatile_load:
+            if len(args) != (4 if callee is wm.assume_in_range else 1) or kwargs:
+                raise CompileError(f"{callee.__name__}() takes {4 if callee is wm.assume_in_range else 1} "
+                                   "argument(s)")
+            return self.as_value(args[0])
+        if callee is wm.no_activate:
+            return None
         if callee is wm.isnan or callee is wm.isinf:
             value = self.as_value(self.one_arg(args, kwargs, callee.__name__))
             check = functools.partial(arith.float_class, self.b, nan=callee is wm.isnan)

@@ -250,6 +250,23 @@ def sym_eig(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue]:
     return (VectorValue(values, d), VectorValue([columns[c][r] for r in range(d) for c in range(d)], d, d))
 
 
+def make_spd(b: IRBuilder, m: object) -> VectorValue:
+    """Quadrants' `make_spd(A)`: Q diag(max(lambda, 0)) Q^T from `sym_eig(A)`, for symmetric 2x2 and 3x3 A."""
+    values, q = sym_eig(b, m)
+    o = _Ops(b, values.elements[0].dtype)
+    d = values.n
+    clamped = [b.binary(B.MAX, v, o.c(0.0)) for v in values.elements]
+    out = []
+    for r in range(d):
+        for c in range(d):
+            total = None
+            for k in range(d):
+                term = o.mul(o.mul(q.at(r, k), clamped[k]), q.at(c, k))
+                total = term if total is None else o.add(total, term)
+            out.append(total)
+    return VectorValue(out, d, d)
+
+
 def _jacobi_eigen2(o: _Ops, s: list[list[ir.Stmt]], tolerance: float
                    ) -> tuple[list[ir.Stmt], list[list[ir.Stmt]]]:
     """The one Jacobi rotation that diagonalises a symmetric 2x2: t = tan(theta) is the smaller root of

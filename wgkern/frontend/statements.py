@@ -19,6 +19,7 @@ from wgkern.frontend.values import (GlobalRef, StructElement, StructValue, Vecto
                                     is_python_number, is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
+from wgkern.lang import math as wm
 from wgkern.lang import types as T
 
 ATOMIC_AUGMENTED: dict[type, AtomicOpKind] = {
@@ -342,6 +343,17 @@ class StatementMixin:
         self.write_place(place, self.binary_op(op_type, current, rhs))
 
     # ---- control flow ----------------------------------------------------------------------------------------
+    def visit_With(self, node: ast.With) -> None:
+        """`with wk.stream_parallel():` (Quadrants) around top-level loops: the body as written (its loops stay
+        top-level, so parallel). No other context manager has a meaning in kernels."""
+        for item in node.items:
+            context = item.context_expr
+            callee = self.visit(context.func) if isinstance(context, ast.Call) else None
+            if callee is not wm.stream_parallel or item.optional_vars is not None or context.args \
+                    or context.keywords:
+                raise CompileError("'with' is not supported inside kernels, except `with wk.stream_parallel():`")
+        self.visit_body(node.body)
+
     def visit_If(self, node: ast.If) -> None:
         cond = self.visit(node.test)
         if not is_runtime(cond):

@@ -523,6 +523,25 @@ class MatrixField(metaclass=_FieldKind):
     _vector_elements = True
 
 
+class _NdarrayKind(type):
+    """`isinstance(a, wk.ScalarNdarray)` / `wk.VectorNdarray` / `wk.MatrixNdarray` (Taichi's class names)."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Ndarray) and len(obj.element_shape) == cls._element_rank
+
+
+class ScalarNdarray(metaclass=_NdarrayKind):
+    _element_rank = 0
+
+
+class VectorNdarray(metaclass=_NdarrayKind):
+    _element_rank = 1
+
+
+class MatrixNdarray(metaclass=_NdarrayKind):
+    _element_rank = 2
+
+
 def field(dtype: Any, shape: Any = None, needs_grad: bool = False, needs_dual: bool = False, name: str = "",
           offset: Any = None, **unknown: Any) -> Field:
     """`wk.field(dtype or wk.types.vector(...), shape, needs_grad=False, needs_dual=False, name='', offset=None)`.

@@ -123,12 +123,31 @@ def data_oriented(cls: Any) -> Any:
     return cls
 
 
-def kernel(fn: Callable[..., Any]) -> Kernel:
-    return Kernel(fn)
+def kernel(_fn: Callable[..., Any] | None = None, *, pure: bool | None = None, fastcache: bool = False,
+           graph: bool = False, checkpoints: bool = False) -> Any:
+    """`@wk.kernel`, also as `@wk.kernel(...)` with Quadrants' options: `pure`/`fastcache` (wgkern caches
+    compiled kernels by their argument specialisation anyway) and `graph` (launches are already batched into
+    one submission) change nothing; `checkpoints` (pausable graph kernels) is not available."""
+    if checkpoints:
+        raise WkError("@wk.kernel(checkpoints=True): pausable graph kernels (Quadrants' qd.checkpoint) are not "
+                      "available")
+    if _fn is None:
+        return kernel
+    return Kernel(_fn)
 
 
-def func(fn: Callable[..., Any]) -> Func:
+def func(fn: Callable[..., Any] | None = None, *, is_real_function: bool = False,
+         requires_top_level: bool = False) -> Any:
+    """`@wk.func`, also as `@wk.func(...)`: Taichi's real functions (`is_real_function=True`) are inlined like
+    every func."""
+    if fn is None:
+        return func
     return Func(fn)
+
+
+def pure(fn: Any) -> Any:
+    """Quadrants' `@qd.pure` (now `@qd.kernel(fastcache=True)`): marks a kernel; nothing to change here."""
+    return fn
 
 
 def pyfunc(fn: Callable[..., Any]) -> PyFunc:

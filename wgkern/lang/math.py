@@ -5,6 +5,7 @@ frontend recognises it by identity (frontend/intrinsics.py maps each one to its 
 vector types and constructors of lang/matrix.py so `wk.math.vec3` works."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 from typing import Any, Iterator
 
@@ -328,3 +329,40 @@ def isnan(x: Any) -> Any:
 
 def isinf(x: Any) -> Any:
     return np.isinf(x)
+
+
+def frexp(x: Any) -> tuple[Any, Any]:
+    """(m, e) with x = m * 2**e and 0.5 <= |m| < 1 (numpy.frexp; 0, inf and NaN give (x, 0)). In kernels the
+    exponent is an i32 (frontend/arith.py)."""
+    return np.frexp(x)
+
+
+def make_spd(a: Any, dt: Any = None) -> Any:
+    """Quadrants' `make_spd(A)`: the symmetric matrix A with its negative eigenvalues clamped to 0 (the nearest
+    positive semi-definite matrix), through `sym_eig` in kernels."""
+    values, vectors = np.linalg.eigh(np.asarray(a, dtype=np.float64))
+    return (vectors * np.maximum(values, 0.0)) @ vectors.T
+
+
+def assume_in_range(val: Any, base: Any, low: int, high: int) -> Any:
+    """Quadrants' and Taichi's hint that base + low <= val < base + high: returns val (wgkern needs no hint)."""
+    return val
+
+
+def no_activate(*fields: Any) -> None:
+    """Taichi's hint that a kernel's writes need not activate sparse cells: accepted, changes nothing (writes
+    into already-active cells activate nothing new)."""
+    return None
+
+
+def volatile_load(value: Any) -> Any:
+    """Quadrants' `volatile_load(x)`: x's current value. Every global read in wgkern is a fresh load (nothing
+    is cached across a spin loop's iterations), so it is a plain read."""
+    return value
+
+
+@contextlib.contextmanager
+def stream_parallel() -> Iterator[None]:
+    """Quadrants' `with stream_parallel():` around top-level loops (separate CUDA streams): the loops run as
+    usual (one after another, each in parallel)."""
+    yield

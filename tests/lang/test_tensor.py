@@ -1,0 +1,30 @@
+"""`wk.tensor` / `wk.Tensor` / `wk.Backend` (lang/tensor.py, Quadrants' names) and Taichi's ndarray class names."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wgkern as wk
+
+
+def test_tensor_makes_fields_and_ndarrays(arch):
+    field = wk.tensor(wk.f32, (4,), backend=wk.Backend.FIELD, needs_grad=True)
+    array = wk.tensor(wk.i32, shape=(2, 3), layout=(1, 0))
+    vectors = wk.tensor(wk.types.vector(3, wk.f32), 5)
+    assert isinstance(field, wk.Field) and field.grad is not None and isinstance(array, wk.Ndarray)
+    assert all(isinstance(t, wk.Tensor) for t in (field, array, vectors)) and not isinstance(np.zeros(2), wk.Tensor)
+    assert isinstance(array, wk.ScalarNdarray) and isinstance(vectors, wk.VectorNdarray)
+    assert not isinstance(vectors, wk.MatrixNdarray) and isinstance(wk.Matrix.ndarray(2, 2, wk.f32, 3),
+                                                                     wk.MatrixNdarray)
+
+    @wk.kernel
+    def fill(a: wk.types.ndarray()):
+        for i, j in a:
+            a[i, j] = i * 10 + j               # indexed by the shape asked for, whatever the layout
+
+    fill(array)
+    np.testing.assert_array_equal(array.to_numpy(), [[0, 1, 2], [10, 11, 12]])
+    with pytest.raises(ValueError, match="permutation of range\\(2\\)"):
+        wk.tensor(wk.f32, (2, 3), layout=(0, 0))
+    with pytest.raises(ValueError, match="wk.Backend.FIELD or wk.Backend.NDARRAY"):
+        wk.tensor(wk.f32, 3, backend="field")
