@@ -33,7 +33,7 @@ globals().update({_name: _axes for _name, _axes in _AXIS_COMBINATIONS.items() if
 from wgkern.lang.types import f16, f32, f64, i8, i16, i32, i64, template, types, u1, u8, u16, u32, u64
 from wgkern.runtime.arch import amdgpu, cpu, cuda, dx12, gpu, metal, vulkan, webgpu
 from wgkern.runtime.program import init, reset, stats, sync
-from wgkern import profiler
+from wgkern import algorithms, profiler
 import sys as _sys
 # `import wgkern.math as tm` / `import wgkern.types` (Taichi programs import taichi.math that way)
 _sys.modules[__name__ + ".math"] = math
@@ -91,7 +91,7 @@ __all__ = [
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "no_activate", "stream_parallel", "volatile_load", "Backend", "Tensor", "tensor", "StructField",
-    "SNode",
+    "SNode", "algorithms",
 ]
 
 
