@@ -192,15 +192,34 @@ def test_loop_bound_slots_follow_locals_and_arithmetic():
     assert names == {"n", "m"}
 
 
-def test_min_max_atomics_are_rejected_when_they_carry_gradients():
-    x = FakeField(T.f32, 4, True, "x")
-    best = FakeField(T.f32, (), True, "best")
+def test_min_max_atomics_give_the_gradient_to_the_value_that_ended_up_in_the_element():
+    """diff_sph's atomic_min/atomic_max on fields with gradients: the element's gradient goes to the value equal
+    to the element's final value (not to every value, as Taichi does), also from inside a loop of run-time trip
+    count; the element keeps its gradient for its value before the launch."""
+    x = FakeField(T.f64, 4, True, "x")
+    n = FakeField(T.i32, 4, False, "n")
+    best = FakeField(T.f64, (), True, "best")
+    least = FakeField(T.f64, (), True, "least")
+    x.data[:] = [0.5, 2.0, 1.0, 1.5]
+    n.data[:] = [1, 3, 0, 2]
+    best.data[...] = -1.0
+    least.data[...] = 100.0
+    best.grad.data[...] = 1.0
+    least.grad.data[...] = 2.0
 
-    def maximum():
+    def extremes():
         for i in x:
-            wm.atomic_max(best[None], x[i])
-    with pytest.raises(AutodiffError, match="atomic_max"):
-        make_grad_kernel(compile_forward(maximum))
+            wm.atomic_max(best[None], x[i] * x[i])
+            v = x[i]
+            for _ in range(n[i]):
+                v = wm.sqrt(v)
+                wm.atomic_min(least[None], v)
+
+    forward_and_grad(extremes)
+    assert best.data[()] == 4.0 and least.data[()] == pytest.approx(0.5 ** 0.5)
+    # d best / d x[1] = 2 x[1]; least = sqrt(x[0]) (its only trip): d / d x[0] = 1 / (2 sqrt(x[0]))
+    np.testing.assert_allclose(x.grad.data, [2.0 / (2 * 0.5 ** 0.5), 4.0, 0.0, 0.0])
+    assert best.grad.data[()] == 1.0 and least.grad.data[()] == 2.0
 
 
 def test_kernel_scope_accumulator_feeding_a_nonlinear_use():

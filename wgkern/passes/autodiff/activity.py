@@ -11,6 +11,7 @@ from typing import Callable
 
 from wgkern.errors import AutodiffError
 from wgkern.ir import nodes as ir
+from wgkern.ir.ops import AtomicOpKind
 from wgkern.passes.autodiff.rules import binary_reads, unary_reads
 
 _PROPAGATES = (ir.UnaryOp, ir.BinaryOp, ir.Cast, ir.TernarySelect)
@@ -147,6 +148,8 @@ def roots_of(stmt: ir.Stmt, active: set[ir.Stmt], has_adjoint: Callable[[ir.Cont
     if isinstance(stmt, ir.GlobalStore) and has_adjoint(stmt.ptr.container):
         return list(stmt.ptr.indices)           # its adjoint zeroes the overwritten element's gradient
     if isinstance(stmt, ir.AtomicOp) and stmt.value in active and has_adjoint(stmt.ptr.container):
+        if stmt.op in (AtomicOpKind.MIN, AtomicOpKind.MAX):     # compared with the element's final value
+            return [*stmt.ptr.indices, stmt.value]
         return list(stmt.ptr.indices)
     return []
 

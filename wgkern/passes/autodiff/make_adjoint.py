@@ -280,10 +280,22 @@ class AdjointEmitter:
         slot = self.grad_slot(stmt.ptr.container)
         if slot is None or stmt.value not in self.active:
             return
+        g = self.b.global_load(self._grad_ptr(stmt.ptr, slot))
+        if stmt.op in (AtomicOpKind.MIN, AtomicOpKind.MAX):
+            # the element's gradient goes to the value that ended up in it (to each, where several are equal),
+            # found by reading the element back: the forward launch left the extreme there; the element keeps
+            # its gradient, for the value it held before the launch (Taichi gives it to every value instead)
+            extreme = self.b.global_load(self._primal_ptr(stmt.ptr))
+            won = self.b.binary(BinaryOpKind.CMP_EQ, extreme, self.primal(stmt.value))
+            self.accumulate(stmt.value, self.b.select(won, g, self.b.const(0.0, slot.dtype)))
+            return
         if stmt.op not in (AtomicOpKind.ADD, AtomicOpKind.SUB):
             raise AutodiffError(f"atomic_{stmt.op.value} cannot be differentiated", stmt.loc)
-        g = self.b.global_load(self._grad_ptr(stmt.ptr, slot))
         self.accumulate(stmt.value, g if stmt.op is AtomicOpKind.ADD else self.b.neg(g))
+
+    def _primal_ptr(self, ptr: ir.GlobalPtr) -> ir.GlobalPtr:
+        indices = [self.primal(i) for i in ptr.indices]
+        return self.b.insert(ir.GlobalPtr(container=ptr.container, indices=indices, dtype=ptr.dtype))
 
     # ---- control flow -------------------------------------------------------------------------------------
     def reverse_If(self, stmt: ir.If) -> None:
