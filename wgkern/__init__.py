@@ -97,7 +97,6 @@ __all__ = [
 
 # Taichi features a ported program may reach for that wgkern does not have, and what to use instead.
 _NOT_AVAILABLE = {
-    "ui": "ti.ui (GGUI windows) is not available; wk.GUI draws off-screen and gui.show('f.png') saves frames",
     "linalg": "ti.linalg (sparse matrices and solvers) is not available; write the solver as kernels (e.g. "
               "conjugate gradients over fields)",
     "sparse_matrix_builder": "sparse matrices are not available; write the solver as kernels over fields",
@@ -117,16 +116,17 @@ def __getattr__(name: str):
     if name in _GUI_NAMES:     # imported on first use: most programs never draw
         import importlib
         return getattr(importlib.import_module("wgkern.gui"), _GUI_NAMES[name])
-    if name == "tools":
+    if name in _SUBMODULES:    # imported on first use, like the GUI names
         import importlib
-        return importlib.import_module("wgkern.tools")
+        return importlib.import_module(f"wgkern.{name}")
     if name in _NOT_AVAILABLE:
         raise AttributeError(f"wgkern.{name}: {_NOT_AVAILABLE[name]}")
     raise AttributeError(f"module 'wgkern' has no attribute {name!r}")
 
 
 _GUI_NAMES = {"GUI": "GUI", "rgb_to_hex": "rgb_to_hex", "hex_to_rgb": "hex_to_rgb", "imwrite": "imwrite"}
+_SUBMODULES = ("tools", "ui")       # wk.tools (ti.tools) and wk.ui (ti.ui, GGUI drawn off-screen)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_GUI_NAMES) | {"tools"})
+    return sorted(set(globals()) | set(_GUI_NAMES) | set(_SUBMODULES))

@@ -8,7 +8,8 @@ no window and no input: `get_event()` is False, `is_pressed()` is False, and `ru
 its own). To run an interactive program headless to an end, set WK_GUI_MAX_FRAMES=N: `running` turns False after
 the N-th `show()`, and WK_GUI_SAVE=path.png also saves each shown frame there (the last one stays). Text is not
 rendered; widgets (`slider`, `label`, `button`) keep the values the program gives them. `rgb_to_hex`,
-`hex_to_rgb` and `imwrite` are Taichi's helpers of the same names (wk.rgb_to_hex, wk.tools.imwrite)."""
+`hex_to_rgb` and `imwrite` are Taichi's helpers of the same names (wk.rgb_to_hex, wk.tools.imwrite). The pixels
+are drawn by raster.py, and the frame loop (HeadlessFrames) is shared with wk.ui's GGUI window (ui/)."""
 from __future__ import annotations
 
 import os
@@ -18,21 +19,14 @@ from typing import Any
 import numpy as np
 
 from wgkern.png import to_rgba, write_png
+from wgkern.raster import (as_array as _array, fill_triangles, image_rows, points2d as _points, splat_discs,
+                           stroke_segments)
 
 
 def _rgb(color: Any) -> np.ndarray:
     """0xRRGGBB (int or array of ints) -> float RGB in [0, 1], shape (..., 3)."""
     value = np.asarray(color, dtype=np.int64)
     return np.stack([(value >> 16) & 255, (value >> 8) & 255, value & 255], axis=-1).astype(np.float32) / 255.0
-
-
-def _points(value: Any) -> np.ndarray:
-    array = value.to_numpy() if hasattr(value, "to_numpy") else np.asarray(value)
-    return np.asarray(array, dtype=np.float64).reshape(-1, 2)
-
-
-def _array(value: Any) -> np.ndarray:
-    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)
 
 
 def rgb_to_hex(color: Any) -> Any:
@@ -50,11 +44,34 @@ def hex_to_rgb(color: Any) -> Any:
 
 def imwrite(image: Any, filename: str) -> None:
     """Taichi's ti.tools.imwrite: img[x, y] (as GUI.set_image takes it) to a PNG file."""
-    array = _array(image)
-    array = array.astype(np.float32) / 255.0 if array.dtype == np.uint8 else array.astype(np.float32)
-    if array.ndim == 2:
-        array = np.repeat(array[..., None], 3, axis=2)
-    write_png(filename, to_rgba(np.transpose(array[..., :3], (1, 0, 2))[::-1]))
+    write_png(filename, to_rgba(image_rows(image)))
+
+
+class HeadlessFrames:
+    """The frame loop of the off-screen front ends (GUI here, ui.Window): `running` stays True until the program
+    sets it False, or until the WK_GUI_MAX_FRAMES-th shown frame; WK_GUI_SAVE=path.png saves every shown frame."""
+    running: bool
+    frame: int
+    max_frames: int | None
+    save_to: str | None
+
+    def _start_frames(self) -> None:
+        self.running = True
+        self.frame = 0
+        limit = os.environ.get("WK_GUI_MAX_FRAMES", "").strip()
+        if limit and not limit.isdigit():
+            raise ValueError(f"WK_GUI_MAX_FRAMES must be a frame count, not {limit!r}")
+        self.max_frames = int(limit) if limit else None
+        self.save_to = os.environ.get("WK_GUI_SAVE") or None
+
+    def _frame_shown(self, rows: np.ndarray, file: str | None = None) -> None:
+        """Counts a shown frame (float RGB rows from the top) and saves it where asked."""
+        for path in (file, self.save_to):
+            if path:
+                write_png(path, to_rgba(rows))
+        self.frame += 1
+        if self.max_frames is not None and self.frame >= self.max_frames:
+            self.running = False
 
 
 class Widget:
@@ -65,7 +82,7 @@ class Widget:
         self.value = value
 
 
-class GUI:
+class GUI(HeadlessFrames):
     """See the module docstring. `res` is an int (square) or (width, height)."""
     ESCAPE, SPACE, SHIFT, CTRL, ALT, EXIT = "Escape", " ", "Shift", "Control", "Alt", "WMClose"
     LMB, RMB, MMB, WHEEL = "LMB", "RMB", "MMB", "Wheel"
@@ -77,13 +94,7 @@ class GUI:
         self.name = name
         self.res = (int(res), int(res)) if np.isscalar(res) else (int(res[0]), int(res[1]))
         self.background_color = background_color
-        self.running = True
-        self.frame = 0
-        limit = os.environ.get("WK_GUI_MAX_FRAMES", "").strip()
-        if limit and not limit.isdigit():
-            raise ValueError(f"WK_GUI_MAX_FRAMES must be a frame count, not {limit!r}")
-        self.max_frames = int(limit) if limit else None
-        self.save_to = os.environ.get("WK_GUI_SAVE") or None
+        self._start_frames()
         self.canvas = np.zeros((self.res[1], self.res[0], 3), np.float32)
         self.clear()
         if show_gui:
@@ -122,13 +133,10 @@ class GUI:
         self.canvas[:] = _rgb(self.background_color if color is None else color)
 
     def set_image(self, image: Any) -> None:
-        array = image.to_numpy() if hasattr(image, "to_numpy") else np.asarray(image)
-        array = array.astype(np.float32) / 255.0 if array.dtype == np.uint8 else array.astype(np.float32)
-        if array.ndim == 2:
-            array = np.repeat(array[..., None], 3, axis=2)
-        if array.shape[:2] != self.res:
-            raise ValueError(f"GUI.set_image: image of shape {array.shape[:2]}, the GUI is {self.res}")
-        self.canvas[:] = np.transpose(array[..., :3], (1, 0, 2))[::-1]     # img[x, y] -> rows from the top
+        rows = image_rows(image)                                            # img[x, y] -> rows from the top
+        if rows.shape[:2] != self.res[::-1]:
+            raise ValueError(f"GUI.set_image: image of shape {rows.shape[1::-1]}, the GUI is {self.res}")
+        self.canvas[:] = rows
 
     def contour(self, scalar: Any, normalize: bool = False) -> None:
         """A scalar field as a grey image (scaled to [0, 1] first with `normalize`)."""
@@ -137,36 +145,6 @@ class GUI:
             low, high = float(np.nanmin(array)), float(np.nanmax(array))
             array = (array - low) / (high - low) if high > low else np.zeros_like(array)
         self.set_image(array)
-
-    def _pixels(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        width, height = self.res
-        cols = np.floor(positions[:, 0] * width).astype(np.int64)
-        rows = height - 1 - np.floor(positions[:, 1] * height).astype(np.int64)    # pixel y counts from the bottom
-        return rows, cols
-
-    def _splat(self, positions: np.ndarray, radius: Any, colors: np.ndarray) -> None:
-        """Discs of `radius` pixels (one value, or one per point) at the finite positions."""
-        finite = np.isfinite(positions).all(axis=1)
-        if not finite.all():
-            positions = positions[finite]
-            colors = colors[finite] if colors.ndim == 2 else colors
-            radius = radius[finite] if np.ndim(radius) else radius
-        if np.ndim(radius):
-            halves = np.round(np.asarray(radius, dtype=np.float64) * 2) / 2       # per-point radii, to 0.5 px
-            for value in np.unique(halves):
-                pick = halves == value
-                self._splat(positions[pick], float(value), colors[pick] if colors.ndim == 2 else colors)
-            return
-        rows, cols = self._pixels(positions)
-        reach = int(np.ceil(radius))
-        height, width = self.canvas.shape[:2]
-        for dy in range(-reach, reach + 1):
-            for dx in range(-reach, reach + 1):
-                if dx * dx + dy * dy > radius * radius + 0.25:
-                    continue
-                r, c = rows + dy, cols + dx
-                inside = (r >= 0) & (r < height) & (c >= 0) & (c < width)
-                self.canvas[r[inside], c[inside]] = colors[inside] if colors.ndim == 2 else colors
 
     def circles(self, pos: Any, radius: float = 1, color: Any = 0xFFFFFF, palette: Any = None,
                 palette_indices: Any = None) -> None:
@@ -180,8 +158,8 @@ class GUI:
             if colors.ndim == 2 and colors.shape[0] != points.shape[0]:
                 colors = colors[0]
         radii = np.asarray(_array(radius), dtype=np.float64).reshape(-1)
-        self._splat(points, radii if radii.size == points.shape[0] and radii.size > 1 else float(radii.max(initial=0)),
-                    colors)
+        splat_discs(self.canvas, points,
+                    radii if radii.size == points.shape[0] and radii.size > 1 else float(radii.max(initial=0)), colors)
 
     def circle(self, pos: Any, color: int = 0xFFFFFF, radius: float = 1) -> None:
         self.circles([pos], radius, color)
@@ -189,31 +167,9 @@ class GUI:
     def lines(self, begin: Any, end: Any, radius: Any = 1, color: Any = 0xFFFFFF) -> None:
         """Segments begin[k] -> end[k]; `radius` and `color` one value or one per segment. Segments with a
         non-finite end are skipped; the rest are clipped to (a margin around) the canvas before drawing."""
-        a, b = _points(begin), _points(end)
-        color_ints = np.asarray(_array(color), dtype=np.int64)
         radii = np.asarray(_array(radius), dtype=np.float64).reshape(-1)
-        if radii.size > 1:                                   # one radius per segment: draw by radius
-            halves = np.round(radii * 2) / 2
-            for value in np.unique(halves):
-                pick = halves == value
-                self.lines(a[pick], b[pick], value, color_ints[pick] if color_ints.ndim else color_ints)
-            return
-        colors = _rgb(color_ints)
-        keep = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
-        a, b = a[keep], b[keep]
-        colors = colors[keep] if colors.ndim == 2 else colors
-        a, b, inside = _clip_segments(a, b, -0.05, 1.05)
-        a, b = a[inside], b[inside]
-        colors = colors[inside] if colors.ndim == 2 else colors
-        if not a.size:
-            return
-        length = np.max(np.abs((b - a) * self.res))
-        steps = max(int(np.ceil(length * 2)), 1)
-        t = np.linspace(0.0, 1.0, steps + 1)
-        samples = (a[:, None, :] + (b - a)[:, None, :] * t[None, :, None]).reshape(-1, 2)
-        if colors.ndim == 2:
-            colors = np.repeat(colors, steps + 1, axis=0)
-        self._splat(samples, max(float(radii[0]) - 0.5, 0.0), colors)
+        stroke_segments(self.canvas, _points(begin), _points(end), np.maximum(radii - 0.5, 0.0),
+                        _rgb(np.asarray(_array(color), dtype=np.int64)))
 
     def arrows(self, orig: Any, direction: Any, radius: Any = 1, color: Any = 0xFFFFFF) -> None:
         """Segments orig -> orig + direction with a head (two strokes of a quarter of the length)."""
@@ -251,23 +207,7 @@ class GUI:
         self.lines(corners, corners[1:] + corners[:1], radius, color)
 
     def triangles(self, a: Any, b: Any, c: Any, color: Any = 0xFFFFFF) -> None:
-        pa, pb, pc = _points(a), _points(b), _points(c)
-        colors = _rgb(color)
-        height, width = self.canvas.shape[:2]
-        for k in range(pa.shape[0]):
-            verts = np.array([pa[k], pb[k], pc[k]]) * [width, height]
-            verts[:, 1] = height - verts[:, 1]
-            lo = np.clip(np.floor(verts.min(axis=0)).astype(int), 0, [width - 1, height - 1])
-            hi = np.clip(np.ceil(verts.max(axis=0)).astype(int), 0, [width - 1, height - 1])
-            xs, ys = np.meshgrid(np.arange(lo[0], hi[0] + 1) + 0.5, np.arange(lo[1], hi[1] + 1) + 0.5)
-            (x0, y0), (x1, y1), (x2, y2) = verts
-            area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)
-            if area == 0:
-                continue
-            w0 = ((x1 - xs) * (y2 - ys) - (x2 - xs) * (y1 - ys)) / area
-            w1 = ((x2 - xs) * (y0 - ys) - (x0 - xs) * (y2 - ys)) / area
-            inside = (w0 >= 0) & (w1 >= 0) & (w0 + w1 <= 1)
-            self.canvas[ys[inside].astype(int), xs[inside].astype(int)] = colors[k] if colors.ndim == 2 else colors
+        fill_triangles(self.canvas, _points(a), _points(b), _points(c), _rgb(_array(color)))
 
     def triangle(self, a: Any, b: Any, c: Any, color: int = 0xFFFFFF) -> None:
         self.triangles([a], [b], [c], color)
@@ -281,12 +221,7 @@ class GUI:
         return np.transpose(self.canvas[::-1], (1, 0, 2)).copy()
 
     def show(self, file: str | None = None) -> None:
-        for path in (file, self.save_to):
-            if path:
-                write_png(path, to_rgba(self.canvas))
-        self.frame += 1
-        if self.max_frames is not None and self.frame >= self.max_frames:
-            self.running = False
+        self._frame_shown(self.canvas, file)
 
     def close(self) -> None:
         self.running = False
@@ -295,21 +230,3 @@ class GUI:
 def _rgb_ints(color: Any, count: int) -> np.ndarray:
     """Per-item 0xRRGGBB colors as an int array of `count`."""
     return np.broadcast_to(np.asarray(_array(color), dtype=np.int64).reshape(-1), (count,))
-
-
-def _clip_segments(a: np.ndarray, b: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray,
-                                                                                    np.ndarray]:
-    """Segments a -> b clipped to the square [low, high]^2 (Liang-Barsky); `inside` marks those that meet it."""
-    d = b - a
-    t0, t1 = np.zeros(len(a)), np.ones(len(a))
-    inside = np.ones(len(a), bool)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for axis in range(2):
-            for p, q in ((-d[:, axis], a[:, axis] - low), (d[:, axis], high - a[:, axis])):
-                parallel = p == 0
-                inside &= ~(parallel & (q < 0))
-                r = q / p
-                t0 = np.where(~parallel & (p < 0), np.maximum(t0, r), t0)
-                t1 = np.where(~parallel & (p > 0), np.minimum(t1, r), t1)
-    inside &= t0 <= t1
-    return a + d * t0[:, None], a + d * t1[:, None], inside
