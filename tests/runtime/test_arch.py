@@ -56,10 +56,10 @@ def test_vulkan_takes_lavapipe_not_gl(adapters):
     assert select(wk.webgpu).description == LAVAPIPE.summary
 
 
-def test_gpu_needs_a_real_gpu(adapters):
+def test_gpu_takes_a_real_gpu_else_the_cpu(adapters, capsys):
     adapters.extend([LAVAPIPE])
-    with pytest.raises(wk.ArchUnavailableError, match="llvmpipe"):
-        select(wk.gpu)
+    assert select(wk.gpu).arch is Arch.cpu          # as Taichi's ti.gpu: not lavapipe, the LLVM CPU backend
+    assert "no GPU found (llvmpipe" in capsys.readouterr().err
     adapters.append(METAL)
     assert select(wk.gpu).arch is Arch.metal
 

@@ -1,12 +1,14 @@
 """Arch constants (`wk.cpu`, `wk.vulkan`, ...) and arch selection: which backend a `wk.init(arch=...)` gets.
 
 Owns the rules of API.md "Initialisation": WK_ARCH, then the best real GPU adapter, else CPU; `wk.gpu` and
-`wk.webgpu`; and ArchUnavailableError naming what was found. Adapter enumeration lives in
+`wk.webgpu`; and ArchUnavailableError naming what was found. `wk.gpu` with no GPU runs on the CPU (saying so on
+stderr), as Taichi's `ti.gpu` does: ported programs ask for it on every machine. Adapter enumeration lives in
 backends/wgsl/adapters.py; the backends themselves are imported only when chosen."""
 from __future__ import annotations
 
 import enum
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -169,6 +171,11 @@ def select(arch: Any = None) -> Selection:
                                    + _found_text(adapters, reason))
     adapters, reason = list_wgpu_adapters()
     best = _pick_adapter(requested, adapters)
+    if best is None and requested == Arch.gpu:
+        # Taichi's ti.gpu means "a GPU if there is one": ported programs ask for it everywhere, CI included
+        found = ", ".join(f"{a.summary} [{a.backend_type}]" for a in adapters) or "no wgpu adapters"
+        print(f"wk.init(arch=wk.gpu): no GPU found ({found}); running on wk.cpu", file=sys.stderr)
+        return _cpu_selection()
     if best is None:
         want = {Arch.gpu: "a discrete or integrated GPU adapter (wgpu)",
                 Arch.webgpu: "any non-OpenGL wgpu adapter"}.get(requested, f"a wgpu {_BACKEND_TYPE_OF.get(requested)} adapter")
