@@ -63,6 +63,28 @@ def test_max_frames_ends_an_interactive_loop_headless(tmp_path, monkeypatch):
         wk.GUI("bad", res=4, show_gui=False)
 
 
+def test_max_frames_closes_the_window_for_every_loop_shape(monkeypatch, capsys):
+    monkeypatch.setenv("WK_GUI_MAX_FRAMES", "2")
+    gui = wk.GUI("escape", res=4, show_gui=False)
+    assert not gui.get_event(wk.GUI.ESCAPE)
+    shown = 0
+    while not gui.get_event(wk.GUI.ESCAPE):         # the loop of programs that quit on Escape
+        gui.show()
+        shown += 1
+    assert shown == 2 and gui.event.key == wk.GUI.ESCAPE and not gui.running
+    assert gui.get_event((wk.GUI.PRESS, wk.GUI.EXIT)) and not gui.get_events()
+    gui = wk.GUI("for", res=4, show_gui=False)
+    with pytest.raises(SystemExit) as ended:         # a loop that never asks: the next frame ends the program
+        for _ in range(10 ** 6):
+            gui.show()
+    assert ended.value.code == 0 and gui.frame == 2 and "ending it" in capsys.readouterr().err
+    window = wk.ui.Window("ggui", (4, 4), show_window=False)
+    while window.running:
+        window.show()
+    assert window.get_event(wk.ui.PRESS) and window.event.key == wk.ui.ESCAPE
+    assert [e.key for e in window.get_events()] == ["WMClose"]
+
+
 def test_per_point_radii_widgets_arrows_and_taichi_helpers(tmp_path):
     gui = wk.GUI("extras", res=100, show_gui=False)
     gui.circles(np.array([[0.25, 0.5], [0.75, 0.5]]), radius=np.array([1.0, 20.0]))

@@ -5,8 +5,9 @@ Coordinates are Taichi's: positions in [0, 1]^2 with the origin at the bottom le
 `set_image(img)` takes img[x, y] (x to the right, y upwards; floats in [0, 1] or uint8; 2-D is grey). There is
 no window and no input: `get_event()` is False, `is_pressed()` is False, and `running` stays True until
 `close()` or `gui.running = False`, as with Taichi's `show_gui=False` (so `while gui.running:` never ends on
-its own). To run an interactive program headless to an end, set WK_GUI_MAX_FRAMES=N: `running` turns False after
-the N-th `show()`, and WK_GUI_SAVE=path.png also saves each shown frame there (the last one stays). Text is not
+its own). To run an interactive program headless to an end, set WK_GUI_MAX_FRAMES=N: after the N-th `show()` the
+window counts as closed by its user (`running` turns False, get_event() reports Escape and close; one more
+`show()` ends the program), and WK_GUI_SAVE=path.png also saves each shown frame there (the last one stays). Text is not
 rendered; widgets (`slider`, `label`, `button`) keep the values the program gives them. `rgb_to_hex`,
 `hex_to_rgb` and `imwrite` are Taichi's helpers of the same names (wk.rgb_to_hex, wk.tools.imwrite). The pixels
 are drawn by raster.py, and the frame loop (HeadlessFrames) is shared with wk.ui's GGUI window (ui/)."""
@@ -47,17 +48,42 @@ def imwrite(image: Any, filename: str) -> None:
     write_png(filename, to_rgba(image_rows(image)))
 
 
+class Event:
+    """An input event as Taichi's GUIs report them (`gui.event`, `window.event`): `type` (PRESS/RELEASE),
+    `key`, `modifier`, `pos`."""
+
+    def __init__(self, type: str, key: str):
+        self.type, self.key = type, key
+        self.modifier: list[str] = []
+        self.pos = (0.5, 0.5)
+        self.delta = (0, 0)
+
+    def __repr__(self) -> str:
+        return f"Event({self.type!r}, {self.key!r})"
+
+
+# What a user closing the window sends: Escape pressed, then the window manager's close
+CLOSING_EVENTS = (("Press", "Escape"), ("Press", "WMClose"))
+
+
 class HeadlessFrames:
     """The frame loop of the off-screen front ends (GUI here, ui.Window): `running` stays True until the program
-    sets it False, or until the WK_GUI_MAX_FRAMES-th shown frame; WK_GUI_SAVE=path.png saves every shown frame."""
+    sets it False, or until the WK_GUI_MAX_FRAMES-th shown frame; WK_GUI_SAVE=path.png saves every shown frame.
+
+    Reaching WK_GUI_MAX_FRAMES acts as a user closing the window: `running` turns False and the event queue gets
+    an Escape press and a close event (so `while not gui.get_event(gui.ESCAPE):` ends too); a program that shows
+    yet another frame after that (a `for` loop over a million frames) ends there, with SystemExit(0)."""
     running: bool
     frame: int
     max_frames: int | None
     save_to: str | None
+    event: Event | None = None
 
     def _start_frames(self) -> None:
         self.running = True
         self.frame = 0
+        self._events: list[Event] = []
+        self.event = None
         limit = os.environ.get("WK_GUI_MAX_FRAMES", "").strip()
         if limit and not limit.isdigit():
             raise ValueError(f"WK_GUI_MAX_FRAMES must be a frame count, not {limit!r}")
@@ -69,9 +95,27 @@ class HeadlessFrames:
         for path in (file, self.save_to):
             if path:
                 write_png(path, to_rgba(rows))
+        if self.max_frames is not None and self.frame >= self.max_frames:
+            print(f"WK_GUI_MAX_FRAMES={self.max_frames}: the program goes on showing frames after its window was "
+                  "closed; ending it", file=sys.stderr)
+            raise SystemExit(0)
         self.frame += 1
         if self.max_frames is not None and self.frame >= self.max_frames:
             self.running = False
+            self._events.extend(Event(kind, key) for kind, key in CLOSING_EVENTS)
+
+    def _take_events(self, matches: Any, first_only: bool) -> list[Event]:
+        """Removes and returns the queued events `matches(event)` accepts (the first one, or all)."""
+        taken = []
+        for event in list(self._events):
+            if matches(event):
+                self._events.remove(event)
+                taken.append(event)
+                if first_only:
+                    break
+        if taken:
+            self.event = taken[-1]
+        return taken
 
 
 class Widget:
@@ -103,10 +147,11 @@ class GUI(HeadlessFrames):
 
     # ---- input (none) --------------------------------------------------------------------------------------
     def get_event(self, *filters: Any) -> bool:
-        return False
+        """No input reaches an off-screen GUI; only closing it at WK_GUI_MAX_FRAMES queues events."""
+        return bool(self._take_events(lambda e: _gui_filter_accepts(filters, e), True))
 
     def get_events(self, *filters: Any) -> list[Any]:
-        return []
+        return self._take_events(lambda e: _gui_filter_accepts(filters, e), False)
 
     def is_pressed(self, *keys: Any) -> bool:
         return False
@@ -115,7 +160,7 @@ class GUI(HeadlessFrames):
         return 0.5, 0.5
 
     def get_key_event(self) -> None:
-        """No window, so no events: get_event() is always False and nothing reaches here."""
+        """The event get_event() took is `gui.event`; nothing else arrives."""
         return None
 
     # ---- widgets (values only) -----------------------------------------------------------------------------
@@ -225,6 +270,19 @@ class GUI(HeadlessFrames):
 
     def close(self) -> None:
         self.running = False
+
+
+def _gui_filter_accepts(filters: tuple[Any, ...], event: Event) -> bool:
+    """ti.GUI's get_event filters: none (any event), a key or an event type, or a (type, key) pair."""
+    if not filters:
+        return True
+    for wanted in filters:
+        if isinstance(wanted, tuple):
+            if all(part in (event.type, event.key) for part in wanted):
+                return True
+        elif wanted in (event.type, event.key):
+            return True
+    return False
 
 
 def _rgb_ints(color: Any, count: int) -> np.ndarray:

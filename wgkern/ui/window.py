@@ -42,12 +42,13 @@ class Window(HeadlessFrames):
 
     # ---- input (none) --------------------------------------------------------------------------------------
     def get_events(self, tag: str | None = None) -> list[Any]:
+        """No input reaches an off-screen window; only closing it at WK_GUI_MAX_FRAMES queues events."""
         _check_event_tag(tag)
-        return []
+        return self._take_events(lambda e: tag is None or e.type == tag, False)
 
     def get_event(self, tag: str | None = None) -> bool:
         _check_event_tag(tag)
-        return False
+        return bool(self._take_events(lambda e: tag is None or e.type == tag, True))
 
     def is_pressed(self, *keys: Any) -> bool:
         return False
