@@ -295,3 +295,32 @@ def test_sparse_errors_name_the_node(arch):
     with pytest.raises(wk.WkError, match="cannot hang below a dynamic node"):
         wk.root.dynamic(wk.i, 4).dense(wk.j, 2)
     assert wk.length(lists.parent(), [1]) == 0
+
+
+def test_struct_field_lists(arch):
+    # Taichi's marching-squares example: a struct field placed under a dynamic node, appended to in parallel
+    Edge = wk.types.struct(p0=wk.math.vec2, p1=wk.math.vec2)
+    edges = Edge.field()
+    wk.root.dynamic(wk.i, 64, chunk_size=8).place(edges)
+    rows = Edge.field()
+    wk.root.dense(wk.i, 2).dynamic(wk.j, 4).place(rows)
+    assert edges.shape == (64,) and edges.parent().kind == "dynamic"
+
+    @wk.kernel
+    def build(n: wk.i32) -> wk.i32:
+        edges.deactivate()
+        for k in range(n):
+            edges.append(Edge(wk.math.vec2(k, 0), wk.math.vec2(k, 1)))
+        rows[1].append(Edge(wk.math.vec2(5, 6), wk.math.vec2(7, 8)))
+        return edges.length()
+
+    @wk.kernel
+    def total() -> wk.f32:
+        s = 0.0
+        for k in range(edges.length()):
+            s += edges[k].p0.x + edges[k].p1.y
+        return s
+
+    assert build(10) == 10 and total() == 45.0 + 10
+    assert build(3) == 3 and total() == 3.0 + 3
+    assert wk.length(rows.parent(), [1]) == 2 and rows.p1.to_numpy()[1, 1].tolist() == [7, 8]

@@ -103,8 +103,7 @@ class ExpressionMixin:
         return self.attribute_of(base, node.attr)
 
     def attribute_of(self, base: Any, attr: str) -> Any:
-        method = self.dynamic_method(base, attr) if self.is_container(base) or isinstance(base, DynamicList) \
-            else None
+        method = self.dynamic_method(base, attr)
         if method is not None:
             return method
         if isinstance(base, (StructValue, StructElement)):
@@ -199,7 +198,8 @@ class ExpressionMixin:
     def subscript(self, base: Any, indices: list[Any], label: str = "") -> Any:
         """base[indices]; `label` is the base's source text, used to name it in messages."""
         if isinstance(base, StructField):
-            return StructElement(base, self.expand_indices(indices), label)
+            dynamic = self.dynamic_list(base, self.expand_indices(indices))
+            return dynamic if dynamic is not None else StructElement(base, self.expand_indices(indices), label)
         if isinstance(base, NdarrayRef) or self.is_container(base):
             dynamic = self.dynamic_list(base, self.expand_indices(indices)) if self.is_container(base) else None
             if dynamic is not None:

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from wgkern.errors import CompileError
-from wgkern.frontend.values import GlobalRef, VectorValue, describe
+from wgkern.frontend.values import GlobalRef, StructElement, VectorValue, describe
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind
 from wgkern.lang import sparse
 from wgkern.lang import types as T
 from wgkern.lang.snode import SPARSE_KINDS, SNode
+from wgkern.lang.structs import StructField
 
 SPARSE_INTRINSICS = frozenset({sparse.activate, sparse.deactivate, sparse.is_active, sparse.append,
                                sparse.length, sparse.rescale_index})
@@ -131,7 +132,8 @@ class SparseMixin:
         return DynamicList(field, level, tuple(indices))
 
     def dynamic_method(self, target: Any, attr: str) -> DynamicMethod | None:
-        if attr not in ("append", "length", "deactivate"):
+        if attr not in ("append", "length", "deactivate") or not (
+                self.is_container(target) or isinstance(target, (DynamicList, StructField))):
             return None
         if isinstance(target, DynamicList):
             return DynamicMethod(target, attr)
@@ -217,7 +219,8 @@ class SparseMixin:
         return self.b.cast(active, T.i32)
 
     def sparse_append(self, node: SNode, indices: list[Any], value: Any, field: Any) -> ir.Stmt:
-        """`wk.append(node, I, v)`: the list's old length, after storing v at that position (when it fits)."""
+        """`wk.append(node, I, v)`: the list's old length, after storing v at that position (when it fits).
+        `field`: the (struct) field of `x[i].append(v)`; for `wk.append` the one field placed below the node."""
         if node.kind != "dynamic":
             raise CompileError(f"wk.append() takes a dynamic node, not {node!r}")
         indices = [self.as_index(v) for v in indices] if field is not None else indices
@@ -235,8 +238,11 @@ class SparseMixin:
         with self.b.at(fits.then_block):
             position = node.axis_order.index(node.dynamic_axis)
             element = [*indices[:position], old, *indices[position:]]
-            ref = GlobalRef(self.ctx.field_slot(field), element, tuple(field.element_shape), field.name)
-            self.store_values(ref, value)
+            if isinstance(field, StructField):
+                self.store_struct(StructElement(field, element, field.name), value)
+            else:
+                ref = GlobalRef(self.ctx.field_slot(field), element, tuple(field.element_shape), field.name)
+                self.store_values(ref, value)
         return old
 
     def sparse_deactivate(self, node: SNode, indices: list[ir.Stmt]) -> None:

@@ -107,7 +107,13 @@ class SNode:
             raise WkError("place(offset=...) is not supported")
         if self.kind == "place":
             raise WkError("place() hangs fields below a dense/pointer/bitmasked/dynamic node, not below a field")
+        from wgkern.lang.structs import StructField
         for field in fields:
+            if isinstance(field, StructField):          # a struct field: its members, placed together
+                self.place(*field.members.values())
+                object.__setattr__(field, "shape", self.shape)
+                object.__setattr__(field, "_place_node", SNode(self.axes, "place", self))
+                continue
             if not isinstance(field, Field):
                 raise WkError(f"place() takes fields, got {type(field).__name__}")
             field._place(self.shape)

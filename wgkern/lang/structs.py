@@ -146,6 +146,16 @@ class StructField:
         object.__setattr__(self, "members", members)
         object.__setattr__(self, "shape", next(iter(members.values())).shape)
 
+    _place_node: Any = None             # set by node.place(s) (lang/snode.py)
+
+    @property
+    def snode(self) -> Any:
+        """Taichi's `s.snode`: the place node of the struct field's members."""
+        return next(iter(self.members.values())).snode if self._place_node is None else self._place_node
+
+    def parent(self, n: int = 1) -> Any:
+        return self.snode.parent(n)
+
     def __getattr__(self, member: str) -> Any:
         members = self.__dict__.get("members", {})
         if member in members:
