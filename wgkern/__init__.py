@@ -125,7 +125,7 @@ def __getattr__(name: str):
 
 
 _GUI_NAMES = {"GUI": "GUI", "rgb_to_hex": "rgb_to_hex", "hex_to_rgb": "hex_to_rgb", "imwrite": "imwrite"}
-_SUBMODULES = ("tools", "ui")       # wk.tools (ti.tools) and wk.ui (ti.ui, GGUI drawn off-screen)
+_SUBMODULES = ("tools", "ui", "_lib")       # wk.tools (ti.tools) and wk.ui (ti.ui, GGUI drawn off-screen)
 
 
 def __dir__() -> list[str]:

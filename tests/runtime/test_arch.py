@@ -91,3 +91,9 @@ def test_opengl_is_never_chosen(adapters):
     with pytest.raises(wk.ArchUnavailableError, match="OpenGL"):
         select(wk.webgpu)
     assert select().arch is Arch.cpu
+
+
+def test_taichi_capability_queries_say_what_can_be_initialised(adapters):
+    adapters.extend([LAVAPIPE])
+    core = wk._lib.core
+    assert core.with_vulkan() is True and core.with_metal() is False and core.with_cuda() is False
