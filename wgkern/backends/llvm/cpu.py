@@ -43,9 +43,16 @@ class CpuBuffer:
     nbytes: int
 
 
+def guard_bytes(nbytes: int) -> int:
+    """Spare bytes after a buffer: an index a little past the end (a bug ported programs often have, which
+    Taichi's memory pool absorbs) lands there instead of in the process's heap; debug=True reports it."""
+    return min(max(nbytes, 256), 1 << 16)
+
+
 def aligned_bytes(nbytes: int) -> tuple[np.ndarray, int]:
-    """A zeroed uint8 array of at least `nbytes` (one byte minimum) starting on an ALIGNMENT boundary."""
-    raw = np.zeros(max(nbytes, 1) + ALIGNMENT, dtype=np.uint8)
+    """A zeroed uint8 array of at least `nbytes` (one byte minimum) starting on an ALIGNMENT boundary, with
+    guard_bytes() of slack behind it."""
+    raw = np.zeros(max(nbytes, 1) + ALIGNMENT + guard_bytes(nbytes), dtype=np.uint8)
     start = -raw.ctypes.data % ALIGNMENT
     array = raw[start:start + max(nbytes, 1)]
     return array, array.ctypes.data
