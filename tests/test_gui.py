@@ -103,8 +103,9 @@ def test_per_point_radii_widgets_arrows_and_taichi_helpers(tmp_path):
     slider = gui.slider("speed", 0.5, 2.0)
     slider.value = 1.5
     assert slider.value == 1.5 and gui.button("reset") == "reset" and gui.label("n").value == 0
-    assert wk.rgb_to_hex([1.0, 0.5, 0.0]) == 0xFF8000 and wk.hex_to_rgb(0xFF0000) == (1.0, 0.0, 0.0)
-    assert wk.rgb_to_hex(np.array([[0.0, 0.0, 1.0]])).tolist() == [0x0000FF]
+    assert wk.rgb_to_hex([1.0, 0.5, 0.0]) == 0xFF7F00 and wk.hex_to_rgb(0xFF0000) == (1.0, 0.0, 0.0)
+    # as Taichi: channels along the first axis (per-item arrays), truncated
+    assert wk.rgb_to_hex(np.array([[0.1, 0.5], [0.2, 0.2], [1, 1]])).tolist() == [1651711, 8336383]
     wk.tools.imwrite(np.random.default_rng(0).random((8, 4, 3)), str(tmp_path / "a.png"))
     wk.imwrite(np.zeros((8, 4), np.uint8), str(tmp_path / "b.png"))
     assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "b.png").stat().st_size > 0

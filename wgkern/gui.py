@@ -22,6 +22,7 @@ import numpy as np
 from wgkern.png import to_rgba, write_png
 from wgkern.raster import (as_array as _array, fill_triangles, image_rows, points2d as _points, splat_discs,
                            stroke_segments)
+from wgkern.tools.image import imwrite  # noqa: F401  (wk.imwrite, Taichi's old name for ti.tools.imwrite)
 
 
 def _rgb(color: Any) -> np.ndarray:
@@ -31,9 +32,11 @@ def _rgb(color: Any) -> np.ndarray:
 
 
 def rgb_to_hex(color: Any) -> Any:
-    """Taichi's ti.rgb_to_hex: float RGB in [0, 1] (last axis; arrays too) -> 0xRRGGBB."""
-    rgb = np.clip(np.round(np.asarray(_array(color), dtype=np.float64) * 255), 0, 255).astype(np.int64)
-    value = (rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2]
+    """Taichi's ti.rgb_to_hex: float (r, g, b) in [0, 1] -> 0xRRGGBB, each channel truncated to 0..255; the
+    channels are the first axis, so `rgb_to_hex([r_array, g_array, b_array])` colors many items at once."""
+    channels = [np.clip(np.asarray(_array(color[k]), dtype=np.float64) * 255, 0, 255).astype(np.int64)
+                for k in range(3)]
+    value = (channels[0] << 16) | (channels[1] << 8) | channels[2]
     return int(value) if value.ndim == 0 else value
 
 
@@ -41,11 +44,6 @@ def hex_to_rgb(color: Any) -> Any:
     """Taichi's ti.hex_to_rgb: 0xRRGGBB -> (r, g, b) floats in [0, 1]."""
     rgb = _rgb(color)
     return tuple(float(c) for c in rgb) if rgb.ndim == 1 else rgb
-
-
-def imwrite(image: Any, filename: str) -> None:
-    """Taichi's ti.tools.imwrite: img[x, y] (as GUI.set_image takes it) to a PNG file."""
-    write_png(filename, to_rgba(image_rows(image)))
 
 
 class Event:
