@@ -8,6 +8,7 @@ from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentE
                            CompileError, DeviceLostError, KernelAssertionError, OutOfMemoryError, SizingError,
                            WkError)
 from wgkern.lang import ad
+from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg()` (lang/impl.py)
 from wgkern.lang import math
 from wgkern.lang.fields import field, ndarray
 from wgkern.lang.kernel import data_oriented, func, kernel, pure, pyfunc

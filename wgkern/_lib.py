@@ -19,4 +19,5 @@ core = SimpleNamespace(
     with_vulkan=lambda: _available("vulkan"), with_metal=lambda: _available("metal"),
     with_dx12=lambda: _available("dx12"), with_cuda=lambda: False, with_amdgpu=lambda: False,
     with_opengl=lambda: False, with_gles=lambda: False, with_dx11=lambda: False,
+    GGUI_AVAILABLE=True,          # wk.ui draws off-screen everywhere
 )

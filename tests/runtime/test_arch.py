@@ -97,3 +97,9 @@ def test_taichi_capability_queries_say_what_can_be_initialised(adapters):
     adapters.extend([LAVAPIPE])
     core = wk._lib.core
     assert core.with_vulkan() is True and core.with_metal() is False and core.with_cuda() is False
+
+
+def test_current_cfg_names_the_running_arch_and_options(arch):
+    cfg = wk.lang.impl.current_cfg()
+    assert cfg.arch is Arch(arch) and cfg.debug is False and cfg.default_fp is wk.f32
+    assert wk._lib.core.GGUI_AVAILABLE
