@@ -31,7 +31,8 @@ from wgkern.lang.snode import SNode, axes
 from wgkern.lang.sparse import (activate, append, deactivate, deactivate_all_snodes, is_active, length,
                                 rescale_index)
 globals().update({_name: _axes for _name, _axes in _AXIS_COMBINATIONS.items() if _name not in globals()})
-from wgkern.lang.types import f16, f32, f64, i8, i16, i32, i64, template, types, u1, u8, u16, u32, u64
+from wgkern.lang.types import (f16, f32, f64, i8, i16, i32, i64, sparse_matrix_builder, template, types, u1, u8, u16,
+                               u32, u64)
 from wgkern.runtime.arch import amdgpu, cpu, cuda, dx12, gpu, metal, vulkan, webgpu
 from wgkern.runtime.program import init, reset, stats, sync
 from wgkern import algorithms, profiler
@@ -98,9 +99,6 @@ __all__ = [
 
 # Taichi features a ported program may reach for that wgkern does not have, and what to use instead.
 _NOT_AVAILABLE = {
-    "linalg": "ti.linalg (sparse matrices and solvers) is not available; write the solver as kernels (e.g. "
-              "conjugate gradients over fields)",
-    "sparse_matrix_builder": "sparse matrices are not available; write the solver as kernels over fields",
     "Mesh": "ti.Mesh (MeshTaichi) is not available",
     "aot": "ti.aot (ahead-of-time modules) is not available",
     "real_func": "ti.real_func is not available; @wk.func functions are inlined",
@@ -126,7 +124,7 @@ def __getattr__(name: str):
 
 
 _GUI_NAMES = {"GUI": "GUI", "rgb_to_hex": "rgb_to_hex", "hex_to_rgb": "hex_to_rgb", "imwrite": "imwrite"}
-_SUBMODULES = ("tools", "ui", "_lib")       # wk.tools (ti.tools) and wk.ui (ti.ui, GGUI drawn off-screen)
+_SUBMODULES = ("tools", "ui", "_lib", "linalg")   # wk.tools (ti.tools), wk.ui (ti.ui, GGUI drawn off-screen), wk.linalg
 
 
 def __dir__() -> list[str]:

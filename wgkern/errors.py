@@ -119,3 +119,8 @@ class DeviceLostError(WkError, RuntimeError):
 
 class NotInitializedError(WkError, RuntimeError):
     """An operation needs wk.init() first."""
+
+
+class LinalgError(WkError, RuntimeError):
+    """A wk.linalg misuse: a builder overflowed max_num_triplets, shapes of sparse operands differ, a solver
+    was asked to solve before factorizing (Taichi raises TaichiRuntimeError for these)."""

@@ -19,6 +19,7 @@ from wgkern.frontend.calls import CallMixin
 from wgkern.frontend.expressions import ExpressionMixin
 from wgkern.frontend.loops import LoopMixin
 from wgkern.frontend.sparse import SparseMixin
+from wgkern.frontend.sparse_matrix import SparseMatrixMixin
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
 from wgkern.frontend.source import FunctionSource, parse_function
 from wgkern.frontend.static_eval import closure_values
@@ -206,7 +207,8 @@ def is_field(obj: Any) -> bool:
     return isinstance(obj, Container)
 
 
-class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, LoopMixin, SparseMixin):
+class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, LoopMixin, SparseMixin,
+                      SparseMatrixMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx
         self.b = IRBuilder()
@@ -441,6 +443,9 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
 
     def bind_kernel_arg(self, index: int, name: str, spec: ir.ArgSpec) -> None:
         scope = self.frame.scope
+        if spec.kind == "sparse_matrix_builder":
+            self.bind_sparse_matrix_arg(name, spec)
+            return
         if spec.components:
             self.bind_component_arg(name, spec)
             return

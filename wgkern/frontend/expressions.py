@@ -15,6 +15,7 @@ from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.scope import Fixed, Static, VectorVar
 from wgkern.frontend.sparse import DynamicList
+from wgkern.frontend.sparse_matrix import SparseMatrixRef
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.structs import StructField
 from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, StructElement, StructValue,
@@ -216,6 +217,8 @@ class ExpressionMixin:
             return GlobalRef(base.slot, base.indices + extra, base.element_shape[len(indices):], base.label)
         if isinstance(base, VectorValue):
             return self.vector_subscript(base, self.expand_indices(indices))
+        if isinstance(base, SparseMatrixRef):
+            return self.sparse_matrix_entry(base, indices)
         if is_runtime(base):
             raise CompileError(f"{describe(base)} cannot be indexed")
         if any(is_runtime(i) for i in indices):

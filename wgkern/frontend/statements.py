@@ -13,6 +13,7 @@ import numpy as np
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.expressions import PYTHON_BINARY
+from wgkern.frontend.sparse_matrix import SparseMatrixEntry
 from wgkern.lang.structs import StructType, leaf_types
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Static, StructVar, VectorVar
 from wgkern.frontend.values import (GlobalRef, StructElement, StructValue, VectorValue, describe,
@@ -170,7 +171,7 @@ class StatementMixin:
                 return VarElements(var, selection, picked)
             base = self.visit(node.value)
             place = self.subscript(base, indices, ast.unparse(node.value))
-            if isinstance(place, (GlobalRef, StructElement)):
+            if isinstance(place, (GlobalRef, StructElement, SparseMatrixEntry)):
                 return place
             raise CompileError(f"cannot assign to an element of {describe(base)}")
         if isinstance(node, ast.Attribute):
@@ -320,6 +321,9 @@ class StatementMixin:
         op_type = type(node.op)
         place = self.target_place(node.target)
         rhs = self.rvalue(node.value)
+        if isinstance(place, SparseMatrixEntry):
+            self.sparse_matrix_update(place, op_type, rhs)
+            return
         if isinstance(place, GlobalRef) and op_type in ATOMIC_AUGMENTED:
             self.global_atomic(ATOMIC_AUGMENTED[op_type], place, rhs)
             return

@@ -234,12 +234,23 @@ def template() -> Template:
     return Template()
 
 
+@dataclass(frozen=True, slots=True)
+class SparseMatrixBuilderType:
+    """`wk.types.sparse_matrix_builder()` argument annotation (Taichi's): the argument is a
+    `wk.linalg.SparseMatrixBuilder`, and `K[i, j] += v` in the kernel appends a triplet to it."""
+
+
+def sparse_matrix_builder() -> SparseMatrixBuilderType:
+    return SparseMatrixBuilderType()
+
+
 class types:  # noqa: N801 - namespace mirroring `ti.types`
     """`wk.types.*` namespace."""
     vector = staticmethod(vector)
     matrix = staticmethod(matrix)
     ndarray = staticmethod(ndarray)
     template = staticmethod(template)
+    sparse_matrix_builder = staticmethod(sparse_matrix_builder)
 
     @staticmethod
     def struct(**members: Any) -> Any:

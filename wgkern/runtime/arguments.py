@@ -14,17 +14,19 @@ import numpy as np
 from wgkern.errors import ArgumentError
 from wgkern.ir.nodes import ArgSpec
 from wgkern.lang.fields import Container, Field, Ndarray
-from wgkern.lang.types import (DataType, NdarrayType, Template, VectorType, from_numpy_dtype, to_dtype,
-                               value_fits)
+from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, Template, VectorType,
+                               from_numpy_dtype, to_dtype, value_fits)
 
 SCALAR, NDARRAY, TEMPLATE, VECTOR, STRUCT, INFER = "scalar", "ndarray", "template", "vector", "struct", "infer"
+SPARSE_MATRIX_BUILDER = "sparse_matrix_builder"     # its buffers are passed as ndarray arguments (wgkern/linalg)
 
 
 @dataclass(frozen=True, slots=True)
 class ParamRule:
     """What one kernel parameter accepts, from its annotation. kind: scalar / ndarray / template /
-    vector (a vector or matrix value) / struct (a struct value) / infer (no annotation). Vector and struct
-    values are passed at run time as scalar arguments, one per component (`leaves`)."""
+    vector (a vector or matrix value) / struct (a struct value) / sparse_matrix_builder / infer (no
+    annotation). Vector and struct values are passed at run time as scalar arguments, one per component
+    (`leaves`); a sparse matrix builder as its ndarray buffers."""
     name: str
     kind: str
     dtype: DataType | None = None
@@ -49,12 +51,19 @@ class Specialisation:
     @property
     def arg_specs(self) -> list[ArgSpec]:
         """One ArgSpec per parameter, then one scalar ArgSpec per component of each vector/struct parameter
-        (in parameter order, as `values` holds them)."""
+        and one ndarray ArgSpec per buffer of each sparse matrix builder (in parameter order, as `values`
+        holds them)."""
         if self._arg_specs is None:
             specs = [_arg_spec(rule, kind, part) for rule, (kind, part) in zip(self.rules, self.parts)]
             components: list[ArgSpec] = []
             for index, rule in enumerate(self.rules):
-                if self.parts[index][0] in (VECTOR, STRUCT):
+                if self.parts[index][0] == SPARSE_MATRIX_BUILDER:
+                    from wgkern.linalg.builder import buffer_arg_specs
+                    buffers = buffer_arg_specs(rule.name, self.parts[index][1])
+                    first = len(specs) + len(components)
+                    specs[index].components = tuple(range(first, first + len(buffers)))
+                    components.extend(buffers)
+                elif self.parts[index][0] in (VECTOR, STRUCT):
                     first = len(specs) + len(components)
                     specs[index].components = tuple(range(first, first + len(rule.leaves)))
                     components.extend(ArgSpec(name=f"{rule.name}{path}", kind=SCALAR, dtype=dtype)
@@ -64,6 +73,8 @@ class Specialisation:
 
 
 def _arg_spec(rule: ParamRule, kind: str, part: Any) -> ArgSpec:
+    if kind == SPARSE_MATRIX_BUILDER:
+        return ArgSpec(name=rule.name, kind=SPARSE_MATRIX_BUILDER, dtype=part)
     if kind == STRUCT:
         return ArgSpec(name=rule.name, kind=TEMPLATE, dtype=rule.struct_type)
     if kind == SCALAR:
@@ -103,6 +114,8 @@ def _rule_of(kernel: Any, param: inspect.Parameter) -> ParamRule:
         return ParamRule(name, INFER)
     if isinstance(annotation, Template) or annotation is Template:
         return ParamRule(name, TEMPLATE)
+    if isinstance(annotation, SparseMatrixBuilderType) or annotation is SparseMatrixBuilderType:
+        return ParamRule(name, SPARSE_MATRIX_BUILDER)
     if isinstance(annotation, NdarrayType) or annotation is NdarrayType:
         if annotation is NdarrayType:
             annotation = NdarrayType()
@@ -340,6 +353,13 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
         elif kind == STRUCT:
             components.extend(_struct_values(kernel, rule, value))
             parts.append((STRUCT, rule.struct_type))
+        elif kind == SPARSE_MATRIX_BUILDER:
+            from wgkern.linalg.builder import kernel_buffers
+            buffers = kernel_buffers(value, f"{_where(kernel, rule)}")
+            for buffer in buffers:
+                _check_program(kernel, rule, buffer, program)
+            components.extend(buffers)
+            parts.append((SPARSE_MATRIX_BUILDER, value.dtype))
         else:
             if isinstance(value, Container):
                 if value.program is not program or not program.alive:

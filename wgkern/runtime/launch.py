@@ -75,6 +75,8 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
     from wgkern.passes import pipeline
 
     derived = reverse or forward_mode
+    if derived:
+        _refuse_sparse_matrix_builders(kernel, spec)
     forward = program.kernel_cache.get((kernel, spec.key, False)) if derived else None
     if forward is not None:
         # The reverse (or forward-mode) pipeline starts from the forward kernel already compiled for this
@@ -105,6 +107,17 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
             if plan.dynamic:
                 entry.capacity_plan = plan
     return entry
+
+
+def _refuse_sparse_matrix_builders(kernel: Any, spec: Specialisation) -> None:
+    """A reverse (or forward-mode) kernel cannot differentiate triplet appends (Taichi refuses them too)."""
+    from wgkern.errors import AutodiffError
+    from wgkern.runtime.arguments import SPARSE_MATRIX_BUILDER
+    for rule, (kind, _) in zip(spec.rules, spec.parts):
+        if kind == SPARSE_MATRIX_BUILDER:
+            raise AutodiffError(f"kernel '{kernel.name}' takes the sparse matrix builder '{rule.name}'; "
+                                "kernels that append triplets have no .grad() (differentiate the kernels "
+                                "that compute the values instead)")
 
 
 def _binding_plan(program: Program, kernel: Any, spec: Specialisation, kernel_ir: Any, offloaded: Any,
