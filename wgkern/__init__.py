@@ -12,8 +12,8 @@ from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg(
 from wgkern.lang import math
 from wgkern.lang.fields import field, ndarray
 from wgkern.lang.kernel import data_oriented, func, kernel, pure, pyfunc
-from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_and, atomic_max, atomic_min,
-                              atomic_or, atomic_sub, atomic_xor, bit_cast, block_local, cache_read_only, cast, ceil, clamp, cos, cosh, exp, floor,
+from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_and, atomic_cas, atomic_exchange,
+                              atomic_max, atomic_min, atomic_mul, atomic_or, atomic_sub, atomic_xor, bit_cast, block_local, cache_read_only, cast, ceil, clamp, cos, cosh, exp, floor,
                               grouped, log, log2, loop_config, max, min, ndrange, one, polar_decompose, pow, randn,
                               random, raw_div, raw_mod, bit_shr, round, rsqrt, select, sign, sin, sinh, sqrt, static,
                               static_assert, static_print, stop_grad, svd, sym_eig, tan, tanh, zero)
@@ -81,6 +81,7 @@ __all__ = [
     "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log", "log2", "sqrt",
     "rsqrt", "abs", "floor", "ceil", "round", "pow", "min", "max", "clamp", "sign", "random",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
+    "atomic_mul", "atomic_exchange", "atomic_cas",
     "cast", "bit_cast", "block_local", "cache_read_only", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose", "sym_eig",
     "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "axes", "GUI", "Struct", "dataclass", "data_oriented", "static_print",
     "static_assert", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint1", "uint8",

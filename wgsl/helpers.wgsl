@@ -118,3 +118,18 @@ fn wk_atomic_$NAME(i: i32, v: $T) -> $T {
   }
   return result;
 }
+
+//! atomic_compare_exchange
+// Strong compare-and-swap on a container element ($T: its storage type): atomicCompareExchangeWeak may fail
+// spuriously, so it is retried while the element still holds `expected`. Returns the old value.
+fn wk_atomic_$NAME(i: i32, expected: $T, desired: $T) -> $T {
+  var result: $T;
+  loop {
+    let r = atomicCompareExchangeWeak(&$BUF[i], expected, desired);
+    if (r.exchanged || r.old_value != expected) {
+      result = r.old_value;
+      break;
+    }
+  }
+  return result;
+}

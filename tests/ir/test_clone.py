@@ -72,3 +72,18 @@ def test_operands_outside_the_copied_region_are_kept_or_remapped_by_the_caller()
     replacement = ir.Const(value=5, dtype=T.i32)
     remapped = clone_stmt(use, {outside: replacement})
     assert remapped.lhs is replacement and remapped.rhs is replacement
+
+
+def test_clone_remaps_the_expected_value_of_a_compare_and_swap():
+    from wgkern.ir.ops import AtomicOpKind
+    counter = ir.ContainerSlot(name="n", kind="field", dtype=T.i32, ndim=1, shape=(4,))
+    b = IRBuilder()
+    ptr = b.global_ptr(counter, [b.const(0, T.i32)])
+    expected = b.const(3, T.i32)
+    b.atomic(AtomicOpKind.CAS, ptr, b.const(7, T.i32), expected)
+    b.atomic(AtomicOpKind.MUL, ptr, b.const(2, T.i32))
+    value_map: dict[ir.Stmt, ir.Stmt] = {}
+    copy = clone_block(b.block, value_map)
+    cas, mul = copy.stmts[-3], copy.stmts[-1]
+    assert cas.expected is value_map[expected] and cas.expected is not expected
+    assert mul.expected is None and mul.operands() == [copy.stmts[1], copy.stmts[-2]]

@@ -108,3 +108,14 @@ def test_reference_to_unprinted_statement_is_visible():
     outside = ir.Const(value=1, dtype=T.i32)
     block = ir.Block([ir.UnaryOp(op=UnaryOpKind.NEG, operand=outside, dtype=T.i32)])
     assert "%?Const@" in format_block(block)
+
+
+def test_compare_and_swap_prints_expected_then_desired():
+    b = IRBuilder()
+    counter = ir.ContainerSlot(name="n", kind="field", dtype=T.i32, ndim=1, shape=(4,))
+    ptr = b.global_ptr(counter, [b.const(0, T.i32)])
+    b.atomic(AtomicOpKind.CAS, ptr, b.const(7, T.i32), b.const(3, T.i32))
+    b.atomic(AtomicOpKind.EXCHANGE, ptr, b.const(5, T.i32))
+    lines = format_block(b.block).splitlines()
+    assert lines[4] == "%4 = atomic_cas %1 %3 %2 : i32"         # ptr, expected (3), desired (7)
+    assert lines[6] == "%6 = atomic_exchange %1 %5 : i32"

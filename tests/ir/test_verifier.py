@@ -222,3 +222,28 @@ def test_select_condition_and_branches():
     one = b.const(1, T.i32)
     b.insert(ir.TernarySelect(cond=one, true_value=one, false_value=one, dtype=T.i32))
     rejects(kernel(b.block), "condition must be u1")
+
+
+def test_compare_and_swap_has_an_expected_value_and_no_other_atomic_does():
+    b = IRBuilder()
+    ptr = b.global_ptr(N, [b.const(0, T.i32)])
+    b.atomic(AtomicOpKind.CAS, ptr, b.const(2, T.i32), b.const(1, T.i32))
+    verify(kernel(b.block))                                    # a well-formed CAS: expected is optional, set
+    b = IRBuilder()
+    ptr = b.global_ptr(N, [b.const(0, T.i32)])
+    b.insert(ir.AtomicOp(op=AtomicOpKind.CAS, ptr=ptr, value=b.const(2, T.i32), dtype=T.i32))
+    rejects(kernel(b.block), "expected value if and only if it is a compare-and-swap")
+    b = IRBuilder()
+    ptr = b.global_ptr(N, [b.const(0, T.i32)])
+    b.insert(ir.AtomicOp(op=AtomicOpKind.EXCHANGE, ptr=ptr, value=b.const(2, T.i32), expected=b.const(1, T.i32),
+                         dtype=T.i32))
+    rejects(kernel(b.block), "expected value if and only if it is a compare-and-swap")
+    b = IRBuilder()
+    ptr = b.global_ptr(N, [b.const(0, T.i32)])
+    b.insert(ir.AtomicOp(op=AtomicOpKind.CAS, ptr=ptr, value=b.const(2, T.i32), expected=b.const(1, T.i64),
+                         dtype=T.i32))
+    rejects(kernel(b.block), "expected value's dtype differs")
+    b = IRBuilder()
+    ptr = b.global_ptr(X, [b.const(0, T.i32), b.const(0, T.i32)])
+    b.atomic(AtomicOpKind.CAS, ptr, b.const(2.0, T.f32), b.const(1.0, T.f32))
+    rejects(kernel(b.block), "atomic cas on floats")

@@ -58,14 +58,16 @@ REDUCTIONS: dict[Any, BinaryOpKind] = {
 ATOMICS: dict[Any, AtomicOpKind] = {
     wm.atomic_add: AtomicOpKind.ADD, wm.atomic_sub: AtomicOpKind.SUB, wm.atomic_min: AtomicOpKind.MIN,
     wm.atomic_max: AtomicOpKind.MAX, wm.atomic_and: AtomicOpKind.AND, wm.atomic_or: AtomicOpKind.OR,
-    wm.atomic_xor: AtomicOpKind.XOR,
+    wm.atomic_xor: AtomicOpKind.XOR, wm.atomic_mul: AtomicOpKind.MUL, wm.atomic_exchange: AtomicOpKind.EXCHANGE,
+    wm.atomic_cas: AtomicOpKind.CAS,
 }
 
-# The non-atomic op of each atomic (atomics on local variables, and load-op-store fallbacks).
+# The non-atomic op of each atomic (atomics on local variables, and load-op-store fallbacks); EXCHANGE and CAS
+# store a value instead of combining (calls.py atomic_update).
 ATOMIC_AS_BINARY: dict[AtomicOpKind, BinaryOpKind] = {
     AtomicOpKind.ADD: BinaryOpKind.ADD, AtomicOpKind.SUB: BinaryOpKind.SUB, AtomicOpKind.MIN: BinaryOpKind.MIN,
     AtomicOpKind.MAX: BinaryOpKind.MAX, AtomicOpKind.AND: BinaryOpKind.BIT_AND,
-    AtomicOpKind.OR: BinaryOpKind.BIT_OR, AtomicOpKind.XOR: BinaryOpKind.BIT_XOR,
+    AtomicOpKind.OR: BinaryOpKind.BIT_OR, AtomicOpKind.XOR: BinaryOpKind.BIT_XOR, AtomicOpKind.MUL: BinaryOpKind.MUL,
 }
 
 # Vector helpers of wk.math (ti.math style) -> vector method name.

@@ -128,8 +128,13 @@ class IRBuilder:
     def global_store(self, ptr: ir.GlobalPtr, value: ir.Stmt) -> ir.Stmt:
         return self.insert(ir.GlobalStore(ptr=ptr, value=self.cast(value, ptr.dtype)))
 
-    def atomic(self, op: AtomicOpKind, ptr: ir.GlobalPtr, value: ir.Stmt) -> ir.Stmt:
-        return self.insert(ir.AtomicOp(op=op, ptr=ptr, value=self.cast(value, ptr.dtype), dtype=ptr.dtype))
+    def atomic(self, op: AtomicOpKind, ptr: ir.GlobalPtr, value: ir.Stmt, expected: ir.Stmt | None = None
+               ) -> ir.Stmt:
+        """`expected`: the compared value of a CAS (None for every other op)."""
+        if expected is not None:
+            expected = self.cast(expected, ptr.dtype)
+        return self.insert(ir.AtomicOp(op=op, ptr=ptr, value=self.cast(value, ptr.dtype), expected=expected,
+                                       dtype=ptr.dtype))
 
     # ---- control flow ------------------------------------------------------------------------------------
     def range_for(self, begin: ir.Stmt, end: ir.Stmt, **kw: object) -> ir.RangeFor:

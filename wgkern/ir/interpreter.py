@@ -43,10 +43,11 @@ def _binary(op: BinaryOpKind, lhs: Any, rhs: Any, dtype: T.DataType) -> Any:
         return bool(fold_binary(op, int(lhs), int(rhs), T.i32, exact_only=False))
 
 
+# How each atomic combines the old contents with its value (EXCHANGE and CAS store the value instead).
 ATOMIC: dict[AtomicOpKind, BinaryOpKind] = {
     AtomicOpKind.ADD: BinaryOpKind.ADD, AtomicOpKind.SUB: BinaryOpKind.SUB, AtomicOpKind.MIN: BinaryOpKind.MIN,
     AtomicOpKind.MAX: BinaryOpKind.MAX, AtomicOpKind.AND: BinaryOpKind.BIT_AND,
-    AtomicOpKind.OR: BinaryOpKind.BIT_OR, AtomicOpKind.XOR: BinaryOpKind.BIT_XOR,
+    AtomicOpKind.OR: BinaryOpKind.BIT_OR, AtomicOpKind.XOR: BinaryOpKind.BIT_XOR, AtomicOpKind.MUL: BinaryOpKind.MUL,
 }
 
 
@@ -208,7 +209,14 @@ class Interpreter:
         array, index = self._address(s.ptr)
         old = array[index]
         old_value = old.item() if not s.dtype.is_float else old
-        array[index] = _binary(ATOMIC[s.op], old_value, self._val(s.value), s.dtype)
+        value = self._val(s.value)
+        if s.op is AtomicOpKind.EXCHANGE:
+            array[index] = value
+        elif s.op is AtomicOpKind.CAS:
+            if old_value == self._val(s.expected):
+                array[index] = value
+        else:
+            array[index] = _binary(ATOMIC[s.op], old_value, value, s.dtype)
         return old_value
 
     # ---- control flow

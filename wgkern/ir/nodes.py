@@ -2,8 +2,9 @@
 
 A `Block` holds statements in order; control flow nests blocks (`RangeFor`, `While`, `If`). Operands refer to
 earlier statements by identity. Each class lists its operand fields (`OPERANDS`, single statements;
-`OPERAND_LISTS`, lists of statements) and block fields (`BLOCKS`) so generic walkers, clone and the verifier
-need no per-class code. Kernels before offload are `KernelIR`; after offload they are `OffloadedKernel`."""
+`OPERAND_LISTS`, lists of statements; `OPTIONAL`, the operands that may be None) and block fields (`BLOCKS`) so
+generic walkers, clone and the verifier need no per-class code. Kernels before offload are `KernelIR`; after
+offload they are `OffloadedKernel`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ class Stmt:
     OPERANDS: ClassVar[tuple[str, ...]] = ()
     OPERAND_LISTS: ClassVar[tuple[str, ...]] = ()
     BLOCKS: ClassVar[tuple[str, ...]] = ()
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset()     # operands that may be None
 
     loc: SourceLoc = UNKNOWN_LOC
     dtype: DataType | None = None
@@ -197,11 +199,14 @@ class GlobalStore(Stmt):
 
 @dataclass(eq=False, slots=True, kw_only=True)
 class AtomicOp(Stmt):
-    """Atomic read-modify-write of *ptr; the statement's value is the old contents."""
-    OPERANDS: ClassVar[tuple[str, ...]] = ("ptr", "value")
+    """Atomic read-modify-write of *ptr; the statement's value is the old contents. `expected` is set for
+    CAS only (compare-and-swap: `value` is stored where *ptr equals `expected`)."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("ptr", "value", "expected")
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"expected"})
     op: AtomicOpKind
     ptr: GlobalPtr
     value: Stmt
+    expected: Stmt | None = None
 
 
 @dataclass(eq=False, slots=True, kw_only=True)

@@ -64,6 +64,9 @@ class AtomicOpKind(enum.Enum):
     AND = "and"
     OR = "or"
     XOR = "xor"
+    MUL = "mul"
+    EXCHANGE = "exchange"    # store the value; the old contents are the result
+    CAS = "cas"              # compare-and-swap: store the value where the contents equal AtomicOp.expected
 
 
 # Float-only unary ops (transcendentals etc.); the frontend casts int operands to the default float.
@@ -92,4 +95,5 @@ COMMUTATIVE = frozenset({
 LINEAR_BINARY = frozenset({BinaryOpKind.ADD, BinaryOpKind.SUB})
 LINEAR_UNARY = frozenset({UnaryOpKind.NEG})
 
-INT_ONLY_ATOMIC = frozenset({AtomicOpKind.AND, AtomicOpKind.OR, AtomicOpKind.XOR})
+# CAS is integer-only, as Quadrants' atomic_cas (floats are a type error there).
+INT_ONLY_ATOMIC = frozenset({AtomicOpKind.AND, AtomicOpKind.OR, AtomicOpKind.XOR, AtomicOpKind.CAS})

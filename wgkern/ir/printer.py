@@ -65,7 +65,8 @@ _FORMATTERS: dict[type, Callable[[ir.Stmt, Namer], str]] = {
     ir.GlobalPtr: lambda s, n: f"ptr {_ptr_text(s, n)}",
     ir.GlobalLoad: lambda s, n: f"gload {n.ref(s.ptr)}",
     ir.GlobalStore: lambda s, n: f"gstore {n.ref(s.ptr)} <- {n.ref(s.value)}",
-    ir.AtomicOp: lambda s, n: f"atomic_{s.op.value} {n.ref(s.ptr)} {n.ref(s.value)}",
+    ir.AtomicOp: lambda s, n: (f"atomic_{s.op.value} {n.ref(s.ptr)} "
+                               + (f"{n.ref(s.expected)} " if s.expected is not None else "") + n.ref(s.value)),
     ir.ShapeOf: lambda s, n: f"shape {s.container.name} axis={s.axis}",
     ir.LoopIndex: lambda s, n: f"loop_index {n.ref(s.loop)}",
     ir.RangeFor: lambda s, n: (f"for {n.ref(s.begin)} .. {n.ref(s.end)}"

@@ -12,7 +12,7 @@ from typing import Callable
 from wgkern.errors import InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import (BOOL_ONLY_UNARY, COMPARISONS, FLOAT_ONLY_BINARY, FLOAT_ONLY_UNARY, INT_ONLY_ATOMIC,
-                           INT_ONLY_BINARY, INT_ONLY_UNARY, BinaryOpKind)
+                           INT_ONLY_BINARY, INT_ONLY_UNARY, AtomicOpKind, BinaryOpKind)
 from wgkern.ir.printer import describe
 from wgkern.lang import types as T
 
@@ -131,6 +131,10 @@ def _check_memory(ctx: _Context, s: ir.GlobalLoad | ir.GlobalStore | ir.AtomicOp
         _want(ctx, s, s.dtype == s.ptr.dtype, "atomic result dtype differs from the pointer's")
         if s.op in INT_ONLY_ATOMIC and s.ptr.dtype.is_float:
             _fail(ctx, s, f"atomic {s.op.value} on floats")
+        _want(ctx, s, (s.expected is not None) == (s.op is AtomicOpKind.CAS),
+              "an atomic has an expected value if and only if it is a compare-and-swap")
+        _want(ctx, s, s.expected is None or s.expected.dtype == s.ptr.dtype,
+              "expected value's dtype differs from the pointer's")
 
 
 def _check_shape(ctx: _Context, s: ir.ShapeOf) -> None:
@@ -191,6 +195,8 @@ def _check_stmt(ctx: _Context, stmt: ir.Stmt, scope: _Scope) -> None:
         operand = getattr(stmt, name)
         if isinstance(stmt, ir.LoopIndex) and name == "loop":
             _want(ctx, stmt, any(loop is operand for loop in scope.loops), "loop index outside its loop")
+            continue
+        if operand is None and name in stmt.OPTIONAL:
             continue
         _check_operand(ctx, stmt, operand, name, scope)
     for name in stmt.OPERAND_LISTS:

@@ -296,6 +296,17 @@ atomic_max = _atomic("max")
 atomic_and = _atomic("and")
 atomic_or = _atomic("or")
 atomic_xor = _atomic("xor")
+atomic_mul = _atomic("mul")
+atomic_exchange = _atomic("exchange")
+atomic_exchange.__doc__ = ("`wk.atomic_exchange(dst, value)`: atomically store `value` in global `dst`; returns the "
+                           "old value.")
+
+
+def atomic_cas(dst: Any, expected: Any, desired: Any) -> Any:
+    """`wk.atomic_cas(dst, expected, desired)`: atomic compare-and-swap on an integer `dst` (as Quadrants'
+    qd.atomic_cas): where `dst` holds `expected`, store `desired`. Returns the old value either way, so
+    `wk.atomic_cas(dst, e, d) == e` says whether the swap happened."""
+    raise WkError("wk.atomic_cas can only be used inside a @wk.kernel or @wk.func")
 
 
 # ---- vector helpers (ti.math.*); inside kernels the frontend lowers them to the vector methods ----------

@@ -156,6 +156,8 @@ def _atomic(r: _Repairer, s: ir.AtomicOp) -> None:
     if s.op in INT_ONLY_ATOMIC and s.ptr.dtype.is_float:
         raise CompileError(f"atomic_{s.op.value} needs an integer destination, got {s.ptr.dtype.name}", s.loc)
     s.value = r.cast(s.value, s.ptr.dtype, s)
+    if s.expected is not None:
+        s.expected = r.cast(s.expected, s.ptr.dtype, s)
     s.dtype = s.ptr.dtype
 
 

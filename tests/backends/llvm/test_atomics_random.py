@@ -149,3 +149,50 @@ def test_atomic_f16_min_max_and_nan_operands(backend) -> None:
     acc, _ = run(backend, backend.compile(atomic_kernel(A.MIN, T.f32, scramble)), [np.full(1, np.nan),
                                                                                     np.zeros(64)])
     assert acc[0] == 0.0
+
+
+@pytest.mark.parametrize("dtype", [T.i32, T.u32, T.i64, T.u64, T.f32, T.f64], ids=str)
+def test_atomic_exchange_hands_each_thread_its_predecessor(backend, dtype: T.DataType) -> None:
+    """old[i] = exchange(acc, i + 1): the old values and the final value are 0..N, each exactly once."""
+    plus_one = lambda b, i, dtype: b.cast(b.add(i, b.const(1, T.i32)), dtype)  # noqa: E731
+    compiled = backend.compile(atomic_kernel(A.EXCHANGE, dtype, plus_one))
+    acc, old = run(backend, compiled, [np.zeros(1), np.zeros(N)])
+    np.testing.assert_array_equal(np.sort(np.concatenate([old, acc])), np.arange(N + 1))
+    assert "atomicrmw xchg" in compiled.source()
+
+
+@pytest.mark.parametrize("dtype", [T.i32, T.u32, T.i64, T.f32, T.f64], ids=str)
+def test_atomic_mul_cmpxchg_loop_returns_every_partial_product(backend, dtype: T.DataType) -> None:
+    """30 of the N threads multiply by 2, the rest by 1: the doubling threads see each power 2^0..2^29 once."""
+    def factor(b, i, dtype):
+        every = b.binary(B.MOD, i, b.const(N // 30 + 1, T.i32))
+        doubles = b.binary(B.CMP_EQ, every, b.const(0, T.i32))
+        return b.cast(b.select(doubles, b.const(2, T.i32), b.const(1, T.i32)), dtype)
+
+    compiled = backend.compile(atomic_kernel(A.MUL, dtype, factor))
+    acc, old = run(backend, compiled, [np.ones(1), np.zeros(N)])
+    assert acc[0] == 2 ** 30
+    doubling = np.arange(N) % (N // 30 + 1) == 0
+    assert sorted(old[doubling].tolist()) == [2 ** k for k in range(30)]
+    assert set(old.tolist()) <= {2 ** k for k in range(31)}
+    assert "cmpxchg" in compiled.source()
+
+
+@pytest.mark.parametrize("dtype", [T.i32, T.u32, T.i64, T.u64, T.u1], ids=str)
+def test_atomic_cas_claims_each_slot_once(backend, dtype: T.DataType) -> None:
+    """old[i] = cas(acc[i % 64], 0, 1): exactly one thread per slot sees 0 (the one that stored the 1)."""
+    slots = 64
+    acc = ndarray_slot("acc", dtype, 1, 0)
+    old = ndarray_slot("old", dtype, 1, 1)
+
+    def body(b, i):
+        ptr = b.global_ptr(acc, [b.binary(B.MOD, i, b.const(slots, T.i32))])
+        b.global_store(b.global_ptr(old, [i]), b.atomic(A.CAS, ptr, b.const(1, dtype), b.const(0, dtype)))
+
+    kernel = ir.OffloadedKernel("cas", ndarray_args([acc, old]), [acc, old],
+                                [range_task(const(0), shape_of(old), body)])
+    compiled = backend.compile(kernel)
+    got_acc, got_old = run(backend, compiled, [np.zeros(slots), np.full(N, 7)])
+    assert got_acc.tolist() == [1] * slots
+    assert np.count_nonzero(got_old == 0) == slots and np.count_nonzero(got_old == 1) == N - slots
+    assert "cmpxchg" in compiled.source()

@@ -113,3 +113,16 @@ def test_one_atomic_per_chunk_in_the_generated_code(backend) -> None:
     assert len(re.findall(r"\batomicrmw\b", task)) == 1
     exit_block = task[task.index("\nexit:"):]
     assert "atomicrmw fadd" in exit_block
+
+
+@pytest.mark.parametrize("dtype", [T.i32, T.u64, T.f32, T.f64], ids=str)
+def test_products_from_many_workers(backend, dtype: T.DataType) -> None:
+    """atomic_mul has no atomicrmw: each chunk multiplies in its register and flushes through one cmpxchg loop."""
+    two_sometimes = lambda b, i, dtype: b.cast(b.select(  # noqa: E731
+        b.binary(B.CMP_EQ, b.binary(B.MOD, i, b.const(N // 16, T.i32)), b.const(0, T.i32)),
+        b.const(2, T.i32), b.const(1, T.i32)), dtype)
+    compiled = backend.compile(reduce_kernel(A.MUL, dtype, two_sometimes))
+    acc, _ = run(backend, compiled, [np.full(1, 3), np.zeros(N)])
+    assert acc[0] == 3 * 2 ** 16
+    assert identity(A.MUL, dtype) == 1
+    assert "cmpxchg" in compiled.source() and "atomicrmw" not in compiled.source()

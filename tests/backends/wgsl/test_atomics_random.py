@@ -50,7 +50,7 @@ def expected(dtype: T.DataType, ops: list[AtomicOpKind], start: np.ndarray, n: i
     return np.array([T.wrap_int(int(v), dtype) for v in out], dtype=object).astype(dtype.np_dtype)
 
 
-INT_OPS = list(AtomicOpKind)
+INT_OPS = [op for op in AtomicOpKind if op not in (AtomicOpKind.MUL, AtomicOpKind.EXCHANGE, AtomicOpKind.CAS)]
 FLOAT_OPS = [AtomicOpKind.ADD, AtomicOpKind.SUB, AtomicOpKind.MIN, AtomicOpKind.MAX]
 CASES = [(T.i32, INT_OPS), (T.u32, INT_OPS), (T.i64, INT_OPS), (T.u64, INT_OPS), (T.i8, INT_OPS),
          (T.u16, INT_OPS), (T.f32, [AtomicOpKind.ADD, AtomicOpKind.SUB]),   # native atomic<f32> where offered
@@ -141,3 +141,88 @@ def test_float_atomic_declarations(backend) -> None:
     if "shader-float32-atomic" in backend.features:
         assert "array<atomic<f32>>" in native and "atomicAdd(&c0_acc" in native
     assert "array<atomic<u32>>" in cas and "atomicCompareExchangeWeak" in cas
+
+
+def _per_thread_kernel(dtype: T.DataType, n: int, slots: int, update) -> ir.OffloadedKernel:
+    """old[i] = update(b, acc[i % slots], i): acc is touched only atomically."""
+    acc = slot("acc", dtype, (slots,))
+    old = slot("old", dtype, (n,))
+
+    def body(b, i):
+        ptr = b.global_ptr(acc, [b.binary(ir.BinaryOpKind.MOD, i, b.const(slots, T.i32))])
+        b.global_store(b.global_ptr(old, [i]), update(b, ptr, i))
+
+    task = range_task("t", lambda b: b.const(0, T.i32), lambda b: b.const(n, T.i32), body)
+    return kernel(f"per_thread_{dtype.name}", [acc, old], [task])
+
+
+@pytest.mark.parametrize("dtype", [T.i32, T.u32, T.i64, T.u64, T.i8, T.f32, T.f64], ids=str)
+@pytest.mark.parametrize("with_mul", [False, True], ids=["exchange", "exchange+mul"])
+def test_exchange_hands_each_thread_its_predecessor(backend, dtype: T.DataType, with_mul: bool) -> None:
+    """old[i] = exchange(acc, i + 1): the old values and the final value are 0..n once each. With a mul on the
+    same container a float is declared as u32/u64 bits (atomicExchange on the bits), else native."""
+    n = 100 if dtype == T.i8 else 20000
+
+    def update(b, ptr, i):
+        if with_mul:
+            b.atomic(AtomicOpKind.MUL, ptr, b.const(1, dtype))
+        return b.atomic(AtomicOpKind.EXCHANGE, ptr, b.cast(b.add(i, b.const(1, T.i32)), dtype))
+
+    k = _per_thread_kernel(dtype, n, 1, update)
+    got_acc, got_old = run(backend, k, [np.zeros(1, dtype.np_dtype), np.zeros(n, dtype.np_dtype)])
+    np.testing.assert_array_equal(np.sort(np.concatenate([got_old, got_acc]).astype(np.int64)), np.arange(n + 1))
+    source = backend.compile(k).source()
+    assert "atomicExchange(" in source
+    if dtype == T.f32 and not with_mul and "shader-float32-atomic" in backend.features:
+        assert "array<atomic<f32>>" in source
+    if dtype.is_float and with_mul:
+        assert f"array<atomic<u{dtype.bits}>>" in source
+
+
+@pytest.mark.parametrize("dtype", [T.i32, T.u32, T.i64, T.u16, T.f32, T.f64], ids=str)
+def test_mul_compare_exchange_loop_returns_every_partial_product(backend, dtype: T.DataType) -> None:
+    """A few threads double the element, the rest multiply by 1: the doubling threads see each power once."""
+    n, doublings = 20000, 15
+
+    def update(b, ptr, i):
+        doubles = b.binary(ir.BinaryOpKind.CMP_EQ, b.binary(ir.BinaryOpKind.MOD, i, b.const(n // doublings + 1, T.i32)),
+                           b.const(0, T.i32))
+        return b.atomic(AtomicOpKind.MUL, ptr, b.cast(b.select(doubles, b.const(2, T.i32), b.const(1, T.i32)), dtype))
+
+    k = _per_thread_kernel(dtype, n, 1, update)
+    got_acc, got_old = run(backend, k, [np.ones(1, dtype.np_dtype), np.zeros(n, dtype.np_dtype)])
+    assert got_acc[0] == 2 ** doublings
+    doubling = np.arange(n) % (n // doublings + 1) == 0
+    assert sorted(got_old[doubling].tolist()) == [2 ** k for k in range(doublings)]
+    source = backend.compile(k).source()
+    assert "(old * v)" in source and "atomicCompareExchangeWeak" in source
+
+
+def test_mul_of_narrow_ints_wraps(backend) -> None:
+    k = _per_thread_kernel(T.i8, 7, 1, lambda b, ptr, i: b.atomic(AtomicOpKind.MUL, ptr, b.const(3, T.i8)))
+    got_acc, _ = run(backend, k, [np.ones(1, np.int8), np.zeros(7, np.int8)])
+    assert got_acc[0] == np.int8(np.int64(3 ** 7).astype(np.int8))
+
+
+@pytest.mark.parametrize("dtype", [T.i32, T.u32, T.i64, T.u64, T.i8, T.u1], ids=str)
+def test_cas_claims_each_slot_once(backend, dtype: T.DataType) -> None:
+    """old[i] = cas(acc[i % 64], 0, 1): one thread per slot sees 0; a strong CAS (a spurious failure of
+    atomicCompareExchangeWeak is retried), so no slot is left unclaimed."""
+    n, slots = 20000, 64
+    k = _per_thread_kernel(dtype, n, slots,
+                           lambda b, ptr, i: b.atomic(AtomicOpKind.CAS, ptr, b.const(1, dtype), b.const(0, dtype)))
+    got_acc, got_old = run(backend, k, [np.zeros(slots, dtype.np_dtype), np.full(n, 1, dtype.np_dtype)])
+    assert got_acc.astype(np.int64).tolist() == [1] * slots
+    assert np.count_nonzero(got_old.astype(np.int64) == 0) == slots
+    want_acc, want_old = interpret(k, [np.zeros(slots, dtype.np_dtype), np.full(n, 1, dtype.np_dtype)])
+    assert np.count_nonzero(want_old.astype(np.int64) == 0) == slots and want_acc.astype(np.int64).sum() == slots
+    assert "atomicCompareExchangeWeak" in backend.compile(k).source()
+
+
+def test_int64_atomic_ops_name_the_missing_feature(backend) -> None:
+    from wgkern.backends.wgsl.bindings import slot_element
+    from wgkern.errors import UNKNOWN_LOC, CompileError
+    u64 = slot("x", T.u64, (1,))
+    for op in (AtomicOpKind.MUL, AtomicOpKind.EXCHANGE, AtomicOpKind.CAS):
+        with pytest.raises(CompileError, match="shader-int64-atomic-all-ops"):
+            slot_element(u64, ({op}, UNKNOWN_LOC), frozenset({"shader-int64"}), "test adapter")

@@ -134,6 +134,20 @@ def test_what_forward_mode_refuses(arch):
     with wk.ad.FwdMode(loss=m, param=x, seed=[1, 0, 0, 0]):
         with pytest.raises(wk.AutodiffError, match="atomic max on 'm'.*only \\+= and -= carry tangents"):
             biggest()
+    @wk.kernel
+    def product():
+        for i in x:
+            wk.atomic_mul(m[None], x[i])
+
+    @wk.kernel
+    def swap():
+        for i in x:
+            wk.atomic_exchange(m[None], x[i])
+
+    for kernel, op in ((product, "mul"), (swap, "exchange")):
+        with wk.ad.FwdMode(loss=m, param=x, seed=[1, 0, 0, 0]):
+            with pytest.raises(wk.AutodiffError, match=f"atomic {op} on 'm'.*only \\+= and -= carry tangents"):
+                kernel()
     with wk.ad.FwdMode(loss=m, param=x, seed=[1, 0, 0, 0]):
         with pytest.raises(wk.WkError, match="cannot be nested"):
             with wk.ad.FwdMode(loss=m, param=x, seed=[1, 0, 0, 0]):

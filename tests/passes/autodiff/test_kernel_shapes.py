@@ -13,7 +13,7 @@ from wgkern.lang.kernel import func
 from wgkern.passes.autodiff import make_grad_kernel
 from wgkern.passes.autodiff.checks import check_global_access_rule, loop_bound_slots
 
-from .helpers import FakeField, compile_forward, forward_and_grad
+from .helpers import FakeField, compile_forward, compile_reverse, forward_and_grad
 
 
 def fd(f, xs, eps=1e-6):
@@ -289,3 +289,49 @@ def _parents_of(kernel, target):
         if found is not None:
             return found
     return []
+
+
+@pytest.mark.parametrize("op", ["mul", "exchange"])
+def test_mul_and_exchange_atomics_on_a_field_with_a_gradient_are_refused_naming_the_line(op):
+    """No gradient rule: which thread's factor or value came when is not recorded. Also with a constant value
+    (the element's own gradient would be wrong) and inside a branch the adjoint otherwise skips."""
+    x = FakeField(T.f64, 4, True, "x")
+    y = FakeField(T.f64, 4, True, "y")
+    atomic = getattr(wm, f"atomic_{op}")
+
+    def from_data():
+        for i in x:
+            atomic(y[i], x[i])
+
+    def constant_in_branch():
+        for i in x:
+            if i > 1:
+                atomic(y[i], 0.5)
+
+    for fn, line in ((from_data, "atomic(y[i], x[i])"), (constant_in_branch, "atomic(y[i], 0.5)")):
+        with pytest.raises(AutodiffError, match=f"wk.atomic_{op} on 'y', which has a gradient, cannot be "
+                                                "differentiated") as info:
+            compile_reverse(fn)
+        assert line in str(info.value) and info.value.lineno is not None
+
+
+def test_integer_mul_exchange_cas_in_a_differentiated_kernel_carry_no_gradient():
+    x = FakeField(T.f64, 4, True, "x")
+    loss = FakeField(T.f64, (), True, "loss")
+    product = FakeField(T.i32, (), False, "product")
+    last = FakeField(T.i32, (), False, "last")
+    claimed = FakeField(T.i32, 4, False, "claimed")
+    x.data[:] = [0.5, 1.0, 1.5, 2.0]
+    product.data[...] = 1
+    loss.grad.data[...] = 1.0
+
+    def mixed():
+        for i in x:
+            wm.atomic_mul(product[None], 2)
+            wm.atomic_exchange(last[None], i)
+            wm.atomic_cas(claimed[i], 0, 1)
+            loss[None] += x[i] * x[i]
+
+    forward_and_grad(mixed)
+    assert product.data[()] == 16 and claimed.data.tolist() == [1, 1, 1, 1]
+    np.testing.assert_allclose(x.grad.data, 2 * x.data)

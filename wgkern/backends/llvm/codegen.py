@@ -16,10 +16,11 @@ from wgkern.lang.types import DataType
 
 from . import printing, sincos
 from .adstack import AdStackLowering
+from .atomics import AtomicLowering
 from .reductions import COMBINE, ChunkReduction, chunk_reductions, identity
 from .layout import ERROR_WORD_OFFSET, LAUNCH_ID_OFFSET, SCRATCH_OFFSET, SEED_OFFSET, ArgLayout
 from .lowering import Lowerings
-from .ops import ATOMIC, BINARY, UNARY, Inst, Intrinsic, Lowering, Math, OpSpelling
+from .ops import BINARY, UNARY, Inst, Intrinsic, Lowering, Math, OpSpelling
 from .target import Target
 from .types import const_literal, llvm_type, memory_type, type_suffix, zero_literal
 
@@ -113,7 +114,7 @@ class ModuleEmitter:
         return "\n".join(parts)
 
 
-class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
+class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
     """Emits the instructions of one LLVM function from IR blocks. Values map statement -> operand text.
     `worker` is the i32 slice index of the running thread (adstack slices), `task_index` the task's number."""
 
@@ -420,17 +421,12 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
             self.emit(f"store {ty} {combined}, ptr {register}")
             self.values[stmt] = zero_literal(dtype)     # unused (reductions.py only takes unused atomics)
             return
-        operation = ATOMIC[dtype.kind].get(stmt.op)
-        if operation is None:
-            raise InternalCompilerError(f"atomic {stmt.op.value} is not defined on {dtype}", stmt.loc)
-        value = self.value(stmt.value)
-        if stmt.value.dtype != dtype:
-            value = self.convert(value, stmt.value.dtype, dtype)
-        mem = memory_type(dtype)
-        old = self.op(f"atomicrmw {operation} {self.module.global_ptr} {self.value(stmt.ptr)}, "
-                      f"{mem} {self.to_memory(value, dtype)} "
-                      f"monotonic, align {dtype.nbytes}")
-        self.values[stmt] = self.from_memory(old, dtype)
+        operands = []
+        for operand in (stmt.value, stmt.expected):
+            if operand is not None:
+                value = self.value(operand)
+                operands.append(self.convert(value, operand.dtype, dtype) if operand.dtype != dtype else value)
+        self.values[stmt] = self.emit_atomic(stmt, stmt.op, dtype, self.value(stmt.ptr), *operands)
 
     def chunk_register(self, reduction: ChunkReduction) -> str:
         register = self.chunk_registers.get(reduction)
@@ -448,8 +444,7 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering):
             dtype = reduction.dtype
             self.visit_GlobalPtr(reduction.ptr)
             total = self.op(f"load {llvm_type(dtype)}, ptr {register}")
-            self.emit(f"atomicrmw {ATOMIC[dtype.kind][reduction.op]} {self.module.global_ptr} "
-                      f"{self.value(reduction.ptr)}, {memory_type(dtype)} {total} monotonic, align {dtype.nbytes}")
+            self.emit_atomic(reduction.ptr, reduction.op, dtype, self.value(reduction.ptr), total)
 
     def visit_AssertFail(self, stmt: ir.AssertFail) -> None:
         """Recorded in the error word like a failed bounds check (debug=True only); cpu.py raises it."""

@@ -101,11 +101,17 @@ UNARY: dict[str, dict[UnaryOpKind, OpSpelling]] = {
     "f": FLOAT_UNARY, "i": SIGNED_UNARY, "u": UNSIGNED_UNARY, "b": BOOL_UNARY,
 }
 
-# atomicrmw operations. Float min/max use fmin/fmax (a NaN operand ignored, like BinaryOp MIN/MAX).
+# atomicrmw operations. Float min/max use fmin/fmax (a NaN operand ignored, like BinaryOp MIN/MAX). An op
+# missing here for a kind is ATOMIC_CMPXCHG_LOOP's, or CAS (one `cmpxchg`).
 ATOMIC: dict[str, dict[AtomicOpKind, str]] = {
-    "f": {A.ADD: "fadd", A.SUB: "fsub", A.MIN: "fmin", A.MAX: "fmax"},
-    "i": {A.ADD: "add", A.SUB: "sub", A.MIN: "min", A.MAX: "max", A.AND: "and", A.OR: "or", A.XOR: "xor"},
-    "u": {A.ADD: "add", A.SUB: "sub", A.MIN: "umin", A.MAX: "umax", A.AND: "and", A.OR: "or", A.XOR: "xor"},
-    # u1 lives in a byte holding 0/1: add/max/or all mean "set if either is set".
-    "b": {A.ADD: "or", A.SUB: "xor", A.MIN: "and", A.MAX: "or", A.AND: "and", A.OR: "or", A.XOR: "xor"},
+    "f": {A.ADD: "fadd", A.SUB: "fsub", A.MIN: "fmin", A.MAX: "fmax", A.EXCHANGE: "xchg"},
+    "i": {A.ADD: "add", A.SUB: "sub", A.MIN: "min", A.MAX: "max", A.AND: "and", A.OR: "or", A.XOR: "xor",
+          A.EXCHANGE: "xchg"},
+    "u": {A.ADD: "add", A.SUB: "sub", A.MIN: "umin", A.MAX: "umax", A.AND: "and", A.OR: "or", A.XOR: "xor",
+          A.EXCHANGE: "xchg"},
+    # u1 lives in a byte holding 0/1: add/max/or all mean "set if either is set", mul means "both set".
+    "b": {A.ADD: "or", A.SUB: "xor", A.MIN: "and", A.MAX: "or", A.AND: "and", A.OR: "or", A.XOR: "xor",
+          A.MUL: "and", A.EXCHANGE: "xchg"},
 }
+# Atomics LLVM has no atomicrmw for: a cmpxchg loop on the element's bits stores BINARY[kind][op](old, value).
+ATOMIC_CMPXCHG_LOOP: dict[AtomicOpKind, BinaryOpKind] = {A.MUL: B.MUL}

@@ -20,7 +20,7 @@ COMBINE: dict[AtomicOpKind, BinaryOpKind] = {
     AtomicOpKind.ADD: BinaryOpKind.ADD, AtomicOpKind.SUB: BinaryOpKind.ADD,
     AtomicOpKind.MIN: BinaryOpKind.MIN, AtomicOpKind.MAX: BinaryOpKind.MAX,
     AtomicOpKind.AND: BinaryOpKind.BIT_AND, AtomicOpKind.OR: BinaryOpKind.BIT_OR,
-    AtomicOpKind.XOR: BinaryOpKind.BIT_XOR,
+    AtomicOpKind.XOR: BinaryOpKind.BIT_XOR, AtomicOpKind.MUL: BinaryOpKind.MUL,
 }
 
 
@@ -36,6 +36,8 @@ def identity(op: AtomicOpKind, dtype: Any) -> int | float:
     """The value the register starts from: combining it with x gives x."""
     if op in (AtomicOpKind.ADD, AtomicOpKind.SUB, AtomicOpKind.OR, AtomicOpKind.XOR):
         return 0
+    if op is AtomicOpKind.MUL:
+        return 1
     if op is AtomicOpKind.AND:
         return (1 << dtype.bits) - 1 if dtype.is_unsigned else -1
     if dtype.is_float:

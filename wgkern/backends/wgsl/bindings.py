@@ -25,7 +25,7 @@ def _atomic_element(slot: ir.ContainerSlot, op_kinds: set[AtomicOpKind], feature
     dtype = slot.dtype
     if dtype == T.f16:
         raise CompileError(f"atomic operations on f16 ({slot.name}) are not supported by the WGSL backend", loc)
-    if dtype.is_bool and op_kinds - wops.INT_ONLY_ATOMIC:
+    if dtype.is_bool and op_kinds - wops.BOOL_ATOMIC:
         raise CompileError(f"atomic {sorted(o.value for o in op_kinds)} on u1 container {slot.name}", loc)
     if dtype == T.f32:
         if op_kinds <= wops.NATIVE_F32_ATOMIC and "shader-float32-atomic" in features:

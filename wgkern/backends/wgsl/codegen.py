@@ -508,19 +508,23 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
         decl = self.decls[self.slot_index[id(stmt.ptr.container)]]
         ref = self.value(stmt.ptr)
-        expr = f"atomicLoad(&{ref})" if decl.atomic else ref
-        if decl.bits_type is not None:
-            expr = f"bitcast<{wtypes.register_type(decl.dtype)}>({expr})"
-        if decl.dtype.is_bool:
-            expr = f"({expr} != 0u)"
-        self.let(stmt, expr)
+        self.let(stmt, self._decode(decl, f"atomicLoad(&{ref})" if decl.atomic else ref))
 
     def _encode(self, decl: ContainerDecl, value: str) -> str:
+        """A register value as the container stores it."""
         if decl.dtype.is_bool:
             return f"select(0u, 1u, {value})"
         if decl.bits_type is not None:
             return f"bitcast<{decl.bits_type}>({value})"
         return value
+
+    def _decode(self, decl: ContainerDecl, stored: str) -> str:
+        """A stored element as a register value."""
+        if decl.bits_type is not None:
+            stored = f"bitcast<{wtypes.register_type(decl.dtype)}>({stored})"
+        if decl.dtype.is_bool:
+            stored = f"({stored} != 0u)"
+        return stored
 
     def visit_GlobalStore(self, stmt: ir.GlobalStore) -> None:
         decl = self.decls[self.slot_index[id(stmt.ptr.container)]]
@@ -530,13 +534,23 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
     def visit_AtomicOp(self, stmt: ir.AtomicOp) -> None:
         decl = self.decls[self.slot_index[id(stmt.ptr.container)]]
         ref, value = self.value(stmt.ptr), self.value(stmt.value)
+        index = ref[ref.index("[") + 1:-1]
         dtype = decl.dtype
-        native = decl.bits_type is None and not (dtype.is_int and dtype.bits < 32 and stmt.op in _WRAPPING_ATOMIC)
-        if native:
-            call = f"{wops.WGSL_ATOMIC_BUILTIN[stmt.op]}(&{ref}, {self._encode(decl, value)})"
-            self.let(stmt, f"({call} != 0u)" if dtype.is_bool else call)
+        if stmt.op is AtomicOpKind.CAS:
+            helper_name = f"cas_{decl.name}"
+            self.use_helper("atomic_compare_exchange", wtypes.storage_type(dtype), NAME=helper_name, BUF=decl.name)
+            expected = self._encode(decl, self.value(stmt.expected))
+            self.let(stmt, self._decode(decl, f"wk_atomic_{helper_name}({index}, {expected}, "
+                                              f"{self._encode(decl, value)})"))
             return
-        # compare-exchange loop: float bits, or a narrow int whose sum must wrap to its own width
+        builtin = wops.WGSL_ATOMIC_BUILTIN.get(stmt.op)
+        native = builtin is not None and (decl.bits_type is None or stmt.op in wops.BITWISE_ATOMIC) \
+            and not (dtype.is_int and dtype.bits < 32 and stmt.op in _WRAPPING_ATOMIC)
+        if native:
+            self.let(stmt, self._decode(decl, f"{builtin}(&{ref}, {self._encode(decl, value)})"))
+            return
+        # compare-exchange loop: float bits, a narrow int whose sum must wrap to its own width, or an op with no
+        # builtin (mul)
         combine = wops.WGSL_ATOMIC_COMBINE[stmt.op]
         if decl.bits_type is not None:
             reg = wtypes.register_type(dtype)
@@ -545,7 +559,6 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
             decode, encode = "old_bits", wtypes.wrap_narrow(combine, dtype)
         helper_name = f"{stmt.op.value}_{decl.name}"
         self.use_helper("atomic_cas", dtype, NAME=helper_name, BUF=decl.name, DECODE=decode, ENCODE=encode)
-        index = ref[ref.index("[") + 1:-1]
         self.let(stmt, f"wk_atomic_{helper_name}({index}, {value})")
 
     def visit_ShapeOf(self, stmt: ir.ShapeOf) -> None:

@@ -133,11 +133,12 @@ WGSL_BINARY: dict[BinaryOpKind, dict[str, Spelling]] = {
     BinaryOpKind.CMP_NE: {"f": _s("!({a} == {b})"), **_all_ints("({a} != {b})"), "b": _s("({a} != {b})")},
 }
 
-# Native WGSL atomic builtins per op, for i32/u32 (and i64/u64 with the int64-atomic features).
+# Native WGSL atomic builtins per op, for i32/u32 (and i64/u64 with the int64-atomic features). MUL has none
+# (a compare-exchange loop); CAS is the strong compare-and-swap helper (helpers.wgsl atomic_compare_exchange).
 WGSL_ATOMIC_BUILTIN: dict[AtomicOpKind, str] = {
     AtomicOpKind.ADD: "atomicAdd", AtomicOpKind.SUB: "atomicSub", AtomicOpKind.MIN: "atomicMin",
     AtomicOpKind.MAX: "atomicMax", AtomicOpKind.AND: "atomicAnd", AtomicOpKind.OR: "atomicOr",
-    AtomicOpKind.XOR: "atomicXor",
+    AtomicOpKind.XOR: "atomicXor", AtomicOpKind.EXCHANGE: "atomicExchange",
 }
 
 # New value from the old one in a compare-exchange loop (floats, narrow ints); `old`/`v` are register values.
@@ -149,15 +150,22 @@ WGSL_ATOMIC_COMBINE: dict[AtomicOpKind, str] = {
     AtomicOpKind.AND: "(old & v)",
     AtomicOpKind.OR: "(old | v)",
     AtomicOpKind.XOR: "(old ^ v)",
+    AtomicOpKind.MUL: "(old * v)",
 }
 
+# Ops on bits: they never look at the value stored, so a float (as u32/u64 bits) or a u1 (as 0/1) takes the
+# native builtin, and CAS compares bits (u1 only: CAS is integer-only).
+BITWISE_ATOMIC = frozenset({AtomicOpKind.EXCHANGE, AtomicOpKind.CAS})
+# Ops a u1 container (0/1 in a u32) supports: those whose result stays 0/1.
+BOOL_ATOMIC = frozenset({AtomicOpKind.AND, AtomicOpKind.OR, AtomicOpKind.XOR}) | BITWISE_ATOMIC
 # Ops a native `atomic<f32>` supports (feature shader-float32-atomic); min/max are rejected by naga.
-NATIVE_F32_ATOMIC = frozenset({AtomicOpKind.ADD, AtomicOpKind.SUB})
-# Which int64 atomic ops need which feature.
+NATIVE_F32_ATOMIC = frozenset({AtomicOpKind.ADD, AtomicOpKind.SUB, AtomicOpKind.EXCHANGE})
+# Which int64 atomic ops need which feature (compare-exchange loops and CAS need all-ops).
 INT64_ATOMIC_FEATURE: dict[AtomicOpKind, str] = {
     AtomicOpKind.MIN: "shader-int64-atomic-min-max", AtomicOpKind.MAX: "shader-int64-atomic-min-max",
     **{op: "shader-int64-atomic-all-ops" for op in (AtomicOpKind.ADD, AtomicOpKind.SUB, AtomicOpKind.AND,
-                                                     AtomicOpKind.OR, AtomicOpKind.XOR)},
+                                                     AtomicOpKind.OR, AtomicOpKind.XOR, AtomicOpKind.MUL,
+                                                     AtomicOpKind.EXCHANGE, AtomicOpKind.CAS)},
 }
 
 

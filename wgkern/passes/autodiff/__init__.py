@@ -10,6 +10,7 @@ from wgkern.errors import AutodiffError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.clone import clone_block
+from wgkern.ir.ops import AtomicOpKind
 from wgkern.lang import types as T
 from wgkern.passes.adstack_sizing import size_stacks, size_task_stacks
 from wgkern.passes.autodiff.activity import active_values, needed_values, roots_of
@@ -91,6 +92,7 @@ def differentiate_unit(body: ir.Block, unit_loop: ir.RangeFor | None, grad_slot:
     def has_adjoint(slot: ir.ContainerSlot) -> bool:
         return grad_slot(slot) is not None
 
+    _check_atomics(body, has_adjoint)
     active = active_values(body, has_adjoint)
     if not active and not any(isinstance(s, (ir.GlobalStore,)) and has_adjoint(s.ptr.container)
                               for s in _walk(body)):
@@ -108,6 +110,22 @@ def differentiate_unit(body: ir.Block, unit_loop: ir.RangeFor | None, grad_slot:
     _check_pushes_precede_adjoints(body)
     size_stacks(body)
     return True
+
+
+# Atomics with a reverse-mode rule (make_adjoint.py reverse_AtomicOp). The others are integer-only (and, or,
+# xor, cas) or have none (mul: the product's order across threads is unknown; exchange: which thread's value
+# ended up stored, and which old value each thread got, is not recorded).
+_DIFFERENTIABLE_ATOMICS = frozenset({AtomicOpKind.ADD, AtomicOpKind.SUB, AtomicOpKind.MIN, AtomicOpKind.MAX})
+
+
+def _check_atomics(body: ir.Block, has_adjoint) -> None:
+    """An atomic without a gradient rule on a container that has an adjoint would leave that adjoint wrong."""
+    for stmt in _walk(body):
+        if isinstance(stmt, ir.AtomicOp) and stmt.op not in _DIFFERENTIABLE_ATOMICS \
+                and has_adjoint(stmt.ptr.container):
+            raise AutodiffError(f"wk.atomic_{stmt.op.value} on '{stmt.ptr.container.name}', which has a gradient, "
+                                "cannot be differentiated: only atomic add/sub/min/max (and +=, -=) have gradient "
+                                "rules", stmt.loc)
 
 
 def _check_pushes_precede_adjoints(body: ir.Block) -> None:

@@ -7,8 +7,8 @@ a load of a field with a dual also loads the dual; a float local with a tangent 
 a store to a field with a dual also stores the value's tangent (zero for a value without one: overwriting a
 value overwrites its tangent); `+=`/`-=` atomics accumulate tangents atomically. No stacks are needed: the
 tangent flows with the computation, through loops of any trip count. What cannot be differentiated exactly
-(min/max atomics on a field with a dual, or reading back the old value of an atomic on one) raises
-`wk.AutodiffError` naming the line, so no wrong tangent is produced silently."""
+(min/max/mul/exchange/cas atomics on a field with a dual, or reading back the old value of an atomic on one)
+raises `wk.AutodiffError` naming the line, so no wrong tangent is produced silently."""
 from __future__ import annotations
 
 from typing import Callable
