@@ -85,7 +85,9 @@ class SparseSolver:
 
     def _factorize_sparse(self, sparse: Any, n: int, rows: np.ndarray, cols: np.ndarray,
                           values: np.ndarray) -> tuple[Any, bool]:
-        system = sparse.csc_matrix((values, (rows, cols)), shape=(n, n))
+        # in the matrix's own precision, as Eigen factorizes: an f32 singular-but-consistent system (a pure
+        # Neumann Poisson matrix) keeps a tiny last pivot there and solves, as it does in Taichi
+        system = sparse.csc_matrix((values.astype(self.dtype.np_dtype), (rows, cols)), shape=(n, n))
         try:
             if self.solver_type == "LU":
                 factor = sparse.linalg.splu(system, permc_spec="COLAMD")
@@ -98,7 +100,8 @@ class SparseSolver:
         success = bool(np.all(np.isfinite(pivots)) and np.all(pivots != 0))
         if self.solver_type == "LLT":
             success = success and bool(np.all(pivots > 0))
-        return factor.solve, success
+        dtype = self.dtype.np_dtype
+        return (lambda b: factor.solve(b.astype(dtype)).astype(np.float64)), success
 
     def _factorize_dense(self, n: int, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> tuple[Any, bool]:
         if n > DENSE_LIMIT:
