@@ -125,7 +125,7 @@ def __getattr__(name: str):
 
 
 _GUI_NAMES = {"GUI": "GUI", "rgb_to_hex": "rgb_to_hex", "hex_to_rgb": "hex_to_rgb", "imwrite": "imwrite"}
-_SUBMODULES = ("tools", "ui", "_lib", "linalg")   # wk.tools (ti.tools), wk.ui (ti.ui, GGUI drawn off-screen), wk.linalg
+_SUBMODULES = ("tools", "ui", "_lib", "linalg", "graph")   # wk.tools (ti.tools), wk.ui (ti.ui, GGUI drawn off-screen), wk.linalg
 
 
 def __dir__() -> list[str]:

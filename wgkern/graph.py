@@ -1,0 +1,127 @@
+"""Taichi's compute graphs (`ti.graph`): `GraphBuilder().dispatch(kernel, *args)` records kernel launches whose
+arguments may be symbolic `Arg`s, `compile()` checks the recording, and `Graph.run({name: value})` replays it,
+each `Arg` replaced by the value of its name.
+
+wgkern launches are already batched into one submission per sync, so a graph is its list of launches: running
+it costs what calling the kernels does. An argument's declared kind, dtype and ndim are checked against the
+values given to `run`."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from wgkern.errors import ArgumentError, WkError
+
+
+class ArgKind(enum.Enum):
+    SCALAR = 0
+    NDARRAY = 1
+    MATRIX = 2
+    TEXTURE = 3
+    RWTEXTURE = 4
+
+
+@dataclass(frozen=True)
+class _Arg:
+    tag: ArgKind
+    name: str
+    dtype: Any = None
+    ndim: int | None = None
+    element_shape: tuple[int, ...] = ()
+
+    def check(self, value: Any) -> None:
+        """The value given to run() for this argument suits its declaration."""
+        if self.tag is ArgKind.SCALAR:
+            if not isinstance(value, (int, float)) and getattr(value, "shape", None) not in ((),):
+                raise ArgumentError(f"graph argument '{self.name}' is a scalar, got {type(value).__name__}")
+        elif self.tag is ArgKind.NDARRAY:
+            shape = getattr(value, "shape", None)
+            if shape is None or getattr(value, "is_field", False):
+                raise ArgumentError(f"graph argument '{self.name}' is an ndarray, got {type(value).__name__}")
+            if self.ndim is not None and len(shape) != self.ndim:
+                raise ArgumentError(f"graph argument '{self.name}' has ndim {self.ndim}, got an ndarray of shape "
+                                    f"{tuple(shape)}")
+
+
+_POSITIONAL = ("tag", "name", "dtype", "ndim", "field_dim", "element_shape", "channel_format", "shape",
+               "num_channels")
+
+
+def Arg(*args: Any, **kwargs: Any) -> _Arg:  # noqa: N802 - Taichi's name
+    """`Arg(ArgKind.NDARRAY, "x", dtype=vec2, ndim=1)`: a symbolic graph argument named `name`."""
+    if len(args) > len(_POSITIONAL):
+        raise WkError(f"graph.Arg() takes at most {len(_POSITIONAL)} positional arguments")
+    kwargs.update(zip(_POSITIONAL, args))
+    tag, name = kwargs.get("tag"), kwargs.get("name")
+    if not isinstance(tag, ArgKind) or not isinstance(name, str):
+        raise WkError("graph.Arg(kind, name, ...) takes an ArgKind and a name")
+    if tag in (ArgKind.TEXTURE, ArgKind.RWTEXTURE):
+        raise WkError("graph.Arg(): textures are not available in wgkern")
+    element_shape = tuple(kwargs.get("element_shape") or ())
+    return _Arg(tag, name, kwargs.get("dtype"), kwargs.get("ndim"), element_shape)
+
+
+@dataclass
+class Sequential:
+    """An ordered list of dispatches (and nested sequences) in a graph."""
+    steps: list[Any] = field(default_factory=list)
+
+    def dispatch(self, kernel: Any, *args: Any) -> None:
+        if not callable(kernel) or not hasattr(kernel, "fn"):
+            raise WkError(f"graph dispatch() takes a @wk.kernel, got {kernel!r}")
+        self.steps.append((kernel, args))
+
+    def append(self, node: Sequential) -> None:
+        if not isinstance(node, Sequential):
+            raise WkError("graph append() takes a sequence made by create_sequential()")
+        self.steps.append(node)
+
+    def launches(self) -> list[tuple[Any, tuple[Any, ...]]]:
+        out: list[tuple[Any, tuple[Any, ...]]] = []
+        for step in self.steps:
+            out.extend(step.launches() if isinstance(step, Sequential) else [step])
+        return out
+
+
+class GraphBuilder:
+    """Records dispatches; `compile()` gives the Graph to `run`."""
+
+    def __init__(self) -> None:
+        self._root = Sequential()
+
+    def dispatch(self, kernel: Any, *args: Any) -> None:
+        self._root.dispatch(kernel, *args)
+
+    def create_sequential(self) -> Sequential:
+        return Sequential()
+
+    def append(self, node: Sequential) -> None:
+        self._root.append(node)
+
+    def compile(self) -> Graph:
+        return Graph(self._root.launches())
+
+
+class Graph:
+    """A compiled graph: `run({"x": x, ...})` launches its kernels in order."""
+
+    def __init__(self, launches: list[tuple[Any, tuple[Any, ...]]]):
+        self._launches = launches
+        symbols: dict[str, _Arg] = {}
+        for kernel, args in launches:
+            for arg in args:
+                if isinstance(arg, _Arg):
+                    if arg.name in symbols and symbols[arg.name] != arg:
+                        raise WkError(f"graph argument '{arg.name}' is declared twice, differently")
+                    symbols[arg.name] = arg
+        self.args = symbols
+
+    def run(self, args: dict[str, Any]) -> None:
+        missing = [name for name in self.args if name not in args]
+        if missing:
+            raise ArgumentError(f"Graph.run() needs the argument(s) {', '.join(missing)}")
+        for name, symbol in self.args.items():
+            symbol.check(args[name])
+        for kernel, kernel_args in self._launches:
+            kernel(*[args[a.name] if isinstance(a, _Arg) else a for a in kernel_args])
