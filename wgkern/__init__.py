@@ -11,7 +11,7 @@ from wgkern.lang import ad
 from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg()` (lang/impl.py)
 from wgkern.lang import math
 from wgkern.lang.fields import field, ndarray
-from wgkern.lang.kernel import data_oriented, func, kernel, pure, pyfunc
+from wgkern.lang.kernel import data_oriented, func, kernel, pure, pyfunc, real_func
 from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_and, atomic_cas, atomic_exchange,
                               atomic_max, atomic_min, atomic_mul, atomic_or, atomic_sub, atomic_xor, bit_cast, block_local, cache_read_only, cast, ceil, clamp, cos, cosh, exp, floor,
                               grouped, log, log2, loop_config, max, min, ndrange, one, polar_decompose, pow, randn,
@@ -94,7 +94,7 @@ __all__ = [
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "no_activate", "stream_parallel", "volatile_load", "Backend", "Tensor", "tensor", "StructField",
-    "SNode", "algorithms",
+    "SNode", "algorithms", "real_func",
 ]
 
 
@@ -102,7 +102,6 @@ __all__ = [
 _NOT_AVAILABLE = {
     "Mesh": "ti.Mesh (MeshTaichi) is not available",
     "aot": "ti.aot (ahead-of-time modules) is not available",
-    "real_func": "ti.real_func is not available; @wk.func functions are inlined",
     "cfg": "ti.cfg (Taichi's internal compile configuration) is not available; pass options to wk.init(...) "
            "(arch=, default_fp=, debug=, ...)",
     "get_runtime": "ti.get_runtime() (Taichi's internal runtime) is not available: fields are placed by "

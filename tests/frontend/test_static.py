@@ -223,3 +223,30 @@ def test_static_print_and_static_assert(capsys):
 def test_taichi_dtype_and_arch_spellings():
     assert (wk.float32, wk.int32, wk.uint8, wk.uint1, wk.float64) == (wk.f32, wk.i32, wk.u8, wk.u1, wk.f64)
     assert wk.x64 is wk.cpu and wk.arm64 is wk.cpu
+
+
+def test_a_compile_time_branch_that_returns_ends_the_function(arch):
+    # Taichi's dispatch-on-element-shape idiom: after `if wk.static(...): return ...` nothing more is compiled,
+    # so the static_assert below it does not fire for 2-vectors
+    @wk.real_func
+    def norm2(a: wk.types.ndarray(ndim=1), i: wk.i32) -> wk.f32:
+        return a[i].norm()
+
+    @wk.func
+    def size_of(a: wk.template(), i):
+        if wk.static(a.element_shape() == [2]):
+            return norm2(a, i)
+        wk.static_assert(a.element_shape() == [], "scalars or 2-vectors only")
+        return wk.abs(a[i])
+
+    @wk.kernel
+    def measure(a: wk.types.ndarray(ndim=1)) -> wk.f32:
+        return size_of(a, 1)
+
+    vectors = wk.Vector.ndarray(2, wk.f32, shape=3)
+    vectors[1] = [3.0, 4.0]
+    scalars = wk.ndarray(wk.f32, shape=3)
+    scalars[1] = -2.5
+    assert measure(vectors) == 5.0 and measure(scalars) == 2.5
+    with pytest.raises(wk.CompileError, match="scalars or 2-vectors only"):
+        measure(wk.Vector.ndarray(3, wk.f32, shape=3))

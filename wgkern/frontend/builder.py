@@ -238,17 +238,20 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
         finally:
             self.b.loc = saved
 
-    def visit_body(self, stmts: list[ast.stmt]) -> None:
-        """Visit statements in order; after one that may `return` from a func, guard the rest."""
+    def visit_body(self, stmts: list[ast.stmt]) -> bool:
+        """Visit statements in order; after one that may `return` from a func, guard the rest. True when the
+        statements certainly returned (a `return` reached with no run-time condition: the rest is never
+        compiled, so a `wk.static_assert` after `if wk.static(...): return ...` does not fire)."""
         for k, stmt in enumerate(stmts):
-            self.visit(stmt)
-            if isinstance(stmt, ast.Return):
-                return      # the rest is unreachable
+            ended = self.visit(stmt)
+            if isinstance(stmt, ast.Return) or (isinstance(stmt, (ast.If, ast.With)) and ended is True):
+                return True      # the rest is unreachable
             rest = stmts[k + 1:]
             # in a loop the check is needed even with nothing after it: the loop itself must be left
             if (rest or self.in_runtime_loop()) and self.may_have_returned(stmt):
                 self.guard_after_return(lambda: self.visit_body(rest))
-                return
+                return False
+        return False
 
     def may_have_returned(self, stmt: ast.AST) -> bool:
         ret = self.frame.ret

@@ -16,8 +16,8 @@ from wgkern.errors import CompileError
 from wgkern.frontend import arith, intrinsics, linalg, static_eval, vectors
 from wgkern.frontend.sparse import SPARSE_INTRINSICS, DynamicMethod, is_tree_query
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
-from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, StructElement, StructValue, VectorValue,
-                                    describe, is_python_number, is_runtime)
+from wgkern.frontend.values import (BoundMethod, ElementShape, GlobalRef, NdarrayRef, StructElement, StructValue,
+                                    VectorValue, describe, is_python_number, is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import INT_ONLY_ATOMIC, AtomicOpKind, BinaryOpKind, UnaryOpKind
 from wgkern.lang import math as wm
@@ -115,6 +115,8 @@ class CallMixin:
     # ---- dispatch ---------------------------------------------------------------------------------------
     def call_value(self, callee: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
         static_args = not any(is_runtime(a) for a in args) and not any(is_runtime(v) for v in kwargs.values())
+        if isinstance(callee, ElementShape) and not args and not kwargs:
+            return callee()                 # Taichi's a.element_shape() of an ndarray argument
         if isinstance(callee, DynamicMethod):
             return self.call_dynamic_method(callee, args, kwargs)
         if callee in SPARSE_INTRINSICS:

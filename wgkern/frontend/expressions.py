@@ -172,6 +172,8 @@ class ExpressionMixin:
             return ref.dtype
         if attr == "ndim":
             return ref.ndim
+        if attr == "element_shape":
+            return ref.element_shape
         raise CompileError(f"ndarray argument '{ref.name}' has no attribute '{attr}' in kernels")
 
     # ---- subscripts ---------------------------------------------------------------------------------------

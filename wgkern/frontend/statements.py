@@ -347,7 +347,7 @@ class StatementMixin:
         self.write_place(place, self.binary_op(op_type, current, rhs))
 
     # ---- control flow ----------------------------------------------------------------------------------------
-    def visit_With(self, node: ast.With) -> None:
+    def visit_With(self, node: ast.With) -> bool:
         """`with wk.stream_parallel():` (Quadrants) around top-level loops: the body as written (its loops stay
         top-level, so parallel). No other context manager has a meaning in kernels."""
         for item in node.items:
@@ -356,14 +356,14 @@ class StatementMixin:
             if callee is not wm.stream_parallel or item.optional_vars is not None or context.args \
                     or context.keywords:
                 raise CompileError("'with' is not supported inside kernels, except `with wk.stream_parallel():`")
-        self.visit_body(node.body)
+        return self.visit_body(node.body)
 
-    def visit_If(self, node: ast.If) -> None:
+    def visit_If(self, node: ast.If) -> bool:
+        """True when a compile-time branch was taken that certainly returns (see visit_body)."""
         cond = self.visit(node.test)
         if not is_runtime(cond):
             # a compile-time branch is spliced in place: names it assigns stay visible after it
-            self.visit_body(node.body if cond else node.orelse)
-            return
+            return self.visit_body(node.body if cond else node.orelse)
         cond = self.as_value(cond)
         if isinstance(cond, VectorValue):
             raise CompileError("an 'if' condition must be a scalar, got a vector (use .all()/.any() or "
@@ -373,6 +373,7 @@ class StatementMixin:
             self.visit_body(node.body)
         with self.b.at(branch.else_block), self.frame.scope.block():
             self.visit_body(node.orelse)
+        return False
 
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:

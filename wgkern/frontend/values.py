@@ -40,6 +40,14 @@ class VectorValue:
         return VectorValue(self.elements[i * self.m:(i + 1) * self.m], self.m)
 
 
+class ElementShape(tuple):
+    """An ndarray argument's element shape: a tuple, and also callable as Taichi's `a.element_shape()` (which
+    gives a list: `wk.static(a.element_shape() == [2])`)."""
+
+    def __call__(self) -> list[int]:
+        return list(self)
+
+
 @dataclass(eq=False)
 class NdarrayRef:
     """An ndarray kernel argument (or its `.grad`) as seen by kernel code."""
@@ -49,6 +57,9 @@ class NdarrayRef:
     ndim: int                    # the array's own axes
     element_shape: tuple[int, ...] = ()
     is_grad: bool = False
+
+    def __post_init__(self) -> None:
+        self.element_shape = ElementShape(self.element_shape)
 
     @property
     def shape(self) -> tuple[RuntimeExtent, ...]:

@@ -145,6 +145,12 @@ def func(fn: Callable[..., Any] | None = None, *, is_real_function: bool = False
     return Func(fn)
 
 
+def real_func(fn: Callable[..., Any]) -> Func:
+    """Taichi's `@ti.real_func` (a function compiled once and called at run time): here inlined like every
+    `@wk.func`, with the same results; recursion deeper than the compile-time bound is a CompileError."""
+    return Func(fn)
+
+
 def pure(fn: Any) -> Any:
     """Quadrants' `@qd.pure` (now `@qd.kernel(fastcache=True)`): marks a kernel; nothing to change here."""
     return fn
