@@ -28,3 +28,22 @@ def test_tensor_makes_fields_and_ndarrays(arch):
         wk.tensor(wk.f32, (2, 3), layout=(0, 0))
     with pytest.raises(ValueError, match="wk.Backend.FIELD or wk.Backend.NDARRAY"):
         wk.tensor(wk.f32, 3, backend="field")
+
+
+def test_ndarray_annotation_with_subscripts(arch):
+    # Quadrants' spelling: wk.types.NDArray[dtype, ndim]
+    @wk.kernel
+    def lcg(n: int, steps: int, a: wk.types.NDArray[wk.i32, 1]) -> None:
+        for i in range(n):
+            x = a[i]
+            for _ in range(steps):
+                x = (1664525 * x + 1013904223) % 2147483647
+            a[i] = x
+
+    a = wk.ndarray(wk.int32, (4,))
+    lcg(4, 10, a)
+    assert a.to_numpy().tolist() == [1126063397] * 4            # what Quadrants prints for its example
+    assert wk.types.NDArray[wk.f32, 2] == wk.types.ndarray(wk.f32, 2)
+    assert wk.types.NDArray[...] == wk.types.ndarray()
+    with pytest.raises(wk.ArgumentError, match="ndim"):
+        lcg(4, 1, wk.ndarray(wk.i32, (2, 2)))

@@ -218,6 +218,15 @@ class NdarrayType:
     ndim: int | None = None
     needs_grad: bool | None = None
 
+    def __class_getitem__(cls, params: Any) -> NdarrayType:
+        """Quadrants' `wk.types.NDArray[dtype, ndim]` annotation (`typing.Any` or `...` leave either open)."""
+        params = params if isinstance(params, tuple) else (params,)
+        if len(params) > 2:
+            raise TypeError(f"NDArray[dtype, ndim] takes at most 2 parameters, got {len(params)}")
+        dtype, ndim = (list(params) + [None, None])[:2]
+        open_value = (None, Any, Ellipsis)
+        return ndarray(None if dtype in open_value else dtype, None if ndim in open_value else int(ndim))
+
 
 def ndarray(dtype: Any = None, ndim: int | None = None, needs_grad: bool | None = None, **_: Any) -> NdarrayType:
     if dtype is not None and not isinstance(dtype, VectorType):
