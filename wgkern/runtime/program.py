@@ -179,9 +179,11 @@ def start(selection: Selection, options: InitOptions | None = None) -> Program:
 
 
 def reset() -> None:
-    """`wk.reset`: release every device resource; containers made so far become unusable."""
+    """`wk.reset`: release every device resource; containers made so far become unusable. Literal types go back
+    to f32/i32 (a later wk.init sets them again)."""
     global _current
     program, _current = _current, None
+    T.set_default_types()
     if program is not None:
         program.shutdown()
 
