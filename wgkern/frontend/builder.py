@@ -17,7 +17,7 @@ from wgkern.errors import CompileError, InternalCompilerError, WkError
 from wgkern.frontend import arith
 from wgkern.frontend.calls import CallMixin
 from wgkern.frontend.expressions import ExpressionMixin
-from wgkern.frontend.loops import LoopMixin
+from wgkern.frontend.loops import LoopMixin, StaticExit
 from wgkern.frontend.sparse import SparseMixin
 from wgkern.frontend.sparse_matrix import SparseMatrixMixin
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
@@ -75,6 +75,8 @@ class Frame:
     is_kernel: bool
     scope: Scope = field(default_factory=Scope)
     loops: list[str] = field(default_factory=list)     # 'ir' / 'static', innermost last
+    loop_branch_depths: list[int] = field(default_factory=list)   # branch_depth when each loop was entered
+    branch_depth: int = 0         # run-time `if`s around the statement being translated
     ret: ReturnState | None = None
     assigned: set[str] = field(default_factory=set)   # names assigned anywhere in the function
     reduction_names: set[str] = field(default_factory=set)   # see reduction_names()
@@ -238,14 +240,17 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
         finally:
             self.b.loc = saved
 
-    def visit_body(self, stmts: list[ast.stmt]) -> bool:
+    def visit_body(self, stmts: list[ast.stmt]) -> bool | StaticExit:
         """Visit statements in order; after one that may `return` from a func, guard the rest. True when the
         statements certainly returned (a `return` reached with no run-time condition: the rest is never
-        compiled, so a `wk.static_assert` after `if wk.static(...): return ...` does not fire)."""
+        compiled, so a `wk.static_assert` after `if wk.static(...): return ...` does not fire); a StaticExit
+        when they reached a `break`/`continue` of an unrolled wk.static loop with no run-time condition."""
         for k, stmt in enumerate(stmts):
             ended = self.visit(stmt)
-            if isinstance(stmt, ast.Return) or (isinstance(stmt, (ast.If, ast.With)) and ended is True):
+            if isinstance(stmt, ast.Return):
                 return True      # the rest is unreachable
+            if isinstance(stmt, (ast.If, ast.With, ast.For, ast.Break, ast.Continue)) and ended:
+                return ended     # the rest is unreachable (or skipped, for this unrolled iteration)
             rest = stmts[k + 1:]
             # in a loop the check is needed even with nothing after it: the loop itself must be left
             if (rest or self.in_runtime_loop()) and self.may_have_returned(stmt):
@@ -441,6 +446,9 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
         for index, (param, spec) in enumerate(zip(params, self.ctx.arg_specs)):
             self.bind_kernel_arg(index, param.name, spec)
         self.visit_body(src.tree.body)
+        if self.has_return_annotation() and not self.ctx.return_slots:
+            raise CompileError(f"kernel '{kernel.name}' has a return type but no 'return' statement gives a "
+                               "value", src.def_loc)
         return ir.KernelIR(kernel.name, list(self.ctx.arg_specs), self.ctx.slots, self.b.block, src.def_loc,
                            self.ctx.return_slots)
 

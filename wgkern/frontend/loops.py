@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import enum
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -18,6 +19,13 @@ from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import math as wm
 from wgkern.lang import types as T
 from wgkern.lang.snode import SNode
+
+
+class StaticExit(enum.Enum):
+    """A `break` / `continue` of an unrolled wk.static loop reached with no run-time condition: unrolling stops,
+    or goes on with the next item, at compile time (as in Taichi)."""
+    BREAK = "break"
+    CONTINUE = "continue"
 
 
 def leaves_early(loop: ast.For) -> bool:
@@ -38,10 +46,12 @@ class LoopMixin:
     @contextmanager
     def in_loop(self, kind: str) -> Iterator[None]:
         self.frame.loops.append(kind)
+        self.frame.loop_branch_depths.append(self.frame.branch_depth)
         try:
             yield
         finally:
             self.frame.loops.pop()
+            self.frame.loop_branch_depths.pop()
 
     def visit_For(self, node: ast.For) -> None:
         if node.orelse:
@@ -226,21 +236,27 @@ class LoopMixin:
         self.emit_range_for(0, total, serialize, body, node)
 
     # ---- wk.static ---------------------------------------------------------------------------------------
-    def static_loop(self, node: ast.For, iterable: Any) -> None:
+    def static_loop(self, node: ast.For, iterable: Any) -> bool:
+        """True when the unrolled body certainly returned (see visit_body)."""
         try:
             items = list(iterable)
         except TypeError:
             raise CompileError(f"wk.static() loop over {describe(iterable)}, which is not iterable") from None
-        self.unroll(node, items, 0)
+        return self.unroll(node, items, 0)
 
-    def unroll(self, node: ast.For, items: list[Any], start: int) -> None:
+    def unroll(self, node: ast.For, items: list[Any], start: int) -> bool:
         for k in range(start, len(items)):
             with self.frame.scope.block(), self.in_loop("static"):
                 self.bind_static_target(node.target, items[k])
-                self.visit_body(node.body)
+                ended = self.visit_body(node.body)
+            if ended is True:
+                return True
+            if ended is StaticExit.BREAK:
+                return False
             if k + 1 < len(items) and self.may_have_returned(node):
                 self.guard_after_return(lambda: self.unroll(node, items, k + 1))
-                return
+                return False
+        return False
 
     def bind_static_target(self, target: ast.expr, item: Any) -> None:
         if isinstance(target, ast.Name):

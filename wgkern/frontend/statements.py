@@ -13,6 +13,7 @@ import numpy as np
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.expressions import PYTHON_BINARY
+from wgkern.frontend.loops import StaticExit
 from wgkern.frontend.sparse_matrix import SparseMatrixEntry
 from wgkern.lang.structs import StructType, leaf_types
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Static, StructVar, VectorVar
@@ -369,10 +370,14 @@ class StatementMixin:
             raise CompileError("an 'if' condition must be a scalar, got a vector (use .all()/.any() or "
                                "compare components)")
         branch = self.b.if_(cond)
-        with self.b.at(branch.then_block), self.frame.scope.block():
-            self.visit_body(node.body)
-        with self.b.at(branch.else_block), self.frame.scope.block():
-            self.visit_body(node.orelse)
+        self.frame.branch_depth += 1
+        try:
+            with self.b.at(branch.then_block), self.frame.scope.block():
+                self.visit_body(node.body)
+            with self.b.at(branch.else_block), self.frame.scope.block():
+                self.visit_body(node.orelse)
+        finally:
+            self.frame.branch_depth -= 1
         return False
 
     def visit_While(self, node: ast.While) -> None:
@@ -392,40 +397,59 @@ class StatementMixin:
         if never_runs:
             self.b.block.stmts.remove(loop)
 
-    def visit_Break(self, node: ast.Break) -> None:
-        self.check_loop_control("break")
+    def visit_Break(self, node: ast.Break) -> StaticExit | None:
+        if self.check_loop_control("break"):
+            return StaticExit.BREAK
         self.b.insert(ir.Break())
+        return None
 
-    def visit_Continue(self, node: ast.Continue) -> None:
-        self.check_loop_control("continue")
+    def visit_Continue(self, node: ast.Continue) -> StaticExit | None:
+        if self.check_loop_control("continue"):
+            return StaticExit.CONTINUE
         self.b.insert(ir.Continue())
+        return None
 
-    def check_loop_control(self, what: str) -> None:
+    def check_loop_control(self, what: str) -> bool:
+        """True when `what` leaves an unrolled wk.static loop (decided at compile time)."""
         loops = self.frame.loops
         if not loops:
             raise CompileError(f"'{what}' outside a loop")
         if loops[-1] == "static":
-            raise CompileError(f"'{what}' is not supported inside a wk.static loop (it is unrolled at compile "
-                               "time; use wk.static(if ...) instead)")
+            if self.frame.branch_depth > self.frame.loop_branch_depths[-1]:
+                raise CompileError(f"'{what}' of a wk.static loop under a run-time 'if' is not supported (the "
+                                   "loop is unrolled at compile time; make the condition wk.static(...))")
+            return True
         if loops[-1] == "parallel" and what == "break":
             raise CompileError("'break' is not allowed in a kernel's outermost (parallel) loop; put the loop "
                                "inside another one, or run it serially with wk.loop_config(serialize=True)")
+        return False
 
     def visit_Return(self, node: ast.Return) -> None:
         if not self.frame.is_kernel:
             self.func_return(node)
             return
-        if node is not self.frame.src.tree.body[-1]:
-            raise CompileError("'return' in a kernel is only supported as its last top-level statement "
-                               "(use a flag, or move the logic into a wk.func)")
-        if node.value is None:
+        if self.in_runtime_loop() or self.frame.branch_depth > 0:
+            raise CompileError("'return' inside a run-time if/for/while of a kernel is not supported (only at "
+                               "the top level or under wk.static conditions and loops; use a flag, or move the "
+                               "logic into a wk.func)")
+        value = None if node.value is None else self.visit(node.value)
+        if value is None and not self.has_return_annotation():
             return
-        self.store_kernel_return(self.visit(node.value))
+        self.store_kernel_return(value)
+
+    def has_return_annotation(self) -> bool:
+        annotation = self.ctx.kernel.signature.return_annotation
+        if isinstance(annotation, str):
+            return annotation != "None"
+        return not any(annotation is none for none in (self.ctx.kernel.signature.empty, None, type(None)))
 
     def store_kernel_return(self, value: Any) -> None:
         kernel = self.ctx.kernel
         annotation = kernel.signature.return_annotation
-        if annotation is kernel.signature.empty or annotation is None:
+        if value is None:
+            raise CompileError(f"kernel '{kernel.name}' is annotated to return {annotation!r} but returns "
+                               "nothing here")
+        if not self.has_return_annotation():
             raise CompileError(f"kernel '{kernel.name}' returns a value but has no return type annotation "
                                "(write e.g. 'def k() -> wk.f32:')")
         annotation = self.resolve_annotation(annotation)

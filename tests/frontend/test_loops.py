@@ -1,0 +1,104 @@
+"""wk.static loops and kernel returns decided at compile time, through the whole pipeline on every arch."""
+from __future__ import annotations
+
+import pytest
+
+import wgkern as wk
+
+
+def test_static_loop_break_and_continue(arch):
+    out = wk.field(wk.i32, shape=(2, 6))
+
+    @wk.kernel
+    def fill():
+        for i in wk.static(range(6)):
+            if wk.static(i == 1):
+                continue               # skips the rest of this unrolled iteration only
+            out[0, i] = 1
+            if wk.static(i == 3):
+                break                  # no later iteration is unrolled
+        wk.loop_config(serialize=True)
+        for j in range(6):             # a run-time loop around: its own break/continue are run-time ones
+            for k in wk.static(range(3)):
+                if wk.static(k == 2):
+                    break
+                out[1, j] += 1
+            if j == 4:
+                break
+
+    fill()
+    assert out.to_numpy().tolist() == [[1, 0, 1, 1, 0, 0], [2, 2, 2, 2, 2, 0]]
+
+
+def test_nested_static_loops_break_the_inner_one(arch):
+    out = wk.field(wk.i32, shape=(3, 3))
+
+    @wk.kernel
+    def fill():
+        for i in wk.static(range(3)):
+            for j in wk.static(range(3)):
+                if wk.static(j > i):
+                    break
+                out[i, j] = 1 + i * 3 + j
+
+    fill()
+    assert out.to_numpy().tolist() == [[1, 0, 0], [4, 5, 0], [7, 8, 9]]
+
+
+def test_kernel_returns_under_static_conditions(arch):
+    @wk.kernel
+    def pick(a: wk.template()) -> wk.i32:
+        if wk.static(a == 1):
+            return 10
+        elif wk.static(a == 2):
+            return 20
+        return 30
+
+    @wk.kernel
+    def partial_sum() -> wk.i32:
+        total = 0
+        for i in wk.static(range(10)):
+            total += i * i
+            if wk.static(i == 4):
+                return total           # nothing after it is compiled
+        return -1
+
+    assert (pick(1), pick(2), pick(7)) == (10, 20, 30)
+    assert partial_sum() == 0 + 1 + 4 + 9 + 16
+
+
+def test_kernel_bare_return_and_return_none(arch):
+    out = wk.field(wk.f32, shape=2)
+
+    @wk.kernel
+    def k(v: wk.f32):
+        out[0] = v
+        if wk.static(True):
+            return None
+        out[1] = v                     # never compiled
+
+    k(2.5)
+    assert out.to_numpy().tolist() == [2.5, 0.0]
+
+
+def test_kernel_return_errors(arch):
+    @wk.kernel
+    def in_runtime_loop() -> wk.i32:
+        for i in range(3):
+            return i
+        return 0
+
+    @wk.kernel
+    def never_returns() -> wk.i32:
+        pass
+
+    @wk.kernel
+    def returns_nothing() -> wk.f32:
+        return
+
+    with pytest.raises(wk.CompileError, match="'return' inside a run-time if/for/while of a kernel"):
+        in_runtime_loop()
+    with pytest.raises(wk.CompileError, match="has a return type but no 'return' statement gives a value"):
+        never_returns()
+    with pytest.raises(wk.CompileError, match="is annotated to return .* but returns nothing"):
+        returns_nothing()
