@@ -356,3 +356,47 @@ def test_pyfunc_is_inlined_in_kernels_and_plain_in_python():
 
     assert run(build(k))["out"][0] == 2.25
     assert square(3.0) == 9.0
+
+
+def test_return_annotation_casts_the_value(arch):
+    @wk.func
+    def truncate(a: wk.f32) -> wk.i32:
+        return a                                   # one return, the last statement
+
+    @wk.func
+    def truncate_early(a: wk.f32) -> wk.i32:
+        if a < 0:
+            return 0.0 - a                         # early returns go through the result variable
+        return a
+
+    @wk.func
+    def halves(v: wk.math.vec2) -> wk.types.vector(2, wk.i32):
+        return v * 0.5
+
+    @wk.func
+    def constant() -> wk.i32:
+        return 3.7                                 # a Python number stays compile-time, truncated
+
+    @wk.kernel
+    def k(a: wk.f32) -> wk.math.vec4:
+        h = halves(wk.math.vec2(a, 5.0))
+        return wk.math.vec4(truncate(a) + constant(), truncate_early(-a), h[0], h[1])
+
+    assert k(2.75).tolist() == [5.0, 2.0, 1.0, 2.0]
+
+
+def test_assert_condition_is_evaluated_without_debug(arch):
+    counter = wk.field(wk.i32, shape=())
+
+    @wk.func
+    def bump(v: wk.i32) -> wk.i32:
+        counter[None] += v
+        return 0
+
+    @wk.kernel
+    def k():
+        assert bump(5) == 1                        # not checked without debug=True, but bump() runs
+        assert bump(2) == 0
+
+    k()
+    assert counter[None] == 7

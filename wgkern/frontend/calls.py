@@ -791,7 +791,7 @@ class CallMixin:
         if isinstance(value, StructElement):
             value = self.load_struct(value)
         if ret.mode == "direct":
-            ret.value = value
+            ret.value = self.cast_to_return_annotation(value)
             return
         if value is not None:
             value = value if isinstance(value, StructValue) else self.as_value(value)
@@ -810,6 +810,19 @@ class CallMixin:
                                    "kernel's parallel loop (a parallel loop cannot be left early); call the func "
                                    "inside a loop, or use wk.loop_config(serialize=True)")
             self.b.insert(ir.Break())
+
+    def cast_to_return_annotation(self, value: Any) -> Any:
+        """A func's returned number or vector in its annotated dtype (`-> wk.i32` truncates a float, as in
+        Taichi); a Python number stays a compile-time value."""
+        annotation = self.frame.ret.annotation
+        if not (isinstance(annotation, (T.DataType, T.VectorType)) or annotation is int or annotation is float):
+            return value
+        dtype = self.as_dtype(annotation)
+        if is_python_number(value) and not isinstance(annotation, T.VectorType):
+            return float(value) if dtype.is_float else int(value)
+        if is_runtime(value) and not isinstance(value, StructValue):
+            return self.cast_to(value, dtype)
+        return value
 
     def make_result_variable(self, value: Any) -> LocalVar | VectorVar:
         """The result variable of a flag-mode func, placed at the func's entry so every path sees it."""

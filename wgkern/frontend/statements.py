@@ -508,11 +508,13 @@ class StatementMixin:
         return None
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        """`assert cond[, message]`: checked under wk.init(debug=True) (as in Taichi), dropped otherwise. A
+        """`assert cond[, message]`: checked under wk.init(debug=True) (as in Taichi); otherwise the condition is
+        still evaluated, for the side effects of the funcs it calls (as in Taichi), and not checked. A
         compile-time condition is checked now; the message must be a compile-time value."""
         from wgkern.runtime.program import current
         program = current()
         if program is None or not program.options.debug:
+            self.visit(node.test)
             return
         message = ""
         if node.msg is not None:
