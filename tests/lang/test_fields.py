@@ -345,3 +345,36 @@ def test_numpy_integers_index_fields(fake_program):
     x = wk.field(wk.f32, shape=5)
     x[np.int64(1)] = 3.0
     assert x[np.argmax(x.to_numpy())] == 3.0 and x[np.int32(1)] == 3.0
+
+
+def test_vector_field_m_and_copy_from_other_dtype(fake_program):
+    assert wk.Vector.field(3, wk.f32, shape=2).m == 1          # as in Taichi: a vector is one column
+    assert wk.Matrix.field(2, 3, wk.f32, shape=2).m == 3
+    assert wk.field(wk.f32, shape=2).m is None
+    counts = wk.field(wk.i32, shape=(2, 3))
+    counts.from_numpy(np.arange(6, dtype=np.int32).reshape(2, 3))
+    weights = wk.field(wk.f32, shape=(2, 3))
+    weights.copy_from(counts)                                  # converts, as Taichi's copy_from does
+    assert weights.to_numpy().tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    with pytest.raises(ValueError):
+        weights.copy_from(wk.field(wk.i32, shape=(3, 2)))
+
+
+def test_lazy_dual_gives_every_float_field_a_dual(arch):
+    x = wk.field(wk.f32)
+    y = wk.field(wk.f32)
+    n = wk.field(wk.i32)
+    wk.root.dense(wk.i, 4).place(x, y, n)
+    wk.root.lazy_dual()
+    later = wk.field(wk.f32, shape=4)
+    assert x.dual is not None and y.dual is not None and later.dual is not None and n.dual is None
+
+    @wk.kernel
+    def square():
+        for i in x:
+            y[i] = x[i] * x[i]
+
+    x.from_numpy(np.arange(4, dtype=np.float32))
+    with wk.ad.FwdMode(loss=y, param=x, seed=[1.0, 1.0, 1.0, 1.0]):
+        square()
+    assert y.dual.to_numpy().tolist() == [0.0, 2.0, 4.0, 6.0]

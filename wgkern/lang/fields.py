@@ -112,8 +112,9 @@ class Container:
         if (needs_grad or needs_dual) and not dtype.is_float:
             raise TypeError(f"{self.kind_name} '{name}': needs_grad/needs_dual need a float dtype, not {dtype!r}")
         program = get_program()
-        if program.lazy_grad and self.is_field and dtype.is_float and not name.endswith((".grad", ".dual")):
-            needs_grad = True                     # after wk.root.lazy_grad(), as in Taichi
+        if self.is_field and dtype.is_float and not name.endswith((".grad", ".dual")):
+            needs_grad = needs_grad or program.lazy_grad      # after wk.root.lazy_grad(), as in Taichi
+            needs_dual = needs_dual or program.lazy_dual      # after wk.root.lazy_dual()
         backend = program.backend
         if not backend.supports(dtype):
             raise WkError(f"{dtype!r} is not supported on {program.arch!r} ({program.description})")
@@ -167,6 +168,12 @@ class Container:
         if not write or view is not None:
             self.program.before_host_access()
         return view
+
+    def _add_dual(self) -> None:
+        """Give a float field without a `.dual` one of its shape (wk.root.lazy_dual())."""
+        if self.dual is None and self.dtype.is_float and self._adjoint_of is None:
+            self.dual = Field(self.dtype, self.shape, self.element_type, f"{self.name}.dual")
+            self.dual.offset = self.offset
 
     def _materialize(self) -> None:
         """A Taichi-style `.grad` placeholder takes its field's shape at first use (Field overrides)."""
@@ -259,14 +266,18 @@ class Container:
         self._write_all(data)
 
     def copy_from(self, other: Container) -> None:
-        """Copy another container of the same shape and dtype into this one (device to device)."""
+        """Copy another container of the same shape into this one (device to device; through the host, converting
+        the values, when the dtypes differ, as Taichi's copy_from converts them)."""
         self._host_ready(write=True)
         if not isinstance(other, Container):
             raise TypeError(f"copy_from expects a wk.field or wk.ndarray, got {type(other).__name__}")
         other._check()
-        if other.full_shape != self.full_shape or other.dtype != self.dtype:
+        if other.full_shape != self.full_shape:
             raise ValueError(f"copy_from: {other.name} is {other.dtype!r}{list(other.full_shape)}, "
                              f"{self.name} is {self.dtype!r}{list(self.full_shape)}")
+        if other.dtype != self.dtype:
+            self.from_numpy(other.to_numpy().astype(self.dtype.np_dtype))
+            return
         if self._view is not None and other._view is not None:
             np.copyto(self._view, other._view)
         elif self.nbytes:
@@ -388,7 +399,8 @@ class Container:
 
     @property
     def m(self) -> int | None:
-        return self.element_type.m if self.element_type is not None and self.element_type.m else None
+        """Columns of a matrix element; 1 for a vector element (as Taichi's `Vector.field(...).m`)."""
+        return (self.element_type.m or 1) if self.element_type is not None else None
 
     def __len__(self) -> int:
         if not self.shape:
@@ -467,6 +479,12 @@ class Field(Container):
         if self.grad is None and self.dtype.is_float and self._adjoint_of is None:
             self.grad = Field(self.dtype, self.shape, self.element_type, f"{self.name}.grad")
             self.grad.offset = self.offset
+
+    def _add_dual(self) -> None:
+        """Give a float field without a `.dual` one of its shape (wk.root.lazy_dual())."""
+        if self.dual is None and self.dtype.is_float and self._adjoint_of is None:
+            self.dual = Field(self.dtype, self.shape, self.element_type, f"{self.name}.dual")
+            self.dual.offset = self.offset
 
     def _materialize(self) -> None:
         """The `.grad` placeholder of a field declared without a shape: placed like its field, when it is first

@@ -218,5 +218,17 @@ class SNode:
                     and not container.name.endswith((".grad", ".dual")):
                 container._add_grad()
 
+    def lazy_dual(self) -> None:
+        """Taichi's `ti.root.lazy_dual()`: every float field of the program, made before or after, has a `.dual`
+        of its layout (forward mode, wk.ad.FwdMode)."""
+        from wgkern.lang.fields import Field
+        from wgkern.runtime.program import get_program
+        program = get_program()
+        program.lazy_dual = True
+        for container in list(program.containers):
+            if isinstance(container, Field) and container._adjoint_of is None \
+                    and not container.name.endswith((".grad", ".dual")):
+                container._add_dual()
+
 
 root = SNode()

@@ -76,6 +76,7 @@ class Program:
         self.launch_counter = 0
         self.pending_work = False     # a launch happened since the last backend.sync()
         self.lazy_grad = False        # wk.root.lazy_grad() was called: every float field has a .grad
+        self.lazy_dual = False        # wk.root.lazy_dual() was called: every float field has a .dual
         self.pending_layouts: list[Any] = []   # @wk.layout functions not run yet (lang/legacy.py)
         self.alive = True
         self.profiler: Any = None     # wgkern/profiler.py, with wk.init(kernel_profiler=True)
