@@ -26,3 +26,9 @@ def test_types_namespace_has_taichis_names():
     assert t.is_real(wk.f64) and not t.is_real(wk.i32)
     assert t.is_integral(wk.u8) and t.is_integral(wk.u1) and not t.is_integral(wk.f32)
     assert t.is_signed(wk.i16) and not t.is_signed(wk.u32)
+
+
+def test_experimental_real_func_is_real_func():
+    import wgkern as wk
+    from wgkern.experimental import real_func
+    assert wk.experimental.real_func is wk.real_func is real_func

@@ -40,6 +40,10 @@ import sys as _sys
 # `import wgkern.math as tm` / `import wgkern.types` (Taichi programs import taichi.math that way)
 _sys.modules[__name__ + ".math"] = math
 _sys.modules[__name__ + ".types"] = types
+# `ti.experimental.real_func` (Taichi 1.7's spelling of @ti.real_func)
+experimental = type(_sys)(__name__ + ".experimental", "Taichi's ti.experimental names: real_func.")
+experimental.real_func = real_func
+_sys.modules[experimental.__name__] = experimental
 
 # Taichi's other spellings: dtype names and CPU arch names
 float16, float32, float64 = f16, f32, f64
@@ -94,7 +98,7 @@ __all__ = [
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "no_activate", "stream_parallel", "volatile_load", "Backend", "Tensor", "tensor", "StructField",
-    "SNode", "algorithms", "real_func",
+    "SNode", "algorithms", "real_func", "experimental",
 ]
 
 
