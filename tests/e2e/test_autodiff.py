@@ -496,3 +496,38 @@ def test_an_overwrite_by_a_constant_under_a_condition_cuts_the_gradient(arch):
         np.testing.assert_allclose(got, _central_difference(kernel, x, loss, base), rtol=1e-6, atol=1e-8,
                                    err_msg=kernel.name)
         assert got[0] == 0.0 and (got[1] != 0.0 or kernel is loop_overwrite)
+
+
+@pytest.mark.parametrize("unrolled", [False, True])
+def test_rebound_loop_variable_and_static_choice_of_iterable_under_reverse_mode(arch, unrolled):
+    # Quadrants-style kernel: the outer index is rebound with a cast, the inner loop is a run-time range (an
+    # adstack) or an unrolled one, picked by `A if wk.static(c) else B`; the gradient matches f64 differences
+    x = wk.field(wk.f64, shape=3, needs_grad=True)
+    n = wk.field(wk.i32, shape=3)
+    y = wk.field(wk.f64, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def compute():
+        for i in wk.ndrange(3):
+            i = wk.cast(i, wk.i32)
+            v = x[i]
+            for k in wk.static(range(4)) if wk.static(unrolled) else range(n[i]):
+                k = wk.cast(k, wk.f64)
+                v = wk.sin(v) * (1.0 + 0.1 * k)
+            y[None] += v * v
+
+    def loss(values: np.ndarray) -> float:
+        x.from_numpy(values)
+        y[None] = 0.0
+        compute()
+        return float(y[None])
+
+    n.from_numpy(np.array([4, 4, 4], dtype=np.int32) if unrolled else np.array([1, 3, 5], dtype=np.int32))
+    base = np.array([0.3, -0.7, 1.1])
+    loss(base)
+    y.grad[None] = 1.0
+    x.grad.fill(0.0)
+    compute.grad()
+    eps = 1e-6
+    numeric = [(loss(base + eps * e) - loss(base - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(x.grad.to_numpy(), numeric, rtol=1e-6, atol=1e-9)

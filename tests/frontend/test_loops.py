@@ -102,3 +102,55 @@ def test_kernel_return_errors(arch):
         never_returns()
     with pytest.raises(wk.CompileError, match="is annotated to return .* but returns nothing"):
         returns_nothing()
+
+
+def test_loop_over_a_conditional_iterable_picked_at_compile_time(arch):
+    # `for i in A if wk.static(c) else B`: the chosen side is compiled as if written alone
+    n = wk.field(wk.i32, shape=())
+    out = wk.field(wk.i32, shape=(2, 8))
+
+    def make(unrolled: bool):
+        @wk.kernel
+        def fill(row: wk.i32):
+            for i in wk.static(range(3)) if wk.static(unrolled) else range(n[None]):
+                out[row, i] += 1 + i
+        return fill
+
+    n[None] = 5
+    make(True)(0)
+    make(False)(1)
+    assert out.to_numpy().tolist() == [[1, 2, 3, 0, 0, 0, 0, 0], [1, 2, 3, 4, 5, 0, 0, 0]]
+
+
+def test_loop_over_a_conditional_iterable_needs_a_compile_time_condition(arch):
+    out = wk.field(wk.i32, shape=4)
+
+    @wk.kernel
+    def fill(c: wk.i32):
+        for i in range(4) if c > 0 else range(2):
+            out[i] = 1
+
+    with pytest.raises(wk.CompileError, match="needs a compile-time condition"):
+        fill(1)
+
+
+def test_assigning_a_loop_variable_rebinds_it_for_the_rest_of_the_iteration(arch):
+    out = wk.field(wk.f32, shape=(3, 4))
+    n = wk.field(wk.i32, shape=())
+
+    @wk.kernel
+    def fill():
+        for i, j in wk.ndrange(2, 2):
+            i = wk.cast(i, wk.f32)       # a new local (here of another type); the loop's counter is unchanged
+            out[0, 2 * wk.cast(i, wk.i32) + j] = i * 0.5
+        for k in range(n[None]):
+            k += 1
+            out[1, k - 1] = k
+        for t in range(4):
+            for u in range(2):
+                u = u * 2
+                out[2, t] += u
+
+    n[None] = 4
+    fill()
+    assert out.to_numpy().tolist() == [[0, 0, 0.5, 0.5], [1, 2, 3, 4], [2, 2, 2, 2]]

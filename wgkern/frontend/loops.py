@@ -1,7 +1,8 @@
 """For loops: `range` (with a compile-time step), `wk.ndrange` and struct-for over a field/ndarray (one RangeFor
 over the product of the extents, indices recovered with // and %), and `wk.static(...)` loops (unrolled).
 
-`wk.loop_config(serialize=True)` marks the next RangeFor. Loop variables are read-only."""
+`wk.loop_config(serialize=True)` marks the next RangeFor. Assigning to a loop variable in the loop's body rebinds
+the name for the rest of the iteration (as in Python); the loop's counter is unchanged."""
 from __future__ import annotations
 
 import ast
@@ -58,7 +59,7 @@ class LoopMixin:
             raise CompileError("for/else is not supported inside kernels")
         serialize = self.ctx.serialize_next_loop
         self.ctx.serialize_next_loop = False
-        iter_node = node.iter
+        iter_node = self.chosen_iterable(node.iter)
         if isinstance(iter_node, ast.Call):
             callee = self.visit(iter_node.func)
             if callee is builtins.range:
@@ -100,6 +101,18 @@ class LoopMixin:
                                "(it is unrolled at compile time)")
         raise CompileError(f"cannot loop over {describe(iterable)}; use range(), wk.ndrange(), a field, an "
                            "ndarray or wk.static(...)")
+
+    def chosen_iterable(self, iter_node: ast.expr) -> ast.expr:
+        """The iterable a loop runs over: `for i in A if wk.static(c) else B` picks A or B at compile time (as
+        Taichi and Quadrants do), so the chosen side is compiled as if written alone (`range(n)` stays a
+        run-time loop, `wk.static(range(k))` is unrolled)."""
+        while isinstance(iter_node, ast.IfExp):
+            cond = self.rvalue(iter_node.test)
+            if is_runtime(cond):
+                raise CompileError("a loop over 'A if c else B' needs a compile-time condition (wk.static(c)); "
+                                   "the two sides are different loops")
+            iter_node = iter_node.body if cond else iter_node.orelse
+        return iter_node
 
     def container_dims(self, iterable: Any, zero_d: bool = False) -> list[tuple[Any, Any]] | None:
         """(begin, end) of each index axis of a field or ndarray; None for anything else. `zero_d`: a 0-d field
@@ -223,15 +236,14 @@ class LoopMixin:
                 values[k] = part if (not is_runtime(begin) and begin == 0) else \
                     self.binary_values(BinaryOpKind.ADD, part, begin)
             indices = [self.b.cast(self.as_scalar(v), T.i32) for v in values]
-            if grouped:
-                self.bind_loop_variables(names, [VectorValue(indices, len(indices))])
-            else:
-                self.bind_loop_variables(names, indices)
+            bound = [VectorValue(indices, len(indices))] if grouped else indices
+            self.bind_loop_variables(names, bound)
             if guard is None:
                 self.visit_body(node.body)
                 return
             branch = self.b.if_(guard(indices))
             with self.b.at(branch.then_block), self.frame.scope.block():
+                self.bind_loop_variables(names, bound)    # bound in the body's own block (rebindable there)
                 self.visit_body(node.body)
         self.emit_range_for(0, total, serialize, body, node)
 

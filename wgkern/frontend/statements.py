@@ -123,6 +123,13 @@ class StatementMixin:
         for alloca, element in zip(binding.allocas, elements):
             self.b.store(alloca, element)
 
+    def rebindable_loop_variable(self, name: str, binding: Fixed) -> bool:
+        """Whether `name = ...` may rebind this loop variable: in the loop's own body, as in Python (and
+        Quadrants: `i_b = wk.cast(i_b, wk.i32)`), it names a new local for the rest of the iteration; the loop's
+        counter is unchanged. Inside a nested block the rebinding would end with that block, unlike Python, so
+        it stays an error there."""
+        return binding.what == "loop variable" and name in self.frame.scope.levels[-1]
+
     def assign_name(self, name: str, value: Any, static: bool = False, dtype: T.DataType | None = None) -> None:
         scope = self.frame.scope
         if isinstance(value, StructElement):           # a copy of the element's members, read now
@@ -143,6 +150,9 @@ class StatementMixin:
                 scope.define(name, self.new_struct_var(name, value))
             return
         if isinstance(binding, Fixed):
+            if not static and self.rebindable_loop_variable(name, binding):
+                scope.define(name, self.new_variable(name, value, dtype))
+                return
             raise CompileError(f"cannot assign to the {binding.what} '{name}'")
         if isinstance(binding, (LocalVar, VectorVar, GlobalVar, StructVar)) and not static:
             self.write_binding(binding, value)
@@ -330,6 +340,10 @@ class StatementMixin:
             return
         if isinstance(place, str):
             binding = self.frame.scope.lookup(place)
+            if isinstance(binding, Fixed) and self.rebindable_loop_variable(place, binding):
+                updated = self.binary_op(op_type, binding.value, rhs)
+                self.frame.scope.define(place, self.new_variable(place, updated))
+                return
             if isinstance(binding, Fixed):
                 raise CompileError(f"cannot assign to the {binding.what} '{place}'")
             if binding is None:
