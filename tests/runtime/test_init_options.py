@@ -100,6 +100,9 @@ def test_kernel_profiler_records_each_kernel(arch, capsys):
 def test_taichi_options_without_effect_are_accepted_and_others_refused(arch):
     wk.init(arch=arch, packed=True, dynamic_index=True, advanced_optimization=False, log_level=wk.ERROR,
             excepthook=True, print_ir=False, device_memory_fraction=0.5, offline_cache=False)
+    # Quadrants programs pass these (the adstack is always on; the rest tune Quadrants' passes)
+    wk.init(arch=arch, ad_stack_experimental_enabled=True, cfg_optimization=False, num_compile_threads=4,
+            ad_stack_size=0, default_ad_stack_size=64)
     wk.set_logging_level(wk.WARN)
     with pytest.raises(ValueError, match="unknown log level"):
         wk.set_logging_level("loud")

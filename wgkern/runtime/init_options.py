@@ -3,9 +3,9 @@
 Acting: `default_fp` / `default_ip` (the dtype of float/int literals, `float` and `int`), `device_memory_GB` (the
 device memory limit, when `device_memory_limit` is not given), `check_out_of_bound` (bounds-checked accesses,
 as `debug=True`), `cpu_max_num_threads` (the CPU backend's threads, the launching one included).
-Accepted because they ask for what wgkern always does or only tune Taichi's own machinery (its memory pool,
-logging, IR printing, SNode packing, dynamic indexing of local vectors, optimisation passes):
-`TAICHI_ACCEPTED`. Any other keyword is a TypeError naming it."""
+Accepted because they ask for what wgkern always does or only tune Taichi's or Quadrants' own machinery (memory
+pool, logging, IR printing, SNode packing, dynamic indexing of local vectors, optimisation passes, block sizes,
+Quadrants' `ad_stack_experimental_enabled` switch): `TAICHI_ACCEPTED`. Any other keyword is a TypeError naming it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,6 +24,31 @@ TAICHI_ACCEPTED = frozenset({
     "print_kernel_llvm_ir",
     "offline_cache_file_path",
     "kernel_profiler",          # see wk.profiler: kernels are timed when it is on (runtime/profiler.py)
+    # Quadrants' options of the same kinds
+    "ad_stack_experimental_enabled",  # reverse mode always differentiates dynamic loops through adstacks
+    "cfg_optimization",         # Quadrants' store-to-load forwarding switch; wgkern's forwarding always runs
+    "cache_loop_invariant_global_vars",
+    "flatten_if",
+    "make_thread_local",
+    "make_block_local",
+    "demote_dense_struct_fors",
+    "detect_read_only",
+    "move_loop_invariant_outside_if",
+    "num_compile_threads",
+    "default_cpu_block_dim",
+    "default_gpu_block_dim",
+    "max_block_dim",
+    "saturating_grid_dim",
+    "real_matrix_scalarize",
+    "force_scalarize_matrix",
+    "print_preprocessed_ir",
+    "print_ir_dbg_info",
+    "print_kernel_llvm_ir_optimized",
+    "print_kernel_asm",
+    "print_full_traceback",
+    "offline_cache_max_size_of_files",
+    "offline_cache_cleaning_policy",
+    "offline_cache_cleaning_factor",
 })
 
 
