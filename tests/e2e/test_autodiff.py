@@ -2,6 +2,8 @@
 and central finite differences (f64), adstack capacities, overflow, Tape, the stale-bounds guard."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -528,6 +530,57 @@ def test_rebound_loop_variable_and_static_choice_of_iterable_under_reverse_mode(
     y.grad[None] = 1.0
     x.grad.fill(0.0)
     compute.grad()
+    eps = 1e-6
+    numeric = [(loss(base + eps * e) - loss(base - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(x.grad.to_numpy(), numeric, rtol=1e-6, atol=1e-9)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Trips:
+    n: wk.types.NDArray[wk.i32, 1]
+
+
+@dataclasses.dataclass(frozen=True)
+class _State:
+    x: wk.types.NDArray[wk.f64, 1]
+    trips: _Trips
+    weights: object            # a field: a compile-time member, as a template's
+    out: wk.types.NDArray[wk.f64, 1]
+
+
+@wk.func
+def _weighted_chain(s: wk.template(), i):
+    v = s.x[i]
+    for _ in range(s.trips.n[i]):      # a trip count read through a nested dataclass (an adstack)
+        v = wk.sin(v) * s.weights[i]
+    return v
+
+
+def test_dataclass_argument_with_ndarray_members_under_reverse_mode(arch):
+    # Quadrants' dataclass kernel arguments: the ndarray members are passed as arguments (their .grad too), a
+    # func takes the dataclass, and the gradient matches f64 differences
+    @wk.kernel
+    def compute(s: _State):
+        for i in s.x:
+            s.out[0] += _weighted_chain(s, i) ** 2
+
+    weights = wk.field(wk.f64, shape=3)
+    weights.from_numpy(np.array([0.9, 1.1, 1.3]))
+    x = wk.ndarray(wk.f64, shape=3, needs_grad=True)
+    out = wk.ndarray(wk.f64, shape=1, needs_grad=True)
+    state = _State(x, _Trips(np.array([2, 0, 4], dtype=np.int32)), weights, out)
+
+    def loss(values: np.ndarray) -> float:
+        x.from_numpy(values)
+        out.fill(0.0)
+        compute(state)
+        return float(out.to_numpy()[0])
+
+    base = np.array([0.4, -0.2, 0.8])
+    loss(base)
+    out.grad.fill(1.0)
+    x.grad.fill(0.0)
+    compute.grad(state)
     eps = 1e-6
     numeric = [(loss(base + eps * e) - loss(base - eps * e)) / (2 * eps) for e in np.eye(3)]
     np.testing.assert_allclose(x.grad.to_numpy(), numeric, rtol=1e-6, atol=1e-9)

@@ -1,6 +1,8 @@
 """Argument specialisation: keys, ArgSpecs, template values, and every ArgumentError naming the parameter."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -154,6 +156,42 @@ def test_struct_argument_is_passed_as_scalar_components(fake_program):
         spec_of(struct_arg, {"zz": 1})
     with pytest.raises(wk.ArgumentError, match="parameter 'p.n' is wk.i32 but got the float 2.5"):
         spec_of(struct_arg, PAIR(n=2.5))
+
+
+@dataclasses.dataclass(frozen=True)
+class Inner:
+    w: wk.types.NDArray[wk.i32, 1]
+    scale: float
+
+
+@dataclasses.dataclass(frozen=True)
+class State:
+    a: wk.types.NDArray[wk.f32, 2]
+    inner: Inner
+    f: object
+
+
+@wk.kernel
+def dataclass_arg(s: State, k: wk.i32):
+    pass
+
+
+def test_dataclass_argument_passes_its_ndarrays_as_arguments(fake_program):
+    f = wk.field(wk.f32, shape=3)
+    a = wk.ndarray(wk.f32, shape=(2, 2))
+    spec = spec_of(dataclass_arg, State(a, Inner(np.zeros(4, np.int32), 2.0), f), 1)
+    assert spec.arg_specs[0].kind == "template" and spec.arg_specs[0].components == (2, 3)
+    assert [(s.name, s.kind, s.dtype, s.ndim) for s in spec.arg_specs[2:]] == [
+        ("s.a", "ndarray", wk.f32, 2), ("s.inner.w", "ndarray", wk.i32, 1)]
+    assert spec.values[2] is a and spec.values[3].shape == (4,)
+    other_arrays = State(wk.ndarray(wk.f32, shape=(5, 1)), Inner(np.ones(2, np.int32), 2.0), f)
+    assert spec_of(dataclass_arg, other_arrays, 1).key == spec.key      # new arrays: the same variant
+    other_scale = State(a, Inner(np.zeros(4, np.int32), 3.0), f)
+    assert spec_of(dataclass_arg, other_scale, 1).key != spec.key       # other members are compile-time
+    with pytest.raises(wk.ArgumentError, match="parameter 's.a' expects dtype wk.f32"):
+        spec_of(dataclass_arg, State(np.zeros((2, 2)), Inner(np.zeros(4, np.int32), 2.0), f), 1)
+    with pytest.raises(wk.ArgumentError, match="parameter 's' expects a State value, got Inner"):
+        spec_of(dataclass_arg, Inner(np.zeros(4, np.int32), 2.0), 1)
 
 
 def test_string_annotations(fake_program):

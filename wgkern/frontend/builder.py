@@ -25,13 +25,14 @@ from wgkern.frontend.source import FunctionSource, parse_function
 from wgkern.frontend.static_eval import closure_values
 from wgkern.frontend.statements import StatementMixin
 from wgkern.frontend.structs import StructMixin
-from wgkern.frontend.values import (GlobalRef, NdarrayRef, VectorValue, describe, is_python_number,
+from wgkern.frontend.values import (DataclassView, GlobalRef, NdarrayRef, VectorValue, describe, is_python_number,
                                     python_number_dtype)
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import types as T
 from wgkern.lang.structs import StructType
+from wgkern.runtime.arguments import dataclass_ndarray_members, is_dataclass_value
 
 UNSUPPORTED = {
     "ClassDef": "class definitions", "FunctionDef": "nested function definitions",
@@ -457,6 +458,9 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
         if spec.kind == "sparse_matrix_builder":
             self.bind_sparse_matrix_arg(name, spec)
             return
+        if spec.components and is_dataclass_value(self.ctx.template_values.get(index)):
+            scope.define(name, Static(self.dataclass_view(self.ctx.template_values[index], spec)))
+            return
         if spec.components:
             self.bind_component_arg(name, spec)
             return
@@ -487,6 +491,16 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
                 scope.define(name, Static(value))
         else:
             raise InternalCompilerError(f"unknown argument kind {spec.kind!r} for '{name}'", self.b.loc)
+
+    def dataclass_view(self, value: Any, spec: ir.ArgSpec) -> DataclassView:
+        """A dataclass argument as kernel code sees it: its ndarray members are the ndarray arguments listed in
+        `spec.components` (in dataclass_ndarray_members' order), its other members compile-time values."""
+        specs = self.ctx.arg_specs
+        refs: dict[tuple[str, ...], NdarrayRef] = {}
+        for k, (path, _, _) in zip(spec.components, dataclass_ndarray_members(value)):
+            element_shape = tuple(specs[k].element_shape)
+            refs[path] = NdarrayRef(k, specs[k].name, specs[k].dtype, int(specs[k].ndim or 0), element_shape)
+        return DataclassView.of(value, refs, ())
 
     def bind_component_arg(self, name: str, spec: ir.ArgSpec) -> None:
         """A vector/matrix or struct parameter, passed as one scalar argument per component."""

@@ -48,6 +48,38 @@ class ElementShape(tuple):
         return list(self)
 
 
+
+class DataclassView:
+    """A `dataclasses.dataclass` kernel argument (Quadrants) as kernel code sees it: `s.a` is the NdarrayRef of
+    an ndarray member (each is a kernel argument of its own), a nested dataclass is a view too, and any other
+    member (a field, a number) is the compile-time value it holds."""
+
+    def __init__(self, value: Any, members: dict[str, Any]) -> None:
+        self._wk_value = value
+        self._wk_members = members
+
+    @staticmethod
+    def of(value: Any, refs: dict[tuple[str, ...], Any], prefix: tuple[str, ...]) -> DataclassView:
+        import dataclasses
+        members: dict[str, Any] = {}
+        for member in dataclasses.fields(value):
+            path = prefix + (member.name,)
+            item = getattr(value, member.name)
+            if path in refs:
+                members[member.name] = refs[path]
+            elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+                members[member.name] = DataclassView.of(item, refs, path)
+        return DataclassView(value, members)
+
+    def __getattr__(self, name: str) -> Any:
+        members = self.__dict__["_wk_members"]
+        if name in members:
+            return members[name]
+        return getattr(self.__dict__["_wk_value"], name)
+
+    def __repr__(self) -> str:
+        return f"{type(self._wk_value).__name__} argument"
+
 @dataclass(eq=False)
 class NdarrayRef:
     """An ndarray kernel argument (or its `.grad`) as seen by kernel code."""

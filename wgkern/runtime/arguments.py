@@ -5,6 +5,7 @@ Every user mistake (count, kind, dtype, ndim, element shape, non-contiguous nump
 earlier wk.init) is an ArgumentError naming the parameter. Parameter rules are computed once per kernel."""
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from dataclasses import dataclass
 from typing import Any
@@ -19,13 +20,14 @@ from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, T
 
 SCALAR, NDARRAY, TEMPLATE, VECTOR, STRUCT, INFER = "scalar", "ndarray", "template", "vector", "struct", "infer"
 SPARSE_MATRIX_BUILDER = "sparse_matrix_builder"     # its buffers are passed as ndarray arguments (wgkern/linalg)
+DATACLASS = "dataclass"     # a dataclasses.dataclass value (Quadrants): ndarray members are arguments of their own
 
 
 @dataclass(frozen=True, slots=True)
 class ParamRule:
     """What one kernel parameter accepts, from its annotation. kind: scalar / ndarray / template /
-    vector (a vector or matrix value) / struct (a struct value) / sparse_matrix_builder / infer (no
-    annotation). Vector and struct values are passed at run time as scalar arguments, one per component
+    vector (a vector or matrix value) / struct (a struct value) / sparse_matrix_builder / dataclass (a
+    `dataclasses.dataclass` type) / infer (no annotation). Vector and struct values are passed at run time as scalar arguments, one per component
     (`leaves`); a sparse matrix builder as its ndarray buffers."""
     name: str
     kind: str
@@ -57,7 +59,13 @@ class Specialisation:
             specs = [_arg_spec(rule, kind, part) for rule, (kind, part) in zip(self.rules, self.parts)]
             components: list[ArgSpec] = []
             for index, rule in enumerate(self.rules):
-                if self.parts[index][0] == SPARSE_MATRIX_BUILDER:
+                if self.parts[index][0] == DATACLASS:
+                    members = self.parts[index][1][2]
+                    first = len(specs) + len(components)
+                    specs[index].components = tuple(range(first, first + len(members)))
+                    components.extend(_arg_spec(ParamRule(f"{rule.name}.{'.'.join(path)}", NDARRAY), NDARRAY, part)
+                                      for path, part in members)
+                elif self.parts[index][0] == SPARSE_MATRIX_BUILDER:
                     from wgkern.linalg.builder import buffer_arg_specs
                     buffers = buffer_arg_specs(rule.name, self.parts[index][1])
                     first = len(specs) + len(components)
@@ -77,6 +85,8 @@ def _arg_spec(rule: ParamRule, kind: str, part: Any) -> ArgSpec:
         return ArgSpec(name=rule.name, kind=SPARSE_MATRIX_BUILDER, dtype=part)
     if kind == STRUCT:
         return ArgSpec(name=rule.name, kind=TEMPLATE, dtype=rule.struct_type)
+    if kind == DATACLASS:
+        return ArgSpec(name=rule.name, kind=TEMPLATE, dtype=part[1])
     if kind == SCALAR:
         return ArgSpec(name=rule.name, kind=SCALAR, dtype=part)
     if kind == NDARRAY:
@@ -128,12 +138,14 @@ def _rule_of(kernel: Any, param: inspect.Parameter) -> ParamRule:
     from wgkern.lang.structs import StructType
     if isinstance(annotation, StructType):
         return ParamRule(name, STRUCT, struct_type=annotation, leaves=tuple(_struct_leaves(annotation, "")))
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        return ParamRule(name, DATACLASS, struct_type=annotation)
     try:
         return ParamRule(name, SCALAR, to_dtype(annotation))
     except TypeError:
         raise ArgumentError(f"kernel '{kernel.name}': parameter '{name}' has an unsupported annotation "
                             f"{annotation!r}; use a dtype (wk.f32, int, float), wk.types.ndarray(), "
-                            "wk.template() or wk.types.vector/matrix") from None
+                            "wk.template(), wk.types.vector/matrix or a dataclass") from None
 
 
 def _struct_leaves(stype: Any, prefix: str) -> list[tuple[str, DataType]]:
@@ -175,6 +187,60 @@ def _struct_values(kernel: Any, rule: ParamRule, value: Any) -> list[Any]:
     flatten(value)
     return [_scalar_value(kernel, ParamRule(f"{rule.name}{path}", SCALAR, dtype), dtype, v)
             for v, (path, dtype) in zip(out, rule.leaves)]
+
+
+def dataclass_ndarray_members(value: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any, Any]]:
+    """(path, array, member annotation) of every wk.ndarray / numpy member of a dataclass value, nested
+    dataclasses included, in field order: the order of the dataclass argument's ndarray arguments."""
+    out: list[tuple[tuple[str, ...], Any, Any]] = []
+    for member in dataclasses.fields(value):
+        item = getattr(value, member.name)
+        path = prefix + (member.name,)
+        if isinstance(item, (Ndarray, np.ndarray)):
+            out.append((path, item, member.type))
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            out.extend(dataclass_ndarray_members(item, path))
+    return out
+
+
+def is_dataclass_value(value: Any) -> bool:
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+def _dataclass_part(kernel: Any, rule: ParamRule, value: Any, program: Any,
+                    components: list[Any]) -> tuple[Any, ...]:
+    """Check a dataclass argument: its ndarray members become ndarray arguments (appended to `components`),
+    checked against their member annotations (`a: wk.types.NDArray[wk.f32, 1]`); every other member is a
+    compile-time value, as a template's. Returns the key part (DATACLASS, type, ndarray parts, other members)."""
+    if rule.struct_type is not None and not isinstance(value, rule.struct_type):
+        raise ArgumentError(f"{_where(kernel, rule)} expects a {rule.struct_type.__name__} value, got "
+                            f"{type(value).__name__}")
+    members = []
+    for path, array, annotation in dataclass_ndarray_members(value):
+        annotation = _resolve_annotation(kernel, annotation) if isinstance(annotation, str) else annotation
+        member_rule = ParamRule(f"{rule.name}.{'.'.join(path)}", NDARRAY)
+        if isinstance(annotation, NdarrayType):
+            element = annotation.dtype if isinstance(annotation.dtype, VectorType) else None
+            member_rule = ParamRule(member_rule.name, NDARRAY, element.dtype if element is not None
+                                    else annotation.dtype, element, annotation.ndim)
+        members.append((path, _ndarray_part(kernel, member_rule, array, program)))
+        components.append(array)
+    others = []
+    for member in dataclasses.fields(value):
+        item = getattr(value, member.name)
+        if not isinstance(item, (Ndarray, np.ndarray)) and not is_dataclass_value(item):
+            _check_template_containers(kernel, rule, item, program)
+            others.append((member.name, template_key(item)))
+        elif is_dataclass_value(item):
+            others.append((member.name, _dataclass_key(item)))
+    return (DATACLASS, type(value), tuple(members), tuple(others))
+
+
+def _dataclass_key(value: Any) -> Any:
+    """The compile-time identity of a nested dataclass member (its ndarray members excluded: they are arguments)."""
+    return (type(value), tuple((m.name, _dataclass_key(getattr(value, m.name)) if is_dataclass_value(
+        getattr(value, m.name)) else None if isinstance(getattr(value, m.name), (Ndarray, np.ndarray))
+        else template_key(getattr(value, m.name))) for m in dataclasses.fields(value)))
 
 
 def param_rules(kernel: Any) -> list[ParamRule]:
@@ -360,6 +426,10 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
                 _check_program(kernel, rule, buffer, program)
             components.extend(buffers)
             parts.append((SPARSE_MATRIX_BUILDER, value.dtype))
+        elif kind == DATACLASS or (kind == TEMPLATE and is_dataclass_value(value)):
+            part = _dataclass_part(kernel, rule, value, program, components)
+            templates[index] = value
+            parts.append((DATACLASS, part))
         else:
             if isinstance(value, Container):
                 if value.program is not program or not program.alive:
