@@ -33,7 +33,8 @@ from wgkern.lang.sparse import (activate, append, deactivate, deactivate_all_sno
 globals().update({_name: _axes for _name, _axes in _AXIS_COMBINATIONS.items() if _name not in globals()})
 from wgkern.lang.types import (f16, f32, f64, i8, i16, i32, i64, sparse_matrix_builder, template, types, u1, u8, u16,
                                u32, u64)
-from wgkern.runtime.arch import amdgpu, cpu, cuda, dx12, gpu, metal, vulkan, webgpu
+from wgkern.runtime.arch import amdgpu, cc, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, webgpu
+from wgkern.runtime.extensions import extension, is_extension_supported
 from wgkern.runtime.program import init, reset, stats, sync
 from wgkern import algorithms, profiler
 import sys as _sys
@@ -98,7 +99,7 @@ __all__ = [
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "no_activate", "stream_parallel", "volatile_load", "Backend", "Tensor", "tensor", "StructField",
-    "SNode", "algorithms", "real_func", "experimental",
+    "SNode", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported", "experimental",
 ]
 
 

@@ -103,3 +103,16 @@ def test_current_cfg_names_the_running_arch_and_options(arch):
     cfg = wk.lang.impl.current_cfg()
     assert cfg.arch is Arch(arch) and cfg.debug is False and cfg.default_fp is wk.f32
     assert wk._lib.core.GGUI_AVAILABLE
+
+
+def test_taichi_arches_without_a_backend_and_extension_queries(adapters):
+    adapters.extend([LAVAPIPE])
+    for arch in (wk.opengl, wk.gles, wk.dx11, wk.cc, wk.cuda):
+        with pytest.raises(wk.ArchUnavailableError, match="not built in this version of wgkern"):
+            select(arch)
+    supported = wk.is_extension_supported
+    assert supported(wk.cpu, wk.extension.sparse) and supported(wk.vulkan, wk.extension.adstack)
+    assert supported(wk.cpu, wk.extension.data64) and not supported(wk.cpu, wk.extension.quant)
+    assert not supported(wk.cuda, wk.extension.sparse) and not supported(wk.cpu, wk.extension.bls)
+    with pytest.raises(ValueError, match="wk.extension member"):
+        supported(wk.cpu, "sparse")

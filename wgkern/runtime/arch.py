@@ -25,6 +25,12 @@ class Arch(enum.Enum):
     dx12 = "dx12"
     webgpu = "webgpu"
     gpu = "gpu"
+    # Taichi's other arches, which older programs name: wgkern has no backend for them (never OpenGL: wgpu's
+    # GL backend lacks f64, int64 and storage atomics)
+    opengl = "opengl"
+    gles = "gles"
+    dx11 = "dx11"
+    cc = "cc"
 
     def __repr__(self) -> str:
         return f"wk.{self.value}"
@@ -38,6 +44,8 @@ class Arch(enum.Enum):
 
 cpu, cuda, amdgpu, vulkan, metal, dx12, webgpu, gpu = (
     Arch.cpu, Arch.cuda, Arch.amdgpu, Arch.vulkan, Arch.metal, Arch.dx12, Arch.webgpu, Arch.gpu)
+opengl, gles, dx11, cc = Arch.opengl, Arch.gles, Arch.dx11, Arch.cc
+NOT_BUILT = (Arch.cuda, Arch.amdgpu, Arch.opengl, Arch.gles, Arch.dx11, Arch.cc)
 WGPU_ARCHES = (Arch.vulkan, Arch.metal, Arch.dx12, Arch.webgpu)
 # wgpu adapter `backend_type` strings for the arches that name one graphics API.
 _BACKEND_TYPE_OF = {Arch.vulkan: "Vulkan", Arch.metal: "Metal", Arch.dx12: "D3D12"}
@@ -165,9 +173,10 @@ def select(arch: Any = None) -> Selection:
             return _cpu_selection()
     if requested == Arch.cpu:
         return _cpu_selection()
-    if requested in (Arch.cuda, Arch.amdgpu):
+    if requested in NOT_BUILT:
         adapters, reason = list_wgpu_adapters()
-        raise ArchUnavailableError(f"{requested!r} is not built in this version of wgkern; "
+        raise ArchUnavailableError(f"{requested!r} is not built in this version of wgkern (its backends: wk.cpu, "
+                                   "and wk.vulkan / wk.metal / wk.dx12 through wgpu); "
                                    + _found_text(adapters, reason))
     adapters, reason = list_wgpu_adapters()
     best = _pick_adapter(requested, adapters)

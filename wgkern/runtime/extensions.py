@@ -1,0 +1,45 @@
+"""Taichi's `ti.extension` names and `ti.is_extension_supported(arch, ext)`, which programs and test suites
+ask before using a feature: sparse SNodes, adstacks and assertions work on every arch, 64-bit types wherever
+the device has them; quantized types, block-local storage, meshes and external functions do not exist here."""
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from wgkern.runtime.arch import Arch, parse_arch
+
+
+class extension(enum.Enum):  # noqa: N801 - Taichi's name
+    sparse = "sparse"
+    quant = "quant"
+    quant_basic = "quant_basic"
+    data64 = "data64"
+    adstack = "adstack"
+    bls = "bls"
+    assertion = "assertion"
+    extfunc = "extfunc"
+    mesh = "mesh"
+
+
+_EVERYWHERE = frozenset({extension.sparse, extension.adstack, extension.assertion})
+
+
+def is_extension_supported(arch: Any, ext: extension) -> bool:
+    """Whether `ext` works on `arch` (64-bit types on a GPU arch: as the running program's device reports them,
+    False when another arch is running)."""
+    arch = parse_arch(arch)
+    if not isinstance(ext, extension):
+        raise ValueError(f"is_extension_supported() takes a wk.extension member, got {ext!r}")
+    if arch is None or arch in (Arch.cuda, Arch.amdgpu, Arch.opengl, Arch.gles, Arch.dx11, Arch.cc):
+        return False
+    if ext in _EVERYWHERE:
+        return True
+    if ext is extension.data64:
+        if arch is Arch.cpu:
+            return True
+        from wgkern.lang import types as T
+        from wgkern.runtime.program import current
+        program = current()
+        return program is not None and program.arch is arch and all(
+            program.backend.supports(t) for t in (T.f64, T.i64))
+    return False
