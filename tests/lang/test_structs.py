@@ -380,3 +380,41 @@ def test_struct_field_keys_dtype_grad_copy_from_and_printed_elements(arch):
         n: wk.i32
     ps = P.field(shape=3, needs_grad=True)
     assert ps.grad.keys == ["x"] and ps.grad.x is ps.x.grad        # the int member has no gradient
+
+
+def test_struct_constructor_values_nest_cast_and_copy(arch):
+    """A nested struct member given one value takes it as its first member (`outer(1)`), scalar members are
+    converted to their dtypes on the host too, `wk.Struct({...})` makes a value in Python scope, and one struct
+    field's element can be assigned to another's member on the host."""
+    line = wk.types.struct(direction=wk.math.vec3, length=float)
+    outer = wk.types.struct(line=line, idx=int)
+    x = outer.field(shape=4)
+    lines = line.field(shape=4)
+    consts = wk.Struct({"a": 2, "b": {"c": 1.5}})
+    out = wk.field(wk.f32, shape=2)
+
+    @wk.kernel
+    def fill():
+        for i in x:
+            x[i] = outer(i + 1)
+        local = line(7)
+        out[0] = local.direction.y + local.length
+        out[1] = consts.a + consts.b.c
+
+    fill()
+    assert np.allclose(x.line.direction.to_numpy()[:, 0], [1, 2, 3, 4])
+    assert np.all(x.line.length.to_numpy() == 0) and np.all(x.idx.to_numpy() == 0)
+    assert np.allclose(out.to_numpy(), [7.0, 3.5])
+
+    host = outer(3)
+    assert np.allclose(host.line.direction, 3.0) and host.idx == 0
+    cast = wk.types.struct(a=int, b=float)(2.5, 2)
+    assert cast.a == 2 and type(cast.a) is int and type(cast.b) is float
+
+    lines[2] = line(direction=wk.math.vec3(1, 2, 3), length=4.0)
+    x[1].line = lines[2]
+    x[3] = {"line": lines[2], "idx": 9}
+    assert np.allclose(x[1].line.direction.to_numpy(), [1, 2, 3]) and x[1].line.length == 4.0
+    assert x[3].idx == 9 and x[3].line.length == 4.0
+    x.fill(5)
+    assert x[0].idx == 5 and np.allclose(x[0].line.direction.to_numpy(), 5.0)

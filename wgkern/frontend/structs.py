@@ -58,8 +58,12 @@ class StructMixin:
         for name, spec in stype.members.items():
             value = given[name]
             if isinstance(spec, StructType):
-                members[name] = (self.zero_struct(spec) if value is None
-                                 else self.struct_of(value, spec, f"member '{name}' of {stype!r}"))
+                if value is None:
+                    members[name] = self.zero_struct(spec)
+                elif isinstance(value, (StructValue, StructElement, HostStruct, dict)):
+                    members[name] = self.struct_of(value, spec, f"member '{name}' of {stype!r}")
+                else:   # Taichi: a nested struct member given one value takes it as its own first member
+                    members[name] = self.construct_struct(spec, [value], {})
             elif isinstance(spec, T.VectorType):
                 members[name] = (VectorValue([self.b.const(0, spec.dtype)] * spec.size, spec.n, spec.m)
                                  if value is None else self.construct_vector(spec, [value]))

@@ -71,6 +71,23 @@ def from_leaves(stype: StructType, values: Any) -> HostStruct:
     return HostStruct(stype, members)
 
 
+def host_scalar(value: Any, dtype: Any) -> Any:
+    """A scalar member's value converted to its declared dtype, as Taichi does (`int` members truncate
+    `2.5` to 2); a dtype wgkern cannot name (a quantized type, ...) keeps the value as given."""
+    from wgkern.lang import types as T
+    try:
+        dt = T.to_dtype(dtype)
+    except TypeError:
+        return value
+    if hasattr(value, "shape") and getattr(value, "shape", ()) != ():
+        return value
+    if dt.is_float:
+        return float(value)
+    if dt.is_int:
+        return int(value)
+    return bool(value) if dt.is_bool else value
+
+
 class HostStruct:
     """A struct value in Python scope (`P(pos=wk.math.vec3(1, 2, 3), m=2.0)`): members as attributes; a kernel
     argument annotated with the struct type takes one, and so does `s[i] = value` on a struct field."""
@@ -82,8 +99,12 @@ class HostStruct:
         for name, dtype in stype.members.items():
             value = values.get(name)
             if isinstance(dtype, StructType):
+                if isinstance(value, _HostElement):
+                    value = value.to_dict()
                 if isinstance(value, dict):
                     value = dtype(**value)
+                elif value is not None and not isinstance(value, HostStruct):
+                    value = dtype(value)     # Taichi: a nested struct given one value takes it as its first member
                 members[name] = value if isinstance(value, HostStruct) else dtype()
             elif hasattr(dtype, "element_shape"):
                 array = np.zeros(dtype.element_shape, dtype.dtype.np_dtype)
@@ -91,7 +112,7 @@ class HostStruct:
                     array[...] = value
                 members[name] = host_matrix(array)
             else:
-                members[name] = (0 if value is None else value)
+                members[name] = host_scalar(0 if value is None else value, dtype)
         object.__setattr__(self, "struct_type", stype)
         object.__setattr__(self, "members", members)
 
@@ -226,7 +247,8 @@ class StructField:
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """`s[i] = P(...)` (or a dict of members) on the host: every member given is written."""
-        items = value.members if isinstance(value, HostStruct) else value
+        items = value.members if isinstance(value, HostStruct) else \
+            value.to_dict() if isinstance(value, _HostElement) else value
         if not isinstance(items, dict):
             raise WkError(f"struct field '{self.name}': s[i] = ... takes a struct value or a dict of members, "
                           f"not {type(value).__name__}")
@@ -247,7 +269,7 @@ class _HostElement:
 
     def __setattr__(self, member: str, value: Any) -> None:
         target = getattr(self._owner, member)
-        target[self._index] = value.to_dict() if isinstance(value, HostStruct) else value
+        target[self._index] = value.to_dict() if isinstance(value, (HostStruct, _HostElement)) else value
 
     def to_dict(self) -> dict[str, Any]:
         out = {}
@@ -291,9 +313,38 @@ def dataclass(cls: type) -> StructType:
     return stype
 
 
+def host_type_of(value: Any) -> Any:
+    """The member type a Python-scope value gives a `wk.Struct(...)` member."""
+    import numpy as np
+    from wgkern.lang import types as T
+    if isinstance(value, HostStruct):
+        return value.struct_type
+    if isinstance(value, (bool, np.bool_)):
+        return bool
+    if isinstance(value, (int, np.integer)):
+        return int
+    if isinstance(value, (float, np.floating)):
+        return float
+    array = np.asarray(value)
+    if array.ndim not in (1, 2) or array.dtype == object:
+        raise WkError(f"wk.Struct(...) members are numbers, vectors, matrices or structs, not {type(value).__name__}")
+    dtype = float if array.dtype.kind == "f" else int
+    return T.vector(array.shape[0], dtype) if array.ndim == 1 else T.matrix(array.shape[0], array.shape[1], dtype)
+
+
 class Struct:
     """`wk.Struct.field({"pos": vec3, ...}, shape=n)` (Taichi's spelling). In kernel code `wk.Struct({...})` or
-    `wk.Struct(pos=..., m=...)` makes a struct value whose member types are the values' own."""
+    `wk.Struct(pos=..., m=...)` makes a struct value whose member types are the values' own; so does it in Python
+    scope (a HostStruct, which kernels may read as a global)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> HostStruct:  # type: ignore[misc]
+        if len(args) > 1 or (args and not isinstance(args[0], dict)):
+            raise WkError("wk.Struct(...) takes a dict of members or members by name")
+        given = {**(args[0] if args else {}), **kwargs}
+        if not given or not all(isinstance(name, str) for name in given):
+            raise WkError("wk.Struct(...) needs members named by strings")
+        values = {name: Struct(value) if isinstance(value, dict) else value for name, value in given.items()}
+        return HostStruct(StructType({name: host_type_of(value) for name, value in values.items()}), values)
 
     @staticmethod
     def field(members: dict[str, Any], shape: Any = (), needs_grad: bool = False, name: str = "",
