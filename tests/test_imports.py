@@ -28,6 +28,27 @@ def test_types_namespace_has_taichis_names():
     assert t.is_signed(wk.i16) and not t.is_signed(wk.u32)
 
 
+def test_primitive_types_lists_cast_in_kernels(arch):
+    """`wk.types.primitive_types` lists the scalar dtypes by family (Python's float/int/bool too), and each
+    casts 123.4 in a kernel as its family does."""
+    import wgkern as wk
+    pt = wk.types.primitive_types
+    assert pt.f32 is wk.f32 and float in pt.real_types and int in pt.integer_types
+    assert pt.all_types == pt.real_types + pt.integer_types and pt.u8 in pt.integer_types
+    out = wk.field(wk.f64, shape=())
+    for dt in pt.all_types:
+        if dt is wk.f16 or (dt in (wk.i64, wk.u64, wk.f64) and arch.name == "vulkan"):
+            continue
+
+        @wk.kernel
+        def cast():
+            out[None] = wk.cast(wk.cast(123.4, dt), wk.f64)
+
+        cast()
+        expected = 1.0 if dt in (bool, wk.u1) else 123 if dt in pt.integer_types else 123.4
+        assert abs(out[None] - expected) < 1e-4, dt
+
+
 def test_experimental_real_func_is_real_func():
     import wgkern as wk
     from wgkern.experimental import real_func

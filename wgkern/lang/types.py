@@ -275,6 +275,18 @@ class types:  # noqa: N801 - namespace mirroring `ti.types`
     NDArray = NdarrayType
     Template = Template
 
+    class primitive_types:  # noqa: N801 - namespace mirroring `ti.types.primitive_types`
+        """The scalar dtypes by family, Python's `float` / `int` / `bool` included, as Taichi lists them."""
+        f16, f32, f64 = f16, f32, f64
+        i8, i16, i32, i64 = i8, i16, i32, i64
+        u1, u8, u16, u32, u64 = u1, u8, u16, u32, u64
+        float16, float32, float64 = f16, f32, f64
+        int8, int16, int32, int64 = i8, i16, i32, i64
+        uint1, uint8, uint16, uint32, uint64 = u1, u8, u16, u32, u64
+        real_types = [f16, f32, f64, float]
+        integer_types = [i8, i16, i32, i64, u1, u8, u16, u32, u64, int, bool]
+        all_types = real_types + integer_types
+
     @staticmethod
     def is_real(dtype: Any) -> bool:
         """Taichi's `ti.types.is_real(dt)`: a float dtype."""
