@@ -261,6 +261,29 @@ def test_print_f_strings_with_format_specs(arch, capsys):
     assert capsys.readouterr().out == "i=  1 x=1.750 n=42 then [1.8, 1.8]|1|  7\n"
 
 
+def test_print_str_format_arguments(arch, capsys):
+    """`"...".format(...)` among print()'s arguments prints as the matching f-string: automatic, numbered and
+    named fields, specs, runtime and compile-time values."""
+    x = wk.field(wk.f32, shape=1)
+
+    @wk.kernel
+    def k(n: wk.i32):
+        for i in x:
+            print("{} and {:.2f}".format(n, x[i] + 0.5), "{1}-{0}".format(n, 7), "{name:>4}|{v}".format(name=n, v=3))
+
+    x.fill(0.25)
+    k(42)
+    wk.sync()
+    assert capsys.readouterr().out == "42 and 0.75 7-42   42|3\n"
+
+    @wk.kernel
+    def missing(n: wk.i32):
+        print("{} {}".format(n))
+
+    with pytest.raises(wk.CompileError, match="refers to"):
+        missing(1)
+
+
 def test_print_f_string_errors_name_the_spec(arch):
     x = wk.field(wk.i32, shape=2)
 

@@ -406,7 +406,8 @@ class CallMixin:
     def print_call(self, node: ast.Call) -> None:
         """print(*args, sep=' ', end='\\n') with compile-time text and runtime scalars/vectors (ir.Print), and
         f-strings among the arguments: their `{value:spec}` fields print like arguments, formatted by `spec`."""
-        args = [self.fstring_parts(arg) if isinstance(arg, ast.JoinedStr) else self.visit(arg) for arg in node.args]
+        args = [self.fstring_parts(arg) if isinstance(arg, ast.JoinedStr)
+                else self.str_format_parts(arg) if is_str_format(arg) else self.visit(arg) for arg in node.args]
         kwargs = self.visit_keywords(node.keywords)
         options = {"sep": " ", "end": "\n"}
         for name, value in kwargs.items():
@@ -478,6 +479,39 @@ class CallMixin:
                     raise CompileError("an f-string format spec in a kernel must be literal text (like {x:.3f})")
                 spec = "".join(str(p.value) for p in piece.format_spec.values)
             parts.append((self.visit(piece.value), spec))
+        return FStringParts(parts)
+
+    def str_format_parts(self, node: ast.Call) -> FStringParts:
+        """`"{} at {name:.2f}".format(a, name=b)` as a print() argument: the same parts as the f-string would give,
+        fields numbered (`{0}`), automatic (`{}`) or named, the arguments evaluated here."""
+        import string
+        template = node.func.value.value
+        if any(isinstance(arg, ast.Starred) for arg in node.args) or any(k.arg is None for k in node.keywords):
+            raise CompileError("str.format() in a kernel takes plain arguments (no *args / **kwargs)")
+        positional = [self.visit(arg) for arg in node.args]
+        named = {k.arg: self.visit(k.value) for k in node.keywords}
+        parts: list[tuple[Any, str]] = []
+        automatic = 0
+        try:
+            fields = list(string.Formatter().parse(template))
+        except ValueError as exc:
+            raise CompileError(f"bad format string {template!r} ({exc})") from None
+        for literal, field, spec, _conversion in fields:
+            if literal:
+                parts.append((literal, ""))
+            if field is None:
+                continue
+            if "{" in (spec or ""):
+                raise CompileError("a str.format() spec in a kernel must be literal text (like {:.3f})")
+            if field == "":
+                key: Any = automatic
+                automatic += 1
+            else:
+                key = int(field) if field.isdigit() else field
+            source = positional if isinstance(key, int) else named
+            if (isinstance(key, int) and key >= len(positional)) or (isinstance(key, str) and key not in named):
+                raise CompileError(f"format string {template!r} refers to {{{field}}}, which no argument gives")
+            parts.append((source[key], spec or ""))
         return FStringParts(parts)
 
     def check_format_spec(self, dtype: Any, spec: str) -> None:
@@ -889,3 +923,9 @@ def _check_cas_operands(operands: list[Any]) -> None:
                                "on one scalar element at a time")
         if operand.dtype.is_float:
             raise CompileError(f"wk.atomic_cas takes integer operands, the {name} value is {describe(operand)}")
+
+
+def is_str_format(node: ast.expr) -> bool:
+    """`"...".format(...)`: a literal string's format() call."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
+            and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str))
