@@ -284,6 +284,30 @@ def test_print_str_format_arguments(arch, capsys):
         missing(1)
 
 
+def test_operator_module_functions_in_kernels(arch):
+    """`operator.add(a, b)` (a program passing `ops=operator.sub` around) applies the operator it names, to
+    scalars, vectors and matrices."""
+    import operator
+    m = wk.Matrix([[1, 2], [3, 4]])
+    out = wk.Matrix.field(2, 2, wk.i32, shape=4)
+    s = wk.field(wk.f32, shape=2)
+
+    @wk.kernel
+    def run(ops: wk.template(), k: wk.i32):
+        out[0] = ops(m, out[3])
+        out[1] = operator.matmul(m, m)
+        out[2] = operator.mul(m, k)
+        s[0] = operator.truediv(k, 4)
+        s[1] = operator.pow(k, 2)
+
+    out[3] = [[10, 20], [30, 40]]
+    run(operator.sub, 3)
+    assert out.to_numpy()[0].tolist() == [[-9, -18], [-27, -36]]
+    assert out.to_numpy()[1].tolist() == [[7, 10], [15, 22]]
+    assert out.to_numpy()[2].tolist() == [[3, 6], [9, 12]]
+    assert s.to_numpy().tolist() == [0.75, 9.0]
+
+
 def test_print_f_string_errors_name_the_spec(arch):
     x = wk.field(wk.i32, shape=2)
 

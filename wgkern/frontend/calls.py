@@ -7,6 +7,7 @@ import ast
 import builtins
 import functools
 import inspect
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -287,6 +288,8 @@ class CallMixin:
             return vectors.outer_product(self.b, first, self.as_value(args[1]))
         if callee is Matrix.rows or callee is Matrix.cols:
             return self.matrix_from_vectors(callee is Matrix.cols, args, kwargs)
+        if callee in OPERATOR_BINARY and len(args) == 2 and not kwargs:
+            return self.binary_op(OPERATOR_BINARY[callee], args[0], args[1])
         if callable(callee):
             raise CompileError(f"cannot call {describe(callee)} inside a kernel: only wk.* functions, @wk.func "
                                "functions and pure builtins on compile-time values can be called (wrap "
@@ -929,3 +932,13 @@ def is_str_format(node: ast.expr) -> bool:
     """`"...".format(...)`: a literal string's format() call."""
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
             and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str))
+
+
+# `operator.add(a, b)` and its kin called in kernel code (a program passing `ops=operator.add` around): the
+# binary operator it names.
+OPERATOR_BINARY = {
+    operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult, operator.truediv: ast.Div,
+    operator.floordiv: ast.FloorDiv, operator.mod: ast.Mod, operator.pow: ast.Pow, operator.matmul: ast.MatMult,
+    operator.and_: ast.BitAnd, operator.or_: ast.BitOr, operator.xor: ast.BitXor, operator.lshift: ast.LShift,
+    operator.rshift: ast.RShift,
+}
