@@ -71,23 +71,6 @@ def from_leaves(stype: StructType, values: Any) -> HostStruct:
     return HostStruct(stype, members)
 
 
-def host_scalar(value: Any, dtype: Any) -> Any:
-    """A scalar member's value converted to its declared dtype, as Taichi does (`int` members truncate
-    `2.5` to 2); a dtype wgkern cannot name (a quantized type, ...) keeps the value as given."""
-    from wgkern.lang import types as T
-    try:
-        dt = T.to_dtype(dtype)
-    except TypeError:
-        return value
-    if hasattr(value, "shape") and getattr(value, "shape", ()) != ():
-        return value
-    if dt.is_float:
-        return float(value)
-    if dt.is_int:
-        return int(value)
-    return bool(value) if dt.is_bool else value
-
-
 class HostStruct:
     """A struct value in Python scope (`P(pos=wk.math.vec3(1, 2, 3), m=2.0)`): members as attributes; a kernel
     argument annotated with the struct type takes one, and so does `s[i] = value` on a struct field."""
@@ -112,7 +95,7 @@ class HostStruct:
                     array[...] = value
                 members[name] = host_matrix(array)
             else:
-                members[name] = host_scalar(0 if value is None else value, dtype)
+                members[name] = (0 if value is None else value)
         object.__setattr__(self, "struct_type", stype)
         object.__setattr__(self, "members", members)
 
