@@ -166,3 +166,30 @@ def test_clear_all_gradients(arch):
     x.grad.fill(2.0)
     wk.ad.clear_all_gradients()
     assert x.grad.to_numpy().tolist() == [0.0] * 3
+
+
+def test_numpy_loop_bound_changed_since_forward(arch):
+    # a numpy argument is copied in afresh on every call: its contents, not a generation, are compared
+    x = wk.field(wk.f32, shape=4, needs_grad=True)
+    y = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def grow(trips: wk.types.ndarray(dtype=wk.i32, ndim=1)):
+        for i in x:
+            trips[i] = 10                  # the forward leaves 10 in the caller's array
+        for i in x:
+            v = x[i]
+            for _ in range(trips[i]):
+                v = wk.sin(v) * 0.5 + 0.1
+            y[None] += v
+
+    trips = np.zeros(4, np.int32)
+    x.fill(0.3)
+    grow(trips)
+    y.grad[None] = 1.0
+    grow.grad(trips)                        # the array still holds what the forward left: fine
+    trips[:] = 0                            # the caller resets it: the replay would run other loops
+    with pytest.raises(wk.WkError, match="numpy argument 'trips' decides a loop's trip count"):
+        grow.grad(trips)
+    grow(trips)
+    grow.grad(trips)

@@ -6,8 +6,11 @@ instead of returning a gradient of a different loop structure. The analysis is d
 forward variant; the per-launch cost is one list walk when the kernel has such bounds, nothing otherwise."""
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from wgkern.errors import WkError
 from wgkern.ir import nodes as ir
@@ -44,25 +47,47 @@ def _container(source: BoundSource, values: list[Any]) -> Any:
     return value.grad if source.is_grad else value
 
 
-def snapshot(sources: list[BoundSource], values: list[Any]) -> list[tuple[Any, int]]:
-    """(container, generation) of every bound source after a forward launch (numpy arguments are skipped:
-    they are copied in afresh on every call and cannot be tracked)."""
-    out = []
+def fingerprint(array: np.ndarray) -> tuple[Any, ...]:
+    """What a numpy argument held: its dtype, shape and a checksum of its bytes."""
+    data = np.ascontiguousarray(array)
+    return data.dtype.str, data.shape, zlib.crc32(memoryview(data).cast("B"))
+
+
+def snapshot(sources: list[BoundSource], values: list[Any], numpy_values: dict[int, np.ndarray] | None = None,
+             names: list[str] | None = None) -> list[tuple[Any, Any]]:
+    """After a forward launch, per bound source: (container, generation), or for a numpy argument (copied in
+    afresh on every call, so it has no generation) (argument index, (its name, fingerprint of the array as the
+    launch left it))."""
+    out: list[tuple[Any, Any]] = []
     for source in sources:
+        if source.slot_kind == "ndarray" and numpy_values and source.arg_index in numpy_values \
+                and not source.is_grad:
+            name = names[source.arg_index] if names else str(source.arg_index)
+            out.append((source.arg_index, (name, fingerprint(numpy_values[source.arg_index]))))
+            continue
         container = _container(source, values)
         if container is not None and not getattr(container, "_is_staging", False):
             out.append((container, container.generation))
     return out
 
 
-def check(kernel_name: str, recorded: list[tuple[Any, int]] | None, sources: list[BoundSource],
+def check(kernel_name: str, recorded: list[tuple[Any, Any]] | None, sources: list[BoundSource],
           values: list[Any]) -> None:
-    """Raise when a container read by a loop bound of the forward launch changed before this `.grad()`."""
+    """Raise when a container (or numpy argument) read by a loop bound of the forward launch changed before
+    this `.grad()`."""
     if not recorded:
         return
     current = {id(_container(s, values)) for s in sources}
-    for container, generation in recorded:
-        if id(container) in current and container.generation != generation:
+    for container, token in recorded:
+        if isinstance(container, int):                  # a numpy argument, by position
+            value = values[container] if container < len(values) else None
+            name, held = token
+            if isinstance(value, np.ndarray) and fingerprint(value) != held:
+                raise WkError(f"{kernel_name}.grad(): numpy argument '{name}' decides a loop's trip count and "
+                              "holds other values than the forward launch left in it; the reverse pass would "
+                              "replay different loops. Re-run the forward kernel before .grad()")
+            continue
+        if id(container) in current and container.generation != token:
             raise WkError(f"{kernel_name}.grad(): {container.kind_name} '{container.name}' decides a loop's trip "
                           "count and changed after the forward launch; the reverse pass would replay "
                           "different loops. Re-run the forward kernel before .grad()")

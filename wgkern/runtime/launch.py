@@ -313,11 +313,13 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
     for arg_index, is_grad in entry.written_args:
         container = values[arg_index]
         (container.grad if is_grad else container).generation += 1
-    if entry.bound_sources:
-        program.bound_records[(kernel, spec.key)] = grad_guard.snapshot(entry.bound_sources, values)
     for index, user_array, device_copy in staged:
         if (index, False) in entry.written_args:
             np.copyto(user_array, device_copy.to_numpy())
+    if entry.bound_sources:
+        program.bound_records[(kernel, spec.key)] = grad_guard.snapshot(
+            entry.bound_sources, values, {index: user_array for index, user_array, _ in staged} if staged else None,
+            [arg.name for arg in spec.arg_specs])
     if entry.returns:
         return _read_return(program, entry)
     return None
