@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from wgkern.errors import WkError
+from wgkern.lang.types import f64
 
 
 def clear_all_gradients() -> None:
@@ -46,18 +47,28 @@ class ReplacedCall:
 class Tape:
     """`with wk.ad.Tape(loss=y): ...` records kernel launches; on entry it sets `loss` to 0 (as Taichi's Tape
     does, so kernels accumulating into it start afresh); on exit it clears the adjoints (when
-    `clear_gradients`), seeds `loss.grad = 1` and replays the `.grad` kernels in reverse order."""
+    `clear_gradients`), seeds `loss.grad = 1` and replays the `.grad` kernels in reverse order.
+    `grad_check=[x, ...]` (Taichi's) then checks each listed field's gradient against finite differences of the
+    recorded launches (`TapeGradChecker`) and raises AssertionError when one disagrees."""
 
-    def __init__(self, loss: Any = None, clear_gradients: bool = True, validation: bool = False):
+    def __init__(self, loss: Any = None, clear_gradients: bool = True, validation: bool = False,
+                 grad_check: list[Any] | None = None):
         if loss is not None and getattr(loss, "grad", None) is None:
             raise WkError(f"wk.ad.Tape(loss=...): '{getattr(loss, 'name', loss)}' has no .grad; create it with "
                           "needs_grad=True")
         if loss is not None and getattr(loss, "shape", ()) != ():
             raise WkError(f"wk.ad.Tape(loss=...): '{loss.name}' has shape {loss.shape}; the loss must be a 0-d "
                           "field (wk.field(dtype, shape=())), as in Taichi")
+        if grad_check is not None and not isinstance(grad_check, (list, tuple)):
+            raise WkError("wk.ad.Tape(grad_check=...) takes a list of the fields whose gradients to check")
+        if grad_check and (loss is None or loss.dtype != f64):
+            raise WkError("wk.ad.Tape(grad_check=...) needs an f64 loss (finite differences in f32 are too coarse); "
+                          "use wk.init(default_fp=wk.f64) or an f64 loss field")
         self.loss = loss
         self.clear_gradients = clear_gradients
         self.validation = validation
+        self.grad_check = list(grad_check or [])
+        self.snapshot: TapeGradChecker | None = None
         self.entries: list[Any] = []
         self.program: Any = None
 
@@ -70,6 +81,8 @@ class Tape:
         self.entries = []
         if self.loss is not None:
             self.loss.fill(0)
+        if self.grad_check:
+            self.snapshot = TapeGradChecker(program, self.loss, self.grad_check)
         program.tape = self.entries
         return self
 
@@ -95,6 +108,70 @@ class Tape:
             else:
                 kernel, args, kwargs = entry
                 kernel.grad(*args, **kwargs)
+        if self.snapshot is not None:
+            self.snapshot.check(self.entries)
+
+
+def _replay_forward(entries: list[Any]) -> None:
+    for entry in entries:
+        if isinstance(entry, ReplacedCall):
+            entry.primal(*entry.args, **entry.kwargs)
+        else:
+            kernel, args, kwargs = entry
+            kernel(*args, **kwargs)
+
+
+class TapeGradChecker:
+    """`Tape(grad_check=[...])`: takes a snapshot of every primal container when the Tape is entered; after the
+    reverse pass, for each checked field it compares the autodiff directional derivative along a random tangent
+    with central differences of the replayed forward launches, for shrinking steps until one agrees within 1%.
+    The containers are restored (and the forward launches replayed) afterwards, so the state is the Tape's."""
+
+    STEPS = 2.0 ** np.arange(-3, -30, -2)
+
+    def __init__(self, program: Any, loss: Any, fields: list[Any]):
+        adjoints = {id(a) for c in program.containers for a in (c.grad, c.dual) if a is not None}
+        primals = [c for c in program.containers if id(c) not in adjoints and hasattr(c, "to_numpy")]
+        self.loss = loss
+        self.fields = fields
+        self.saved = [(c, c.to_numpy()) for c in primals]
+
+    def restore(self) -> None:
+        for container, values in self.saved:
+            container.from_numpy(values)
+
+    def loss_after(self, entries: list[Any], field: Any, moved: np.ndarray) -> float:
+        self.restore()
+        field.from_numpy(moved.astype(field.to_numpy().dtype))
+        _replay_forward(entries)
+        return float(np.sum(self.loss.to_numpy(dtype=np.float64)))
+
+    def check(self, entries: list[Any]) -> None:
+        failures = []
+        rng = np.random.default_rng(0)
+        for position, field in enumerate(self.fields):
+            if field is self.loss:
+                continue
+            gradient = field.grad.to_numpy(dtype=np.float64)
+            base = dict((id(c), v) for c, v in self.saved)[id(field)].astype(np.float64)
+            errors = []
+            for step in self.STEPS:
+                tangent = rng.random(base.shape)
+                along_autodiff = float(np.sum(gradient * tangent))
+                higher = self.loss_after(entries, field, base + step * tangent)
+                lower = self.loss_after(entries, field, base - step * tangent)
+                along_numeric = (higher - lower) * 0.5 / step
+                error = abs(along_autodiff - along_numeric)
+                errors.append(error / (abs(along_autodiff) + 1e-20))
+                if error * 100 <= abs(along_autodiff) or (error == 0.0):
+                    break
+            else:
+                failures.append(f"'{getattr(field, 'name', position)}' (relative error {min(errors):.3g})")
+        self.restore()
+        _replay_forward(entries)
+        if failures:
+            raise AssertionError("wk.ad.Tape grad_check: autodiff and finite differences disagree (more than 1%) "
+                                 "for " + ", ".join(failures))
 
 
 class FwdMode:
