@@ -425,3 +425,28 @@ def test_operand_read_before_a_later_call_writes_it():
 
     result = run(build(k), {"out_i": np.arange(8, dtype=np.int32)})
     assert result["out_i"][2] == 1 and result["out_i"][0] == 100
+
+
+@pytest.mark.parametrize("short_circuit", [False, True])
+def test_short_circuit_operators_option(arch, short_circuit):
+    wk.reset()
+    wk.init(arch=arch, short_circuit_operators=short_circuit)
+    calls = wk.field(wk.i32, shape=())
+
+    @wk.func
+    def counted(value: wk.i32) -> wk.u1:
+        wk.atomic_add(calls[None], 1)
+        return value > 0
+
+    @wk.kernel
+    def both(a: wk.i32, b: wk.i32) -> wk.i32:
+        first = a > 0 and counted(b)
+        second = a > 0 or counted(b)
+        third = a > 0 and b > 0 and counted(b)
+        return first + 2 * second + 4 * third
+
+    assert both(0, 1) == 2          # False and ..., False or True, False and ...
+    assert calls[None] == (1 if short_circuit else 3)
+    calls[None] = 0
+    assert both(1, 1) == 7
+    assert calls[None] == (2 if short_circuit else 3)   # `1 > 0 or ...` is decided by its first operand

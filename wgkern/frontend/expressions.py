@@ -433,10 +433,14 @@ class ExpressionMixin:
         op = BinaryOpKind.BIT_AND if is_and else BinaryOpKind.BIT_OR
         runtime_parts: list[Any] = []
         value: Any = None
-        for value_node in node.values:
+        for position, value_node in enumerate(node.values):
             value = self.rvalue(value_node)
             if is_runtime(value):
                 runtime_parts.append(self.as_value(value))
+                rest = node.values[position + 1:]
+                if (_short_circuit_operators() and not any(isinstance(p, VectorValue) for p in runtime_parts)
+                        and any(_reads_or_calls(later) for later in rest)):
+                    return self.short_circuit_rest(node.op, runtime_parts, rest)
                 continue
             decided = (not value) if is_and else bool(value)
             if decided:       # `False and ...` / `True or ...`: the rest does not matter
@@ -455,6 +459,25 @@ class ExpressionMixin:
         for part in runtime_parts[1:]:
             result = arith.logical(self.b, op, result, part)
         return result
+
+    def short_circuit_rest(self, op: ast.boolop, parts: list[ir.Stmt], rest: list[ast.expr]) -> ir.Stmt:
+        """`a and b` / `a or b` under wk.init(short_circuit_operators=True) (Taichi's option): once the run-time
+        operands so far decide the result, the rest (which reads memory or calls something) is not evaluated."""
+        is_and = isinstance(op, ast.And)
+        combine = BinaryOpKind.BIT_AND if is_and else BinaryOpKind.BIT_OR
+        so_far = self.b.cast(parts[0], T.u1)
+        for part in parts[1:]:
+            so_far = arith.logical(self.b, combine, so_far, part)
+        result = self.b.alloca(T.u1, "boolop")
+        self.b.store(result, so_far)
+        branch = self.b.if_(so_far)
+        with self.b.at(branch.then_block if is_and else branch.else_block):
+            later = self.visit_BoolOp(ast.BoolOp(op=op, values=rest)) if len(rest) > 1 else self.rvalue(rest[0])
+            if isinstance(later, VectorValue):
+                raise CompileError("'and'/'or' mixing scalars and vectors cannot short-circuit")
+            later = self.as_value(later) if is_runtime(later) else self.b.const(bool(later), T.u1)
+            self.b.store(result, self.b.cast(later, T.u1))
+        return self.b.load(result)
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
         cond = self.rvalue(node.test)
@@ -511,6 +534,13 @@ class ExpressionMixin:
             if isinstance(binding, VectorVar):
                 return binding
         return None
+
+
+def _short_circuit_operators() -> bool:
+    """Whether the current Program was made with Taichi's `short_circuit_operators=True`."""
+    from wgkern.runtime.program import current
+    program = current()
+    return program is not None and program.options.short_circuit_operators
 
 
 def _reads_or_calls(node: ast.expr) -> bool:

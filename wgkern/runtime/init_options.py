@@ -2,7 +2,8 @@
 
 Acting: `default_fp` / `default_ip` (the dtype of float/int literals, `float` and `int`), `device_memory_GB` (the
 device memory limit, when `device_memory_limit` is not given), `check_out_of_bound` (bounds-checked accesses,
-as `debug=True`), `cpu_max_num_threads` (the CPU backend's threads, the launching one included).
+as `debug=True`), `cpu_max_num_threads` (the CPU backend's threads, the launching one included),
+`short_circuit_operators` (run-time `and`/`or` stop evaluating operands once the result is decided).
 Accepted because they ask for what wgkern always does or only tune Taichi's or Quadrants' own machinery (memory
 pool, logging, IR printing, SNode packing, dynamic indexing of local vectors, optimisation passes, block sizes,
 Quadrants' `ad_stack_experimental_enabled` switch): `TAICHI_ACCEPTED`. Any other keyword is a TypeError naming it."""
@@ -60,11 +61,13 @@ class TaichiOptions:
     default_fp: Any = None
     default_ip: Any = None
     kernel_profiler: bool = False
+    short_circuit_operators: bool = False
 
 
 def taichi_init_options(options: dict[str, Any]) -> TaichiOptions:
     """Sort the keywords `wk.init` does not name itself (see the module docstring)."""
-    known = {"default_fp", "default_ip", "device_memory_GB", "check_out_of_bound", "cpu_max_num_threads"}
+    known = {"default_fp", "default_ip", "device_memory_GB", "check_out_of_bound", "cpu_max_num_threads",
+             "short_circuit_operators"}
     unknown = sorted(set(options) - known - TAICHI_ACCEPTED)
     if unknown:
         raise TypeError(f"wk.init() got unexpected keyword arguments: {', '.join(unknown)}")
@@ -81,4 +84,5 @@ def taichi_init_options(options: dict[str, Any]) -> TaichiOptions:
         default_fp=options.get("default_fp"),
         default_ip=options.get("default_ip"),
         kernel_profiler=bool(options.get("kernel_profiler", False)),
+        short_circuit_operators=bool(options.get("short_circuit_operators", False)),
     )

@@ -51,6 +51,7 @@ class InitOptions:
     default_fp: Any = None                # dtype of float literals and `float` (None: f32)
     default_ip: Any = None                # dtype of int literals and `int` (None: i32)
     kernel_profiler: bool = False         # time every launch (wgkern/profiler.py)
+    short_circuit_operators: bool = False  # Taichi's: run-time `and`/`or` skip operands once decided
 
 
 _program_ids = itertools.count(1)
@@ -144,7 +145,8 @@ def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, defau
         device_memory_limit = extra.device_memory_limit
     options = InitOptions(bool(debug) or extra.debug, int(ad_stack_size), int(default_ad_stack_size),
                           bool(offline_cache), device_memory_limit, int(random_seed), bool(fast_math),
-                          extra.threads, extra.default_fp, extra.default_ip, extra.kernel_profiler)
+                          extra.threads, extra.default_fp, extra.default_ip, extra.kernel_profiler,
+                          extra.short_circuit_operators)
     return start(select(arch), options)
 
 
