@@ -31,6 +31,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import types as T
+from wgkern.lang.kernel import Func
 from wgkern.lang.structs import StructType
 from wgkern.runtime.arguments import dataclass_ndarray_members, is_dataclass_value
 
@@ -169,6 +170,7 @@ class BuildContext:
         self.ndarray_slots: dict[tuple[int, bool], ir.ContainerSlot] = {}
         self.sources: dict[Any, FunctionSource] = {}
         self.func_stack: list[Any] = []
+        self.plain_funcs: dict[Any, Func] = {}
         self.random_sites = 0
         self.serialize_next_loop = False
         self.return_slots: tuple[ir.ContainerSlot, ...] = ()
@@ -177,6 +179,12 @@ class BuildContext:
         if fn not in self.sources:
             self.sources[fn] = parse_function(fn)
         return self.sources[fn]
+
+    def plain_func(self, fn: Callable[..., Any]) -> Func:
+        """An undecorated Python function (or lambda) called from kernel code, inlined as a wk.func is."""
+        if fn not in self.plain_funcs:
+            self.plain_funcs[fn] = Func(fn)
+        return self.plain_funcs[fn]
 
     def field_slot(self, host: Any) -> ir.ContainerSlot:
         slot = self.field_slots.get(id(host))

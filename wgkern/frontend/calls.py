@@ -8,6 +8,8 @@ import builtins
 import functools
 import inspect
 import operator
+import sys
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +37,18 @@ CAST_BUILTINS = {builtins.int: lambda: T.DEFAULT_INT, builtins.float: lambda: T.
 class FStringParts:
     """An f-string argument of print() in a kernel: (literal text or evaluated value, format spec) pairs."""
     parts: list[tuple[Any, str]]
+
+
+def _is_user_function(callee: Any) -> bool:
+    """A plain Python function or lambda written by the user (not wgkern's own, not a library's)."""
+    if not isinstance(callee, types.FunctionType):
+        return False
+    module = getattr(callee, "__module__", None) or ""
+    root = module.split(".")[0]
+    return root not in _LIBRARY_MODULES and root not in sys.stdlib_module_names
+
+
+_LIBRARY_MODULES = frozenset({"wgkern", "numpy", "scipy"})
 
 
 class CallMixin:
@@ -70,6 +84,9 @@ class CallMixin:
             return self.print_call(node)
         if isinstance(callee, (Kernel, BoundKernel)):
             raise CompileError(f"cannot call the kernel '{callee.name}' from kernel code; make it a @wk.func")
+        if _is_user_function(callee):
+            # Taichi runs an undecorated function's body on the kernel's values, which is inlining it
+            return self.call_func(self.ctx.plain_func(callee), node)
         args = self.visit_elements(node.args)
         kwargs = self.visit_keywords(node.keywords)
         return self.call_value(callee, args, kwargs)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
 import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -42,6 +43,8 @@ def _leading_spaces(line: str) -> int:
 def parse_function(fn: Callable[..., Any]) -> FunctionSource:
     """Parse `fn`'s source. Raises CompileError when the source is unavailable or not a plain `def`."""
     filename = getattr(getattr(fn, "__code__", None), "co_filename", "<unknown>")
+    if getattr(fn, "__name__", None) == "<lambda>":
+        return _parse_lambda(fn, filename)
     try:
         filename = inspect.getsourcefile(fn) or filename
         lines, first_line = inspect.getsourcelines(fn)
@@ -62,3 +65,33 @@ def parse_function(fn: Callable[..., Any]) -> FunctionSource:
         raise CompileError(f"'{getattr(fn, '__name__', fn)}' must be defined with a plain 'def' statement "
                            "(lambdas and async functions cannot be kernels)", SourceLoc(filename, first_line))
     return FunctionSource(fn, filename, first_line, lines, indent, defs[0])
+
+
+def _parse_lambda(fn: Callable[..., Any], filename: str) -> FunctionSource:
+    """A lambda (an undecorated callee of kernel code) as a one-statement `def` returning its body. The whole
+    file is parsed, since several lambdas may share a line; the code object's first instruction position
+    picks the right one."""
+    code = fn.__code__
+    lines = linecache.getlines(filename)
+    try:
+        module = ast.parse("".join(lines))
+    except SyntaxError:
+        module = None
+    positions = [(line, col) for line, _, col, _ in code.co_positions() if line is not None and col is not None]
+    candidates = [node for node in ast.walk(module) if isinstance(node, ast.Lambda)
+                  and node.lineno == code.co_firstlineno] if module is not None else []
+    def contained(node: ast.Lambda) -> int:
+        start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+        return sum(start <= position <= end for position in positions)
+
+    scored = sorted(candidates, key=contained, reverse=True)
+    if not scored or (len(scored) > 1 and contained(scored[0]) == contained(scored[1])):
+        raise CompileError("cannot find the source of a lambda called from kernel code; make it a @wk.func",
+                           SourceLoc(filename, code.co_firstlineno))
+    node = scored[0]
+    tree = ast.FunctionDef(name="<lambda>", args=node.args, body=[ast.Return(value=node.body)], decorator_list=[],
+                           returns=None, type_comment=None, type_params=[])
+    ast.copy_location(tree, node)
+    ast.copy_location(tree.body[0], node.body)
+    tree.end_lineno, tree.end_col_offset = node.end_lineno, node.end_col_offset
+    return FunctionSource(fn, filename, 1, lines, 0, tree)

@@ -1,0 +1,81 @@
+"""Undecorated Python functions and lambdas called from kernel code are inlined as wk.funcs (as in Taichi),
+forward and reverse mode."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wgkern as wk
+
+
+def cubic_minus_sin(v):
+    return v * v * v - wk.sin(v)
+
+
+def scaled(v, k=2.0):
+    w = v * k
+    return w + 1.0
+
+
+OPS = [lambda v: v * v, lambda v: wk.exp(-v), lambda v: (v + 1) / (v - 3)]
+REFERENCE = [lambda v: v * v, lambda v: np.exp(-v), lambda v: (v + 1) / (v - 3)]
+
+
+def central_difference(f, v: np.ndarray) -> np.ndarray:
+    step = 1e-6
+    return (f(v + step) - f(v - step)) / (2 * step)
+
+
+@pytest.mark.parametrize("which", range(len(OPS)))
+def test_lambdas_from_one_line_value_and_gradient(arch, which):
+    op = OPS[which]
+    x = wk.field(wk.f32, shape=8, needs_grad=True)
+    y = wk.field(wk.f32, shape=8, needs_grad=True)
+
+    @wk.kernel
+    def apply():
+        for i in x:
+            y[i] = op(x[i])
+
+    values = np.linspace(0.1, 1.5, 8)
+    x.from_numpy(values.astype(np.float32))
+    apply()
+    y.grad.fill(1.0)
+    apply.grad()
+    np.testing.assert_allclose(y.to_numpy(), REFERENCE[which](values), rtol=1e-5)
+    np.testing.assert_allclose(x.grad.to_numpy(), central_difference(REFERENCE[which], values), rtol=1e-4)
+
+
+def test_plain_functions_with_locals_defaults_and_keywords(arch):
+    x = wk.field(wk.f32, shape=4, needs_grad=True)
+    y = wk.field(wk.f32, shape=4, needs_grad=True)
+
+    @wk.kernel
+    def apply(k: wk.f32):
+        for i in x:
+            y[i] = cubic_minus_sin(x[i]) + scaled(x[i]) + scaled(x[i], k=k)
+
+    values = np.array([0.2, 0.5, 0.9, 1.3])
+    x.from_numpy(values.astype(np.float32))
+    apply(3.0)
+    y.grad.fill(1.0)
+    apply.grad(3.0)
+
+    def reference(v: np.ndarray) -> np.ndarray:
+        return v**3 - np.sin(v) + (2 * v + 1) + (3 * v + 1)
+
+    np.testing.assert_allclose(y.to_numpy(), reference(values), rtol=1e-5)
+    np.testing.assert_allclose(x.grad.to_numpy(), central_difference(reference, values), rtol=1e-4)
+
+
+def test_lambda_bound_to_a_name_with_compile_time_arguments(arch):
+    out = wk.field(wk.i32, shape=4)
+    offset = lambda base, n: base * 10 + n  # noqa: E731 - the pattern under test
+
+    @wk.kernel
+    def fill():
+        for i in out:
+            out[i] = offset(i, 3) + offset(1, 2)
+
+    fill()
+    np.testing.assert_array_equal(out.to_numpy(), np.arange(4) * 10 + 3 + 12)
