@@ -417,7 +417,7 @@ class Field(Container):
     is_field = True
     kind_name = "field"
     _in_kernel = False        # set when a compiled kernel binds it (runtime/launch.py): its shape is final
-    _adjoint_of: Field | None = None    # the field whose `.grad` placeholder this is (see field())
+    _adjoint_of: Field | None = None    # the field whose `.grad` / `.dual` placeholder this is (see field())
     _place_node: Any = None             # the SNode it was placed under (lang/snode.py), if any
     _activity_of: Any = None            # the sparse SNode whose activity this internal field holds
 
@@ -515,8 +515,12 @@ class Field(Container):
             raise WkError(f"field '{self.name}' is already used by a kernel: place() it before the first launch")
         self._finalizer()                       # frees the old buffer now
         self.program.containers.discard(self)
+        dual_placeholder = self.dual if self.dual is not None and self.dual._adjoint_of is self else None
         Container.__init__(self, self.dtype, shape, self.element_type, self.name,
-                           needs_grad=self.grad is not None, needs_dual=self.dual is not None)
+                           needs_grad=self.grad is not None,
+                           needs_dual=self.dual is not None and dual_placeholder is None)
+        if dual_placeholder is not None:        # kept: `place(x, x.dual)` names it, or it takes shape when used
+            self.dual = dual_placeholder
 
 
 class Ndarray(Container):
@@ -573,6 +577,10 @@ def field(dtype: Any, shape: Any = None, needs_grad: bool = False, needs_dual: b
         # and can be placed too (`place(x, x.grad)`, `lazy_grad()`); it takes x's shape when first used
         out.grad = Field(out.dtype, (), out.element_type, f"{out.name}.grad")
         out.grad._adjoint_of = out
+    if shape is None and out.dual is None and out.dtype.is_float:
+        # `x.dual` likewise (`place(x, x.dual)`, forward mode); it has storage once placed or first used
+        out.dual = Field(out.dtype, (), out.element_type, f"{out.name}.dual")
+        out.dual._adjoint_of = out
     if offset is not None:
         offsets = (offset,) if isinstance(offset, int) else tuple(offset)
         if len(offsets) != len(out.shape) or not all(isinstance(o, int) for o in offsets):
