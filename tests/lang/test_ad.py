@@ -234,3 +234,24 @@ def test_tape_grad_check_needs_f64_loss(arch):
     y = wk.field(wk.f32, shape=(), needs_grad=True)
     with pytest.raises(wk.WkError, match="f64"):
         wk.ad.Tape(loss=y, grad_check=[y])
+
+
+def test_tape_with_a_one_element_ndarray_loss(arch):
+    # an ndarray loss holds one element (shape () or (1,)); a field loss stays 0-d
+    x = wk.ndarray(wk.f32, shape=(3,), needs_grad=True)
+    loss = wk.ndarray(wk.f32, shape=(1,), needs_grad=True)
+
+    @wk.kernel
+    def total(x: wk.types.ndarray(), loss: wk.types.ndarray()):
+        for i in x:
+            loss[0] += wk.sin(x[i]) * x[i]
+
+    values = np.array([0.3, 0.7, 1.1])
+    x.from_numpy(values.astype(np.float32))
+    loss[0] = 5.0                        # zeroed on entry, as a field loss is
+    with wk.ad.Tape(loss=loss):
+        total(x, loss)
+    assert loss[0] == pytest.approx(float(np.sum(np.sin(values) * values)), rel=1e-5)
+    np.testing.assert_allclose(x.grad.to_numpy(), np.sin(values) + values * np.cos(values), rtol=1e-5)
+    with pytest.raises(wk.WkError, match="exactly one element"):
+        wk.ad.Tape(loss=wk.ndarray(wk.f32, shape=(2,), needs_grad=True))

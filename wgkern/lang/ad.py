@@ -56,9 +56,12 @@ class Tape:
         if loss is not None and getattr(loss, "grad", None) is None:
             raise WkError(f"wk.ad.Tape(loss=...): '{getattr(loss, 'name', loss)}' has no .grad; create it with "
                           "needs_grad=True")
-        if loss is not None and getattr(loss, "shape", ()) != ():
+        if loss is not None and getattr(loss, "is_field", True) and getattr(loss, "shape", ()) != ():
             raise WkError(f"wk.ad.Tape(loss=...): '{loss.name}' has shape {loss.shape}; the loss must be a 0-d "
                           "field (wk.field(dtype, shape=())), as in Taichi")
+        if loss is not None and not getattr(loss, "is_field", True) and getattr(loss, "size", 1) != 1:
+            raise WkError(f"wk.ad.Tape(loss=...): the ndarray '{loss.name}' has shape {loss.shape}; an ndarray loss "
+                          "must hold exactly one element (shape () or (1,), as Quadrants allows)")
         if grad_check is not None and not isinstance(grad_check, (list, tuple)):
             raise WkError("wk.ad.Tape(grad_check=...) takes a list of the fields whose gradients to check")
         if grad_check and (loss is None or loss.dtype != f64):
