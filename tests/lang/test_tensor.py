@@ -1,6 +1,8 @@
 """`wk.tensor` / `wk.Tensor` / `wk.Backend` (lang/tensor.py, Quadrants' names) and Taichi's ndarray class names."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -47,3 +49,30 @@ def test_ndarray_annotation_with_subscripts(arch):
     assert wk.types.NDArray[...] == wk.types.ndarray()
     with pytest.raises(wk.ArgumentError, match="ndim"):
         lcg(4, 1, wk.ndarray(wk.i32, (2, 2)))
+
+
+@dataclasses.dataclass(frozen=True)
+class State:
+    positions: wk.Tensor
+    scale: float
+
+
+def test_tensor_wrapper_of_a_field_or_an_ndarray(arch):
+    # Quadrants' qd.Tensor(x) wrapper: the container itself, in kernel arguments and dataclass members
+    @wk.kernel
+    def scaled_copy(state: State, out: wk.Tensor):
+        for i in range(4):
+            out[i] = state.positions[i] * state.scale
+
+    source = wk.field(wk.f32, shape=4)
+    source.from_numpy(np.arange(4, dtype=np.float32))
+    wrapped = wk.Tensor(source)
+    assert wrapped is source and isinstance(wrapped, wk.Tensor)
+    into_ndarray = wk.Tensor(wk.ndarray(wk.f32, shape=4))
+    into_field = wk.Tensor(wk.field(wk.f32, shape=4))
+    scaled_copy(State(positions=wrapped, scale=2.0), into_ndarray)
+    scaled_copy(State(positions=into_ndarray, scale=0.5), into_field)
+    np.testing.assert_allclose(into_ndarray.to_numpy(), [0, 2, 4, 6])
+    np.testing.assert_allclose(into_field.to_numpy(), [0, 1, 2, 3])
+    with pytest.raises(TypeError, match="wraps a field or an ndarray"):
+        wk.Tensor(np.zeros(4))

@@ -1,5 +1,6 @@
 """Quadrants' backend-agnostic containers: `wk.tensor(dtype, shape, backend=wk.Backend.NDARRAY | FIELD,
-layout=None)` makes an ndarray or a field, and `isinstance(x, wk.Tensor)` holds for both.
+layout=None)` makes an ndarray or a field, `isinstance(x, wk.Tensor)` holds for both, and `wk.Tensor(x)`
+(Quadrants' wrapper) is x.
 
 A `layout` (a permutation of the axes: the physical nesting order) only changes where elements live in memory,
 never what a program reads, so it is checked and wgkern keeps its row-major storage."""
@@ -23,7 +24,14 @@ class _TensorKind(type):
 
 
 class Tensor(metaclass=_TensorKind):
-    """`isinstance(x, wk.Tensor)`: x is a field or an ndarray."""
+    """`isinstance(x, wk.Tensor)`: x is a field or an ndarray. Quadrants' `qd.Tensor(x)` wrapper of a field or
+    ndarray gives x itself here: every container already has the wrapper's surface, and kernels and dataclass
+    members then see the container they would see unwrapped. As an annotation, it takes either kind."""
+
+    def __new__(cls, impl: Any) -> Any:
+        if not isinstance(impl, Container):
+            raise TypeError(f"wk.Tensor(impl) wraps a field or an ndarray, not {type(impl).__name__}")
+        return impl
 
 
 def tensor(dtype: Any, shape: Any, *, backend: Backend = Backend.NDARRAY, layout: Any = None,
