@@ -49,3 +49,58 @@ def test_algorithms_name_bad_arguments(arch):
         wk.algorithms.parallel_sort(wk.field(wk.f32, shape=4), wk.field(wk.f32, shape=3))
     with pytest.raises(wk.WkError, match="1-D field of scalars"):
         wk.algorithms.PrefixSumExecutor(4).run(wk.Vector.field(2, wk.f32, shape=4))
+
+
+DEVICE_SIZES = [1, 7, 256, 257, 1025]
+IDENTITIES = {"min": {"i32": 2**31 - 1, "u32": 2**32 - 1, "f32": float("inf")},
+              "max": {"i32": -(2**31), "u32": 0, "f32": float("-inf")}}
+
+
+def _device_input(dtype_name: str, n: int) -> np.ndarray:
+    rng = np.random.default_rng(n)
+    if dtype_name == "f32":
+        return rng.uniform(-4.0, 4.0, size=n).astype(np.float32)
+    if dtype_name == "u32":
+        return rng.integers(0, 1000, size=n, dtype=np.uint32)
+    return rng.integers(-1000, 1000, size=n, dtype=np.int32)
+
+
+@pytest.mark.parametrize("n", DEVICE_SIZES)
+@pytest.mark.parametrize("dtype_name", ["i32", "u32", "f32"])
+def test_device_reduce_and_exclusive_scan(arch, dtype_name, n):
+    dtype = getattr(wk, dtype_name)
+    host = _device_input(dtype_name, n)
+    data = wk.field(dtype, shape=n)
+    data.from_numpy(host)
+    total = wk.ndarray(dtype, shape=1)
+    wk.algorithms.device_reduce_add(data, out=total)
+    np.testing.assert_allclose(total.to_numpy()[0], host.astype(np.float64).sum(), rtol=1e-5, atol=1e-4)
+    for op, reduce_np in (("min", np.minimum), ("max", np.maximum)):
+        identity = IDENTITIES[op][dtype_name]
+        getattr(wk.algorithms, f"device_reduce_{op}")(data, identity, out=total)
+        assert total.to_numpy()[0] == reduce_np.reduce(host)
+        scanned = wk.field(dtype, shape=n)
+        getattr(wk.algorithms, f"device_exclusive_scan_{op}")(data, identity, out=scanned)
+        expected = np.concatenate([[identity], reduce_np.accumulate(host)[:-1]]).astype(host.dtype)
+        np.testing.assert_array_equal(scanned.to_numpy(), expected)
+    sums = wk.ndarray(dtype, shape=n)
+    wk.algorithms.device_exclusive_scan_add(data, out=sums)
+    expected = np.concatenate([[0], np.cumsum(host.astype(np.float64))[:-1]])
+    if dtype_name == "f32":
+        np.testing.assert_allclose(sums.to_numpy(), expected, rtol=1e-4, atol=1e-3)
+    else:
+        np.testing.assert_array_equal(sums.to_numpy().astype(np.int64), expected.astype(np.int64))
+
+
+def test_device_algorithms_check_their_arguments(arch):
+    data = wk.field(wk.i32, shape=4)
+    with pytest.raises(TypeError, match="out is"):
+        wk.algorithms.device_reduce_add(data, out=wk.field(wk.f32, shape=1))
+    with pytest.raises(NotImplementedError, match="i32, u32 and f32"):
+        wk.algorithms.device_reduce_add(wk.field(wk.i64, shape=4), out=wk.field(wk.i64, shape=1))
+    with pytest.raises(ValueError, match="in-place"):
+        wk.algorithms.device_exclusive_scan_add(data, out=data)
+    with pytest.raises(TypeError, match="shape"):
+        wk.algorithms.device_exclusive_scan_add(data, out=wk.field(wk.i32, shape=8))
+    with pytest.raises(TypeError):
+        wk.algorithms.device_reduce_min(data, out=wk.field(wk.i32, shape=1))

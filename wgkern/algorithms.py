@@ -5,7 +5,11 @@ wgkern kernels, so they run on the device that holds the data.
 element where the threads at a comparator's lower end compare-and-swap (ascending; `values` move with their
 keys; not stable, as Taichi's). `PrefixSumExecutor.run` is an inclusive scan in place in three launches: each
 block of `BLOCK` elements scanned by one thread, the block totals scanned by one thread, then every element
-offset by the total of the blocks before it."""
+offset by the total of the blocks before it.
+
+Quadrants' device-wide primitives `device_reduce_{add,min,max}` and `device_exclusive_scan_{add,min,max}`
+(i32, u32, f32; a field or an ndarray in, a separate `out`) use the same three-step block scheme with the
+operator as a compile-time argument; the identity is stored in a one-element field, so numpy converts it."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,8 +17,8 @@ from typing import Any
 from wgkern.errors import WkError
 from wgkern.lang import math as wm
 from wgkern.lang.fields import Field, field
-from wgkern.lang.kernel import kernel
-from wgkern.lang.types import i32, template
+from wgkern.lang.kernel import func, kernel
+from wgkern.lang.types import f32, i32, template, u32
 
 
 @kernel
@@ -108,3 +112,143 @@ class PrefixSumExecutor:
         if blocks > 1:
             _scan_totals(totals)
             _add_offsets(input_arr, totals, n, BLOCK)
+
+
+# ---- Quadrants' device-wide reduce and exclusive scan -------------------------------------------------------
+
+_DEVICE_DTYPES = (i32, u32, f32)
+
+
+@func
+def _combine(a, b, op: template()):
+    result = a
+    if wm.static(op == "add"):
+        result = a + b
+    elif wm.static(op == "min"):
+        result = wm.min(a, b)
+    else:
+        result = wm.max(a, b)
+    return result
+
+
+@kernel
+def _reduce_blocks(data, totals: template(), identity: template(), n: i32, block: i32, op: template()):
+    for b in range(totals.shape[0]):
+        running = identity[0]
+        for i in range(b * block, wm.min(b * block + block, n)):
+            running = _combine(running, data[i], op)
+        totals[b] = running
+
+
+@kernel
+def _reduce_totals(totals: template(), identity: template(), out, op: template()):
+    for _ in range(1):
+        running = identity[0]
+        for b in range(totals.shape[0]):
+            running = _combine(running, totals[b], op)
+        out[0] = running
+
+
+@kernel
+def _exclusive_scan_blocks(data, out, totals: template(), identity: template(), n: i32, block: i32,
+                           op: template()):
+    for b in range(totals.shape[0]):
+        running = identity[0]
+        for i in range(b * block, wm.min(b * block + block, n)):
+            value = data[i]
+            out[i] = running
+            running = _combine(running, value, op)
+        totals[b] = running
+
+
+@kernel
+def _exclusive_scan_totals(totals: template(), identity: template(), op: template()):
+    for _ in range(1):
+        running = identity[0]
+        for b in range(totals.shape[0]):
+            total = totals[b]
+            totals[b] = running
+            running = _combine(running, total, op)
+
+
+@kernel
+def _apply_block_prefixes(out, totals: template(), n: i32, block: i32, op: template()):
+    for i in range(n):
+        out[i] = _combine(totals[i // block], out[i], op)
+
+
+def _check_device_arguments(name: str, data: Any, out: Any, same_shape: bool) -> int:
+    from wgkern.lang.fields import Container
+    if not isinstance(data, Container) or not isinstance(out, Container):
+        raise TypeError(f"wk.algorithms.{name}() takes a field or an ndarray and out= another")
+    if len(data.shape) != 1 or data.element_shape:
+        raise TypeError(f"wk.algorithms.{name}(): the input must be 1-D of scalars, not shape {data.shape}")
+    if data.dtype != out.dtype:
+        raise TypeError(f"wk.algorithms.{name}(): input is {data.dtype!r} but out is {out.dtype!r}")
+    if data.dtype not in _DEVICE_DTYPES:
+        raise NotImplementedError(f"wk.algorithms.{name}() supports i32, u32 and f32, not {data.dtype!r}")
+    if same_shape and tuple(out.shape) != tuple(data.shape):
+        raise TypeError(f"wk.algorithms.{name}(): out has shape {out.shape}, the input {data.shape}")
+    if not same_shape and out.size < 1:
+        raise TypeError(f"wk.algorithms.{name}(): out must hold at least one element")
+    return data.shape[0]
+
+
+def _identity_field(dtype: Any, identity: Any) -> Field:
+    holder = field(dtype, shape=1, name="device_algorithm.identity")
+    holder[0] = identity
+    return holder
+
+
+def _device_reduce(name: str, op: str, data: Any, identity: Any, out: Any) -> Any:
+    n = _check_device_arguments(name, data, out, same_shape=False)
+    blocks = max(-(-n // BLOCK), 1)
+    totals = field(data.dtype, shape=blocks, name="device_reduce.totals")
+    held = _identity_field(data.dtype, identity)
+    _reduce_blocks(data, totals, held, n, BLOCK, op)
+    _reduce_totals(totals, held, out, op)
+    return out
+
+
+def _device_exclusive_scan(name: str, op: str, data: Any, identity: Any, out: Any) -> Any:
+    if out is data:
+        raise ValueError(f"wk.algorithms.{name}(): out must not be the input (no in-place scan)")
+    n = _check_device_arguments(name, data, out, same_shape=True)
+    blocks = max(-(-n // BLOCK), 1)
+    totals = field(data.dtype, shape=blocks, name="device_scan.totals")
+    held = _identity_field(data.dtype, identity)
+    _exclusive_scan_blocks(data, out, totals, held, n, BLOCK, op)
+    if blocks > 1:
+        _exclusive_scan_totals(totals, held, op)
+        _apply_block_prefixes(out, totals, n, BLOCK, op)
+    return out
+
+
+def device_reduce_add(input: Any, *, out: Any) -> Any:  # noqa: A002 - Quadrants' parameter name
+    """out[0] = the sum of the 1-D input."""
+    return _device_reduce("device_reduce_add", "add", input, 0, out)
+
+
+def device_reduce_min(input: Any, identity: Any, *, out: Any) -> Any:  # noqa: A002
+    """out[0] = min(identity, min of the input)."""
+    return _device_reduce("device_reduce_min", "min", input, identity, out)
+
+
+def device_reduce_max(input: Any, identity: Any, *, out: Any) -> Any:  # noqa: A002
+    """out[0] = max(identity, max of the input)."""
+    return _device_reduce("device_reduce_max", "max", input, identity, out)
+
+
+def device_exclusive_scan_add(input: Any, *, out: Any) -> Any:  # noqa: A002
+    """out[i] = input[0] + ... + input[i - 1]; out[0] = 0."""
+    return _device_exclusive_scan("device_exclusive_scan_add", "add", input, 0, out)
+
+
+def device_exclusive_scan_min(input: Any, identity: Any, *, out: Any) -> Any:  # noqa: A002
+    """out[i] = min(identity, input[0], ..., input[i - 1])."""
+    return _device_exclusive_scan("device_exclusive_scan_min", "min", input, identity, out)
+
+
+def device_exclusive_scan_max(input: Any, identity: Any, *, out: Any) -> Any:  # noqa: A002
+    """out[i] = max(identity, input[0], ..., input[i - 1])."""
+    return _device_exclusive_scan("device_exclusive_scan_max", "max", input, identity, out)
