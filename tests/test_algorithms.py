@@ -104,3 +104,24 @@ def test_device_algorithms_check_their_arguments(arch):
         wk.algorithms.device_exclusive_scan_add(data, out=wk.field(wk.i32, shape=8))
     with pytest.raises(TypeError):
         wk.algorithms.device_reduce_min(data, out=wk.field(wk.i32, shape=1))
+
+
+@pytest.mark.parametrize("n", [1, 7, 257, 1025])
+def test_device_select_packs_flagged_elements_in_order(arch, n):
+    host = _device_input("f32", n)
+    flags_host = (np.random.default_rng(n + 1).random(n) < 0.3).astype(np.int32)
+    data = wk.field(wk.f32, shape=n)
+    data.from_numpy(host)
+    flags = wk.ndarray(wk.i32, shape=n)
+    flags.from_numpy(flags_host)
+    out = wk.field(wk.f32, shape=n)
+    count = wk.field(wk.i32, shape=1)
+    wk.algorithms.device_select(data, flags, out=out, num_out=count)
+    expected = host[flags_host != 0]
+    assert count[0] == expected.size
+    np.testing.assert_array_equal(out.to_numpy()[:expected.size], expected)
+    if n > 1:
+        with pytest.raises(ValueError, match="needs"):
+            wk.algorithms.device_select(data, flags, out=wk.field(wk.f32, shape=n - 1), num_out=count)
+    with pytest.raises(TypeError, match="integers"):
+        wk.algorithms.device_select(data, wk.field(wk.f32, shape=n), out=out, num_out=count)

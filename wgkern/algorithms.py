@@ -9,7 +9,8 @@ offset by the total of the blocks before it.
 
 Quadrants' device-wide primitives `device_reduce_{add,min,max}` and `device_exclusive_scan_{add,min,max}`
 (i32, u32, f32; a field or an ndarray in, a separate `out`) use the same three-step block scheme with the
-operator as a compile-time argument; the identity is stored in a one-element field, so numpy converts it."""
+operator as a compile-time argument; the identity is stored in a one-element field, so numpy converts it.
+`device_select` (stream compaction) scans the flags and scatters each selected element to its rank."""
 from __future__ import annotations
 
 from typing import Any
@@ -252,3 +253,36 @@ def device_exclusive_scan_min(input: Any, identity: Any, *, out: Any) -> Any:  #
 def device_exclusive_scan_max(input: Any, identity: Any, *, out: Any) -> Any:  # noqa: A002
     """out[i] = max(identity, input[0], ..., input[i - 1])."""
     return _device_exclusive_scan("device_exclusive_scan_max", "max", input, identity, out)
+
+
+@kernel
+def _selection_flags(flags, selected: template(), n: i32):
+    for i in range(n):
+        selected[i] = 1 if flags[i] != 0 else 0
+
+
+@kernel
+def _scatter_selected(data, selected: template(), ranks: template(), out, num_out, n: i32):
+    for i in range(n):
+        if selected[i] != 0:
+            out[ranks[i]] = data[i]
+        if i == n - 1:
+            num_out[0] = ranks[i] + selected[i]
+
+
+def device_select(input: Any, flags: Any, *, out: Any, num_out: Any) -> Any:  # noqa: A002
+    """Stream compaction: the elements of `input` whose flag is non-zero, in input order, packed at the start
+    of `out`; `num_out[0]` = how many."""
+    n = _check_device_arguments("device_select", input, out, same_shape=False)
+    if tuple(flags.shape) != tuple(input.shape):
+        raise TypeError(f"wk.algorithms.device_select(): flags have shape {flags.shape}, the input {input.shape}")
+    if flags.dtype.is_float or flags.element_shape:
+        raise TypeError(f"wk.algorithms.device_select(): flags must be integers, not {flags.dtype!r}")
+    if out.size < n:
+        raise ValueError(f"wk.algorithms.device_select(): out holds {out.size} elements; it needs {n} (all selected)")
+    selected = field(i32, shape=n, name="device_select.selected")
+    ranks = field(i32, shape=n, name="device_select.ranks")
+    _selection_flags(flags, selected, n)
+    device_exclusive_scan_add(selected, out=ranks)
+    _scatter_selected(input, selected, ranks, out, num_out, n)
+    return out
