@@ -188,6 +188,14 @@ class VectorType:
     def size(self) -> int:
         return self.n * (self.m or 1)
 
+    def element_type(self) -> DataType:
+        """Taichi's / Quadrants' `vec_type.element_type()`: the scalar dtype."""
+        return self.dtype
+
+    def shape(self) -> list[int]:
+        """Taichi's / Quadrants' `vec_type.shape()`: `[n]` for a vector, `[n, m]` for a matrix."""
+        return list(self.element_shape)
+
     def __call__(self, *values: Any) -> Any:
         from wgkern.lang.matrix import make_vector_value
         return make_vector_value(self, values)
