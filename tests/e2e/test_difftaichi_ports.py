@@ -222,6 +222,38 @@ def test_ad_gravity(arch):
     np.testing.assert_allclose(x.to_numpy(), expected_x, rtol=1e-4 if real == ti.f32 else 1e-10)
 
 
+def _init_controller(weights1, weights2, n_hidden, n_input_states, n_springs, seed, scales):
+    """The mass-spring controllers' random initial weights (He-style scaling times `scales`)."""
+    rng = np.random.default_rng(seed)
+    for i in range(n_hidden):
+        for j in range(n_input_states):
+            weights1[i, j] = rng.standard_normal() * math.sqrt(2 / (n_hidden + n_input_states)) * scales[0]
+    for i in range(n_springs):
+        for j in range(n_hidden):
+            weights2[i, j] = rng.standard_normal() * math.sqrt(2 / (n_hidden + n_springs)) * scales[1]
+
+
+def _check_and_train(clear_states, forward, loss, params, real, scale_of, steps: int = 4):
+    """Tape gradients of `forward` against finite differences, then a few clipped steps must lower the loss."""
+    def run_tape():
+        clear_states()
+        with ti.Tape(loss):
+            forward()
+
+    def loss_value():
+        clear_states()
+        forward()
+        return loss[None]
+
+    check_gradients(run_tape, loss_value, params, real=real)
+    losses = []
+    for _ in range(steps):
+        run_tape()
+        losses.append(loss[None])
+        _clipped_step(params, scale_of)
+    assert losses[-1] < losses[0]
+
+
 def _clipped_step(weights, scale_of):
     """The difftaichi optimisers' update: every weight moves against its gradient, scaled by the gradients'
     total norm (`scale_of(norm)`); the host loops over field elements as the originals do."""
@@ -408,31 +440,9 @@ def test_mass_spring(arch, use_toi):
         spring_length[i] = s[2]
         spring_stiffness[i] = s[3]
         spring_actuation[i] = s[4]
-    rng = np.random.default_rng(0)
-    for i in range(n_hidden):
-        for j in range(n_input_states):
-            weights1[i, j] = rng.standard_normal() * math.sqrt(2 / (n_hidden + n_input_states)) * 2
-    for i in range(n_springs):
-        for j in range(n_hidden):
-            weights2[i, j] = rng.standard_normal() * math.sqrt(2 / (n_hidden + n_springs)) * 3
-
-    def run_tape():
-        clear_states()
-        with ti.Tape(loss):
-            forward()
-
-    def loss_value():
-        clear_states()
-        forward()
-        return loss[None]
-
-    check_gradients(run_tape, loss_value, [weights1, bias1, weights2, bias2], real=real)
-    losses = []
-    for _ in range(4):
-        run_tape()
-        losses.append(loss[None])
-        _clipped_step([weights1, bias1, weights2, bias2], lambda norm: 0.2 / (norm + 1e-6))
-    assert losses[-1] < losses[0]
+    _init_controller(weights1, weights2, n_hidden, n_input_states, n_springs, seed=0, scales=(2, 3))
+    _check_and_train(clear_states, forward, loss, [weights1, bias1, weights2, bias2], real,
+                     lambda norm: 0.2 / (norm + 1e-6))
 
 
 # ---- difftaichi examples/rigid_body.py ---------------------------------------------------------------------------
@@ -680,32 +690,9 @@ def test_rigid_body(arch, use_toi):
         spring_length[i] = s[4]
         spring_stiffness[i] = s[5]
         spring_actuation[i] = s[6] if s[6] else default_actuation
-    rng = np.random.default_rng(2)
-    for i in range(n_hidden):
-        for j in range(n_input_states):
-            weights1[i, j] = rng.standard_normal() * math.sqrt(2 / (n_hidden + n_input_states)) * 0.5
-    for i in range(n_springs):
-        for j in range(n_hidden):
-            weights2[i, j] = rng.standard_normal() * math.sqrt(2 / (n_hidden + n_springs)) * 1
-
-    def run_tape():
-        clear_states()
-        with ti.Tape(loss):
-            forward()
-
-    def loss_value():
-        clear_states()
-        forward()
-        return loss[None]
-
-    check_gradients(run_tape, loss_value, [weights1, bias1, weights2, bias2], real=real)
-    losses = []
-    for _ in range(4):
-        run_tape()
-        losses.append(loss[None])
-        _clipped_step([weights1, bias1, weights2, bias2],
-                      lambda norm: learning_rate * min(1.0, 0.2 / (norm + 1e-4)))
-    assert losses[-1] < losses[0]
+    _init_controller(weights1, weights2, n_hidden, n_input_states, n_springs, seed=2, scales=(0.5, 1))
+    _check_and_train(clear_states, forward, loss, [weights1, bias1, weights2, bias2], real,
+                     lambda norm: learning_rate * min(1.0, 0.2 / (norm + 1e-4)))
 
 
 # ---- difftaichi examples/electric.py -----------------------------------------------------------------------------
