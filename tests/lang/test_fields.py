@@ -378,3 +378,24 @@ def test_lazy_dual_gives_every_float_field_a_dual(arch):
     with wk.ad.FwdMode(loss=y, param=x, seed=[1.0, 1.0, 1.0, 1.0]):
         square()
     assert y.dual.to_numpy().tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_host_integer_writes_wrap_to_the_dtype(arch):
+    # Taichi stores -128 into a u8 as 128 (host indexing, fill and from_numpy alike); a wider storage type
+    # on the device must not keep the sign bits, or a kernel's cast to i32 reads -128.
+    a = wk.field(wk.u8, shape=3)
+    out = wk.field(wk.i32, shape=3)
+
+    @wk.kernel
+    def widen():
+        for i in range(3):
+            out[i] = wk.cast(a[i], wk.i32)
+
+    a[0] = -128
+    a.from_numpy(np.array([-128, -1, 300]))
+    a[0] = -128
+    widen()
+    assert out.to_numpy().tolist() == [128, 255, 44]
+    a.fill(-2)
+    widen()
+    assert out.to_numpy().tolist() == [254, 254, 254]

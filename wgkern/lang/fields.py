@@ -222,8 +222,18 @@ class Container:
             element = element[:1]
         return self.shape + element
 
+    def _wrap_integers(self, value: Any) -> Any:
+        """Integers given for an integer container wrap to its dtype (-128 stored into a u8 is 128), as in
+        Taichi; done before any wider storage type sees them, which would otherwise keep the sign bits."""
+        data = np.asarray(value)
+        target = self.dtype.np_dtype
+        if data.dtype.kind in "iu" and target.kind in "iu" and data.dtype != target:
+            return data.astype(target)
+        return value
+
     def _write_all(self, data: np.ndarray) -> None:
         view = self._view
+        data = self._wrap_integers(data)
         if view is not None:
             np.copyto(view, data, casting="unsafe")
         else:
@@ -356,6 +366,8 @@ class Container:
         index = self._element_index(key)
         if self.dtype.is_bool:
             value = np.asarray(value) != 0
+        else:
+            value = self._wrap_integers(value)
         if view is not None:
             try:
                 view[index] = value
