@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import wgkern as wk
 from wgkern.errors import CompileError
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
@@ -242,3 +243,28 @@ def test_bound_read_before_a_write_keeps_its_old_value_when_run(interpret):
     got = interpret(result, arrays)
     np.testing.assert_array_equal(expected[0], got[0])
     assert list(got[0]) == [0, 1, 2, 3, 4, 0, 0, 0]
+
+
+def test_dynamic_component_stores_to_a_shared_local_vector_do_not_race(arch):
+    # Quadrants' test_local_matrix_non_constant_index: each thread of the parallel loop sets its own component
+    # of a kernel-scope vector; a store that rewrote the other components too lost the other threads' values.
+    @wk.kernel
+    def fill() -> wk.types.vector(3, wk.i32):
+        tmp = wk.Vector([1, 2, 3])
+        for i in range(3):
+            vec = wk.Vector([4, 5, 6])
+            for j in range(3):
+                vec[tmp[i] % 3] += vec[j]
+            tmp[i] = vec[tmp[i] % 3]
+        return tmp
+
+    @wk.kernel
+    def spread(n: wk.i32) -> wk.types.vector(8, wk.i32):
+        out = wk.Vector([0] * 8)
+        for i in range(n):
+            out[i] = i * i + 1
+        return out
+
+    assert fill().tolist() == [24, 30, 19]
+    assert spread(8).tolist() == [i * i + 1 for i in range(8)]
+    assert spread(5).tolist() == [i * i + 1 for i in range(5)] + [0, 0, 0]

@@ -141,6 +141,14 @@ class _Offloader:
                 continue
             if isinstance(stmt, ir.LocalStore):
                 value = stmt.value
+                if _keeps_old_value(stmt):
+                    # `v[i] = x` on a local vector stores select(i == k, x, v[k]) into every component k.
+                    # Once v lives in memory that the threads of a parallel loop share, that rewrite of the
+                    # untouched components races with other threads' stores: store only where selected.
+                    store = ir.GlobalStore(ptr=pointer[1], value=value.true_value, loc=stmt.loc)
+                    out.append(ir.If(cond=value.cond, then_block=ir.Block([store]), else_block=ir.Block([]),
+                                     loc=stmt.loc))
+                    continue
             else:   # the Alloca: a local starts at zero in every launch, a temp keeps the last launch's value
                 value = ir.Const(value=_zero(slot.dtype), dtype=slot.dtype, loc=stmt.loc)
                 out.append(value)
@@ -248,6 +256,13 @@ class _Offloader:
         if not has_global_effects(block):
             return None
         return ir.Task("", "serial", ir.Block(), None, block, segment.stmts[0].loc)
+
+
+def _keeps_old_value(store: ir.LocalStore) -> bool:
+    """store x <- select(c, y, load x): a store that changes x only where c holds."""
+    value = store.value
+    return isinstance(value, ir.TernarySelect) and isinstance(value.false_value, ir.LocalLoad) \
+        and value.false_value.alloca is store.alloca
 
 
 def _cut_after_return(top: list[ir.Stmt]) -> list[ir.Stmt]:
