@@ -436,3 +436,31 @@ def test_print_builds_one_statement_with_text_pieces(capsys):
     assert stmt.pieces == ("v|[", ", ", ", ", "]|2.500000\n") and len(stmt.values) == 3
     run(kir)
     assert capsys.readouterr().out == "v|[1.000000, 2.000000, 3.000000]|2.500000\n"
+
+
+def test_fill_sets_every_component_of_a_local_vector_or_matrix(arch):
+    # Taichi's in-place m.fill(v) on a local: the scalar converts to the variable's dtype.
+    @wk.kernel
+    def filled(k: wk.i32) -> wk.types.matrix(2, 3, wk.f32):
+        m = wk.Matrix([[0.0 for _ in range(3)] for _ in range(2)])
+        m.fill(1.5)
+        if k > 0:
+            m.fill(k)
+        return m
+
+    @wk.kernel
+    def filled_ints() -> wk.types.vector(3, wk.i32):
+        v = wk.Vector([1, 2, 3])
+        v.fill(2.7)
+        return v
+
+    assert np.array_equal(filled(0), np.full((2, 3), 1.5, np.float32))
+    assert np.array_equal(filled(3), np.full((2, 3), 3.0, np.float32))
+    assert filled_ints().tolist() == [2, 2, 2]
+    with pytest.raises(wk.CompileError, match="fill"):
+        @wk.kernel
+        def two_values():
+            v = wk.Vector([1, 2])
+            v.fill(1, 2)
+
+        two_values()

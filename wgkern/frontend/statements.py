@@ -516,7 +516,26 @@ class StatementMixin:
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant):
             return          # docstrings and bare constants
+        if self.fill_local_vector(node.value):
+            return
         self.visit(node.value)
+
+    def fill_local_vector(self, call: ast.expr) -> bool:
+        """`m.fill(v)` on a local vector or matrix variable (Taichi's in-place method): every component is set
+        to the scalar v. False when the statement is something else."""
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "fill"):
+            return False
+        var = self.local_vector_var(call.func.value)
+        if var is None:
+            return False
+        if len(call.args) != 1 or call.keywords:
+            raise CompileError("fill() takes one value")
+        value = self.as_value(self.visit(call.args[0]))
+        if isinstance(value, VectorValue):
+            raise CompileError(f"fill() takes a scalar, got {describe(value)}")
+        shape = (var.n, var.m) if var.m else (var.n,)
+        self.write_place(VarElements(var, list(range(len(var.allocas))), shape), value)
+        return True
 
     def visit_Pass(self, node: ast.Pass) -> None:
         return None
