@@ -1,11 +1,16 @@
-"""`wk.linalg` (Taichi's `ti.linalg`): sparse matrices assembled in kernels and solved on the host.
+"""`wk.linalg` (Taichi's `ti.linalg`): sparse matrices assembled in kernels and solved on the host, and
+matrix-free solvers on fields.
 
 builder.py owns the device-side triplet buffers kernels append to; matrix.py the host CSR matrix and its
-operators; solver.py the direct solvers; cg.py the conjugate-gradient solvers. How `K[i, j] += v` lowers lives
-in frontend/sparse_matrix.py."""
+operators; solver.py the direct solvers; cg.py the conjugate-gradient solver of a SparseMatrix; matrixfree.py
+the matrix-free solvers (LinearOperator, MatrixFreeCG, MatrixFreeBICGSTAB), whose device-side vector algebra
+is in vector_ops.py. How `K[i, j] += v` lowers lives in frontend/sparse_matrix.py."""
 from wgkern.errors import LinalgError
 from wgkern.linalg.builder import SparseMatrixBuilder
+from wgkern.linalg.cg import SparseCG
 from wgkern.linalg.matrix import SparseMatrix
+from wgkern.linalg.matrixfree import LinearOperator, MatrixFreeBICGSTAB, MatrixFreeCG
 from wgkern.linalg.solver import SparseSolver
 
-__all__ = ["LinalgError", "SparseMatrix", "SparseMatrixBuilder", "SparseSolver"]
+__all__ = ["LinalgError", "LinearOperator", "MatrixFreeBICGSTAB", "MatrixFreeCG", "SparseCG", "SparseMatrix",
+           "SparseMatrixBuilder", "SparseSolver"]
