@@ -464,3 +464,23 @@ def test_fill_sets_every_component_of_a_local_vector_or_matrix(arch):
             v.fill(1, 2)
 
         two_values()
+
+
+def test_four_by_four_inverse_and_determinant_and_matrix_one(arch):
+    # Taichi inverts and takes determinants of matrices up to 4x4 in kernels (Quadrants' test_mat_inverse_size).
+    m = wk.Matrix.field(4, 4, wk.f32, shape=())
+    det = wk.field(wk.f32, shape=())
+    ones = wk.Matrix.field(2, 3, wk.f32, shape=())
+    values = np.array([[i * j + i * 3 + j + 1 + (i == j) * 4 for j in range(4)] for i in range(4)], np.float32)
+    m.from_numpy(values)
+
+    @wk.kernel
+    def invert():
+        det[None] = m[None].determinant()
+        m[None] = m[None].inverse()
+        ones[None] = wk.Matrix.one(wk.f32, 2, 3)
+
+    invert()
+    assert np.allclose(m.to_numpy(), np.linalg.inv(values), atol=1e-5)
+    assert det[None] == pytest.approx(np.linalg.det(values), rel=1e-5)
+    assert np.array_equal(ones.to_numpy(), np.ones((2, 3), np.float32))

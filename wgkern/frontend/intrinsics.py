@@ -76,7 +76,7 @@ VECTOR_FUNCTIONS: dict[Any, str] = {
 }
 
 # Constructors evaluated at compile time (all arguments are compile-time); the numpy result's dtype is kept.
-CONSTANT_CONSTRUCTORS = frozenset({Vector.zero, Vector.one, Vector.unit, Matrix.zero, Matrix.identity})
+CONSTANT_CONSTRUCTORS = frozenset({Vector.zero, Vector.one, Vector.unit, Matrix.zero, Matrix.one, Matrix.identity})
 
 # Pure Python callables evaluated at compile time when every argument is a compile-time value.
 FOLDABLE = frozenset({

@@ -164,47 +164,52 @@ def trace(b: IRBuilder, v: VectorValue) -> ir.Stmt:
     return reduce(b, BinaryOpKind.ADD, [v.at(i, i) for i in range(v.n)])
 
 
-def determinant(b: IRBuilder, v: VectorValue) -> ir.Stmt:
-    if not v.is_matrix or v.n != v.m or v.n not in (1, 2, 3):
-        raise CompileError("determinant() needs a 1x1, 2x2 or 3x3 matrix")
+def _laplace_determinant(b: IRBuilder, rows: list[list[ir.Stmt]]) -> ir.Stmt:
+    """Determinant by cofactor expansion along the first row (for the small sizes matrices have here)."""
     mul = lambda p, q: arith.binary(b, BinaryOpKind.MUL, p, q)  # noqa: E731
-    sub = lambda p, q: arith.binary(b, BinaryOpKind.SUB, p, q)  # noqa: E731
-    add = lambda p, q: arith.binary(b, BinaryOpKind.ADD, p, q)  # noqa: E731
-    a = v.at
-    if v.n == 1:
-        return a(0, 0)
-    if v.n == 2:
-        return sub(mul(a(0, 0), a(1, 1)), mul(a(0, 1), a(1, 0)))
-    minor0 = sub(mul(a(1, 1), a(2, 2)), mul(a(1, 2), a(2, 1)))
-    minor1 = sub(mul(a(1, 0), a(2, 2)), mul(a(1, 2), a(2, 0)))
-    minor2 = sub(mul(a(1, 0), a(2, 1)), mul(a(1, 1), a(2, 0)))
-    return add(sub(mul(a(0, 0), minor0), mul(a(0, 1), minor1)), mul(a(0, 2), minor2))
+    if len(rows) == 1:
+        return rows[0][0]
+    if len(rows) == 2:
+        return arith.binary(b, BinaryOpKind.SUB, mul(rows[0][0], rows[1][1]), mul(rows[0][1], rows[1][0]))
+    total = None
+    for j in range(len(rows)):
+        term = mul(rows[0][j], _laplace_determinant(b, _minor(rows, 0, j)))
+        if total is None:
+            total = term
+        else:
+            total = arith.binary(b, BinaryOpKind.ADD if j % 2 == 0 else BinaryOpKind.SUB, total, term)
+    return total
+
+
+def _minor(rows: list[list[ir.Stmt]], i: int, j: int) -> list[list[ir.Stmt]]:
+    return [[e for c, e in enumerate(row) if c != j] for r, row in enumerate(rows) if r != i]
+
+
+def _square_rows(v: VectorValue, what: str) -> list[list[ir.Stmt]]:
+    if not v.is_matrix or v.n != v.m or v.n not in (1, 2, 3, 4):
+        raise CompileError(f"{what}() needs a square matrix of size 1 to 4")
+    return [[v.at(i, j) for j in range(v.m)] for i in range(v.n)]
+
+
+def determinant(b: IRBuilder, v: VectorValue) -> ir.Stmt:
+    return _laplace_determinant(b, _square_rows(v, "determinant"))
 
 
 def inverse(b: IRBuilder, v: VectorValue) -> VectorValue:
-    """Inverse of a 1x1, 2x2 or 3x3 matrix via the adjugate (no pivoting; singular input gives inf/nan)."""
-    if not v.is_matrix or v.n != v.m or v.n not in (1, 2, 3):
-        raise CompileError("inverse() needs a 1x1, 2x2 or 3x3 matrix")
+    """Inverse of a square matrix (size 1 to 4) via the adjugate (no pivoting; singular input gives inf/nan)."""
+    _square_rows(v, "inverse")
     if not v.dtype.is_float:
         v = cast(b, v, T.DEFAULT_FLOAT)
-    mul = lambda p, q: arith.binary(b, BinaryOpKind.MUL, p, q)  # noqa: E731
-    sub = lambda p, q: arith.binary(b, BinaryOpKind.SUB, p, q)  # noqa: E731
-    inv_det = arith.binary(b, BinaryOpKind.DIV, b.const(1.0, v.dtype), determinant(b, v))
-    a = v.at
+    rows = _square_rows(v, "inverse")
+    inv_det = arith.binary(b, BinaryOpKind.DIV, b.const(1.0, v.dtype), _laplace_determinant(b, rows))
     if v.n == 1:
         return VectorValue([inv_det], 1, 1)
-    if v.n == 2:
-        adjugate = [a(1, 1), arith.unary(b, UnaryOpKind.NEG, a(0, 1)), arith.unary(b, UnaryOpKind.NEG, a(1, 0)),
-                    a(0, 0)]
-    else:
-        def cofactor(i: int, j: int) -> ir.Stmt:
-            rows = [r for r in range(3) if r != i]
-            cols = [c for c in range(3) if c != j]
-            minor = sub(mul(a(rows[0], cols[0]), a(rows[1], cols[1])),
-                        mul(a(rows[0], cols[1]), a(rows[1], cols[0])))
-            return minor if (i + j) % 2 == 0 else arith.unary(b, UnaryOpKind.NEG, minor)
-        adjugate = [cofactor(j, i) for i in range(3) for j in range(3)]
-    return VectorValue([mul(e, inv_det) for e in adjugate], v.n, v.m)
+
+    def cofactor(i: int, j: int) -> ir.Stmt:
+        minor = _laplace_determinant(b, _minor(rows, i, j))
+        return minor if (i + j) % 2 == 0 else arith.unary(b, UnaryOpKind.NEG, minor)
+    adjugate = [cofactor(j, i) for i in range(v.n) for j in range(v.n)]
+    return VectorValue([arith.binary(b, BinaryOpKind.MUL, e, inv_det) for e in adjugate], v.n, v.m)
 
 
 def dynamic_element(b: IRBuilder, elements: list[ir.Stmt], index: ir.Stmt) -> ir.Stmt:

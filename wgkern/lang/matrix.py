@@ -130,6 +130,11 @@ class Matrix:
         return host_matrix(np.zeros((n, m), dtype=T.to_dtype(dtype).np_dtype))
 
     @staticmethod
+    def one(dtype: Any, n: int, m: int) -> np.ndarray:
+        """`wk.Matrix.one(dtype, n, m)`: all ones (also inside kernels)."""
+        return host_matrix(np.ones((n, m), dtype=T.to_dtype(dtype).np_dtype))
+
+    @staticmethod
     def diag(dim: int, val: Any) -> np.ndarray:
         """`wk.Matrix.diag(n, value)`: the n x n matrix with `value` on its diagonal (also inside kernels)."""
         out = np.zeros((dim, dim), dtype=np.asarray(val).dtype if isinstance(val, np.generic) else
