@@ -23,6 +23,7 @@ from wgkern.lang.legacy import layout, var
 from wgkern.lang.fields import Field, MatrixField, MatrixNdarray, Ndarray, ScalarField, ScalarNdarray, VectorNdarray
 from wgkern.lang.math import assume_in_range, frexp, make_spd, no_activate, stream_parallel, volatile_load
 from wgkern.lang.tensor import Backend, Tensor, tensor
+from wgkern.lang.texture import Format, Texture
 from wgkern.lang.types import Template
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.structs import Struct, StructField, dataclass

@@ -3,8 +3,8 @@ arguments may be symbolic `Arg`s, `compile()` checks the recording, and `Graph.r
 each `Arg` replaced by the value of its name.
 
 wgkern launches are already batched into one submission per sync, so a graph is its list of launches: running
-it costs what calling the kernels does. An argument's declared kind, dtype and ndim are checked against the
-values given to `run`."""
+it costs what calling the kernels does. An argument's declared kind, dtype and ndim (a texture's dimensions,
+format and channels) are checked against the values given to `run`."""
 from __future__ import annotations
 
 import enum
@@ -29,6 +29,9 @@ class _Arg:
     dtype: Any = None
     ndim: int | None = None
     element_shape: tuple[int, ...] = ()
+    texture_shape: tuple[int, ...] = ()          # textures (older spelling): the shape, its length the dimensions
+    num_channels: int | None = None
+    fmt: Any = None                              # textures: wk.Format
 
     def check(self, value: Any) -> None:
         """The value given to run() for this argument suits its declaration."""
@@ -42,6 +45,18 @@ class _Arg:
             if self.ndim is not None and len(shape) != self.ndim:
                 raise ArgumentError(f"graph argument '{self.name}' has ndim {self.ndim}, got an ndarray of shape "
                                     f"{tuple(shape)}")
+        elif self.tag in (ArgKind.TEXTURE, ArgKind.RWTEXTURE):
+            from wgkern.lang.texture import Texture
+            if not isinstance(value, Texture):
+                raise ArgumentError(f"graph argument '{self.name}' is a texture, got {type(value).__name__}")
+            dims = self.ndim if self.ndim is not None else len(self.texture_shape) or None
+            if dims is not None and dims != value.num_dims:
+                raise ArgumentError(f"graph argument '{self.name}' is a {dims}-D texture, got {value!r}")
+            if self.fmt is not None and self.fmt is not value.fmt:
+                raise ArgumentError(f"graph argument '{self.name}' has format {self.fmt.name}, got {value!r}")
+            if self.num_channels is not None and self.num_channels != value.num_channels:
+                raise ArgumentError(f"graph argument '{self.name}' has {self.num_channels} channel(s), got "
+                                    f"{value!r}")
 
 
 _POSITIONAL = ("tag", "name", "dtype", "ndim", "field_dim", "element_shape", "channel_format", "shape",
@@ -56,10 +71,10 @@ def Arg(*args: Any, **kwargs: Any) -> _Arg:  # noqa: N802 - Taichi's name
     tag, name = kwargs.get("tag"), kwargs.get("name")
     if not isinstance(tag, ArgKind) or not isinstance(name, str):
         raise WkError("graph.Arg(kind, name, ...) takes an ArgKind and a name")
-    if tag in (ArgKind.TEXTURE, ArgKind.RWTEXTURE):
-        raise WkError("graph.Arg(): textures are not available in wgkern")
     element_shape = tuple(kwargs.get("element_shape") or ())
-    return _Arg(tag, name, kwargs.get("dtype"), kwargs.get("ndim"), element_shape)
+    texture_shape = tuple(kwargs.get("shape") or ())
+    return _Arg(tag, name, kwargs.get("dtype"), kwargs.get("ndim"), element_shape, texture_shape,
+                kwargs.get("num_channels"), kwargs.get("fmt"))
 
 
 @dataclass

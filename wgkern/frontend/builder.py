@@ -25,6 +25,7 @@ from wgkern.frontend.source import FunctionSource, parse_function
 from wgkern.frontend.static_eval import closure_values
 from wgkern.frontend.statements import StatementMixin
 from wgkern.frontend.structs import StructMixin
+from wgkern.frontend.texture import TextureMixin
 from wgkern.frontend.values import (DataclassView, GlobalRef, NdarrayRef, VectorValue, describe, is_python_number,
                                     python_number_dtype)
 from wgkern.ir import nodes as ir
@@ -219,7 +220,7 @@ def is_field(obj: Any) -> bool:
 
 
 class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, LoopMixin, SparseMixin,
-                      SparseMatrixMixin):
+                      SparseMatrixMixin, TextureMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx
         self.b = IRBuilder()
@@ -465,6 +466,9 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
         scope = self.frame.scope
         if spec.kind == "sparse_matrix_builder":
             self.bind_sparse_matrix_arg(name, spec)
+            return
+        if spec.kind == "texture":
+            self.bind_texture_arg(name, spec)
             return
         if spec.components and is_dataclass_value(self.ctx.template_values.get(index)):
             scope.define(name, Static(self.dataclass_view(self.ctx.template_values[index], spec)))

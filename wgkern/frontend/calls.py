@@ -18,6 +18,7 @@ import numpy as np
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, intrinsics, linalg, static_eval, vectors
 from wgkern.frontend.sparse import SPARSE_INTRINSICS, DynamicMethod, is_tree_query
+from wgkern.frontend.texture import TextureMethod
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
 from wgkern.frontend.values import (BoundMethod, ElementShape, GlobalRef, NdarrayRef, StructElement, StructValue,
                                     VectorValue, describe, is_python_number, is_runtime)
@@ -137,6 +138,8 @@ class CallMixin:
             return callee()                 # Taichi's a.element_shape() of an ndarray argument
         if isinstance(callee, DynamicMethod):
             return self.call_dynamic_method(callee, args, kwargs)
+        if isinstance(callee, TextureMethod):
+            return self.call_texture_method(callee, args, kwargs)
         if callee in SPARSE_INTRINSICS:
             return self.sparse_call(callee, args, kwargs)
         if static_args and is_tree_query(callee):

@@ -16,6 +16,7 @@ from wgkern.frontend import arith, vectors
 from wgkern.frontend.scope import Fixed, Static, VectorVar
 from wgkern.frontend.sparse import DynamicList
 from wgkern.frontend.sparse_matrix import SparseMatrixRef
+from wgkern.frontend.texture import Texture, TextureRef
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.structs import StructField
 from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, StructElement, StructValue,
@@ -123,6 +124,8 @@ class ExpressionMixin:
             raise CompileError(f"a scalar {base.dtype.name} value has no attribute '{attr}'")
         if isinstance(base, NdarrayRef):
             return self.ndarray_attribute(base, attr)
+        if isinstance(base, (TextureRef, Texture)):
+            return self.texture_attribute(base, attr)
         if isinstance(base, np.ndarray) and base.ndim in (1, 2) and base.size and (
                 attr in vectors.METHODS or (len(attr) > 1 and self.is_swizzle(attr, base.shape))):
             return self.vector_attribute(self.as_value(base), attr)    # a Python-scope vector's method/swizzle

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, static_eval
 from wgkern.frontend.scope import Fixed, Static
+from wgkern.frontend.texture import Texture, TextureRef, closure_texture_error
 from wgkern.frontend.values import NdarrayRef, VectorValue, describe, is_runtime
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind
@@ -121,6 +122,10 @@ class LoopMixin:
             slot = self.ctx.ndarray_slot(iterable)
             return [(0, self.b.insert(ir.ShapeOf(container=slot, axis=k, dtype=T.i32)))
                     for k in range(iterable.ndim)]
+        if isinstance(iterable, TextureRef):
+            return self.texture_loop_dims(iterable)
+        if isinstance(iterable, Texture):
+            raise closure_texture_error(iterable)
         from wgkern.lang.structs import StructField
         if isinstance(iterable, SNode):      # a struct-for over a node visits its (active) cells
             return [(0, n) for n in iterable.shape]

@@ -274,6 +274,19 @@ class types:  # noqa: N801 - namespace mirroring `ti.types`
         from wgkern.lang.structs import struct
         return struct(**members)
 
+    @staticmethod
+    def texture(num_dimensions: int = 2) -> Any:
+        """`wk.types.texture(num_dimensions=2)`: a sampled texture parameter (lang/texture.py)."""
+        from wgkern.lang.texture import TextureType
+        return TextureType(num_dimensions)
+
+    @staticmethod
+    def rw_texture(num_dimensions: int = 2, num_channels: int | None = None, channel_format: Any = None,
+                   lod: int = 0, fmt: Any = None) -> Any:
+        """`wk.types.rw_texture(num_dimensions=2, fmt=wk.Format.r32f, lod=0)`: a storage texture parameter."""
+        from wgkern.lang.texture import RWTextureType
+        return RWTextureType(num_dimensions, num_channels, channel_format, lod, fmt)
+
     f16, f32, f64 = f16, f32, f64
     i8, i16, i32, i64 = i8, i16, i32, i64
     u8, u16, u32, u64, u1 = u8, u16, u32, u64, u1

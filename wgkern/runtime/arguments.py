@@ -15,19 +15,21 @@ import numpy as np
 from wgkern.errors import ArgumentError
 from wgkern.ir.nodes import ArgSpec
 from wgkern.lang.fields import Container, Field, Ndarray
-from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, Template, VectorType,
+from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, Template, VectorType, f32,
                                from_numpy_dtype, to_dtype, value_fits)
 
 SCALAR, NDARRAY, TEMPLATE, VECTOR, STRUCT, INFER = "scalar", "ndarray", "template", "vector", "struct", "infer"
 SPARSE_MATRIX_BUILDER = "sparse_matrix_builder"     # its buffers are passed as ndarray arguments (wgkern/linalg)
 DATACLASS = "dataclass"     # a dataclasses.dataclass value (Quadrants): ndarray members are arguments of their own
+TEXTURE = "texture"         # a wk.Texture: its texel ndarray is passed as an ndarray argument (lang/texture.py)
 
 
 @dataclass(frozen=True, slots=True)
 class ParamRule:
     """What one kernel parameter accepts, from its annotation. kind: scalar / ndarray / template /
     vector (a vector or matrix value) / struct (a struct value) / sparse_matrix_builder / dataclass (a
-    `dataclasses.dataclass` type) / infer (no annotation). Vector and struct values are passed at run time as scalar arguments, one per component
+    `dataclasses.dataclass` type) / texture (a wk.Texture; `struct_type` holds its annotation) / infer (no
+    annotation). Vector and struct values are passed at run time as scalar arguments, one per component
     (`leaves`); a sparse matrix builder as its ndarray buffers."""
     name: str
     kind: str
@@ -71,6 +73,10 @@ class Specialisation:
                     first = len(specs) + len(components)
                     specs[index].components = tuple(range(first, first + len(buffers)))
                     components.extend(buffers)
+                elif self.parts[index][0] == TEXTURE:
+                    specs[index].components = (len(specs) + len(components),)
+                    components.append(ArgSpec(name=f"{rule.name}.texels", kind=NDARRAY, dtype=f32,
+                                              ndim=self.parts[index][1].num_dims + 1))
                 elif self.parts[index][0] in (VECTOR, STRUCT):
                     first = len(specs) + len(components)
                     specs[index].components = tuple(range(first, first + len(rule.leaves)))
@@ -83,6 +89,8 @@ class Specialisation:
 def _arg_spec(rule: ParamRule, kind: str, part: Any) -> ArgSpec:
     if kind == SPARSE_MATRIX_BUILDER:
         return ArgSpec(name=rule.name, kind=SPARSE_MATRIX_BUILDER, dtype=part)
+    if kind == TEXTURE:
+        return ArgSpec(name=rule.name, kind=TEXTURE, dtype=part)
     if kind == STRUCT:
         return ArgSpec(name=rule.name, kind=TEMPLATE, dtype=rule.struct_type)
     if kind == DATACLASS:
@@ -127,6 +135,9 @@ def _rule_of(kernel: Any, param: inspect.Parameter) -> ParamRule:
         return ParamRule(name, TEMPLATE)
     if isinstance(annotation, SparseMatrixBuilderType) or annotation is SparseMatrixBuilderType:
         return ParamRule(name, SPARSE_MATRIX_BUILDER)
+    from wgkern.lang.texture import RWTextureType, TextureType
+    if isinstance(annotation, (TextureType, RWTextureType)) or annotation in (TextureType, RWTextureType):
+        return ParamRule(name, TEXTURE, struct_type=annotation)       # struct_type: the texture annotation
     if isinstance(annotation, NdarrayType) or annotation is NdarrayType:
         if annotation is NdarrayType:
             annotation = NdarrayType()
@@ -427,6 +438,12 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
                 _check_program(kernel, rule, buffer, program)
             components.extend(buffers)
             parts.append((SPARSE_MATRIX_BUILDER, value.dtype))
+        elif kind == TEXTURE:
+            from wgkern.lang.texture import texture_argument
+            part = texture_argument(_where(kernel, rule), rule.struct_type, value)
+            _check_program(kernel, rule, value._texels, program)
+            components.append(value._texels)
+            parts.append((TEXTURE, part))
         elif kind == DATACLASS or (kind == TEMPLATE and is_dataclass_value(value)):
             part = _dataclass_part(kernel, rule, value, program, components)
             templates[index] = value
@@ -456,4 +473,7 @@ def _infer(kernel: Any, rule: ParamRule, value: Any) -> tuple[str, ParamRule]:
                                                             else value.dtype))
     if isinstance(value, (Ndarray, np.ndarray)):
         return NDARRAY, ParamRule(rule.name, NDARRAY)
+    from wgkern.lang.texture import Texture
+    if isinstance(value, Texture):
+        return TEXTURE, ParamRule(rule.name, TEXTURE)
     return TEMPLATE, ParamRule(rule.name, TEMPLATE)
