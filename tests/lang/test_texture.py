@@ -229,7 +229,8 @@ def test_the_format_table_follows_taichis_names():
     assert wk.types.rw_texture(num_dimensions=2, num_channels=1, channel_format=wk.f32).fmt is Format.r32f
 
 
-@pytest.mark.parametrize("fmt", [Format.rgba8, Format.r16, Format.r8i, Format.r32u, Format.rg32i, Format.r32f])
+@pytest.mark.parametrize("fmt", [Format.rgba8, Format.r16, Format.r8i, Format.r32u, Format.rg32i, Format.rg16f,
+                                 Format.r32f])
 def test_stores_keep_what_the_format_keeps_and_match_host_writes(arch, fmt):
     written = np.array([-1.5, -0.2, 0.0, 0.1234, 0.5, 1 / 255 * 0.49, 0.999, 1.7, 2.5, 300.7, 7e4, -200.9],
                        np.float32)
@@ -256,8 +257,29 @@ def test_stores_keep_what_the_format_keeps_and_match_host_writes(arch, fmt):
         assert first.tolist()[:4] == [-1.0, 0.0, 0.0, 0.0] and first.min() >= -2 ** (info.bits - 1)
     elif info.encoding is Encoding.UINT:
         assert first.min() == 0.0 and first[9] == 300.0
+    elif info.encoding is Encoding.HALF:                   # the nearest f16, ties to even; past 65504 infinity
+        assert first[3] == np.float32(np.float16(0.1234)) != np.float32(0.1234) and first[9] == 300.75
+        assert first[10] == np.inf and first[11] == -201.0 + 0.125 == np.float32(np.float16(-200.9))
     else:
         np.testing.assert_array_equal(first, written)
+
+
+def test_half_formats_round_to_the_nearest_f16_on_the_device(arch):
+    rng = np.random.default_rng(5)
+    values = np.concatenate([rng.normal(0, 1, 64), rng.normal(0, 1e4, 32),
+                             10.0 ** rng.uniform(-9, -3, 32) * rng.choice([-1, 1], 32),
+                             [0.0, 65504, 65519.9, 65520, -7e4, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 2 ** -25,
+                              1.5 * 2 ** -24, np.inf]]).astype(np.float32)
+    tex = wk.Texture(wk.Format.r16f, (len(values),))
+
+    @wk.kernel
+    def store(t: wk.types.rw_texture(num_dimensions=1, fmt=wk.Format.r16f), values: wk.types.ndarray()):
+        for i in t:
+            t.store(i, wk.Vector([values[i], 0.0, 0.0, 0.0]))
+
+    store(tex, values)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(tex.to_numpy()[:, 0], values.astype(np.float16).astype(np.float32))
 
 
 # ---- Taichi's simple_texture example, headless ---------------------------------------------------------------

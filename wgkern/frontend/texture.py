@@ -6,7 +6,8 @@ here to ordinary loads, stores and arithmetic and no backend knows about texture
 Vulkan sampler: bilinear (linear in each axis) with texel centres at (i + 0.5) / size and the repeat address
 mode; one level of detail, so `lod` selects nothing. Channels a format lacks read as (0, 0, 0, 1), reads outside
 the texture give 0 in the stored channels, stores outside it are dropped, and a store rounds as the format keeps
-values (unorm: to a multiple of 1 / (2^bits - 1); integer formats: truncated and clamped)."""
+values (unorm: to a multiple of 1 / (2^bits - 1); integer formats: truncated and clamped; f16 formats: to the
+nearest f16, computed in f32)."""
 from __future__ import annotations
 
 import itertools
@@ -220,8 +221,10 @@ class TextureMixin:
         b = self.b
         info = FORMATS[fmt]
         value_range = info.value_range
+        if info.encoding is Encoding.HALF:
+            return self.half_rounded(value)
         if value_range is None:
-            return value           # f32 kept; f16 formats also keep f32 on the device (no f16 everywhere)
+            return value
         if info.encoding in (Encoding.UINT, Encoding.SINT):
             negative = b.binary(BinaryOpKind.CMP_LT, value, b.const(0.0, T.f32))
             value = b.select(negative, b.unary(UnaryOpKind.CEIL, value), b.unary(UnaryOpKind.FLOOR, value))
@@ -232,3 +235,25 @@ class TextureMixin:
             rounded = b.unary(UnaryOpKind.FLOOR, b.add(b.mul(value, scale), b.const(0.5, T.f32)))
             value = b.div(rounded, scale)
         return value
+
+    def half_rounded(self, value: ir.Stmt) -> ir.Stmt:
+        """The f16 nearest to an f32 (ties to even; past 65504 an infinity), in f32 arithmetic: not every device
+        has f16. Dividing by the f16 spacing at the value (2^(e-11) for value = m * 2^e, 2^-24 below the
+        normal range; a power of two, so exact) leaves an integer to round."""
+        b = self.b
+        _, exponent = arith.frexp(b, value)
+        spacing_exponent = b.binary(BinaryOpKind.MAX, b.sub(exponent, b.const(11, T.i32)), b.const(-24, T.i32))
+        biased = b.cast(b.add(spacing_exponent, b.const(127, T.i32)), T.u32)
+        spacing = b.bitcast(b.binary(BinaryOpKind.SHL, biased, b.const(23, T.u32)), T.f32)
+        scaled = b.div(value, spacing)
+        nearest = b.unary(UnaryOpKind.FLOOR, b.add(scaled, b.const(0.5, T.f32)))
+        tie = b.binary(BinaryOpKind.CMP_EQ, b.sub(nearest, scaled), b.const(0.5, T.f32))
+        half_of_it = b.unary(UnaryOpKind.FLOOR, b.mul(nearest, b.const(0.5, T.f32)))
+        odd = b.binary(BinaryOpKind.CMP_NE, b.mul(half_of_it, b.const(2.0, T.f32)), nearest)
+        nearest = b.select(b.binary(BinaryOpKind.BIT_AND, tie, odd), b.sub(nearest, b.const(1.0, T.f32)), nearest)
+        rounded = b.mul(nearest, spacing)
+        infinity = b.bitcast(b.const(0x7F800000, T.u32), T.f32)
+        signed_infinity = b.select(b.binary(BinaryOpKind.CMP_LT, rounded, b.const(0.0, T.f32)), b.neg(infinity),
+                                   infinity)
+        too_large = b.binary(BinaryOpKind.CMP_GT, b.unary(UnaryOpKind.ABS, rounded), b.const(65504.0, T.f32))
+        return b.select(too_large, signed_infinity, rounded)

@@ -61,7 +61,7 @@ class Format(enum.Enum):
 class Encoding(enum.Enum):
     """How a format keeps a written value: the rounding a store applies before the f32 is kept."""
     FLOAT = "float"      # 32-bit float: kept as written
-    HALF = "half"        # 16-bit float: rounded to f16 on the host (device stores keep f32, see frontend/texture.py)
+    HALF = "half"        # 16-bit float: rounded to the nearest f16 (ties to even; past 65504 an infinity)
     UNORM = "unorm"      # normalised unsigned: clamped to [0, 1], rounded to a multiple of 1 / (2^bits - 1)
     UINT = "uint"        # unsigned integer: truncated toward zero, clamped to [0, 2^bits - 1]
     SINT = "sint"        # signed integer: truncated toward zero, clamped to [-2^(bits-1), 2^(bits-1) - 1]
@@ -136,7 +136,8 @@ def quantise(fmt: Format, values: np.ndarray) -> np.ndarray:
     info = FORMATS[fmt]
     data = np.asarray(values, dtype=np.float32)
     if info.encoding is Encoding.HALF:
-        return data.astype(np.float16).astype(np.float32)
+        with np.errstate(over="ignore"):          # past 65504: an infinity, as the format keeps it
+            return data.astype(np.float16).astype(np.float32)
     if info.encoding is Encoding.UNORM:
         scale = np.float32(2 ** info.bits - 1)
         return (np.floor(np.clip(data, 0.0, 1.0) * scale + 0.5) / scale).astype(np.float32)
