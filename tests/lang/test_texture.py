@@ -377,6 +377,67 @@ def test_graph_arguments_can_be_textures(arch):
         graph.run({"tex": wk.Texture(wk.Format.rgba8, (3, 2)), "v": 1.0, "out": out})
 
 
+def test_ported_texture_graph_example_runs_headless(arch, monkeypatch):
+    """Taichi's examples/graph/texture_graph.py, made small: graph arguments in the older spelling (shape,
+    channel_format, num_channels)."""
+    monkeypatch.setenv("WK_GUI_MAX_FRAMES", "2")
+    ti = wk
+    res = (32, 32)
+    img = ti.Vector.field(4, dtype=float, shape=res)
+    pixels_arr = ti.Vector.ndarray(4, dtype=float, shape=res)
+    texture = ti.Texture(ti.Format.r32f, (16, 16))
+
+    @ti.kernel
+    def make_texture(tex: ti.types.rw_texture(num_dimensions=2, num_channels=1, channel_format=ti.f32, lod=0)):
+        for i, j in ti.ndrange(16, 16):
+            ret = ti.cast((i // 4 + j // 4) % 2, ti.f32)            # a checkerboard
+            tex.store(ti.Vector([i, j]), ti.Vector([ret, 0.0, 0.0, 0.0]))
+
+    @ti.kernel
+    def paint(t: ti.f32, pixels: ti.types.ndarray(ndim=2), tex: ti.types.texture(num_dimensions=2)):
+        for i, j in pixels:
+            uv = ti.Vector([i / res[0], j / res[1]])
+            warp_uv = uv + ti.Vector([ti.cos(t + uv.x * 5.0), ti.sin(t + uv.y * 5.0)]) * 0.1
+            c = ti.math.vec4(0.0)
+            if uv.x > 0.5:
+                c = tex.sample_lod(warp_uv, 0.0)
+            else:
+                c = tex.fetch(ti.cast(warp_uv * 16, ti.i32), 0)
+            pixels[i, j] = [c.r, c.r, c.r, 1.0]
+
+    @ti.kernel
+    def copy_to_field(pixels: ti.types.ndarray(ndim=2)):
+        for I in ti.grouped(pixels):
+            img[I] = pixels[I]
+
+    _t = ti.graph.Arg(ti.graph.ArgKind.SCALAR, "t", ti.f32)
+    _pixels_arr = ti.graph.Arg(ti.graph.ArgKind.NDARRAY, "pixels_arr", ti.f32, field_dim=2, element_shape=(4,))
+    _rw_tex = ti.graph.Arg(ti.graph.ArgKind.RWTEXTURE, "rw_tex", channel_format=ti.f32, shape=(16, 16),
+                           num_channels=1)
+    g_init_builder = ti.graph.GraphBuilder()
+    g_init_builder.dispatch(make_texture, _rw_tex)
+    g_init_builder.compile().run({"rw_tex": texture})
+    _tex = ti.graph.Arg(ti.graph.ArgKind.TEXTURE, "tex", channel_format=ti.f32, shape=(16, 16), num_channels=1)
+    g_builder = ti.graph.GraphBuilder()
+    g_builder.dispatch(paint, _t, _pixels_arr, _tex)
+    g = g_builder.compile()
+    t = 0.0
+    window = ti.ui.Window("UV", res)
+    canvas = window.get_canvas()
+    while window.running:
+        g.run({"t": t, "pixels_arr": pixels_arr, "tex": texture})
+        copy_to_field(pixels_arr)
+        canvas.set_image(img)
+        window.show()
+        t += 0.03
+    checker = (np.arange(16)[:, None] // 4 + np.arange(16)[None, :] // 4) % 2
+    np.testing.assert_array_equal(texture.to_numpy()[..., 0], checker)
+    image = img.to_numpy()
+    assert (image[..., 3] == 1.0).all() and 0.2 < image[..., 0].mean() < 0.8
+    with pytest.raises(wk.ArgumentError, match="'tex' has 1 channel"):
+        g.run({"t": t, "pixels_arr": pixels_arr, "tex": ti.Texture(ti.Format.rg32f, (16, 16))})
+
+
 # ---- misuse --------------------------------------------------------------------------------------------------------
 
 def test_misuse_is_reported_with_a_clear_message(arch):
@@ -431,8 +492,18 @@ def test_misuse_is_reported_with_a_clear_message(arch):
     def by_closure() -> wk.f32:
         return tex.fetch(wk.Vector([0, 0]), 0).x
 
-    with pytest.raises(wk.CompileError, match="used by closure; textures are kernel arguments"):
+    with pytest.raises(wk.CompileError, match="compile-time value \\(by closure or a wk.template\\(\\) parameter\\); "
+                                              "textures are kernel arguments: pass it to a parameter annotated "
+                                              "wk.types.texture\\(num_dimensions=2\\)"):
         by_closure()
+
+    @wk.kernel
+    def as_template(t: wk.template()):
+        for i, j in t:
+            pass
+
+    with pytest.raises(wk.CompileError, match="compile-time value"):
+        as_template(tex)
 
 
 def test_wrong_texture_arguments_are_argument_errors(arch):

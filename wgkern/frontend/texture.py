@@ -50,7 +50,8 @@ class TextureMethod:
 
 
 def closure_texture_error(texture: Texture) -> CompileError:
-    return CompileError(f"{texture!r} is used by closure; textures are kernel arguments: pass it to a parameter "
+    return CompileError(f"{texture!r} reaches kernel code as a compile-time value (by closure or a wk.template() "
+                        "parameter); textures are kernel arguments: pass it to a parameter "
                         f"annotated wk.types.texture(num_dimensions={texture.num_dims}) (sample_lod, fetch) or "
                         f"wk.types.rw_texture(num_dimensions={texture.num_dims}, fmt=wk.Format.{texture.fmt.name}) "
                         "(load, store)")
