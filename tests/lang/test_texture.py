@@ -54,6 +54,7 @@ def test_sample_lod_matches_a_bilinear_reference_with_repeat_addressing(arch):
                 out[k, ch] = c[ch]
 
     sample(tex, uv, out)
+    assert "t: texture rgba32f 2-D texture" in sample.ir() and "t.texels: ndarray f32" in sample.ir()
     expected = bilinear_reference(texels.astype(np.float64), uv.astype(np.float64))
     np.testing.assert_allclose(out, expected, atol=2e-5)
     np.testing.assert_allclose(out[2], texels[0, 0], atol=1e-6)     # a texel centre gives the texel

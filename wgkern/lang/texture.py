@@ -316,6 +316,11 @@ class TextureArg:
     fmt: Format
     access: TextureAccess
 
+    @property
+    def name(self) -> str:
+        """How IR dumps spell the argument (`rgba8 2-D texture`)."""
+        return f"{self.fmt.name} {self.num_dims}-D {self.access.value}"
+
 
 def texture_argument(where: str, annotation: Any, value: Any) -> TextureArg:
     """Check a kernel argument given to a texture parameter (ArgumentError naming it, `where`)."""
