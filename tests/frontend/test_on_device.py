@@ -332,6 +332,9 @@ def test_print_from_many_threads_reports_what_did_not_fit(arch, capsys, monkeypa
     """Every line arrives whole; on the WGSL backend a full print buffer drops records and says so."""
     from wgkern.backends.wgsl import printing
     monkeypatch.setattr(printing, "PRINT_BUFFER_BYTES", 4 * (printing.HEADER_WORDS + 3 * 100))  # 100 records
+    if arch == wk.cuda:       # records of 64-bit words; the capacity is read when a kernel is compiled
+        from wgkern.backends.llvm import cuda, cuda_codegen
+        monkeypatch.setattr(cuda, "PRINT_BUFFER_WORDS", cuda_codegen.PRINT_HEADER_WORDS + 3 * 100)
     values = wk.field(wk.i32, shape=150)
 
     @wk.kernel

@@ -19,6 +19,7 @@ METAL = AdapterInfo("Apple M2", "Metal", "IntegratedGPU", "m2")
 def adapters(monkeypatch):
     found: list[AdapterInfo] = []
     monkeypatch.setattr(arch_module, "list_wgpu_adapters", lambda: (list(found), ""))
+    monkeypatch.setattr(arch_module, "cuda_available", lambda: (False, "no CUDA driver in this test"))
     monkeypatch.delenv("WK_ARCH", raising=False)
     return found
 
@@ -72,14 +73,27 @@ def test_missing_backend_type(adapters):
         select("dx12")
 
 
-def test_cuda_and_amdgpu_not_built(adapters):
-    for arch in (wk.cuda, wk.amdgpu):
-        with pytest.raises(wk.ArchUnavailableError, match="not built"):
-            select(arch)
+def test_amdgpu_not_built_and_cuda_needs_a_driver(adapters, monkeypatch):
+    with pytest.raises(wk.ArchUnavailableError, match="not built"):
+        select(wk.amdgpu)
+    monkeypatch.setattr(arch_module, "cuda_available", lambda: (False, "no libcuda here"))
+    with pytest.raises(wk.ArchUnavailableError, match="wk.cuda needs an NVIDIA GPU and its driver: no libcuda here"):
+        select(wk.cuda)
+
+
+def test_cuda_is_chosen_when_its_driver_works_and_no_wgpu_gpu_exists(adapters, monkeypatch):
+    monkeypatch.setattr(arch_module, "cuda_available", lambda: (True, "Test GPU (sm_90)"))
+    monkeypatch.delenv("WK_ARCH", raising=False)
+    assert select(wk.cuda).arch is Arch.cuda and select(wk.gpu).arch is Arch.cuda and select().arch is Arch.cuda
+    adapters.extend([LAVAPIPE])
+    assert select(wk.gpu).arch is Arch.cuda          # lavapipe is no GPU
+    monkeypatch.setattr(arch_module, "cuda_available", lambda: (False, "none"))
+    assert select().arch is Arch.cpu
 
 
 def test_no_wgsl_backend(monkeypatch):
     monkeypatch.setattr(arch_module, "list_wgpu_adapters", lambda: ([], "WGSL backend not importable (x)"))
+    monkeypatch.setattr(arch_module, "cuda_available", lambda: (False, "no CUDA driver in this test"))
     monkeypatch.delenv("WK_ARCH", raising=False)
     with pytest.raises(wk.ArchUnavailableError, match="not importable"):
         select(wk.vulkan)
@@ -107,12 +121,13 @@ def test_current_cfg_names_the_running_arch_and_options(arch):
 
 def test_taichi_arches_without_a_backend_and_extension_queries(adapters):
     adapters.extend([LAVAPIPE])
-    for arch in (wk.opengl, wk.gles, wk.dx11, wk.cc, wk.cuda):
+    for arch in (wk.opengl, wk.gles, wk.dx11, wk.cc, wk.amdgpu):
         with pytest.raises(wk.ArchUnavailableError, match="not built in this version of wgkern"):
             select(arch)
     supported = wk.is_extension_supported
     assert supported(wk.cpu, wk.extension.sparse) and supported(wk.vulkan, wk.extension.adstack)
     assert supported(wk.cpu, wk.extension.data64) and not supported(wk.cpu, wk.extension.quant)
-    assert not supported(wk.cuda, wk.extension.sparse) and not supported(wk.cpu, wk.extension.bls)
+    assert supported(wk.cuda, wk.extension.sparse) and not supported(wk.amdgpu, wk.extension.sparse)
+    assert not supported(wk.cpu, wk.extension.bls)
     with pytest.raises(ValueError, match="wk.extension member"):
         supported(wk.cpu, "sparse")

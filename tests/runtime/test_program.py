@@ -55,7 +55,7 @@ def test_init_option_checks():
     with pytest.raises(ValueError, match="unknown arch"):
         wk.init(arch="tpu")
     with pytest.raises(wk.ArchUnavailableError):
-        wk.init(arch=wk.cuda)
+        wk.init(arch=wk.amdgpu)
 
 
 def test_public_names():

@@ -1,7 +1,7 @@
 """Arch constants (`wk.cpu`, `wk.vulkan`, ...) and arch selection: which backend a `wk.init(arch=...)` gets.
 
-Owns the rules of API.md "Initialisation": WK_ARCH, then the best real GPU adapter, else CPU; `wk.gpu` and
-`wk.webgpu`; and ArchUnavailableError naming what was found. `wk.gpu` with no GPU runs on the CPU (saying so on
+Owns the rules of API.md "Initialisation": WK_ARCH, then the best real GPU adapter, else CUDA, else CPU;
+`wk.gpu` and `wk.webgpu`; and ArchUnavailableError naming what was found. `wk.gpu` with no GPU runs on the CPU (saying so on
 stderr), as Taichi's `ti.gpu` does: ported programs ask for it on every machine. Adapter enumeration lives in
 backends/wgsl/adapters.py; the backends themselves are imported only when chosen."""
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Arch(enum.Enum):
 cpu, cuda, amdgpu, vulkan, metal, dx12, webgpu, gpu = (
     Arch.cpu, Arch.cuda, Arch.amdgpu, Arch.vulkan, Arch.metal, Arch.dx12, Arch.webgpu, Arch.gpu)
 opengl, gles, dx11, cc = Arch.opengl, Arch.gles, Arch.dx11, Arch.cc
-NOT_BUILT = (Arch.cuda, Arch.amdgpu, Arch.opengl, Arch.gles, Arch.dx11, Arch.cc)
+NOT_BUILT = (Arch.amdgpu, Arch.opengl, Arch.gles, Arch.dx11, Arch.cc)
 WGPU_ARCHES = (Arch.vulkan, Arch.metal, Arch.dx12, Arch.webgpu)
 # wgpu adapter `backend_type` strings for the arches that name one graphics API.
 _BACKEND_TYPE_OF = {Arch.vulkan: "Vulkan", Arch.metal: "Metal", Arch.dx12: "D3D12"}
@@ -139,6 +139,20 @@ def _cpu_selection() -> Selection:
     return Selection(Arch.cpu, make, "LLVM CPU (llvmlite JIT)")
 
 
+def cuda_available() -> tuple[bool, str]:
+    """(True, device summary) where the CUDA driver works here, else (False, why not). Never raises."""
+    from wgkern.backends.llvm import cuda_driver
+    info, reason = cuda_driver.probe()
+    return (True, info.summary) if info is not None else (False, reason)
+
+
+def _cuda_selection(summary: str) -> Selection:
+    def make(options: Any) -> Any:
+        from wgkern.backends.llvm.cuda import CudaBackend
+        return _construct(CudaBackend, options)
+    return Selection(Arch.cuda, make, summary)
+
+
 def _construct(backend_class: Any, options: Any, *args: Any) -> Any:
     """Build a backend, passing the wk.init options it declares (`debug=...`) by keyword."""
     import inspect
@@ -170,17 +184,28 @@ def select(arch: Any = None) -> Selection:
             best = _pick_adapter(Arch.gpu, adapters)
             if best is not None:
                 return _wgpu_selection(_arch_of(best), best)
-            return _cpu_selection()
+            ok, detail = cuda_available()
+            return _cuda_selection(detail) if ok else _cpu_selection()
     if requested == Arch.cpu:
         return _cpu_selection()
+    if requested == Arch.cuda:
+        ok, detail = cuda_available()
+        if ok:
+            return _cuda_selection(detail)
+        adapters, reason = list_wgpu_adapters()
+        raise ArchUnavailableError(f"wk.cuda needs an NVIDIA GPU and its driver: {detail}; "
+                                   + _found_text(adapters, reason))
     if requested in NOT_BUILT:
         adapters, reason = list_wgpu_adapters()
         raise ArchUnavailableError(f"{requested!r} is not built in this version of wgkern (its backends: wk.cpu, "
-                                   "and wk.vulkan / wk.metal / wk.dx12 through wgpu); "
+                                   "wk.cuda, and wk.vulkan / wk.metal / wk.dx12 through wgpu); "
                                    + _found_text(adapters, reason))
     adapters, reason = list_wgpu_adapters()
     best = _pick_adapter(requested, adapters)
     if best is None and requested == Arch.gpu:
+        ok, detail = cuda_available()
+        if ok:
+            return _cuda_selection(detail)
         # Taichi's ti.gpu means "a GPU if there is one": ported programs ask for it everywhere, CI included
         found = ", ".join(f"{a.summary} [{a.backend_type}]" for a in adapters) or "no wgpu adapters"
         print(f"wk.init(arch=wk.gpu): no GPU found ({found}); running on wk.cpu", file=sys.stderr)
@@ -203,5 +228,7 @@ def describe_available() -> list[str]:
     lines = [f"wgpu adapter: {a.summary} [{a.backend_type}, {a.adapter_type}]" for a in adapters]
     if reason:
         lines.append(f"wgpu: {reason}")
+    ok, detail = cuda_available()
+    lines.append(f"cuda: {detail}" if ok else f"cuda: unavailable ({detail})")
     lines.append("cpu: LLVM CPU backend (llvmlite)")
     return lines

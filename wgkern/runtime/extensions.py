@@ -1,6 +1,6 @@
 """Taichi's `ti.extension` names and `ti.is_extension_supported(arch, ext)`, which programs and test suites
 ask before using a feature: sparse SNodes, adstacks and assertions work on every arch, 64-bit types wherever
-the device has them; quantized types, block-local storage, meshes and external functions do not exist here."""
+the device has them (always on the CPU and CUDA); quantized types, block-local storage, meshes and external functions do not exist here."""
 from __future__ import annotations
 
 import enum
@@ -30,12 +30,12 @@ def is_extension_supported(arch: Any, ext: extension) -> bool:
     arch = parse_arch(arch)
     if not isinstance(ext, extension):
         raise ValueError(f"is_extension_supported() takes a wk.extension member, got {ext!r}")
-    if arch is None or arch in (Arch.cuda, Arch.amdgpu, Arch.opengl, Arch.gles, Arch.dx11, Arch.cc):
+    if arch is None or arch in (Arch.amdgpu, Arch.opengl, Arch.gles, Arch.dx11, Arch.cc):
         return False
     if ext in _EVERYWHERE:
         return True
     if ext is extension.data64:
-        if arch is Arch.cpu:
+        if arch in (Arch.cpu, Arch.cuda):
             return True
         from wgkern.lang import types as T
         from wgkern.runtime.program import current

@@ -76,6 +76,11 @@ class AdStackLowering:
         if registers.adjoint:
             self.emit(f"store {ty} {zero_literal(stmt.dtype)}, ptr {registers.adjoint}")
 
+    def stack_alignment(self, stack: ir.AdStackAlloca) -> int:
+        """Alignment of a heap element: natural where the target lays stacks out aligned (CUDA, where byte-wise
+        accesses are slow), else 1 (CPU slices pack stacks of mixed dtypes back to back)."""
+        return (1 if stack.dtype.is_bool else stack.dtype.nbytes) if self.target.aligned_stacks else 1
+
     def _registers(self, stack: ir.AdStackAlloca, stmt: ir.Stmt) -> StackRegisters:
         registers = self.stack_registers.get(stack)
         if registers is None:
@@ -100,7 +105,8 @@ class AdStackLowering:
         self.start_block(ok_label)
         offset = self.op(f"mul i64 {wide}, {registers.slot_stride}")
         primal = self.op(f"getelementptr inbounds i8, ptr {registers.primal}, i64 {offset}")
-        self.emit(f"store {memory_type(stack.dtype)} {self.to_memory(value, stack.dtype)}, ptr {primal}, align 1")
+        self.emit(f"store {memory_type(stack.dtype)} {self.to_memory(value, stack.dtype)}, ptr {primal}, "
+                  f"align {self.stack_alignment(stack)}")
         self.emit(f"store i32 {self.op(f'add i32 {depth}, 1')}, ptr {registers.depth}")
         self.branch(done_label)
         self.start_block(over_label)
@@ -138,7 +144,7 @@ class AdStackLowering:
         top_slot = self.op(f"select i1 {above_empty}, i32 {self.op(f'sub i32 {new_depth}, 1')}, i32 0")
         offset = self.op(f"mul i64 {self.op(f'zext i32 {top_slot} to i64')}, {registers.slot_stride}")
         address = self.op(f"getelementptr inbounds i8, ptr {registers.primal}, i64 {offset}")
-        raw = self.op(f"load {memory_type(stack.dtype)}, ptr {address}, align 1")
+        raw = self.op(f"load {memory_type(stack.dtype)}, ptr {address}, align {self.stack_alignment(stack)}")
         ty = llvm_type(stack.dtype)
         self.emit(f"store {ty} {self.from_memory(raw, stack.dtype)}, ptr {registers.top}")
         if registers.adjoint:

@@ -35,3 +35,8 @@ def register_site(pieces: tuple[str, ...], dtypes: list[Any], formats: tuple[str
             add_symbol("wk_print", ctypes.cast(_callback, ctypes.c_void_p).value)
         _SITES.append((tuple(pieces), list(dtypes), tuple(formats)))
         return len(_SITES) - 1
+
+
+def site(number: int) -> tuple[tuple[str, ...], list[Any], tuple[str, ...]]:
+    """(literal pieces, dtypes, format specs) of a registered print site (the CUDA backend decodes records)."""
+    return _SITES[number]

@@ -1,7 +1,9 @@
-"""Target hooks: what differs between the LLVM targets that share codegen.py (CPU now; CUDA/AMDGPU later).
+"""Target hooks: what differs between the LLVM targets that share codegen.py (CPU and CUDA; AMDGPU later).
 
 A Target names math-library functions, the spin-wait hint, address spaces and function attributes. The CPU
-target calls the process's libm (symbols resolve from the running Python process)."""
+target calls the process's libm (symbols resolve from the running Python process); the CUDA target calls
+libdevice's `__nv_*` functions (ptx.py links them) and keeps pointers generic (PTX addresses global memory
+through generic pointers; the backend's loads are cheap either way)."""
 from __future__ import annotations
 
 import platform
@@ -20,6 +22,8 @@ class Target:
     math_attributes: str = "nounwind willreturn memory(none)"
     # f32 sin and cos of one value computed together by one runtime function (sincos.py), not by libm
     fused_sincos: bool = True
+    # adstack elements naturally aligned in the heap (slot-major layouts with aligned bases); else byte-aligned
+    aligned_stacks: bool = False
 
     def math_symbol(self, name: str, bits: int) -> str:
         """libm spelling: sinf for f32, sin for f64 (f16 is computed in f32 by codegen)."""
@@ -42,3 +46,20 @@ class Target:
 
 
 CPU_TARGET = Target("cpu")
+
+
+@dataclass(frozen=True, slots=True)
+class CudaTarget(Target):
+    """NVPTX: libdevice math (`__nv_sinf` for f32, `__nv_sin` for f64), no fused CPU sincos helper."""
+
+    def math_symbol(self, name: str, bits: int) -> str:
+        return "__nv_" + (name + "f" if bits == 32 else name)
+
+    def spin_hint(self) -> tuple[str, str]:
+        return "", ""
+
+    def futex_syscall_number(self) -> int | None:
+        return None
+
+
+CUDA_TARGET = CudaTarget("cuda", fused_sincos=False, aligned_stacks=True)

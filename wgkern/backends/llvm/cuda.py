@@ -1,0 +1,439 @@
+"""CudaBackend: device memory through the CUDA driver API, kernels as PTX from the shared LLVM codegen.
+
+A buffer is device memory (cuMemAlloc) with guard bytes on both sides, as on the CPU: an index a little
+outside a container (which Taichi's memory pool absorbs) lands there instead of faulting the context. Every
+task of a kernel is one PTX kernel (cuda_codegen.py) launched on the legacy default stream, so launches, copies
+and read-backs run in program order; launches return at once, and `sync()` / read-backs wait.
+
+Per launch: the argument block (layout.py, with device addresses) is copied into the kernel's parameter
+buffer and passed whole to cuLaunchKernel; the grid is sized from the range evaluated on the host (ir/host_eval):
+one thread per index (capped at 2^28 indices; grid-stride loops cover the rest); a range whose bounds live
+in device memory gets a grid of a few waves.
+
+Kernels with adstacks: the heap (backends/adstack.py, slot-major, one slice per launched thread), an overflow
+flag word, and a per-kernel context (heap address, flag address, launch code, metadata rows) uploaded before
+the launch. The flag is read when the host next waits (sync, read-back) and raises AdStackOverflowError once.
+`print(...)` records land in a device buffer printed at the same points; debug=True builds check bounds into a
+per-kernel error word, read after every launch (debug runs synchronously)."""
+from __future__ import annotations
+
+import ctypes
+import itertools
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from wgkern.backends.adstack import (METADATA_FIELDS, AdStackHeap, collect_stacks, decode_flag, layout_task,
+                                     overflow_error)
+from wgkern.errors import BoundsCheckError, CompileError, KernelAssertionError, WkError, format_located
+from wgkern.ir import host_eval
+from wgkern.ir import nodes as ir
+from wgkern.ir.visitor import walk
+from wgkern.lang import types as T
+from wgkern.lang.types import DataType
+from wgkern.runtime.printing import decode_words, emit, format_print
+
+from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget
+from . import cuda_driver, ptx
+from . import printing as cpu_printing
+from .adstack import CONTEXT_HEADER
+from .cpu import guard_bytes
+from .cuda_codegen import PRINT_HEADER_WORDS, THREADS_PER_BLOCK, emit_cuda_module
+from .codegen import symbol_name
+from .layout import ArgLayout, build_layout
+from .target import CUDA_TARGET
+
+_KERNEL_IDS = itertools.count()
+PRINT_BUFFER_WORDS = 1 << 17          # 1 MiB of int64 words between waits
+MAX_PARAM_BYTES = 4096                # CUDA's kernel parameter block limit
+MAX_BLOCKS = 1 << 20                  # a known range runs one thread per index up to 2^28 indices
+CAPPED_BLOCKS_PER_SM = 32             # bounds read on the device: enough blocks to fill the GPU many times
+ADSTACK_BLOCKS_PER_SM = 8             # reverse kernels: one full wave, so the heap holds few idle slices
+
+
+@dataclass(eq=False, slots=True)
+class CudaBuffer:
+    """Device memory for one container: `address` is its first byte (the allocation starts `guard` before)."""
+    address: int
+    nbytes: int
+    base: int
+    guard: int
+
+
+@dataclass(slots=True)
+class GpuTime:
+    """Filled in when a `gpu_timer()` block ends."""
+    seconds: float = 0.0
+
+
+class TaskLaunch:
+    """One task's PTX kernel and how many blocks a launch of it runs (None: an empty range, skipped)."""
+
+    def __init__(self, function: Any, task: ir.Task, containers: list[ir.ContainerSlot], max_blocks: int,
+                 capped_blocks: int):
+        self.function = function
+        self.task = task
+        self.blocks = _block_sizer(task, containers, max_blocks, capped_blocks)
+
+
+def _blocks_for(count: int, max_blocks: int) -> int | None:
+    if count <= 0:
+        return None
+    return min(-(-count // THREADS_PER_BLOCK), max_blocks)
+
+
+def _block_sizer(task: ir.Task, containers: list[ir.ContainerSlot], max_blocks: int, capped_blocks: int | None = None
+                 ) -> Callable[[Sequence[Any], Sequence[tuple[int, ...]]], int | None]:
+    """Precompute what can be: constant ranges once, `range(x.shape[k])` and `range(n)` cheaply; bounds read
+    from device memory get `capped_blocks` (default `max_blocks`; the kernel computes the bounds)."""
+    if task.kind == "serial":
+        return lambda scalars, shapes: 1
+    if any(isinstance(s, (ir.GlobalLoad, ir.GlobalPtr)) for s in task.bounds.stmts):
+        capped = min(capped_blocks or max_blocks, max_blocks)
+        return lambda scalars, shapes: capped
+    begin = host_eval.try_constant(task.loop.begin)
+    end = host_eval.try_constant(task.loop.end)
+    if begin is not None and end is not None:
+        fixed = _blocks_for(int(end) - int(begin), max_blocks)
+        return lambda scalars, shapes: fixed
+    end_stmt = task.loop.end
+    if begin is not None and isinstance(end_stmt, ir.ShapeOf):
+        slot_index = next(k for k, c in enumerate(containers) if c is end_stmt.container)
+        axis, start = end_stmt.axis, int(begin)
+        return lambda scalars, shapes: _blocks_for(shapes[slot_index][axis] - start, max_blocks)
+    if begin is not None and isinstance(end_stmt, ir.ArgLoad) and end_stmt.dtype.is_int:
+        arg, start = end_stmt.arg_index, int(begin)
+        return lambda scalars, shapes: _blocks_for(T.wrap_int(int(scalars[arg]), T.i32) - start, max_blocks)
+
+    def evaluate(scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> int | None:
+        bounds = host_eval.evaluate_bounds(task, scalars, host_eval.shapes_by_slot(containers, shapes))
+        return _blocks_for(bounds[1] - bounds[0], max_blocks) if bounds is not None else max_blocks
+    return evaluate
+
+
+class CudaCompiledKernel(CompiledKernel):
+    """One kernel's PTX module on one CudaBackend. `source()` is the LLVM IR as generated,
+    `source(optimized=True)` the PTX."""
+
+    def __init__(self, kernel: ir.OffloadedKernel, backend: "CudaBackend"):
+        self.kernel = kernel
+        self.backend = backend
+        driver = backend.driver
+        started = time.perf_counter()
+        self.stacks = collect_stacks(kernel)
+        self.has_stacks = any(self.stacks)
+        self.owned: list[CudaBuffer] = []
+        debug_addresses = None
+        self.error_word: CudaBuffer | None = None
+        if backend.debug:
+            self.error_word = self._own(8)
+            debug_addresses = (self.error_word.address, self._own(64).address)
+        context_address = None
+        self.code = 0
+        if self.has_stacks:
+            rows = sum(len(specs) for specs in self.stacks)
+            self.context_host = np.zeros(CONTEXT_HEADER + METADATA_FIELDS * rows, dtype=np.int64)
+            self.context = self._own(self.context_host.nbytes)
+            context_address = self.context.address
+            self.code = backend.register_adstack_kernel(self)
+        self.layout: ArgLayout = build_layout(kernel, debug_addresses, context_address)
+        if self.layout.size > MAX_PARAM_BYTES:
+            raise CompileError(f"kernel '{kernel.name}' passes {self.layout.size} bytes of arguments (containers, "
+                               f"shapes, scalars), more than CUDA's {MAX_PARAM_BYTES}-byte parameter block; split "
+                               "it into kernels that touch fewer containers", kernel.loc)
+        prefix = f"wk{next(_KERNEL_IDS)}_{symbol_name(kernel.name)[:60]}"
+        self.has_prints = any(isinstance(stmt, ir.Print) for task in kernel.tasks for stmt in walk(task.body))
+        print_buffer = (backend.print_buffer.address, PRINT_BUFFER_WORDS) if self.has_prints else (0, 0)
+        self.ir_text, names, self.bounds_sites = emit_cuda_module(
+            kernel, self.layout, CUDA_TARGET, prefix, print_buffer, backend.debug, backend.fast_math)
+        generated = time.perf_counter()
+        self.ptx, self.optimized_ir = ptx.compile_ptx(self.ir_text, backend.arch)
+        self.module = driver.load_module(self.ptx)
+        max_blocks = backend.max_blocks_adstack if self.has_stacks else backend.max_blocks
+        self.tasks = [TaskLaunch(driver.function(self.module, name), task, kernel.containers, max_blocks,
+                                 backend.capped_blocks)
+                      for name, task in zip(names, kernel.tasks)]
+        self.params = ctypes.create_string_buffer(max(self.layout.size, 8))
+        self.params_size = ctypes.c_size_t(max(self.layout.size, 8))
+        self.extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(self.params), 2,
+                                           ctypes.addressof(self.params_size), 0)
+        self.times = (generated - started, time.perf_counter() - generated)
+
+    def _own(self, nbytes: int) -> CudaBuffer:
+        buffer = self.backend.allocate(nbytes)
+        self.owned.append(buffer)
+        return buffer
+
+    def launch(self, args: LaunchArgs) -> None:
+        backend = self.backend
+        backend.driver.bind()
+        plan = [(task, task.blocks(args.scalars, args.shapes)) for task in self.tasks]
+        if self.has_stacks:
+            self.prepare_adstacks(args.extra.get("adstack_capacities"), plan)
+        packed = self.layout.pack(args)
+        ctypes.memmove(self.params, packed, len(packed))
+        launch = backend.driver.lib.cuLaunchKernel
+        for task, blocks in plan:
+            if blocks is None:
+                continue
+            threads = 1 if task.task.kind == "serial" else THREADS_PER_BLOCK
+            code = launch(task.function, blocks, 1, 1, threads, 1, 1, 0, None, None, self.extra)
+            if code:
+                backend.driver.check(code, f"cuLaunchKernel ({self.kernel.name})")
+        backend.pending = True
+        if self.has_prints:
+            backend.prints_pending = True
+        if self.error_word is not None:
+            backend.sync()
+            self.check_bounds(args)
+
+    def prepare_adstacks(self, capacities: list[list[int]] | None, plan: list[tuple[TaskLaunch, int | None]]) -> None:
+        backend = self.backend
+        row = CONTEXT_HEADER
+        heap_bytes = 0
+        layouts = []
+        for task_index, specs in enumerate(self.stacks):
+            blocks = plan[task_index][1] or 1
+            threads = 1 if self.kernel.tasks[task_index].kind == "serial" else blocks * THREADS_PER_BLOCK
+            task_caps = capacities[task_index] if capacities else [s.static_capacity or 32 for s in specs]
+            layout = layout_task(specs, task_caps, threads, lambda dtype: dtype.nbytes, slot_major=True, alignment=8)
+            layouts.append(layout)
+            heap_bytes = max(heap_bytes, layout.heap_units)
+        heap = backend.adstack_heap.ensure(heap_bytes)
+        context = self.context_host
+        context[0] = heap.address
+        context[1] = backend.overflow_flag.address
+        context[2] = self.code << 20
+        for layout in layouts:
+            count = layout.metadata.size
+            context[row:row + count] = layout.metadata.reshape(-1)
+            row += count
+        backend.driver.upload(self.context.address, context.ctypes.data, context.nbytes)
+        backend.adstack_watch[self.code] = (self, capacities)
+        stats = getattr(backend, "runtime_stats", None)
+        if stats is not None:
+            stats.adstack_heap_bytes = heap_bytes    # in use by this launch: threads x sum(slot bytes x capacity)
+            stats.adstack_heap_grows = backend.adstack_heap.grows
+
+    def check_bounds(self, args: LaunchArgs) -> None:
+        word = np.zeros(2, np.int32)
+        self.backend.driver.download(word.ctypes.data, self.error_word.address, 8)
+        site = int(word[0])
+        if not site:
+            return
+        self.backend.driver.zero(self.error_word.address, 8)
+        ptr = self.bounds_sites[site - 1]
+        if isinstance(ptr, ir.AssertFail):
+            raise KernelAssertionError(format_located(f"kernel {self.kernel.name}: assertion failed: {ptr.message}",
+                                                      ptr.loc))
+        slot_index = next(k for k, slot in enumerate(self.kernel.containers) if slot is ptr.container)
+        shape = ptr.container.shape or tuple(args.shapes[slot_index])
+        raise BoundsCheckError(format_located(
+            f"kernel {self.kernel.name}: index out of range for {ptr.container.name} of shape {tuple(shape)} "
+            "(debug=True skipped the access)", ptr.loc))
+
+    def source(self, optimized: bool = False) -> str:
+        return self.ptx if optimized else self.ir_text
+
+    def release(self) -> None:
+        for buffer in self.owned:
+            self.backend.free(buffer)
+        self.owned.clear()
+
+
+class CudaBackend(Backend):
+    """Device 0 of the CUDA driver. `debug` compiles bounds-checked global accesses (wk.init(debug=True))."""
+
+    name = "cuda"
+    supports_adstack = True
+
+    def __init__(self, debug: bool = False, fast_math: bool = False, device_memory_limit: int | None = None):
+        self.driver = cuda_driver.driver()
+        self.info = self.driver.info
+        self.arch = ptx.architecture(self.info.compute_capability)
+        self.budget = MemoryBudget(device_memory_limit)
+        self.debug = debug
+        self.fast_math = fast_math
+        self.max_blocks = MAX_BLOCKS
+        self.capped_blocks = max(1, self.info.multiprocessors * CAPPED_BLOCKS_PER_SM)
+        self.max_blocks_adstack = max(1, self.info.multiprocessors * ADSTACK_BLOCKS_PER_SM)
+        self.live: set[int] = set()
+        self.pending = False
+        self.pending_error: WkError | None = None
+        self._print_buffer: CudaBuffer | None = None       # made for the first kernel that prints
+        self.prints_pending = False
+        self._overflow_flag: CudaBuffer | None = None      # made for the first kernel with adstacks
+        self.adstack_heap = AdStackHeap(self.allocate, self.free)
+        self.adstack_kernels: dict[int, CudaCompiledKernel] = {}
+        self.adstack_watch: dict[int, tuple[CudaCompiledKernel, Any]] = {}
+        self.compiled: list[CudaCompiledKernel] = []
+        self.released = False
+
+    @property
+    def print_buffer(self) -> CudaBuffer:
+        if self._print_buffer is None:
+            self._print_buffer = self.allocate(8 * PRINT_BUFFER_WORDS)
+        return self._print_buffer
+
+    @property
+    def overflow_flag(self) -> CudaBuffer:
+        if self._overflow_flag is None:
+            self._overflow_flag = self.allocate(8)
+        return self._overflow_flag
+
+    supports_gpu_timer = True
+
+    @contextmanager
+    def gpu_timer(self) -> Iterator[GpuTime]:
+        """Device time of the launches made inside the block (CUDA events around them), in `.seconds` once
+        the block has ended."""
+        elapsed = GpuTime()
+        start, end = self.driver.event(), self.driver.event()
+        try:
+            self.driver.record(start)
+            yield elapsed
+            self.driver.record(end)
+            elapsed.seconds = self.driver.elapsed_ms(start, end) / 1e3
+        finally:
+            self.driver.destroy_event(start)
+            self.driver.destroy_event(end)
+
+    # ---- memory ------------------------------------------------------------------------------------------
+    def storage_dtype(self, dtype: DataType) -> np.dtype:
+        return dtype.np_dtype
+
+    def allocate(self, nbytes: int) -> CudaBuffer:
+        self.budget.take(nbytes)
+        guard = guard_bytes(nbytes)
+        total = guard + max(nbytes, 1) + guard
+        try:
+            base = self.driver.allocate(total)
+        except Exception:
+            self.budget.give(nbytes)
+            raise
+        self.driver.zero(base, total)
+        self.live.add(base)
+        return CudaBuffer(base + guard, nbytes, base, guard)
+
+    def free(self, buffer: CudaBuffer) -> None:
+        """cuMemFree waits for the device to finish work that may still use the memory."""
+        if buffer.base in self.live:
+            self.live.discard(buffer.base)
+            self.budget.give(buffer.nbytes)
+            self.driver.free(buffer.base)
+
+    def upload(self, buffer: CudaBuffer, data: np.ndarray, offset: int = 0) -> None:
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        if raw.size:
+            self.driver.upload(buffer.address + offset, raw.ctypes.data, raw.size)
+
+    def download(self, buffer: CudaBuffer, nbytes: int, offset: int = 0, out: np.ndarray | None = None) -> np.ndarray:
+        result = out[:nbytes] if out is not None else np.empty(nbytes, np.uint8)
+        if nbytes > 0:
+            self.driver.download(result.ctypes.data, buffer.address + offset, nbytes)
+        self.pending = False
+        self._after_wait()
+        return result
+
+    def copy(self, dst: CudaBuffer, src: CudaBuffer, nbytes: int) -> None:
+        if nbytes > 0:
+            self.driver.copy(dst.address, src.address, nbytes)
+
+    # ---- kernels -----------------------------------------------------------------------------------------
+    def compile(self, kernel: ir.OffloadedKernel) -> CudaCompiledKernel:
+        compiled = CudaCompiledKernel(kernel, self)
+        self.compiled.append(compiled)
+        return compiled
+
+    def register_adstack_kernel(self, compiled: CudaCompiledKernel) -> int:
+        """The flag word's kernel part (11 bits) for a compiled kernel."""
+        code = len(self.adstack_kernels) % 2047 + 1
+        self.adstack_kernels[code] = compiled
+        return code
+
+    def adstack_threads(self, range_size: int) -> int:
+        blocks = _blocks_for(range_size, self.max_blocks_adstack)
+        return blocks * THREADS_PER_BLOCK if blocks else 1
+
+    # ---- waiting -----------------------------------------------------------------------------------------
+    def sync(self) -> None:
+        if self.pending:
+            self.driver.synchronize()
+            self.pending = False
+        self._after_wait()
+
+    def _after_wait(self) -> None:
+        """The device is idle: print recorded output, then raise a recorded adstack overflow (once)."""
+        if self.prints_pending:
+            self.prints_pending = False
+            self._drain_prints()
+        if self.adstack_watch:
+            self._check_adstack_overflow()
+        error, self.pending_error = self.pending_error, None
+        if error is not None:
+            raise error
+
+    def _drain_prints(self) -> None:
+        header = np.zeros(PRINT_HEADER_WORDS, np.int64)
+        address = self.print_buffer.address
+        capacity = PRINT_BUFFER_WORDS
+        self.driver.download(header.ctypes.data, address, header.nbytes)
+        reserved, written = int(header[0]), int(header[1])
+        if not reserved:
+            return
+        words = np.zeros(max(written, 1), np.int64)
+        if written:
+            self.driver.download(words.ctypes.data, address + 8 * PRINT_HEADER_WORDS, 8 * written)
+        self.driver.zero(address, header.nbytes)
+        position = 0
+        while position < written:
+            pieces, dtypes, formats = cpu_printing.site(int(words[position]))
+            count = len(dtypes)
+            values = decode_words([int(w) for w in words[position + 1:position + 1 + count]], dtypes)
+            emit(format_print(pieces, values, dtypes, formats))
+            position += 1 + count
+        if reserved > written:
+            emit(f"[wgkern] {reserved - written} words of print() output were dropped: the print buffer holds "
+                 f"{capacity - PRINT_HEADER_WORDS} words between waits for the device (wk.sync(), "
+                 "read-backs)\n")
+
+    def _check_adstack_overflow(self) -> None:
+        flag = np.zeros(2, np.int32)
+        self.driver.download(flag.ctypes.data, self.overflow_flag.address, 8)
+        watched, self.adstack_watch = self.adstack_watch, {}
+        code = int(flag[0])
+        if not code:
+            return
+        self.driver.zero(self.overflow_flag.address, 8)
+        kernel_code, task_index, stack_id = decode_flag(code)
+        compiled, capacities = watched.get(kernel_code, (None, None))
+        spec = capacity = None
+        if compiled is not None and task_index < len(compiled.stacks) and \
+                0 <= stack_id < len(compiled.stacks[task_index]):
+            spec = compiled.stacks[task_index][stack_id]
+            capacity = (capacities[task_index][stack_id] if capacities else spec.static_capacity)
+        raise overflow_error(compiled.kernel.name if compiled else "?", spec, capacity)
+
+    # ---- lifetime ----------------------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Wait for the device, then free every buffer this backend allocated and unload its modules."""
+        if self.released:
+            return
+        self.released = True
+        try:
+            self.driver.synchronize()
+        finally:
+            for compiled in self.compiled:
+                self.driver.unload(compiled.module)
+            self.compiled.clear()
+            for base in list(self.live):
+                self.driver.free(base)
+            self.live.clear()
+            self._print_buffer = self._overflow_flag = None
+            self.budget.used = 0
+
+    def describe(self) -> str:
+        return f"cuda on {self.info.summary}"

@@ -1,0 +1,168 @@
+"""LLVM IR for the CUDA backend: every task of an OffloadedKernel as one PTX kernel, sharing codegen.py.
+
+Statements are emitted by codegen.FunctionEmitter exactly as on the CPU (same lowerings, atomics, adstacks,
+random numbers); what differs is the frame around a task body and `print`:
+- Each task is a kernel `void <name>(ptr byval([S x i8]) align 8 %args)`: the launch's argument block
+  (layout.py, device addresses in place of host ones) is the kernel's parameter block, passed whole by
+  cuLaunchKernel, so a launch uploads nothing.
+- A range task evaluates its bounds in the kernel and runs a grid-stride loop: thread g of G handles indices
+  begin + g, begin + g + G, ... So any grid size is correct; the runtime picks one from the host-evaluated range
+  (or a capped grid when the bounds read device memory). The adstack slice of a thread is g (slot-major heap).
+  Register reductions (reductions.py) flush once per thread at its end.
+- A serial task is launched as one thread.
+- `print(...)` appends a record to a device print buffer (an atomic add reserves it: word 0 counts reserved
+  words, word 1 written ones; records start at word HEADER_WORDS as [site, value words...], each value widened
+  to 64 bits as runtime/printing.py decodes them); the backend prints them when it next waits for the device.
+Kernels are marked with `!nvvm.annotations` (LLVM also accepts them from older llvmlite builds)."""
+from __future__ import annotations
+
+from wgkern.errors import InternalCompilerError
+from wgkern.ir import nodes as ir
+
+from . import printing
+from .codegen import FunctionEmitter, ModuleEmitter, symbol_name
+from .layout import ArgLayout
+from .reductions import chunk_reductions
+from .target import Target
+from .types import llvm_type
+
+THREADS_PER_BLOCK = 256
+PRINT_HEADER_WORDS = 4
+
+
+class CudaModuleEmitter(ModuleEmitter):
+    """ModuleEmitter plus the device print buffer's address and capacity (int64 words) and kernel names."""
+
+    def __init__(self, target: Target, layout: ArgLayout, prefix: str, bounds_check: bool, fast_math: bool,
+                 print_buffer: tuple[int, int]):
+        super().__init__(target, layout, prefix, bounds_check, fast_math)
+        self.print_buffer = print_buffer
+        self.kernels: list[str] = []
+
+    def text(self) -> str:
+        annotations = [f"!{k + 1} = !{{ptr @{name}, !\"kernel\", i32 1}}" for k, name in enumerate(self.kernels)]
+        marks = ", ".join(f"!{k + 1}" for k in range(len(self.kernels)))
+        return super().text() + "\n".join([f"!nvvm.annotations = !{{{marks}}}", *annotations, ""])
+
+
+class CudaFunctionEmitter(FunctionEmitter):
+    """FunctionEmitter with `print` lowered to the device print buffer."""
+
+    module: CudaModuleEmitter
+
+    def visit_Print(self, stmt: ir.Print) -> None:
+        dtypes = [v.dtype for v in stmt.values]
+        site = printing.register_site(stmt.pieces, dtypes, stmt.formats)
+        words = [str(site)]
+        for value, dtype in zip(stmt.values, dtypes):
+            words.append(self.print_word(self.value(value), dtype))
+        address, capacity = self.module.print_buffer
+        buffer = self.op(f"inttoptr i64 {address} to ptr")
+        start = self.op(f"atomicrmw add ptr {buffer}, i64 {len(words)} monotonic, align 8")
+        end = self.op(f"add i64 {start}, {len(words) + PRINT_HEADER_WORDS}")
+        write, done = self.label("print.write"), self.label("print.done")
+        self.cond_branch(self.op(f"icmp ule i64 {end}, {capacity}"), write, done)
+        self.start_block(write)
+        first = self.op(f"add i64 {start}, {PRINT_HEADER_WORDS}")
+        for k, word in enumerate(words):
+            position = self.op(f"add i64 {first}, {k}")
+            slot = self.op(f"getelementptr inbounds i64, ptr {buffer}, i64 {position}")
+            self.emit(f"store i64 {word}, ptr {slot}, align 8")
+        written = self.op(f"getelementptr inbounds i64, ptr {buffer}, i64 1")
+        self.emit(f"atomicrmw add ptr {written}, i64 {len(words)} monotonic, align 8")
+        self.branch(done)
+        self.start_block(done)
+
+    def print_word(self, operand: str, dtype) -> str:
+        """One printed value as a 64-bit word (runtime/printing.decode_words' encoding)."""
+        if dtype.is_float:
+            wide = operand if dtype.bits == 64 else self.op(f"fpext {llvm_type(dtype)} {operand} to double")
+            return self.op(f"bitcast double {wide} to i64")
+        if dtype.bits == 64:
+            return operand
+        extend = "sext" if dtype.is_signed else "zext"
+        return self.op(f"{extend} {llvm_type(dtype)} {operand} to i64")
+
+
+def _signature(name: str, layout: ArgLayout) -> str:
+    return f"void @{name}(ptr byval([{max(layout.size, 8)} x i8]) align 8 %args)"
+
+
+def emit_range_kernel(module: CudaModuleEmitter, task: ir.Task, name: str, task_index: int) -> str:
+    """Grid-stride loop over the task's range; the thread's global id is its adstack slice."""
+    fn = CudaFunctionEmitter(module, thread_index=task.loop, task_index=task_index, worker="%gid")
+    fn.entry.extend([
+        "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()",
+        "  %ctaid = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()",
+        "  %ntid = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()",
+        "  %nctaid = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()",
+        "  %block_base = mul i32 %ctaid, %ntid",
+        "  %gid = add i32 %block_base, %tid",
+        "  %ntid64 = zext i32 %ntid to i64",
+        "  %nctaid64 = zext i32 %nctaid to i64",
+        "  %grid_stride = mul i64 %ntid64, %nctaid64",
+    ])
+    for register in ("tid", "ctaid", "ntid", "nctaid"):
+        module.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.{register}.x() nounwind readnone")
+    fn.return_label = "task.next"
+    fn.visit_block(task.bounds)
+    begin = fn.op(f"sext i32 {fn.value(task.loop.begin)} to i64")
+    end = fn.op(f"sext i32 {fn.value(task.loop.end)} to i64")
+    count = fn.op(f"sub i64 {end}, {begin}")
+    counter = fn.entry_op("alloca i64", "k")
+    index_slot = fn.entry_op("alloca i32", "idx")
+    fn.loop_slots[task.loop] = index_slot
+    fn.emit(f"store i64 {fn.op('zext i32 %gid to i64')}, ptr {counter}")
+    fn.branch("task.cond")
+    fn.start_block("task.cond")
+    k = fn.op(f"load i64, ptr {counter}")
+    fn.cond_branch(fn.op(f"icmp slt i64 {k}, {count}"), "task.body", "exit")
+    fn.chunk_reductions = chunk_reductions(task)
+    fn.start_block("task.body")
+    index = fn.op(f"add i64 {k}, {begin}")
+    fn.emit(f"store i32 {fn.op(f'trunc i64 {index} to i32')}, ptr {index_slot}")
+    fn.reset_random_counter_deferred()
+    fn.loops.append(("task.next", "task.next"))    # `continue` in the parallel body ends this index
+    fn.visit_block(task.body)
+    fn.loops.pop()
+    fn.branch("task.next")
+    fn.start_block("task.next")
+    k = fn.op(f"load i64, ptr {counter}")
+    fn.emit(f"store i64 {fn.op(f'add i64 {k}, %grid_stride')}, ptr {counter}")
+    fn.branch("task.cond")
+    fn.start_block("exit")
+    fn.flush_chunk_reductions()
+    fn.emit("ret void")
+    return fn.finish(_signature(name, module.layout))
+
+
+def emit_serial_kernel(module: CudaModuleEmitter, task: ir.Task, name: str, task_index: int) -> str:
+    """The body once, on one thread (adstack slice 0)."""
+    fn = CudaFunctionEmitter(module, task_index=task_index)
+    fn.visit_block(task.body)
+    fn.branch("exit")
+    fn.start_block("exit")
+    fn.emit("ret void")
+    return fn.finish(_signature(name, module.layout))
+
+
+def emit_cuda_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, prefix: str,
+                     print_buffer: tuple[int, int], bounds_check: bool = False,
+                     fast_math: bool = False) -> tuple[str, list[str], list]:
+    """(LLVM IR text, one kernel name per task, bounds-checked sites)."""
+    module = CudaModuleEmitter(target, layout, prefix, bounds_check, fast_math, print_buffer)
+    module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
+    rows = 0
+    for task in kernel.tasks:
+        module.adstack_rows.append(rows)
+        rows += sum(isinstance(s, ir.AdStackAlloca) for s in task.body.stmts)
+    for index, task in enumerate(kernel.tasks):
+        name = f"{prefix}_t{index}_{symbol_name(task.name)}"[:120]
+        if task.kind == "range":
+            if task.loop is None:
+                raise InternalCompilerError(f"range task {task.name} has no loop", task.loc)
+            module.functions.append(emit_range_kernel(module, task, name, index))
+        else:
+            module.functions.append(emit_serial_kernel(module, task, name, index))
+        module.kernels.append(name)
+    return module.text(), list(module.kernels), module.bounds_sites

@@ -1,0 +1,288 @@
+"""The CUDA driver API through ctypes: the small subset the CUDA backend uses, with errors as exceptions.
+
+Only `libcuda.so.1` (installed by the NVIDIA driver) is needed: no toolkit, no compiled extension. Versioned
+symbols (`cuMemAlloc_v2`, ...) are used, as cuda.h maps the plain names to them. Every call runs on the
+device's primary context, made current on the calling thread first (`Driver.bind()`), as the runtime API
+does. Failures raise CudaError naming the call and CUDA's own error name and text; out-of-memory raises
+wgkern's OutOfMemoryError with the bytes asked for."""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from wgkern.errors import OutOfMemoryError, WkError
+
+_P, _vp, _u, _i = ctypes.POINTER, ctypes.c_void_p, ctypes.c_uint, ctypes.c_int
+_dptr = ctypes.c_uint64           # CUdeviceptr
+_size = ctypes.c_size_t
+
+_SIGNATURES: dict[str, list[Any]] = {
+    "cuInit": [_u],
+    "cuDriverGetVersion": [_P(_i)],
+    "cuDeviceGetCount": [_P(_i)],
+    "cuDeviceGet": [_P(_i), _i],
+    "cuDeviceGetName": [ctypes.c_char_p, _i, _i],
+    "cuDeviceGetAttribute": [_P(_i), _i, _i],
+    "cuDeviceTotalMem_v2": [_P(_size), _i],
+    "cuDevicePrimaryCtxRetain": [_P(_vp), _i],
+    "cuDevicePrimaryCtxRelease_v2": [_i],
+    "cuCtxSetCurrent": [_vp],
+    "cuCtxSynchronize": [],
+    "cuMemAlloc_v2": [_P(_dptr), _size],
+    "cuMemFree_v2": [_dptr],
+    "cuMemGetInfo_v2": [_P(_size), _P(_size)],
+    "cuMemcpyHtoD_v2": [_dptr, _vp, _size],
+    "cuMemcpyDtoH_v2": [_vp, _dptr, _size],
+    "cuMemcpyDtoD_v2": [_dptr, _dptr, _size],
+    "cuMemsetD8_v2": [_dptr, ctypes.c_ubyte, _size],
+    "cuModuleLoadDataEx": [_P(_vp), ctypes.c_char_p, _u, _P(_i), _P(_vp)],
+    "cuModuleGetFunction": [_P(_vp), _vp, ctypes.c_char_p],
+    "cuModuleUnload": [_vp],
+    "cuLaunchKernel": [_vp, _u, _u, _u, _u, _u, _u, _u, _vp, _P(_vp), _P(_vp)],
+    "cuEventCreate": [_P(_vp), _u],
+    "cuEventRecord": [_vp, _vp],
+    "cuEventSynchronize": [_vp],
+    "cuEventElapsedTime": [_P(ctypes.c_float), _vp, _vp],
+    "cuEventDestroy_v2": [_vp],
+    "cuGetErrorName": [_i, _P(ctypes.c_char_p)],
+    "cuGetErrorString": [_i, _P(ctypes.c_char_p)],
+}
+
+CUDA_ERROR_OUT_OF_MEMORY = 2
+ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
+ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+ATTRIBUTE_MAX_GRID_DIM_X = 5
+ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
+_JIT_ERROR_LOG_BUFFER = 5
+_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+# cuLaunchKernel's `extra`: the kernel's whole parameter block as one buffer
+_LAUNCH_PARAM_END, _LAUNCH_PARAM_BUFFER_POINTER, _LAUNCH_PARAM_BUFFER_SIZE = 0, 1, 2
+
+
+class CudaError(WkError):
+    """A CUDA driver call failed. After an error inside a kernel (an illegal address, say) the CUDA context
+    is unusable for the rest of the process, as in every CUDA program."""
+
+
+def _library_names() -> list[str]:
+    if sys.platform == "win32":
+        return ["nvcuda.dll"]
+    found = ctypes.util.find_library("cuda")
+    return ["libcuda.so.1", "libcuda.so"] + ([found] if found else [])
+
+
+def load_library() -> tuple[Any, str]:
+    """(the driver library, '') or (None, why not)."""
+    reasons = []
+    for name in _library_names():
+        try:
+            return ctypes.CDLL(name), ""
+        except OSError as exc:
+            reasons.append(str(exc))
+    return None, "the NVIDIA driver's CUDA library was not found (" + "; ".join(reasons[:1]) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceInfo:
+    ordinal: int
+    name: str
+    compute_capability: tuple[int, int]
+    multiprocessors: int
+    total_memory: int
+    driver_version: int
+
+    @property
+    def summary(self) -> str:
+        major, minor = self.compute_capability
+        return f"{self.name} (sm_{major}{minor}, CUDA driver {self.driver_version // 1000}.{self.driver_version % 1000 // 10})"
+
+
+class Driver:
+    """The driver library with typed functions, bound to one device's primary context."""
+
+    def __init__(self, lib: Any, ordinal: int = 0):
+        self.lib = lib
+        for name, argtypes in _SIGNATURES.items():
+            function = getattr(lib, name, None)
+            if function is None:
+                raise CudaError(f"the CUDA driver library has no {name}: the driver is too old")
+            function.argtypes = argtypes
+            function.restype = ctypes.c_int
+        self.check(lib.cuInit(0), "cuInit")
+        count = _i()
+        self.check(lib.cuDeviceGetCount(ctypes.byref(count)), "cuDeviceGetCount")
+        if ordinal >= count.value:
+            raise CudaError(f"no CUDA device {ordinal}: the driver reports {count.value}")
+        device = _i()
+        self.check(lib.cuDeviceGet(ctypes.byref(device), ordinal), "cuDeviceGet")
+        self.device = device.value
+        self.context = _vp()
+        self.check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(self.context), self.device), "cuDevicePrimaryCtxRetain")
+        self.bound_thread: int | None = None
+        self.bind()
+        self.info = self._describe(ordinal)
+        self.released = False
+
+    # ---- errors ------------------------------------------------------------------------------------------
+    def error_text(self, code: int) -> str:
+        name, text = ctypes.c_char_p(), ctypes.c_char_p()
+        self.lib.cuGetErrorName(code, ctypes.byref(name))
+        self.lib.cuGetErrorString(code, ctypes.byref(text))
+        return f"{(name.value or b'?').decode()} ({code}): {(text.value or b'').decode()}"
+
+    def check(self, code: int, call: str) -> None:
+        if code:
+            raise CudaError(f"CUDA {call} failed: {self.error_text(code)}")
+
+    # ---- context and device ------------------------------------------------------------------------------
+    def bind(self) -> None:
+        """Make the primary context current on this thread (once per thread)."""
+        ident = threading.get_ident()
+        if self.bound_thread != ident:
+            self.check(self.lib.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+            self.bound_thread = ident
+
+    def _describe(self, ordinal: int) -> DeviceInfo:
+        raw = ctypes.create_string_buffer(256)
+        self.check(self.lib.cuDeviceGetName(raw, 256, self.device), "cuDeviceGetName")
+        total = _size()
+        self.check(self.lib.cuDeviceTotalMem_v2(ctypes.byref(total), self.device), "cuDeviceTotalMem")
+        version = _i()
+        self.check(self.lib.cuDriverGetVersion(ctypes.byref(version)), "cuDriverGetVersion")
+        return DeviceInfo(ordinal, raw.value.decode(errors="replace"),
+                          (self.attribute(ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                           self.attribute(ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)),
+                          self.attribute(ATTRIBUTE_MULTIPROCESSOR_COUNT), total.value, version.value)
+
+    def attribute(self, which: int) -> int:
+        value = _i()
+        self.check(self.lib.cuDeviceGetAttribute(ctypes.byref(value), which, self.device), "cuDeviceGetAttribute")
+        return value.value
+
+    def synchronize(self) -> None:
+        self.bind()
+        self.check(self.lib.cuCtxSynchronize(), "cuCtxSynchronize (an earlier kernel launch failed)")
+
+    def release(self) -> None:
+        if not self.released:
+            self.released = True
+            self.lib.cuDevicePrimaryCtxRelease_v2(self.device)
+
+    # ---- memory ------------------------------------------------------------------------------------------
+    def allocate(self, nbytes: int) -> int:
+        self.bind()
+        pointer = _dptr()
+        code = self.lib.cuMemAlloc_v2(ctypes.byref(pointer), max(int(nbytes), 1))
+        if code == CUDA_ERROR_OUT_OF_MEMORY:
+            free, total = _size(), _size()
+            self.lib.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total))
+            raise OutOfMemoryError(f"CUDA could not allocate {nbytes} bytes ({free.value} of {total.value} bytes "
+                                   "free on the device). Remedy: release containers (drop their last references, "
+                                   "or wk.reset()), or use smaller shapes")
+        self.check(code, f"cuMemAlloc({nbytes})")
+        return pointer.value
+
+    def free(self, pointer: int) -> None:
+        if not self.released:
+            self.bind()
+            self.check(self.lib.cuMemFree_v2(pointer), "cuMemFree")
+
+    def zero(self, pointer: int, nbytes: int) -> None:
+        self.check(self.lib.cuMemsetD8_v2(pointer, 0, nbytes), "cuMemsetD8")
+
+    def upload(self, pointer: int, host_address: int, nbytes: int) -> None:
+        """Host -> device, ordered after all earlier launches (the legacy default stream)."""
+        self.bind()
+        self.check(self.lib.cuMemcpyHtoD_v2(pointer, host_address, nbytes), "cuMemcpyHtoD")
+
+    def download(self, host_address: int, pointer: int, nbytes: int) -> None:
+        """Device -> host; returns when the bytes are on the host (after all earlier launches)."""
+        self.bind()
+        self.check(self.lib.cuMemcpyDtoH_v2(host_address, pointer, nbytes),
+                   "cuMemcpyDtoH (or an earlier kernel launch)")
+
+    def copy(self, dst: int, src: int, nbytes: int) -> None:
+        self.bind()
+        self.check(self.lib.cuMemcpyDtoD_v2(dst, src, nbytes), "cuMemcpyDtoD")
+
+    # ---- modules and launches ----------------------------------------------------------------------------
+    def load_module(self, ptx: str) -> Any:
+        """Load PTX (the driver JIT-compiles it for this device); a bad module raises with ptxas' log."""
+        self.bind()
+        log = ctypes.create_string_buffer(16384)
+        options = (_i * 2)(_JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        values = (_vp * 2)(ctypes.cast(log, _vp), _vp(len(log)))
+        module = _vp()
+        code = self.lib.cuModuleLoadDataEx(ctypes.byref(module), ptx.encode() + b"\0", 2, options, values)
+        if code:
+            raise CudaError(f"CUDA could not load the generated PTX: {self.error_text(code)}\n"
+                            f"{log.value.decode(errors='replace')}")
+        return module
+
+    def function(self, module: Any, name: str) -> Any:
+        function = _vp()
+        self.check(self.lib.cuModuleGetFunction(ctypes.byref(function), module, name.encode()),
+                   f"cuModuleGetFunction({name})")
+        return function
+
+    def unload(self, module: Any) -> None:
+        if not self.released:
+            self.lib.cuModuleUnload(module)
+
+    def launch(self, function: Any, blocks: int, threads: int, params: bytes) -> None:
+        """Launch `function` on `blocks` x `threads` with `params` as its whole parameter block."""
+        size = _size(len(params))
+        buffer = ctypes.create_string_buffer(params, len(params))
+        extra = (_vp * 5)(_LAUNCH_PARAM_BUFFER_POINTER, ctypes.cast(buffer, _vp).value,
+                          _LAUNCH_PARAM_BUFFER_SIZE, ctypes.cast(ctypes.byref(size), _vp).value, _LAUNCH_PARAM_END)
+        self.check(self.lib.cuLaunchKernel(function, blocks, 1, 1, threads, 1, 1, 0, None, None, extra),
+                   "cuLaunchKernel")
+
+    # ---- timing ------------------------------------------------------------------------------------------
+    def event(self) -> Any:
+        event = _vp()
+        self.check(self.lib.cuEventCreate(ctypes.byref(event), 0), "cuEventCreate")
+        return event
+
+    def record(self, event: Any) -> None:
+        self.check(self.lib.cuEventRecord(event, None), "cuEventRecord")
+
+    def elapsed_ms(self, start: Any, end: Any) -> float:
+        self.check(self.lib.cuEventSynchronize(end), "cuEventSynchronize")
+        ms = ctypes.c_float()
+        self.check(self.lib.cuEventElapsedTime(ctypes.byref(ms), start, end), "cuEventElapsedTime")
+        return ms.value
+
+    def destroy_event(self, event: Any) -> None:
+        self.lib.cuEventDestroy_v2(event)
+
+
+_DRIVER: Driver | None = None
+_DRIVER_LOCK = threading.Lock()
+
+
+def driver() -> Driver:
+    """The process's driver binding (device 0), created on first use; raises CudaError where none works."""
+    global _DRIVER  # noqa: PLW0603 - one primary context per process, as the CUDA runtime keeps
+    with _DRIVER_LOCK:
+        if _DRIVER is None or _DRIVER.released:
+            lib, reason = load_library()
+            if lib is None:
+                raise CudaError(reason)
+            _DRIVER = Driver(lib)
+        return _DRIVER
+
+
+def probe() -> tuple[DeviceInfo | None, str]:
+    """(device 0's description, '') when CUDA works here, else (None, why not). Never raises."""
+    try:
+        return driver().info, ""
+    except WkError as exc:
+        return None, str(exc)
+    except Exception as exc:  # noqa: BLE001 - any driver failure means 'no CUDA'
+        return None, f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,114 @@
+"""LLVM IR -> PTX for the CUDA backend: the NVPTX target machine, libdevice, and the O3 pipeline.
+
+Math functions (sin, exp, pow, atan2, ...) come from NVIDIA's libdevice bitcode (`__nv_sinf`, `__nv_exp`...):
+the NVPTX backend lowers only a few intrinsics itself, and an intrinsic it cannot lower aborts the process, so
+codegen never emits one for this target (target.CUDA_TARGET maps every math function to libdevice). libdevice
+is linked only into modules that call it. It ships with every CUDA toolkit and in NVIDIA's PyPI wheels;
+`find_libdevice()` says where it looks."""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from wgkern.errors import CompileError
+
+from .jit import host_jit
+
+TRIPLE = "nvptx64-nvidia-cuda"
+LIBDEVICE = "libdevice.10.bc"
+# The newest architecture this LLVM surely knows; newer GPUs run its PTX through the driver's JIT.
+_NEWEST_KNOWN = (9, 0)
+
+_lock = threading.Lock()
+_machines: dict[str, Any] = {}
+_libdevice: bytes | None = None
+
+
+def libdevice_candidates() -> list[Path]:
+    """Where libdevice is looked for, in order: $WK_LIBDEVICE (the file), $CUDA_HOME / $CUDA_PATH, the
+    toolkit of the `nvcc` on PATH, /usr/local/cuda*, and NVIDIA's PyPI wheels (nvidia-cuda-nvcc-cu12,
+    nvidia-nvvm) in this Python's site-packages."""
+    found: list[Path] = []
+    explicit = os.environ.get("WK_LIBDEVICE")
+    if explicit:
+        found.append(Path(explicit))
+    roots = [os.environ.get(name) for name in ("CUDA_HOME", "CUDA_PATH")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        roots.append(str(Path(nvcc).resolve().parent.parent))
+    roots += ["/usr/local/cuda", *sorted(glob.glob("/usr/local/cuda-*"), reverse=True), "/opt/cuda"]
+    found += [Path(root) / "nvvm" / "libdevice" / LIBDEVICE for root in roots if root]
+    for site in sys.path:
+        nvidia = Path(site) / "nvidia"
+        if nvidia.is_dir():
+            found += sorted(nvidia.glob(f"*/nvvm/libdevice/{LIBDEVICE}")) + sorted(
+                nvidia.glob(f"*/*/nvvm/libdevice/{LIBDEVICE}"))
+    return found
+
+
+def find_libdevice() -> Path | None:
+    return next((path for path in libdevice_candidates() if path.is_file()), None)
+
+
+def libdevice_bitcode() -> bytes:
+    """libdevice's bytes (read once per process), or a CompileError saying how to get it."""
+    global _libdevice  # noqa: PLW0603 - read once, shared by every CUDA compile
+    if _libdevice is None:
+        path = find_libdevice()
+        if path is None:
+            raise CompileError("this kernel calls a math function (sin, exp, pow, ...), which the CUDA backend "
+                               f"takes from NVIDIA's libdevice ({LIBDEVICE}), and none was found. Install a CUDA "
+                               "toolkit, or `pip install nvidia-cuda-nvcc-cu12`, or point WK_LIBDEVICE at the file")
+        _libdevice = path.read_bytes()
+    return _libdevice
+
+
+def architecture(compute_capability: tuple[int, int]) -> str:
+    """The `sm_XY` PTX is generated for (capped at the newest this LLVM knows; the driver JITs it forward)."""
+    major, minor = min(tuple(compute_capability), _NEWEST_KNOWN)
+    return f"sm_{major}{minor}"
+
+
+def target_machine(arch: str) -> Any:
+    import llvmlite.binding as llvm
+    with _lock:
+        machine = _machines.get(arch)
+        if machine is None:
+            host_jit()                       # llvmlite initialised
+            llvm.initialize_all_targets()
+            llvm.initialize_all_asmprinters()
+            machine = llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, opt=3)
+            _machines[arch] = machine
+        return machine
+
+
+def data_layout(arch: str) -> str:
+    return str(target_machine(arch).target_data)
+
+
+def compile_ptx(ir_text: str, arch: str) -> tuple[str, str]:
+    """(PTX, the optimised module's IR) of one module of kernels for `arch` (e.g. 'sm_90')."""
+    import llvmlite.binding as llvm
+    machine = target_machine(arch)
+    with host_jit().lock:            # llvmlite shares LLVM's global context: one compile at a time
+        module = llvm.parse_assembly(ir_text)
+        module.triple = TRIPLE
+        module.data_layout = str(machine.target_data)
+        if "@__nv_" in ir_text:
+            library = llvm.parse_bitcode(libdevice_bitcode())
+            for function in library.functions:     # discardable: O3 drops what the kernels do not call
+                if not function.is_declaration:
+                    function.linkage = llvm.Linkage.linkonce_odr
+            library.triple = module.triple
+            library.data_layout = module.data_layout
+            module.link_in(library)
+        module.verify()
+        options = llvm.create_pipeline_tuning_options(speed_level=3)
+        builder = llvm.create_pass_builder(machine, options)
+        builder.getModulePassManager().run(module, builder)
+        return machine.emit_assembly(module), str(module)
