@@ -222,6 +222,8 @@ def test_names_come_from_the_assignment(fake_program):
     pair = (wk.field(wk.f32, shape=1), wk.ndarray(wk.f32, shape=1))
     assert pair[0].name.startswith("field") and pair[1].name.startswith("ndarray")
     assert wk.field(wk.f32, shape=1, name="given").name == "given"
+    x = wk.field(wk.f32, shape=2); n = wk.field(wk.i32, shape=2)  # noqa: E702 - two statements on one line
+    assert (x.name, n.name) == ("x", "n")
 
 
 def test_vector_and_matrix_ndarrays(arch):

@@ -46,8 +46,31 @@ def _caller_variable_name() -> str:
     if frame is None:
         return ""
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    statements = line.split(";")
+    if len(statements) > 1:          # `x = wk.field(...); n = wk.field(...)`: the statement making this call
+        column = _call_column(frame)
+        if column is None:
+            return ""
+        start = 0
+        for statement in statements:
+            if start <= column < start + len(statement):
+                match = _ASSIGNED_NAME.match(statement)
+                return match.group(1) if match else ""
+            start += len(statement) + 1
+        return ""
     match = _ASSIGNED_NAME.match(line)
     return match.group(1) if match else ""
+
+
+def _call_column(frame: Any) -> int | None:
+    """Column of the instruction `frame` is executing (Python 3.11+), else None."""
+    positions = getattr(frame.f_code, "co_positions", None)
+    if positions is None:
+        return None
+    for index, position in enumerate(positions()):
+        if index == frame.f_lasti // 2:
+            return position[2]
+    return None
 
 
 def _normalise_shape(shape: Any) -> tuple[int, ...]:
