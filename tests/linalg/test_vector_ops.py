@@ -34,12 +34,13 @@ def test_dot_matches_numpy(arch, dtype, shape, element, offset):
     b.from_numpy(values_b)
     space = vector_ops.workspace(a, ("unused",))
     space.state[vector_ops.STATUS] = vector_ops.RUNNING
-    vector_ops.dot_into(a, b, space.s, vector_ops.DOT_A, space.state, space.layout.as_template())
+    vector_ops.dot_into(a, b, space.partials, space.s, vector_ops.DOT_A, space.state, space.layout.as_template())
     expected = float((a.to_numpy().astype(np.float64) * b.to_numpy()).sum())
     assert float(space.s[vector_ops.DOT_A]) == pytest.approx(expected, rel=1e-5 if dtype == wk.f32 else 1e-12)
     space.state[vector_ops.STATUS] = vector_ops.CONVERGED     # a stopped solve skips the work
-    vector_ops.dot_into(a, b, space.s, vector_ops.DOT_A, space.state, space.layout.as_template())
-    assert float(space.s[vector_ops.DOT_A]) == 0
+    a.fill(0)
+    vector_ops.dot_into(a, b, space.partials, space.s, vector_ops.DOT_A, space.state, space.layout.as_template())
+    assert float(space.s[vector_ops.DOT_A]) == pytest.approx(expected, rel=1e-5 if dtype == wk.f32 else 1e-12)
 
 
 def test_workspace_cache_follows_shape_type_and_program(arch):
@@ -50,4 +51,5 @@ def test_workspace_cache_follows_shape_type_and_program(arch):
     assert vector_ops.workspace(wk.field(wk.f32, shape=(6, 4)), ("r", "p")) is not first
     assert vector_ops.workspace(wk.field(wk.f32, shape=(4, 6), offset=(1, 1)), ("r", "p")) is not first
     assert first.vectors["r"].shape == (4, 6) and first.s.dtype == wk.f32
-    assert first.layout == vector_ops.Layout(24, (6, 1), (0, 0), (4, 6))
+    assert first.layout == vector_ops.Layout(24, (6, 1), (0, 0), (4, 6), 1)
+    assert first.partials.shape == (vector_ops.PARTIAL_ROWS,)

@@ -6,6 +6,7 @@ Upper), and a tolerance relative to the right-hand side: it stops once |b - A x|
 when that held within max_iter iterations. The matrix-free solvers on device fields are in matrixfree.py."""
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -32,13 +33,13 @@ class SparseCG:
             raise ArgumentError(f"Unsupported CG dtype: {A.dtype}")
         if A.n != A.m:
             raise LinalgError(f"SparseCG needs a square matrix, got {A.shape}")
-        if not (isinstance(max_iter, int) and max_iter >= 0):
+        if not (isinstance(max_iter, numbers.Integral) and max_iter >= 0):
             raise LinalgError(f"SparseCG: max_iter must be an integer >= 0, got {max_iter!r}")
-        if not (isinstance(atol, (int, float)) and atol >= 0):
+        if not (isinstance(atol, numbers.Real) and atol >= 0):
             raise LinalgError(f"SparseCG: atol must be a number >= 0, got {atol!r}")
         self.dtype = A.dtype
         self.matrix = A
-        self.max_iter = max_iter
+        self.max_iter = int(max_iter)
         self.atol = float(atol)
         self.b = self._vector(b, "b")
         self.x0 = np.zeros(A.m, A.dtype.np_dtype) if x0 is None else self._vector(x0, "x0")

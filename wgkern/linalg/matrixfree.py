@@ -9,6 +9,7 @@ the device skips its updates, so x is the iterate of the first iteration that me
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Callable
 
 from wgkern.errors import ArgumentError, LinalgError
@@ -16,9 +17,9 @@ from wgkern.lang import math as wm
 from wgkern.lang.fields import Field
 from wgkern.lang.kernel import func, kernel
 from wgkern.lang.types import f32, f64, template
-from wgkern.linalg.vector_ops import (ALPHA, BETA, BLOCK, BROKE_DOWN, CONVERGED, DOT_A, DOT_B, ITERATIONS,
-                                      OMEGA, RHO, RHO_OLD, RR, RR_NEW, RUNNING, STATUS, TOL, Workspace,
-                                      block_dot, workspace)
+from wgkern.linalg.vector_ops import (ALPHA, BETA, BROKE_DOWN, CONVERGED, DOT_A, DOT_B, ITERATIONS, OMEGA, RHO,
+                                      RHO_OLD, RR, RR_NEW, RUNNING, STATUS, TOL, Workspace, block_dot,
+                                      sum_partials, workspace)
 
 MAX_CHECK_INTERVAL = 16     # iterations launched between two reads of the solver state (quiet=True)
 
@@ -52,43 +53,55 @@ def settle(s, state):
         state[STATUS] = CONVERGED
 
 
+@func
+def divide_or_stop(numerator, denominator, s, state, slot):
+    """s[slot] = numerator / denominator; a zero denominator (the method broke down, or the iterate is so close
+    to the solution that its products underflow) stops the solve before x is updated: converged if |r| < tol."""
+    if denominator == 0:
+        state[STATUS] = BROKE_DOWN
+        if s[RR] == 0 or wm.sqrt(s[RR]) < s[TOL]:
+            state[STATUS] = CONVERGED
+    else:
+        s[slot] = numerator / denominator
+
+
 # ---- conjugate gradient ---------------------------------------------------------------------------------------
 
 @kernel
-def _cg_start(b: template(), ax: template(), r: template(), p: template(), s: template(), state: template(),
-              layout: template()):
+def _cg_start(b: template(), ax: template(), r: template(), p: template(), partials: template(), s: template(),
+              state: template(), layout: template()):
+    state[STATUS] = RUNNING
+    state[ITERATIONS] = 0
     for index in wm.grouped(r):
         r[index] = b[index] - ax[index]
         p[index] = r[index]
-    s[RR_NEW] = wm.cast(0, s.dtype)
-    for block in range((layout[0] + BLOCK - 1) // BLOCK):
-        s[RR_NEW] += block_dot(r, r, block, layout)
-    state[STATUS] = RUNNING
-    state[ITERATIONS] = 0
-    settle(s, state)
-    s[RR] = s[RR_NEW]
+    for block in range(layout[4]):
+        partials[block] = block_dot(r, r, block, layout)
+    if state[STATUS] == RUNNING:
+        s[RR_NEW] = sum_partials(partials, 0, layout)
+        s[RR] = s[RR_NEW]
+        settle(s, state)
 
 
 @kernel
-def _cg_step(x: template(), r: template(), p: template(), ap: template(), s: template(), state: template(),
-             layout: template()):
+def _cg_step(x: template(), r: template(), p: template(), ap: template(), partials: template(), s: template(),
+             state: template(), layout: template()):
     """One CG iteration after ap = A p: x += alpha p, r -= alpha A p, p = r + beta p."""
-    s[DOT_A] = wm.cast(0, s.dtype)
-    for block in range((layout[0] + BLOCK - 1) // BLOCK):
+    for block in range(layout[4]):
         if state[STATUS] == RUNNING:
-            s[DOT_A] += block_dot(p, ap, block, layout)
+            partials[block] = block_dot(p, ap, block, layout)
     if state[STATUS] == RUNNING:
-        s[ALPHA] = s[RR] / s[DOT_A]
+        divide_or_stop(s[RR], sum_partials(partials, 0, layout), s, state, ALPHA)
     for index in wm.grouped(r):
         if state[STATUS] == RUNNING:
             x[index] += s[ALPHA] * p[index]
             r[index] -= s[ALPHA] * ap[index]
-    s[RR_NEW] = wm.cast(0, s.dtype)
-    for block in range((layout[0] + BLOCK - 1) // BLOCK):
+    for block in range(layout[4]):
         if state[STATUS] == RUNNING:
-            s[RR_NEW] += block_dot(r, r, block, layout)
+            partials[block] = block_dot(r, r, block, layout)
     if state[STATUS] == RUNNING:
         state[ITERATIONS] += 1
+        s[RR_NEW] = sum_partials(partials, 0, layout)
         settle(s, state)
         s[BETA] = s[RR_NEW] / s[RR]
         s[RR] = s[RR_NEW]
@@ -101,54 +114,55 @@ def _cg_step(x: template(), r: template(), p: template(), ap: template(), s: tem
 
 @kernel
 def _bicgstab_start(b: template(), ax: template(), r: template(), r0: template(), p: template(),
-                    ap: template(), s: template(), state: template(), layout: template()):
+                    ap: template(), partials: template(), s: template(), state: template(), layout: template()):
+    state[STATUS] = RUNNING
+    state[ITERATIONS] = 0
     for index in wm.grouped(r):
         r[index] = b[index] - ax[index]
         r0[index] = r[index]
         p[index] = r[index] * 0
         ap[index] = r[index] * 0
-    s[RR_NEW] = wm.cast(0, s.dtype)
-    for block in range((layout[0] + BLOCK - 1) // BLOCK):
-        s[RR_NEW] += block_dot(r, r, block, layout)
-    state[STATUS] = RUNNING
-    state[ITERATIONS] = 0
-    settle(s, state)
-    s[RR] = s[RR_NEW]
-    s[RHO_OLD] = wm.cast(1, s.dtype)
-    s[ALPHA] = wm.cast(1, s.dtype)
-    s[OMEGA] = wm.cast(1, s.dtype)
+    for block in range(layout[4]):
+        partials[block] = block_dot(r, r, block, layout)
+    if state[STATUS] == RUNNING:
+        s[RR_NEW] = sum_partials(partials, 0, layout)
+        s[RR] = s[RR_NEW]
+        settle(s, state)
+        s[RHO_OLD] = wm.cast(1, s.dtype)
+        s[ALPHA] = wm.cast(1, s.dtype)
+        s[OMEGA] = wm.cast(1, s.dtype)
 
 
 @kernel
-def _bicgstab_direction(r: template(), r0: template(), p: template(), ap: template(), s: template(),
-                        state: template(), layout: template()):
+def _bicgstab_direction(r: template(), r0: template(), p: template(), ap: template(), partials: template(),
+                        s: template(), state: template(), layout: template()):
     """rho = r . r0 (zero: breakdown), then p = r + beta (p - omega A p)."""
-    s[RHO] = wm.cast(0, s.dtype)
-    for block in range((layout[0] + BLOCK - 1) // BLOCK):
+    for block in range(layout[4]):
         if state[STATUS] == RUNNING:
-            s[RHO] += block_dot(r, r0, block, layout)
+            partials[block] = block_dot(r, r0, block, layout)
     if state[STATUS] == RUNNING:
+        s[RHO] = sum_partials(partials, 0, layout)
         if s[RHO] == 0:
             state[STATUS] = BROKE_DOWN
         elif state[ITERATIONS] == 0:
             s[BETA] = wm.cast(0, s.dtype)
         else:
-            s[BETA] = (s[RHO] / s[RHO_OLD]) * (s[ALPHA] / s[OMEGA])
+            divide_or_stop(s[ALPHA], s[OMEGA], s, state, BETA)
+            s[BETA] = (s[RHO] / s[RHO_OLD]) * s[BETA]
     for index in wm.grouped(p):
         if state[STATUS] == RUNNING:
             p[index] = r[index] + s[BETA] * (p[index] - s[OMEGA] * ap[index])
 
 
 @kernel
-def _bicgstab_half(r: template(), r0: template(), ap: template(), half: template(), s: template(),
-                   state: template(), layout: template()):
+def _bicgstab_half(r: template(), r0: template(), ap: template(), half: template(), partials: template(),
+                   s: template(), state: template(), layout: template()):
     """After ap = A p: alpha = rho / (r0 . A p), half = r - alpha A p."""
-    s[DOT_A] = wm.cast(0, s.dtype)
-    for block in range((layout[0] + BLOCK - 1) // BLOCK):
+    for block in range(layout[4]):
         if state[STATUS] == RUNNING:
-            s[DOT_A] += block_dot(r0, ap, block, layout)
+            partials[block] = block_dot(r0, ap, block, layout)
     if state[STATUS] == RUNNING:
-        s[ALPHA] = s[RHO] / s[DOT_A]
+        divide_or_stop(s[RHO], sum_partials(partials, 0, layout), s, state, ALPHA)
     for index in wm.grouped(half):
         if state[STATUS] == RUNNING:
             half[index] = r[index] - s[ALPHA] * ap[index]
@@ -156,15 +170,15 @@ def _bicgstab_half(r: template(), r0: template(), ap: template(), half: template
 
 @kernel
 def _bicgstab_finish(x: template(), r: template(), p: template(), half: template(), t: template(),
-                     s: template(), state: template(), layout: template()):
+                     partials: template(), s: template(), state: template(), layout: template()):
     """After t = A half: omega = (t . half) / (t . t), x += alpha p + omega half, r = half - omega t."""
-    s[DOT_A] = wm.cast(0, s.dtype)
-    s[DOT_B] = wm.cast(0, s.dtype)
-    for block in range((layout[0] + BLOCK - 1) // BLOCK):
+    for block in range(layout[4]):
         if state[STATUS] == RUNNING:
-            s[DOT_A] += block_dot(t, half, block, layout)
-            s[DOT_B] += block_dot(t, t, block, layout)
+            partials[block] = block_dot(t, half, block, layout)
+            partials[layout[4] + block] = block_dot(t, t, block, layout)
     if state[STATUS] == RUNNING:
+        s[DOT_A] = sum_partials(partials, 0, layout)
+        s[DOT_B] = sum_partials(partials, 1, layout)
         if s[DOT_B] == 0:       # t = 0: Taichi's guard against 0 / 0
             s[OMEGA] = s[DOT_A] / (s[DOT_B] + wm.cast(1e-16, s.dtype))
         else:
@@ -173,12 +187,12 @@ def _bicgstab_finish(x: template(), r: template(), p: template(), half: template
         if state[STATUS] == RUNNING:
             x[index] += s[ALPHA] * p[index] + s[OMEGA] * half[index]
             r[index] = half[index] - s[OMEGA] * t[index]
-    s[RR_NEW] = wm.cast(0, s.dtype)
-    for block in range((layout[0] + BLOCK - 1) // BLOCK):
+    for block in range(layout[4]):
         if state[STATUS] == RUNNING:
-            s[RR_NEW] += block_dot(r, r, block, layout)
+            partials[block] = block_dot(r, r, block, layout)
     if state[STATUS] == RUNNING:
         state[ITERATIONS] += 1
+        s[RR_NEW] = sum_partials(partials, 0, layout)
         settle(s, state)
         s[RR] = s[RR_NEW]
         s[RHO_OLD] = s[RHO]
@@ -211,9 +225,9 @@ def _check_system(b: Any, x: Any, tol: float, maxiter: int, solver: str) -> None
         raise LinalgError(f"{solver}: b and x must have the same index offset, got {b.offset} and {x.offset}")
     if not x.shape:
         raise LinalgError(f"{solver}: x must have at least one axis, got a 0-d field")
-    if not (isinstance(tol, (int, float)) and tol >= 0):
+    if not (isinstance(tol, numbers.Real) and tol >= 0):
         raise LinalgError(f"{solver}: tol must be a number >= 0, got {tol!r}")
-    if not (isinstance(maxiter, int) and maxiter >= 0):
+    if not (isinstance(maxiter, numbers.Integral) and maxiter >= 0):
         raise LinalgError(f"{solver}: maxiter must be an integer >= 0, got {maxiter!r}")
 
 
@@ -261,17 +275,18 @@ def MatrixFreeCG(A: Any, b: Field, x: Field, tol: float = 1e-6, maxiter: int = 5
     2-norm over all elements) or after `maxiter` iterations; returns True when it converged. quiet=False prints
     the residual of every iteration."""
     matvec, space = _prepare(A, b, x, tol, maxiter, "MatrixFreeCG", ("r", "p", "Ap", "Ax"))
+    maxiter = int(maxiter)
     r, p, ap, ax = (space.vectors[name] for name in ("r", "p", "Ap", "Ax"))
     layout = space.layout.as_template()
     matvec(x, ax)
-    _cg_start(b, ax, r, p, space.s, space.state, layout)
+    _cg_start(b, ax, r, p, space.partials, space.s, space.state, layout)
     iteration = _Iteration(space, maxiter, not quiet)
     if not quiet:
         print(f">>> Initial residual = {float(space.s[RR]):e}")
 
     def step() -> None:
         matvec(p, ap)
-        _cg_step(x, r, p, ap, space.s, space.state, layout)
+        _cg_step(x, r, p, ap, space.partials, space.s, space.state, layout)
 
     def report(done: int) -> None:
         if iteration.status() == RUNNING:
@@ -296,20 +311,21 @@ def MatrixFreeBICGSTAB(A: Any, b: Field, x: Field, tol: float = 1e-6, maxiter: i
     it converged."""
     names = ("r", "r0", "p", "Ap", "half", "t", "Ax")
     matvec, space = _prepare(A, b, x, tol, maxiter, "MatrixFreeBICGSTAB", names)
+    maxiter = int(maxiter)
     r, r0, p, ap, half, t, ax = (space.vectors[name] for name in names)
     layout = space.layout.as_template()
     matvec(x, ax)
-    _bicgstab_start(b, ax, r, r0, p, ap, space.s, space.state, layout)
+    _bicgstab_start(b, ax, r, r0, p, ap, space.partials, space.s, space.state, layout)
     iteration = _Iteration(space, maxiter, not quiet)
     if not quiet:
         print(f">>> Initial residual = {float(space.s[RR]):e}")
 
     def step() -> None:
-        _bicgstab_direction(r, r0, p, ap, space.s, space.state, layout)
+        _bicgstab_direction(r, r0, p, ap, space.partials, space.s, space.state, layout)
         matvec(p, ap)
-        _bicgstab_half(r, r0, ap, half, space.s, space.state, layout)
+        _bicgstab_half(r, r0, ap, half, space.partials, space.s, space.state, layout)
         matvec(half, t)
-        _bicgstab_finish(x, r, p, half, t, space.s, space.state, layout)
+        _bicgstab_finish(x, r, p, half, t, space.partials, space.s, space.state, layout)
 
     def report(done: int) -> None:
         status = iteration.status()

@@ -1,10 +1,11 @@
 """Device-side vector algebra for the matrix-free Krylov solvers in matrixfree.py, written as wgkern kernels.
 
 Owns the workspace of a solve (fields shaped like the unknown, a scalar field holding the solver's running
-scalars, an i32 state field) and the blocked dot product: each thread sums `BLOCK` consecutive elements (in
-row-major order of the field's indices) and adds its partial sum to one scalar, so a dot product costs
-n / BLOCK atomic adds rather than n, on every backend. Scalars never leave the device during an iteration; the
-host reads the state field only to decide whether to stop."""
+scalars, an i32 state field, the partial sums of dot products) and the blocked dot product: one thread per
+`BLOCK` consecutive elements (row-major order of the field's indices) writes its partial sum, then one thread
+adds the partials in order. No atomics, so a dot product gives the same bits on every run, and f64 needs no
+64-bit atomics on WGSL. Scalars never leave the device during an iteration; the host reads the state field only
+to decide whether to stop."""
 from __future__ import annotations
 
 import math
@@ -28,6 +29,9 @@ SCALAR_SLOTS = 10
 STATUS, ITERATIONS = range(2)
 STATE_SLOTS = 2
 
+# Dot products a kernel can compute in one pass over the blocks (rows of the partial sums).
+PARTIAL_ROWS = 2
+
 # Values of state[STATUS].
 RUNNING, CONVERGED, BROKE_DOWN = range(3)
 
@@ -35,22 +39,25 @@ RUNNING, CONVERGED, BROKE_DOWN = range(3)
 @dataclass(frozen=True)
 class Layout:
     """What the kernels need to visit a field's elements as one flat range: element count, row-major strides,
-    index offsets (wk.field(offset=...)) and the shape."""
+    index offsets (wk.field(offset=...)), the shape, and the number of blocks of BLOCK elements."""
     count: int
     strides: tuple[int, ...]
     offsets: tuple[int, ...]
     shape: tuple[int, ...]
+    blocks: int
 
     @classmethod
     def of(cls, container: Field) -> Layout:
         shape = tuple(container.shape)
         strides = tuple(math.prod(shape[axis + 1:]) for axis in range(len(shape)))
         offsets = tuple(container.offset) if container.offset else (0,) * len(shape)
-        return cls(math.prod(shape), strides, offsets, shape)
+        count = math.prod(shape)
+        return cls(count, strides, offsets, shape, (count + BLOCK - 1) // BLOCK)
 
     def as_template(self) -> tuple[Any, ...]:
-        """The layout as a tuple of ints, the form kernels take it in (a compile-time template value)."""
-        return (self.count, self.strides, self.offsets, self.shape)
+        """The layout as nested tuples of ints, the form kernels take it in (a compile-time template value):
+        (count, strides, offsets, shape, blocks)."""
+        return (self.count, self.strides, self.offsets, self.shape, self.blocks)
 
 
 @func
@@ -79,23 +86,36 @@ def block_dot(a, b, block, layout):
     return partial
 
 
+@func
+def sum_partials(partials, row, layout):
+    """The sum, in block order, of the partial sums partials[row * blocks + block]. Call it from a nested
+    scope (under an `if`): a loop at a kernel's top level would run in parallel."""
+    total = wm.cast(0, partials.dtype)
+    for block in range(layout[4]):
+        total += partials[row * layout[4] + block]
+    return total
+
+
 @kernel
-def dot_into(a: template(), b: template(), s: template(), slot: template(), state: template(),
-             layout: template()):
+def dot_into(a: template(), b: template(), partials: template(), s: template(), slot: template(),
+             state: template(), layout: template()):
     """s[slot] = a . b, skipped once the solve has stopped (state[STATUS] != RUNNING)."""
-    s[slot] = wm.cast(0, s.dtype)
-    for block in range((layout[0] + BLOCK - 1) // BLOCK):
+    for block in range(layout[4]):
         if state[STATUS] == RUNNING:
-            s[slot] += block_dot(a, b, block, layout)
+            partials[block] = block_dot(a, b, block, layout)
+    if state[STATUS] == RUNNING:
+        s[slot] = sum_partials(partials, 0, layout)
 
 
 @dataclass
 class Workspace:
     """The fields one solve needs, shaped like the unknown: `vectors` by name, `s` the scalar slots (solver
-    dtype), `state` (i32). Reused by every solve of the same shape, element type and offset."""
+    dtype), `state` (i32), `partials` (PARTIAL_ROWS rows of per-block sums). Reused by every solve of the same
+    shape, element type and offset."""
     vectors: dict[str, Field]
     s: Field
     state: Field
+    partials: Field
     layout: Layout
 
 
@@ -116,6 +136,7 @@ def workspace(like: Field, names: tuple[str, ...]) -> Workspace:
         vectors = {name: field(element_type, shape=layout.shape, offset=offset, name=f"linalg {name}")
                    for name in names}
         found = Workspace(vectors, field(like.dtype, shape=SCALAR_SLOTS, name="linalg scalars"),
-                          field(i32, shape=STATE_SLOTS, name="linalg state"), layout)
+                          field(i32, shape=STATE_SLOTS, name="linalg state"),
+                          field(like.dtype, shape=PARTIAL_ROWS * layout.blocks, name="linalg partial sums"), layout)
         cache[key] = found
     return found
