@@ -451,11 +451,11 @@ class CallMixin:
 
         def item(arg: Any, spec: str = "") -> None:
             if isinstance(arg, str) or (not is_runtime(arg) and not isinstance(arg, (GlobalRef, VectorValue))):
+                from wgkern.runtime.printing import format_constant, format_value
                 if isinstance(arg, (float, np.floating)) and not spec:
-                    from wgkern.runtime.printing import format_value     # a float literal prints as a float value
-                    text(format_value(arg, T.DEFAULT_FLOAT))
+                    text(format_value(arg, T.DEFAULT_FLOAT))     # a float literal prints as a float value
                 else:
-                    text(format(arg, spec) if spec else str(arg))
+                    text(format_constant(arg, spec) if spec else str(arg))
                 return
             arg = self.as_value(arg)
             if isinstance(arg, VectorValue):
@@ -538,9 +538,9 @@ class CallMixin:
         return FStringParts(parts)
 
     def check_format_spec(self, dtype: Any, spec: str) -> None:
-        sample = dtype.np_dtype.type(0)
+        from wgkern.runtime.printing import format_value
         try:
-            format(bool(sample) if dtype.is_bool else sample.item(), spec)
+            format_value(0, dtype, spec)
         except (ValueError, TypeError) as exc:
             raise CompileError(f"format spec '{spec}' does not apply to a {dtype.name} value ({exc})") from None
 

@@ -1,19 +1,57 @@
 """Text of a kernel's `print(...)`: the one formatting every backend uses (ir.Print: literal pieces around the
 printed values). Values print as Taichi's kernels print them (C printf): f32/f16 with "%f" (1.500000), f64 with
-"%.12f", integers in decimal, u1 as 1/0; a format spec (`{x:.3f}`) is applied as Python applies it."""
+"%.12f", integers in decimal, u1 as 1/0; a format spec (`{x:.3f}`) is applied as Python applies it, with
+printf's conversions and defaults (`{x:.1}` of a float is "%.1f", `{n:.3d}` pads to 3 digits)."""
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any, Sequence
 
 import numpy as np
 
 
+# A format spec as Taichi reads it: Python's mini-language, where printf's conversions (i, u, lld, ...) are
+# accepted and a missing conversion means printf's default for the value (f for floats, d for integers).
+_SPEC = re.compile(r"(?P<head>(?:.?[<>=^])?[-+ ]?z?#?0?\d*[,_]?)(?:\.(?P<precision>\d+))?"
+                   r"(?P<length>hh|h|ll|l|j|z|t|L)?(?P<conversion>[a-zA-Z%]?)")
+
+
+def _taichi_format(number: Any, is_float: bool, spec: str) -> str:
+    match = _SPEC.fullmatch(spec)
+    if match is None:
+        return format(number, spec)
+    head, precision, conversion = match["head"], match["precision"], match["conversion"]
+    if is_float:
+        conversion = conversion or "f"
+        return format(number, head + (f".{precision}" if precision is not None else "") + conversion)
+    if conversion in ("", "i", "u"):
+        conversion = "d"
+    if precision is None or conversion != "d":
+        return format(number, head + (f".{precision}" if precision is not None else "") + conversion)
+    # printf's precision of an integer is its least number of digits: %.3d of -5 is -005
+    sign = "-" if number < 0 else ("+" if "+" in head else (" " if " " in head else ""))
+    digits = sign + str(abs(number)).zfill(int(precision))
+    width = re.sub(r"^(?:.?[<>=^])?[-+ ]?z?#?0?", "", head).rstrip(",_")
+    align = re.match(r"^.?[<>=^]", head)
+    return format(digits, (align.group(0) if align else ">") + width) if width else digits
+
+
+def format_constant(value: Any, spec: str) -> str:
+    """A compile-time argument of a kernel's print() with a format spec: numbers as format_value formats them."""
+    if isinstance(value, (bool, int, float, np.number)):
+        number = value.item() if isinstance(value, np.number) else value
+        return _taichi_format(number, isinstance(number, float), spec)
+    return format(value, spec)
+
+
 def format_value(value: Any, dtype: Any, spec: str = "") -> str:
-    """`spec`: a Python format spec (f-string `{x:.3f}`), applied to the value as a Python bool/int/float."""
+    """`spec`: a format spec (f-string `{x:.3f}`) as Taichi applies it (see _SPEC), to the value as a Python
+    bool/int/float."""
     if spec:
         scalar = dtype.np_dtype.type(value)
-        return format(bool(scalar) if dtype.is_bool else scalar.item(), spec)
+        number = bool(scalar) if dtype.is_bool else scalar.item()
+        return _taichi_format(number, dtype.is_float, spec)
     if dtype.is_bool:
         return "1" if value else "0"
     if dtype.is_float:
