@@ -1,6 +1,7 @@
 """wk.static loops and kernel returns decided at compile time, through the whole pipeline on every arch."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import wgkern as wk
@@ -154,3 +155,42 @@ def test_assigning_a_loop_variable_rebinds_it_for_the_rest_of_the_iteration(arch
     n[None] = 4
     fill()
     assert out.to_numpy().tolist() == [[0, 0, 0.5, 0.5], [1, 2, 3, 4], [2, 2, 2, 2]]
+
+
+def test_loop_under_an_if_on_a_python_constant_runs_serially(arch):
+    # Taichi makes `if True:` a real branch, so the loop in it is not an outermost (parallel) loop: break works
+    # and plain updates of an outer variable count every iteration (Quadrants' test_loops).
+    @wk.kernel
+    def count_to_break() -> wk.i32:
+        a = 0
+        if True:
+            for i in range(1000):
+                if i == 100:
+                    break
+                a += 1
+        return a
+
+    @wk.kernel
+    def total() -> wk.f32:
+        s = 0.0
+        if True:
+            for i in range(1000):
+                s += 1.0
+        return s
+
+    assert count_to_break() == 100
+    assert total() == 1000.0
+
+
+def test_zero_d_numpy_arrays_are_numbers_in_kernels(arch):
+    x = wk.field(wk.i32, shape=8)
+    begin = np.array(3, np.int32)
+    end = np.array(7, np.int32)
+
+    @wk.kernel
+    def mark():
+        for i in range(begin, end):
+            x[i] = i
+
+    mark()
+    assert x.to_numpy().tolist() == [0, 0, 0, 3, 4, 5, 6, 0]

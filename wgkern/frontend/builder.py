@@ -80,6 +80,7 @@ class Frame:
     loops: list[str] = field(default_factory=list)     # 'ir' / 'static', innermost last
     loop_branch_depths: list[int] = field(default_factory=list)   # branch_depth when each loop was entered
     branch_depth: int = 0         # run-time `if`s around the statement being translated
+    constant_branch_depth: int = 0    # `if`s on a Python constant (not wk.static) around it: see visit_If
     ret: ReturnState | None = None
     assigned: set[str] = field(default_factory=set)   # names assigned anywhere in the function
     reduction_names: set[str] = field(default_factory=set)   # see reduction_names()
@@ -351,6 +352,8 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
             # (a list of rows: a matrix), as in Taichi
             is_matrix = all(isinstance(row, (list, tuple)) for row in value)
             return self.construct_from_lists(is_matrix, [value], {})
+        if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf":
+            return self.const(value[()])         # a 0-d numpy array is its one number
         if isinstance(value, np.ndarray) and value.ndim in (1, 2) and value.size > 0:
             elements = [self.const(v) for v in value.reshape(-1).tolist()]
             from wgkern.frontend.vectors import unify_dtype

@@ -154,6 +154,9 @@ class LoopMixin:
     def emit_range_for(self, begin: Any, end: Any, serialize: bool, body: Callable[[ir.Stmt], None],
                        node: ast.For) -> None:
         parallel = self.b.block is self.root_block and not serialize
+        if parallel and self.frame.constant_branch_depth:
+            parallel = False          # under an `if` on a Python constant (visit_If): serial, as in Taichi
+            serialize = True
         if parallel and not self.frame.is_kernel and leaves_early(node):
             # a func's loop inlined at the kernel's top level would run in parallel, where break/return
             # cannot work: it runs serially instead

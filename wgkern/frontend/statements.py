@@ -378,7 +378,15 @@ class StatementMixin:
         cond = self.visit(node.test)
         if not is_runtime(cond):
             # a compile-time branch is spliced in place: names it assigns stay visible after it
-            return self.visit_body(node.body if cond else node.orelse)
+            if any(is_static_call(part) for part in ast.walk(node.test)):
+                return self.visit_body(node.body if cond else node.orelse)
+            # Taichi makes an `if` on a Python constant (no wk.static) a real branch, so a loop in it is not
+            # a kernel's outermost loop: it runs serially (break works, updates of outer variables do not race)
+            self.frame.constant_branch_depth += 1
+            try:
+                return self.visit_body(node.body if cond else node.orelse)
+            finally:
+                self.frame.constant_branch_depth -= 1
         cond = self.as_value(cond)
         if isinstance(cond, VectorValue):
             raise CompileError("an 'if' condition must be a scalar, got a vector (use .all()/.any() or "
