@@ -342,6 +342,18 @@ def test_ported_simple_texture_example_runs_headless(arch, tmp_path, monkeypatch
     assert set(np.unique(left)) <= {0.0, 1.0}                      # fetched texels are exact
 
 
+def test_a_canvas_shows_a_texture(arch):
+    tex = wk.Texture(wk.Format.rgba8, (4, 2))
+    texels = np.zeros((4, 2, 4), np.float32)
+    texels[..., 0] = np.arange(4)[:, None] / 3.0
+    texels[..., 1] = np.arange(2)[None, :]
+    tex.from_numpy(texels)
+    window = wk.ui.Window("texture", (4, 2), show_window=False)
+    window.get_canvas().set_image(tex)                           # as Taichi's canvas takes a texture
+    shown = window.get_image_buffer_as_numpy()
+    np.testing.assert_allclose(shown[..., :3], np.concatenate([tex.to_numpy()[..., :2], np.zeros((4, 2, 1))], -1))
+
+
 # ---- graphs ------------------------------------------------------------------------------------------------------
 
 def test_graph_arguments_can_be_textures(arch):
