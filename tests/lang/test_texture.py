@@ -511,6 +511,12 @@ def test_misuse_is_reported_with_a_clear_message(arch):
         by_closure()
 
     @wk.kernel
+    def captured_shape() -> wk.i32:
+        return tex.shape[0] * 10 + tex.num_channels            # compile-time facts of a captured texture
+
+    assert captured_shape() == 41
+
+    @wk.kernel
     def as_template(t: wk.template()):
         for i, j in t:
             pass

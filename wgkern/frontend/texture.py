@@ -26,6 +26,7 @@ from wgkern.lang.texture import FORMATS, Encoding, Format, Texture, TextureAcces
 SAMPLED_METHODS = ("sample_lod", "fetch")
 STORAGE_METHODS = ("load", "store")
 MISSING_CHANNELS = (0.0, 0.0, 0.0, 1.0)      # what a format without a channel reads there (Vulkan's rule)
+HOST_CONSTANTS = ("shape", "num_dims", "num_channels", "fmt", "dtype")
 
 
 @dataclass(eq=False)
@@ -69,6 +70,8 @@ class TextureMixin:
 
     def texture_attribute(self, texture: TextureRef | Texture, attr: str) -> Any:
         if isinstance(texture, Texture):
+            if attr in HOST_CONSTANTS:           # a captured texture's shape and format are compile-time values
+                return getattr(texture, attr)
             raise closure_texture_error(texture)
         if attr in SAMPLED_METHODS or attr in STORAGE_METHODS:
             return TextureMethod(texture, attr)
@@ -128,7 +131,7 @@ class TextureMixin:
         """The components of a coordinate argument: a vector of num_dims (a scalar for 1-D textures)."""
         value = self.as_value(value)
         elements = value.elements if isinstance(value, VectorValue) and not value.is_matrix else [value]
-        if isinstance(value, VectorValue) and value.is_matrix or len(elements) != texture.num_dims or (
+        if (isinstance(value, VectorValue) and value.is_matrix) or len(elements) != texture.num_dims or (
                 texture.num_dims > 1 and not isinstance(value, VectorValue)):
             raise CompileError(f"texture '{texture.name}' has {texture.num_dims} dimension(s): {method}() takes "
                                f"{what} of {texture.num_dims} component(s), got {describe(value)}")
@@ -205,7 +208,7 @@ class TextureMixin:
         indices = self.texture_indices(texture, index, "store")
         value = self.as_value(value)
         elements = value.elements if isinstance(value, VectorValue) and not value.is_matrix else [value]
-        if isinstance(value, VectorValue) and value.is_matrix or len(elements) < texture.channels:
+        if (isinstance(value, VectorValue) and value.is_matrix) or len(elements) < texture.channels:
             raise CompileError(f"{texture.name}.store(ij, value) takes a vector of at least {texture.channels} "
                                f"component(s) (wk.Format.{texture.fmt.name} has {texture.channels} channel(s)), "
                                f"got {describe(value)}")
