@@ -251,3 +251,17 @@ def test_bad_input_is_reported(arch):
     # Taichi's error types: ti.TaichiTypeError-free code catches TypeError / ti.TaichiRuntimeError
     with pytest.raises(wk.TaichiRuntimeError):
         MatrixFreeCG(A, b, wk.field(wk.f32, shape=(4, 5)))
+
+
+def test_bicgstab_log_and_taichi_namespace(arch, capsys):
+    assert (wk.linalg.LinearOperator, wk.linalg.MatrixFreeCG, wk.linalg.MatrixFreeBICGSTAB) == \
+        (LinearOperator, MatrixFreeCG, MatrixFreeBICGSTAB)
+    b = wk.field(wk.f64, shape=(6, 6))
+    x = wk.field(wk.f64, shape=(6, 6))
+    b.fill(1.0)
+    assert MatrixFreeBICGSTAB(LinearOperator(_poisson), b, x, tol=np.float64(1e-9), maxiter=np.int64(100),
+                              quiet=False)
+    log = capsys.readouterr().out.splitlines()
+    assert log[0] == ">>> Initial residual = 3.600000e+01"
+    assert log[1].startswith(">>> Iter =    1, Residual = ")
+    assert log[-1].startswith(">>> BICGSTAB method converged at #iterations ")
