@@ -400,3 +400,25 @@ def test_assert_condition_is_evaluated_without_debug(arch):
 
     k()
     assert counter[None] == 7
+
+
+def test_ref_parameters_change_the_callers_variable(arch):
+    # Taichi's wk.ref(dtype): a func parameter passed by reference (Quadrants' test_function test_ref).
+    @wk.real_func
+    def set_seven(a: wk.ref(wk.f32)):
+        a = 7
+
+    @wk.func
+    def double(a: wk.ref(wk.f32)):
+        a += a
+
+    @wk.kernel
+    def run() -> wk.f32:
+        a = 5.0
+        set_seven(a)
+        b = 5.0
+        double(b)
+        return a * 100 + b
+
+    assert run() == 710.0
+    assert wk.types.ref(wk.i32).dtype == wk.i32

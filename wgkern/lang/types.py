@@ -252,6 +252,17 @@ def template() -> Template:
 
 
 @dataclass(frozen=True, slots=True)
+class Reference(Template):
+    """`wk.ref(dtype)` (Taichi's): a func parameter passed by reference; the func's assignments to it change
+    the caller's variable, as they do for a wk.template() parameter."""
+    dtype: Any = None
+
+
+def ref(dtype: Any = None) -> Reference:
+    return Reference(dtype)
+
+
+@dataclass(frozen=True, slots=True)
 class SparseMatrixBuilderType:
     """`wk.types.sparse_matrix_builder()` argument annotation (Taichi's): the argument is a
     `wk.linalg.SparseMatrixBuilder`, and `K[i, j] += v` in the kernel appends a triplet to it."""
@@ -267,6 +278,7 @@ class types:  # noqa: N801 - namespace mirroring `ti.types`
     matrix = staticmethod(matrix)
     ndarray = staticmethod(ndarray)
     template = staticmethod(template)
+    ref = staticmethod(ref)
     sparse_matrix_builder = staticmethod(sparse_matrix_builder)
 
     @staticmethod
