@@ -1,6 +1,8 @@
 """One small adapter per backend: a sizing LaunchContext built from a launch's `LaunchArgs`.
 
-CPU (any backend with host views): containers are numpy views, reductions run in numpy. WGSL (a backend with
+CPU (any backend with host views): containers are numpy views, reductions run in numpy. CUDA (a backend with
+`sizing_reducer`): contiguous slices are reduced on the device (cuda_reducer.py), other jobs from one read-back
+of each container per launch. WGSL (a backend with
 a wgpu `device`): reductions run in the generic max-reducer pipeline, compiled once per backend and kept on it;
 pending launches are flushed first so the reducers see their writes. A WGSL backend on a CPU adapter
 (`backend.host_sizing`, lavapipe) reads the bounds back and reduces them in numpy: there the host is the
@@ -66,6 +68,18 @@ def launch_context(kernel: Any, args: Any, backend: Any, tokens: Sequence[Hashab
     def shape(slot: Any) -> tuple[int, ...]:
         return tuple(args.shapes[index[id(slot)]])
 
+    make_reducer = getattr(backend, "sizing_reducer", None)
+    if make_reducer is not None:       # CUDA: slices reduced on the device, the rest from read-backs
+        downloads: dict[int, np.ndarray] = {}
+
+        def host_copy(slot: Any) -> np.ndarray:
+            found = downloads.get(id(slot))
+            if found is None:
+                found = downloads[id(slot)] = array(slot)
+            return found
+        reducer = make_reducer(lambda slot: args.buffers[index[id(slot)]].address, shape)
+        return HostLaunchContext(args.scalars, host_copy, token, stats, cache, default_ad_stack_size, reducer,
+                                 shape)
     if getattr(backend, "device", None) is None:
         return HostLaunchContext(args.scalars, array, token, stats, cache, default_ad_stack_size, None, shape)
     if getattr(backend, "host_sizing", False):
