@@ -125,3 +125,44 @@ def test_device_select_packs_flagged_elements_in_order(arch, n):
             wk.algorithms.device_select(data, flags, out=wk.field(wk.f32, shape=n - 1), num_out=count)
     with pytest.raises(TypeError, match="integers"):
         wk.algorithms.device_select(data, wk.field(wk.f32, shape=n), out=out, num_out=count)
+
+
+@pytest.mark.parametrize("dtype_name,n", [("u32", 1025), ("i32", 7), ("i32", 300), ("f32", 2049)])
+def test_device_radix_sort_is_stable_and_carries_values(arch, dtype_name, n):
+    dtype = getattr(wk, dtype_name)
+    rng = np.random.default_rng(n)
+    if dtype_name == "u32":
+        host = rng.integers(0, 2 ** 32, size=n, dtype=np.uint32)
+    elif dtype_name == "i32":
+        host = rng.integers(-50, 50, size=n, dtype=np.int32) * 40_000_000       # repeats, both signs
+    else:
+        host = rng.standard_normal(n).astype(np.float32) * 1e3
+        host[:5] = [0.0, np.inf, -np.inf, 1e-30, -1e-30]
+    keys, tmp_keys = wk.field(dtype, shape=n), wk.ndarray(dtype, shape=n)
+    values, tmp_values = wk.field(wk.i32, shape=n), wk.field(wk.i32, shape=n)
+    keys.from_numpy(host)
+    values.from_numpy(np.arange(n, dtype=np.int32))
+    wk.algorithms.device_radix_sort(keys, tmp_keys=tmp_keys, values=values, tmp_values=tmp_values)
+    order = np.argsort(host, kind="stable")
+    assert np.array_equal(keys.to_numpy(), host[order])
+    assert np.array_equal(values.to_numpy(), order.astype(np.int32))
+
+
+def test_device_radix_sort_checks_its_arguments(arch):
+    keys = wk.field(wk.i32, shape=8)
+    with pytest.raises(TypeError):
+        wk.algorithms.device_radix_sort(keys, tmp_keys=wk.field(wk.u32, shape=8))
+    with pytest.raises(TypeError):
+        wk.algorithms.device_radix_sort(keys, tmp_keys=wk.field(wk.i32, shape=4))
+    with pytest.raises(ValueError):
+        wk.algorithms.device_radix_sort(keys, tmp_keys=keys)
+    with pytest.raises(NotImplementedError):
+        wk.algorithms.device_radix_sort(wk.field(wk.i64, shape=8), tmp_keys=wk.field(wk.i64, shape=8))
+    with pytest.raises(ValueError):
+        wk.algorithms.device_radix_sort(keys, tmp_keys=wk.field(wk.i32, shape=8), values=wk.field(wk.i32, shape=8))
+    with pytest.raises(ValueError):
+        wk.algorithms.device_radix_sort(keys, tmp_keys=wk.field(wk.i32, shape=8), end_bit=8)
+    low = wk.field(wk.u32, shape=4)
+    low.from_numpy(np.array([0x1FF, 0x100, 0x2FE, 0x001], np.uint32))
+    wk.algorithms.device_radix_sort(low, tmp_keys=wk.field(wk.u32, shape=4), end_bit=16)
+    assert low.to_numpy().tolist() == [0x001, 0x100, 0x1FF, 0x2FE]

@@ -10,7 +10,10 @@ offset by the total of the blocks before it.
 Quadrants' device-wide primitives `device_reduce_{add,min,max}` and `device_exclusive_scan_{add,min,max}`
 (i32, u32, f32; a field or an ndarray in, a separate `out`) use the same three-step block scheme with the
 operator as a compile-time argument; the identity is stored in a one-element field, so numpy converts it.
-`device_select` (stream compaction) scans the flags and scatters each selected element to its rank."""
+`device_select` (stream compaction) scans the flags and scatters each selected element to its rank.
+`device_radix_sort` is a stable LSB radix sort of one bit per pass: the keys are mapped to u32 codes that order
+as the keys do, each pass scans the flags of the elements whose bit is 0 and moves every element to its rank
+among its kind; the keys (and values) are gathered in the final order at the end."""
 from __future__ import annotations
 
 from typing import Any
@@ -286,3 +289,105 @@ def device_select(input: Any, flags: Any, *, out: Any, num_out: Any) -> Any:  # 
     device_exclusive_scan_add(selected, out=ranks)
     _scatter_selected(input, selected, ranks, out, num_out, n)
     return out
+
+
+_RADIX_KINDS = {u32: "u32", i32: "i32", f32: "f32"}
+
+
+@kernel
+def _radix_encode(keys, codes: template(), order: template(), n: i32, kind: template()):
+    for i in range(n):
+        code = wm.bit_cast(keys[i], u32)
+        if wm.static(kind == "i32"):
+            code = code ^ u32(0x80000000)          # two's complement: flip the sign bit
+        if wm.static(kind == "f32"):
+            # IEEE floats: negative ones flip every bit (larger magnitude sorts first), the others the sign bit
+            code = code ^ (u32(0xFFFFFFFF) if (code >> u32(31)) != u32(0) else u32(0x80000000))
+        codes[i] = code
+        order[i] = i
+
+
+@kernel
+def _radix_zero_flags(codes: template(), zeros: template(), bit: i32, n: i32):
+    for i in range(n):
+        zeros[i] = 1 - wm.cast((codes[i] >> wm.cast(bit, u32)) & u32(1), i32)
+
+
+@kernel
+def _radix_scatter(codes: template(), order: template(), zeros: template(), ranks: template(),
+                   codes_out: template(), order_out: template(), n: i32):
+    for i in range(n):
+        zero_count = ranks[n - 1] + zeros[n - 1]
+        target = ranks[i]
+        if zeros[i] == 0:
+            target = zero_count + i - ranks[i]
+        codes_out[target] = codes[i]
+        order_out[target] = order[i]
+
+
+@kernel
+def _gather(source, order: template(), target, n: i32):
+    for i in range(n):
+        target[i] = source[order[i]]
+
+
+@kernel
+def _copy_back(source, target, n: i32):
+    for i in range(n):
+        target[i] = source[i]
+
+
+def _check_radix_pair(name: str, data: Any, tmp: Any, what: str) -> None:
+    from wgkern.lang.fields import Container
+    if not isinstance(data, Container) or not isinstance(tmp, Container):
+        raise TypeError(f"wk.algorithms.device_radix_sort(): {name} and tmp_{name} must be fields or ndarrays")
+    if tmp is data:
+        raise ValueError(f"wk.algorithms.device_radix_sort(): tmp_{name} must not be {name} itself")
+    if len(data.shape) != 1 or data.element_shape:
+        raise TypeError(f"wk.algorithms.device_radix_sort(): {what} must be 1-D of scalars, not shape {data.shape}")
+    if tmp.dtype != data.dtype:
+        raise TypeError(f"wk.algorithms.device_radix_sort(): {name} are {data.dtype!r} but tmp_{name} "
+                        f"{tmp.dtype!r}")
+    if tuple(tmp.shape) != tuple(data.shape):
+        raise TypeError(f"wk.algorithms.device_radix_sort(): {name} have shape {data.shape}, tmp_{name} "
+                        f"{tmp.shape}")
+
+
+def device_radix_sort(keys: Any, *, tmp_keys: Any, values: Any = None, tmp_values: Any = None,
+                      begin_bit: int = 0, end_bit: int = 32) -> None:
+    """Sort the 1-D `keys` (u32, i32 or f32) ascending in place, stably; `values` (with `tmp_values`) move
+    with their keys. `tmp_keys` / `tmp_values` are scratch of the same shape and dtype. Only bits
+    [begin_bit, end_bit) of the keys' order-preserving codes are compared; as in Quadrants, they must span
+    an even number of 8-bit digits."""
+    _check_radix_pair("keys", keys, tmp_keys, "the keys")
+    if keys.dtype not in _RADIX_KINDS:
+        raise NotImplementedError(f"wk.algorithms.device_radix_sort() sorts u32, i32 and f32 keys, not "
+                                  f"{keys.dtype!r}")
+    if values is not None:
+        if tmp_values is None:
+            raise ValueError("wk.algorithms.device_radix_sort(): values need tmp_values")
+        _check_radix_pair("values", values, tmp_values, "the values")
+        if tuple(values.shape) != tuple(keys.shape):
+            raise TypeError(f"wk.algorithms.device_radix_sort(): values have shape {values.shape}, the keys "
+                            f"{keys.shape}")
+    if not 0 <= begin_bit < end_bit <= 32 or (-(-(end_bit - begin_bit) // 8)) % 2:
+        raise ValueError(f"wk.algorithms.device_radix_sort(): bits [{begin_bit}, {end_bit}) must span an even "
+                         "number of 8-bit digits within 32 bits")
+    n = keys.shape[0]
+    if n <= 1:
+        return
+    codes = [field(u32, shape=n, name="device_radix_sort.codes") for _ in range(2)]
+    order = [field(i32, shape=n, name="device_radix_sort.order") for _ in range(2)]
+    zeros = field(i32, shape=n, name="device_radix_sort.zeros")
+    ranks = field(i32, shape=n, name="device_radix_sort.ranks")
+    _radix_encode(keys, codes[0], order[0], n, _RADIX_KINDS[keys.dtype])
+    current = 0
+    for bit in range(begin_bit, end_bit):
+        _radix_zero_flags(codes[current], zeros, bit, n)
+        device_exclusive_scan_add(zeros, out=ranks)
+        _radix_scatter(codes[current], order[current], zeros, ranks, codes[1 - current], order[1 - current], n)
+        current = 1 - current
+    for data, tmp in ((keys, tmp_keys), (values, tmp_values)):
+        if data is not None:
+            _gather(data, order[current], tmp, n)
+            _copy_back(tmp, data, n)
