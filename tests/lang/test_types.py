@@ -1,6 +1,9 @@
 """Vector and matrix type objects (lang/types.py): Taichi's / Quadrants' introspection methods."""
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 import wgkern as wk
 
 
@@ -12,3 +15,24 @@ def test_element_type_and_shape_of_ndarray_element_types(arch):
     assert matrices.element_type.element_type() == wk.f32
     assert matrices.element_type.shape() == [3, 4]
     assert wk.math.vec2.shape() == [2] and wk.math.mat3.element_type() == wk.f32
+
+
+def test_ndarray_boundary_clamp_clamps_indices(arch):
+    # Taichi's wk.types.ndarray(boundary="clamp"): array indices clamp into the extent; a matrix element's
+    # (row, column) clamps as one row-major position, as Quadrants does (test_ndarray_oob_clamp).
+    @wk.kernel
+    def read(x: wk.types.ndarray(boundary="clamp"), i: wk.i32) -> wk.f32:
+        return x[i]
+
+    @wk.kernel
+    def read_element(x: wk.types.ndarray(boundary="clamp"), i: wk.i32, j: wk.i32) -> wk.f32:
+        return x[1, 2][i, j]
+
+    x = wk.ndarray(wk.f32, shape=3)
+    x.from_numpy(np.array([0.0, 1.0, 2.0], np.float32))
+    assert [read(x, k) for k in (-2, -1, 0, 2, 3, 4)] == [0.0, 0.0, 0.0, 2.0, 2.0, 2.0]
+    m = wk.ndarray(wk.math.mat2, shape=(3, 3))
+    m[1, 2] = [[1, 2], [2, 3]]
+    assert [read_element(m, i, j) for i, j in ((-1, 0), (1, -1), (2, 0), (1, 2))] == [1.0, 2.0, 3.0, 3.0]
+    with pytest.raises(ValueError, match="boundary"):
+        wk.types.ndarray(boundary="wrap")

@@ -402,11 +402,31 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
             raise CompileError(f"'{label}' has {own_ndim} dimension(s) and must be indexed with {need}, "
                                f"got {len(indices)}")
         converted = [self.as_index(i) for i in indices]
+        clamp = isinstance(container, NdarrayRef) and container.clamp
+        if clamp:
+            extents = [self.b.insert(ir.ShapeOf(container=slot, axis=axis, dtype=T.i32)) for axis in range(own_ndim)]
+            converted = [self.clamp_index(i, n) for i, n in zip(converted[:own_ndim], extents)] \
+                + self.clamp_element_indices(converted[own_ndim:], tuple(container.element_shape))
         offset = getattr(container, "offset", ())
         for axis, first in enumerate(offset):      # a field with wk.field(offset=...): element 0 is `first`
             if first:
                 converted[axis] = arith.binary(self.b, BinaryOpKind.SUB, converted[axis], self.b.const(first, T.i32))
-        return GlobalRef(slot, converted, element_shape, label)
+        return GlobalRef(slot, converted, element_shape, label, clamp)
+
+    def clamp_index(self, index: ir.Stmt, extent: ir.Stmt) -> ir.Stmt:
+        """min(max(index, 0), extent - 1): Taichi's boundary="clamp" access."""
+        last = self.b.binary(BinaryOpKind.SUB, extent, self.b.const(1, T.i32))
+        return self.b.binary(BinaryOpKind.MIN, self.b.binary(BinaryOpKind.MAX, index, self.b.const(0, T.i32)), last)
+
+    def clamp_element_indices(self, indices: list[ir.Stmt], element_shape: tuple[int, ...]) -> list[ir.Stmt]:
+        """Element indices under boundary="clamp": as Quadrants clamps them, a full (row, column) pair is
+        clamped as one row-major position into the matrix, so m[1, 2] of a 2x2 element is m[1, 1]."""
+        if len(indices) < 2:
+            return [self.clamp_index(i, self.b.const(n, T.i32)) for i, n in zip(indices, element_shape)]
+        columns = self.b.const(element_shape[1], T.i32)
+        flat = self.b.binary(BinaryOpKind.ADD, self.b.binary(BinaryOpKind.MUL, indices[0], columns), indices[1])
+        flat = self.clamp_index(flat, self.b.const(element_shape[0] * element_shape[1], T.i32))
+        return [self.b.binary(BinaryOpKind.FLOORDIV, flat, columns), self.b.binary(BinaryOpKind.MOD, flat, columns)]
 
     def as_index(self, value: Any) -> ir.Stmt:
         index = self.as_scalar(value)
@@ -491,7 +511,10 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
             if isinstance(dtype, T.VectorType):
                 element_shape = dtype.element_shape
                 dtype = dtype.dtype
-            scope.define(name, Static(NdarrayRef(index, name, dtype, int(spec.ndim or 0), element_shape)))
+            annotation = self.resolve_annotation(getattr(self.ctx.kernel.fn, "__annotations__", {}).get(name))
+            clamp = isinstance(annotation, T.NdarrayType) and annotation.boundary == "clamp"
+            scope.define(name, Static(NdarrayRef(index, name, dtype, int(spec.ndim or 0), element_shape,
+                                                 clamp=clamp)))
         elif spec.kind == "template":
             value = self.ctx.template_values.get(index)
             if isinstance(value, np.ndarray) and isinstance(spec.dtype, T.DataType) and value.ndim in (1, 2):

@@ -219,7 +219,10 @@ class ExpressionMixin:
                 raise CompileError(f"elements of '{base.label}' have shape {base.element_shape}; got "
                                    f"{len(indices)} indices")
             extra = [self.as_index(i) for i in indices]
-            return GlobalRef(base.slot, base.indices + extra, base.element_shape[len(indices):], base.label)
+            if base.clamp:
+                extra = self.clamp_element_indices(extra, base.element_shape)
+            return GlobalRef(base.slot, base.indices + extra, base.element_shape[len(indices):], base.label,
+                             base.clamp)
         if isinstance(base, VectorValue):
             return self.vector_subscript(base, self.expand_indices(indices))
         if isinstance(base, SparseMatrixRef):

@@ -89,6 +89,7 @@ class NdarrayRef:
     ndim: int                    # the array's own axes
     element_shape: tuple[int, ...] = ()
     is_grad: bool = False
+    clamp: bool = False          # annotated boundary="clamp": indices are clamped into the extent
 
     def __post_init__(self) -> None:
         self.element_shape = ElementShape(self.element_shape)
@@ -123,6 +124,7 @@ class GlobalRef:
     indices: list[ir.Stmt]
     element_shape: tuple[int, ...] = ()
     label: str = ""
+    clamp: bool = False          # element indices added later are clamped too (NdarrayRef.clamp)
 
 
 @dataclass(eq=False)

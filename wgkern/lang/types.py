@@ -225,6 +225,7 @@ class NdarrayType:
     dtype: Any = None
     ndim: int | None = None
     needs_grad: bool | None = None
+    boundary: str = "unsafe"      # Taichi's boundary="clamp": indices are clamped into the array's extent
 
     def __class_getitem__(cls, params: Any) -> NdarrayType:
         """Quadrants' `wk.types.NDArray[dtype, ndim]` annotation (`typing.Any` or `...` leave either open)."""
@@ -236,10 +237,13 @@ class NdarrayType:
         return ndarray(None if dtype in open_value else dtype, None if ndim in open_value else int(ndim))
 
 
-def ndarray(dtype: Any = None, ndim: int | None = None, needs_grad: bool | None = None, **_: Any) -> NdarrayType:
+def ndarray(dtype: Any = None, ndim: int | None = None, needs_grad: bool | None = None, boundary: str = "unsafe",
+            **_: Any) -> NdarrayType:
     if dtype is not None and not isinstance(dtype, VectorType):
         dtype = to_dtype(dtype)
-    return NdarrayType(dtype, ndim, needs_grad)
+    if boundary not in ("unsafe", "clamp"):
+        raise ValueError(f"wk.types.ndarray(boundary=...) is 'unsafe' or 'clamp', not {boundary!r}")
+    return NdarrayType(dtype, ndim, needs_grad, boundary)
 
 
 @dataclass(frozen=True, slots=True)
