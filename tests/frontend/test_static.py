@@ -250,3 +250,27 @@ def test_a_compile_time_branch_that_returns_ends_the_function(arch):
     assert measure(vectors) == 5.0 and measure(scalars) == 2.5
     with pytest.raises(wk.CompileError, match="scalars or 2-vectors only"):
         measure(wk.Vector.ndarray(3, wk.f32, shape=3))
+
+
+def test_static_range_over_the_size_of_a_func_vector_argument(arch):
+    # `wk.static(range(m.n))` where m is a func's vector/matrix parameter: its shape is known at compile time
+    # (Quadrants' test_math_module check_epsilon_equal).
+    @wk.func
+    def count(m, r) -> int:
+        assert m.n == r.n and m.m == r.m
+        s = 0
+        for i in wk.static(range(m.n)):
+            for j in wk.static(range(m.m)):
+                s += 1
+        return s
+
+    @wk.func
+    def length(v) -> int:
+        return wk.static(v.n)
+
+    @wk.kernel
+    def run() -> int:
+        a = wk.math.mat4(1.0)
+        return count(a, a) * 10 + length(wk.math.vec3(1.0, 2.0, 3.0))
+
+    assert run() == 163

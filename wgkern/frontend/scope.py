@@ -142,6 +142,9 @@ class Scope:
                 elif isinstance(binding, GlobalVar) and binding.element_shape:
                     shape = binding.element_shape
                     out[name] = VectorShape(shape[0], shape[1] if len(shape) > 1 else 0)
+                elif isinstance(binding, Fixed) and hasattr(binding.value, "elements"):
+                    # an unassigned vector argument of a func (a VectorValue): its shape is known
+                    out[name] = VectorShape(binding.value.n, binding.value.m)
                 else:
                     out.pop(name, None)
         return out
