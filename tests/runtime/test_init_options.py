@@ -34,6 +34,26 @@ def test_default_fp_and_ip_type_literals_and_builtins(arch):
     assert wk.field(float, shape=1).dtype == wk.f32 and wk.field(int, shape=1).dtype == wk.i32
 
 
+def test_math_vector_types_follow_default_fp_and_ip(arch):
+    # Taichi's wk.math.vec3 is vector(3, float) (ivec3: int, mat3: matrix(3, 3, float)), so it takes each
+    # wk.init's default_fp / default_ip (Quadrants' test_math_module test_vector_types_f64).
+    backend_features = getattr(wk.runtime.program.current().backend, "features", None)
+    if backend_features is not None and not {"shader-f64", "shader-int64"} <= set(backend_features):
+        pytest.skip("the adapter has no f64/i64")
+    wk.init(arch=arch, default_fp=wk.f64, default_ip=wk.i64)
+    assert wk.math.vec3.dtype == wk.f64 and wk.math.mat2.dtype == wk.f64 and wk.math.ivec4.dtype == wk.i64
+
+    @wk.kernel
+    def precise() -> wk.f64:
+        v = wk.math.vec3(3.14159265358)
+        n = wk.math.ivec2(2 ** 40)
+        return (v.x - 3.14159265358) + wk.f64(n.y - 2 ** 40)
+
+    assert precise() == 0.0
+    wk.init(arch=arch)
+    assert wk.math.vec3.dtype == wk.f32 and wk.math.ivec3.dtype == wk.i32 and wk.math.uvec3.dtype == wk.u32
+
+
 def test_device_memory_limit_is_enforced_and_given_back(arch):
     wk.init(arch=arch, device_memory_limit=1 << 20)
     a = wk.field(wk.f32, shape=100_000)

@@ -5,6 +5,7 @@ plain Python: the vector types (callable, usable as field dtypes and annotations
 return numpy arrays with Taichi's vector/matrix methods (host_matrix.py), and the `.field(...)` helpers that create vector/matrix fields through lang/fields.py."""
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,22 @@ uvec4 = T.vector(4, T.u32)
 mat2 = T.matrix(2, 2, T.f32)
 mat3 = T.matrix(3, 3, T.f32)
 mat4 = T.matrix(4, 4, T.f32)
+
+
+def follow_default_types() -> None:
+    """Taichi defines `vec3 = vector(3, float)`, `ivec3 = vector(3, int)`, `mat3 = matrix(3, 3, float)`: they
+    take the current default_fp / default_ip, so each wk.init rebuilds them here and in wk.math (a program
+    that imported them by name before wk.init keeps the ones it imported)."""
+    from wgkern.lang import math as math_module
+    fp, ip = T.DEFAULT_FLOAT, T.DEFAULT_INT
+    rebuilt: dict[str, T.VectorType] = {}
+    for n in (2, 3, 4):
+        rebuilt[f"vec{n}"] = T.vector(n, fp)
+        rebuilt[f"ivec{n}"] = T.vector(n, ip)
+        rebuilt[f"mat{n}"] = T.matrix(n, n, fp)
+    for module in (sys.modules[__name__], math_module):
+        for name, vector_type in rebuilt.items():
+            setattr(module, name, vector_type)
 
 
 def _flatten(values: Any) -> list[Any]:

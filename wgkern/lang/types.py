@@ -102,6 +102,8 @@ def set_default_types(default_fp: Any = None, default_ip: Any = None) -> None:
     if ip.is_float or ip.is_bool or ip.bits < 32:
         raise ValueError(f"default_ip must be wk.i32 or wk.i64 (or an unsigned 32/64-bit type), not {default_ip!r}")
     DEFAULT_FLOAT, DEFAULT_INT = fp, ip
+    from wgkern.lang.matrix import follow_default_types   # wk.math.vec3 & co. are vector(3, float) & co.
+    follow_default_types()
 
 
 def from_numpy_dtype(dt: Any) -> DataType:
