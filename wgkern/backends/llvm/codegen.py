@@ -440,7 +440,10 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
 
     def flush_chunk_reductions(self) -> None:
         """At the end of a chunk: one atomic per register (its constant address is valid here)."""
-        for reduction, register in self.chunk_registers.items():
+        self.flush_chunk_reductions_of(list(self.chunk_registers.items()))
+
+    def flush_chunk_reductions_of(self, registers: list[tuple[ChunkReduction, str]]) -> None:
+        for reduction, register in registers:
             dtype = reduction.dtype
             self.visit_GlobalPtr(reduction.ptr)
             total = self.op(f"load {llvm_type(dtype)}, ptr {register}")

@@ -42,6 +42,7 @@ from . import printing as cpu_printing
 from .adstack import CONTEXT_HEADER
 from .cpu import guard_bytes
 from .cuda_codegen import PRINT_HEADER_WORDS, THREADS_PER_BLOCK, emit_cuda_module
+from .reductions import chunk_reductions
 from .codegen import symbol_name
 from .layout import ArgLayout, build_layout
 from .target import CUDA_TARGET
@@ -51,7 +52,7 @@ PRINT_BUFFER_WORDS = 1 << 17          # 1 MiB of int64 words between waits
 MAX_PARAM_BYTES = 4096                # CUDA's kernel parameter block limit
 MAX_BLOCKS = 1 << 20                  # a known range runs one thread per index up to 2^28 indices
 CAPPED_BLOCKS_PER_SM = 32             # bounds read on the device: enough blocks to fill the GPU many times
-ADSTACK_BLOCKS_PER_SM = 8             # reverse kernels: one full wave, so the heap holds few idle slices
+WAVE_BLOCKS_PER_SM = 8                # one full wave: reverse kernels (few idle heap slices), reductions
 
 
 @dataclass(eq=False, slots=True)
@@ -152,15 +153,23 @@ class CudaCompiledKernel(CompiledKernel):
         generated = time.perf_counter()
         self.ptx, self.optimized_ir = ptx.compile_ptx(self.ir_text, backend.arch)
         self.module = driver.load_module(self.ptx)
-        max_blocks = backend.max_blocks_adstack if self.has_stacks else backend.max_blocks
-        self.tasks = [TaskLaunch(driver.function(self.module, name), task, kernel.containers, max_blocks,
-                                 backend.capped_blocks)
+        self.tasks = [TaskLaunch(driver.function(self.module, name), task, kernel.containers,
+                                 self._max_blocks(task), backend.capped_blocks)
                       for name, task in zip(names, kernel.tasks)]
         self.params = ctypes.create_string_buffer(max(self.layout.size, 8))
         self.params_size = ctypes.c_size_t(max(self.layout.size, 8))
         self.extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(self.params), 2,
                                            ctypes.addressof(self.params_size), 0)
         self.times = (generated - started, time.perf_counter() - generated)
+
+    def _max_blocks(self, task: ir.Task) -> int:
+        """One thread per index, except: reverse kernels (the heap holds a slice per thread) and tasks with
+        register reductions (each warp flushes one atomic to the same address) run a wave of blocks that
+        loop over the range."""
+        backend = self.backend
+        if self.has_stacks or (task.kind == "range" and chunk_reductions(task)):
+            return backend.max_blocks_wave
+        return backend.max_blocks
 
     def _own(self, nbytes: int) -> CudaBuffer:
         buffer = self.backend.allocate(nbytes)
@@ -259,7 +268,7 @@ class CudaBackend(Backend):
         self.fast_math = fast_math
         self.max_blocks = MAX_BLOCKS
         self.capped_blocks = max(1, self.info.multiprocessors * CAPPED_BLOCKS_PER_SM)
-        self.max_blocks_adstack = max(1, self.info.multiprocessors * ADSTACK_BLOCKS_PER_SM)
+        self.max_blocks_wave = max(1, self.info.multiprocessors * WAVE_BLOCKS_PER_SM)
         self.live: set[int] = set()
         self.pending = False
         self.pending_error: WkError | None = None
@@ -363,7 +372,7 @@ class CudaBackend(Backend):
         return code
 
     def adstack_threads(self, range_size: int) -> int:
-        blocks = _blocks_for(range_size, self.max_blocks_adstack)
+        blocks = _blocks_for(range_size, self.max_blocks_wave)
         return blocks * THREADS_PER_BLOCK if blocks else 1
 
     # ---- waiting -----------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ random numbers); what differs is the frame around a task body and `print`:
 - A range task evaluates its bounds in the kernel and runs a grid-stride loop: thread g of G handles indices
   begin + g, begin + g + G, ... So any grid size is correct; the runtime picks one from the host-evaluated range
   (or a capped grid when the bounds read device memory). The adstack slice of a thread is g (slot-major heap).
-  Register reductions (reductions.py) flush once per thread at its end.
+  Register reductions (reductions.py) are combined across each warp at the kernel's end and flushed with one
+  atomic per warp.
 - A serial task is launched as one thread.
 - `print(...)` appends a record to a device print buffer (an atomic add reserves it: word 0 counts reserved
   words, word 1 written ones; records start at word HEADER_WORDS as [site, value words...], each value widened
@@ -22,7 +23,8 @@ from wgkern.ir import nodes as ir
 from . import printing
 from .codegen import FunctionEmitter, ModuleEmitter, symbol_name
 from .layout import ArgLayout
-from .reductions import chunk_reductions
+from .ops import BINARY
+from .reductions import COMBINE, chunk_reductions
 from .target import Target
 from .types import llvm_type
 
@@ -72,6 +74,47 @@ class CudaFunctionEmitter(FunctionEmitter):
         self.emit(f"atomicrmw add ptr {written}, i64 {len(words)} monotonic, align 8")
         self.branch(done)
         self.start_block(done)
+
+    def flush_chunk_reductions(self) -> None:
+        """At a range kernel's end: combine each register across the warp (butterfly shuffles), then lane 0
+        applies the warp's one atomic: `loss[None] += v` over a million indices makes 32x fewer atomics on
+        one address than a flush per thread. Every thread of a block reaches this point (a parallel body's
+        `return` and `continue` end only its index), so the shuffles see full warps. 16-bit values flush per
+        thread."""
+        for reduction, register in self.chunk_registers.items():
+            dtype = reduction.dtype
+            if dtype.bits not in (32, 64):
+                self.flush_chunk_reductions_of([(reduction, register)])
+                continue
+            ty = llvm_type(dtype)
+            total = self.op(f"load {ty}, ptr {register}")
+            spelling = BINARY[dtype.kind].get(COMBINE[reduction.op])
+            for offset in (16, 8, 4, 2, 1):
+                other = self.shuffle_xor(total, dtype, offset)
+                total = self.apply(spelling, reduction.ptr, dtype, [total, other])
+            lane = self.op("and i32 %tid, 31")
+            first, rest = self.label("warp.first"), self.label("warp.rest")
+            self.cond_branch(self.op(f"icmp eq i32 {lane}, 0"), first, rest)
+            self.start_block(first)
+            self.visit_GlobalPtr(reduction.ptr)
+            self.emit_atomic(reduction.ptr, reduction.op, dtype, self.value(reduction.ptr), total)
+            self.branch(rest)
+            self.start_block(rest)
+
+    def shuffle_xor(self, value: str, dtype, offset: int) -> str:
+        """The value of lane (this lane ^ offset), as 32-bit shuffles of its bits."""
+        callee = self.module.intrinsic("llvm.nvvm.shfl.sync.bfly.i32", "i32", ["i32", "i32", "i32", "i32"])
+        if dtype.bits == 32:
+            bits = self.op(f"bitcast {llvm_type(dtype)} {value} to i32") if dtype.is_float else value
+            moved = self.op(f"call i32 {callee}(i32 -1, i32 {bits}, i32 {offset}, i32 31)")
+            return self.op(f"bitcast i32 {moved} to {llvm_type(dtype)}") if dtype.is_float else moved
+        wide = self.op(f"bitcast {llvm_type(dtype)} {value} to i64") if dtype.is_float else value
+        low = self.op(f"trunc i64 {wide} to i32")
+        high = self.op(f"trunc i64 {self.op(f'lshr i64 {wide}, 32')} to i32")
+        low = self.op(f"zext i32 {self.op(f'call i32 {callee}(i32 -1, i32 {low}, i32 {offset}, i32 31)')} to i64")
+        high = self.op(f"zext i32 {self.op(f'call i32 {callee}(i32 -1, i32 {high}, i32 {offset}, i32 31)')} to i64")
+        joined = self.op(f"or i64 {self.op(f'shl i64 {high}, 32')}, {low}")
+        return self.op(f"bitcast i64 {joined} to {llvm_type(dtype)}") if dtype.is_float else joined
 
     def print_word(self, operand: str, dtype) -> str:
         """One printed value as a 64-bit word (runtime/printing.decode_words' encoding)."""
