@@ -431,3 +431,30 @@ def test_same_program_as_quadrants(tmp_path) -> None:
     assert ours == theirs
     assert ours[0].split() == [str(377 + 2000 + 50000 + 200000), "4000000", str(5000 + 800 + 7 + 420000)]
     assert ours[-1] == "float cas rejected"
+
+
+def test_reductions_to_one_address_over_many_indices(arch) -> None:
+    """`total[None] += v` and atomic min/max over a range far larger than a thread block (register
+    accumulation, per-warp combining on CUDA): integers exact, floats to rounding."""
+    n = 100_003
+    values = wk.field(wk.i32, shape=n)
+    sums = wk.field(wk.i32, shape=2)
+    extremes = wk.field(wk.i32, shape=2)
+    fsum = wk.field(wk.f32, shape=())
+    data = (np.arange(n, dtype=np.int64) * 7919 % 1000 - 500).astype(np.int32)
+    values.from_numpy(data)
+    extremes.from_numpy(np.array([1 << 30, -(1 << 30)], np.int32))
+
+    @wk.kernel
+    def reduce():
+        for i in values:
+            sums[0] += values[i]
+            sums[1] -= 1
+            wk.atomic_min(extremes[0], values[i] * 3)
+            wk.atomic_max(extremes[1], values[i] * 3)
+            fsum[None] += wk.cast(values[i], wk.f32) * 0.5
+
+    reduce()
+    assert sums.to_numpy().tolist() == [int(data.sum()), -n]
+    assert extremes.to_numpy().tolist() == [int(data.min()) * 3, int(data.max()) * 3]
+    assert fsum[None] == pytest.approx(float(data.sum()) * 0.5, abs=1.0)
