@@ -484,3 +484,21 @@ def test_four_by_four_inverse_and_determinant_and_matrix_one(arch):
     assert np.allclose(m.to_numpy(), np.linalg.inv(values), atol=1e-5)
     assert det[None] == pytest.approx(np.linalg.det(values), rel=1e-5)
     assert np.array_equal(ones.to_numpy(), np.ones((2, 3), np.float32))
+
+
+def test_fill_sets_every_component_of_a_vector_element_in_memory(arch):
+    # `x[i].b.fill(v)` on a struct field's vector member (Quadrants' test_custom_struct test_struct_fill), and
+    # `v[i].fill(v)` on a vector field's element: the scalar converts to the element dtype.
+    s = wk.Struct.field({"a": wk.f32, "b": wk.types.vector(3, wk.i32)}, shape=4)
+    v = wk.Vector.field(2, wk.f32, shape=4)
+
+    @wk.kernel
+    def fill_elements():
+        for i in s:
+            s[i].a = i + 0.5
+            s[i].b.fill(i + 0.5)
+            v[i].fill(i * 2.0)
+
+    fill_elements()
+    assert s.b.to_numpy().tolist() == [[i] * 3 for i in range(4)]
+    assert v.to_numpy().tolist() == [[i * 2.0] * 2 for i in range(4)]

@@ -529,18 +529,30 @@ class StatementMixin:
         self.visit(node.value)
 
     def fill_local_vector(self, call: ast.expr) -> bool:
-        """`m.fill(v)` on a local vector or matrix variable (Taichi's in-place method): every component is set
-        to the scalar v. False when the statement is something else."""
+        """`m.fill(v)` on a local vector or matrix variable, or on a vector element of a field (`x[i].v.fill(v)`;
+        Taichi's in-place method): every component is set to the scalar v. False when the statement is
+        something else."""
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "fill"):
             return False
         var = self.local_vector_var(call.func.value)
-        if var is None:
+        place: Any = None
+        if var is None and isinstance(call.func.value, (ast.Subscript, ast.Attribute)):
+            try:
+                place = self.target_place(call.func.value)     # `x[i].v.fill(a)`: a vector element in memory
+            except CompileError:
+                return False
+            if not (isinstance(place, GlobalRef) and place.element_shape):
+                return False
+        elif var is None:
             return False
         if len(call.args) != 1 or call.keywords:
             raise CompileError("fill() takes one value")
         value = self.as_value(self.visit(call.args[0]))
         if isinstance(value, VectorValue):
             raise CompileError(f"fill() takes a scalar, got {describe(value)}")
+        if place is not None:
+            self.store_ref(place, self.cast_to(value, place.slot.dtype))
+            return True
         shape = (var.n, var.m) if var.m else (var.n,)
         self.write_place(VarElements(var, list(range(len(var.allocas))), shape), value)
         return True
