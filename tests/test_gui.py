@@ -102,10 +102,83 @@ def test_per_point_radii_widgets_arrows_and_taichi_helpers(tmp_path):
     assert gui.get_image()[99, 99, 0] == 1.0 and gui.get_image()[0, 0, 0] == 0.0
     slider = gui.slider("speed", 0.5, 2.0)
     slider.value = 1.5
-    assert slider.value == 1.5 and gui.button("reset") == "reset" and gui.label("n").value == 0
+    assert slider.value == 1.5 and gui.button("reset") == "WidgetButton_reset" and gui.label("n").value == 0
     assert wk.rgb_to_hex([1.0, 0.5, 0.0]) == 0xFF7F00 and wk.hex_to_rgb(0xFF0000) == (1.0, 0.0, 0.0)
     # as Taichi: channels along the first axis (per-item arrays), truncated
     assert wk.rgb_to_hex(np.array([[0.1, 0.5], [0.2, 0.2], [1, 1]])).tolist() == [1651711, 8336383]
     wk.tools.imwrite(np.random.default_rng(0).random((8, 4, 3)), str(tmp_path / "a.png"))
     wk.imwrite(np.zeros((8, 4), np.uint8), str(tmp_path / "b.png"))
     assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "b.png").stat().st_size > 0
+
+
+def _rows(gui):
+    """The GUI's frame as float RGB rows from the top."""
+    return np.transpose(gui.get_image(), (1, 0, 2))[::-1]
+
+
+def _ink_box(mask):
+    """(top, bottom, left, right) inclusive of the True pixels."""
+    rows, cols = np.nonzero(mask)
+    return rows.min(), rows.max(), cols.min(), cols.max()
+
+
+def test_text_is_drawn_at_its_top_left_in_its_color():
+    gui = wk.GUI("text", res=(200, 100), show_gui=False)
+    gui.text("E", (0.25, 0.75), font_size=20, color=0xFF0000)          # 2 pixels per font unit: crisp
+    rows = _rows(gui)
+    ink = rows.sum(axis=2) > 0
+    # Taichi's anchor: the text box's top left is at pos, 2 pixels to the right; a gap row (2 px) above capitals
+    assert _ink_box(ink) == (25 + 2, 25 + 2 + 14 - 1, 50 + 2, 50 + 2 + 10 - 1)
+    assert np.array_equal(np.unique(rows[ink], axis=0), [[1.0, 0.0, 0.0]])
+    gui.clear(0x000000)
+    gui.text("E", (0.25, 0.75), font_size=13, color=0x00FF00)           # antialiased: greens, partly covered
+    drawn = _rows(gui)
+    assert drawn[..., 1].max() == 1.0 and (drawn[..., 1] > 0).any() and not drawn[..., [0, 2]].any()
+
+
+def test_text_size_scales_with_font_size_and_lines_stack():
+    heights = []
+    for size in (10, 30):
+        gui = wk.GUI("sizes", res=300, show_gui=False)
+        gui.text("HELLO", (0.0, 1.0), font_size=size)
+        top, bottom, left, right = _ink_box(_rows(gui)[..., 0] > 0.5)
+        heights.append(bottom - top + 1)
+        assert right - left + 1 == (5 * 6 - 1) * size // 10               # five glyphs, 6 units apart
+    assert heights == [7, 21]
+    gui = wk.GUI("lines", res=100, show_gui=False)
+    gui.text("I\nI", (0.0, 1.0), font_size=20)
+    ink_rows = np.nonzero((_rows(gui)[..., 0] > 0).any(axis=1))[0]
+    assert ink_rows.min() == 2 and ink_rows.max() == 20 + 2 + 14 - 1      # the second line 20 pixels lower
+
+
+def test_text_outside_ascii_is_boxes_and_clipped_text_is_fine():
+    gui = wk.GUI("unicode", res=100, show_gui=False)
+    gui.text("\u00e9\u65e5\x07", (0.1, 0.9), font_size=10, color=0xFFFFFF)     # drawn as outlined boxes
+    ink = _rows(gui)[..., 0] > 0
+    top, bottom, left, right = _ink_box(ink)
+    assert (top, bottom) == (10 + 1, 10 + 7) and (left, right) == (12, 12 + 3 * 6 - 2)
+    assert not ink[top + 3, left + 2]                                      # hollow
+    gui.text("off the edge", (0.95, 0.02), font_size=40)
+    gui.text("", (0.5, 0.5))
+    gui.text(12.5, (-0.5, 1.5))                                            # not a string; off the canvas
+
+
+def test_widgets_are_drawn_down_the_right_edge_when_shown(tmp_path, capsys):
+    gui = wk.GUI("widgets", res=(400, 200), show_gui=True)
+    assert "off-screen" in capsys.readouterr().err
+    slider = gui.slider("speed", 0.0, 2.0)
+    slider.value = 2.0
+    gui.label("count")
+    gui.button("go")
+    gui.show(str(tmp_path / "frame.png"))
+    frame = _read_png(tmp_path / "frame.png")[..., :3].astype(int)
+    assert (frame[1:39, 201:399] == 0xCC).all(axis=2).mean() > 0.7      # the slider's box, mostly background
+    assert (frame[:80, :199] == 0).all()                                  # nothing left of the panel
+    assert (frame[45, 205:300] == 0x11).all(axis=1).any()                # the label's caption
+    assert (frame[27:30, 211:370] == 0x33).all()                        # the slider bar ...
+    assert (frame[28, 385:392] == 0x55).all(axis=1).any()                 # ... and its knob at the maximum
+    assert not gui.get_image().any()                                     # the canvas itself is untouched
+    quiet = wk.GUI("quiet", res=(400, 200), show_gui=False)
+    quiet.slider("speed", 0.0, 1.0)
+    quiet.show(str(tmp_path / "quiet.png"))
+    assert not _read_png(tmp_path / "quiet.png")[..., :3].any()

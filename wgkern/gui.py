@@ -7,8 +7,10 @@ no window and no input: `get_event()` is False, `is_pressed()` is False, and `ru
 `close()` or `gui.running = False`, as with Taichi's `show_gui=False` (so `while gui.running:` never ends on
 its own). To run an interactive program headless to an end, set WK_GUI_MAX_FRAMES=N: after the N-th `show()` the
 window counts as closed by its user (`running` turns False, get_event() reports Escape and close; one more
-`show()` ends the program), and WK_GUI_SAVE=path.png also saves each shown frame there (the last one stays). Text is not
-rendered; widgets (`slider`, `label`, `button`) keep the values the program gives them. `rgb_to_hex`,
+`show()` ends the program), and WK_GUI_SAVE=path.png also saves each shown frame there (the last one stays).
+`text()` draws with font.py's bitmap font, anchored at its top left as Taichi's is. Widgets (`slider`, `label`,
+`button`) keep the values the program gives them and, with show_gui, are drawn on each shown frame where Taichi
+puts them: stacked down the right edge, 200 pixels wide. `rgb_to_hex`,
 `hex_to_rgb` and `imwrite` are Taichi's helpers of the same names (wk.rgb_to_hex, wk.tools.imwrite). The pixels
 are drawn by raster.py, and the frame loop (HeadlessFrames) is shared with wk.ui's GGUI window (ui/)."""
 from __future__ import annotations
@@ -20,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from wgkern.png import to_rgba, write_png
-from wgkern.raster import (as_array as _array, fill_triangles, image_rows, points2d as _points, splat_discs,
-                           stroke_segments)
+from wgkern.raster import (as_array as _array, draw_text, fill_rect, fill_triangles, image_rows,
+                           points2d as _points, splat_discs, stroke_segments)
 from wgkern.tools.image import imwrite  # noqa: F401  (wk.imwrite, Taichi's old name for ti.tools.imwrite)
 
 
@@ -124,6 +126,28 @@ class Widget:
         self.value = value
 
 
+# Taichi's ti.GUI widgets, drawn over the right edge of the frame (pixels; colors 0xRRGGBB)
+WIDGET_WIDTH = 200
+WIDGET_HEIGHT = {"slider": 40, "button": 40, "label": 20}
+WIDGET_TEXT_SIZE = {"slider": 16, "button": 32, "label": 16}
+WIDGET_BACKGROUND, WIDGET_TEXT, SLIDER_BAR, SLIDER_KNOB = 0xCCCCCC, 0x111111, 0x333333, 0x555555
+SLIDER_PADDING = 10
+TEXT_PADDING = 2        # Taichi starts a text 2 pixels right of its position
+
+
+class _PlacedWidget:
+    """A widget as the GUI draws it: its kind ('slider', 'label' or 'button'), value and slider range."""
+
+    def __init__(self, kind: str, widget: Widget, minimum: float = 0.0, maximum: float = 1.0):
+        self.kind, self.widget = kind, widget
+        self.minimum, self.maximum = minimum, maximum
+
+    def caption(self) -> str:
+        if self.kind == "button":
+            return self.widget.text
+        return f"{self.widget.text}: {float(self.widget.value):.3f}"
+
+
 class GUI(HeadlessFrames):
     """See the module docstring. `res` is an int (square) or (width, height)."""
     ESCAPE, SPACE, SHIFT, CTRL, ALT, EXIT = "Escape", " ", "Shift", "Control", "Alt", "WMClose"
@@ -136,6 +160,8 @@ class GUI(HeadlessFrames):
         self.name = name
         self.res = (int(res), int(res)) if np.isscalar(res) else (int(res[0]), int(res[1]))
         self.background_color = background_color
+        self.show_gui = show_gui
+        self._widgets: list[_PlacedWidget] = []
         self._start_frames()
         self.canvas = np.zeros((self.res[1], self.res[0], 3), np.float32)
         self.clear()
@@ -163,13 +189,22 @@ class GUI(HeadlessFrames):
 
     # ---- widgets (values only) -----------------------------------------------------------------------------
     def slider(self, text: str, minimum: float, maximum: float, step: float = 1) -> Widget:
-        return Widget(text, minimum)
+        """A slider starting at `minimum` (nobody drags it)."""
+        widget = Widget(text, minimum)
+        self._widgets.append(_PlacedWidget("slider", widget, minimum, maximum))
+        return widget
 
     def label(self, text: str) -> Widget:
-        return Widget(text, 0)
+        """A label showing `text: value` (value 0 until the program sets it)."""
+        widget = Widget(text, 0)
+        self._widgets.append(_PlacedWidget("label", widget))
+        return widget
 
     def button(self, text: str, event_name: str | None = None) -> str:
-        return event_name or text
+        """A button; returns the name of the event a click would send (Taichi's `WidgetButton_<text>` unless
+        given), which never comes off-screen."""
+        self._widgets.append(_PlacedWidget("button", Widget(text, 0)))
+        return event_name or f"WidgetButton_{text}"
 
     # ---- drawing -----------------------------------------------------------------------------------------
     def clear(self, color: int | None = None) -> None:
@@ -255,8 +290,14 @@ class GUI(HeadlessFrames):
     def triangle(self, a: Any, b: Any, c: Any, color: int = 0xFFFFFF) -> None:
         self.triangles([a], [b], [c], color)
 
-    def text(self, content: str, pos: Any, font_size: int = 15, color: int = 0xFFFFFF) -> None:
-        return None
+    def text(self, content: str, pos: Any, font_size: float = 15, color: int = 0xFFFFFF) -> None:
+        """`content` with its top left corner at `pos` (Taichi's: 2 pixels right of it), `font_size` pixels per
+        line; newlines start new lines, characters the font lacks are drawn as boxes."""
+        height, width = self.canvas.shape[:2]
+        x, y = (float(v) for v in _points(pos)[0])
+        left = int(np.floor(np.clip(x, -1e6, 1e6) * width)) + TEXT_PADDING
+        top = height - int(np.floor(np.clip(y, -1e6, 1e6) * height))
+        draw_text(self.canvas, str(content), left, top, float(font_size), _rgb(color))
 
     # ---- frames --------------------------------------------------------------------------------------------
     def get_image(self) -> np.ndarray:
@@ -264,10 +305,36 @@ class GUI(HeadlessFrames):
         return np.transpose(self.canvas[::-1], (1, 0, 2)).copy()
 
     def show(self, file: str | None = None) -> None:
-        self._frame_shown(self.canvas, file)
+        """Shows (counts, saves) the frame: the canvas with the widgets over it where show_gui is on."""
+        frame = self.canvas
+        if self.show_gui and self._widgets:
+            frame = self.canvas.copy()
+            _draw_widgets(frame, self._widgets)
+        self._frame_shown(frame, file)
 
     def close(self) -> None:
         self.running = False
+
+
+def _draw_widgets(frame: np.ndarray, widgets: list[_PlacedWidget]) -> None:
+    """Taichi's widget panel: boxes WIDGET_WIDTH wide down the right edge from the top, each with its caption
+    in its top left corner; a slider has a bar near its bottom and a knob at its value."""
+    width = frame.shape[1]
+    left, top = width - WIDGET_WIDTH, 0
+    for placed in widgets:
+        height = WIDGET_HEIGHT[placed.kind]
+        fill_rect(frame, left + 1, top + 1, WIDGET_WIDTH - 2, height - 2, _rgb(WIDGET_BACKGROUND))
+        draw_text(frame, placed.caption(), left + TEXT_PADDING, top + TEXT_PADDING, WIDGET_TEXT_SIZE[placed.kind],
+                  _rgb(WIDGET_TEXT))
+        if placed.kind == "slider":
+            bar_top = top + height - SLIDER_PADDING - 3
+            fill_rect(frame, left + SLIDER_PADDING, bar_top, WIDGET_WIDTH - 2 * SLIDER_PADDING, 3, _rgb(SLIDER_BAR))
+            span = placed.maximum - placed.minimum
+            fraction = float(np.clip((float(placed.widget.value) - placed.minimum) / span, 0, 1)) if span else 0.0
+            knob_x = left + SLIDER_PADDING + fraction * (WIDGET_WIDTH - 2 * SLIDER_PADDING)
+            splat_discs(frame, np.array([[(knob_x + 0.5) / width, 1 - (bar_top + 1.5) / frame.shape[0]]]), 5.0,
+                        _rgb(SLIDER_KNOB))
+        top += height
 
 
 def _gui_filter_accepts(filters: tuple[Any, ...], event: Event) -> bool:

@@ -3,12 +3,15 @@
 Positions are canvas coordinates as Taichi has them: [0, 1]^2 with the origin at the bottom left, while image
 rows count from the top. Colors are float RGB, one for all items or one per item. Work is vectorised over items
 and pixels; Python loops run only over disc offsets or chunks. The 3-D renderer (ui/render.py) builds its
-z-buffered drawing on `triangle_fragments`, `box_fragments`, `barycentric` and `nearest_fragments`."""
+z-buffered drawing on `triangle_fragments`, `box_fragments`, `barycentric` and `nearest_fragments`. Text comes
+from font.py's coverage masks (`draw_text`); the GUIs' panels are `fill_rect`s."""
 from __future__ import annotations
 
 from typing import Any, Iterator
 
 import numpy as np
+
+from wgkern.font import text_mask
 
 FRAGMENT_BUDGET = 1 << 21      # candidate pixels per chunk of fragments (a few tens of MB of index arrays)
 
@@ -226,3 +229,41 @@ def clip_parameters(a: np.ndarray, b: np.ndarray, low: float, high: float) -> tu
                 t1 = np.where(~parallel & (p > 0), np.minimum(t1, r), t1)
     inside &= t0 <= t1
     return t0, t1, inside
+
+
+def blend_mask(canvas: np.ndarray, mask: np.ndarray, left: int, top: int, color: np.ndarray) -> None:
+    """Blends `color` over the canvas by `mask` (rows, columns) of alpha in [0, 1], the mask's top left at pixel
+    (top, left) in rows from the top; the part outside the canvas is dropped."""
+    height, width = canvas.shape[:2]
+    top_clip, left_clip = max(-top, 0), max(-left, 0)
+    bottom, right = min(top + mask.shape[0], height), min(left + mask.shape[1], width)
+    if bottom <= top + top_clip or right <= left + left_clip:
+        return
+    region = canvas[top + top_clip:bottom, left + left_clip:right]
+    alpha = mask[top_clip:top_clip + region.shape[0], left_clip:left_clip + region.shape[1], None]
+    region += alpha * (np.asarray(color, np.float32) - region)
+
+
+def fill_rect(canvas: np.ndarray, left: int, top: int, width: int, height: int, color: np.ndarray,
+              alpha: float = 1.0) -> None:
+    """A filled box of width x height pixels from pixel (top, left) (rows from the top), blended with `alpha`."""
+    if width <= 0 or height <= 0:
+        return
+    region_top, region_left = max(top, 0), max(left, 0)
+    bottom, right = min(top + height, canvas.shape[0]), min(left + width, canvas.shape[1])
+    if bottom > region_top and right > region_left:
+        region = canvas[region_top:bottom, region_left:right]
+        if alpha >= 1:
+            region[:] = color
+        else:
+            region += np.float32(alpha) * (np.asarray(color, np.float32) - region)
+
+
+def draw_text(canvas: np.ndarray, text: str, left: int, top: int, size: float, color: np.ndarray) -> tuple[int, int]:
+    """`text` in `color`, `size` pixels per line, its box's top left corner at pixel (top, left) (rows from the
+    top), blended by the glyphs' coverage; returns the box's (width, height) in pixels."""
+    if not text or size <= 0:
+        return 0, 0
+    mask = text_mask(text, float(size))
+    blend_mask(canvas, mask, int(left), int(top), color)
+    return mask.shape[1], mask.shape[0]
