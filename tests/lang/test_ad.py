@@ -161,6 +161,35 @@ def test_tape_errors(arch):
         wk.ad.FwdMode(loss=wk.field(wk.f32, shape=(), needs_dual=True), param=f)
 
 
+def test_tape_validation_without_debug_warns(arch):
+    # Taichi's Tape(validation=True) checks the global data access rule only under debug=True, and says so.
+    y = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def set_one():
+        y[None] = 1.0
+
+    with pytest.warns(UserWarning, match="Debug mode is disabled"):
+        with wk.ad.Tape(loss=y, validation=True):
+            set_one()
+
+
+def test_tape_validation_reports_a_read_then_accumulate(arch):
+    wk.init(arch=arch, debug=True)
+    x = wk.field(wk.f32, shape=4, needs_grad=True)
+    b = wk.field(wk.f32, shape=(), needs_grad=True)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def broke_rule():
+        loss[None] = x[1] * b[None]
+        b[None] += 100
+
+    with pytest.raises(wk.AutodiffError, match="global data access rule"):
+        with wk.ad.Tape(loss=loss, validation=True):
+            broke_rule()
+
+
 def test_clear_all_gradients(arch):
     x = wk.field(wk.f32, shape=3, needs_grad=True)
     x.grad.fill(2.0)

@@ -6,6 +6,7 @@ inside a `FwdMode` block kernels launch their forward-mode variant (passes/autod
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -49,7 +50,8 @@ class Tape:
     does, so kernels accumulating into it start afresh); on exit it clears the adjoints (when
     `clear_gradients`), seeds `loss.grad = 1` and replays the `.grad` kernels in reverse order.
     `grad_check=[x, ...]` (Taichi's) then checks each listed field's gradient against finite differences of the
-    recorded launches (`TapeGradChecker`) and raises AssertionError when one disagrees."""
+    recorded launches (`TapeGradChecker`) and raises AssertionError when one disagrees. `validation=True` asks
+    for the global data access rule check, which runs under `wk.init(debug=True)` (without it, a warning says so)."""
 
     def __init__(self, loss: Any = None, clear_gradients: bool = True, validation: bool = False,
                  grad_check: list[Any] | None = None):
@@ -82,6 +84,9 @@ class Tape:
             raise WkError("wk.ad.Tape blocks cannot be nested")
         self.program = program
         self.entries = []
+        if self.validation and not program.options.debug:
+            warnings.warn("Debug mode is disabled, autodiff valid check will not work. Please specify "
+                          "`wk.init(debug=True)` to enable the check.", stacklevel=2)
         if self.loss is not None:
             self.loss.fill(0)
         if self.grad_check:

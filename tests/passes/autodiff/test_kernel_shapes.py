@@ -175,6 +175,30 @@ def test_access_rule_allows_write_then_read_in_later_task():
     check_global_access_rule(compile_forward(staged))
 
 
+def test_access_rule_flags_accumulating_into_a_float_value_read_before():
+    # Taichi's test_ad_global_data_access_rule_checker: `loss = x * b; b += 100` in one launch; the reverse
+    # pass would replay the read of b after the increment. An integer counter read then bumped is allowed.
+    x = FakeField(T.f32, 4, True, "x")
+    b = FakeField(T.f32, (), True, "b")
+    loss = FakeField(T.f32, (), True, "loss")
+    count = FakeField(T.i32, (), False, "count")
+    n = FakeField(T.i32, 4, False, "n")
+
+    def read_then_accumulate():
+        loss[None] = x[1] * b[None]
+        b[None] += 100.0
+
+    def read_then_bump_counter():
+        for i in x:
+            n[i] = count[None]
+            count[None] += 1
+            loss[None] += x[i]
+    with pytest.raises(AutodiffError, match="global data access rule") as info:
+        check_global_access_rule(compile_forward(read_then_accumulate))
+    assert "b[None] += 100.0" in str(info.value)
+    check_global_access_rule(compile_forward(read_then_bump_counter))
+
+
 def test_loop_bound_slots_follow_locals_and_arithmetic():
     x = FakeField(T.f32, 4, True, "x")
     n = FakeField(T.i32, 4, False, "n")

@@ -83,8 +83,9 @@ def check_global_access_rule(kernel: ir.OffloadedKernel) -> None:
             if isinstance(stmt, ir.GlobalLoad) and stmt.ptr.container.kind != "temp":
                 loads.setdefault(_element(stmt.ptr), stmt)
             elif isinstance(stmt, (ir.GlobalStore, ir.AtomicOp)) and stmt.ptr.container.kind != "temp":
-                if isinstance(stmt, ir.AtomicOp) and stmt.op.value in ("add", "sub"):
-                    continue  # accumulation is allowed; reading the accumulated value is caught below
+                if isinstance(stmt, ir.AtomicOp) and stmt.op.value in ("add", "sub") \
+                        and not stmt.ptr.container.dtype.is_float:
+                    continue  # integers carry no gradient: a counter may be read and then bumped
                 reader = loads.get(_element(stmt.ptr)) or read_by_earlier_tasks.get(stmt.ptr.container)
                 if reader is not None:
                     raise AutodiffError(
