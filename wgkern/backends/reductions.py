@@ -1,11 +1,13 @@
-"""Chunk-local reductions on the CPU: which atomics of a range task accumulate in a register per chunk.
+"""Register reductions: which atomics of a range task accumulate in a register instead of hitting memory.
 
 `loss[None] += v` in a parallel loop is an atomic on one address from every index; with several workers the
 cache line bounces between cores on every iteration (measured: 65536 float adds to one address took ~1-2 ms
-on two cores). When an atomic's address is a compile-time constant and nothing else in the task touches that
-container, the chunk function (one call of `wk_parallel_for`'s body over [lo, hi)) combines the values in a
-register and applies one atomic at its end (Taichi calls this thread-local storage). Every other atomic stays
-an atomic. Floating-point sums then associate differently, which atomics never promised anyway."""
+on two cores), and on a GPU the atomics to one address serialise. When an atomic's address is a compile-time
+constant and nothing else in the task touches that container, the backends combine the values in a register
+and apply one atomic at the end (Taichi calls this thread-local storage): the CPU per chunk of a
+`wk_parallel_for`, CUDA per thread and then across the warp, WGSL per invocation and then across the
+workgroup. Every other atomic stays an atomic. Floating-point sums then associate differently, which atomics
+never promised anyway."""
 from __future__ import annotations
 
 from dataclasses import dataclass

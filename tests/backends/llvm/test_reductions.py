@@ -1,4 +1,4 @@
-"""Chunk-local reductions (backends/llvm/reductions.py): which atomics qualify, exact results for every op
+"""Chunk-local reductions (backends/reductions.py): which atomics qualify, exact results for every op
 from many workers, and one atomic per chunk in the generated code."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from wgkern.backends.llvm.reductions import chunk_reductions, identity
+from wgkern.backends.reductions import chunk_reductions, identity
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind as A
 from wgkern.ir.ops import BinaryOpKind as B

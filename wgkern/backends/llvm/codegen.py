@@ -17,7 +17,7 @@ from wgkern.lang.types import DataType
 from . import printing, sincos
 from .adstack import AdStackLowering
 from .atomics import AtomicLowering
-from .reductions import COMBINE, ChunkReduction, chunk_reductions, identity
+from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions, identity
 from .layout import ERROR_WORD_OFFSET, LAUNCH_ID_OFFSET, SCRATCH_OFFSET, SEED_OFFSET, ArgLayout
 from .lowering import Lowerings
 from .ops import BINARY, UNARY, Inst, Intrinsic, Lowering, Math, OpSpelling

@@ -42,7 +42,7 @@ from . import printing as cpu_printing
 from .adstack import CONTEXT_HEADER
 from .cpu import guard_bytes
 from .cuda_codegen import PRINT_HEADER_WORDS, THREADS_PER_BLOCK, emit_cuda_module
-from .reductions import chunk_reductions
+from wgkern.backends.reductions import chunk_reductions
 from .codegen import symbol_name
 from .layout import ArgLayout, build_layout
 from .target import CUDA_TARGET

@@ -24,7 +24,7 @@ from . import printing
 from .codegen import FunctionEmitter, ModuleEmitter, symbol_name
 from .layout import ArgLayout
 from .ops import BINARY
-from .reductions import COMBINE, chunk_reductions
+from wgkern.backends.reductions import COMBINE, chunk_reductions
 from .target import Target
 from .types import llvm_type
 
