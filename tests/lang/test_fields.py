@@ -401,3 +401,14 @@ def test_host_integer_writes_wrap_to_the_dtype(arch):
     a.fill(-2)
     widen()
     assert out.to_numpy().tolist() == [254, 254, 254]
+
+
+def test_vector_from_numpy_takes_column_and_row_layouts(arch):
+    # Quadrants' test_numpy_io: a vector field takes (..., n), (..., n, 1) and (..., 1, n) arrays.
+    vec = wk.Vector.field(3, wk.i32, shape=(2, 4))
+    for shape in [(2, 4, 3), (2, 4, 3, 1), (2, 4, 1, 3)]:
+        data = np.arange(24, dtype=np.int32).reshape(shape)
+        vec.from_numpy(data)
+        assert np.array_equal(vec.to_numpy(), data.reshape(2, 4, 3))
+    with pytest.raises(ValueError, match="shape"):
+        vec.from_numpy(np.zeros((2, 4, 3, 2), np.int32))

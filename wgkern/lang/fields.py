@@ -273,8 +273,10 @@ class Container:
         to the container's dtype."""
         self._host_ready(write=True)
         data = np.asarray(array)
-        if data.shape != self.full_shape and data.shape in (self._numpy_shape(True), self._numpy_shape(False)):
-            data = data.reshape(self.full_shape)        # a vector's (n, 1) or a one-column matrix's (n,) layout
+        row_vector = self.shape + (1,) + self.element_shape if len(self.element_shape) == 1 else None
+        if data.shape != self.full_shape and data.shape in (self._numpy_shape(True), self._numpy_shape(False),
+                                                            row_vector):
+            data = data.reshape(self.full_shape)        # a vector's (n, 1) / (1, n), a one-column matrix's (n,)
         if data.shape != self.full_shape:
             raise ValueError(f"{self.kind_name} '{self.name}' has shape {self.full_shape}; from_numpy got an "
                              f"array of shape {data.shape}")
