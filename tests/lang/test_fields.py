@@ -412,3 +412,13 @@ def test_vector_from_numpy_takes_column_and_row_layouts(arch):
         assert np.array_equal(vec.to_numpy(), data.reshape(2, 4, 3))
     with pytest.raises(ValueError, match="shape"):
         vec.from_numpy(np.zeros((2, 4, 3, 2), np.int32))
+
+
+def test_has_grad_has_dual_and_to_dlpack(arch):
+    # Taichi's container properties (Quadrants' test_api lists them on every field and ndarray class).
+    x = wk.field(wk.f32, shape=4, needs_grad=True, needs_dual=True)
+    y = wk.ndarray(wk.f32, shape=3)
+    assert x.has_grad and x.has_dual and not y.has_grad and not y.has_dual
+    x.fill(2.0)
+    if arch == wk.cpu:
+        assert type(x.to_dlpack()).__name__ == "PyCapsule"

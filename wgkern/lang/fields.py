@@ -424,7 +424,21 @@ class Container:
             raise BufferError(f"{self.kind_name} '{self.name}' has no host view to export")
         return (1, 0)             # kDLCPU
 
+    def to_dlpack(self) -> Any:
+        """Taichi's `x.to_dlpack()`: a DLPack capsule of the data (zero-copy, where __dlpack__ allows it)."""
+        return self.__dlpack__()
+
     # ---- conveniences -----------------------------------------------------------------------------------
+
+    @property
+    def has_grad(self) -> bool:
+        """Taichi's `x.has_grad`: whether x has a `.grad` container (needs_grad=True)."""
+        return getattr(self, "grad", None) is not None
+
+    @property
+    def has_dual(self) -> bool:
+        """Taichi's `x.has_dual`: whether x has a `.dual` container (needs_dual=True)."""
+        return getattr(self, "dual", None) is not None
 
     @property
     def ndim(self) -> int:
