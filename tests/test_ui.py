@@ -189,6 +189,64 @@ def test_widgets_return_the_values_they_are_given():
         gui.end()
 
 
+def _frame_rows(window):
+    """The window's frame so far as float RGB rows from the top."""
+    return np.transpose(window.get_image_buffer_as_numpy()[..., :3], (1, 0, 2))[::-1]
+
+
+def test_sub_windows_are_drawn_as_panels_with_their_widgets(tmp_path):
+    from wgkern.ui import imgui
+
+    window = _window(res=(200, 100))
+    gui = window.get_gui()
+    with gui.sub_window("Panel##1", 0.1, 0.2, 0.5, 0.6) as panel:     # left 20, top 20, 100 x 60 pixels
+        panel.text("hi", color=(1.0, 0.0, 0.0))
+        assert panel.slider_float("dt", 0.5, 0.0, 1.0) == 0.5
+        assert panel.checkbox("on", True) is True
+    rows = _frame_rows(window)
+    assert np.allclose(rows[19, 60], BACKGROUND) and np.allclose(rows[50, 121], BACKGROUND)   # outside
+    assert np.allclose(rows[21, 90], imgui.TITLE_BACKGROUND[0])        # the title bar ...
+    title = rows[20:20 + imgui.TITLE_HEIGHT, 20:120]
+    assert (title == 1.0).all(axis=2).sum() > 20                        # ... and its white text, "Panel"
+    body_color = np.float32(0.94) * np.float32(0.06) + np.float32(0.06) * np.array(BACKGROUND, np.float32)
+    assert np.allclose(rows[78, 110], body_color, atol=1e-3)            # translucent body
+    text_top = 20 + imgui.TITLE_HEIGHT + imgui.WINDOW_PADDING
+    red = (rows == (1.0, 0.0, 0.0)).all(axis=2)
+    red_rows, red_cols = np.nonzero(red)
+    assert red_rows.min() == text_top + 1 and red_rows.max() == text_top + 7    # "hi": one font unit per pixel
+    assert red_cols.min() == 28 and red_cols.max() < 28 + 12
+    slider_top = text_top + imgui.FONT_SIZE + imgui.ITEM_SPACING_Y
+    grab = (rows[slider_top + 5] == np.float32(imgui.SLIDER_GRAB[0])).all(axis=1)
+    grab_cols = np.nonzero(grab)[0]
+    item_width = round(imgui.ITEM_WIDTH_FRACTION * 100)
+    assert grab_cols.min() == 28 + 2 + round(0.5 * (item_width - 4 - imgui.GRAB_WIDTH))    # the grab at 0.5
+    window.save_image(str(tmp_path / "panel.png"))
+    assert (_read_png(tmp_path / "panel.png")[..., :3] == 255).all(axis=2).any()    # the PNG has the panel
+    window.show()
+    window.show()
+    assert np.allclose(_frame_rows(window), BACKGROUND)                 # a new frame asked for no widgets
+
+
+def test_sub_window_placement_sticks_and_stray_widgets_use_the_default_window():
+    from wgkern.ui import imgui
+
+    window = _window(res=(200, 160))
+    gui = window.get_gui()
+    with gui.sub_window("a", 0.0, 0.0, 0.3, 0.3):
+        pass
+    window.show()
+    with gui.sub_window("a", 0.6, 0.6, 0.3, 0.3):                       # moved: ImGui keeps the first place
+        gui.text("\u00e9t\u00e9 \u2603\n\tok")                               # no glyphs: boxes, no crash
+    rows = _frame_rows(window)
+    assert np.allclose(rows[2, 30], imgui.TITLE_BACKGROUND[0]) and np.allclose(rows[150, 190], BACKGROUND)
+    window.show()
+    gui.button("stray")                                                 # outside any sub-window
+    rows = _frame_rows(window)
+    _, left, top, _, _ = imgui.IMPLICIT_WINDOW
+    assert np.allclose(rows[top + 2, left + 30], imgui.TITLE_BACKGROUND[0])
+    assert np.allclose(rows[top - 1, left - 1], BACKGROUND)
+
+
 def test_camera_settings_and_user_tracking_without_input():
     camera = wk.ui.make_camera()
     camera.position(1.0, 2.0, 3.0)

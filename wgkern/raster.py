@@ -255,8 +255,9 @@ def fill_rect(canvas: np.ndarray, left: int, top: int, width: int, height: int, 
         region = canvas[region_top:bottom, region_left:right]
         if alpha >= 1:
             region[:] = color
-        else:
-            region += np.float32(alpha) * (np.asarray(color, np.float32) - region)
+        else:                                       # in place: no temporaries the size of the box
+            region *= np.float32(1.0 - alpha)
+            region += np.float32(alpha) * np.asarray(color, np.float32)
 
 
 def draw_text(canvas: np.ndarray, text: str, left: int, top: int, size: float, color: np.ndarray) -> tuple[int, int]:

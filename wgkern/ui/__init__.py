@@ -2,7 +2,7 @@
 
 `Window` (window.py) owns the frame loop and the image; `get_canvas()` gives 2-D drawing (canvas.py), `Scene` /
 `window.get_scene()` and `Camera` (scene.py, camera.py) 3-D content drawn by render.py, `get_gui()` widgets
-that return the values they are given (imgui.py). `running` stays True until the program ends it, or for
+drawn as panels over the frame that return the values they are given (imgui.py). `running` stays True until the program ends it, or for
 WK_GUI_MAX_FRAMES frames; WK_GUI_SAVE=path.png saves each shown frame, as for wk.GUI. `wk.ui.GUI` is wk.GUI."""
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """`wk.ui.Window`: Taichi's GGUI window, off-screen. It owns the frame: the background color, the drawing queued
 by the canvas this frame, and the image and depth they render to when the frame is shown or read. There is no
 input: no events, no key pressed, the cursor at (0.5, 0.5). The frame loop (`running`, WK_GUI_MAX_FRAMES,
-WK_GUI_SAVE) is the one wk.GUI has (gui.py). Drawing calls live in canvas.py, widgets in imgui.py."""
+WK_GUI_SAVE) is the one wk.GUI has (gui.py). Drawing calls live in canvas.py, widgets in imgui.py (drawn last,
+over the canvas, as ImGui draws over GGUI's frame)."""
 from __future__ import annotations
 
 import sys
@@ -35,7 +36,7 @@ class Window(HeadlessFrames):
         self._rendered = False          # whether _frame holds this frame's drawing (or the last shown frame)
         self._canvas = Canvas(self)
         self._scene: Scene | None = None
-        self._gui = Gui()
+        self._gui = Gui(changed=self._gui_changed)
         if show_window:
             print(f"wk.ui.Window '{name}': drawing off-screen (no window); window.save_image('file.png') saves "
                   "a frame", file=sys.stderr)
@@ -88,6 +89,7 @@ class Window(HeadlessFrames):
             self._rendered = False
         self._frame_shown(self._image_rows())
         self._queued = []
+        self._gui.new_frame()
 
     def save_image(self, filename: str) -> None:
         """Writes this frame as drawn so far (before show(), as in Taichi) to a PNG file."""
@@ -116,6 +118,10 @@ class Window(HeadlessFrames):
     def destroy(self) -> None:
         self.running = False
 
+    def _gui_changed(self) -> None:
+        """The widgets of this frame changed: the image is drawn again when next shown or read."""
+        self._rendered = False
+
     def _image_rows(self) -> np.ndarray:
         """Renders the queued frame if it is not yet; float RGB rows from the top."""
         if not self._rendered:
@@ -123,6 +129,7 @@ class Window(HeadlessFrames):
             self._frame.depth[:] = 1.0
             for draw in self._queued:
                 draw(self._frame)
+            self._gui.draw(self._frame.image)
             self._rendered = True
         return self._frame.image
 
