@@ -502,3 +502,17 @@ def test_fill_sets_every_component_of_a_vector_element_in_memory(arch):
     fill_elements()
     assert s.b.to_numpy().tolist() == [[i] * 3 for i in range(4)]
     assert v.to_numpy().tolist() == [[i * 2.0] * 2 for i in range(4)]
+
+
+def test_not_of_a_vector_is_element_wise(arch):
+    # Taichi: `not m` of a matrix is the element-wise logical not (Quadrants' test_element_wise test_unary).
+    y = wk.Matrix.field(3, 2, wk.i32, shape=())
+    x = wk.Matrix.field(3, 2, wk.i32, shape=())
+    y.from_numpy(np.array([[3, 2], [9, 0], [7, 0]], np.int32))
+
+    @wk.kernel
+    def negate():
+        x[None] = not y[None]
+
+    negate()
+    assert x.to_numpy().tolist() == [[0, 0], [0, 1], [0, 1]]

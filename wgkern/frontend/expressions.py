@@ -215,6 +215,8 @@ class ExpressionMixin:
             if not base.element_shape:
                 raise CompileError(f"'{base.label}' is indexed with too many indices")
             indices = self.expand_indices(indices)
+            if any(isinstance(i, slice) for i in indices):
+                return self.vector_subscript(self.load_ref(base), indices)    # x[i][:, j] read as a value
             if len(indices) > len(base.element_shape):
                 raise CompileError(f"elements of '{base.label}' have shape {base.element_shape}; got "
                                    f"{len(indices)} indices")
@@ -239,49 +241,80 @@ class ExpressionMixin:
             raise CompileError(f"cannot index {describe(base)} with {key!r}: {exc}") from None
 
     def element_selection(self, shape: tuple[int, ...], indices: list[Any]) -> tuple[Any, tuple[int, ...]]:
-        """Flat element positions picked by `indices` from a vector/matrix of `shape`: (list of ints,
-        result shape), or (runtime flat index, ()) for a runtime scalar pick."""
+        """Flat element positions picked by `indices` from a vector/matrix of `shape`: (list of positions,
+        result shape), or (runtime flat index, ()) for a runtime scalar pick. A position is an int, or a runtime
+        flat index where a slice or a whole row sits beside a runtime index (`m[:, j]`, `m[i, 1:]`, `m[i]`)."""
         if not 1 <= len(indices) <= len(shape):
             raise CompileError(f"a {'x'.join(map(str, shape))} value takes 1 to {len(shape)} indices, "
                                f"got {len(indices)}")
-        static = [i for i in indices if not is_runtime(i)]
-        for i in static:
-            if not isinstance(i, (int, slice)):
+        for i in indices:
+            if not is_runtime(i) and not isinstance(i, (int, slice)):
                 raise CompileError(f"vector/matrix indices must be integers or slices, got {i!r}")
-        if len(static) == len(indices):
-            axes: list[list[int]] = []       # positions picked along each axis
-            kept: list[int] = []             # lengths of the axes a slice keeps
-            for i, n in zip(indices, shape):
-                if isinstance(i, slice):
-                    axes.append(list(range(*i.indices(n))))
-                    kept.append(len(axes[-1]))
-                    continue
-                position = i if i >= 0 else i + n
-                if not 0 <= position < n:
-                    raise CompileError(f"index {i} is out of range for a size-{n} axis")
-                axes.append([position])
-            if len(axes) < len(shape):       # m[i]: row i
-                axes.append(list(range(shape[1])))
-                kept.append(shape[1])
-            if any(k == 0 for k in kept):
-                raise CompileError("a vector/matrix slice must keep at least one element")
-            if len(shape) == 1:
-                return axes[0], tuple(kept)
-            return [r * shape[1] + c for r in axes[0] for c in axes[1]], tuple(kept)
-        if len(indices) != len(shape):
-            raise CompileError("a runtime index into a matrix must pick one element (m[i, j])")
-        flat = self.as_index(indices[0])
-        if len(shape) == 2:
-            flat = arith.binary(self.b, BinaryOpKind.ADD,
-                                arith.binary(self.b, BinaryOpKind.MUL, flat, self.b.const(shape[1], T.i32)),
-                                self.as_index(indices[1]))
-        return flat, ()
+        picks_one = len(indices) == len(shape) and not any(isinstance(i, slice) for i in indices)
+        if picks_one and any(is_runtime(i) for i in indices):
+            flat = self.as_index(indices[0])
+            if len(shape) == 2:
+                flat = arith.binary(self.b, BinaryOpKind.ADD,
+                                    arith.binary(self.b, BinaryOpKind.MUL, flat, self.b.const(shape[1], T.i32)),
+                                    self.as_index(indices[1]))
+            return flat, ()
+        axes, kept = self.selection_axes(shape, indices)
+        if len(shape) == 1:
+            return axes[0], kept
+        return [self.flat_position(r, c, shape[1]) for r in axes[0] for c in axes[1]], kept
+
+    def selection_axes(self, shape: tuple[int, ...], indices: list[Any]) -> tuple[list[list[Any]], tuple[int, ...]]:
+        """The positions `indices` pick along each axis of `shape` (ints, or a runtime index), and the lengths
+        of the axes a slice keeps (the result's shape)."""
+        axes: list[list[Any]] = []
+        kept: list[int] = []
+        for i, n in zip(indices, shape):
+            if isinstance(i, slice):
+                axes.append(list(range(*i.indices(n))))
+                kept.append(len(axes[-1]))
+                continue
+            if is_runtime(i):
+                axes.append([self.as_index(i)])
+                continue
+            position = i if i >= 0 else i + n
+            if not 0 <= position < n:
+                raise CompileError(f"index {i} is out of range for a size-{n} axis")
+            axes.append([position])
+        if len(axes) < len(shape):           # m[i]: row i
+            axes.append(list(range(shape[1])))
+            kept.append(shape[1])
+        if any(k == 0 for k in kept):
+            raise CompileError("a vector/matrix slice must keep at least one element")
+        return axes, tuple(kept)
+
+    def element_slice_refs(self, base: GlobalRef, indices: list[Any]) -> list[GlobalRef]:
+        """`x[i][:, j] = ...`: one reference per element of a field element's slice, row-major."""
+        axes, _ = self.selection_axes(base.element_shape, indices)
+        combos: list[list[Any]] = [[]]
+        for axis in axes:
+            combos = [combo + [self.as_index(p)] for combo in combos for p in axis]
+        refs = []
+        for extra in combos:
+            if base.clamp:
+                extra = self.clamp_element_indices(extra, base.element_shape)
+            refs.append(GlobalRef(base.slot, base.indices + extra, (), base.label, base.clamp))
+        return refs
+
+    def flat_position(self, row: Any, column: Any, columns: int) -> Any:
+        """row * columns + column: an int for int positions, else a runtime index."""
+        if isinstance(row, int) and isinstance(column, int):
+            return row * columns + column
+        row = self.b.const(row, T.i32) if isinstance(row, int) else row
+        column = self.b.const(column, T.i32) if isinstance(column, int) else column
+        return arith.binary(self.b, BinaryOpKind.ADD,
+                            arith.binary(self.b, BinaryOpKind.MUL, row, self.b.const(columns, T.i32)), column)
 
     def vector_subscript(self, v: VectorValue, indices: list[Any]) -> Any:
         selection, shape = self.element_selection(v.shape, indices)
         if isinstance(selection, ir.Stmt):
             return vectors.dynamic_element(self.b, v.elements, selection)
-        picked = [v.elements[k] for k in selection]
+        picked = [v.elements[k] if isinstance(k, int) else vectors.dynamic_element(self.b, v.elements, k)
+                  for k in selection]
         return picked[0] if not shape else VectorValue(picked, shape[0], shape[1] if len(shape) > 1 else 0)
 
     # ---- operators ------------------------------------------------------------------------------------------
@@ -341,9 +374,7 @@ class ExpressionMixin:
         if op_type is ast.UAdd:
             return value
         if isinstance(value, VectorValue):
-            if op_type is ast.Not:
-                raise CompileError("'not' needs a scalar; use wk.select or compare elements")
-            return vectors.unary(self.b, UNARY_OPS[op_type], value)
+            return vectors.unary(self.b, UNARY_OPS[op_type], value)     # `not m` is element-wise, as in Taichi
         return arith.unary(self.b, UNARY_OPS[op_type], value)
 
     def visit_Compare(self, node: ast.Compare) -> Any:
