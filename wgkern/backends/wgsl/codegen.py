@@ -22,6 +22,7 @@ from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 from wgkern.resources import wgsl_source
 from wgkern.backends.adstack import METADATA_FIELDS, collect_stacks
+from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions, identity
 from wgkern.backends.wgsl import mathlib
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
@@ -211,6 +212,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         self.uses_f16 = False
         self.loop_depth = 0
         self.loop_vars: dict[ir.RangeFor, str] = {}
+        self.reductions: dict[ir.AtomicOp, ChunkReduction] = {}     # register reductions (range tasks)
+        self.reduction_registers: dict[ChunkReduction, str] = {}
         self.task = task
         self.task_index = next(k for k, t in enumerate(self.kernel.tasks) if t is task)
         self.stack_row_base = self.first_rows[self.task_index]
@@ -329,6 +332,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
                   f"{WORKGROUP_SIZE}u + wk_local_index;")
         if self.stacks[self.task_index]:
             self.emit("let wk_slice = wk_k;   // this thread's adstack slice")
+        self._declare_reduction_registers(task)
         self.emit("loop {")
         self.indent += 1
         self.emit("if (wk_k >= wk_count) { break; }")
@@ -350,7 +354,59 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         self.emit("}")
         self.indent -= 1
         self.emit("}")
+        self._flush_reduction_registers()
         self.lines.append("}")
+
+    def _declare_reduction_registers(self, task: ir.Task) -> None:
+        """Registers for the task's register reductions (backends/reductions.py) of 32- and 64-bit values,
+        one per invocation, starting from the op's identity. Not on CPU adapters: lavapipe runs a workgroup
+        barrier by switching between coroutines of invocations (a sum over 2^20 f32 took 20x longer), while
+        its atomics on one address are cheap."""
+        if MASKED_BRANCHES in self.features:
+            return
+        self.reductions = {atomic: reduction for atomic, reduction in chunk_reductions(task).items()
+                           if reduction.dtype.bits >= 32}
+        for reduction in dict.fromkeys(self.reductions.values()):
+            name = f"wk_red{len(self.reduction_registers)}"
+            self.reduction_registers[reduction] = name
+            start = wtypes.literal(identity(reduction.op, reduction.dtype), reduction.dtype)
+            self.emit(f"var {name}: {wtypes.register_type(reduction.dtype)} = {start};   // register reduction")
+
+    def _combine(self, reduction: ChunkReduction, a: str, b: str) -> str:
+        spelling = wops.lookup(wops.WGSL_BINARY[COMBINE[reduction.op]], reduction.dtype)
+        return self._spell(spelling, "reduction", reduction.dtype, reduction.dtype, reduction.ptr.loc, a=a, b=b)
+
+    def _flush_reduction_registers(self) -> None:
+        """After the invocation's last index: a tree reduction of each register over the workgroup (in
+        workgroup memory), then one atomic per workgroup. Every invocation gets here: the bounds are the
+        same for the whole dispatch, the grid-stride loop ends in structured control flow, and a `return`
+        in the parallel body only ends its index."""
+        if not self.reduction_registers:
+            return
+        names = [(reduction, name, f"wk_wg{k}") for k, (reduction, name) in
+                 enumerate(self.reduction_registers.items())]
+        for reduction, _, shared in names:
+            self.helpers[shared] = (f"var<workgroup> {shared}: array<{wtypes.register_type(reduction.dtype)}, "
+                                    f"{WORKGROUP_SIZE}>;\n")
+        self.emit("// register reductions: combine over the workgroup, then one atomic per workgroup")
+        for _, name, shared in names:
+            self.emit(f"{shared}[wk_local_index] = {name};")
+        self.emit("workgroupBarrier();")
+        self.emit(f"for (var wk_half = {WORKGROUP_SIZE // 2}u; wk_half > 0u; wk_half = wk_half >> 1u) {{")
+        self.emit("  if (wk_local_index < wk_half) {")
+        for reduction, _, shared in names:
+            combined = self._combine(reduction, f"{shared}[wk_local_index]", f"{shared}[wk_local_index + wk_half]")
+            self.emit(f"    {shared}[wk_local_index] = {combined};")
+        self.emit("  }")
+        self.emit("  workgroupBarrier();")
+        self.emit("}")
+        self.emit("if (wk_local_index == 0u) {")
+        self.indent += 1
+        for reduction, _, shared in names:
+            self.visit(reduction.ptr)        # constant indices: the address is valid here
+            self.emit(f"let {self.fresh()} = {self._atomic_expr(reduction.op, reduction.ptr, f'{shared}[0]')};")
+        self.indent -= 1
+        self.emit("}")
 
     def _emit_serial_main(self, task: ir.Task) -> None:
         self.lines.append("@compute @workgroup_size(1)")
@@ -543,23 +599,36 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
             self.let(stmt, self._decode(decl, f"wk_atomic_{helper_name}({index}, {expected}, "
                                               f"{self._encode(decl, value)})"))
             return
-        builtin = wops.WGSL_ATOMIC_BUILTIN.get(stmt.op)
-        native = builtin is not None and (decl.bits_type is None or stmt.op in wops.BITWISE_ATOMIC) \
-            and not (dtype.is_int and dtype.bits < 32 and stmt.op in _WRAPPING_ATOMIC)
-        if native:
-            self.let(stmt, self._decode(decl, f"{builtin}(&{ref}, {self._encode(decl, value)})"))
+        reduction = self.reductions.get(stmt)
+        if reduction is not None:          # accumulate in the invocation's register (flushed at the end)
+            register = self.reduction_registers[reduction]
+            self.emit(f"{register} = {self._combine(reduction, register, value)};")
+            self.names[stmt] = wtypes.literal(0, dtype)     # unused: only unused atomics are reductions
             return
+        self.let(stmt, self._atomic_expr(stmt.op, stmt.ptr, value))
+
+    def _atomic_expr(self, op: AtomicOpKind, ptr: ir.GlobalPtr, value: str) -> str:
+        """The old value of an atomic `op` (not CAS) of register value `value` on the element `ptr` names."""
+        decl = self.decls[self.slot_index[id(ptr.container)]]
+        ref = self.value(ptr)
+        index = ref[ref.index("[") + 1:-1]
+        dtype = decl.dtype
+        builtin = wops.WGSL_ATOMIC_BUILTIN.get(op)
+        native = builtin is not None and (decl.bits_type is None or op in wops.BITWISE_ATOMIC) \
+            and not (dtype.is_int and dtype.bits < 32 and op in _WRAPPING_ATOMIC)
+        if native:
+            return self._decode(decl, f"{builtin}(&{ref}, {self._encode(decl, value)})")
         # compare-exchange loop: float bits, a narrow int whose sum must wrap to its own width, or an op with no
         # builtin (mul)
-        combine = wops.WGSL_ATOMIC_COMBINE[stmt.op]
+        combine = wops.WGSL_ATOMIC_COMBINE[op]
         if decl.bits_type is not None:
             reg = wtypes.register_type(dtype)
             decode, encode = f"bitcast<{reg}>(old_bits)", f"bitcast<{decl.bits_type}>({combine})"
         else:
             decode, encode = "old_bits", wtypes.wrap_narrow(combine, dtype)
-        helper_name = f"{stmt.op.value}_{decl.name}"
+        helper_name = f"{op.value}_{decl.name}"
         self.use_helper("atomic_cas", dtype, NAME=helper_name, BUF=decl.name, DECODE=decode, ENCODE=encode)
-        self.let(stmt, f"wk_atomic_{helper_name}({index}, {value})")
+        return f"wk_atomic_{helper_name}({index}, {value})"
 
     def visit_ShapeOf(self, stmt: ir.ShapeOf) -> None:
         self.names[stmt] = self._extent(stmt.container, stmt.axis)
