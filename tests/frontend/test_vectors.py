@@ -516,3 +516,37 @@ def test_not_of_a_vector_is_element_wise(arch):
 
     negate()
     assert x.to_numpy().tolist() == [[0, 0], [0, 1], [0, 1]]
+
+
+def test_slices_beside_a_runtime_index_read_and_write_locals_and_field_elements(arch):
+    # Taichi's test_matrix_slice: m[:, j] and m[j, 1:] with j a loop variable, on a local matrix and on a field
+    # element, read and assigned (values checked against Taichi 1.7)
+    r = wk.Vector.field(3, wk.f32, shape=3)
+    q = wk.Matrix.field(3, 3, wk.f32, shape=3)
+    f = wk.Matrix.field(2, 3, wk.f32, shape=())
+
+    @wk.kernel
+    def k():
+        m = wk.Matrix([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+        for j in range(3):
+            n = wk.Matrix.zero(wk.f32, 3, 3)
+            r[j] = m[:, j] + m[j, :] * 10
+            for c in range(3):
+                n[:, c] = wk.Vector([j, c, 1])
+                n[c, 1:] += 100.0
+            q[j] = n
+            q[j][:, j] = q[j][j, :] * 2
+        f[None][:, 1] = [5, 6]
+        f[None][1, :] += wk.Vector([1, 1, 1])
+
+    k()
+    m = np.arange(1, 10, dtype=np.float32).reshape(3, 3)
+    np.testing.assert_array_equal(r.to_numpy(), [m[:, j] + m[j, :] * 10 for j in range(3)])
+    for j in range(3):
+        n = np.zeros((3, 3), np.float32)
+        for c in range(3):
+            n[:, c] = [j, c, 1]
+            n[c, 1:] += 100.0
+        n[:, j] = n[j, :] * 2
+        np.testing.assert_array_equal(q.to_numpy()[j], n)
+    np.testing.assert_array_equal(f.to_numpy(), [[0, 5, 0], [1, 7, 1]])

@@ -181,6 +181,8 @@ class StatementMixin:
                 selection, picked = self.element_selection(shape, indices)
                 return VarElements(var, selection, picked)
             base = self.visit(node.value)
+            if isinstance(base, GlobalRef) and any(isinstance(i, slice) for i in indices):
+                return self.element_slice_refs(base, indices)      # components, written as a swizzle's are
             place = self.subscript(base, indices, ast.unparse(node.value))
             if isinstance(place, (GlobalRef, StructElement, SparseMatrixEntry)):
                 return place
@@ -220,7 +222,8 @@ class StatementMixin:
         loads = [self.b.load(a) for a in place.var.allocas]
         if isinstance(place.selection, ir.Stmt):
             return vectors.dynamic_element(self.b, loads, place.selection)
-        picked = [loads[k] for k in place.selection]
+        picked = [loads[k] if isinstance(k, int) else vectors.dynamic_element(self.b, loads, k)
+                  for k in place.selection]
         shape = place.shape
         return picked[0] if not shape else VectorValue(picked, shape[0], shape[1] if len(shape) > 1 else 0)
 
@@ -237,8 +240,13 @@ class StatementMixin:
         if isinstance(place, BindingPlace):
             self.write_binding(place.binding, value)
             return
-        if isinstance(place, list):                     # components of a field element (a swizzle)
-            parts = self.unpack(value, len(place)) if not is_python_number(value) else [value] * len(place)
+        if isinstance(place, list):                     # components of a field element (a swizzle, a slice)
+            if isinstance(value, VectorValue) and len(value.elements) == len(place):
+                parts = list(value.elements)            # a matrix value fills a matrix slice row by row
+            elif is_python_number(value) or isinstance(value, ir.Stmt):
+                parts = [value] * len(place)
+            else:
+                parts = self.unpack(value, len(place))
             for ref, part in zip(place, parts):
                 self.store_ref(ref, part)
             return
@@ -247,9 +255,7 @@ class StatementMixin:
         if isinstance(place.selection, ir.Stmt):
             if isinstance(value, VectorValue):
                 raise CompileError("a runtime-indexed vector element takes a scalar")
-            for k, alloca in enumerate(allocas):
-                hit = self.b.binary(BinaryOpKind.CMP_EQ, place.selection, self.b.const(k, T.i32))
-                self.b.store(alloca, self.b.select(hit, value, self.b.load(alloca)))
+            self.store_at_runtime_position(allocas, place.selection, value)
             return
         if isinstance(value, VectorValue):
             if len(value.elements) != len(place.selection):
@@ -258,7 +264,16 @@ class StatementMixin:
         else:
             elements = [value] * len(place.selection)
         for k, element in zip(place.selection, elements):
-            self.b.store(allocas[k], element)
+            if isinstance(k, int):
+                self.b.store(allocas[k], element)
+            else:
+                self.store_at_runtime_position(allocas, k, element)
+
+    def store_at_runtime_position(self, allocas: list[ir.Alloca], position: ir.Stmt, value: ir.Stmt) -> None:
+        """allocas[position] = value for a runtime position: each element keeps its value unless it is the one."""
+        for k, alloca in enumerate(allocas):
+            hit = self.b.binary(BinaryOpKind.CMP_EQ, position, self.b.const(k, T.i32))
+            self.b.store(alloca, self.b.select(hit, value, self.b.load(alloca)))
 
     def assign_target(self, target: ast.expr, value: Any, static: bool = False) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
