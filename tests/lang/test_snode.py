@@ -93,3 +93,56 @@ def test_every_axis_combination_has_taichi_s_name(fake_program):
     f = wk.field(wk.f32)
     wk.root.dense(wk.i, 2).dense(wk.jk, 3).place(f)
     assert f.shape == (2, 3, 3)
+
+
+def test_fields_builder_places_fields_after_kernels_ran(arch):
+    # Taichi's test_fields_builder: each FieldsBuilder is a root of its own, finalized once; deactivate_all
+    # clears its own sparse nodes only; a tree is destroyed once
+    x = wk.field(wk.f32)
+    fb1 = wk.FieldsBuilder()
+    fb1.pointer(wk.i, 5).place(x)
+    fb1.finalize()
+
+    @wk.kernel
+    def fill_x():
+        for i in range(5):
+            x[i] = i * 3
+
+    fill_x()
+    y = wk.field(wk.f32)
+    fb2 = wk.FieldsBuilder()
+    fb2.bitmasked(wk.i, 5).place(y)
+    tree = fb2.finalize()
+
+    @wk.kernel
+    def fill_y_and_count() -> int:
+        for i in range(5):
+            y[i] = x[i] + 1
+        c = 0
+        for i in y:
+            c += 1
+        for i in x:
+            c += 100
+        return c
+
+    assert fill_y_and_count() == 505
+    assert y.to_numpy().tolist() == [1, 4, 7, 10, 13]
+    fb2.deactivate_all()
+
+    @wk.kernel
+    def count() -> int:
+        c = 0
+        for i in y:
+            c += 1
+        for i in x:
+            c += 100
+        return c
+
+    assert count() == 500
+    with pytest.raises(wk.WkError, match="finalized"):
+        fb2.dense(wk.i, 3)
+    tree.destroy()
+    with pytest.raises(wk.WkError, match="destroyed"):
+        tree.destroy()
+    with pytest.warns(UserWarning, match="empty FieldsBuilder"):
+        wk.FieldsBuilder().finalize()

@@ -11,6 +11,7 @@ every such `.grad` now."""
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import Any
 
 from wgkern.errors import WkError
@@ -232,3 +233,75 @@ class SNode:
 
 
 root = SNode()
+
+
+class FieldsBuilder(SNode):
+    """Taichi's `ti.FieldsBuilder()`: a root of its own for fields placed after others are in use
+    (`fb.dense(wk.i, n).place(x); tree = fb.finalize()`). Every field is its own dense array here, so the builder
+    is a root node that `finalize()` closes to further placement; the tree it returns has Taichi's `destroy()`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.finalized = False
+        self.empty = True
+
+    def _check_not_finalized(self) -> None:
+        if self.finalized:
+            raise WkError("FieldsBuilder finalized: no more nodes or fields can be added to it")
+
+    def _child(self, kind: str, axes: Any, dimensions: Any) -> SNode:
+        self._check_not_finalized()
+        self.empty = False
+        return super()._child(kind, axes, dimensions)
+
+    def place(self, *fields: Any, offset: Any = None) -> SNode:
+        self._check_not_finalized()
+        self.empty = False
+        return super().place(*fields, offset=offset)
+
+    def lazy_grad(self) -> None:
+        self._check_not_finalized()
+        super().lazy_grad()
+
+    def lazy_dual(self) -> None:
+        self._check_not_finalized()
+        super().lazy_dual()
+
+    def finalize(self, raise_warning: bool = True) -> SNodeTree:
+        self._check_not_finalized()
+        if self.empty and raise_warning:
+            warnings.warn("Finalizing an empty FieldsBuilder!", stacklevel=2)
+        self.finalized = True
+        return SNodeTree(self)
+
+    def deactivate_all(self) -> None:
+        """Deactivate the sparse nodes of this builder's tree (fields elsewhere keep their cells)."""
+        if not self.finalized:
+            warnings.warn("'deactivate_all()' would do nothing if FieldsBuilder is not finalized", stacklevel=2)
+            return
+        from wgkern.lang import sparse
+        from wgkern.runtime.program import get_program
+        for container in list(get_program().containers):
+            owner = getattr(container, "_activity_of", None)
+            node = owner if owner is not None else sparse.place_node(container)
+            if node is None or (owner is None and not sparse.sparse_levels(container)):
+                continue
+            top = node
+            while top._parent is not None:
+                top = top._parent
+            if top is self:
+                container._fill_raw(0)
+
+
+class SNodeTree:
+    """What `FieldsBuilder.finalize()` returns (Taichi's SNodeTree). `destroy()` ends the tree once (a second call
+    raises, as in Taichi); the fields' storage goes when they are no longer referenced."""
+
+    def __init__(self, builder: FieldsBuilder) -> None:
+        self.root = builder
+        self.destroyed = False
+
+    def destroy(self) -> None:
+        if self.destroyed:
+            raise WkError("SNode tree has been destroyed")
+        self.destroyed = True
