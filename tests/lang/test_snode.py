@@ -146,3 +146,37 @@ def test_fields_builder_places_fields_after_kernels_ran(arch):
         tree.destroy()
     with pytest.warns(UserWarning, match="empty FieldsBuilder"):
         wk.FieldsBuilder().finalize()
+
+
+def test_place_with_offset_shifts_indices_of_dense_and_sparse_placements(arch):
+    # Taichi's test_offset: place(x, offset=...) as wk.field(offset=...) does; struct-for loops give offset indices
+    a = wk.field(wk.i32)
+    wk.root.dense(wk.ij, 32).place(a, offset=(16, -16))
+    x = wk.field(wk.i32)
+    wk.root.pointer(wk.ij, 4).dense(wk.ij, 4).place(x, offset=(-8, 4))
+    g = wk.field(wk.f32)
+    wk.root.dense(wk.i, 5).place(g, g.grad, offset=-2)
+    s = wk.field(wk.i32, shape=())
+
+    @wk.kernel
+    def fill():
+        for i, j in a:
+            a[i, j] = i + j * 10
+        x[-8, 4] = 1
+        x[7, 19] = 2
+        x[-1, 8] = 3
+        for i in g:
+            g[i] = i
+
+    @wk.kernel
+    def count():
+        for i, j in x:
+            s[None] += x[i, j] * 100 + 1
+
+    fill()
+    count()
+    assert a[16, -16] == 16 - 160 and a[47, 15] == 47 + 150
+    assert s[None] == 648 and x[-1, 8] == 3
+    assert g.to_numpy().tolist() == [-2, -1, 0, 1, 2] and g.grad.shape == (5,)
+    with pytest.raises(wk.WkError, match="one integer per axis"):
+        wk.root.dense(wk.ij, 2).place(wk.field(wk.f32), offset=3)

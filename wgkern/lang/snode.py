@@ -104,20 +104,27 @@ class SNode:
 
     def place(self, *fields: Any, offset: Any = None) -> SNode:
         from wgkern.lang.fields import Field
+        offsets = None
         if offset is not None:
-            raise WkError("place(offset=...) is not supported")
+            offsets = (offset,) if isinstance(offset, int) else tuple(offset)
+            if len(offsets) != len(self.shape) or not all(isinstance(o, int) for o in offsets):
+                raise WkError(f"place(offset={offset!r}): give one integer per axis of the shape {self.shape}")
         if self.kind == "place":
             raise WkError("place() hangs fields below a dense/pointer/bitmasked/dynamic node, not below a field")
         from wgkern.lang.structs import StructField
         for field in fields:
             if isinstance(field, StructField):          # a struct field: its members, placed together
-                self.place(*field.members.values())
+                self.place(*field.members.values(), offset=offset)
                 object.__setattr__(field, "shape", self.shape)
                 object.__setattr__(field, "_place_node", SNode(self.axes, "place", self))
                 continue
             if not isinstance(field, Field):
                 raise WkError(f"place() takes fields, got {type(field).__name__}")
             field._place(self.shape)
+            if offsets is not None:         # the index of the first element per axis, as wk.field(offset=...)
+                for container in (field, field.grad, field.dual):
+                    if container is not None:
+                        container.offset = offsets
             if field._adjoint_of is None:     # a .grad placed beside its field stays dense
                 field._place_node = SNode(self.axes, "place", self)
         for node in self.path():
