@@ -416,3 +416,24 @@ def test_struct_constructor_values_nest_and_copy(arch):
     assert x[3].idx == 9 and x[3].line.length == 4.0
     x.fill(5)
     assert x[0].idx == 5 and np.allclose(x[0].line.direction.to_numpy(), 5.0)
+
+
+TUPLE_MEMBER = wk.types.struct(a=wk.math.vec3, b=wk.i16)
+
+
+def test_kernel_returns_a_tuple_holding_a_struct(arch):
+    # Quadrants' test_return test_real_func_tuple_ret: `-> tuple[f32, s0]` with s0 a struct type.
+    s0 = TUPLE_MEMBER
+
+    @wk.real_func
+    def make() -> tuple[wk.f32, TUPLE_MEMBER]:
+        return 1, s0(a=wk.math.vec3([100, 0.2, 3]), b=65537)
+
+    @wk.kernel
+    def bar() -> tuple[wk.f32, TUPLE_MEMBER, wk.i32]:
+        first, second = make()
+        return first, second, 7
+
+    one, made, seven = bar()
+    assert one == 1.0 and seven == 7
+    assert made.b == 1 and np.allclose(made.a, [100, 0.2, 3])

@@ -497,11 +497,19 @@ class StatementMixin:
         elif parts is None:
             annotations, values = [annotation], [value]
         else:
-            annotations = parts
             values = list(value) if isinstance(value, (tuple, list)) else [value]
             if len(values) != len(parts):
                 raise CompileError(f"kernel '{kernel.name}' is annotated to return {len(parts)} values but "
                                    f"returns {len(values) if isinstance(value, (tuple, list)) else describe(value)}")
+            annotations, flat_values = [], []
+            for part, part_value in zip(parts, values):
+                if isinstance(part, StructType):    # a struct among the values: its leaves, regrouped on the host
+                    annotations += leaf_types(part)
+                    flat_values += self.struct_leaves(part, part_value)
+                else:
+                    annotations.append(part)
+                    flat_values.append(part_value)
+            values = flat_values
         slots = []
         for k, (part, part_value) in enumerate(zip(annotations, values)):
             dtype = self.as_dtype(part)

@@ -60,6 +60,7 @@ class CompiledEntry:
     launch_extra: dict[str, Any] | None = None                # LaunchArgs.extra (reverse: adstack capacities)
     capacity_plan: Any = None                                 # reverse: stacks sized at each launch
     uses_random: bool = False                                 # the kernel draws wk.random() numbers
+    tuple_struct_parts: list[Any] | None = None   # a tuple return with struct parts: each part's annotation
 
 
 # ---- compile ------------------------------------------------------------------------------------------------
@@ -169,10 +170,13 @@ def _binding_plan(program: Program, kernel: Any, spec: Specialisation, kernel_ir
                   and spec.arg_specs[i].kind == NDARRAY]
     returns = [found[k] for k in range(len(offloaded.returns))]
     struct = _returned_struct(kernel) if returns else None
-    return CompiledEntry(kernel_ir, offloaded, compiled, spec.arg_specs, buffers, shapes, argument_slots,
-                         scalar_args, written_fields, written_args, numpy_args, temps, returns,
-                         struct is None and (len(offloaded.returns) > 1 or _returns_tuple(kernel)),
-                         struct, [None] * len(spec.arg_specs))
+    entry = CompiledEntry(kernel_ir, offloaded, compiled, spec.arg_specs, buffers, shapes, argument_slots,
+                          scalar_args, written_fields, written_args, numpy_args, temps, returns,
+                          struct is None and (len(offloaded.returns) > 1 or _returns_tuple(kernel)),
+                          struct, [None] * len(spec.arg_specs))
+    if entry.returns_tuple:
+        entry.tuple_struct_parts = _tuple_struct_parts(kernel)
+    return entry
 
 
 def _return_annotation(kernel: Any) -> Any:
@@ -183,6 +187,15 @@ def _return_annotation(kernel: Any) -> Any:
 def _returns_tuple(kernel: Any) -> bool:
     from wgkern.frontend.statements import return_annotation_parts
     return return_annotation_parts(_return_annotation(kernel)) is not None
+
+
+def _tuple_struct_parts(kernel: Any) -> list[Any] | None:
+    """The parts of a tuple return annotation when one of them is a struct (its leaves are returned one by
+    one and regrouped on the host), else None."""
+    from wgkern.frontend.statements import return_annotation_parts
+    from wgkern.lang.structs import StructType
+    parts = return_annotation_parts(_return_annotation(kernel))
+    return parts if parts and any(isinstance(part, StructType) for part in parts) else None
 
 
 def _returned_struct(kernel: Any) -> Any:
@@ -203,6 +216,7 @@ def _return_element_shapes(kernel: Any, count: int) -> list[tuple[int, ...] | No
         parts = leaf_types(annotation)
     else:
         parts = return_annotation_parts(annotation) or [annotation]
+        parts = [leaf for part in parts for leaf in (leaf_types(part) if isinstance(part, StructType) else [part])]
     return [part.element_shape if isinstance(part, VectorType) else None for part in parts]
 
 
@@ -331,6 +345,11 @@ def _read_return(program: Program, entry: CompiledEntry) -> Any:
     if entry.returns_struct is not None:
         from wgkern.lang.structs import from_leaves
         return from_leaves(entry.returns_struct, iter(values))
+    if entry.tuple_struct_parts is not None:
+        from wgkern.lang.structs import StructType, from_leaves
+        leaves = iter(values)
+        return tuple(from_leaves(part, leaves) if isinstance(part, StructType) else next(leaves)
+                     for part in entry.tuple_struct_parts)
     return tuple(values) if entry.returns_tuple else values[0]
 
 
