@@ -158,3 +158,16 @@ def flag_code(launch_code: int, task_index: int, stack_id: int) -> int:
 def decode_flag(code: int) -> tuple[int, int, int]:
     """(launch_code, task index, stack id) of a nonzero flag word."""
     return code >> 20, (code >> 10) & 0x3FF, (code & 0x3FF) - 1
+
+
+def overflow_from_flag(code: int, watched: dict[int, tuple[Any, Any]]) -> AdStackOverflowError:
+    """The error for a nonzero flag word, given the kernels launched since the flag was last read (kernel code
+    -> (compiled kernel with `.stacks` and `.kernel`, the capacities it launched with or None))."""
+    kernel_code, task_index, stack_id = decode_flag(code)
+    compiled, capacities = watched.get(kernel_code, (None, None))
+    spec = capacity = None
+    if compiled is not None and task_index < len(compiled.stacks) and \
+            0 <= stack_id < len(compiled.stacks[task_index]):
+        spec = compiled.stacks[task_index][stack_id]
+        capacity = capacities[task_index][stack_id] if capacities else spec.static_capacity
+    return overflow_error(compiled.kernel.name if compiled else "?", spec, capacity)

@@ -10,7 +10,7 @@ device, and numpy over a mapped copy outruns the reducer shader about fourfold. 
 container slot k: (unique container id, generation), or None where nothing may be cached."""
 from __future__ import annotations
 
-from typing import Any, Hashable, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -46,6 +46,18 @@ def _host_array(backend: Any, args: Any, index: dict[int, int]):
     return array
 
 
+def _once_per_launch(array: Callable[[Any], np.ndarray]) -> Callable[[Any], np.ndarray]:
+    """`array`, reading each container back at most once (for the launch this context serves)."""
+    read: dict[int, np.ndarray] = {}
+
+    def read_back(slot: Any) -> np.ndarray:
+        found = read.get(id(slot))
+        if found is None:
+            found = read[id(slot)] = array(slot)
+        return found
+    return read_back
+
+
 def max_reducer_pipeline(backend: Any) -> Any:
     """The backend's MaxReducerPipeline, compiled on first use (one per device)."""
     pipeline = getattr(backend, "max_reducer_pipeline", None)
@@ -70,28 +82,15 @@ def launch_context(kernel: Any, args: Any, backend: Any, tokens: Sequence[Hashab
 
     make_reducer = getattr(backend, "sizing_reducer", None)
     if make_reducer is not None:       # CUDA: slices reduced on the device, the rest from read-backs
-        downloads: dict[int, np.ndarray] = {}
-
-        def host_copy(slot: Any) -> np.ndarray:
-            found = downloads.get(id(slot))
-            if found is None:
-                found = downloads[id(slot)] = array(slot)
-            return found
         reducer = make_reducer(lambda slot: args.buffers[index[id(slot)]].address, shape)
-        return HostLaunchContext(args.scalars, host_copy, token, stats, cache, default_ad_stack_size, reducer,
-                                 shape)
+        return HostLaunchContext(args.scalars, _once_per_launch(array), token, stats, cache, default_ad_stack_size,
+                                 reducer, shape)
     if getattr(backend, "device", None) is None:
         return HostLaunchContext(args.scalars, array, token, stats, cache, default_ad_stack_size, None, shape)
     if getattr(backend, "host_sizing", False):
         # a CPU adapter: read each container back once per launch and reduce with numpy (no reducer pipeline)
-        downloaded: dict[int, np.ndarray] = {}
-
-        def read_back(slot: Any) -> np.ndarray:
-            found = downloaded.get(id(slot))
-            if found is None:
-                found = downloaded[id(slot)] = array(slot)
-            return found
-        return HostLaunchContext(args.scalars, read_back, token, stats, cache, default_ad_stack_size, None, shape)
+        return HostLaunchContext(args.scalars, _once_per_launch(array), token, stats, cache, default_ad_stack_size,
+                                 None, shape)
     from wgkern.sizing.wgsl_reducer import WgslLaunchContext
     pipeline = max_reducer_pipeline(backend)
     flush = getattr(backend, "flush", None)

@@ -464,18 +464,21 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
         count = max(len(dtypes), 1)
         words = self.entry_op(f"alloca [{count} x i64], align 8", "print")
         for k, (value, dtype) in enumerate(zip(stmt.values, dtypes)):
-            operand = self.value(value)
-            if dtype.is_float:
-                wide = operand if dtype.bits == 64 else self.op(f"fpext {llvm_type(dtype)} {operand} to double")
-                word = self.op(f"bitcast double {wide} to i64")
-            elif dtype.bits == 64:
-                word = operand
-            else:
-                extend = "sext" if dtype.is_signed else "zext"
-                word = self.op(f"{extend} {llvm_type(dtype)} {operand} to i64")
+            word = self.print_word(self.value(value), dtype)
             slot = self.op(f"getelementptr inbounds [{count} x i64], ptr {words}, i64 0, i64 {k}")
             self.emit(f"store i64 {word}, ptr {slot}, align 8")
         self.emit(f"call void @wk_print(i32 {site}, ptr {words})")
+
+    def print_word(self, operand: str, dtype: DataType) -> str:
+        """One printed value as a 64-bit word (runtime/printing.decode_words' encoding: ints sign- or
+        zero-extended, floats as float64 bits)."""
+        if dtype.is_float:
+            wide = operand if dtype.bits == 64 else self.op(f"fpext {llvm_type(dtype)} {operand} to double")
+            return self.op(f"bitcast double {wide} to i64")
+        if dtype.bits == 64:
+            return operand
+        extend = "sext" if dtype.is_signed else "zext"
+        return self.op(f"{extend} {llvm_type(dtype)} {operand} to i64")
 
     def from_memory(self, raw: str, dtype: DataType) -> str:
         return self.op(f"icmp ne i8 {raw}, 0") if dtype.is_bool else raw

@@ -60,6 +60,19 @@ def aligned_bytes(nbytes: int) -> tuple[np.ndarray, int]:
 
 
 
+def debug_check_error(kernel: ir.OffloadedKernel, site: ir.Stmt, args: LaunchArgs) -> WkError:
+    """The error of a failed debug check recorded in a kernel's error word: an assertion (ir.AssertFail) or an
+    out-of-range access (ir.GlobalPtr, whose shape comes from the launch for ndarrays)."""
+    if isinstance(site, ir.AssertFail):
+        return KernelAssertionError(format_located(f"kernel {kernel.name}: assertion failed: {site.message}",
+                                                   site.loc))
+    slot_index = next(k for k, slot in enumerate(kernel.containers) if slot is site.container)
+    shape = site.container.shape or tuple(args.shapes[slot_index])
+    message = (f"kernel {kernel.name}: index out of range for {site.container.name} of shape "
+               f"{tuple(shape)} (debug=True skipped the access)")
+    return BoundsCheckError(format_located(message, site.loc))
+
+
 @dataclass(slots=True)
 class CompileTimes:
     """Seconds spent in each compile phase (for wk.stats and benchmarks)."""
@@ -156,15 +169,7 @@ class CpuCompiledKernel(CompiledKernel):
     def raise_bounds_error(self, args: LaunchArgs) -> None:
         site = int(self.error_word.view(np.int32)[0])
         self.error_word[:] = 0
-        ptr = self.bounds_sites[site - 1]
-        if isinstance(ptr, ir.AssertFail):
-            raise KernelAssertionError(format_located(f"kernel {self.kernel.name}: assertion failed: {ptr.message}",
-                                                      ptr.loc))
-        slot_index = next(k for k, slot in enumerate(self.kernel.containers) if slot is ptr.container)
-        shape = ptr.container.shape or tuple(args.shapes[slot_index])
-        message = (f"kernel {self.kernel.name}: index out of range for {ptr.container.name} of shape "
-                   f"{tuple(shape)} (debug=True skipped the access)")
-        raise BoundsCheckError(format_located(message, ptr.loc))
+        raise debug_check_error(self.kernel, self.bounds_sites[site - 1], args)
 
     def source(self, optimized: bool = False) -> str:
         return str(self.module) if optimized else self.ir_text

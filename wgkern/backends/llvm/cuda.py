@@ -26,9 +26,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from wgkern.backends.adstack import (METADATA_FIELDS, AdStackHeap, collect_stacks, decode_flag, layout_task,
-                                     overflow_error)
-from wgkern.errors import BoundsCheckError, CompileError, KernelAssertionError, WkError, format_located
+from wgkern.backends.adstack import METADATA_FIELDS, AdStackHeap, collect_stacks, layout_task, overflow_from_flag
+from wgkern.errors import CompileError, WkError
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
@@ -40,7 +39,7 @@ from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget
 from . import cuda_driver, ptx
 from . import printing as cpu_printing
 from .adstack import CONTEXT_HEADER
-from .cpu import guard_bytes
+from .cpu import debug_check_error, guard_bytes
 from .cuda_codegen import PRINT_HEADER_WORDS, THREADS_PER_BLOCK, emit_cuda_module
 from wgkern.backends.reductions import chunk_reductions
 from .codegen import symbol_name
@@ -234,15 +233,7 @@ class CudaCompiledKernel(CompiledKernel):
         if not site:
             return
         self.backend.driver.zero(self.error_word.address, 8)
-        ptr = self.bounds_sites[site - 1]
-        if isinstance(ptr, ir.AssertFail):
-            raise KernelAssertionError(format_located(f"kernel {self.kernel.name}: assertion failed: {ptr.message}",
-                                                      ptr.loc))
-        slot_index = next(k for k, slot in enumerate(self.kernel.containers) if slot is ptr.container)
-        shape = ptr.container.shape or tuple(args.shapes[slot_index])
-        raise BoundsCheckError(format_located(
-            f"kernel {self.kernel.name}: index out of range for {ptr.container.name} of shape {tuple(shape)} "
-            "(debug=True skipped the access)", ptr.loc))
+        raise debug_check_error(self.kernel, self.bounds_sites[site - 1], args)
 
     def source(self, optimized: bool = False) -> str:
         return self.ptx if optimized else self.ir_text
@@ -425,14 +416,7 @@ class CudaBackend(Backend):
         if not code:
             return
         self.driver.zero(self.overflow_flag.address, 8)
-        kernel_code, task_index, stack_id = decode_flag(code)
-        compiled, capacities = watched.get(kernel_code, (None, None))
-        spec = capacity = None
-        if compiled is not None and task_index < len(compiled.stacks) and \
-                0 <= stack_id < len(compiled.stacks[task_index]):
-            spec = compiled.stacks[task_index][stack_id]
-            capacity = (capacities[task_index][stack_id] if capacities else spec.static_capacity)
-        raise overflow_error(compiled.kernel.name if compiled else "?", spec, capacity)
+        raise overflow_from_flag(code, watched)
 
     # ---- lifetime ----------------------------------------------------------------------------------------
     def shutdown(self) -> None:

@@ -116,16 +116,6 @@ class CudaFunctionEmitter(FunctionEmitter):
         joined = self.op(f"or i64 {self.op(f'shl i64 {high}, 32')}, {low}")
         return self.op(f"bitcast i64 {joined} to {llvm_type(dtype)}") if dtype.is_float else joined
 
-    def print_word(self, operand: str, dtype) -> str:
-        """One printed value as a 64-bit word (runtime/printing.decode_words' encoding)."""
-        if dtype.is_float:
-            wide = operand if dtype.bits == 64 else self.op(f"fpext {llvm_type(dtype)} {operand} to double")
-            return self.op(f"bitcast double {wide} to i64")
-        if dtype.bits == 64:
-            return operand
-        extend = "sext" if dtype.is_signed else "zext"
-        return self.op(f"{extend} {llvm_type(dtype)} {operand} to i64")
-
 
 def _signature(name: str, layout: ArgLayout) -> str:
     return f"void @{name}(ptr byval([{max(layout.size, 8)} x i8]) align 8 %args)"

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from wgkern.backends.adstack import AdStackHeap, decode_flag, layout_task, overflow_error, stack_bytes_per_thread
+from wgkern.backends.adstack import AdStackHeap, layout_task, overflow_from_flag, stack_bytes_per_thread
 from wgkern.backends.base import Backend, CompiledKernel, LaunchArgs, MemoryBudget
 from wgkern.backends.wgsl import adstack as wadstack
 from wgkern.backends.wgsl import adapters as wadapters
@@ -423,14 +423,7 @@ class WgslBackend(Backend):
         if code == 0:
             return
         self.upload(self.adstack_flag, np.zeros(8, np.uint8))
-        kernel_code, task_index, stack_id = decode_flag(code)
-        compiled, capacities = watched.get(kernel_code, (None, None))
-        spec = capacity = None
-        if compiled is not None and task_index < len(compiled.stacks) and \
-                0 <= stack_id < len(compiled.stacks[task_index]):
-            spec = compiled.stacks[task_index][stack_id]
-            capacity = capacities[task_index][stack_id]
-        raise overflow_error(compiled.kernel.name if compiled else "?", spec, capacity)
+        raise overflow_from_flag(code, watched)
 
     # ---- description -----------------------------------------------------------------------------------
     def describe(self) -> str:
