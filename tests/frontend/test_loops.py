@@ -194,3 +194,24 @@ def test_zero_d_numpy_arrays_are_numbers_in_kernels(arch):
 
     mark()
     assert x.to_numpy().tolist() == [0, 0, 0, 3, 4, 5, 6, 0]
+
+
+def test_ndrange_with_float_bounds_is_a_compile_error(arch):
+    # Taichi refuses wk.ndrange((1.1, 10.5)); truncating the bounds would silently change the trip count.
+    x = wk.field(wk.i32, shape=())
+
+    @wk.kernel
+    def floats():
+        for i in wk.ndrange((1.1, 10.5)):
+            x[None] += 1
+
+    with pytest.raises(wk.CompileError, match="integers"):
+        floats()
+
+    @wk.kernel
+    def numpy_ints():
+        for i in wk.ndrange((np.int64(0), np.int32(10))):
+            x[None] += 1
+
+    numpy_ints()
+    assert x[None] == 10

@@ -11,6 +11,8 @@ import enum
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
+import numpy as np
+
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, static_eval
 from wgkern.frontend.scope import Fixed, Static
@@ -207,8 +209,13 @@ class LoopMixin:
         if isinstance(value, (tuple, list)):
             if len(value) != 2:
                 raise CompileError("wk.ndrange() dimensions are n or (begin, end)")
-            return value[0], value[1]
-        return 0, value
+            begin, end = value
+        else:
+            begin, end = 0, value
+        for bound in (begin, end):
+            if isinstance(bound, (float, np.floating)):
+                raise CompileError(f"wk.ndrange() bounds must be integers, got {bound!r}")
+        return begin, end
 
     def product_loop(self, node: ast.For, dims: list[tuple[Any, Any]], serialize: bool,
                      grouped: bool = False, guard: Callable[[list[ir.Stmt]], ir.Stmt] | None = None) -> None:
