@@ -64,6 +64,16 @@ _JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 _LAUNCH_PARAM_END, _LAUNCH_PARAM_BUFFER_POINTER, _LAUNCH_PARAM_BUFFER_SIZE = 0, 1, 2
 
 
+# What a user can do about the errors a kernel causes (the CUDA context is lost after them).
+_HINTS = {
+    700: ". A kernel accessed memory outside every buffer: an index out of range? Run with wk.init(debug=True) to "
+         "have each access checked and the kernel, container and source line named; this process's CUDA "
+         "context is unusable from here on (restart the program)",
+    719: ". A kernel failed (an illegal instruction or a trap); this process's CUDA context is unusable from "
+         "here on (restart the program)",
+}
+
+
 class CudaError(WkError):
     """A CUDA driver call failed. After an error inside a kernel (an illegal address, say) the CUDA context
     is unusable for the rest of the process, as in every CUDA program."""
@@ -137,7 +147,8 @@ class Driver:
 
     def check(self, code: int, call: str) -> None:
         if code:
-            raise CudaError(f"CUDA {call} failed: {self.error_text(code)}")
+            hint = _HINTS.get(code, "")
+            raise CudaError(f"CUDA {call} failed: {self.error_text(code)}{hint}")
 
     # ---- context and device ------------------------------------------------------------------------------
     def bind(self) -> None:
