@@ -19,7 +19,7 @@ from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_a
                               random, raw_div, raw_mod, bit_shr, round, rsqrt, select, sign, sin, sinh, sqrt, static,
                               static_assert, static_print, stop_grad, svd, sym_eig, tan, tanh, zero)
 from wgkern.lang.glsl import solve
-from wgkern.lang.legacy import layout, var
+from wgkern.lang.legacy import any_arr, ext_arr, layout, var
 from wgkern.lang.fields import Field, MatrixField, MatrixNdarray, Ndarray, ScalarField, ScalarNdarray, VectorNdarray
 from wgkern.lang.math import assume_in_range, frexp, make_spd, no_activate, stream_parallel, volatile_load
 from wgkern.lang.tensor import Backend, Tensor, tensor
@@ -97,7 +97,7 @@ __all__ = [
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError",
     "raw_div", "raw_mod", "bit_shr", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
-    "Template", "var", "global_var", "layout", "Tape", "clear_all_gradients", "complex_kernel",
+    "Template", "var", "global_var", "ext_arr", "any_arr", "layout", "Tape", "clear_all_gradients", "complex_kernel",
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "no_activate", "stream_parallel", "volatile_load", "Backend", "Tensor", "tensor", "StructField",

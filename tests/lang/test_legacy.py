@@ -90,3 +90,19 @@ def test_tape_clear_all_gradients_and_complex_kernel(arch):
 def test_taichi_internals_name_the_replacement(name, replacement):
     with pytest.raises(AttributeError, match=replacement):
         getattr(wk, name)
+
+
+def test_ext_arr_and_any_arr_are_ndarray_parameters(arch):
+    # Taichi before 1.0 (its test_numpy): numpy arrays passed as ti.ext_arr() / ti.any_arr() parameters
+    @wk.kernel
+    def square(arr: wk.ext_arr(), other: wk.any_arr()):
+        for i in range(4):
+            arr[i] = arr[i] ** 2
+            other[i, 1] += i
+
+    a = np.array([0, 2, 4, 6], np.float32)
+    b = np.zeros((4, 2), np.int32)
+    square(a, b)
+    assert a.tolist() == [0, 4, 16, 36] and b[:, 1].tolist() == [0, 1, 2, 3]
+    with pytest.raises(wk.WkError, match="element type"):
+        wk.any_arr(element_dim=1)

@@ -2,8 +2,9 @@
 
 Each is a thin alias of the current API where the meaning is unambiguous: `wk.var(dt)` / `wk.global_var` are
 `wk.field`, `wk.Vector.var` / `wk.Matrix.var` (and `wk.Vector(n, dt=...)`) are vector/matrix fields, `@wk.layout`
-functions place fields before the first kernel or field access, `wk.Tape` is `wk.ad.Tape`, and
-`wk.complex_kernel` / `wk.complex_kernel_grad` are `wk.ad.grad_replaced` / `wk.ad.grad_for`. Spellings of Taichi's
+functions place fields before the first kernel or field access, `wk.Tape` is `wk.ad.Tape`,
+`wk.complex_kernel` / `wk.complex_kernel_grad` are `wk.ad.grad_replaced` / `wk.ad.grad_for`, and `wk.ext_arr()` /
+`wk.any_arr()` are `wk.types.ndarray()`. Spellings of Taichi's
 internals (`ti.cfg`, `ti.get_runtime()`) are refused with a pointer to the replacement (wgkern/__init__.py)."""
 from __future__ import annotations
 
@@ -30,6 +31,22 @@ def matrix_var(n: int, m: int, dt: Any, shape: Any = None, offset: Any = None, n
     from wgkern.lang.fields import field
     from wgkern.lang.types import matrix
     return field(matrix(n, m, dt), shape=shape, offset=offset, needs_grad=needs_grad)
+
+
+def ext_arr() -> Any:
+    """Taichi's `ti.ext_arr()` (before 1.0): a numpy array or ndarray kernel parameter, `wk.types.ndarray()`."""
+    from wgkern.lang.types import ndarray
+    return ndarray()
+
+
+def any_arr(element_dim: int | None = None, layout: Any = None) -> Any:
+    """Taichi's `ti.any_arr()` (0.8 to 0.9): `wk.types.ndarray()`. Element dimensions of an unknown size cannot
+    be read from a numpy argument, so `element_dim` > 0 names the replacement instead."""
+    if element_dim:
+        raise WkError(f"wk.any_arr(element_dim={element_dim}): give the element type instead, e.g. "
+                      "wk.types.ndarray(dtype=wk.math.vec3, ndim=1)")
+    from wgkern.lang.types import ndarray
+    return ndarray()
 
 
 def layout(fn: Callable[[], Any]) -> Callable[[], Any]:
