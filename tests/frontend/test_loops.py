@@ -215,3 +215,11 @@ def test_ndrange_with_float_bounds_is_a_compile_error(arch):
 
     numpy_ints()
     assert x[None] == 10
+
+
+def test_numpy_scalar_types_called_on_constants_in_kernels(arch):
+    @wk.kernel
+    def scaled() -> wk.f32:
+        return np.float32(0.5) * np.int32(3) + np.float64(0.25)
+
+    assert scaled() == 1.75

@@ -189,7 +189,9 @@ class CallMixin:
             return self.cast_to(self.one_arg(args, kwargs, callee.name), callee)
         if callee in CAST_BUILTINS and not static_args:
             return self.cast_to(self.one_arg(args, kwargs, callee.__name__), CAST_BUILTINS[callee]())
-        if isinstance(callee, type) and issubclass(callee, np.generic) and not static_args:
+        if isinstance(callee, type) and issubclass(callee, np.generic):
+            if static_args:              # `np.int64(0)`, `np.float32(0.5)` on constants: a numpy scalar
+                return callee(*args, **kwargs)
             return self.cast_to(self.one_arg(args, kwargs, callee.__name__), T.from_numpy_dtype(callee))
         if callee is wm.select:
             if len(args) != 3 or kwargs:
