@@ -284,6 +284,24 @@ def test_print_str_format_arguments(arch, capsys):
         missing(1)
 
 
+def test_print_lists_and_tuples_and_compile_time_floats_in_strings(arch, capsys):
+    """Taichi's test_print: a list or tuple argument prints as a list with its runtime values formatted (a field's
+    shape too); a compile-time float in an f-string or str.format() field is Python's text (1.23, not 1.230000)."""
+    v = wk.Vector.field(3, wk.f32, shape=())
+    m = wk.Matrix.field(2, 3, wk.f32, shape=(2, 3))
+    c = 2.5
+
+    @wk.kernel
+    def k(s: wk.f32):
+        print([s, m.shape], [1, s + 1], (1,), [v[None], (1,)], [], v.shape)
+        print(f"{1.23} {c} {s} {c:.2f}", "{} {}".format(1.23, s), 1.23)
+
+    k(0.5)
+    wk.sync()
+    assert capsys.readouterr().out == ("[0.500000, [2, 3]] [1, 1.500000] [1] [[0.000000, 0.000000, 0.000000], [1]] "
+                                       "[] []\n1.23 2.5 0.500000 2.50 1.23 0.500000 1.230000\n")
+
+
 def test_operator_module_functions_in_kernels(arch):
     """`operator.add(a, b)` (a program passing `ops=operator.sub` around) applies the operator it names, to
     scalars, vectors and matrices."""

@@ -451,12 +451,20 @@ class CallMixin:
             formats.append(spec)
             pieces.append("")
 
-        def item(arg: Any, spec: str = "") -> None:
+        def item(arg: Any, spec: str = "", in_string: bool = False) -> None:
+            if isinstance(arg, (list, tuple)) and not in_string:
+                text("[")                                   # Taichi prints a list or tuple as a list
+                for e, element in enumerate(arg):
+                    text(", " if e else "")
+                    item(element)
+                text("]")
+                return
             if isinstance(arg, str) or (not is_runtime(arg) and not isinstance(arg, (GlobalRef, VectorValue))):
                 from wgkern.runtime.printing import format_constant, format_value
-                if isinstance(arg, (float, np.floating)) and not spec:
+                if isinstance(arg, (float, np.floating)) and not spec and not in_string:
                     text(format_value(arg, T.DEFAULT_FLOAT))     # a float literal prints as a float value
                 else:
+                    # an f-string or str.format() field of a compile-time value is Python's text, as in Taichi
                     text(format_constant(arg, spec) if spec else str(arg))
                 return
             arg = self.as_value(arg)
@@ -479,7 +487,7 @@ class CallMixin:
                 text(options["sep"])
             if isinstance(arg, FStringParts):
                 for part, spec in arg.parts:
-                    item(part, spec)
+                    item(part, spec, in_string=True)
             else:
                 item(arg)
         text(options["end"])
