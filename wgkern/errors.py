@@ -96,9 +96,10 @@ class BoundsCheckError(WkError, IndexError):
     at the next sync or read-back on GPUs; nothing outside the container was read or written)."""
 
 
-class KernelAssertionError(WkError, AssertionError):
+class KernelAssertionError(WkError, AssertionError, RuntimeError):
     """wk.init(debug=True): an `assert` in a kernel failed (raised after the launch on the CPU, at the next sync
-    or read-back on GPUs), naming the kernel, the message and the assert's line."""
+    or read-back on GPUs), naming the kernel, the message and the assert's line. Also a RuntimeError, as
+    Taichi's TaichiAssertionError is."""
 
 
 class SizingError(WkError, RuntimeError):

@@ -172,6 +172,41 @@ def test_vector_arguments(arch):
     assert np.allclose(device.to_numpy(), 3)
 
 
+def test_assert_messages_format_runtime_values(arch, capsys):
+    """Taichi's test_assert: a message formatted with '%' (printf fields), an f-string or str.format() prints with
+    the failing thread's values as the assertion is raised; the error is also a RuntimeError, as in Taichi."""
+    wk.init(arch=arch, debug=True)
+    x = wk.field(wk.i32, shape=4)
+
+    @wk.kernel
+    def check(limit: wk.i32):
+        for i in x:
+            assert x[i] < limit, "x[%d] = %d, %.1f%% over %s" % (i, x[i], (x[i] - limit) * 100.0 / limit, limit)
+
+    @wk.kernel
+    def check_f(k: wk.i32):
+        assert k < 3, f"k too big: {k}"
+        assert k < 4, "k = {}".format(k)
+
+    x[2] = 6
+    with pytest.raises(RuntimeError, match="printed above") as info:
+        check(4)
+        wk.sync()
+    assert isinstance(info.value, wk.KernelAssertionError)
+    assert capsys.readouterr().out == "x[2] = 6, 50.0% over 4\n"
+    with pytest.raises(wk.KernelAssertionError, match="k too big"):
+        check_f(3)
+        wk.sync()
+    assert capsys.readouterr().out == "k too big: 3\n"
+    check(10)
+    wk.sync()
+    with pytest.raises(wk.CompileError, match="more fields than values"):
+        @wk.kernel
+        def bad(k: wk.i32):
+            assert k < 3, "%d %d" % k
+        bad(1)
+
+
 def test_debug_mode_checks_asserts(arch):
     """wk.init(debug=True): a failing `assert` in a kernel raises KernelAssertionError (also an AssertionError)
     with its message and line, and the program keeps working; `.grad` replays do not check again. Without debug

@@ -5,6 +5,7 @@ Loops over ranges, ndrange, containers and wk.static live in loops.py; func inli
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +66,42 @@ def return_annotation_parts(annotation: Any) -> list[Any] | None:
             raise CompileError(f"a kernel's tuple return annotation must list each value's type, got {annotation!r}")
         return parts
     return None
+
+
+_PRINTF_FIELD = re.compile(r"%([-+ #0]*\d*(?:\.\d+)?)(?:hh|h|ll|l|z)?([diouxXeEfFgGcs%])")
+
+
+def runtime_message(msg: ast.expr) -> ast.Call | None:
+    """An assert message that formats values (Taichi's `assert c, "x = %d" % x`, an f-string, `"{}".format(x)`),
+    as the print() call that shows it; None for a plain message. A printf field becomes an f-string field with
+    the same spec (print() reads printf's conversions); `%s` prints the value as print() would."""
+    from wgkern.frontend.calls import is_str_format
+    if isinstance(msg, ast.JoinedStr) or is_str_format(msg):
+        text = msg
+    elif isinstance(msg, ast.BinOp) and isinstance(msg.op, ast.Mod) and isinstance(msg.left, ast.Constant) \
+            and isinstance(msg.left.value, str):
+        values = list(msg.right.elts) if isinstance(msg.right, ast.Tuple) else [msg.right]
+        parts: list[ast.expr] = []
+        position = 0
+        for field in _PRINTF_FIELD.finditer(msg.left.value):
+            literal = msg.left.value[position:field.start()]
+            position = field.end()
+            if field.group(2) == "%":
+                parts.append(ast.Constant(literal + "%"))
+                continue
+            if not values:
+                raise CompileError(f"the assert message {msg.left.value!r} has more fields than values")
+            spec = "" if field.group(2) == "s" else field.group(1) + field.group(2)
+            parts += [ast.Constant(literal),
+                      ast.FormattedValue(values.pop(0), -1, ast.JoinedStr([ast.Constant(spec)]) if spec else None)]
+        if values:
+            raise CompileError(f"the assert message {msg.left.value!r} has fewer fields than values")
+        parts.append(ast.Constant(msg.left.value[position:]))
+        text = ast.JoinedStr([p for p in parts if not (isinstance(p, ast.Constant) and p.value == "")])
+    else:
+        return None
+    call = ast.Call(func=ast.Name("print", ast.Load()), args=[text], keywords=[])
+    return ast.fix_missing_locations(ast.copy_location(call, msg))
 
 
 def is_static_call(node: ast.expr) -> bool:
@@ -593,10 +630,14 @@ class StatementMixin:
             self.visit(node.test)
             return
         message = ""
-        if node.msg is not None:
+        printed = runtime_message(node.msg) if node.msg is not None else None
+        if printed is not None:
+            message = f"{ast.unparse(node.msg)} (printed above)"
+        elif node.msg is not None:
             text = self.visit(node.msg)
             if is_runtime(text):
-                raise CompileError("an assert's message must be a compile-time value (a string)")
+                raise CompileError("an assert's message must be a string, or a string formatted with '%', an "
+                                   "f-string or str.format()")
             message = str(text)
         cond = self.visit(node.test)
         if not is_runtime(cond):
@@ -606,6 +647,8 @@ class StatementMixin:
         cond = self.as_scalar(cond)
         branch = self.b.if_(arith.unary(self.b, UnaryOpKind.LOGICAL_NOT, cond))
         with self.b.at(branch.then_block):
+            if printed is not None:
+                self.print_call(printed)        # the message with its values, shown as the assertion is raised
             self.b.insert(ir.AssertFail(message=message or ast.unparse(node.test)))
         return None
 
