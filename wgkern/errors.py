@@ -91,9 +91,10 @@ class AdStackOverflowError(WkError, RuntimeError):
     """A reverse-mode kernel pushed past an adstack's capacity."""
 
 
-class BoundsCheckError(WkError, IndexError):
+class BoundsCheckError(WkError, IndexError, AssertionError):
     """wk.init(debug=True): a global access indexed outside its container (raised after the launch on the CPU,
-    at the next sync or read-back on GPUs; nothing outside the container was read or written)."""
+    at the next sync or read-back on GPUs; nothing outside the container was read or written). Also an
+    AssertionError, as Taichi's out-of-bound check raises one."""
 
 
 class KernelAssertionError(WkError, AssertionError, RuntimeError):

@@ -287,6 +287,9 @@ def test_debug_mode_checks_every_global_access(arch):
         wk.sync()
     read_ndarray(nd, 2)
     wk.sync()
+    with pytest.raises(AssertionError):             # Taichi's out-of-bound check raises an AssertionError
+        read_ndarray(nd, -1)
+        wk.sync()
 
 
 def test_kernel_prints_appear_at_program_end_without_a_sync(arch, tmp_path):
