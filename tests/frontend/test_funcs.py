@@ -422,3 +422,17 @@ def test_ref_parameters_change_the_callers_variable(arch):
 
     assert run() == 710.0
     assert wk.types.ref(wk.i32).dtype == wk.i32
+
+
+def test_func_with_a_return_type_and_no_return_names_the_func(arch):
+    # Taichi's test_return test_func_no_return: the error is about the func, not the kernel returning its value
+    @wk.func
+    def bar() -> wk.i32:
+        pass
+
+    @wk.kernel
+    def foo() -> wk.i32:
+        return bar()
+
+    with pytest.raises(wk.CompileError, match="wk.func 'bar' has a return type but no 'return' statement"):
+        foo()

@@ -797,6 +797,9 @@ class CallMixin:
                 frame.ret.entry_block = self.b.block
                 frame.ret.entry_index = len(self.b.block.stmts)
             self.visit_body(src.tree.body)
+            if frame.ret.mode == "none" and frame.ret.annotation not in (None, "None", type(None)):
+                raise CompileError(f"wk.func '{func.name}' has a return type but no 'return' statement",
+                                   call_loc)
         except CompileError as exc:
             if exc.loc is not None and exc.loc.filename == call_loc.filename and exc.loc.lineno == call_loc.lineno:
                 raise
