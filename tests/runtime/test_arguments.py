@@ -219,3 +219,27 @@ def test_stale_containers_are_rejected(fake_program):
         spec_of(arrays, a, np.zeros(1, np.int32), wk.ndarray(wk.types.vector(3, wk.f32), shape=1))
     with pytest.raises(wk.ArgumentError, match="parameter 'f'.*oldfield"):
         spec_of(templates, f, 1, 2)
+
+
+def test_numpy_array_for_a_vector_annotation_keeps_its_scalar_dtype(arch):
+    # Quadrants compiles a `dtype=wk.math.vec3` parameter for a float64 or int32 (n, 3) numpy array (programs
+    # pass their float64 positions); a scalar annotation's dtype must still match.
+    @wk.kernel
+    def first_x(pos: wk.types.ndarray(dtype=wk.math.vec3)) -> wk.f32:
+        s = 0.0
+        for i in range(pos.shape[0]):
+            pos[i].y = 0.5
+            s += pos[i].x
+        return s
+
+    for dtype in (np.float64, np.int32):
+        positions = np.ones((4, 3), dtype=dtype)
+        assert first_x(positions) == 4.0
+        assert positions[0].tolist() == ([1.0, 0.5, 1.0] if dtype == np.float64 else [1, 0, 1])
+
+    @wk.kernel
+    def scalar(a: wk.types.ndarray(dtype=wk.f32, ndim=1)) -> wk.f32:
+        return a[0]
+
+    with pytest.raises(wk.ArgumentError, match="dtype"):
+        scalar(np.ones(3, dtype=np.float64))

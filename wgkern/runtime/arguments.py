@@ -343,7 +343,10 @@ def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tup
     else:
         raise ArgumentError(f"{_where(kernel, rule)} expects a wk.ndarray or a numpy array, got "
                             f"{type(value).__name__}")
-    if rule.dtype is not None and dtype != rule.dtype:
+    # A numpy array for a vector/matrix annotation keeps its own scalar dtype (Quadrants compiles for it: a
+    # float64 (n, 3) array passes for dtype=wk.math.vec3); a scalar annotation's dtype must match.
+    numpy_for_vectors = is_numpy and rule.element_type is not None
+    if rule.dtype is not None and dtype != rule.dtype and not numpy_for_vectors:
         raise ArgumentError(f"{_where(kernel, rule)} expects dtype {rule.dtype!r}, got {dtype!r}")
     if rule.element_type is not None and not is_numpy and element != rule.element_type:
         got = repr(element) if element is not None else "scalar elements"
