@@ -662,3 +662,23 @@ def test_swizzles_and_methods_of_python_scope_vectors_bit_shr_and_copies(arch):
     deep = copy.deepcopy(b)
     deep.fill(5)
     assert copy.copy(b) is b and b.to_numpy().tolist() == [2] * 4 and deep.to_numpy().tolist() == [5] * 4
+
+
+def test_random_64_bit_integers_cover_their_whole_range(arch):
+    # Taichi's test_random test_random_int: ti.random(ti.i64) is uniform over all of i64 (it gave 32-bit draws)
+    n = 4096
+    a = wk.field(wk.i64, shape=n)
+    b = wk.field(wk.u64, shape=n)
+
+    @wk.kernel
+    def fill():
+        for i in range(n):
+            a[i] = wk.random(wk.i64)
+            b[i] = wk.random(wk.u64)
+
+    fill()
+    x = (a.to_numpy().astype(np.float64) + 2.0 ** 63) / 2.0 ** 64
+    y = b.to_numpy().astype(np.float64) / 2.0 ** 64
+    for v in (x, y):
+        assert abs(v.mean() - 0.5) < 0.03 and abs((v ** 2).mean() - 1 / 3) < 0.03 and v.max() > 0.99
+    assert 0.45 < (a.to_numpy() < 0).mean() < 0.55

@@ -413,6 +413,14 @@ class CallMixin:
         if len(args) > 1 or set(kwargs) - {"dtype"}:
             raise CompileError("wk.random() takes one optional argument, dtype")
         dtype = self.as_dtype(args[0] if args else kwargs.get("dtype", T.f32))
+        if dtype.is_int and dtype.bits == 64:
+            # every bit random, as in Taichi (a backend's RandomValue of a 64-bit integer is one 32-bit draw)
+            high, low = (self.b.insert(ir.RandomValue(dtype=T.u32, site=self.ctx.next_random_site()))
+                         for _ in range(2))
+            wide = self.b.binary(BinaryOpKind.BIT_OR,
+                                 self.b.binary(BinaryOpKind.SHL, self.b.cast(high, T.u64), self.b.const(32, T.u64)),
+                                 self.b.cast(low, T.u64))
+            return wide if dtype == T.u64 else self.b.bitcast(wide, dtype)
         return self.b.insert(ir.RandomValue(dtype=dtype, site=self.ctx.next_random_site()))
 
     def static_print_value(self, arg: ast.expr) -> Any:
