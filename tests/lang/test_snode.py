@@ -180,3 +180,21 @@ def test_place_with_offset_shifts_indices_of_dense_and_sparse_placements(arch):
     assert g.to_numpy().tolist() == [-2, -1, 0, 1, 2] and g.grad.shape == (5,)
     with pytest.raises(wk.WkError, match="one integer per axis"):
         wk.root.dense(wk.ij, 2).place(wk.field(wk.f32), offset=3)
+
+
+def test_place_takes_lists_and_objects_that_place_themselves(arch):
+    # Taichi's place([x, y]); older Taichi's ti.root.place(obj) calling obj.place(root) (its
+    # test_complex_kernels places a @ti.data_oriented object so)
+    x, y = wk.field(wk.f32), wk.field(wk.i32)
+    wk.root.dense(wk.i, 4).place([x, y])
+
+    class Particles:
+        def __init__(self):
+            self.pos = wk.Vector.field(2, wk.f32)
+
+        def place(self, root):
+            root.dense(wk.i, 8).place(self.pos)
+
+    p = Particles()
+    wk.root.place(p)
+    assert x.shape == y.shape == (4,) and p.pos.shape == (8,)

@@ -113,6 +113,12 @@ class SNode:
             raise WkError("place() hangs fields below a dense/pointer/bitmasked/dynamic node, not below a field")
         from wgkern.lang.structs import StructField
         for field in fields:
+            if isinstance(field, (list, tuple)):        # Taichi's place([x, y])
+                self.place(*field, offset=offset)
+                continue
+            if not isinstance(field, (Field, StructField)) and callable(getattr(field, "place", None)):
+                field.place(self)                       # older Taichi: an object that places its own fields
+                continue
             if isinstance(field, StructField):          # a struct field: its members, placed together
                 self.place(*field.members.values(), offset=offset)
                 object.__setattr__(field, "shape", self.shape)
