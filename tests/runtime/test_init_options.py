@@ -42,6 +42,7 @@ def test_math_vector_types_follow_default_fp_and_ip(arch):
         pytest.skip("the adapter has no f64/i64")
     wk.init(arch=arch, default_fp=wk.f64, default_ip=wk.i64)
     assert wk.math.vec3.dtype == wk.f64 and wk.math.mat2.dtype == wk.f64 and wk.math.ivec4.dtype == wk.i64
+    assert wk.math.uvec2.dtype == wk.u64
 
     @wk.kernel
     def precise() -> wk.f64:

@@ -30,15 +30,18 @@ mat4 = T.matrix(4, 4, T.f32)
 
 
 def follow_default_types() -> None:
-    """Taichi defines `vec3 = vector(3, float)`, `ivec3 = vector(3, int)`, `mat3 = matrix(3, 3, float)`: they
-    take the current default_fp / default_ip, so each wk.init rebuilds them here and in wk.math (a program
-    that imported them by name before wk.init keeps the ones it imported)."""
+    """Taichi defines `vec3 = vector(3, float)`, `ivec3 = vector(3, int)`, `mat3 = matrix(3, 3, float)` (and
+    Quadrants `uvec3` with the unsigned type of default_ip): they take the current default_fp / default_ip, so
+    each wk.init rebuilds them here and in wk.math (a program that imported them by name before wk.init keeps
+    the ones it imported)."""
     from wgkern.lang import math as math_module
     fp, ip = T.DEFAULT_FLOAT, T.DEFAULT_INT
+    up = T.u64 if ip.bits == 64 else T.u32          # Quadrants' default_up: the unsigned type of default_ip
     rebuilt: dict[str, T.VectorType] = {}
     for n in (2, 3, 4):
         rebuilt[f"vec{n}"] = T.vector(n, fp)
         rebuilt[f"ivec{n}"] = T.vector(n, ip)
+        rebuilt[f"uvec{n}"] = T.vector(n, up)
         rebuilt[f"mat{n}"] = T.matrix(n, n, fp)
     for module in (sys.modules[__name__], math_module):
         for name, vector_type in rebuilt.items():
