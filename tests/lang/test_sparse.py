@@ -324,3 +324,28 @@ def test_struct_field_lists(arch):
     assert build(10) == 10 and total() == 45.0 + 10
     assert build(3) == 3 and total() == 3.0 + 3
     assert wk.length(rows.parent(), [1]) == 2 and rows.p1.to_numpy()[1, 1].tolist() == [7, 8]
+
+
+def test_deactivating_a_dense_cell_does_nothing(arch):
+    # Taichi: a dense cell is always active, so ti.deactivate on a dense node (say x.parent() under a pointer)
+    # leaves the data and the sparse nodes above it alone
+    y = wk.field(wk.i32)
+    blk = wk.root.pointer(wk.i, 4)
+    cells = blk.dense(wk.i, 4)
+    cells.place(y)
+
+    @wk.kernel
+    def k() -> wk.i32:
+        y[5] = 7
+        for i in y:
+            wk.deactivate(y.parent(), [i])
+        return wk.is_active(blk, [1]) * 10 + wk.is_active(blk, [2])
+
+    assert k() == 10 and y[5] == 7
+    wk.deactivate(cells, [5])
+    assert y[5] == 7
+    with pytest.raises(wk.CompileError, match="needs 1 index"):
+        @wk.kernel
+        def bad():
+            wk.deactivate(cells, [1, 2])
+        bad()

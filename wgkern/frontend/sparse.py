@@ -246,6 +246,9 @@ class SparseMixin:
         return old
 
     def sparse_deactivate(self, node: SNode, indices: list[ir.Stmt]) -> None:
+        if node.kind in ("dense", "place"):
+            self.check_index_count(node, indices, "wk.deactivate()")
+            return          # a dense cell is always active: Taichi's deactivate of one does nothing
         if node.kind not in SPARSE_KINDS:
             raise CompileError(f"wk.deactivate() takes a pointer, bitmasked or dynamic node, not {node!r}")
         anchor = node._parent if node.kind == "dynamic" else node

@@ -152,7 +152,10 @@ def deactivate_all(node: SNode) -> None:
 
 def deactivate_host(node: SNode, index: tuple[int, ...]) -> None:
     """Deactivate cell `index` of a pointer/bitmasked node (of a dynamic node: empty the list at its parent's
-    cell `index`), zeroing what lies below it."""
+    cell `index`), zeroing what lies below it. A dense node's cells are always active: nothing happens, as in
+    Taichi."""
+    if node.kind in ("dense", "place"):
+        return
     if node.kind not in SPARSE_KINDS:
         raise WkError(f"wk.deactivate() takes a pointer, bitmasked or dynamic node, not a {node.kind} node")
     anchor = node._parent if node.kind == "dynamic" else node
