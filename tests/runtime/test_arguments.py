@@ -243,3 +243,25 @@ def test_numpy_array_for_a_vector_annotation_keeps_its_scalar_dtype(arch):
 
     with pytest.raises(wk.ArgumentError, match="dtype"):
         scalar(np.ones(3, dtype=np.float64))
+
+
+def test_ndarray_element_dim_makes_the_last_axes_elements(arch):
+    # Taichi's wk.types.ndarray(element_dim=1): a (3, 3) numpy box is three vec3 rows, so box[2][2] and
+    # n[0] * box[0] work (mdapy's periodic-boundary funcs); element_dim=2 gives matrix elements.
+    @wk.func
+    def wrap(r, box: wk.types.ndarray(element_dim=1)):
+        return r[0] / box[0][0] * box[0] + r[1] / box[1][1] * box[1] + r[2] / box[2][2] * box[2]
+
+    @wk.kernel
+    def run(pos: wk.types.ndarray(dtype=wk.math.vec3), box: wk.types.ndarray(element_dim=1),
+            mats: wk.types.ndarray(element_dim=2), out: wk.types.ndarray()):
+        for i in range(pos.shape[0]):
+            out[i] = wrap(pos[i], box).norm_sqr() + mats[i][1, 0]
+
+    pos = np.arange(12, dtype=np.float64).reshape(4, 3)
+    mats = np.arange(16, dtype=np.float64).reshape(4, 2, 2)
+    out = np.zeros(4)
+    run(pos, np.diag([2.0, 3.0, 4.0]), mats, out)
+    assert np.allclose(out, (pos ** 2).sum(1) + mats[:, 1, 0])
+    with pytest.raises(ValueError, match="element_dim"):
+        wk.types.ndarray(element_dim=3)

@@ -228,6 +228,7 @@ class NdarrayType:
     ndim: int | None = None
     needs_grad: bool | None = None
     boundary: str = "unsafe"      # Taichi's boundary="clamp": indices are clamped into the array's extent
+    element_dim: int = 0          # Taichi's element_dim=1 / 2: the argument's last axes are vector / matrix elements
 
     def __class_getitem__(cls, params: Any) -> NdarrayType:
         """Quadrants' `wk.types.NDArray[dtype, ndim]` annotation (`typing.Any` or `...` leave either open)."""
@@ -240,12 +241,14 @@ class NdarrayType:
 
 
 def ndarray(dtype: Any = None, ndim: int | None = None, needs_grad: bool | None = None, boundary: str = "unsafe",
-            **_: Any) -> NdarrayType:
+            element_dim: int | None = None, **_: Any) -> NdarrayType:
     if dtype is not None and not isinstance(dtype, VectorType):
         dtype = to_dtype(dtype)
     if boundary not in ("unsafe", "clamp"):
         raise ValueError(f"wk.types.ndarray(boundary=...) is 'unsafe' or 'clamp', not {boundary!r}")
-    return NdarrayType(dtype, ndim, needs_grad, boundary)
+    if element_dim not in (None, 0, 1, 2):
+        raise ValueError(f"wk.types.ndarray(element_dim=...) is 0, 1 (vectors) or 2 (matrices), not {element_dim!r}")
+    return NdarrayType(dtype, ndim, needs_grad, boundary, element_dim or 0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ class ParamRule:
     ndim: int | None = None
     struct_type: Any = None
     leaves: tuple[tuple[str, DataType], ...] = ()
+    element_dim: int = 0         # ndarray(element_dim=k): a numpy argument's last k axes are its elements
 
 
 @dataclass(slots=True)
@@ -143,7 +144,7 @@ def _rule_of(kernel: Any, param: inspect.Parameter) -> ParamRule:
             annotation = NdarrayType()
         element = annotation.dtype if isinstance(annotation.dtype, VectorType) else None
         dtype = element.dtype if element is not None else annotation.dtype
-        return ParamRule(name, NDARRAY, dtype, element, annotation.ndim)
+        return ParamRule(name, NDARRAY, dtype, element, annotation.ndim, element_dim=annotation.element_dim)
     if isinstance(annotation, VectorType):
         leaves = tuple((f"[{k}]", annotation.dtype) for k in range(annotation.size))
         return ParamRule(name, VECTOR, annotation.dtype, annotation, leaves=leaves)
@@ -329,6 +330,10 @@ def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tup
         except TypeError:
             raise ArgumentError(f"{_where(kernel, rule)}: numpy dtype {value.dtype} is not supported") from None
         element = rule.element_type
+        if element is None and rule.element_dim and value.ndim >= rule.element_dim:
+            # Taichi's element_dim: the last axes of the numpy array are the elements, in the array's dtype
+            tail = value.shape[value.ndim - rule.element_dim:]
+            element = VectorType(tail[0], tail[1] if rule.element_dim == 2 else 0, dtype)
         if element is not None:
             tail = element.element_shape
             if value.shape[value.ndim - len(tail):] != tail or value.ndim < len(tail):
