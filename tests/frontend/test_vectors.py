@@ -550,3 +550,22 @@ def test_slices_beside_a_runtime_index_read_and_write_locals_and_field_elements(
         n[:, j] = n[j, :] * 2
         np.testing.assert_array_equal(q.to_numpy()[j], n)
     np.testing.assert_array_equal(f.to_numpy(), [[0, 5, 0], [1, 7, 1]])
+
+
+def test_augmented_assignment_to_swizzles_and_slices_of_field_elements_is_atomic(arch):
+    # `v[i].xy += d` and `m[None][:, j] += d` from many threads: each component is updated atomically, as an
+    # element's `+=` is (they were read-modify-writes that lost updates)
+    v = wk.Vector.field(3, wk.f32, shape=2)
+    m = wk.Matrix.field(2, 2, wk.i32, shape=())
+
+    @wk.kernel
+    def k():
+        for i in range(1000):
+            v[i % 2].xy += wk.Vector([1.0, 2.0])
+            v[i % 2].z += 1
+            m[None][:, i % 2] += 1
+            m[None][1, :] += wk.Vector([i % 2, 1])
+
+    k()
+    assert v.to_numpy().tolist() == [[500.0, 1000.0, 500.0]] * 2
+    assert m.to_numpy().tolist() == [[500, 500], [1000, 1500]]

@@ -278,13 +278,7 @@ class StatementMixin:
             self.write_binding(place.binding, value)
             return
         if isinstance(place, list):                     # components of a field element (a swizzle, a slice)
-            if isinstance(value, VectorValue) and len(value.elements) == len(place):
-                parts = list(value.elements)            # a matrix value fills a matrix slice row by row
-            elif is_python_number(value) or isinstance(value, ir.Stmt):
-                parts = [value] * len(place)
-            else:
-                parts = self.unpack(value, len(place))
-            for ref, part in zip(place, parts):
+            for ref, part in zip(place, self.component_parts(value, len(place))):
                 self.store_ref(ref, part)
             return
         value = self.as_value(value)
@@ -305,6 +299,17 @@ class StatementMixin:
                 self.b.store(allocas[k], element)
             else:
                 self.store_at_runtime_position(allocas, k, element)
+
+    def component_parts(self, value: Any, count: int) -> list[Any]:
+        """What each of `count` components gets from `value`: a vector's or matrix's elements (row by row), or
+        one scalar for all."""
+        if isinstance(value, GlobalRef):
+            value = self.load_ref(value)
+        if isinstance(value, VectorValue) and len(value.elements) == count:
+            return list(value.elements)
+        if is_python_number(value) or isinstance(value, ir.Stmt):
+            return [value] * count
+        return self.unpack(value, count)
 
     def store_at_runtime_position(self, allocas: list[ir.Alloca], position: ir.Stmt, value: ir.Stmt) -> None:
         """allocas[position] = value for a runtime position: each element keeps its value unless it is the one."""
@@ -389,6 +394,12 @@ class StatementMixin:
             return
         if isinstance(place, GlobalRef) and op_type in ATOMIC_AUGMENTED:
             self.global_atomic(ATOMIC_AUGMENTED[op_type], place, rhs)
+            return
+        if isinstance(place, list) and op_type in ATOMIC_AUGMENTED:
+            # components of field elements (a swizzle `v[i].xy += d`, a slice `m[i][:, j] += d`): atomic each,
+            # as an element's `+=` is
+            for ref, part in zip(place, self.component_parts(rhs, len(place))):
+                self.global_atomic(ATOMIC_AUGMENTED[op_type], ref, part)
             return
         if isinstance(place, str):
             binding = self.frame.scope.lookup(place)
