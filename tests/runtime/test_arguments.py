@@ -265,3 +265,29 @@ def test_ndarray_element_dim_makes_the_last_axes_elements(arch):
     assert np.allclose(out, (pos ** 2).sum(1) + mats[:, 1, 0])
     with pytest.raises(ValueError, match="element_dim"):
         wk.types.ndarray(element_dim=3)
+
+
+def test_sizeless_vector_and_matrix_ndarray_hints(arch):
+    # Quadrants' NDArray[wk.types.matrix(), 1] / NDArray[wk.types.vector(), 1]: any matrix / vector element;
+    # each element size compiles its own variant, and the other kind is refused.
+    @wk.kernel
+    def ones(x: wk.types.NDArray[wk.types.matrix(), 1]):
+        for I in wk.grouped(x):
+            x[I] = 1.0
+
+    @wk.kernel
+    def twos(x: wk.types.NDArray[wk.types.vector(), 1]):
+        for I in wk.grouped(x):
+            x[I] = 2.0
+
+    m2, m3 = wk.ndarray(wk.math.mat2, 3), wk.ndarray(wk.math.mat3, 3)
+    ones(m2)
+    ones(m3)
+    v3 = wk.ndarray(wk.math.vec3, 3)
+    twos(v3)
+    assert (m2.to_numpy() == 1).all() and (m3.to_numpy() == 1).all() and (v3.to_numpy() == 2).all()
+    with pytest.raises(wk.ArgumentError, match="matrix elements"):
+        ones(v3)
+    with pytest.raises(wk.ArgumentError, match="vector elements"):
+        twos(m2)
+    assert wk.types.vector(3).dtype == wk.f32 and wk.types.matrix(2, 2, wk.i32).dtype == wk.i32

@@ -212,12 +212,25 @@ class VectorType:
         return f"wk.types.vector({self.n}, {self.dtype!r})"
 
 
-def vector(n: int, dtype: Any = f32) -> VectorType:
-    return VectorType(int(n), 0, to_dtype(dtype))
+@dataclass(frozen=True, slots=True)
+class AnyVectorType:
+    """`wk.types.vector()` / `wk.types.matrix()` without a size (Quadrants' ndarray type hints,
+    `NDArray[wk.types.matrix(), 1]`): any vector (element_dim 1) or matrix (2) element, its size taken from
+    the argument, and its dtype too unless given."""
+    element_dim: int
+    dtype: Any = None
 
 
-def matrix(n: int, m: int, dtype: Any = f32) -> VectorType:
-    return VectorType(int(n), int(m), to_dtype(dtype))
+def vector(n: int | None = None, dtype: Any = None) -> Any:
+    if n is None:
+        return AnyVectorType(1, None if dtype is None else to_dtype(dtype))
+    return VectorType(int(n), 0, to_dtype(f32 if dtype is None else dtype))
+
+
+def matrix(n: int | None = None, m: int | None = None, dtype: Any = None) -> Any:
+    if n is None and m is None:
+        return AnyVectorType(2, None if dtype is None else to_dtype(dtype))
+    return VectorType(int(n), int(m), to_dtype(f32 if dtype is None else dtype))
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +255,8 @@ class NdarrayType:
 
 def ndarray(dtype: Any = None, ndim: int | None = None, needs_grad: bool | None = None, boundary: str = "unsafe",
             element_dim: int | None = None, **_: Any) -> NdarrayType:
+    if isinstance(dtype, AnyVectorType):        # any vector / matrix: the argument's last axes are its elements
+        dtype, element_dim = dtype.dtype, dtype.element_dim
     if dtype is not None and not isinstance(dtype, VectorType):
         dtype = to_dtype(dtype)
     if boundary not in ("unsafe", "clamp"):

@@ -353,6 +353,10 @@ def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tup
     numpy_for_vectors = is_numpy and rule.element_type is not None
     if rule.dtype is not None and dtype != rule.dtype and not numpy_for_vectors:
         raise ArgumentError(f"{_where(kernel, rule)} expects dtype {rule.dtype!r}, got {dtype!r}")
+    if rule.element_dim and not is_numpy and (element is None or len(element.element_shape) != rule.element_dim):
+        kind = "vector" if rule.element_dim == 1 else "matrix"
+        raise ArgumentError(f"{_where(kernel, rule)} expects {kind} elements, got "
+                            f"{repr(element) if element is not None else 'scalar elements'}")
     if rule.element_type is not None and not is_numpy and element != rule.element_type:
         got = repr(element) if element is not None else "scalar elements"
         raise ArgumentError(f"{_where(kernel, rule)} expects elements {rule.element_type!r}, got {got}")
