@@ -177,12 +177,14 @@ def test_access_rule_allows_write_then_read_in_later_task():
 
 def test_access_rule_flags_accumulating_into_a_float_value_read_before():
     # Taichi's test_ad_global_data_access_rule_checker: `loss = x * b; b += 100` in one launch; the reverse
-    # pass would replay the read of b after the increment. An integer counter read then bumped is allowed.
+    # pass would replay the read of b after the increment. A counter, or a field without .grad, read then
+    # bumped is allowed.
     x = FakeField(T.f32, 4, True, "x")
     b = FakeField(T.f32, (), True, "b")
     loss = FakeField(T.f32, (), True, "loss")
     count = FakeField(T.i32, (), False, "count")
     n = FakeField(T.i32, 4, False, "n")
+    weight = FakeField(T.f32, (), False, "weight")
 
     def read_then_accumulate():
         loss[None] = x[1] * b[None]
@@ -192,7 +194,8 @@ def test_access_rule_flags_accumulating_into_a_float_value_read_before():
         for i in x:
             n[i] = count[None]
             count[None] += 1
-            loss[None] += x[i]
+            loss[None] += x[i] * weight[None]
+            weight[None] += 1.0          # a float field without .grad: not the rule's business, as in Taichi
     with pytest.raises(AutodiffError, match="global data access rule") as info:
         check_global_access_rule(compile_forward(read_then_accumulate))
     assert "b[None] += 100.0" in str(info.value)

@@ -84,8 +84,8 @@ def check_global_access_rule(kernel: ir.OffloadedKernel) -> None:
                 loads.setdefault(_element(stmt.ptr), stmt)
             elif isinstance(stmt, (ir.GlobalStore, ir.AtomicOp)) and stmt.ptr.container.kind != "temp":
                 if isinstance(stmt, ir.AtomicOp) and stmt.op.value in ("add", "sub") \
-                        and not stmt.ptr.container.dtype.is_float:
-                    continue  # integers carry no gradient: a counter may be read and then bumped
+                        and not _has_gradient(stmt.ptr.container):
+                    continue  # a counter or a field without .grad may be read and then bumped
                 reader = loads.get(_element(stmt.ptr)) or read_by_earlier_tasks.get(stmt.ptr.container)
                 if reader is not None:
                     raise AutodiffError(
@@ -96,6 +96,16 @@ def check_global_access_rule(kernel: ir.OffloadedKernel) -> None:
         for stmt in _walk(task.body):
             if isinstance(stmt, ir.GlobalLoad) and stmt.ptr.container.kind != "temp":
                 read_by_earlier_tasks.setdefault(stmt.ptr.container, stmt)
+
+
+def _has_gradient(slot: ir.ContainerSlot) -> bool:
+    """Whether accumulating into `slot` matters to gradients: a float container, and for a field one with a
+    `.grad` (Taichi checks the fields that have adjoints); an ndarray's gradient is known only at launch."""
+    if not slot.dtype.is_float:
+        return False
+    if slot.kind == "field" and slot.host is not None:
+        return getattr(slot.host, "grad", None) is not None
+    return True
 
 
 def _element(ptr: ir.GlobalPtr) -> tuple[int, tuple[int, ...]]:
