@@ -291,3 +291,20 @@ def test_sizeless_vector_and_matrix_ndarray_hints(arch):
     with pytest.raises(wk.ArgumentError, match="vector elements"):
         twos(m2)
     assert wk.types.vector(3).dtype == wk.f32 and wk.types.matrix(2, 2, wk.i32).dtype == wk.i32
+
+
+def test_ndarray_element_shape_makes_vector_or_matrix_elements(arch):
+    # Taichi's wk.types.ndarray(element_shape=(2,)) / (dtype=..., element_shape=(2, 2)): the last axes of a numpy
+    # argument are vector or matrix elements
+    @wk.kernel
+    def shift(a: wk.types.ndarray(element_shape=(2,)), m: wk.types.ndarray(dtype=wk.f32, element_shape=(2, 2))):
+        for i in a:
+            a[i] += wk.Vector([1, 2])
+            m[i] += wk.Matrix([[1, 2], [3, 4]])
+
+    a = np.zeros((3, 2), np.float32)
+    m = np.zeros((3, 2, 2), np.float32)
+    shift(a, m)
+    assert a.tolist() == [[1, 2]] * 3 and m[2].tolist() == [[1, 2], [3, 4]]
+    with pytest.raises(ValueError, match="element_shape"):
+        wk.types.ndarray(element_shape=(1, 2, 3))

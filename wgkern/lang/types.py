@@ -254,7 +254,15 @@ class NdarrayType:
 
 
 def ndarray(dtype: Any = None, ndim: int | None = None, needs_grad: bool | None = None, boundary: str = "unsafe",
-            element_dim: int | None = None, **_: Any) -> NdarrayType:
+            element_dim: int | None = None, element_shape: tuple[int, ...] | None = None, **_: Any) -> NdarrayType:
+    if element_shape is not None:               # Taichi's element_shape=(n,) / (n, m): vector / matrix elements
+        element_shape = (element_shape,) if isinstance(element_shape, int) else tuple(element_shape)
+        if len(element_shape) not in (1, 2):
+            raise ValueError(f"wk.types.ndarray(element_shape={element_shape!r}) names 1 (vector) or 2 (matrix) axes")
+        if dtype is None:
+            element_dim = len(element_shape)    # the argument's dtype, its last axes the elements
+        else:
+            dtype = vector(element_shape[0], dtype) if len(element_shape) == 1 else matrix(*element_shape, dtype)
     if isinstance(dtype, AnyVectorType):        # any vector / matrix: the argument's last axes are its elements
         dtype, element_dim = dtype.dtype, dtype.element_dim
     if dtype is not None and not isinstance(dtype, VectorType):
