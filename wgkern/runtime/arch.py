@@ -157,7 +157,8 @@ def _construct(backend_class: Any, options: Any, *args: Any) -> Any:
     """Build a backend, passing the wk.init options it declares (`debug=...`) by keyword."""
     import inspect
     accepted = inspect.signature(backend_class).parameters
-    kwargs = {name: getattr(options, name) for name in ("debug", "fast_math", "threads", "device_memory_limit")
+    kwargs = {name: getattr(options, name) for name in ("debug", "fast_math", "threads", "device_memory_limit",
+                                                         "offline_cache")
               if name in accepted and options is not None}
     return backend_class(*args, **kwargs)
 

@@ -153,3 +153,26 @@ def test_grid_sizes_cover_the_range_and_are_capped(cpu_program):
     assert sizers[1]([10 ** 6], shapes) == 7                  # capped: the grid-stride loop covers the rest
     assert sizers[2](scalars, shapes) == 7                    # bounds in device memory: the capped grid
     assert np.all(a.to_numpy()[:5] == 2.0)
+
+
+def test_compiled_ptx_is_kept_on_disk_between_runs(cpu_program, tmp_path, monkeypatch):
+    values = wk.field(wk.f32, shape=8)
+
+    @wk.kernel
+    def double():
+        for i in values:
+            values[i] *= 2.0
+
+    double()
+    kernel = offloaded_kernels("double")[0]
+    text, _, _ = emit_cuda_module(kernel, build_layout(kernel), CUDA_TARGET, "t", (0, 0))
+    monkeypatch.setenv("WK_CACHE_DIR", str(tmp_path))
+    compiles = []
+    real = ptx.compile_ptx
+    monkeypatch.setattr(ptx, "compile_ptx", lambda *a: compiles.append(a) or real(*a))
+    first = ptx.cached_ptx(text, "sm_80", True)
+    assert ptx.cached_ptx(text, "sm_80", True) == first and len(compiles) == 1      # the second came from disk
+    assert list((tmp_path / "cuda").glob("*.ptx"))
+    assert ptx.cached_ptx(text, "sm_90", True) != first and len(compiles) == 2      # another arch: compiled
+    ptx.cached_ptx(text, "sm_80", False)                                            # offline_cache=False
+    assert len(compiles) == 3

@@ -18,7 +18,6 @@ per-kernel error word, read after every launch (debug runs synchronously)."""
 from __future__ import annotations
 
 import ctypes
-import itertools
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -46,7 +45,6 @@ from .codegen import symbol_name
 from .layout import ArgLayout, build_layout
 from .target import CUDA_TARGET
 
-_KERNEL_IDS = itertools.count()
 PRINT_BUFFER_WORDS = 1 << 17          # 1 MiB of int64 words between waits
 MAX_PARAM_BYTES = 4096                # CUDA's kernel parameter block limit
 MAX_BLOCKS = 1 << 20                  # a known range runs one thread per index up to 2^28 indices
@@ -144,13 +142,14 @@ class CudaCompiledKernel(CompiledKernel):
             raise CompileError(f"kernel '{kernel.name}' passes {self.layout.size} bytes of arguments (containers, "
                                f"shapes, scalars), more than CUDA's {MAX_PARAM_BYTES}-byte parameter block; split "
                                "it into kernels that touch fewer containers", kernel.loc)
-        prefix = f"wk{next(_KERNEL_IDS)}_{symbol_name(kernel.name)[:60]}"
+        prefix = f"wk_{symbol_name(kernel.name)[:60]}"      # one module per kernel: names need not be unique
         self.has_prints = any(isinstance(stmt, ir.Print) for task in kernel.tasks for stmt in walk(task.body))
         print_buffer = (backend.print_buffer.address, PRINT_BUFFER_WORDS) if self.has_prints else (0, 0)
         self.ir_text, names, self.bounds_sites = emit_cuda_module(
             kernel, self.layout, CUDA_TARGET, prefix, print_buffer, backend.debug, backend.fast_math)
         generated = time.perf_counter()
-        self.ptx, self.optimized_ir = ptx.compile_ptx(self.ir_text, backend.arch)
+        # kernels that print have the print buffer's address in their code: not worth caching
+        self.ptx = ptx.cached_ptx(self.ir_text, backend.arch, backend.offline_cache and not self.has_prints)
         self.module = driver.load_module(self.ptx)
         self.tasks = [TaskLaunch(driver.function(self.module, name), task, kernel.containers,
                                  self._max_blocks(task), backend.capped_blocks)
@@ -236,6 +235,7 @@ class CudaCompiledKernel(CompiledKernel):
         raise debug_check_error(self.kernel, self.bounds_sites[site - 1], args)
 
     def source(self, optimized: bool = False) -> str:
+        """The LLVM IR as generated, or with `optimized=True` the PTX."""
         return self.ptx if optimized else self.ir_text
 
     def release(self) -> None:
@@ -250,13 +250,15 @@ class CudaBackend(Backend):
     name = "cuda"
     supports_adstack = True
 
-    def __init__(self, debug: bool = False, fast_math: bool = False, device_memory_limit: int | None = None):
+    def __init__(self, debug: bool = False, fast_math: bool = False, device_memory_limit: int | None = None,
+                 offline_cache: bool = True):
         self.driver = cuda_driver.driver()
         self.info = self.driver.info
         self.arch = ptx.architecture(self.info.compute_capability)
         self.budget = MemoryBudget(device_memory_limit)
         self.debug = debug
         self.fast_math = fast_math
+        self.offline_cache = offline_cache       # compiled PTX kept on disk between runs (ptx.cached_ptx)
         self.max_blocks = MAX_BLOCKS
         self.capped_blocks = max(1, self.info.multiprocessors * CAPPED_BLOCKS_PER_SM)
         self.max_blocks_wave = max(1, self.info.multiprocessors * WAVE_BLOCKS_PER_SM)

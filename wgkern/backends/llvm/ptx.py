@@ -4,7 +4,8 @@ Math functions (sin, exp, pow, atan2, ...) come from NVIDIA's libdevice bitcode 
 the NVPTX backend lowers only a few intrinsics itself, and an intrinsic it cannot lower aborts the process, so
 codegen never emits one for this target (target.CUDA_TARGET maps every math function to libdevice). libdevice
 is linked only into modules that call it. It ships with every CUDA toolkit and in NVIDIA's PyPI wheels;
-`find_libdevice()` says where it looks."""
+`find_libdevice()` says where it looks. `cached_ptx` keeps compiled modules on disk between runs (Taichi's
+offline cache); the driver caches its own JIT of the PTX, so a second run of a program compiles little."""
 from __future__ import annotations
 
 import glob
@@ -89,6 +90,49 @@ def target_machine(arch: str) -> Any:
 
 def data_layout(arch: str) -> str:
     return str(target_machine(arch).target_data)
+
+
+def cache_directory() -> Path:
+    """Where compiled PTX is kept between runs: $WK_CACHE_DIR, else $XDG_CACHE_HOME/wgkern, else
+    ~/.cache/wgkern (a `cuda` folder inside)."""
+    root = os.environ.get("WK_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "wgkern")
+    return Path(root) / "cuda"
+
+
+def _cache_key(ir_text: str, arch: str) -> str:
+    import hashlib
+    import llvmlite
+    digest = hashlib.sha256()
+    library = str(len(_libdevice or b"")) if "@__nv_" in ir_text else ""
+    for part in (ir_text, arch, llvmlite.__version__, library):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
+    """PTX of a module: from the disk cache when an identical module was compiled for `arch` before (any
+    process), else compiled and stored (wk.init(offline_cache=False) skips the cache both ways). A cache that
+    cannot be read or written is ignored."""
+    if not use_cache:
+        return compile_ptx(ir_text, arch)[0]
+    if "@__nv_" in ir_text:
+        libdevice_bitcode()           # the key names the libdevice in use
+    path = cache_directory() / (_cache_key(ir_text, arch) + ".ptx")
+    try:
+        return path.read_text()
+    except OSError:
+        pass
+    code = compile_ptx(ir_text, arch)[0]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(code)
+        partial.replace(path)          # atomic: a concurrent reader sees all of it or nothing
+    except OSError:
+        pass
+    return code
 
 
 def compile_ptx(ir_text: str, arch: str) -> tuple[str, str]:
