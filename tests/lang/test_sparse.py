@@ -349,3 +349,35 @@ def test_deactivating_a_dense_cell_does_nothing(arch):
         def bad():
             wk.deactivate(cells, [1, 2])
         bad()
+
+
+def test_append_activates_the_pointer_cells_above_the_list(arch):
+    # taichi_elements' MPM solver: particles binned into per-block lists under pointer nodes that are cleared
+    # every step; appending must activate the blocks (as in Taichi), or the struct-for over the lists sees none
+    pid = wk.field(wk.i32)
+    grid = wk.root.pointer(wk.ij, 2)
+    block = grid.pointer(wk.ij, 2)
+    block.dynamic(wk.axes(2), 8).place(pid, offset=(-2, -2, 0))
+    points = wk.Vector.field(2, wk.i32, shape=3)
+    points.from_numpy(np.array([[0, 0], [3, 1], [3, 1]], dtype=np.int32))
+    seen = wk.field(wk.i32, shape=(4, 4))
+
+    @wk.kernel
+    def bin_points():
+        for p in points:
+            wk.append(pid.parent(), points[p], p)
+
+    @wk.kernel
+    def visit():
+        for I in wk.grouped(pid):
+            seen[I[0] + 2, I[1] + 2] += 1 + pid[I]
+
+    for _ in range(2):
+        grid.deactivate_all()
+        seen.fill(0)
+        bin_points()
+        visit()
+        expected = np.zeros((4, 4), np.int32)
+        expected[0, 0], expected[3, 1] = 1, 2 + 3
+        np.testing.assert_array_equal(seen.to_numpy(), expected)
+        assert wk.is_active(grid, [1, 0]) and wk.is_active(block, [3, 1]) and not wk.is_active(block, [1, 1])

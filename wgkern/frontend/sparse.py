@@ -27,10 +27,13 @@ SPARSE_INTRINSICS = frozenset({sparse.activate, sparse.deactivate, sparse.is_act
 
 
 def is_tree_query(callee: Any) -> bool:
-    """`x.parent()`, `node.parent(2)`: compile-time questions about the SNode tree, answered while compiling."""
+    """`x.parent()`, `node.parent(2)`, `v.get_scalar_field(d)` (for `wk.block_local`): compile-time questions
+    about the SNode tree and its fields, answered while compiling."""
     owner = getattr(callee, "__self__", None)
-    return getattr(callee, "__name__", "") == "parent" and (isinstance(owner, SNode) or
-                                                             getattr(owner, "is_field", False))
+    name = getattr(callee, "__name__", "")
+    if name == "get_scalar_field":
+        return getattr(owner, "is_field", False)
+    return name == "parent" and (isinstance(owner, SNode) or getattr(owner, "is_field", False))
 
 
 @dataclass(frozen=True)
@@ -233,6 +236,8 @@ class SparseMixin:
             field = fields[0]
         if sparse.place_node(field).extents() != node.extents():
             raise CompileError(f"wk.append(): '{field.name}' has more axes than the dynamic node {node!r}")
+        above = [level for level in node._parent.path() if level.kind in SPARSE_KINDS]
+        self.activate_levels(node._parent, above, indices)   # as in Taichi, appending activates the list's cell
         old = self.b.atomic(AtomicOpKind.ADD, self.activity_ptr(node, indices), self.b.const(1, T.i32))
         fits = self.b.if_(self.binary_values(BinaryOpKind.CMP_LT, old, node.capacity))
         with self.b.at(fits.then_block):
