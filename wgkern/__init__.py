@@ -14,7 +14,7 @@ from wgkern.lang import ops as _ops  # noqa: F401 - `ti.lang.ops.sqrt(...)` (lan
 from wgkern.lang.fields import field, ndarray
 from wgkern.lang.kernel import data_oriented, func, kernel, pure, pyfunc, real_func
 from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_and, atomic_cas, atomic_exchange,
-                              atomic_max, atomic_min, atomic_mul, atomic_or, atomic_sub, atomic_xor, bit_cast, block_local, cache_read_only, cast, ceil, clamp, cos, cosh, exp, floor,
+                              atomic_max, atomic_min, atomic_mul, atomic_or, atomic_sub, atomic_xor, bit_cast, block_dim, block_local, cache_read_only, cast, ceil, clamp, cos, cosh, exp, floor,
                               grouped, log, log2, loop_config, max, min, ndrange, one, polar_decompose, pow, randn,
                               random, raw_div, raw_mod, bit_shr, round, rsqrt, select, sign, sin, sinh, sqrt, static,
                               static_assert, static_print, stop_grad, svd, sym_eig, tan, tanh, zero)
@@ -55,6 +55,7 @@ uint1, uint8, uint16, uint32, uint64 = u1, u8, u16, u32, u64
 x64 = x86_64 = arm64 = cpu
 # Taichi's older spellings, still used by ported programs (lang/legacy.py)
 global_var = var
+indices = axes
 Tape = ad.Tape
 clear_all_gradients = ad.clear_all_gradients
 complex_kernel = ad.grad_replaced
@@ -89,7 +90,7 @@ __all__ = [
     "rsqrt", "abs", "floor", "ceil", "round", "pow", "min", "max", "clamp", "sign", "random",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "atomic_mul", "atomic_exchange", "atomic_cas",
-    "cast", "bit_cast", "block_local", "cache_read_only", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose", "sym_eig",
+    "cast", "bit_cast", "block_dim", "block_local", "cache_read_only", "select", "static", "ndrange", "grouped", "loop_config", "randn", "svd", "polar_decompose", "sym_eig",
     "root", "i", "j", "k", "l", "ij", "ijk", "ijkl", "axes", "GUI", "Struct", "dataclass", "data_oriented", "static_print",
     "static_assert", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint1", "uint8",
     "uint16", "uint32", "uint64", "x64", "x86_64", "arm64", "profiler", "set_logging_level",
@@ -97,7 +98,7 @@ __all__ = [
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError",
     "raw_div", "raw_mod", "bit_shr", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
-    "Template", "var", "global_var", "ext_arr", "any_arr", "layout", "Tape", "clear_all_gradients", "complex_kernel",
+    "Template", "var", "global_var", "indices", "ext_arr", "any_arr", "layout", "Tape", "clear_all_gradients", "complex_kernel",
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "no_activate", "stream_parallel", "volatile_load", "Backend", "Tensor", "tensor", "StructField",

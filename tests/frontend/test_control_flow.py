@@ -75,8 +75,9 @@ def test_grouped_loops_bind_an_index_vector():
     out = run(build(k, 0), scalars=[3])
     assert out["grid"].tolist() == [[i * 5 + j for j in range(grid.shape[1])] for i in range(grid.shape[0])]
     assert list(out["acc"][2:6]) == [21, 22, 31, 32]
-    assert list(wk.grouped(wk.ndrange(2, 2))) == [(0, 0), (0, 1), (1, 0), (1, 1)]
-    assert list(wk.grouped(range(3))) == [(0,), (1,), (2,)]
+    # in Python scope the indices are integer vectors, as Taichi's ti.Vector ones
+    assert [tuple(I) for I in wk.grouped(wk.ndrange(2, 2))] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert [tuple(I) for I in wk.grouped(range(3))] == [(0,), (1,), (2,)]
 
 
 def test_grouped_needs_a_container_or_ndrange():

@@ -682,3 +682,28 @@ def test_random_64_bit_integers_cover_their_whole_range(arch):
     for v in (x, y):
         assert abs(v.mean() - 0.5) < 0.03 and abs((v ** 2).mean() - 1 / 3) < 0.03 and v.max() > 0.99
     assert 0.45 < (a.to_numpy() < 0).mean() < 0.55
+
+
+def test_static_grouped_ndrange_gives_index_vectors(arch):
+    """taichi_elements' stencils: `for offset in wk.static(wk.grouped(wk.ndrange(3, 3)))` unrolls over
+    compile-time integer vectors (`offset.cast(float)`, `base + offset`, `offset[d]`, `x[offset]`), as Taichi's."""
+    x = wk.field(wk.f32, shape=(4, 4))
+    w = wk.field(wk.f32, shape=(4, 4))
+
+    @wk.kernel
+    def k(base_i: wk.i32):
+        base = wk.Vector([base_i, 0])
+        for offset in wk.static(wk.grouped(wk.ndrange(3, 3))):
+            x[base + offset] += offset.cast(float).sum() + 0.5
+            w[offset] = [10.0, 20.0, 30.0][offset[0]] + offset[1]
+
+    k(1)
+    expected = np.zeros((4, 4), np.float32)
+    expected[1:4, 0:3] = np.add.outer(np.arange(3), np.arange(3)) + 0.5
+    np.testing.assert_array_equal(x.to_numpy(), expected)
+    np.testing.assert_array_equal(w.to_numpy()[:3, :3], np.add.outer([10.0, 20.0, 30.0], np.arange(3)))
+    # host side: vectors too, with cast, usable as an index
+    for I in wk.grouped(wk.ndrange(2, 2)):
+        assert I.cast(float).dtype == np.float32
+        w[I] = I.sum()
+    np.testing.assert_array_equal(w.to_numpy()[:2, :2], [[0, 1], [1, 2]])

@@ -106,3 +106,18 @@ def test_ext_arr_and_any_arr_are_ndarray_parameters(arch):
     assert a.tolist() == [0, 4, 16, 36] and b[:, 1].tolist() == [0, 1, 2, 3]
     with pytest.raises(wk.WkError, match="element type"):
         wk.any_arr(element_dim=1)
+
+
+def test_indices_and_block_dim(arch):
+    """Taichi 0.7's `ti.indices(n)` (now `ti.axes`) and the in-kernel `ti.block_dim(n)` hint."""
+    assert wk.indices(0, 1) == wk.ij and wk.indices(2) == wk.k
+    x = wk.field(wk.i32, shape=8)
+
+    @wk.kernel
+    def k():
+        wk.block_dim(64)
+        for i in x:
+            x[i] = i
+
+    k()
+    np.testing.assert_array_equal(x.to_numpy(), np.arange(8))

@@ -198,3 +198,30 @@ def test_place_takes_lists_and_objects_that_place_themselves(arch):
     p = Particles()
     wk.root.place(p)
     assert x.shape == y.shape == (4,) and p.pos.shape == (8,)
+
+
+def test_get_scalar_field_places_the_vector_field(arch):
+    """taichi_elements places each component of its grid velocity with `v.get_scalar_field(d)`; fields keep
+    components together here, so placing them puts the whole field under that node (and block_local takes
+    them)."""
+    v = wk.Vector.field(2, dtype=wk.f32)
+    m = wk.field(wk.f32)
+    block = wk.root.dense(wk.ij, 2).dense(wk.ij, 4)
+    block.place(m, offset=(-4, -4))
+    for d in range(2):
+        block.place(v.get_scalar_field(d), offset=(-4, -4))
+    assert v.shape == (8, 8) and v.offset == (-4, -4)
+
+    @wk.kernel
+    def fill(grid_v: wk.template()):
+        wk.block_local(m)
+        for d in wk.static(range(2)):
+            wk.block_local(grid_v.get_scalar_field(d))
+        for I in wk.grouped(grid_v):
+            grid_v[I] = [I[0], I[1] * 2]
+
+    fill(v)
+    assert v[-4, 3][1] == 6 and v.get_scalar_field(0)[-3, 0] == -3
+    np.testing.assert_array_equal(v.get_scalar_field(1).to_numpy(), v.to_numpy()[..., 1])
+    with pytest.raises(wk.WkError, match="one index per element axis"):
+        v.get_scalar_field(0, 0)

@@ -174,9 +174,13 @@ class CallMixin:
                 raise CompileError(f"{callee.__name__}() takes a vector, got {describe(value)}")
             return vectors.call_method(self.b, value, callee.__name__, [])
         if callee is wm.block_local or callee is wm.cache_read_only:
-            from wgkern.lang.fields import Container
-            if kwargs or not all(isinstance(a, (GlobalRef, Container)) for a in args):
+            from wgkern.lang.fields import Container, ScalarComponent
+            if kwargs or not all(isinstance(a, (GlobalRef, Container, ScalarComponent)) for a in args):
                 raise CompileError(f"{describe(callee)} takes fields")
+            return None
+        if callee is wm.block_dim:
+            if len(args) != 1 or kwargs:
+                raise CompileError("block_dim(n) takes the number of threads per block")
             return None
         if callee is wm.loop_config:
             self.ctx.serialize_next_loop = bool(kwargs.get("serialize", False))

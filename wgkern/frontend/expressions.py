@@ -197,6 +197,8 @@ class ExpressionMixin:
                 out.extend(index.elements)
             elif isinstance(index, (tuple, list)):
                 out.extend(index)
+            elif isinstance(index, np.ndarray) and index.ndim == 1 and index.dtype.kind in "iu":
+                out.extend(index.tolist())     # a compile-time index vector (wk.static(wk.grouped(...)))
             else:
                 out.append(index)
         return out

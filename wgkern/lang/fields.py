@@ -328,6 +328,8 @@ class Container:
                 raise IndexError(f"{self.kind_name} '{self.name}' has shape {self.shape}: index it with "
                                  f"{len(self.shape)} integers, not [None]")
             return ()
+        if isinstance(key, np.ndarray) and key.ndim == 1 and key.dtype.kind in "iu":
+            key = tuple(key.tolist())           # an index vector (`for I in wk.grouped(...)`: x[I])
         if not isinstance(key, tuple):
             key = (key,)
         if len(key) != len(self.shape) and len(key) != len(self.full_shape):
@@ -525,6 +527,15 @@ class Field(Container):
             return repr(self)
         return str(self.to_numpy())
 
+    def get_scalar_field(self, *indices: int) -> ScalarComponent:
+        """Taichi's `v.get_scalar_field(i)` / `m.get_scalar_field(i, j)`: one component of a vector/matrix field,
+        which Taichi can place on its own (`block.dense(ij, 16).place(v.get_scalar_field(0))`)."""
+        if len(indices) != len(self.element_shape) or not all(
+                isinstance(i, (int, np.integer)) and 0 <= i < n for i, n in zip(indices, self.element_shape)):
+            raise WkError(f"get_scalar_field{indices!r}: field '{self.name}' has elements of shape "
+                          f"{self.element_shape}; give one index per element axis")
+        return ScalarComponent(self, tuple(int(i) for i in indices))
+
     def _add_grad(self) -> None:
         """Give a float field without a `.grad` one of its shape (wk.root.lazy_grad())."""
         if self.grad is None and self.dtype.is_float and self._adjoint_of is None:
@@ -572,6 +583,37 @@ class Field(Container):
                            needs_dual=self.dual is not None and dual_placeholder is None)
         if dual_placeholder is not None:        # kept: `place(x, x.dual)` names it, or it takes shape when used
             self.dual = dual_placeholder
+
+
+class ScalarComponent:
+    """What `field.get_scalar_field(...)` returns. Fields keep an element's components together here, so placing
+    a component places the whole field (the other components then land beside it, under the same node, which
+    is the shape Taichi gives them); `wk.block_local` takes it as the hint it is. On the host it reads and writes
+    that component of the field's elements."""
+
+    def __init__(self, field: Field, indices: tuple[int, ...]) -> None:
+        self.field = field
+        self.indices = indices
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.field.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self.field.dtype
+
+    def _key(self, key: Any) -> tuple[Any, ...]:
+        return (key if isinstance(key, tuple) else (key,)) + self.indices
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.field[self._key(key)]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.field[self._key(key)] = value
+
+    def to_numpy(self) -> np.ndarray:
+        return self.field.to_numpy()[(Ellipsis,) + self.indices]
 
 
 class Ndarray(Container):

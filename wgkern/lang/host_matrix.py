@@ -67,6 +67,11 @@ class HostMatrix(np.ndarray):
         dtype = self.dtype if self.dtype.kind == "f" else np.float32
         return np.linalg.inv(np.asarray(self)).astype(dtype, copy=False).view(HostMatrix)
 
+    def cast(self, dtype: Any) -> HostMatrix:
+        """Taichi's `v.cast(dtype)`: the elements converted (`float` / `int` take default_fp / default_ip)."""
+        from wgkern.lang.types import to_dtype
+        return np.asarray(self).astype(to_dtype(dtype).np_dtype).view(HostMatrix)
+
     def to_list(self) -> list[Any]:
         """Taichi's `v.to_list()`: nested Python lists of the entries."""
         return np.asarray(self).tolist()

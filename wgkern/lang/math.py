@@ -254,15 +254,24 @@ def ndrange(*dims: Any) -> Iterator[Any]:
 
 def grouped(iterable: Any) -> Iterator[tuple[int, ...]]:
     """`for I in wk.grouped(x)` (a field, an ndarray or a wk.ndrange): one parallel loop whose index `I` is
-    an integer vector (`x[I]`, `I[0]`, `I + 1`). Outside kernels: the index tuples, in order."""
+    an integer vector (`x[I]`, `I[0]`, `I + 1`). Outside kernels (and in `wk.static(wk.grouped(...))`): the
+    indices in order, as integer vectors (Taichi's `ti.Vector`s: `I.cast(float)`, `base + I`)."""
+    from wgkern.lang.host_matrix import host_matrix
     shape = getattr(iterable, "shape", None)
     if shape is not None and not isinstance(iterable, (range, tuple, list)):
-        return itertools.product(*(range(int(n)) for n in shape))
-    return (item if isinstance(item, tuple) else (item,) for item in iterable)
+        iterable = itertools.product(*(range(int(n)) for n in shape))
+    return (host_matrix(np.array(item if isinstance(item, tuple) else (item,), dtype=np.int32))
+            for item in iterable)
 
 
 def loop_config(*, serialize: bool = False, **_: Any) -> None:
     """`wk.loop_config(serialize=True)` before a loop: run that loop serially. A no-op outside kernels."""
+    return None
+
+
+def block_dim(threads: int) -> None:
+    """Taichi's older `ti.block_dim(n)` in a kernel (now `loop_config(block_dim=n)`): the threads per block of the
+    next loop. The backends choose their own workgroup sizes, so it is accepted and changes nothing."""
     return None
 
 

@@ -111,11 +111,14 @@ class SNode:
                 raise WkError(f"place(offset={offset!r}): give one integer per axis of the shape {self.shape}")
         if self.kind == "place":
             raise WkError("place() hangs fields below a dense/pointer/bitmasked/dynamic node, not below a field")
+        from wgkern.lang.fields import ScalarComponent
         from wgkern.lang.structs import StructField
         for field in fields:
             if isinstance(field, (list, tuple)):        # Taichi's place([x, y])
                 self.place(*field, offset=offset)
                 continue
+            if isinstance(field, ScalarComponent):      # v.get_scalar_field(d): the whole field goes here
+                field = field.field
             if not isinstance(field, (Field, StructField)) and callable(getattr(field, "place", None)):
                 field.place(self)                       # older Taichi: an object that places its own fields
                 continue
