@@ -450,3 +450,26 @@ def test_short_circuit_operators_option(arch, short_circuit):
     calls[None] = 0
     assert both(1, 1) == 7
     assert calls[None] == (2 if short_circuit else 3)   # `1 > 0 or ...` is decided by its first operand
+
+
+def test_sum_min_max_of_a_list_of_run_time_values(arch):
+    """`sum([I[i] * n ** i for i in range(dim)])` (GAMES201's implicit MPM flattens grid indices this way):
+    Python's sum / min / max over a list of run-time values, as Taichi evaluates them with its operators."""
+    out = wk.field(wk.f32, shape=(4, 5))
+    extremes = wk.Vector.field(2, wk.i32, shape=(4, 5))
+
+    @wk.func
+    def flat(I):
+        return sum([I[i] * 5 ** (1 - i) for i in range(2)])
+
+    @wk.kernel
+    def k(start: wk.f32):
+        for I in wk.grouped(out):
+            out[I] = flat(I) + sum([I[0] * 0.5, I[1] * 0.25], start)
+            extremes[I] = [max([I[0], I[1], 2]), min([I[0] - I[1], 1])]
+
+    k(10.0)
+    i, j = np.meshgrid(np.arange(4), np.arange(5), indexing="ij")
+    np.testing.assert_allclose(out.to_numpy(), i * 5 + j + 10.0 + i * 0.5 + j * 0.25)
+    np.testing.assert_array_equal(extremes.to_numpy(), np.stack([np.maximum(np.maximum(i, j), 2),
+                                                                 np.minimum(i - j, 1)], -1))

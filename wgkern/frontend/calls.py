@@ -32,6 +32,9 @@ from wgkern.lang.structs import Struct, StructType
 
 CAST_BUILTINS = {builtins.int: lambda: T.DEFAULT_INT, builtins.float: lambda: T.DEFAULT_FLOAT,
                  builtins.bool: lambda: T.u1}     # read at compile time: wk.init(default_fp=...) sets them
+# Python's reductions of a list, for lists holding run-time values (`sum([I[i] * n ** i for i in ...])`)
+SEQUENCE_REDUCTIONS = {builtins.sum: BinaryOpKind.ADD, builtins.min: BinaryOpKind.MIN,
+                       builtins.max: BinaryOpKind.MAX}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,7 @@ def _is_user_function(callee: Any) -> bool:
 
 
 _LIBRARY_MODULES = frozenset({"wgkern", "numpy", "scipy"})
+
 
 
 class CallMixin:
@@ -278,6 +282,9 @@ class CallMixin:
             dtype = T.from_numpy_dtype(array.dtype)
             return VectorValue([self.b.const(v, dtype) for v in array.reshape(-1).tolist()], array.shape[0],
                                array.shape[1] if array.ndim == 2 else 0)
+        if callee in SEQUENCE_REDUCTIONS and len(args) in (1, 2) and isinstance(args[0], (list, tuple)) and \
+                any(is_runtime(e) for e in args[0]):
+            return self.reduce_sequence(callee, args, kwargs)
         if static_args and callee in intrinsics.FOLDABLE:
             return callee(*args, **kwargs)
         if callee in intrinsics.UNARY_FUNCTIONS:
@@ -321,6 +328,25 @@ class CallMixin:
                                "functions and pure builtins on compile-time values can be called (wrap "
                                "compile-time Python in wk.static(...))")
         raise CompileError(f"{describe(callee)} is not callable")
+
+    def reduce_sequence(self, callee: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """`sum([...])`, `max([...])`, `min([...])` over a list of run-time values (Taichi evaluates them as
+        Python does, with its operators): folded left to right, `sum` from its start value (0 by default)."""
+        items = list(args[0])
+        if kwargs.keys() - {"start"} or (callee is not builtins.sum and (len(args) > 1 or kwargs)):
+            raise CompileError(f"{describe(callee)}() over run-time values takes one list"
+                               + (" and a start value" if callee is builtins.sum else ""))
+        if callee is builtins.sum:
+            total = args[1] if len(args) > 1 else kwargs.get("start", 0)
+            for item in items:
+                total = self.binary_op(ast.Add, total, item)
+            return total
+        if not items:
+            raise CompileError(f"{describe(callee)}() of an empty list")
+        result = items[0]
+        for item in items[1:]:
+            result = self.binary_values(SEQUENCE_REDUCTIONS[callee], result, item)
+        return result
 
     def stopped(self, value: ir.Stmt) -> ir.Stmt:
         """`wk.stop_grad`: a float passed through its bits as an integer (int casts carry no derivative)."""
