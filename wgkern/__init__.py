@@ -30,6 +30,7 @@ from wgkern.lang.structs import Struct, StructField, dataclass
 from wgkern.lang.snode import i, ij, ijk, ijkl, j, k, l, root  # noqa: E741 - Taichi's axis names
 from wgkern.lang.snode import AXIS_COMBINATIONS as _AXIS_COMBINATIONS
 from wgkern.lang.snode import FieldsBuilder, SNode, SNodeTree, axes
+from wgkern.lang.quant import BitpackedFields
 from wgkern.lang.sparse import (activate, append, deactivate, deactivate_all_snodes, is_active, length,
                                 rescale_index)
 globals().update({_name: _axes for _name, _axes in _AXIS_COMBINATIONS.items() if _name not in globals()})
@@ -102,7 +103,7 @@ __all__ = [
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "no_activate", "stream_parallel", "volatile_load", "Backend", "Tensor", "tensor", "StructField",
-    "SNode", "FieldsBuilder", "SNodeTree", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported", "experimental",
+    "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported", "experimental",
 ]
 
 

@@ -65,8 +65,8 @@ def test_placement_errors_name_the_problem(arch):
         wk.root.dense(wk.i, 4).place(shaped)
     with pytest.raises(wk.WkError, match="'used' is already used by a kernel"):
         wk.root.dense(wk.i, 4).place(used)
-    with pytest.raises(wk.WkError, match="bit_struct\\(\\) nodes are not available"):
-        wk.root.bit_struct(32)
+    with pytest.raises(wk.WkError, match="hash\\(\\) nodes are not available"):
+        wk.root.hash(wk.i, 4)
     with pytest.raises(wk.WkError, match="an axis is named twice"):
         wk.root.dense((0, 0), 3)
     with pytest.raises(wk.WkError, match="2 axes need 2 extents"):

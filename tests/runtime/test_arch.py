@@ -126,7 +126,7 @@ def test_taichi_arches_without_a_backend_and_extension_queries(adapters):
             select(arch)
     supported = wk.is_extension_supported
     assert supported(wk.cpu, wk.extension.sparse) and supported(wk.vulkan, wk.extension.adstack)
-    assert supported(wk.cpu, wk.extension.data64) and not supported(wk.cpu, wk.extension.quant)
+    assert supported(wk.cpu, wk.extension.data64) and supported(wk.cpu, wk.extension.quant)
     assert supported(wk.cuda, wk.extension.sparse) and not supported(wk.amdgpu, wk.extension.sparse)
     assert not supported(wk.cpu, wk.extension.bls)
     with pytest.raises(ValueError, match="wk.extension member"):

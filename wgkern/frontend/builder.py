@@ -18,6 +18,7 @@ from wgkern.frontend import arith
 from wgkern.frontend.calls import CallMixin
 from wgkern.frontend.expressions import ExpressionMixin
 from wgkern.frontend.loops import LoopMixin, StaticExit
+from wgkern.frontend.quant import QuantMixin
 from wgkern.frontend.sparse import SparseMixin
 from wgkern.frontend.sparse_matrix import SparseMatrixMixin
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
@@ -221,7 +222,7 @@ def is_field(obj: Any) -> bool:
 
 
 class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, LoopMixin, SparseMixin,
-                      SparseMatrixMixin, TextureMixin):
+                      SparseMatrixMixin, TextureMixin, QuantMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx
         self.b = IRBuilder()
@@ -453,6 +454,8 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
         self.activate_on_write(ref)
 
     def store_values(self, ref: GlobalRef, value: Any) -> None:
+        if getattr(ref.slot.host, "quant", None) is not None:     # a quantized type's field: stores round
+            return self.store_quant(ref, value)
         value = self.as_value(value)
         ptrs = self.element_ptrs(ref)
         if isinstance(value, VectorValue):

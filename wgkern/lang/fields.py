@@ -110,6 +110,8 @@ class Container:
     _is_staging = False      # a numpy argument's device copy (runtime/launch.py)
     _names = 0
     offset: tuple[int, ...] = ()     # a field's index of its first element per axis (wk.field(offset=...))
+    quant: Any = None                # a field of a wk.types.quant type: every write rounds (lang/quant.py)
+    quant_group: Any = None          # its shared-exponent group (BitpackedFields.place(shared_exponent=True))
 
     def __init__(self, dtype: Any, shape: Any, element_type: Any = None, name: str = "", *,
                  needs_grad: bool = False, needs_dual: bool = False):
@@ -254,7 +256,13 @@ class Container:
             return data.astype(target)
         return value
 
-    def _write_all(self, data: np.ndarray) -> None:
+    def _write_all(self, data: np.ndarray, raw: bool = False) -> None:
+        if self.quant is not None and not raw:       # the values the quantized type holds (lang/quant.py)
+            from wgkern.lang import quant
+            if self.quant_group is None:
+                return self._write_all(quant.host_quantize(self.quant, data), raw=True)
+            self._write_all(np.asarray(data).astype(self.dtype.np_dtype), raw=True)
+            return self.quant_group.requantize_host()
         view = self._view
         data = self._wrap_integers(data)
         if view is not None:
@@ -310,7 +318,7 @@ class Container:
         if other.full_shape != self.full_shape:
             raise ValueError(f"copy_from: {other.name} is {other.dtype!r}{list(other.full_shape)}, "
                              f"{self.name} is {self.dtype!r}{list(self.full_shape)}")
-        if other.dtype != self.dtype:
+        if other.dtype != self.dtype or (self.quant is not None and other.quant != self.quant):
             self.from_numpy(other.to_numpy().astype(self.dtype.np_dtype))
             return
         if self._view is not None and other._view is not None:
@@ -393,6 +401,10 @@ class Container:
         index = self._element_index(key)
         if self.dtype.is_bool:
             value = np.asarray(value) != 0
+        elif self.quant is not None:
+            from wgkern.lang import quant
+            value = np.asarray(value).astype(self.dtype.np_dtype) if self.quant_group is not None \
+                else quant.host_quantize(self.quant, value)
         else:
             value = self._wrap_integers(value)
         if view is not None:
@@ -408,6 +420,8 @@ class Container:
             self.program.backend.upload(self.buffer, np.ascontiguousarray(data).reshape(-1).view(np.uint8),
                                         offset * itemsize)
         self.generation += 1
+        if self.quant_group is not None:
+            self.quant_group.requantize_host()
 
     # ---- DLPack (only where the backend has a host view) -------------------------------------------------
 
@@ -526,6 +540,15 @@ class Field(Container):
         if self.unplaced_adjoint:
             return repr(self)
         return str(self.to_numpy())
+
+    def _raw_numpy(self) -> np.ndarray:
+        """The stored values in the compute dtype (lang/quant.py's shared-exponent rounding reads them)."""
+        return self.to_numpy().reshape(self.full_shape)
+
+    def _store_raw(self, data: np.ndarray) -> None:
+        """Write values as they are, without the quantized type's rounding."""
+        self._host_ready(write=True)
+        self._write_all(data, raw=True)
 
     def get_scalar_field(self, *indices: int) -> ScalarComponent:
         """Taichi's `v.get_scalar_field(i)` / `m.get_scalar_field(i, j)`: one component of a vector/matrix field,
@@ -664,13 +687,20 @@ def field(dtype: Any, shape: Any = None, needs_grad: bool = False, needs_dual: b
     indexing use indices from offset to offset + shape - 1; to_numpy()/from_numpy() arrays start at element 0."""
     if unknown:
         raise TypeError(f"wk.field() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    from wgkern.lang import quant
+    qtype = quant.quant_of_dtype(dtype)
+    if qtype is not None:          # a wk.types.quant type: a field of its compute dtype whose writes round
+        if needs_grad or needs_dual:
+            raise TypeError("fields of quantized types have no gradients (needs_grad/needs_dual)")
+        dtype = quant.compute_dtype(dtype)
     out = Field(dtype, () if shape is None else shape, name=name, needs_grad=needs_grad, needs_dual=needs_dual)
-    if shape is None and out.grad is None and out.dtype.is_float:
+    out.quant = qtype
+    if shape is None and out.grad is None and out.dtype.is_float and qtype is None:
         # declared without a shape, to be placed (wk.root.dense(...).place(x)): as in Taichi, `x.grad` exists
         # and can be placed too (`place(x, x.grad)`, `lazy_grad()`); it takes x's shape when first used
         out.grad = Field(out.dtype, (), out.element_type, f"{out.name}.grad")
         out.grad._adjoint_of = out
-    if shape is None and out.dual is None and out.dtype.is_float:
+    if shape is None and out.dual is None and out.dtype.is_float and qtype is None:
         # `x.dual` likewise (`place(x, x.dual)`, forward mode); it has storage once placed or first used
         out.dual = Field(out.dtype, (), out.element_type, f"{out.name}.dual")
         out.dual._adjoint_of = out

@@ -107,6 +107,10 @@ class Vector:
     def field(n: int, dtype: Any = T.f32, shape: Any = None, needs_grad: bool = False, needs_dual: bool = False,
               **kwargs: Any) -> Any:
         from wgkern.lang.fields import field
+        from wgkern.lang.quant import QuantType, quant_vector_field
+        if isinstance(dtype, QuantType):
+            return quant_vector_field(lambda scalar: field(T.vector(n, scalar), shape=shape, **kwargs), dtype,
+                                      needs_grad=needs_grad, needs_dual=needs_dual)
         return field(T.vector(n, dtype), shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, **kwargs)
 
     @staticmethod
@@ -186,6 +190,10 @@ class Matrix:
     def field(n: int, m: int, dtype: Any = T.f32, shape: Any = None, needs_grad: bool = False,
               needs_dual: bool = False, **kwargs: Any) -> Any:
         from wgkern.lang.fields import field
+        from wgkern.lang.quant import QuantType, quant_vector_field
+        if isinstance(dtype, QuantType):
+            return quant_vector_field(lambda scalar: field(T.matrix(n, m, scalar), shape=shape, **kwargs), dtype,
+                                      needs_grad=needs_grad, needs_dual=needs_dual)
         return field(T.matrix(n, m, dtype), shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, **kwargs)
 
     @staticmethod

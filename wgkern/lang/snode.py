@@ -11,6 +11,7 @@ every such `.grad` now."""
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 from typing import Any
 
@@ -65,6 +66,7 @@ class SNode:
         self._parent = parent
         self.chunk_size = chunk_size
         self._activity: Any = None
+        self.quant_array_bits: tuple[int, int] | None = None     # (cells, max_num_bits) of a quant_array node
 
     # ---- building the tree -----------------------------------------------------------------------------
     def _child(self, kind: str, axes: Any, dimensions: Any) -> SNode:
@@ -92,6 +94,22 @@ class SNode:
     def bitmasked(self, axes: Any, dimensions: Any) -> SNode:
         """Taichi's bitmasked node: one activity flag per cell (the same as `pointer` here)."""
         return self._child("bitmasked", axes, dimensions)
+
+    def quant_array(self, axes: Any, dimensions: Any, max_num_bits: int = 32) -> SNode:
+        """Taichi's quant array: a dense node whose cells pack quantized fields into `max_num_bits` bits
+        (checked when a field is placed). Stored at full width here (lang/quant.py), so it is a dense node."""
+        node = self._child("dense", axes, dimensions)
+        node.quant_array_bits = (math.prod(extent for _, extent in node.axes[len(self.axes):]), max_num_bits)
+        return node
+
+    def bit_struct(self, num_bits: int = 32) -> Any:
+        """Taichi's older `snode.bit_struct(num_bits).place(x, y)`: a BitpackedFields placed here."""
+        from wgkern.lang.quant import BitStructNode
+        return BitStructNode(self, num_bits)
+
+    def bit_array(self, axes: Any, dimensions: Any, num_bits: int = 32) -> SNode:
+        """Taichi's older name of `quant_array`."""
+        return self.quant_array(axes, dimensions, num_bits)
 
     def dynamic(self, axis: Any, capacity: int, chunk_size: int | None = None) -> SNode:
         """Taichi's dynamic node: a list of up to `capacity` elements along one axis per parent cell, grown by
@@ -129,6 +147,9 @@ class SNode:
                 continue
             if not isinstance(field, Field):
                 raise WkError(f"place() takes fields, got {type(field).__name__}")
+            if self.quant_array_bits is not None:
+                from wgkern.lang.quant import check_quant_array
+                check_quant_array(self, field)
             field._place(self.shape)
             if offsets is not None:         # the index of the first element per axis, as wk.field(offset=...)
                 for container in (field, field.grad, field.dual):
@@ -217,7 +238,7 @@ class SNode:
         return " => ".join(parts)
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("hash", "bit_struct", "quant_array", "bit_array"):
+        if name == "hash":
             raise WkError(f"{name}() nodes are not available (dense, pointer, bitmasked and dynamic are)")
         raise AttributeError(name)
 

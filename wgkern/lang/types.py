@@ -365,3 +365,8 @@ class types:  # noqa: N801 - namespace mirroring `ti.types`
     def is_signed(dtype: Any) -> bool:
         dt = to_dtype(dtype)
         return dt.is_float or (dt.is_int and dt.kind == "i")
+
+
+# `wk.types.quant.int / fixed / float` (lang/quant.py, which needs this module's dtypes, hence imported last)
+from wgkern.lang.quant import quant  # noqa: E402
+types.quant = quant

@@ -1,6 +1,7 @@
 """Taichi's `ti.extension` names and `ti.is_extension_supported(arch, ext)`, which programs and test suites
-ask before using a feature: sparse SNodes, adstacks and assertions work on every arch, 64-bit types wherever
-the device has them (always on the CPU and CUDA); quantized types, block-local storage, meshes and external functions do not exist here."""
+ask before using a feature: sparse SNodes, adstacks, assertions and quantized types (emulated at full width,
+lang/quant.py) work on every arch, 64-bit types wherever the device has them (always on the CPU and CUDA);
+block-local storage, meshes and external functions do not exist here."""
 from __future__ import annotations
 
 import enum
@@ -21,7 +22,8 @@ class extension(enum.Enum):  # noqa: N801 - Taichi's name
     mesh = "mesh"
 
 
-_EVERYWHERE = frozenset({extension.sparse, extension.adstack, extension.assertion})
+_EVERYWHERE = frozenset({extension.sparse, extension.adstack, extension.assertion, extension.quant,
+                         extension.quant_basic})
 
 
 def is_extension_supported(arch: Any, ext: extension) -> bool:
