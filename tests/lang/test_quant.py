@@ -268,3 +268,96 @@ def test_quant_game_of_life(arch):
         nxt[0, :] = nxt[-1, :] = nxt[:, 0] = nxt[:, -1] = 0
         expected = nxt
         np.testing.assert_array_equal(dst.to_numpy(), expected)
+
+
+def test_taichi_bitpacked_field_cases(arch):
+    """Cases of Taichi's tests/python/test_bitpacked_fields.py: extreme quant ints, a 32-bit fixed-point field
+    under pointer blocks, and a shared exponent over members of different fraction widths beside an int."""
+    qi13, qu14, qi5 = wk.types.quant.int(13, True), wk.types.quant.int(14, False), wk.types.quant.int(5, True)
+    x, y, z = wk.field(dtype=qi13), wk.field(dtype=qu14), wk.field(dtype=qi5)
+    packed = wk.BitpackedFields(max_num_bits=32)
+    packed.place(x, y, z)
+    wk.root.place(packed)
+
+    @wk.kernel
+    def set_val(a: wk.i32, b: wk.i32, c: wk.i32):
+        x[None] = a
+        y[None] = b
+        z[None] = c
+
+    for case in ([2**12 - 1, 2**14 - 1, -(2**3)], [2**11 - 1, 2**13 - 1, -(2**2)], [123, 4567, 8], [10, 31, 11]):
+        set_val(*case)
+        assert [x[None], y[None], z[None]] == [case[0], case[1], case[2] - 32 * (case[2] > 15)]
+
+    block_size, n = 16, 64
+    fixed32 = wk.types.quant.fixed(bits=32, max_value=1024)
+    f = wk.field(dtype=fixed32)
+    one = wk.BitpackedFields(max_num_bits=32)
+    one.place(f)
+    wk.root.pointer(wk.i, n // block_size).dense(wk.i, block_size).place(one)
+    for i in range(n):
+        if i // block_size % 2 == 0:
+            f[i] = 0
+
+    @wk.kernel
+    def assign():
+        for i in f:
+            f[i] = wk.cast(i, float)
+
+    assign()
+    assert f.to_numpy().tolist() == [float(i) if i // block_size % 2 == 0 else 0.0 for i in range(n)]
+
+    p = wk.field(dtype=wk.types.quant.float(exp=5, frac=10))
+    q = wk.field(dtype=wk.types.quant.float(exp=5, frac=13))
+    r = wk.field(dtype=wk.types.quant.int(bits=4, signed=False))
+    mixed = wk.BitpackedFields(max_num_bits=32)
+    mixed.place(p, q, shared_exponent=True)
+    mixed.place(r)
+    wk.root.dense(wk.i, 12).place(mixed)
+
+    @wk.kernel
+    def set_mixed():
+        for i in p:
+            p[i] = i * 3
+            q[i] = i * 2
+            r[i] = i
+
+    set_mixed()
+    assert p.to_numpy().tolist() == [i * 3 for i in range(12)]
+    assert q.to_numpy().tolist() == [i * 2 for i in range(12)]
+    assert r.to_numpy().tolist() == list(range(12))
+    with pytest.raises(wk.WkError, match="At least 2 fields need to be placed when shared_exponent=True"):
+        wk.BitpackedFields().place(wk.field(wk.types.quant.float(exp=5, frac=10)), shared_exponent=True)
+
+
+@pytest.mark.parametrize("exponent_bits", [5, 8])
+def test_taichi_shared_exponent_cases(exponent_bits):
+    """Taichi's tests/python/test_custom_float_shared_exp.py (10- and 14-bit unsigned significands)."""
+    wk.init(arch=wk.cpu)
+    a = wk.field(dtype=wk.types.quant.float(exp=exponent_bits, frac=10, signed=False))
+    b = wk.field(dtype=wk.types.quant.float(exp=exponent_bits, frac=14, signed=False))
+    wk.root.bit_struct(num_bits=32).place(a, b, shared_exponent=True)
+
+    @wk.kernel
+    def store(x: wk.f32, y: wk.f32):
+        a[None] = x
+        b[None] = y
+
+    a[None] = 10
+    assert (a[None], b[None]) == (10.0, 0.0)
+    store(3.2, 0.25)
+    assert a[None] == pytest.approx(3.2, rel=1e-3) and b[None] == pytest.approx(0.25, rel=2e-2)
+    a[None] = 100
+    assert a[None] == pytest.approx(100, rel=1e-3) and b[None] == pytest.approx(0.25, rel=1e-2)
+    store(1000, 1e-6)                  # flushed to zero below the shared exponent
+    assert (a[None], b[None]) == (1000.0, 0.0)
+    store(1e-30, 1e-30)
+    if exponent_bits == 8:
+        assert a[None] == pytest.approx(1e-30, 1e-3) and b[None] == pytest.approx(1e-30, 1e-4)
+    else:                              # too few exponent bits: zero
+        assert (a[None], b[None]) == (0.0, 0.0)
+    store(0, 100)
+    for i in range(100):               # borrowing: the exponent follows the larger member
+        assert (a[None], b[None]) == (i, 100 - i)
+        a[None] += 1
+        b[None] -= 1

@@ -137,12 +137,13 @@ class QuantMixin:
             exponent = this if exponent is None else b.binary(BinaryOpKind.MAX, exponent, this)
         exponent = b.binary(BinaryOpKind.MAX, exponent, b.const(1 - qtype.bias, T.i32))
         exponent = b.binary(BinaryOpKind.MIN, exponent, b.const(2 ** qtype.exp - 1 - qtype.bias, T.i32))
-        p = qtype.mantissa_bits
-        up = self.power_of_two(b.binary(BinaryOpKind.SUB, b.const(p - 1, T.i32), exponent), compute)
-        down = self.power_of_two(b.binary(BinaryOpKind.SUB, exponent, b.const(p - 1, T.i32)), compute)
-        most = b.const(2 ** p - 1, compute)
-        least = b.const(-(2 ** p - 1) if qtype.signed else 0, compute)
         for ptr, value in others + values:       # the written members last: a dynamic index may repeat one
+            member = ptr.container.host.quant     # members may differ in fraction bits
+            p = member.mantissa_bits
+            up = self.power_of_two(b.binary(BinaryOpKind.SUB, b.const(p - 1, T.i32), exponent), compute)
+            down = self.power_of_two(b.binary(BinaryOpKind.SUB, exponent, b.const(p - 1, T.i32)), compute)
+            most = b.const(2 ** p - 1, compute)
+            least = b.const(-(2 ** p - 1) if member.signed else 0, compute)
             steps = b.unary(UnaryOpKind.ROUND, b.binary(BinaryOpKind.MUL, value, up))
             steps = b.binary(BinaryOpKind.MIN, b.binary(BinaryOpKind.MAX, steps, least), most)
             b.global_store(ptr, b.binary(BinaryOpKind.MUL, steps, down))

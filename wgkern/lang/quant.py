@@ -229,6 +229,8 @@ class BitpackedFields:
             components = max(1, int(np.prod(field.element_shape))) if field.element_shape else 1
             members.append((field, qtype, components))
         if shared_exponent:
+            if sum(n for _, _, n in members) < 2:
+                raise WkError("At least 2 fields need to be placed when shared_exponent=True")
             if not all(isinstance(qtype, QuantFloat) for _, qtype, _ in members):
                 raise WkError("shared_exponent=True takes quant.float fields only")
             if len({(qtype.exp, qtype.compute) for _, qtype, _ in members}) > 1:
@@ -278,9 +280,9 @@ class SharedExponent:
             source = data.reshape(field.shape + (-1,)) if field.element_shape else data
             if field.element_shape:
                 for c in range(flat.shape[-1]):
-                    flat[..., c] = host_round_shared(self.qtype, source[..., c], exponent)
+                    flat[..., c] = host_round_shared(field.quant, source[..., c], exponent)
             else:
-                rounded[...] = host_round_shared(self.qtype, source, exponent)
+                rounded[...] = host_round_shared(field.quant, source, exponent)
             field._store_raw(rounded)
 
 
