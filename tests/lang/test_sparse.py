@@ -381,3 +381,46 @@ def test_append_activates_the_pointer_cells_above_the_list(arch):
         expected[0, 0], expected[3, 1] = 1, 2 + 3
         np.testing.assert_array_equal(seen.to_numpy(), expected)
         assert wk.is_active(grid, [1, 0]) and wk.is_active(block, [3, 1]) and not wk.is_active(block, [1, 1])
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_struct_for_over_dynamic_lists_visits_each_element_once(arch, grouped):
+    # the loop runs over active cells and, in each, over its list's length (not every slot of every list)
+    x = wk.field(wk.i32)
+    cells = wk.root.pointer(wk.ij, (3, 2))
+    cells.dynamic(wk.k, 4).place(x, offset=(1, -1, 0))
+    total = wk.field(wk.i32, shape=())
+    visits = wk.field(wk.i32, shape=(3, 2, 4))
+
+    @wk.kernel
+    def fill():
+        for n in range(7):                      # 7 appends to a list of capacity 4: 4 stored
+            wk.append(x.parent(), [2, 1], 100 + n)
+        wk.append(x.parent(), [0, 0], 7)
+
+    @wk.kernel
+    def visit():
+        if wk.static(grouped):
+            for I in wk.grouped(x):
+                if x[I] == 102:
+                    continue
+                total[None] += x[I]
+                visits[I[0] - 1, I[1] + 1, I[2]] += 1
+        else:
+            for i, j, k in x:
+                if x[i, j, k] == 102:
+                    continue
+                total[None] += x[i, j, k]
+                visits[i - 1, j + 1, k] += 1
+
+    fill()
+    visit()
+    assert total[None] == 7 + 100 + 101 + 103
+    expected = np.zeros((3, 2, 4), np.int32)
+    expected[2, 1, [0, 1, 3]] = 1
+    expected[0, 0, 0] = 1
+    np.testing.assert_array_equal(visits.to_numpy(), expected)
+    cells.deactivate_all()
+    total[None] = 0
+    visit()
+    assert total[None] == 0

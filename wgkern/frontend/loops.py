@@ -94,11 +94,16 @@ class LoopMixin:
                         raise CompileError(f"wk.grouped() loops over a field, an ndarray or wk.ndrange(...), "
                                            f"not {describe(iterable)}")
                     guard = self.sparse_guard(iterable)
+                    if guard is not None and self.dynamic_struct_for(node, iterable, dims, serialize, True):
+                        return None
                 return self.product_loop(node, dims, serialize, grouped=True, guard=guard)
         iterable = self.visit(iter_node)
         dims = self.container_dims(iterable)
         if dims is not None:
-            return self.product_loop(node, dims, serialize, guard=self.sparse_guard(iterable))
+            guard = self.sparse_guard(iterable)
+            if guard is not None and self.dynamic_struct_for(node, iterable, dims, serialize, False):
+                return None
+            return self.product_loop(node, dims, serialize, guard=guard)
         if isinstance(iterable, (range, tuple, list)) and not is_runtime(iterable):
             raise CompileError(f"looping over a Python {type(iterable).__name__} needs wk.static(...) "
                                "(it is unrolled at compile time)")

@@ -9,12 +9,15 @@ of each enclosing cell (and grows an enclosing dynamic list to cover the element
 flag and zeroes the block below it, so inactive elements read 0."""
 from __future__ import annotations
 
+import ast
 import itertools
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 from wgkern.errors import CompileError
-from wgkern.frontend.values import GlobalRef, StructElement, VectorValue, describe
+from wgkern.frontend.values import GlobalRef, StructElement, VectorValue, describe, is_runtime
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind
 from wgkern.lang import sparse
@@ -108,6 +111,50 @@ class SparseMixin:
                 indices = [self.binary_values(BinaryOpKind.SUB, i, o) if o else i for i, o in zip(indices, offset)]
             return self.active_condition(node, levels, indices)
         return guard
+
+    def dynamic_struct_for(self, loop: ast.For, iterable: Any, dims: list[tuple[Any, Any]], serialize: bool,
+                           grouped: bool) -> bool:
+        """A struct-for over a field below a dynamic node (`for I in wk.grouped(pid)`): one parallel loop over the
+        lists' cells, active ones only, each running serially over its list's length, as Taichi's visits only
+        the elements that exist (a flat loop would test every slot of every list: capacity times the cells).
+        False, emitting nothing, where the field is not shaped so (its list axis not the last one)."""
+        level = self.dynamic_level(iterable)
+        if level is None or not self.is_container(iterable) or getattr(iterable, "_place_node", None) is None:
+            return False
+        node = iterable._place_node
+        if node.axis_order[-1] != level.dynamic_axis or node.extents()[level.dynamic_axis] != level.capacity:
+            return False
+        if len(dims) != len(node.shape) or any(is_runtime(bound) for dim in dims for bound in dim):
+            return False
+        names = self.loop_target_names(loop.target, 1 if grouped else len(dims))
+        above = [lvl for lvl in node.path() if lvl.kind in SPARSE_KINDS and lvl is not level]
+        offsets = list(getattr(iterable, "offset", ()) or ()) or [0] * len(dims)
+        outer = [int(end) - int(begin) for begin, end in dims[:-1]]
+        cells = int(np.prod(outer)) if outer else 1
+
+        def cell_body(index: ir.Stmt) -> None:
+            raw: list[ir.Stmt] = [index] * len(outer)
+            remaining: Any = index
+            for k in range(len(outer) - 1, -1, -1):
+                raw[k] = remaining if k == 0 else self.binary_values(BinaryOpKind.MOD, remaining, outer[k])
+                if k:
+                    remaining = self.binary_values(BinaryOpKind.FLOORDIV, remaining, outer[k])
+            first = [*raw, self.b.const(0, T.i32)]      # the list's first slot, in the field's own coordinates
+            length = self.b.global_load(self.activity_ptr(level, self.cell_of(node, level._parent, first)))
+            length = self.binary_values(BinaryOpKind.MIN, length, level.capacity)
+            if above:
+                active = self.active_condition(node, above, first)
+                length = self.b.select(active, length, self.b.const(0, T.i32))
+
+            def element_body(position: ir.Stmt) -> None:
+                values = [*raw, position]
+                indices = [self.b.cast(self.as_scalar(v if not o else self.binary_values(BinaryOpKind.ADD, v, o)),
+                                       T.i32) for v, o in zip(values, offsets)]
+                self.bind_loop_variables(names, [VectorValue(indices, len(indices))] if grouped else indices)
+                self.visit_body(loop.body)
+            self.emit_range_for(0, length, True, element_body, loop)
+        self.emit_range_for(0, cells, serialize, cell_body, loop)
+        return True
 
     def active_condition(self, node: SNode, levels: list[SNode], indices: list[ir.Stmt]) -> ir.Stmt:
         condition: ir.Stmt | None = None
