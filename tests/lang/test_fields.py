@@ -422,3 +422,25 @@ def test_has_grad_has_dual_and_to_dlpack(arch):
     x.fill(2.0)
     if arch == wk.cpu:
         assert type(x.to_dlpack()).__name__ == "PyCapsule"
+
+
+def test_fields_stay_usable_in_exit_hooks(arch, tmp_path):
+    """A program's atexit handler registered before its fields exist runs after Python's weakref finalizers:
+    reading a field there must still work (on Vulkan a freed buffer under pending work aborted the process)."""
+    import subprocess
+    import sys
+    script = tmp_path / "exit_hook.py"
+    script.write_text(
+        "import atexit\n"
+        "import wgkern as wk\n"
+        "atexit.register(lambda: print('at exit', y.to_numpy().tolist()))\n"
+        f"wk.init(arch=wk.{arch.value})\n"
+        "y = wk.field(wk.f32, shape=4)\n"
+        "@wk.kernel\n"
+        "def k():\n"
+        "    for i in y:\n"
+        "        y[i] = i * 2\n"
+        "k()\n")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "at exit [0.0, 2.0, 4.0, 6.0]" in result.stdout

@@ -150,6 +150,9 @@ class Container:
         alloc = max(-(-self.nbytes // 4) * 4, 4)       # never a zero-size buffer; 4-byte multiple for WGSL
         self.buffer = backend.allocate(alloc)
         self._finalizer = weakref.finalize(self, _free_buffer, backend, self.buffer)
+        # kept through interpreter exit: exit hooks (wgkern's final sync, a program's atexit handler reading a
+        # field) still use it, and a GPU queue must not see it destroyed under pending work
+        self._finalizer.atexit = False
         self._view: np.ndarray | None = backend.host_view(self.buffer, self.storage_dtype, self.full_shape)
         self._exports: list[weakref.ref[np.ndarray]] = []
         program.containers.add(self)
