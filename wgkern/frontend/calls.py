@@ -731,6 +731,8 @@ class CallMixin:
                                "Quadrants); compare-and-swap one component, e.g. x[i][0]")
         if op is AtomicOpKind.CAS:
             _check_cas_operands([expected, value])
+        if getattr(ref.slot.host, "quant", None) is not None:     # frontend/quant.py
+            return self.quant_atomic(op, ref, value, expected)
         value = self.as_value(value)
         ptrs = self.element_ptrs(ref)
         if isinstance(value, VectorValue):
