@@ -1,7 +1,7 @@
 """Quantized types (lang/quant.py, frontend/quant.py): values stored through quant.int / fixed / float fields,
 in kernels, by atomics and from the host, equal what Taichi 1.7.4's CPU backend gives (its outputs are recorded
 below as constants); BitpackedFields and quant_array check their bit budgets by Taichi's messages; shared
-exponents; Taichi's quant game of life runs headless."""
+exponents; Taichi's quant game of life and a quantized mpm88 run headless."""
 from __future__ import annotations
 
 import numpy as np
@@ -361,3 +361,95 @@ def test_taichi_shared_exponent_cases(exponent_bits):
         assert (a[None], b[None]) == (i, 100 - i)
         a[None] += 1
         b[None] -= 1
+
+
+def _mpm88(quantized: bool, steps: int = 40) -> np.ndarray:
+    """Taichi's mpm88 example; `quantized` stores positions as 16-bit fixed point and velocities as 2 x 13-bit
+    floats sharing a 6-bit exponent (QuanTaichi's layout), packed by BitpackedFields."""
+    n_particles, n_grid = 512, 32
+    dx, dt = 1 / n_grid, 2e-4
+    p_vol, p_rho = (dx * 0.5) ** 2, 1
+    p_mass = p_vol * p_rho
+    gravity, bound, stiffness = 9.8, 3, 400
+    if quantized:
+        x = wk.Vector.field(2, dtype=wk.types.quant.fixed(16, False, max_value=1.0))
+        v = wk.Vector.field(2, dtype=wk.types.quant.float(exp=6, frac=13))
+        positions = wk.BitpackedFields(max_num_bits=32)
+        positions.place(x)
+        velocities = wk.BitpackedFields(max_num_bits=32)
+        velocities.place(v, shared_exponent=True)
+        wk.root.dense(wk.i, n_particles).place(positions, velocities)
+    else:
+        x = wk.Vector.field(2, dtype=float, shape=n_particles)
+        v = wk.Vector.field(2, dtype=float, shape=n_particles)
+    C = wk.Matrix.field(2, 2, dtype=float, shape=n_particles)
+    J = wk.field(float, n_particles)
+    grid_v = wk.Vector.field(2, dtype=float, shape=(n_grid, n_grid))
+    grid_m = wk.field(float, (n_grid, n_grid))
+
+    @wk.kernel
+    def substep():
+        for i, j in grid_m:
+            grid_v[i, j] = [0, 0]
+            grid_m[i, j] = 0
+        for p in x:
+            Xp = x[p] / dx
+            base = int(Xp - 0.5)
+            fx = Xp - base
+            w = [0.5 * (1.5 - fx) ** 2, 0.75 - (fx - 1) ** 2, 0.5 * (fx - 0.5) ** 2]
+            stress = -dt * 4 * stiffness * p_vol * (J[p] - 1) / dx**2
+            affine = wk.Matrix([[stress, 0], [0, stress]]) + p_mass * C[p]
+            for i, j in wk.static(wk.ndrange(3, 3)):
+                offset = wk.Vector([i, j])
+                dpos = (offset - fx) * dx
+                weight = w[i].x * w[j].y
+                grid_v[base + offset] += weight * (p_mass * v[p] + affine @ dpos)
+                grid_m[base + offset] += weight * p_mass
+        for i, j in grid_m:
+            if grid_m[i, j] > 0:
+                grid_v[i, j] /= grid_m[i, j]
+            grid_v[i, j].y -= dt * gravity
+            if i < bound and grid_v[i, j].x < 0:
+                grid_v[i, j].x = 0
+            if i > n_grid - bound and grid_v[i, j].x > 0:
+                grid_v[i, j].x = 0
+            if j < bound and grid_v[i, j].y < 0:
+                grid_v[i, j].y = 0
+            if j > n_grid - bound and grid_v[i, j].y > 0:
+                grid_v[i, j].y = 0
+        for p in x:
+            Xp = x[p] / dx
+            base = int(Xp - 0.5)
+            fx = Xp - base
+            w = [0.5 * (1.5 - fx) ** 2, 0.75 - (fx - 1) ** 2, 0.5 * (fx - 0.5) ** 2]
+            new_v = wk.Vector.zero(float, 2)
+            new_C = wk.Matrix.zero(float, 2, 2)
+            for i, j in wk.static(wk.ndrange(3, 3)):
+                offset = wk.Vector([i, j])
+                dpos = (offset - fx) * dx
+                weight = w[i].x * w[j].y
+                g_v = grid_v[base + offset]
+                new_v += weight * g_v
+                new_C += 4 * weight * g_v.outer_product(dpos) / dx**2
+            v[p] = new_v
+            x[p] += dt * v[p]
+            J[p] *= 1 + dt * new_C.trace()
+            C[p] = new_C
+
+    rng = np.random.default_rng(3)
+    x.from_numpy((rng.random((n_particles, 2)) * 0.4 + 0.2).astype(np.float32))
+    v.from_numpy(np.tile(np.array([0.0, -1.0], np.float32), (n_particles, 1)))
+    J.fill(1)
+    for _ in range(steps):
+        substep()
+    return x.to_numpy()
+
+
+def test_quant_mpm88_follows_full_precision(arch):
+    full = _mpm88(quantized=False)
+    quantized = _mpm88(quantized=True)
+    steps = quantized * 65536
+    np.testing.assert_array_equal(steps, np.round(steps))        # every position is on the 16-bit grid
+    assert np.all((quantized > 0.05) & (quantized < 0.95))
+    assert np.abs(quantized - full).max() < 2e-4             # the particles moved about 8e-3
+    assert np.abs(quantized - full).max() > 0                    # and the rounding did change something
