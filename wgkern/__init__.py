@@ -5,8 +5,8 @@ backends load at `wk.init`. Compilation lives in frontend/, passes/ and backends
 from __future__ import annotations
 
 from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentError, AutodiffError, BoundsCheckError,
-                           CompileError, DeviceLostError, KernelAssertionError, OutOfMemoryError, SizingError,
-                           WkError)
+                           CompileError, DeviceLostError, KernelAssertionError, LoopLimitError, OutOfMemoryError,
+                           SizingError, WkError)
 from wgkern.lang import ad
 from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg()` (lang/impl.py)
 from wgkern.lang import math
@@ -97,7 +97,7 @@ __all__ = [
     "uint16", "uint32", "uint64", "x64", "x86_64", "arm64", "profiler", "set_logging_level",
     "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL",
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
-    "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError",
+    "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError", "LoopLimitError",
     "raw_div", "raw_mod", "bit_shr", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
     "Template", "var", "global_var", "indices", "ext_arr", "any_arr", "layout", "Tape", "clear_all_gradients", "complex_kernel",
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",

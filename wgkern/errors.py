@@ -103,6 +103,13 @@ class KernelAssertionError(WkError, AssertionError, RuntimeError):
     Taichi's TaichiAssertionError is."""
 
 
+class LoopLimitError(WkError, RuntimeError):
+    """A kernel on lavapipe (Mesa's llvmpipe Vulkan driver) ran into the driver's loop limit: llvmpipe ends
+    the loops of a shader invocation once they have run 65535 iterations together (loops it unrolls do not
+    count), so the kernel's results are truncated. Raised at the next sync or read-back, naming the kernel
+    and the loop that was cut short."""
+
+
 class SizingError(WkError, RuntimeError):
     """A loop bound is too large (or not representable) to size an adstack."""
 

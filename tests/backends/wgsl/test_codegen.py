@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wgkern.backends.wgsl.codegen import WgslCodegen
+import wgkern as wk
+from wgkern.backends.wgsl.codegen import LOOP_LIMIT, WgslCodegen
 from wgkern.errors import CompileError, InternalCompilerError, SourceLoc
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
 from wgkern.ir.visitor import walk
 from wgkern.lang import types as T
+from wgkern.runtime import program as program_module
 
 from ._kernels import interpret, kernel, range_task, run, scalar_arg, serial_task, slot
 
@@ -191,3 +193,59 @@ def test_f32_trig_reduction_follows_how_the_adapter_branches() -> None:
     assert "if (abs(x)" not in cpu and "wk_reduce_pio2_f64(f64(x))" in cpu
     no_f64 = WgslCodegen(k, ALL_FEATURES - {"shader-f64"} | {MASKED_BRANCHES}, "a").generate()[0].wgsl
     assert "f64(" not in no_f64 and "if (abs(x)" not in no_f64
+
+
+# ---- llvmpipe's loop limit (LOOP_LIMIT) -------------------------------------------------------------------
+
+def _loop_limit_kernels():
+    out = wk.field(wk.i32, shape=64)
+
+    @wk.kernel
+    def serial_while(n: wk.i32):
+        head = 0
+        while head < n:                 # one serial loop of n iterations
+            head += 1
+        out[0] = head
+
+    @wk.kernel
+    def nested_within_limit(n: wk.i32):
+        for i in range(64):
+            total = 0
+            for j in range(n):          # per thread: 4 * n iterations, the inner loops unrolled or not
+                for k in range(4):
+                    total += 1
+                if j == n + 100:        # an exit of the loop's own that is never taken
+                    break
+            out[i] = total
+
+    @wk.kernel
+    def broken_early(n: wk.i32):
+        head = 0
+        while True:                     # left by its `break` only
+            head += 1
+            if head >= n:
+                break
+        out[1] = head
+
+    return out, serial_while, nested_within_limit, broken_early
+
+
+def test_loops_past_llvmpipes_limit_are_reported_not_truncated(arch) -> None:
+    """lavapipe ends the loops of a shader invocation after 65535 iterations together, silently: on it a
+    kernel whose loop ran into that raises LoopLimitError naming the loop; elsewhere the loop runs in full.
+    Loops that stay within the limit, and loops left by their own `break`, run without a report."""
+    out, serial_while, nested_within_limit, broken_early = _loop_limit_kernels()
+    nested_within_limit(10000)
+    np.testing.assert_array_equal(out.to_numpy(), np.full(64, 40000))
+    broken_early(1000)
+    serial_while(60000)
+    got = out.to_numpy()
+    assert (got[0], got[1]) == (60000, 1000)
+    serial_while(200000)
+    if LOOP_LIMIT in getattr(program_module.current().backend, "features", ()):
+        with pytest.raises(wk.LoopLimitError, match=r"kernel serial_while: lavapipe ended this loop early"):
+            out.to_numpy()
+        serial_while(1000)                                 # reported once; the state stays usable
+        assert out.to_numpy()[0] == 1000
+    else:
+        assert out.to_numpy()[0] == 200000

@@ -26,7 +26,7 @@ from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions
 from wgkern.backends.wgsl import mathlib
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
-from wgkern.backends.wgsl.printing import BOUNDS_WORD, PRINT_NAME, PrintLowering, needs_print_buffer
+from wgkern.backends.wgsl.printing import BOUNDS_WORD, LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 
@@ -36,6 +36,13 @@ IEEE_DIVISION = "wk-ieee-division"
 # A pseudo-feature of CPU adapters (lavapipe), which execute both sides of every divergent branch under a mask:
 # code generated for them avoids rarely taken branches whose work would be done by every invocation anyway.
 MASKED_BRANCHES = "wk-masked-branches"
+# A pseudo-feature of llvmpipe (lavapipe): its shaders end every loop of an invocation once the invocation's
+# loops have run about LOOP_LIMIT_ITERATIONS iterations together (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS: a counter
+# per invocation that each iteration of a loop the driver did not unroll decrements), silently. Code for it
+# marks each outermost loop as running and clears the mark on the loop's own exits (its bound, `break`); a loop
+# that ends still marked was cut short, and its site goes to the print buffer (LoopLimitError at the next wait).
+LOOP_LIMIT = "wk-loop-limit"
+LOOP_LIMIT_ITERATIONS = 65535
 WORKGROUP_SIZE = 256   # NVIDIA (Vulkan) reaches full occupancy only from 256 (measured: 2x saxpy bandwidth vs 64)
 _NAN32 = "bitcast<f32>(0x7fc00000u)"
 _INF32 = "bitcast<f32>(0x7f800000u)"
@@ -155,12 +162,15 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
 
     def __init__(self, kernel: ir.OffloadedKernel, features: frozenset[str] | set[str], adapter: str = "?",
                  adstack_code: int = 1, plan: BindingPlan | None = None,
-                 print_sites: list[Any] | None = None, bounds_sites: list[Any] | None = None):
+                 print_sites: list[Any] | None = None, bounds_sites: list[Any] | None = None,
+                 loop_limit_sites: list[Any] | None = None):
         self.kernel = kernel
         # print(): sites go to the backend's table (printing.py); the buffer is the binding after the stacks'.
         # debug=True (bounds_sites given): every global access is checked and a failure recorded in that buffer
         self.print_sites = print_sites if print_sites is not None else []
         self.bounds_sites = bounds_sites
+        # LOOP_LIMIT: the watched loops, as (kernel name, loc); site k + 1 is written when loop k is cut short
+        self.loop_limit_sites = loop_limit_sites if loop_limit_sites is not None else []
         self.adstack_code = adstack_code
         self.stacks, self.first_rows = metadata_rows(kernel)
         self.features = frozenset(features)
@@ -195,7 +205,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
                         f"array<{decl.element}>;  // {what}\n")
         if self.stacks[self.task_index]:
             head.append(self.adstack_declarations(self.plan.bindings + 1))
-        if needs_print_buffer([task], self.bounds_sites is not None):
+        if needs_print_buffer([task], self.bounds_sites is not None, LOOP_LIMIT in self.features):
             head.append(self.print_declaration())
         text = "".join(head) + "\n" + "".join(self.helpers.values()) + "\n" + "\n".join(self.lines) + "\n"
         workgroup = WORKGROUP_SIZE if task.kind == "range" else 1
@@ -215,6 +225,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         self.reductions: dict[ir.AtomicOp, ChunkReduction] = {}     # register reductions (range tasks)
         self.reduction_registers: dict[ChunkReduction, str] = {}
         self.task = task
+        self.watch_loops = LOOP_LIMIT in self.features
+        self.watched_lanes: list[str] = []     # LOOP_LIMIT: each enclosing loop's mark slot ('' if unwatched)
         self.task_index = next(k for k, t in enumerate(self.kernel.tasks) if t is task)
         self.stack_row_base = self.first_rows[self.task_index]
         # packed: typed over the whole kernel (tasks share each arena binding); else per task
@@ -419,6 +431,33 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         self._emit_rng_counter(task.body)
         self.visit_block(task.body)
         self.lines.append("}")
+
+    def _open_watched_loop(self) -> str:
+        """LOOP_LIMIT, before an outermost loop's `loop {`: mark this invocation's loop as running. Returns the
+        invocation's slot in the mark array, which the loop's exits clear ('' for loops not watched). Only outermost
+        loops are watched: once llvmpipe's counter runs out, every enclosing loop ends at its next iteration
+        too. The mark lives in a workgroup atomic, which the driver's compiler cannot see through: a flag in a
+        local, set on every exit, would be folded to "exited" (the driver's cut is no edge of the program)."""
+        if not self.watch_loops or any(self.watched_lanes):
+            return ""
+        size = WORKGROUP_SIZE if self.task.kind == "range" else 1
+        self.helpers["wk_loop_running"] = (f"var<workgroup> wk_loop_running: array<atomic<u32>, {size}>;   "
+                                           f"// LOOP_LIMIT: 1 while an invocation's outermost loop runs\n")
+        lane = "wk_local_index" if self.task.kind == "range" else "0u"
+        self.emit(f"atomicStore(&wk_loop_running[{lane}], 1u);")
+        return lane
+
+    def _exit(self, lane: str) -> str:
+        """`break` out of a loop; out of a watched one (`lane` given), clearing its mark first."""
+        return f"atomicStore(&wk_loop_running[{lane}], 0u); break;" if lane else "break;"
+
+    def _close_watched_loop(self, lane: str, stmt: ir.Stmt) -> None:
+        """LOOP_LIMIT: after the loop, record its site when it ended without taking one of its exits."""
+        if not lane:
+            return
+        self.loop_limit_sites.append((self.kernel.name, stmt.loc))
+        self.emit(f"if (atomicLoad(&wk_loop_running[{lane}]) != 0u) {{ "
+                  f"atomicMax(&{PRINT_NAME}[{LOOP_LIMIT_WORD}], {len(self.loop_limit_sites)}u); }}")
 
     def _emit_rng_counter(self, body: ir.Block) -> None:
         if any(isinstance(stmt, ir.RandomValue) for stmt in walk(body)):
@@ -646,18 +685,24 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         self.loop_depth += 1
         if stmt.reversed:      # decrement first: no overflow at either end, `continue` needs no continuing
             self.emit(f"var {index} = {end};")
+            lane = self._open_watched_loop()
+            self.watched_lanes.append(lane)
             self.emit("loop {")
-            self.emit(f"  if ({index} <= {begin}) {{ break; }}")
+            self.emit(f"  if ({index} <= {begin}) {{ {self._exit(lane)} }}")
             self.emit(f"  {index} = {index} - 1i;")
             self._block(stmt.body)
             self.emit("}")
         else:
             self.emit(f"var {index} = {begin};")
+            lane = self._open_watched_loop()
+            self.watched_lanes.append(lane)
             self.emit("loop {")
-            self.emit(f"  if ({index} >= {end}) {{ break; }}")
+            self.emit(f"  if ({index} >= {end}) {{ {self._exit(lane)} }}")
             self._block(stmt.body)
             self.emit(f"  continuing {{ {index} = {index} + 1i; }}")
             self.emit("}")
+        self.watched_lanes.pop()
+        self._close_watched_loop(lane, stmt)
         self.loop_depth -= 1
 
     def visit_LoopIndex(self, stmt: ir.LoopIndex) -> None:
@@ -668,15 +713,19 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
 
     def visit_While(self, stmt: ir.While) -> None:
         self.loop_depth += 1
+        lane = self._open_watched_loop()
+        self.watched_lanes.append(lane)
         self.emit("loop {")
         self._block(stmt.body)
         self.emit("}")
+        self.watched_lanes.pop()
+        self._close_watched_loop(lane, stmt)
         self.loop_depth -= 1
 
     def visit_Break(self, stmt: ir.Break) -> None:
         if self.task.kind == "range" and not self.loop_depth:
             raise CompileError("break out of a parallel loop is not supported", stmt.loc)
-        self.emit("break;")
+        self.emit(self._exit(self.watched_lanes[-1]) if self.watched_lanes else "break;")
 
     def visit_Continue(self, stmt: ir.Continue) -> None:
         self.emit("continue;")

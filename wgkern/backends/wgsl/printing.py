@@ -2,12 +2,14 @@
 
 A kernel with `ir.Print` statements binds one more storage buffer, `wk_print` (array<atomic<u32>>, the last
 binding). Word 0 counts the words reserved so far, word 1 the words written, word 2 the largest failed bounds
-check site under `wk.init(debug=True)` (which binds the buffer in every kernel); records follow from word 4: the
+check site under `wk.init(debug=True)` (which binds the buffer in every kernel), word 3 the largest loop-limit
+site (lavapipe, codegen.LOOP_LIMIT: kernels with loops bind the buffer there); records follow from word 4: the
 print's site number, then each value's u32 words (the adstack encoding: 64-bit values in two words, bool as
 0/1, f16 in the low half). A thread reserves its record with one atomicAdd and writes it only if it fits, so
 a full buffer drops records instead of writing past its end; the records that fit are exactly the first
-`written` words (reservations are ordered, so a record that fits follows only records that fit). `wk.sync()` and every read-back (they wait for the
-device anyway) read the buffer, print the records through runtime/printing.py, report dropped ones, and reset
+`written` words (reservations are ordered, so a record that fits follows only records that fit). `wk.sync()`
+and every read-back (they wait for the device anyway) read the buffer, print the records through
+runtime/printing.py, report dropped ones, and reset
 the count. Records of different threads come in no defined order, as in Taichi."""
 from __future__ import annotations
 
@@ -22,13 +24,21 @@ from wgkern.runtime.printing import emit, format_print
 
 PRINT_NAME = "wk_print"
 PRINT_BUFFER_BYTES = 1 << 20
-HEADER_WORDS = 4          # reserved words, written words, the first failed bounds check (debug=True), unused
+HEADER_WORDS = 4          # reserved words, written words, the first failed bounds check (debug=True), loop limit
 BOUNDS_WORD = 2
+LOOP_LIMIT_WORD = 3       # lavapipe: the largest site (1-based) of a task whose loops reached the driver's limit
 
 
-def needs_print_buffer(tasks: list[ir.Task], debug: bool) -> bool:
-    """Whether shaders for `tasks` bind `wk_print`: they print, or debug=True records failed bounds checks."""
-    return debug or any(isinstance(stmt, ir.Print) for task in tasks for stmt in walk(task.body))
+def needs_print_buffer(tasks: list[ir.Task], debug: bool, loop_limit: bool = False) -> bool:
+    """Whether shaders for `tasks` bind `wk_print`: they print, debug=True records failed bounds checks, or
+    (`loop_limit`: the driver ends long loops, codegen.LOOP_LIMIT) a task's loops are watched for the limit."""
+    return (debug or any(isinstance(stmt, ir.Print) for task in tasks for stmt in walk(task.body))
+            or (loop_limit and any(has_loop(task) for task in tasks)))
+
+
+def has_loop(task: ir.Task) -> bool:
+    """Whether a task's body has a loop (a range task's grid-stride loop alone runs a few iterations)."""
+    return any(isinstance(stmt, (ir.RangeFor, ir.While)) for stmt in walk(task.body))
 
 
 class PrintLowering:

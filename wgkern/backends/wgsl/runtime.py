@@ -37,12 +37,13 @@ from wgkern.backends.wgsl.timing import GpuTime, TimestampRecorder, timestamp_pe
 from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.adstack import collect_stacks
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
-from wgkern.backends.wgsl.codegen import IEEE_DIVISION, MASKED_BRANCHES, WORKGROUP_SIZE, TaskShader, WgslCodegen
+from wgkern.backends.wgsl.codegen import (IEEE_DIVISION, LOOP_LIMIT, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES,
+                                         WORKGROUP_SIZE, TaskShader, WgslCodegen)
 from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.backends.wgsl.shader_module import create_shader_module
 from wgkern.backends.wgsl import printing as wprinting
 from wgkern.errors import (BoundsCheckError, CompileError, InternalCompilerError, KernelAssertionError,
-                           OutOfMemoryError, WkError, format_located)
+                           LoopLimitError, OutOfMemoryError, WkError, format_located)
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
 from wgkern.lang import types as T
@@ -157,7 +158,7 @@ class WgslCompiledKernel(CompiledKernel):
         self.backend = backend
         self.kernel = kernel
         limit = int(backend.limits["max-storage-buffers-per-shader-stage"])
-        self.has_prints = wprinting.needs_print_buffer(kernel.tasks, backend.debug)
+        self.has_prints = wprinting.needs_print_buffer(kernel.tasks, backend.debug, LOOP_LIMIT in backend.features)
         # the argument ring, the adstack heap and flag (reverse kernels), the print buffer (printing.py)
         reserved = 1 + (2 if any(collect_stacks(kernel)) else 0) + (1 if self.has_prints else 0)
         packed = len(kernel.containers) + reserved > limit
@@ -170,7 +171,7 @@ class WgslCompiledKernel(CompiledKernel):
         self.last_packing: tuple[Any, int, tuple[WgslBuffer, ...], list[int]] | None = None
         self.adstack_code = backend.register_adstack_kernel(self)
         codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
-                              backend.print_sites, backend.bounds_sites)
+                              backend.print_sites, backend.bounds_sites, backend.loop_limit_sites)
         self.stacks = codegen.stacks
         self.has_stacks = any(self.stacks)
         self.layout = codegen.layout
@@ -350,6 +351,7 @@ class WgslBackend(Backend):
         features = {str(f) for f in self.device.features}
         if "llvmpipe" in str(self.adapter.info.get("device", "")).lower():
             features.add(IEEE_DIVISION)       # llvmpipe divides with the CPU's correctly rounded instruction
+            features.add(LOOP_LIMIT)          # and ends an invocation's loops after 65535 iterations (codegen.py)
         if cpu_adapter:
             features.add(MASKED_BRANCHES)
         self.features = frozenset(features)
@@ -376,6 +378,8 @@ class WgslBackend(Backend):
         self.print_sites: list[Any] = []        # print() statements of compiled kernels (printing.py)
         # debug=True: (kernel name, GlobalPtr) of every bounds-checked access; site k + 1 is written on failure
         self.bounds_sites: list[Any] | None = [] if debug else None
+        # LOOP_LIMIT: (kernel name, loc) of every watched loop; site k + 1 is written when loop k is cut short
+        self.loop_limit_sites: list[Any] = []
         self.print_buffer: WgslBuffer | None = None
         self.prints_pending = False
         self.layouts: dict[int, tuple[Any, Any]] = {}
@@ -392,6 +396,7 @@ class WgslBackend(Backend):
         self.adstack_kernels: dict[int, WgslCompiledKernel] = {}
         self.adstack_watch: dict[int, tuple[WgslCompiledKernel, list[list[int]]]] = {}
         self.flag_read: int | None = None    # the flag, copied along by the last read-back (_read)
+        self.print_header_read: np.ndarray | None = None    # the print buffer's header, likewise
         self.map_read_mode: Any = "READ_NOSYNC"    # _map_for_reading
         self.retired: list[WgslBuffer] = []
 
@@ -667,19 +672,28 @@ class WgslBackend(Backend):
         size = end - start
         # while reverse launches are watched, their overflow flag rides along (one submit and one map, not two)
         flag = bool(self.adstack_watch) and buffer is not self.adstack_flag
-        staging = self._staging_buffer(size + 4 * flag)
+        # so does the print buffer's header while kernels that print (or watch loops) have run
+        header = self.prints_pending and buffer is not self.print_buffer
+        header_bytes = 4 * wprinting.HEADER_WORDS * header
+        total = size + 4 * flag + header_bytes
+        staging = self._staging_buffer(total)
         encoder = self._copy_encoder()
         encoder.copy_buffer_to_buffer(buffer.buffer, buffer.offset + start, staging, 0, size)
         if flag:
             encoder.copy_buffer_to_buffer(self.adstack_flag.buffer, self.adstack_flag.offset, staging, size, 4)
+        if header:
+            encoder.copy_buffer_to_buffer(self.print_buffer.buffer, self.print_buffer.offset, staging,
+                                          size + 4 * flag, header_bytes)
         self.flush()
-        self._map_for_reading(staging, size + 4 * flag)
+        self._map_for_reading(staging, total)
         try:
-            mapped = np.frombuffer(staging.read_mapped(0, size + 4 * flag, copy=False), np.uint8)
+            mapped = np.frombuffer(staging.read_mapped(0, total, copy=False), np.uint8)
             result = out[:nbytes] if out is not None else np.empty(nbytes, np.uint8)
             np.copyto(result, mapped[offset - start:offset - start + nbytes])
             if flag:
                 self.flag_read = int(mapped[size:size + 4].view(np.uint32)[0])
+            if header:
+                self.print_header_read = mapped[size + 4 * flag:total].view(np.uint32).copy()
         finally:
             staging.unmap()
         self.unwaited = False
@@ -712,6 +726,7 @@ class WgslBackend(Backend):
             self.print_buffer = self.allocate(wprinting.PRINT_BUFFER_BYTES)
             self.upload(self.print_buffer, np.zeros(wprinting.HEADER_WORDS, np.uint32).view(np.uint8), 0)
         self.prints_pending = True
+        self.print_header_read = None     # a header read before this launch says nothing about it
         return self.print_buffer
 
     def _drain_prints(self) -> None:
@@ -719,9 +734,12 @@ class WgslBackend(Backend):
         if not self.prints_pending:
             return
         self.prints_pending = False
-        header = self._read(self.print_buffer, 4 * wprinting.HEADER_WORDS, 0).view(np.uint32)
+        header, self.print_header_read = self.print_header_read, None
+        if header is None:
+            header = self._read(self.print_buffer, 4 * wprinting.HEADER_WORDS, 0).view(np.uint32)
         reserved, written, bounds_site = int(header[0]), int(header[1]), int(header[wprinting.BOUNDS_WORD])
-        if not reserved and not bounds_site:
+        loop_limit_site = int(header[wprinting.LOOP_LIMIT_WORD])
+        if not reserved and not bounds_site and not loop_limit_site:
             return
         capacity = self.print_buffer.nbytes // 4 - wprinting.HEADER_WORDS
         words = self._read(self.print_buffer, 4 * written, 4 * wprinting.HEADER_WORDS).view(np.uint32) \
@@ -729,6 +747,13 @@ class WgslBackend(Backend):
         self.queue.write_buffer(self.print_buffer.buffer, self.print_buffer.offset,
                                 np.zeros(wprinting.HEADER_WORDS, np.uint32))
         wprinting.print_records(words, reserved, written, capacity, self.print_sites)
+        if loop_limit_site:
+            kernel_name, loc = self.loop_limit_sites[loop_limit_site - 1]
+            raise LoopLimitError(format_located(
+                f"kernel {kernel_name}: lavapipe ended this loop early: Mesa's llvmpipe stops the loops of a shader "
+                f"invocation once they have run {LOOP_LIMIT_ITERATIONS} iterations together, so the kernel's "
+                "results are truncated; run it with arch=wk.cpu, or spread the iterations over more threads "
+                "or launches", loc))
         if bounds_site and self.bounds_sites is not None:
             kernel_name, ptr = self.bounds_sites[bounds_site - 1]
             if isinstance(ptr, ir.AssertFail):
@@ -756,6 +781,7 @@ class WgslBackend(Backend):
             self.layouts.clear()
             self.print_buffer = None
             self.prints_pending = False
+            self.print_header_read = None
             if self.staging is not None:
                 self.staging.destroy()
                 self.staging = None
