@@ -121,3 +121,27 @@ def test_indices_and_block_dim(arch):
 
     k()
     np.testing.assert_array_equal(x.to_numpy(), np.arange(8))
+
+
+def test_augmented_assignment_to_a_zero_d_field_by_name(arch):
+    """Older Taichi's `n += 1` on a global 0-d field in a kernel (GAMES201's mass-spring programs): `n[None] += 1`,
+    atomic; an undefined name stays an error."""
+    global _count, _total          # module globals, as in the programs (a closure's name cannot be assigned)
+    _count = wk.var(wk.i32, shape=())
+    _total = wk.var(wk.f32, shape=())
+
+    @wk.kernel
+    def add(v: wk.f32):
+        for i in range(10):
+            _count += 1
+            _total += v
+
+    @wk.kernel
+    def undefined():
+        missing += 1  # noqa: F821
+
+    add(0.5)
+    add(0.25)
+    assert _count[None] == 20 and _total[None] == 7.5
+    with pytest.raises(wk.CompileError, match="name 'missing' is not defined"):
+        undefined()

@@ -388,6 +388,8 @@ class StatementMixin:
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         op_type = type(node.op)
         place = self.target_place(node.target)
+        if isinstance(place, str) and self.frame.scope.lookup(place) is None:
+            place = self.zero_d_field_element(place)
         rhs = self.rvalue(node.value)
         if isinstance(place, SparseMatrixEntry):
             self.sparse_matrix_update(place, op_type, rhs)
@@ -423,6 +425,17 @@ class StatementMixin:
         else:
             current = self.read_place(place)
         self.write_place(place, self.binary_op(op_type, current, rhs))
+
+    def zero_d_field_element(self, name: str) -> GlobalRef:
+        """`n += 1` in a kernel where `n` names a global 0-d field: older Taichi's spelling of `n[None] += 1`
+        (GAMES201's mass-spring programs count particles so). Any other undefined name stays an error."""
+        try:
+            value = self.lookup(name)
+        except CompileError:
+            value = None
+        if not (self.is_container(value) and getattr(value, "is_field", False) and value.shape == ()):
+            raise CompileError(f"name '{name}' is not defined")
+        return self.subscript(value, [None], name)
 
     # ---- control flow ----------------------------------------------------------------------------------------
     def visit_With(self, node: ast.With) -> bool:
