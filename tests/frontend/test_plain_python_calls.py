@@ -79,3 +79,53 @@ def test_lambda_bound_to_a_name_with_compile_time_arguments(arch):
 
     fill()
     np.testing.assert_array_equal(out.to_numpy(), np.arange(4) * 10 + 3 + 12)
+
+
+@wk.data_oriented
+class Ray:
+    """A hit-record style class (Taichi's smallpt builds these in funcs): holds kernel values, plain methods."""
+
+    def __init__(self, origin, direction):
+        self.origin = origin
+        self.direction = direction
+
+    def at(self, t):
+        return self.origin + t * self.direction
+
+
+class Scaled:
+    def __init__(self, v):
+        self.v = v.normalized()      # computes with a kernel value: not runnable as Python
+
+
+def test_user_classes_built_in_kernels_hold_values_and_inline_their_methods(arch):
+    """`Ray(o, d)` in kernel code runs the class's Python constructor on the kernel's values, as Taichi does;
+    `ray.origin` reads them back and the undecorated method `ray.at(t)` is inlined with its receiver."""
+    out = wk.Vector.field(3, wk.f32, shape=4)
+
+    @wk.func
+    def make_ray(i):
+        return Ray(wk.Vector([1.0, 2.0, 3.0]), wk.Vector([0.0, 1.0, float(i)]))
+
+    @wk.kernel
+    def trace():
+        for i in out:
+            ray = make_ray(i)
+            out[i] = ray.at(2.0) + ray.origin
+
+    trace()
+    want = np.array([[2.0, 6.0, 6.0 + 2.0 * i] for i in range(4)], np.float32)
+    np.testing.assert_allclose(out.to_numpy(), want)
+
+
+def test_user_class_whose_constructor_computes_on_kernel_values_is_a_compile_error(arch):
+    out = wk.field(wk.f32, shape=2)
+
+    @wk.kernel
+    def build():
+        for i in out:
+            s = Scaled(wk.Vector([1.0, float(i)]))
+            out[i] = s.v[0]
+
+    with pytest.raises(wk.CompileError, match=r"constructing Scaled\(\.\.\.\) in kernel code"):
+        build()

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from wgkern.errors import CompileError
+from wgkern.errors import CompileError, WkError
 from wgkern.frontend import arith, intrinsics, linalg, static_eval, vectors
 from wgkern.frontend.sparse import SPARSE_INTRINSICS, DynamicMethod, is_tree_query
 from wgkern.frontend.texture import TextureMethod
@@ -55,6 +55,15 @@ def _is_user_function(callee: Any) -> bool:
 _LIBRARY_MODULES = frozenset({"wgkern", "numpy", "scipy"})
 
 
+def _is_user_class(callee: Any) -> bool:
+    """A class written by the user (a `@data_oriented` ray or hit record), not wgkern's, a library's or a builtin."""
+    if not isinstance(callee, type) or issubclass(callee, BaseException):
+        return False
+    module = getattr(callee, "__module__", None) or ""
+    root = module.split(".")[0]
+    return root not in _LIBRARY_MODULES and root not in sys.stdlib_module_names and root != "builtins"
+
+
 
 class CallMixin:
     def visit_Call(self, node: ast.Call) -> Any:
@@ -92,9 +101,29 @@ class CallMixin:
         if _is_user_function(callee):
             # Taichi runs an undecorated function's body on the kernel's values, which is inlining it
             return self.call_func(self.ctx.plain_func(callee), node)
+        if isinstance(callee, types.MethodType) and _is_user_function(callee.__func__):
+            # a plain method of a user's object (`ray.at(t)`), inlined the same way with its receiver
+            return self.call_func(self.ctx.plain_func(callee.__func__), node, leading=[callee.__self__])
+        if _is_user_class(callee):
+            return self.construct_user_object(callee, node)
         args = self.visit_elements(node.args)
         kwargs = self.visit_keywords(node.keywords)
         return self.call_value(callee, args, kwargs)
+
+    def construct_user_object(self, cls: type, node: ast.Call) -> Any:
+        """`Ray(origin, direction)` in kernel code: Taichi runs the class's Python constructor on the kernel's
+        values, so the object holds them as attributes (read with `ray.origin`, methods inlined as plain
+        functions). The constructor runs as Python here too; one that computes with the values fails."""
+        args = self.visit_elements(node.args)
+        kwargs = self.visit_keywords(node.keywords)
+        try:
+            return cls(*args, **kwargs)
+        except WkError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the user's constructor, run on kernel values
+            raise CompileError(f"constructing {cls.__name__}(...) in kernel code ran its Python __init__ on "
+                               f"kernel values, which failed ({type(exc).__name__}: {exc}); store the values "
+                               f"as they are, or make the computation a @wk.func") from None
 
     def fill_in_kernel(self, target: Any, node: ast.Call) -> None:
         """`x.fill(value)` in kernel code (Taichi allows it): a loop over x storing value, parallel where a
