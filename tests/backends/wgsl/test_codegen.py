@@ -249,3 +249,31 @@ def test_loops_past_llvmpipes_limit_are_reported_not_truncated(arch) -> None:
         assert out.to_numpy()[0] == 1000
     else:
         assert out.to_numpy()[0] == 200000
+
+
+def test_loops_with_small_compile_time_bounds_are_not_watched(arch) -> None:
+    """A task whose loops all have compile-time bounds, together far under llvmpipe's limit, gets no watch
+    code (it costs compile time and a few percent of run time); a loop bounded at run time does."""
+    out = wk.field(wk.f32, shape=64)
+
+    @wk.kernel
+    def small():
+        for i in out:
+            total = 0.0
+            for j in range(4096):
+                total += j * 0.5
+            out[i] = total
+
+    @wk.kernel
+    def unbounded(n: wk.i32):
+        for i in out:
+            total = 0.0
+            for j in range(n):
+                total += j * 0.5
+            out[i] = total
+
+    small()
+    unbounded(4096)
+    assert out.to_numpy()[0] == sum(j * 0.5 for j in range(4096))
+    if LOOP_LIMIT in getattr(program_module.current().backend, "features", ()):
+        assert "wk_loop_running" not in small.source(arch) and "wk_loop_running" in unbounded.source(arch)

@@ -156,6 +156,33 @@ class TaskShader:
     containers: tuple[int, ...] = ()     # slot indices the shader declares
 
 
+def _iterations_under(block: ir.Block, limit: int) -> bool:
+    """Whether every loop in `block` has compile-time bounds and all of them together run at most `limit`
+    iterations (nested loops multiply; both sides of a branch count)."""
+    def count(block: ir.Block) -> int | None:
+        total = 0
+        for stmt in block.stmts:
+            if isinstance(stmt, ir.While):
+                return None
+            inner = 0
+            for child in stmt.blocks():
+                nested = count(child)
+                if nested is None:
+                    return None
+                inner += nested
+            if isinstance(stmt, ir.RangeFor):
+                if not (isinstance(stmt.begin, ir.Const) and isinstance(stmt.end, ir.Const)):
+                    return None
+                trips = max(int(stmt.end.value) - int(stmt.begin.value), 0)
+                total += trips * (1 + inner)
+            else:
+                total += inner
+            if total > limit:
+                return None
+        return total
+    return count(block) is not None
+
+
 class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
     """Lowers the tasks of one OffloadedKernel. `features` are the device's feature names; `adapter` names the
     adapter for error messages. Missing dtype features raise CompileError at the statement's loc."""
@@ -225,7 +252,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         self.reductions: dict[ir.AtomicOp, ChunkReduction] = {}     # register reductions (range tasks)
         self.reduction_registers: dict[ChunkReduction, str] = {}
         self.task = task
-        self.watch_loops = LOOP_LIMIT in self.features
+        # loops whose iterations provably stay far under the limit need no watching (nbody's range(4096))
+        self.watch_loops = LOOP_LIMIT in self.features and not _iterations_under(task.body,
+                                                                                   LOOP_LIMIT_ITERATIONS // 2)
         self.watched_lanes: list[str] = []     # LOOP_LIMIT: each enclosing loop's mark slot ('' if unwatched)
         self.task_index = next(k for k, t in enumerate(self.kernel.tasks) if t is task)
         self.stack_row_base = self.first_rows[self.task_index]
