@@ -535,6 +535,16 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
         filled in by finish() once we know whether the body draws random numbers."""
         self.lines.append("  ;@rng-reset")
 
+    def emit_parallel_body(self, task: ir.Task) -> None:
+        """One index of a range task, from an open `task.body` block (the index already in its loop slot) to
+        the start of the `task.next` block that advances to the next index."""
+        self.reset_random_counter_deferred()
+        self.loops.append(("task.next", "task.next"))    # `continue` in the parallel body ends this index
+        self.visit_block(task.body)
+        self.loops.pop()
+        self.branch("task.next")
+        self.start_block("task.next")
+
     def visit_LoopIndex(self, stmt: ir.LoopIndex) -> None:
         slot = self.loop_slots.get(stmt.loop)
         if slot is None:
@@ -589,12 +599,7 @@ def emit_range_task(module: ModuleEmitter, task: ir.Task, name: str, task_index:
     fn.cond_branch(fn.op(f"icmp slt i32 {current}, {hi}"), "task.body", "exit")
     fn.chunk_reductions = chunk_reductions(task)
     fn.start_block("task.body")
-    fn.reset_random_counter_deferred()
-    fn.loops.append(("task.next", "task.next"))    # `continue` in the parallel body ends this index
-    fn.visit_block(task.body)
-    fn.loops.pop()
-    fn.branch("task.next")
-    fn.start_block("task.next")
+    fn.emit_parallel_body(task)
     current = fn.op(f"load i32, ptr {slot}")
     fn.emit(f"store i32 {fn.op(f'add nsw i32 {current}, 1')}, ptr {slot}")
     fn.branch("task.cond")

@@ -154,12 +154,7 @@ def emit_range_kernel(module: CudaModuleEmitter, task: ir.Task, name: str, task_
     fn.start_block("task.body")
     index = fn.op(f"add i64 {k}, {begin}")
     fn.emit(f"store i32 {fn.op(f'trunc i64 {index} to i32')}, ptr {index_slot}")
-    fn.reset_random_counter_deferred()
-    fn.loops.append(("task.next", "task.next"))    # `continue` in the parallel body ends this index
-    fn.visit_block(task.body)
-    fn.loops.pop()
-    fn.branch("task.next")
-    fn.start_block("task.next")
+    fn.emit_parallel_body(task)
     k = fn.op(f"load i64, ptr {counter}")
     fn.emit(f"store i64 {fn.op(f'add i64 {k}, %grid_stride')}, ptr {counter}")
     fn.branch("task.cond")
