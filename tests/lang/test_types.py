@@ -1,6 +1,8 @@
 """Vector and matrix type objects (lang/types.py): Taichi's / Quadrants' introspection methods."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,28 @@ def test_element_type_and_shape_of_ndarray_element_types(arch):
     assert matrices.element_type.element_type() == wk.f32
     assert matrices.element_type.shape() == [3, 4]
     assert wk.math.vec2.shape() == [2] and wk.math.mat3.element_type() == wk.f32
+
+
+@dataclasses.dataclass
+class NdarrayPair:
+    a: wk.types.ndarray[wk.i32, 1]
+    b: wk.types.ndarray[wk.f32, 2]
+
+
+def test_types_ndarray_is_called_or_subscripted(arch):
+    # Quadrants writes the annotation either way (dataclass members too): ndarray(...) or ndarray[dtype, ndim]
+    assert wk.types.ndarray[wk.i32, 1] == wk.types.NDArray[wk.i32, 1] == wk.types.ndarray(wk.i32, 1)
+    assert isinstance(wk.types.ndarray(), wk.types.ndarray)
+    assert not isinstance(wk.template(), wk.types.ndarray)
+
+    @wk.kernel
+    def fill(p: NdarrayPair, v: wk.types.ndarray[wk.i32, 1]):
+        for i in p.a:
+            p.a[i] = v[i] + p.b.shape[1]
+
+    a, v = wk.ndarray(wk.i32, shape=4), np.arange(4, dtype=np.int32)
+    fill(NdarrayPair(a, wk.ndarray(wk.f32, shape=(2, 3))), v)
+    assert list(a.to_numpy()) == [3, 4, 5, 6]
 
 
 def test_ndarray_boundary_clamp_clamps_indices(arch):

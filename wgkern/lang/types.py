@@ -274,6 +274,23 @@ def ndarray(dtype: Any = None, ndim: int | None = None, needs_grad: bool | None 
     return NdarrayType(dtype, ndim, needs_grad, boundary, element_dim or 0)
 
 
+class _NdarrayAnnotation:
+    """`wk.types.ndarray`: called (`ndarray(dtype, ndim)`), subscripted as Quadrants writes it
+    (`ndarray[wk.i32, 1]`, the same as `NDArray[wk.i32, 1]`) and usable in isinstance checks."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> NdarrayType:
+        return ndarray(*args, **kwargs)
+
+    def __getitem__(self, params: Any) -> NdarrayType:
+        return NdarrayType[params]
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, NdarrayType)
+
+    def __repr__(self) -> str:
+        return "wk.types.ndarray"
+
+
 @dataclass(frozen=True, slots=True)
 class Template:
     """`wk.template()`: the argument is a compile-time constant (field, Python scalar, tuple...)."""
@@ -308,7 +325,7 @@ class types:  # noqa: N801 - namespace mirroring `ti.types`
     """`wk.types.*` namespace."""
     vector = staticmethod(vector)
     matrix = staticmethod(matrix)
-    ndarray = staticmethod(ndarray)
+    ndarray = _NdarrayAnnotation()
     template = staticmethod(template)
     ref = staticmethod(ref)
     sparse_matrix_builder = staticmethod(sparse_matrix_builder)
