@@ -153,6 +153,23 @@ def test_defaults_and_keywords():
     assert list(run(build(k, 0), scalars=[1])["iout"][:2]) == [111, 2]
 
 
+@wk.func
+def pair_of(a):
+    return a + 1, a + 5
+
+
+def test_starred_tuple_arguments_spread_over_parameters():
+    # Quadrants' f(t, *pair) where pair is a func's tuple result (or a literal tuple)
+    @wk.kernel
+    def k(a: wk.i32):
+        res = pair_of(a)
+        iout[0] = with_default(*res)
+        iout[1] = with_default(a, *(2, 3)[:1])
+        iout[2] = with_default(*pair_of(a), c=0)
+
+    assert list(run(build(k, 0), scalars=[3])["iout"][:3]) == [112, 105, 12]
+
+
 def test_fields_pass_through_template_params():
     @wk.kernel
     def k():

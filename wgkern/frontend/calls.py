@@ -811,8 +811,11 @@ class CallMixin:
             if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
                 raise CompileError(f"wk.func '{func.name}': *args/**kwargs parameters are not supported")
         args: list[Any] = list(leading or [])          # a bound method's instance comes first
-        for position, arg_node in enumerate(node.args, start=len(args)):
-            param = params[position] if position < len(params) else None
+        for arg_node in node.args:
+            if isinstance(arg_node, ast.Starred):     # f(*pair): a tuple / vector of known length, by value
+                args.extend(self.visit_elements([arg_node]))
+                continue
+            param = params[len(args)] if len(args) < len(params) else None
             args.append(self.func_argument(func, param, arg_node))
         kwargs = {}
         for keyword in node.keywords:
