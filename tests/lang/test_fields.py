@@ -444,3 +444,39 @@ def test_fields_stay_usable_in_exit_hooks(arch, tmp_path):
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "at exit [0.0, 2.0, 4.0, 6.0]" in result.stdout
+
+
+class _StubTensor:
+    """Just the torch.Tensor surface that to_torch / from_torch use (torch itself is not a test dependency)."""
+
+    def __init__(self, array: np.ndarray, device: str = "cpu"):
+        self.array, self.device = array, device
+
+    def to(self, device: str) -> _StubTensor:
+        return _StubTensor(self.array, device)
+
+    def detach(self) -> _StubTensor:
+        return self
+
+    def cpu(self) -> _StubTensor:
+        return _StubTensor(self.array, "cpu")
+
+    def numpy(self) -> np.ndarray:
+        return self.array
+
+
+def test_to_torch_and_from_torch(arch, monkeypatch):
+    import sys
+    import types
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(from_numpy=_StubTensor))
+    v = wk.Vector.field(2, wk.f32, shape=3)
+    v.from_numpy(np.arange(6, dtype=np.float32).reshape(3, 2))
+    t = v.to_torch(device="cuda:0")
+    assert t.device == "cuda:0" and t.array.shape == (3, 2) and t.array[2, 1] == 5.0
+    a = wk.ndarray(wk.i32, shape=4)
+    a.from_torch(_StubTensor(np.array([4, 3, 2, 1]), "cuda:0"))
+    assert list(a.to_numpy()) == [4, 3, 2, 1] and a.to_torch().device == "cpu"
+    s = wk.Struct.field({"m": wk.f32, "p": wk.math.vec2}, shape=2)
+    s.from_torch({"m": _StubTensor(np.array([1.0, 2.0])), "p": _StubTensor(np.ones((2, 2)))})
+    out = s.to_torch()
+    assert list(out["m"].array) == [1.0, 2.0] and out["p"].array.sum() == 4.0

@@ -426,6 +426,17 @@ class Container:
         if self.quant_group is not None:
             self.quant_group.requantize_host()
 
+    def to_torch(self, device: Any = None, keep_dims: bool = False) -> Any:
+        """Taichi's `x.to_torch(device=None)`: a new torch tensor holding the contents (through to_numpy), moved
+        to `device` when one is given."""
+        import torch
+        tensor = torch.from_numpy(self.to_numpy(keep_dims=keep_dims))
+        return tensor if device is None else tensor.to(device)
+
+    def from_torch(self, tensor: Any) -> None:
+        """Taichi's `x.from_torch(t)`: copy a torch tensor (on any device) in, as from_numpy does."""
+        self.from_numpy(tensor.detach().cpu().numpy())
+
     # ---- DLPack (only where the backend has a host view) -------------------------------------------------
 
     def __dlpack__(self, **kwargs: Any) -> Any:

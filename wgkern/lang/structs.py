@@ -176,6 +176,13 @@ class StructField:
     def to_numpy(self) -> dict[str, Any]:
         return {member: f.to_numpy() for member, f in self.members.items()}
 
+    def to_torch(self, device: Any = None) -> dict[str, Any]:
+        """Taichi's: a dict of one torch tensor per member."""
+        return {member: f.to_torch(device) for member, f in self.members.items()}
+
+    def from_torch(self, tensors: dict[str, Any]) -> None:
+        self.from_numpy({member: t.detach().cpu().numpy() for member, t in tensors.items()})
+
     @property
     def element_shape(self) -> tuple[int, ...]:
         return ()
