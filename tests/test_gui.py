@@ -182,3 +182,11 @@ def test_widgets_are_drawn_down_the_right_edge_when_shown(tmp_path, capsys):
     quiet.slider("speed", 0.0, 1.0)
     quiet.show(str(tmp_path / "quiet.png"))
     assert not _read_png(tmp_path / "quiet.png")[..., :3].any()
+
+
+def test_gui_is_a_context_manager_closed_at_the_end_of_the_block():
+    with wk.GUI("ctx", res=(6, 4), show_gui=False) as gui:
+        assert gui.running
+        gui.set_image(np.full((6, 4, 3), 0.5, np.float32))
+        gui.show()
+    assert not gui.running

@@ -315,6 +315,13 @@ class GUI(HeadlessFrames):
     def close(self) -> None:
         self.running = False
 
+    def __enter__(self) -> "GUI":
+        """`with wk.GUI(...) as gui:` (as in Taichi): the GUI is closed when the block ends."""
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
 
 def _draw_widgets(frame: np.ndarray, widgets: list[_PlacedWidget]) -> None:
     """Taichi's widget panel: boxes WIDGET_WIDTH wide down the right edge from the top, each with its caption
