@@ -243,7 +243,7 @@ def test_loops_past_llvmpipes_limit_are_reported_not_truncated(arch) -> None:
     assert (got[0], got[1]) == (60000, 1000)
     serial_while(200000)
     if LOOP_LIMIT in getattr(program_module.current().backend, "features", ()):
-        with pytest.raises(wk.LoopLimitError, match=r"kernel serial_while: lavapipe ended this loop early"):
+        with pytest.raises(wk.LoopLimitError, match=r"kernel serial_while: lavapipe ended its loop at line \d+ early"):
             out.to_numpy()
         serial_while(1000)                                 # reported once; the state stays usable
         assert out.to_numpy()[0] == 1000
@@ -276,4 +276,44 @@ def test_loops_with_small_compile_time_bounds_are_not_watched(arch) -> None:
     unbounded(4096)
     assert out.to_numpy()[0] == sum(j * 0.5 for j in range(4096))
     if LOOP_LIMIT in getattr(program_module.current().backend, "features", ()):
-        assert "wk_loop_running" not in small.source(arch) and "wk_loop_running" in unbounded.source(arch)
+        assert "wk_probe" not in small.source(arch) and "wk_probe" in unbounded.source(arch)
+
+
+def test_loop_limit_in_parallel_loops_and_before_a_return(arch) -> None:
+    """The probe sits where each index's work ends: a parallel loop's index whose `while` ran past the limit
+    is reported (naming every loop of the task), and so is a serial task that returns after such a loop; the
+    same kernels within the limit return exact results."""
+    out = wk.field(wk.i32, shape=8)
+
+    @wk.kernel
+    def per_index(n: wk.i32):
+        for i in out:
+            steps = 0
+            while steps < n + i:
+                steps += 1
+            for k in range(3):
+                steps += k
+            out[i] = steps
+
+    @wk.kernel
+    def returns_count(n: wk.i32) -> wk.i32:
+        count = 0
+        while count < n:
+            count += 1
+        return count
+
+    per_index(100)
+    np.testing.assert_array_equal(out.to_numpy(), 103 + np.arange(8))
+    assert returns_count(5000) == 5000
+    if LOOP_LIMIT not in getattr(program_module.current().backend, "features", ()):
+        per_index(70000)
+        np.testing.assert_array_equal(out.to_numpy(), 70003 + np.arange(8))
+        assert returns_count(70000) == 70000
+        return
+    per_index(70000)
+    with pytest.raises(wk.LoopLimitError, match=r"kernel per_index: lavapipe ended one of its loops \(lines \d+, \d+\)"):
+        out.to_numpy()
+    with pytest.raises(wk.LoopLimitError, match=r"kernel returns_count: lavapipe ended its loop at line \d+ early"):
+        returns_count(70000)
+    per_index(10)                                           # reported once; the state stays usable
+    np.testing.assert_array_equal(out.to_numpy(), 13 + np.arange(8))

@@ -37,10 +37,11 @@ IEEE_DIVISION = "wk-ieee-division"
 # code generated for them avoids rarely taken branches whose work would be done by every invocation anyway.
 MASKED_BRANCHES = "wk-masked-branches"
 # A pseudo-feature of llvmpipe (lavapipe): its shaders end every loop of an invocation once the invocation's
-# loops have run about LOOP_LIMIT_ITERATIONS iterations together (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS: a counter
-# per invocation that each iteration of a loop the driver did not unroll decrements), silently. Code for it
-# marks each outermost loop as running and clears the mark on the loop's own exits (its bound, `break`); a loop
-# that ends still marked was cut short, and its site goes to the print buffer (LoopLimitError at the next wait).
+# loops have run about LOOP_LIMIT_ITERATIONS iterations together (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS: one budget
+# per invocation that each iteration of a loop the driver did not unroll spends), silently. Code for it ends each
+# index of a task with loops by a probe: a loop of two iterations whose bound the driver's compiler cannot know.
+# The budget only shrinks, so a probe cut short means some loop of that index was cut short too, and the task's
+# site goes to the print buffer (LoopLimitError at the next wait).
 LOOP_LIMIT = "wk-loop-limit"
 LOOP_LIMIT_ITERATIONS = 65535
 WORKGROUP_SIZE = 256   # NVIDIA (Vulkan) reaches full occupancy only from 256 (measured: 2x saxpy bandwidth vs 64)
@@ -196,7 +197,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         # debug=True (bounds_sites given): every global access is checked and a failure recorded in that buffer
         self.print_sites = print_sites if print_sites is not None else []
         self.bounds_sites = bounds_sites
-        # LOOP_LIMIT: the watched loops, as (kernel name, loc); site k + 1 is written when loop k is cut short
+        # LOOP_LIMIT: (kernel name, first loop's loc, loop lines) per probed task; site k + 1 is written when
+        # task k's probe finds llvmpipe's loop budget spent
         self.loop_limit_sites = loop_limit_sites if loop_limit_sites is not None else []
         self.adstack_code = adstack_code
         self.stacks, self.first_rows = metadata_rows(kernel)
@@ -255,7 +257,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         # loops whose iterations provably stay far under the limit need no watching (nbody's range(4096))
         self.watch_loops = LOOP_LIMIT in self.features and not _iterations_under(task.body,
                                                                                    LOOP_LIMIT_ITERATIONS // 2)
-        self.watched_lanes: list[str] = []     # LOOP_LIMIT: each enclosing loop's mark slot ('' if unwatched)
+        self.probe_site = 0                    # LOOP_LIMIT: the task's site (1-based), once a probe is emitted
         self.task_index = next(k for k, t in enumerate(self.kernel.tasks) if t is task)
         self.stack_row_base = self.first_rows[self.task_index]
         # packed: typed over the whole kernel (tasks share each arena binding); else per task
@@ -389,6 +391,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
             self.emit("var wk_overflowed = false;   // a push of this index overflowed (while loops exit on it)")
         self.visit_block(task.body)
         self.emit("continuing {")
+        self.indent += 1
+        self._emit_loop_limit_probe()
+        self.indent -= 1
         self.emit("  let wk_left = wk_count - wk_k;")
         self.emit("  wk_k = wk_k + wk_stride;")
         self.emit("  break if wk_flat || wk_left <= wk_stride;")
@@ -451,7 +456,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
 
     def _emit_serial_main(self, task: ir.Task) -> None:
         self.lines.append("@compute @workgroup_size(1)")
-        self.lines.append("fn main() {")
+        self.lines.append("fn main(@builtin(num_workgroups) wk_num_workgroups: vec3<u32>) {" if self.watch_loops
+                          else "fn main() {")
         self.loop_vars = {}
         self.emit("let wk_thread = 0u;")
         if self.stacks[self.task_index]:
@@ -459,34 +465,34 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
             self.emit("var wk_overflowed = false;")
         self._emit_rng_counter(task.body)
         self.visit_block(task.body)
+        if not self._ends_in_return(task.body):
+            self._emit_loop_limit_probe()
         self.lines.append("}")
 
-    def _open_watched_loop(self) -> str:
-        """LOOP_LIMIT, before an outermost loop's `loop {`: mark this invocation's loop as running. Returns the
-        invocation's slot in the mark array, which the loop's exits clear ('' for loops not watched). Only outermost
-        loops are watched: once llvmpipe's counter runs out, every enclosing loop ends at its next iteration
-        too. The mark lives in a workgroup atomic, which the driver's compiler cannot see through: a flag in a
-        local, set on every exit, would be folded to "exited" (the driver's cut is no edge of the program)."""
-        if not self.watch_loops or any(self.watched_lanes):
-            return ""
-        size = WORKGROUP_SIZE if self.task.kind == "range" else 1
-        self.helpers["wk_loop_running"] = (f"var<workgroup> wk_loop_running: array<atomic<u32>, {size}>;   "
-                                           f"// LOOP_LIMIT: 1 while an invocation's outermost loop runs\n")
-        lane = "wk_local_index" if self.task.kind == "range" else "0u"
-        self.emit(f"atomicStore(&wk_loop_running[{lane}], 1u);")
-        return lane
-
-    def _exit(self, lane: str) -> str:
-        """`break` out of a loop; out of a watched one (`lane` given), clearing its mark first."""
-        return f"atomicStore(&wk_loop_running[{lane}], 0u); break;" if lane else "break;"
-
-    def _close_watched_loop(self, lane: str, stmt: ir.Stmt) -> None:
-        """LOOP_LIMIT: after the loop, record its site when it ended without taking one of its exits."""
-        if not lane:
+    def _emit_loop_limit_probe(self) -> None:
+        """LOOP_LIMIT, where an index's work ends (the grid-stride loop's continuing block, a serial task's end
+        and its returns): a loop of wk_num_workgroups.z + 1 = 2 iterations. The driver's compiler cannot know
+        that bound, so the loop is neither unrolled nor folded and spends llvmpipe's loop budget; ending after
+        one iteration means the budget ran out in this invocation, and every loop of it that was still running
+        then was cut short. The test is at the top: with it at the bottom (a do-while), lavapipe ran the second
+        iteration even with the budget spent. (A task whose loops all end within the budget by construction
+        gets no probe.)"""
+        if not self.watch_loops:
             return
-        self.loop_limit_sites.append((self.kernel.name, stmt.loc))
-        self.emit(f"if (atomicLoad(&wk_loop_running[{lane}]) != 0u) {{ "
-                  f"atomicMax(&{PRINT_NAME}[{LOOP_LIMIT_WORD}], {len(self.loop_limit_sites)}u); }}")
+        if not self.probe_site:
+            loops = [stmt for stmt in walk(self.task.body) if isinstance(stmt, (ir.RangeFor, ir.While))]
+            lines = sorted({stmt.loc.lineno for stmt in loops if stmt.loc is not None and stmt.loc.lineno})
+            self.loop_limit_sites.append((self.kernel.name, loops[0].loc if loops else self.task.loc, lines))
+            self.probe_site = len(self.loop_limit_sites)
+        probe = self.fresh("wk_probe")
+        self.emit(f"var {probe} = 0u;   // LOOP_LIMIT: did llvmpipe's loop budget run out? (_emit_loop_limit_probe)")
+        self.emit(f"loop {{ if ({probe} > wk_num_workgroups.z) {{ break; }} {probe} = {probe} + 1u; }}")
+        self.emit(f"if ({probe} <= wk_num_workgroups.z) {{ "
+                  f"atomicMax(&{PRINT_NAME}[{LOOP_LIMIT_WORD}], {self.probe_site}u); }}")
+
+    @staticmethod
+    def _ends_in_return(block: ir.Block) -> bool:
+        return bool(block.stmts) and isinstance(block.stmts[-1], ir.Return)
 
     def _emit_rng_counter(self, body: ir.Block) -> None:
         if any(isinstance(stmt, ir.RandomValue) for stmt in walk(body)):
@@ -714,24 +720,18 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         self.loop_depth += 1
         if stmt.reversed:      # decrement first: no overflow at either end, `continue` needs no continuing
             self.emit(f"var {index} = {end};")
-            lane = self._open_watched_loop()
-            self.watched_lanes.append(lane)
             self.emit("loop {")
-            self.emit(f"  if ({index} <= {begin}) {{ {self._exit(lane)} }}")
+            self.emit(f"  if ({index} <= {begin}) {{ break; }}")
             self.emit(f"  {index} = {index} - 1i;")
             self._block(stmt.body)
             self.emit("}")
         else:
             self.emit(f"var {index} = {begin};")
-            lane = self._open_watched_loop()
-            self.watched_lanes.append(lane)
             self.emit("loop {")
-            self.emit(f"  if ({index} >= {end}) {{ {self._exit(lane)} }}")
+            self.emit(f"  if ({index} >= {end}) {{ break; }}")
             self._block(stmt.body)
             self.emit(f"  continuing {{ {index} = {index} + 1i; }}")
             self.emit("}")
-        self.watched_lanes.pop()
-        self._close_watched_loop(lane, stmt)
         self.loop_depth -= 1
 
     def visit_LoopIndex(self, stmt: ir.LoopIndex) -> None:
@@ -742,19 +742,15 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
 
     def visit_While(self, stmt: ir.While) -> None:
         self.loop_depth += 1
-        lane = self._open_watched_loop()
-        self.watched_lanes.append(lane)
         self.emit("loop {")
         self._block(stmt.body)
         self.emit("}")
-        self.watched_lanes.pop()
-        self._close_watched_loop(lane, stmt)
         self.loop_depth -= 1
 
     def visit_Break(self, stmt: ir.Break) -> None:
         if self.task.kind == "range" and not self.loop_depth:
             raise CompileError("break out of a parallel loop is not supported", stmt.loc)
-        self.emit(self._exit(self.watched_lanes[-1]) if self.watched_lanes else "break;")
+        self.emit("break;")
 
     def visit_Continue(self, stmt: ir.Continue) -> None:
         self.emit("continue;")
@@ -773,5 +769,6 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
                 raise CompileError("return inside a loop of a parallel loop body is not supported", stmt.loc)
             self.emit("continue;  // return: this index is done")
         else:
+            self._emit_loop_limit_probe()
             self.emit("return;")
 

@@ -378,7 +378,7 @@ class WgslBackend(Backend):
         self.print_sites: list[Any] = []        # print() statements of compiled kernels (printing.py)
         # debug=True: (kernel name, GlobalPtr) of every bounds-checked access; site k + 1 is written on failure
         self.bounds_sites: list[Any] | None = [] if debug else None
-        # LOOP_LIMIT: (kernel name, loc) of every watched loop; site k + 1 is written when loop k is cut short
+        # LOOP_LIMIT: (kernel name, first loop's loc, loop lines) of every probed task (codegen.py)
         self.loop_limit_sites: list[Any] = []
         self.print_buffer: WgslBuffer | None = None
         self.prints_pending = False
@@ -748,12 +748,14 @@ class WgslBackend(Backend):
                                 np.zeros(wprinting.HEADER_WORDS, np.uint32))
         wprinting.print_records(words, reserved, written, capacity, self.print_sites)
         if loop_limit_site:
-            kernel_name, loc = self.loop_limit_sites[loop_limit_site - 1]
+            kernel_name, loc, lines = self.loop_limit_sites[loop_limit_site - 1]
+            where = f"its loop at line {lines[0]}" if len(lines) == 1 else \
+                f"one of its loops (lines {', '.join(map(str, lines))})" if lines else "a loop of it"
             raise LoopLimitError(format_located(
-                f"kernel {kernel_name}: lavapipe ended this loop early: Mesa's llvmpipe stops the loops of a shader "
-                f"invocation once they have run {LOOP_LIMIT_ITERATIONS} iterations together, so the kernel's "
-                "results are truncated; run it with arch=wk.cpu, or spread the iterations over more threads "
-                "or launches", loc))
+                f"kernel {kernel_name}: lavapipe ended {where} early: Mesa's llvmpipe stops the loops of a "
+                f"shader invocation once they have run {LOOP_LIMIT_ITERATIONS} iterations together, so the "
+                "kernel's results are truncated; run it with arch=wk.cpu, or spread the iterations over more "
+                "threads or launches", loc))
         if bounds_site and self.bounds_sites is not None:
             kernel_name, ptr = self.bounds_sites[bounds_site - 1]
             if isinstance(ptr, ir.AssertFail):
