@@ -129,3 +129,40 @@ def test_user_class_whose_constructor_computes_on_kernel_values_is_a_compile_err
 
     with pytest.raises(wk.CompileError, match=r"constructing Scaled\(\.\.\.\) in kernel code"):
         build()
+
+
+TAICHI_HELPERS = '''
+import taichi as ti
+import taichi.math as tm
+
+
+@ti.func
+def ring(p: ti.template(), radius: float = 0.25):
+    d = (p - 0.5).norm()
+    inside = 0
+    if d < radius:
+        inside = 1
+    return inside + tm.clamp(d, 0.0, 1.0)
+'''
+
+
+def test_a_func_of_the_taichi_package_runs_with_wgkern_standing_for_taichi(arch, tmp_path, monkeypatch):
+    """A ported program that still imports a @ti.func from the taichi package (Taichi's examples import their
+    logo pattern so) compiles its body with wgkern's modules in place of taichi's."""
+    pytest.importorskip("taichi")
+    (tmp_path / "taichi_helpers_for_port.py").write_text(TAICHI_HELPERS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from taichi_helpers_for_port import ring
+
+    out = wk.field(wk.f32, shape=(4, 4))
+
+    @wk.kernel
+    def paint():
+        for i, j in out:
+            out[i, j] = ring(wk.Vector([i, j]) / 4.0) + ring(wk.Vector([i, j]) / 4.0, 0.5)
+
+    paint()
+    i, j = np.meshgrid(np.arange(4), np.arange(4), indexing="ij")
+    d = np.hypot(i / 4 - 0.5, j / 4 - 0.5)
+    expected = (d < 0.25).astype(int) + (d < 0.5).astype(int) + 2 * np.clip(d, 0, 1)
+    np.testing.assert_allclose(out.to_numpy(), expected, rtol=1e-6)

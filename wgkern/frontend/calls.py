@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import importlib
 import inspect
 import operator
 import sys
@@ -55,6 +56,43 @@ def _is_user_function(callee: Any) -> bool:
 _LIBRARY_MODULES = frozenset({"wgkern", "numpy", "scipy"})
 
 
+def _is_taichi_func(callee: Any) -> bool:
+    """A `@ti.func` of the taichi package itself, as a ported program still imports it
+    (`from taichi.examples.patterns import taichi_logo`)."""
+    return isinstance(callee, types.FunctionType) and getattr(callee, "_is_taichi_function", False) \
+        and hasattr(callee, "__wrapped__")
+
+
+_PORTED_TAICHI_FUNCS: dict[Any, types.FunctionType] = {}
+
+
+def _ported_taichi_func(fn: types.FunctionType) -> types.FunctionType:
+    """The Python function under a taichi `@ti.func`, its globals naming wgkern's modules where they named
+    taichi's (`ti`, `ti.math`): compiled as a wk.func, it runs as the ported program's own funcs do."""
+    if fn not in _PORTED_TAICHI_FUNCS:
+        original = inspect.unwrap(fn)
+        namespace = {name: _wgkern_module_for(value) for name, value in original.__globals__.items()}
+        ported = types.FunctionType(original.__code__, namespace, original.__name__, original.__defaults__,
+                                    original.__closure__)
+        ported.__kwdefaults__ = original.__kwdefaults__
+        ported.__module__ = original.__module__
+        ported.__qualname__ = original.__qualname__
+        _PORTED_TAICHI_FUNCS[fn] = ported
+    return _PORTED_TAICHI_FUNCS[fn]
+
+
+def _wgkern_module_for(value: Any) -> Any:
+    """wgkern's module standing for a taichi module (taichi -> wgkern, taichi.math -> wgkern.math); other values
+    as they are."""
+    name = getattr(value, "__name__", "") if isinstance(value, types.ModuleType) else ""
+    if name == "taichi" or name.startswith("taichi."):
+        try:
+            return importlib.import_module("wgkern" + name[len("taichi"):])
+        except ImportError:
+            pass        # none: using it in the function fails with the name of what it lacks
+    return value
+
+
 def _is_user_class(callee: Any) -> bool:
     """A class written by the user (a `@data_oriented` ray or hit record), not wgkern's, a library's or a builtin."""
     if not isinstance(callee, type) or issubclass(callee, BaseException):
@@ -98,6 +136,8 @@ class CallMixin:
             return self.print_call(node)
         if isinstance(callee, (Kernel, BoundKernel)):
             raise CompileError(f"cannot call the kernel '{callee.name}' from kernel code; make it a @wk.func")
+        if _is_taichi_func(callee):
+            return self.call_func(self.ctx.plain_func(_ported_taichi_func(callee)), node)
         if _is_user_function(callee):
             # Taichi runs an undecorated function's body on the kernel's values, which is inlining it
             return self.call_func(self.ctx.plain_func(callee), node)
