@@ -424,3 +424,14 @@ def test_struct_for_over_dynamic_lists_visits_each_element_once(arch, grouped):
     total[None] = 0
     visit()
     assert total[None] == 0
+
+
+def test_a_sparse_domain_past_what_dense_storage_holds_is_refused_naming_it(arch):
+    """A per-pixel dynamic list of thousands of slots over a full-HD image is fine in Taichi (memory is taken as
+    lists grow) but stored densely here it is billions of elements: the error says why."""
+    color = wk.Vector.field(3, wk.f32)
+    with pytest.raises(wk.WkError, match=r"stores sparse nodes densely.*1920 x 1080 x 4096.*dynamic node's capacity"):
+        wk.root.dense(wk.ij, (1920, 1080)).dynamic(wk.k, 4096, chunk_size=64).place(color)
+    small = wk.field(wk.f32)
+    wk.root.dense(wk.ij, (4, 4)).dynamic(wk.k, 8).place(small)
+    assert small.shape == (4, 4, 8)

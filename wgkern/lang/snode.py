@@ -150,6 +150,7 @@ class SNode:
             if self.quant_array_bits is not None:
                 from wgkern.lang.quant import check_quant_array
                 check_quant_array(self, field)
+            self._check_dense_storage_fits(field)
             field._place(self.shape)
             if offsets is not None:         # the index of the first element per axis, as wk.field(offset=...)
                 for container in (field, field.grad, field.dual):
@@ -161,6 +162,19 @@ class SNode:
             if node.kind in SPARSE_KINDS:
                 node.activity               # noqa: B018 - allocated now, before kernels bind it
         return self
+
+    def _check_dense_storage_fits(self, field: Any) -> None:
+        """Sparse nodes are stored densely here, so a field below one takes every cell of the declared domain;
+        one past what a field can index is refused naming that, not only the element count."""
+        from wgkern.lang.fields import _MAX_ELEMENTS
+        sparse = [node.kind for node in self.path() if node.kind in SPARSE_KINDS]
+        size = math.prod(self.shape) * math.prod(getattr(field, "element_shape", ()) or (1,))
+        if sparse and size > _MAX_ELEMENTS:
+            shape = " x ".join(str(n) for n in self.shape)
+            raise WkError(f"placing field '{field.name}' below {'/'.join(dict.fromkeys(sparse))} nodes: wgkern "
+                          f"stores sparse nodes densely (every cell of the declared domain, {shape} here), which is "
+                          f"{size} elements, past the 2^31-1 a field can hold; declare smaller sparse "
+                          f"sizes (a dynamic node's capacity, a pointer's extent) that cover what the program fills")
 
     # ---- shape and structure -----------------------------------------------------------------------------
     @property
