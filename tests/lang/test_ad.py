@@ -284,3 +284,52 @@ def test_tape_with_a_one_element_ndarray_loss(arch):
     np.testing.assert_allclose(x.grad.to_numpy(), np.sin(values) + values * np.cos(values), rtol=1e-5)
     with pytest.raises(wk.WkError, match="exactly one element"):
         wk.ad.Tape(loss=wk.ndarray(wk.f32, shape=(2,), needs_grad=True))
+
+
+def test_reading_a_gradient_the_reverse_kernel_accumulates_into_is_refused(arch):
+    # The replayed read of x.grad[(i + 1) % n] would see what iteration i + 1 already added: order-dependent.
+    n = 4
+    x = wk.field(wk.f32, shape=n, needs_grad=True)
+    y = wk.field(wk.f32, shape=(), needs_grad=True)
+    a = wk.ndarray(wk.f32, shape=n, needs_grad=True)
+    b = wk.ndarray(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def shifted():
+        for i in x:
+            y[None] += x[i] * x.grad[(i + 1) % n]
+
+    @wk.kernel
+    def weighted(a: wk.types.ndarray(), b: wk.types.ndarray()):
+        for i in a:
+            b[None] += a[i] * a.grad[i]
+
+    y.grad[None] = 1.0
+    with pytest.raises(wk.AutodiffError, match="read of the gradient 'x.grad'") as info:
+        shifted.grad()
+    assert "x.grad[(i + 1) % n]" in str(info.value)
+    b.grad[None] = 1.0
+    with pytest.raises(wk.AutodiffError, match="read of the gradient 'a.grad'"):
+        weighted.grad(a, b)
+
+
+def test_a_gradient_nothing_accumulates_into_is_read_as_a_constant(arch):
+    n = 4
+    x = wk.field(wk.f32, shape=n, needs_grad=True)
+    w = wk.field(wk.f32, shape=n, needs_grad=True)
+    y = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def scaled():
+        for i in x:
+            y[None] += x[i] * w.grad[i]
+
+    x.fill(2.0)
+    w.grad.from_numpy(np.array([1.0, 2.0, 3.0, 4.0], np.float32))
+    scaled()
+    assert y[None] == pytest.approx(20.0)
+    y.grad[None] = 1.0
+    scaled.grad()
+    np.testing.assert_array_equal(x.grad.to_numpy(), [1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(w.grad.to_numpy(), [1.0, 2.0, 3.0, 4.0])
+

@@ -15,6 +15,7 @@ from wgkern.lang import types as T
 from wgkern.passes.adstack_sizing import size_stacks, size_task_stacks
 from wgkern.passes.autodiff.activity import active_values, needed_values, roots_of
 from wgkern.passes.autodiff.backup import Positions, insert_value_stacks, is_stale
+from wgkern.passes.autodiff.checks import check_adjoint_reads
 from wgkern.passes.autodiff.derivative_cache import choose_cached, insert_cached_derivatives
 from wgkern.passes.autodiff.derived_slots import DerivedSlots
 from wgkern.passes.autodiff.forwarding import forward_locals
@@ -202,8 +203,10 @@ def make_grad_kernel(kernel: ir.OffloadedKernel) -> ir.OffloadedKernel:
             grad_task.name = task.name + "_grad"
             size_task_stacks(grad_task)     # launch-time SizeExprs for stacks the static pre-pass cannot size
             tasks.append(grad_task)
-    return ir.OffloadedKernel(kernel.name + "_grad", kernel.args, grad_slot.containers, tasks, kernel.loc,
-                              kernel.returns)
+    grad_kernel = ir.OffloadedKernel(kernel.name + "_grad", kernel.args, grad_slot.containers, tasks, kernel.loc,
+                                     kernel.returns)
+    check_adjoint_reads(kernel, grad_kernel, [slot for slot in grad_slot.by_primal.values() if slot is not None])
+    return grad_kernel
 
 
 def run(kernel: ir.OffloadedKernel) -> ir.OffloadedKernel:

@@ -3,7 +3,8 @@
 `loop_bound_slots`: containers whose contents decide a loop's trip count (a `.grad` launched after they changed
 would replay a different loop than the forward did, so the runtime refuses it). `check_global_access_rule`:
 the debug-mode check of Taichi's global data access rule (no read of a global element after it was
-overwritten later in the same launch), for the cases decidable at compile time."""
+overwritten later in the same launch), for the cases decidable at compile time. `check_adjoint_reads`: a kernel
+that reads an adjoint (`x.grad[j]`) its own reverse kernel accumulates into cannot be differentiated."""
 from __future__ import annotations
 
 from wgkern.errors import AutodiffError
@@ -110,3 +111,34 @@ def _has_gradient(slot: ir.ContainerSlot) -> bool:
 
 def _element(ptr: ir.GlobalPtr) -> tuple[int, tuple[int, ...]]:
     return id(ptr.container), tuple(id(i) for i in ptr.indices)
+
+
+def _container_key(slot: ir.ContainerSlot) -> tuple:
+    """Identity of a container across a kernel and its grad kernel (fields: the host field, which for `x.grad`
+    read in user code is the same object the reverse kernel accumulates into; ndarrays: the argument, or its
+    .grad)."""
+    if slot.kind == "field":
+        return ("field", id(slot.host))
+    if slot.kind == "ndarray":
+        return ("ndarray", slot.arg_index, slot.is_grad)
+    return ("temp", id(slot))
+
+
+def check_adjoint_reads(kernel: ir.OffloadedKernel, grad_kernel: ir.OffloadedKernel,
+                        adjoints: list[ir.ContainerSlot]) -> None:
+    """Raise AutodiffError where `kernel` reads one of the adjoint containers `adjoints` (x.grad) that
+    `grad_kernel` accumulates into: the replayed read would see adjoints other iterations (or threads) already
+    added, so the gradient would depend on the order of execution. Reading an adjoint nothing accumulates into
+    is a constant, and allowed."""
+    adjoint_keys = {_container_key(slot) for slot in adjoints if slot.kind != "temp"}
+    written = {_container_key(stmt.ptr.container) for block in _task_blocks(grad_kernel) for stmt in _walk(block)
+               if isinstance(stmt, (ir.GlobalStore, ir.AtomicOp))} & adjoint_keys
+    if not written:
+        return
+    for block in _task_blocks(kernel):
+        for stmt in _walk(block):
+            if isinstance(stmt, ir.GlobalLoad) and _container_key(stmt.ptr.container) in written:
+                raise AutodiffError(
+                    f"cannot differentiate through a read of the gradient '{stmt.ptr.container.name}': the "
+                    f"reverse kernel accumulates into it while replaying that read. Read it in a kernel "
+                    f"that is not differentiated, or copy it into another field first", stmt.loc)
