@@ -103,6 +103,12 @@ class KernelAssertionError(WkError, AssertionError, RuntimeError):
     Taichi's TaichiAssertionError is."""
 
 
+class GlobalAccessRuleError(AutodiffError, KernelAssertionError):
+    """wk.init(debug=True): a differentiated kernel reads a global element that the same launch overwrites later
+    (Taichi's global data access rule). Found at compile time, so an AutodiffError naming the line; also an
+    AssertionError, as Taichi's and Quadrants' run-time check raises one."""
+
+
 class LoopLimitError(WkError, RuntimeError):
     """A kernel on lavapipe (Mesa's llvmpipe Vulkan driver) ran into the driver's loop limit: llvmpipe ends
     the loops of a shader invocation once they have run 65535 iterations together (loops it unrolls do not

@@ -188,6 +188,9 @@ def test_tape_validation_reports_a_read_then_accumulate(arch):
     with pytest.raises(wk.AutodiffError, match="global data access rule"):
         with wk.ad.Tape(loss=loss, validation=True):
             broke_rule()
+    # also the AssertionError Taichi's and Quadrants' run-time check raises (ti.TaichiAssertionError)
+    with pytest.raises(wk.KernelAssertionError, match="global data access rule"):
+        broke_rule.grad()
 
 
 def test_clear_all_gradients(arch):
@@ -333,3 +336,28 @@ def test_a_gradient_nothing_accumulates_into_is_read_as_a_constant(arch):
     np.testing.assert_array_equal(x.grad.to_numpy(), [1.0, 2.0, 3.0, 4.0])
     np.testing.assert_array_equal(w.grad.to_numpy(), [1.0, 2.0, 3.0, 4.0])
 
+
+
+
+def test_tape_lists_its_calls_as_taichi_does(arch):
+    x = wk.field(wk.f32, shape=4, needs_grad=True)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def scaled(k: wk.f32):
+        for i in x:
+            loss[None] += k * x[i]
+
+    @wk.ad.grad_replaced
+    def twice():
+        scaled(2.0)
+
+    @wk.ad.grad_for(twice)
+    def twice_grad():
+        scaled.grad(2.0)
+
+    with wk.ad.Tape(loss=loss) as tape:
+        scaled(1.0)
+        twice()
+        assert tape.calls == [(scaled, (1.0,)), (twice, ())]
+    np.testing.assert_allclose(x.grad.to_numpy(), [3.0] * 4)

@@ -100,6 +100,12 @@ class Tape:
         if exc_type is None:
             self.grad()
 
+    @property
+    def calls(self) -> list[tuple[Any, tuple[Any, ...]]]:
+        """The recorded launches as Taichi's Tape lists them: (kernel or grad_replaced function, arguments)."""
+        return [(entry.primal, entry.args) if isinstance(entry, ReplacedCall) else (entry[0], entry[1])
+                for entry in self.entries]
+
     def grad(self) -> None:
         """Clear, seed and replay (what leaving the `with` block does)."""
         if self.clear_gradients:

@@ -7,7 +7,7 @@ overwritten later in the same launch), for the cases decidable at compile time. 
 that reads an adjoint (`x.grad[j]`) its own reverse kernel accumulates into cannot be differentiated."""
 from __future__ import annotations
 
-from wgkern.errors import AutodiffError
+from wgkern.errors import AutodiffError, GlobalAccessRuleError
 from wgkern.ir import nodes as ir
 
 
@@ -89,7 +89,7 @@ def check_global_access_rule(kernel: ir.OffloadedKernel) -> None:
                     continue  # a counter or a field without .grad may be read and then bumped
                 reader = loads.get(_element(stmt.ptr)) or read_by_earlier_tasks.get(stmt.ptr.container)
                 if reader is not None:
-                    raise AutodiffError(
+                    raise GlobalAccessRuleError(
                         f"global data access rule violated: '{stmt.ptr.container.name}' is overwritten here "
                         f"after the same launch read it (at {reader.loc}); the reverse pass would replay that "
                         f"read with the new value. Split the kernel or keep the old value in another field",
