@@ -15,6 +15,8 @@ import pytest
 
 # Verify the IR after every compiler stage in tests (a plain compile skips it for speed).
 os.environ.setdefault("WK_VERIFY_IR", "1")
+# The offline cache (runtime/disk_cache.py) of a test run starts empty and stays out of the user's own.
+os.environ.setdefault("WK_CACHE_DIR", tempfile.mkdtemp(prefix="wk-test-cache-"))
 
 if not os.environ.get("XDG_RUNTIME_DIR"):
     # libwayland prints a harmless complaint on every adapter probe without it (PLATFORM.md 1.6).

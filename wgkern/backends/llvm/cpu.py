@@ -7,7 +7,6 @@ range tasks to wk_parallel_for (worker_pool.py). No Python runs while a kernel e
 from __future__ import annotations
 
 import ctypes
-import itertools
 import threading
 import time
 from dataclasses import dataclass
@@ -20,11 +19,12 @@ from wgkern.errors import BoundsCheckError, KernelAssertionError, WkError, forma
 from wgkern.ir import nodes as ir
 from wgkern.ir.nodes import OffloadedKernel
 from wgkern.lang.types import DataType
+from wgkern.runtime import disk_cache
 
 from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget
 from .adstack import CONTEXT_HEADER
 from .codegen import emit_module, symbol_name
-from .jit import compile_ir, function_address
+from .jit import compile_ir, function_address, optimized_text
 from .layout import ArgLayout, build_layout
 from . import sincos
 from .target import CPU_TARGET, Target
@@ -32,7 +32,7 @@ from .worker_pool import WorkerPool, worker_pool
 
 ALIGNMENT = 64
 _ENTRY_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_char_p)
-_KERNEL_IDS = itertools.count()
+_PLACEHOLDER = "wkSYMBOLS_"     # replaced by a digest of the module (CpuCompiledKernel)
 
 
 @dataclass(eq=False, slots=True)
@@ -103,13 +103,20 @@ class CpuCompiledKernel(CompiledKernel):
             self.adstack_context = np.zeros(CONTEXT_HEADER + METADATA_FIELDS * rows, dtype=np.int64)
             context_address = self.adstack_context.ctypes.data
         self.layout: ArgLayout = build_layout(kernel, debug_addresses, context_address)
-        prefix = f"wk{next(_KERNEL_IDS)}_{symbol_name(kernel.name)[:60]}"
-        self.ir_text, self.entry_name, self.bounds_sites = emit_module(kernel, self.layout, target, prefix, debug,
-                                                                        fast_math)
+        # Symbols are named after the module's content (a digest of it generated with a placeholder prefix):
+        # the same kernel compiled again, in this process or a later one, is the same text, which the JIT
+        # then finds in its engine or in the offline cache instead of compiling it (jit.py).
+        name = symbol_name(kernel.name)[:60]
+        text, entry_name, self.bounds_sites = emit_module(kernel, self.layout, target, f"{_PLACEHOLDER}{name}",
+                                                          debug, fast_math)
+        digest = f"wk{disk_cache.cache_key(text)[:16]}_"
+        self.ir_text = text.replace(_PLACEHOLDER, digest)
+        self.entry_name = entry_name.replace(_PLACEHOLDER, digest)
         generated = time.perf_counter()
+        use_cache = backend is not None and backend.offline_cache
         if sincos.SYMBOL in self.ir_text:
-            sincos.ensure_compiled(target.math_attributes)
-        self.module = compile_ir(self.ir_text)
+            sincos.ensure_compiled(target.math_attributes, use_cache)
+        self.module = compile_ir(self.ir_text, use_cache=use_cache)
         self.entry = _ENTRY_TYPE(function_address(self.entry_name))
         self.times = CompileTimes(generated - started, time.perf_counter() - generated)
 
@@ -172,7 +179,7 @@ class CpuCompiledKernel(CompiledKernel):
         raise debug_check_error(self.kernel, self.bounds_sites[site - 1], args)
 
     def source(self, optimized: bool = False) -> str:
-        return str(self.module) if optimized else self.ir_text
+        return optimized_text(self.ir_text) if optimized else self.ir_text
 
 
 class CpuBackend(Backend):
@@ -183,8 +190,9 @@ class CpuBackend(Backend):
     supports_adstack = True
 
     def __init__(self, threads: int | None = None, target: Target = CPU_TARGET, debug: bool = False,
-                 fast_math: bool = False, device_memory_limit: int | None = None):
+                 fast_math: bool = False, device_memory_limit: int | None = None, offline_cache: bool = False):
         self.budget = MemoryBudget(device_memory_limit)
+        self.offline_cache = offline_cache       # object code kept on disk between runs (jit.compile_ir)
         self.target = target
         self.debug = debug
         self.fast_math = fast_math

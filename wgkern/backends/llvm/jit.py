@@ -1,15 +1,23 @@
 """Host JIT: one TargetMachine and one MCJIT engine per process, O3 through the new pass manager.
 
 `compile_ir(text)` parses, verifies and optimises one module (SLP vectorisation on, host CPU features) and
-adds it to the shared engine; symbols then resolve with `function_address`. llvmlite is imported here, so
-nothing imports it before a CPU backend is created."""
+adds it to the shared engine; symbols then resolve with `function_address`. Modules are known by their text:
+one already in the engine is not added again (so a module's symbols must be named after its content, see
+cpu.py), and with `use_cache` the object code MCJIT produces is kept in the offline cache
+(runtime/disk_cache.py, `cpu/`), from where a later process loads it without parsing or optimising. llvmlite
+is imported here, so nothing imports it before a CPU backend is created."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import llvmlite.binding as llvm
+
+from wgkern.runtime import disk_cache
+
+# Part of every cache key: bump when optimize() or the engine's settings change what a module compiles to.
+OBJECT_FORMAT = "mcjit-o3-slp-1"
 
 
 @dataclass(slots=True)
@@ -17,6 +25,12 @@ class HostJit:
     target_machine: Any
     engine: Any
     lock: threading.Lock
+    machine_id: str = ""                      # the target, CPU and its features (part of every cache key)
+    modules: dict[str, Any] = field(default_factory=dict)   # key -> the module in the engine (kept alive)
+    storing: set[str] = field(default_factory=set)          # keys whose object code goes to the disk cache
+    loaded: dict[str, bytes] = field(default_factory=dict)  # keys whose object code comes from the disk cache
+    disk_hits: int = 0
+    disk_stores: int = 0
 
 
 _JIT: HostJit | None = None
@@ -41,8 +55,26 @@ def host_jit() -> HostJit:
             seed.triple = target_machine.triple
             seed.data_layout = str(target_machine.target_data)
             engine = llvm.create_mcjit_compiler(seed, target_machine)
-            _JIT = HostJit(target_machine, engine, threading.Lock())
+            machine_id = "|".join((target_machine.triple, llvm.get_host_cpu_name(),
+                                   llvm.get_host_cpu_features().flatten()))
+            _JIT = HostJit(target_machine, engine, threading.Lock(), machine_id)
+            engine.set_object_cache(_object_compiled, _object_for)
         return _JIT
+
+
+def _object_compiled(module: Any, data: bytes) -> None:
+    """MCJIT's object cache: `module` was just compiled to `data` (called under the JIT lock)."""
+    jit = _JIT
+    if jit is not None and module.name in jit.storing:
+        jit.storing.discard(module.name)
+        disk_cache.store("cpu", module.name, ".o", bytes(data))
+        jit.disk_stores += 1
+
+
+def _object_for(module: Any) -> bytes | None:
+    """MCJIT's object cache: object code for `module` loaded from disk, or None to compile it."""
+    jit = _JIT
+    return jit.loaded.pop(module.name, None) if jit is not None else None
 
 
 def _load_runtime_helpers() -> None:
@@ -67,20 +99,58 @@ def optimize(module: Any, target_machine: Any) -> None:
     builder.getModulePassManager().run(module, builder)
 
 
-def compile_ir(text: str, opt: bool = True) -> Any:
-    """Parse + verify + optimise + JIT one module; returns the llvmlite ModuleRef (kept alive by the engine)."""
+def module_key(text: str, opt: bool = True) -> str:
+    """The cache key of a module: its text, this machine's target and the compiler's versions."""
+    import llvmlite
+    return disk_cache.cache_key(text, host_jit().machine_id, llvmlite.__version__, OBJECT_FORMAT, str(opt))
+
+
+def compile_ir(text: str, opt: bool = True, use_cache: bool = False) -> Any:
+    """Parse + verify + optimise + JIT one module, unless the engine has it already (same text): returns the
+    llvmlite ModuleRef (kept alive by the engine). With `use_cache`, object code from the offline cache
+    replaces the compile, and a compile's object code is stored there; the ModuleRef is then an empty module
+    standing for the loaded object (`optimized_text` recompiles the text to show it)."""
     jit = host_jit()
+    key = module_key(text, opt)
     # llvmlite's calls release the GIL and share LLVM's global context: one compile at a time.
     with jit.lock:
-        module = llvm.parse_assembly(text)
-        module.verify()
+        known = jit.modules.get(key)
+        if known is not None:
+            return known
+        stored = disk_cache.load("cpu", key, ".o") if use_cache else None
+        if stored is not None:
+            module = llvm.parse_assembly("")
+            jit.loaded[key] = stored
+            jit.disk_hits += 1
+        else:
+            module = llvm.parse_assembly(text)
+            module.verify()
+            if opt:
+                optimize(module, jit.target_machine)
+            if use_cache:
+                jit.storing.add(key)
+        module.name = key
         module.triple = jit.target_machine.triple
         module.data_layout = str(jit.target_machine.target_data)
-        if opt:
-            optimize(module, jit.target_machine)
-        jit.engine.add_module(module)
-        jit.engine.finalize_object()
+        try:
+            jit.engine.add_module(module)
+            jit.engine.finalize_object()
+        finally:
+            jit.loaded.pop(key, None)
+            jit.storing.discard(key)
+        jit.modules[key] = module
     return module
+
+
+def optimized_text(text: str) -> str:
+    """The module `text` after the O3 pipeline (not added to the engine): what `compile_ir` compiles."""
+    jit = host_jit()
+    with jit.lock:
+        module = llvm.parse_assembly(text)
+        module.triple = jit.target_machine.triple
+        module.data_layout = str(jit.target_machine.target_data)
+        optimize(module, jit.target_machine)
+        return str(module)
 
 
 def function_address(name: str) -> int:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wgkern.errors import CompileError
+from wgkern.runtime import disk_cache
 
 from .jit import host_jit
 
@@ -92,46 +93,26 @@ def data_layout(arch: str) -> str:
     return str(target_machine(arch).target_data)
 
 
-def cache_directory() -> Path:
-    """Where compiled PTX is kept between runs: $WK_CACHE_DIR, else $XDG_CACHE_HOME/wgkern, else
-    ~/.cache/wgkern (a `cuda` folder inside)."""
-    root = os.environ.get("WK_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "wgkern")
-    return Path(root) / "cuda"
-
-
 def _cache_key(ir_text: str, arch: str) -> str:
-    import hashlib
     import llvmlite
-    digest = hashlib.sha256()
     library = str(len(_libdevice or b"")) if "@__nv_" in ir_text else ""
-    for part in (ir_text, arch, llvmlite.__version__, library):
-        digest.update(part.encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
+    return disk_cache.cache_key(ir_text, arch, llvmlite.__version__, library)
 
 
 def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
-    """PTX of a module: from the disk cache when an identical module was compiled for `arch` before (any
-    process), else compiled and stored (wk.init(offline_cache=False) skips the cache both ways). A cache that
-    cannot be read or written is ignored."""
+    """PTX of a module: from the disk cache (runtime/disk_cache.py, `cuda/`) when an identical module was
+    compiled for `arch` before (any process), else compiled and stored (wk.init(offline_cache=False) skips the
+    cache both ways)."""
     if not use_cache:
         return compile_ptx(ir_text, arch)[0]
     if "@__nv_" in ir_text:
         libdevice_bitcode()           # the key names the libdevice in use
-    path = cache_directory() / (_cache_key(ir_text, arch) + ".ptx")
-    try:
-        return path.read_text()
-    except OSError:
-        pass
+    key = _cache_key(ir_text, arch)
+    stored = disk_cache.load("cuda", key, ".ptx")
+    if stored is not None:
+        return stored.decode()
     code = compile_ptx(ir_text, arch)[0]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(code)
-        partial.replace(path)          # atomic: a concurrent reader sees all of it or nothing
-    except OSError:
-        pass
+    disk_cache.store("cuda", key, ".ptx", code.encode())
     return code
 
 

@@ -117,13 +117,14 @@ def declaration(math_attributes: str) -> str:
 _compiled = False
 
 
-def ensure_compiled(math_attributes: str) -> None:
-    """JIT the helper's module once per process and make its symbol resolvable by later kernel modules."""
+def ensure_compiled(math_attributes: str, use_cache: bool = False) -> None:
+    """JIT the helper's module once per process (from the offline cache with `use_cache`) and make its symbol
+    resolvable by later kernel modules."""
     global _compiled  # noqa: PLW0603 - one runtime function per process, alive as long as the JIT
     if _compiled:
         return
     from .jit import add_symbol, compile_ir, function_address
-    compile_ir(module_text(math_attributes))
+    compile_ir(module_text(math_attributes), use_cache=use_cache)
     add_symbol(SYMBOL, function_address(SYMBOL))
     _compiled = True
 
