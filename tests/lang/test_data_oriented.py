@@ -43,3 +43,70 @@ def test_methods_use_their_instance(arch):
         stiff.potential()
     np.testing.assert_allclose(stiff.x.grad.to_numpy(), 10.0 * np.arange(4))
     assert soft.step.name == "step" and "step" in repr(Springs.step)
+
+
+@wk.data_oriented
+class Buffers:
+    """ndarray members (Quadrants' ndarray mode): passed as ndarray arguments at each launch."""
+
+    def __init__(self, n: int):
+        self.a = wk.ndarray(wk.i32, shape=n)
+        self.inner = Inner(n)
+        self.scale = 3
+
+    @wk.func
+    def bump(self, i):
+        self.inner.b[i] += self.a[i] * self.scale
+
+    @wk.kernel
+    def fill(self):
+        for i in range(self.a.shape[0]):
+            self.a[i] = i + 1
+            self.bump(i)
+
+
+@wk.data_oriented
+class Inner:
+    def __init__(self, n: int):
+        self.b = wk.ndarray(wk.f32, shape=n)
+
+
+@wk.kernel
+def total(o: wk.template(), out: wk.types.ndarray()):
+    for i in range(o.a.shape[0]):
+        out[0] += o.a[i] + o.inner.b[i]
+
+
+def test_ndarray_members_are_passed_as_arguments(arch):
+    obj = Buffers(3)
+    obj.fill()
+    assert list(obj.a.to_numpy()) == [1, 2, 3] and list(obj.inner.b.to_numpy()) == [3.0, 6.0, 9.0]
+    out = np.zeros(1, np.float32)
+    total(obj, out)
+    assert out[0] == 24.0
+    obj.a = wk.ndarray(wk.i32, shape=5)     # a member reassigned: the kernel sees the new array (a new variant)
+    obj.inner.b = wk.ndarray(wk.f32, shape=5)
+    obj.fill()
+    assert list(obj.a.to_numpy()) == [1, 2, 3, 4, 5] and obj.inner.b[4] == 15.0
+    before = wk.stats()["kernel_compiles"]
+    obj.inner.b = wk.ndarray(wk.f32, shape=7)   # same dtype and ndim: no recompile
+    obj.fill()
+    assert wk.stats()["kernel_compiles"] == before and obj.inner.b[4] == 15.0
+
+
+def test_bare_template_and_ndarray_annotations(arch):
+    # Quadrants accepts wk.template and wk.types.ndarray without the call, in kernels and funcs
+    @wk.func
+    def copy(dst: wk.template, src: wk.template):
+        dst[None] = src[None] + 2
+
+    @wk.kernel
+    def run(dst: wk.template, src: wk.template, arr: wk.types.ndarray):
+        copy(dst, src)
+        arr[0] = dst[None]
+
+    a, b = wk.field(wk.i32, shape=()), wk.field(wk.i32, shape=())
+    b[None] = 5
+    arr = wk.ndarray(wk.i32, shape=2)
+    run(a, b, arr)
+    assert a[None] == 7 and arr[0] == 7

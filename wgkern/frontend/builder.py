@@ -27,15 +27,15 @@ from wgkern.frontend.static_eval import closure_values
 from wgkern.frontend.statements import StatementMixin
 from wgkern.frontend.structs import StructMixin
 from wgkern.frontend.texture import TextureMixin
-from wgkern.frontend.values import (DataclassView, GlobalRef, NdarrayRef, VectorValue, describe, is_python_number,
-                                    python_number_dtype)
+from wgkern.frontend.values import (DataclassView, GlobalRef, NdarrayRef, ObjectView, VectorValue, describe,
+                                    is_python_number, python_number_dtype)
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import types as T
 from wgkern.lang.kernel import Func
 from wgkern.lang.structs import StructType
-from wgkern.runtime.arguments import dataclass_ndarray_members, is_dataclass_value
+from wgkern.runtime.arguments import dataclass_ndarray_members, is_dataclass_value, object_ndarray_members
 
 UNSUPPORTED = {
     "ClassDef": "class definitions", "FunctionDef": "nested function definitions",
@@ -499,6 +499,14 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
         if spec.components and is_dataclass_value(self.ctx.template_values.get(index)):
             scope.define(name, Static(self.dataclass_view(self.ctx.template_values[index], spec)))
             return
+        if spec.components and index in self.ctx.template_values:     # an object holding ndarrays
+            value = self.ctx.template_values[index]
+            specs = self.ctx.arg_specs
+            refs = {path: NdarrayRef(k, specs[k].name, specs[k].dtype, int(specs[k].ndim or 0),
+                                     tuple(specs[k].element_shape))
+                    for k, (path, _) in zip(spec.components, object_ndarray_members(value))}
+            scope.define(name, Static(ObjectView.of(value, refs, ())))
+            return
         if spec.components:
             self.bind_component_arg(name, spec)
             return
@@ -561,10 +569,10 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
         """Annotations may be strings (`from __future__ import annotations`): evaluate them in the function's
         globals."""
         if not isinstance(annotation, str):
-            return annotation
+            return T.called_annotation(annotation)
         namespace = dict(getattr(self.frame.fn, "__globals__", {}))
         namespace.update(closure_values(self.frame.fn))
         try:
-            return eval(annotation, namespace)  # noqa: S307 - the user's own annotation
+            return T.called_annotation(eval(annotation, namespace))  # noqa: S307 - the user's own annotation
         except Exception as exc:
             raise CompileError(f"cannot evaluate the annotation {annotation!r}: {exc}") from None

@@ -80,6 +80,45 @@ class DataclassView:
     def __repr__(self) -> str:
         return f"{type(self._wk_value).__name__} argument"
 
+class ObjectView:
+    """A template object holding wk.ndarrays (a @wk.data_oriented instance) as kernel code sees it: `o.a` is the
+    NdarrayRef of an ndarray attribute (each is a kernel argument of its own), an attribute object holding some
+    is a view too, its funcs and methods are bound to the view, and anything else is the object's attribute."""
+
+    def __init__(self, value: Any, members: dict[str, Any]) -> None:
+        self._wk_value = value
+        self._wk_members = members
+
+    @staticmethod
+    def of(value: Any, refs: dict[tuple[str, ...], Any], prefix: tuple[str, ...]) -> ObjectView:
+        members: dict[str, Any] = {}
+        depth = len(prefix)
+        for path, ref in refs.items():
+            if len(path) > depth and path[:depth] == prefix and path[depth] not in members:
+                name = path[depth]
+                members[name] = ref if len(path) == depth + 1 else \
+                    ObjectView.of(getattr(value, name), refs, prefix + (name,))
+        return ObjectView(value, members)
+
+    def __getattr__(self, name: str) -> Any:
+        import types
+
+        from wgkern.lang.kernel import BoundFunc
+        members = self.__dict__["_wk_members"]
+        if name in members:
+            return members[name]
+        value = self.__dict__["_wk_value"]
+        item = getattr(value, name)
+        if isinstance(item, BoundFunc) and item.instance is value:
+            return BoundFunc(item.func, self)
+        if isinstance(item, types.MethodType) and item.__self__ is value:
+            return types.MethodType(item.__func__, self)
+        return item
+
+    def __repr__(self) -> str:
+        return f"{type(self._wk_value).__name__} argument"
+
+
 @dataclass(eq=False)
 class NdarrayRef:
     """An ndarray kernel argument (or its `.grad`) as seen by kernel code."""

@@ -300,6 +300,15 @@ def template() -> Template:
     return Template()
 
 
+def called_annotation(annotation: Any) -> Any:
+    """Quadrants accepts `x: wk.template` and `x: wk.types.ndarray` without the call: the same as called."""
+    if annotation is template:
+        return Template()
+    if isinstance(annotation, _NdarrayAnnotation):
+        return NdarrayType()
+    return annotation
+
+
 @dataclass(frozen=True, slots=True)
 class Reference(Template):
     """`wk.ref(dtype)` (Taichi's): a func parameter passed by reference; the func's assignments to it change

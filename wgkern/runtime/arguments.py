@@ -15,11 +15,12 @@ import numpy as np
 from wgkern.errors import ArgumentError
 from wgkern.ir.nodes import ArgSpec
 from wgkern.lang.fields import Container, Field, Ndarray
-from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, Template, VectorType, f32,
-                               from_numpy_dtype, to_dtype, value_fits)
+from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, Template, VectorType,
+                               called_annotation, f32, from_numpy_dtype, to_dtype, value_fits)
 
 SCALAR, NDARRAY, TEMPLATE, VECTOR, STRUCT, INFER = "scalar", "ndarray", "template", "vector", "struct", "infer"
 SPARSE_MATRIX_BUILDER = "sparse_matrix_builder"     # its buffers are passed as ndarray arguments (wgkern/linalg)
+OBJECT = "object"           # a template object (@wk.data_oriented) holding wk.ndarrays: each is an argument of its own
 DATACLASS = "dataclass"     # a dataclasses.dataclass value (Quadrants): ndarray members are arguments of their own
 TEXTURE = "texture"         # a wk.Texture: its texel ndarray is passed as an ndarray argument (lang/texture.py)
 
@@ -62,7 +63,7 @@ class Specialisation:
             specs = [_arg_spec(rule, kind, part) for rule, (kind, part) in zip(self.rules, self.parts)]
             components: list[ArgSpec] = []
             for index, rule in enumerate(self.rules):
-                if self.parts[index][0] == DATACLASS:
+                if self.parts[index][0] in (DATACLASS, OBJECT):
                     members = self.parts[index][1][2]
                     first = len(specs) + len(components)
                     specs[index].components = tuple(range(first, first + len(members)))
@@ -96,6 +97,8 @@ def _arg_spec(rule: ParamRule, kind: str, part: Any) -> ArgSpec:
         return ArgSpec(name=rule.name, kind=TEMPLATE, dtype=rule.struct_type)
     if kind == DATACLASS:
         return ArgSpec(name=rule.name, kind=TEMPLATE, dtype=part[1])
+    if kind == OBJECT:
+        return ArgSpec(name=rule.name, kind=TEMPLATE)
     if kind == SCALAR:
         return ArgSpec(name=rule.name, kind=SCALAR, dtype=part)
     if kind == NDARRAY:
@@ -111,14 +114,14 @@ def _arg_spec(rule: ParamRule, kind: str, part: Any) -> ArgSpec:
 def _resolve_annotation(kernel: Any, annotation: Any) -> Any:
     """Evaluate string annotations (modules using `from __future__ import annotations`)."""
     if not isinstance(annotation, str):
-        return annotation
+        return called_annotation(annotation)
     fn = inspect.unwrap(kernel.fn)
     namespace = dict(getattr(fn, "__globals__", {}))
     closure = inspect.getclosurevars(fn) if getattr(fn, "__closure__", None) else None
     if closure is not None:
         namespace.update(closure.nonlocals)
     try:
-        return eval(annotation, namespace)  # noqa: S307 - the user's own annotation text
+        return called_annotation(eval(annotation, namespace))  # noqa: S307 - the user's own annotation text
     except Exception as exc:  # noqa: BLE001
         raise ArgumentError(f"kernel '{kernel.name}': cannot evaluate annotation {annotation!r} ({exc})") \
             from None
@@ -214,6 +217,36 @@ def dataclass_ndarray_members(value: Any, prefix: tuple[str, ...] = ()) -> list[
         elif dataclasses.is_dataclass(item) and not isinstance(item, type):
             out.extend(dataclass_ndarray_members(item, path))
     return out
+
+
+def object_ndarray_members(value: Any, prefix: tuple[str, ...] = (), stack: tuple[int, ...] = ()
+                           ) -> list[tuple[tuple[str, ...], Any]]:
+    """(path, array) of every wk.ndarray attribute of a template object (`self` of a @wk.data_oriented class, or
+    any object passed as a wk.template()), searching the attributes that are @wk.data_oriented objects or
+    dataclass values too, in attribute order. As in Quadrants, they are passed as ndarray arguments at each
+    launch (so an attribute reassigned to another ndarray is the one the kernel sees)."""
+    attributes = getattr(value, "__dict__", None)
+    if not isinstance(attributes, dict) or id(value) in stack or len(prefix) > 8:
+        return []
+    out: list[tuple[tuple[str, ...], Any]] = []
+    for name, item in list(attributes.items()):
+        if isinstance(item, Ndarray):
+            out.append((prefix + (name,), item))
+        elif getattr(type(item), "_wk_data_oriented", False) or is_dataclass_value(item):
+            out.extend(object_ndarray_members(item, prefix + (name,), stack + (id(value),)))
+    return out
+
+
+def _object_part(kernel: Any, rule: ParamRule, value: Any, members: list[Any], program: Any,
+                 components: list[Any]) -> tuple[Any, ...]:
+    """The key part of a template object holding ndarrays: the object's identity and each ndarray's part; the
+    ndarrays themselves are appended to `components`."""
+    parts = []
+    for path, array in members:
+        parts.append((path, _ndarray_part(kernel, ParamRule(f"{rule.name}.{'.'.join(path)}", NDARRAY), array,
+                                          program)))
+        components.append(array)
+    return (OBJECT, template_key(value), tuple(parts))
 
 
 def is_dataclass_value(value: Any) -> bool:
@@ -466,6 +499,12 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
                     _check_program(kernel, rule, value, program)
                 part = value
             else:
+                members = object_ndarray_members(value) if hasattr(value, "__dict__") and not \
+                    type(value).__module__.startswith("wgkern.") else None     # a user object, not a wk.Texture
+                if members:
+                    templates[index] = value
+                    parts.append((OBJECT, _object_part(kernel, rule, value, members, program, components)))
+                    continue
                 _check_template_containers(kernel, rule, value, program)
                 part = template_key(value)
             templates[index] = value
