@@ -145,3 +145,21 @@ def test_augmented_assignment_to_a_zero_d_field_by_name(arch):
     assert _count[None] == 20 and _total[None] == 7.5
     with pytest.raises(wk.CompileError, match="name 'missing' is not defined"):
         undefined()
+
+
+def test_calling_a_vector_or_matrix_reads_an_element(arch):
+    # older Taichi's v(0) / m(i, j), still in difftaichi-era programs (dist(0) + dist(1)), gradients included
+    x = wk.Vector.field(2, wk.f32, shape=(), needs_grad=True)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def compute():
+        d = (x[None] - wk.Vector([1.0, 2.0])) ** 2
+        m = wk.Matrix([[1.0, 2.0], [3.0, 4.0]])
+        loss[None] = 0.5 * (d(0) + d(1)) + m(1, 0)
+
+    x[None] = [4.0, 6.0]
+    with wk.ad.Tape(loss=loss):
+        compute()
+    assert loss[None] == pytest.approx(0.5 * (9.0 + 16.0) + 3.0)
+    np.testing.assert_allclose(x.grad[None], [3.0, 4.0])

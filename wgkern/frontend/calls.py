@@ -392,6 +392,8 @@ class CallMixin:
             return self.matrix_from_vectors(callee is Matrix.cols, args, kwargs)
         if callee in OPERATOR_BINARY and len(args) == 2 and not kwargs:
             return self.binary_op(OPERATOR_BINARY[callee], args[0], args[1])
+        if isinstance(callee, VectorValue) and args and not kwargs:
+            return self.vector_subscript(callee, list(args))      # older Taichi's v(0) / m(i, j) element access
         if callable(callee):
             raise CompileError(f"cannot call {describe(callee)} inside a kernel: only wk.* functions, @wk.func "
                                "functions and pure builtins on compile-time values can be called (wrap "
