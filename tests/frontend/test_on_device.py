@@ -443,6 +443,23 @@ def test_taichi_features_that_are_not_available_say_what_to_use():
     assert not hasattr(wk, "Mesh")
 
 
+def test_a_kernel_reaching_for_a_missing_taichi_feature_gets_its_name_and_why(arch):
+    x = wk.field(wk.i32, shape=4)
+
+    @wk.kernel
+    def addresses():
+        for i in x:
+            x[i] = wk.get_addr(x, i)
+
+    with pytest.raises(wk.CompileError, match=r"ti.get_addr \(the memory address of a field element\) is not "
+                                              r"available"):
+        addresses()
+    with pytest.raises(AttributeError, match="get_addr .*not available"):
+        wk.get_addr
+    with pytest.raises(wk.WkError, match="hash.* nodes are not available"):
+        wk.root.hash(wk.i, 8)
+
+
 def test_64_bit_shifts_by_constants_and_values(arch):
     a = wk.field(wk.i64, shape=4)
     u = wk.field(wk.u64, shape=4)

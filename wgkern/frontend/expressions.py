@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import sys
 from typing import Any
 
 import numpy as np
@@ -133,7 +134,9 @@ class ExpressionMixin:
             return BoundMethod(None, attr)       # `wk.Vector.normalized(v)`: the method called on the class
         try:
             value = getattr(base, attr)
-        except AttributeError:
+        except AttributeError as exc:
+            if base is sys.modules["wgkern"] and str(exc).startswith(f"wgkern.{attr}: "):
+                raise CompileError(str(exc)) from None      # a Taichi feature wgkern lacks, named as such
             raise CompileError(f"{describe(base)} has no attribute '{attr}'") from None
         if value is None and attr in ("grad", "dual") and self.is_container(base):
             raise CompileError(f"'{base.name}' has no .{attr} (create it with needs_{attr}=True)")
