@@ -339,6 +339,25 @@ def test_annotated_local():
     assert [a.dtype for a in of_type(kir, ir.Alloca)] == [T.f64, T.i16]
 
 
+def test_annotating_a_variable_again_with_another_type_is_a_compile_error():
+    @wk.kernel
+    def same():
+        x: wk.f64 = 1
+        x: wk.f64 = 2.5
+        out_d[0] = x
+
+    assert run(build(same))["out_d"][0] == 2.5
+
+    @wk.kernel
+    def other():
+        d: wk.i32 = 2
+        d: wk.f32 = 2.0
+        out_d[0] = d
+
+    with pytest.raises(wk.CompileError, match="variable 'd' is wk.i32; it cannot be annotated again as wk.f32"):
+        build(other)
+
+
 def test_tuple_swap():
     @wk.kernel
     def k():

@@ -383,6 +383,9 @@ class StatementMixin:
         if binding is None or isinstance(binding, Static):
             self.frame.scope.define(name, self.new_variable(name, value, dtype))
         else:
+            declared = getattr(binding, "dtype", None)
+            if isinstance(declared, T.DataType) and declared != dtype:     # as Taichi: a variable keeps its type
+                raise CompileError(f"variable '{name}' is {declared!r}; it cannot be annotated again as {dtype!r}")
             self.assign_name(name, value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
