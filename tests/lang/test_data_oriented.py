@@ -110,3 +110,32 @@ def test_bare_template_and_ndarray_annotations(arch):
     arr = wk.ndarray(wk.i32, shape=2)
     run(a, b, arr)
     assert a[None] == 7 and arr[0] == 7
+
+
+@wk.data_oriented
+class Rebuilt:
+    def __init__(self):
+        self.n = 4
+
+    def allocate(self):
+        self.x = wk.field(wk.i32, shape=self.n)
+        self.inner = Inner(1)
+        self.inner.total = wk.field(wk.i32, shape=())
+
+    @wk.kernel
+    def fill(self, m: wk.i32):
+        for i in range(self.n):
+            self.x[i] = m * i
+            self.inner.total[None] += m
+
+
+def test_fields_made_again_on_the_same_object_are_the_ones_used(arch):
+    # Taichi programs re-create an object's fields (a reset method); the kernel must not keep the old ones
+    obj = Rebuilt()
+    obj.allocate()
+    obj.fill(1)
+    assert obj.x[3] == 3 and obj.inner.total[None] == 4
+    old = obj.x
+    obj.allocate()
+    obj.fill(2)
+    assert obj.x[3] == 6 and obj.inner.total[None] == 8 and old[3] == 3

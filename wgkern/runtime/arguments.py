@@ -219,22 +219,28 @@ def dataclass_ndarray_members(value: Any, prefix: tuple[str, ...] = ()) -> list[
     return out
 
 
-def object_ndarray_members(value: Any, prefix: tuple[str, ...] = (), stack: tuple[int, ...] = ()
-                           ) -> list[tuple[tuple[str, ...], Any]]:
-    """(path, array) of every wk.ndarray attribute of a template object (`self` of a @wk.data_oriented class, or
-    any object passed as a wk.template()), searching the attributes that are @wk.data_oriented objects or
-    dataclass values too, in attribute order. As in Quadrants, they are passed as ndarray arguments at each
-    launch (so an attribute reassigned to another ndarray is the one the kernel sees)."""
+def object_containers(value: Any, prefix: tuple[str, ...] = (), stack: tuple[int, ...] = ()
+                      ) -> list[tuple[tuple[str, ...], Any]]:
+    """(path, container) of every wk.ndarray and field attribute of a template object (`self` of a
+    @wk.data_oriented class, or any object passed as a wk.template()), searching the attributes that are
+    @wk.data_oriented objects or dataclass values too, in attribute order."""
     attributes = getattr(value, "__dict__", None)
     if not isinstance(attributes, dict) or id(value) in stack or len(prefix) > 8:
         return []
     out: list[tuple[tuple[str, ...], Any]] = []
     for name, item in list(attributes.items()):
-        if isinstance(item, Ndarray):
+        if isinstance(item, Container):
             out.append((prefix + (name,), item))
         elif getattr(type(item), "_wk_data_oriented", False) or is_dataclass_value(item):
-            out.extend(object_ndarray_members(item, prefix + (name,), stack + (id(value),)))
+            out.extend(object_containers(item, prefix + (name,), stack + (id(value),)))
     return out
+
+
+def object_ndarray_members(value: Any) -> list[tuple[tuple[str, ...], Any]]:
+    """(path, array) of the wk.ndarrays of a template object (object_containers). As in Quadrants, they are
+    passed as ndarray arguments at each launch (so an attribute reassigned to another ndarray is the one the
+    kernel sees)."""
+    return [(path, c) for path, c in object_containers(value) if isinstance(c, Ndarray)]
 
 
 def _object_part(kernel: Any, rule: ParamRule, value: Any, members: list[Any], program: Any,
@@ -246,7 +252,8 @@ def _object_part(kernel: Any, rule: ParamRule, value: Any, members: list[Any], p
         parts.append((path, _ndarray_part(kernel, ParamRule(f"{rule.name}.{'.'.join(path)}", NDARRAY), array,
                                           program)))
         components.append(array)
-    return (OBJECT, template_key(value), tuple(parts))
+    fields = tuple((path, c) for path, c in object_containers(value) if not isinstance(c, Ndarray))
+    return (OBJECT, template_key(value), tuple(parts), fields)
 
 
 def is_dataclass_value(value: Any) -> bool:
@@ -499,14 +506,17 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
                     _check_program(kernel, rule, value, program)
                 part = value
             else:
-                members = object_ndarray_members(value) if hasattr(value, "__dict__") and not \
+                held = object_containers(value) if hasattr(value, "__dict__") and not \
                     type(value).__module__.startswith("wgkern.") else None     # a user object, not a wk.Texture
+                members = [(path, c) for path, c in held if isinstance(c, Ndarray)] if held else None
                 if members:
                     templates[index] = value
                     parts.append((OBJECT, _object_part(kernel, rule, value, members, program, components)))
                     continue
                 _check_template_containers(kernel, rule, value, program)
                 part = template_key(value)
+                if held:         # the fields it holds now: one reassigned (or made again) is a new variant
+                    part = (part, tuple(held))
             templates[index] = value
             parts.append((TEMPLATE, part))
     if components:
