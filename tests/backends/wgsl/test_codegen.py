@@ -195,6 +195,30 @@ def test_f32_trig_reduction_follows_how_the_adapter_branches() -> None:
     assert "f64(" not in no_f64 and "if (abs(x)" not in no_f64
 
 
+def test_division_is_the_drivers_own_only_where_allowed(arch) -> None:
+    """`/` corrects the driver's quotient with its exact residual unless NATIVE_DIVISION: llvmpipe divides
+    exactly, and wk.init(fast_math=True) (the default) accepts a driver's ulps of error as Taichi does; with
+    fast_math=False a GPU backend gets the correction."""
+    from wgkern.backends.wgsl.codegen import NATIVE_DIVISION
+    data = slot("data", T.f32, (4,))
+
+    def body(b, i):
+        ptr = b.global_ptr(data, [i])
+        b.global_store(ptr, b.binary(BinaryOpKind.DIV, b.const(1.0, T.f32), b.global_load(ptr)))
+
+    k = kernel("recip", [data], [range_task("t", lambda b: b.const(0, T.i32), lambda b: b.const(4, T.i32), body)])
+    corrected = WgslCodegen(k, ALL_FEATURES, "a").generate()[0].wgsl
+    native = WgslCodegen(k, ALL_FEATURES | {NATIVE_DIVISION}, "a").generate()[0].wgsl
+    assert "fma(-q, b, a)" in corrected and "fma(" not in native and "return a / b;" in native
+    backend = program_module.current().backend
+    if hasattr(backend, "features"):
+        llvmpipe = "llvmpipe" in str(backend.adapter.info.get("device", "")).lower()
+        assert (NATIVE_DIVISION in backend.features) == (llvmpipe or backend.fast_math)
+        wk.reset()
+        wk.init(arch=arch, fast_math=False)
+        assert (NATIVE_DIVISION in program_module.current().backend.features) == llvmpipe
+
+
 # ---- llvmpipe's loop limit (LOOP_LIMIT) -------------------------------------------------------------------
 
 def _loop_limit_kernels():

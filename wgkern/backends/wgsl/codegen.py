@@ -30,9 +30,11 @@ from wgkern.backends.wgsl.printing import BOUNDS_WORD, LOOP_LIMIT_WORD, PRINT_NA
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 
-# A pseudo-feature the backend adds where the driver's float division is correctly rounded (llvmpipe), so the
-# residual correction of `div_float` (for drivers whose `a / b` may be 2.5 ulp off) is left out.
-IEEE_DIVISION = "wk-ieee-division"
+# A pseudo-feature the backend adds where `a / b` may be the driver's own division: it is correctly rounded
+# (llvmpipe), or wk.init(fast_math=True) (the default, as in Taichi) allows its ulps of error (Vulkan permits 2.5;
+# the CPU backend's fast math lets LLVM use reciprocals alike). Otherwise `div_float` corrects the quotient with
+# its exact residual, which costs a second division and two fmas (nbody on an H100 spends most of its time there).
+NATIVE_DIVISION = "wk-native-division"
 # A pseudo-feature of CPU adapters (lavapipe), which execute both sides of every divergent branch under a mask:
 # code generated for them avoids rarely taken branches whose work would be done by every invocation anyway.
 MASKED_BRANCHES = "wk-masked-branches"
@@ -316,7 +318,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         key = f"{name}:{reg}:{extra.get('NAME', '')}"
         if key not in self.helpers:
             section = name
-            if name == "div_float" and IEEE_DIVISION in self.features:
+            if name == "div_float" and NATIVE_DIVISION in self.features:
                 section = "div_float_native"
             self.helpers[key] = self._instantiate("helpers.wgsl", section, reg, extra)
 

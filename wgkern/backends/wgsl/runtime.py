@@ -37,7 +37,7 @@ from wgkern.backends.wgsl.timing import GpuTime, TimestampRecorder, timestamp_pe
 from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.adstack import collect_stacks
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
-from wgkern.backends.wgsl.codegen import (IEEE_DIVISION, LOOP_LIMIT, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES,
+from wgkern.backends.wgsl.codegen import (LOOP_LIMIT, NATIVE_DIVISION, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES,
                                          WORKGROUP_SIZE, TaskShader, WgslCodegen)
 from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.backends.wgsl.shader_module import create_shader_module
@@ -333,9 +333,10 @@ class WgslBackend(Backend):
     supports_adstack = True
 
     def __init__(self, adapter: Any = None, kind: str = "webgpu", debug: bool = False,
-                 device_memory_limit: int | None = None):
+                 device_memory_limit: int | None = None, fast_math: bool = False):
         import wgpu
         self.debug = debug
+        self.fast_math = fast_math
         self.budget = MemoryBudget(device_memory_limit)
         self.buffer_sizes: dict[int, int] = {}    # id(wgpu buffer) -> bytes taken from the budget
         self._wgpu = wgpu
@@ -349,8 +350,10 @@ class WgslBackend(Backend):
         self.sizing_scratch: dict[int, np.ndarray] = {}     # reused read-back arrays (sizing/adapters.py)
         self.queue = self.device.queue
         features = {str(f) for f in self.device.features}
+        if fast_math:
+            features.add(NATIVE_DIVISION)     # the driver's division, ulps off where the driver is (codegen.py)
         if "llvmpipe" in str(self.adapter.info.get("device", "")).lower():
-            features.add(IEEE_DIVISION)       # llvmpipe divides with the CPU's correctly rounded instruction
+            features.add(NATIVE_DIVISION)     # llvmpipe divides with the CPU's correctly rounded instruction
             features.add(LOOP_LIMIT)          # and ends an invocation's loops after 65535 iterations (codegen.py)
         if cpu_adapter:
             features.add(MASKED_BRANCHES)
