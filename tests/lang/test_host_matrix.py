@@ -82,3 +82,28 @@ def test_integer_matrices_invert_in_float_and_list_their_entries():
     assert m.inverse().dtype == np.float32 and m.determinant() == pytest.approx(-2.0)
     assert m.to_list() == [[1, 2], [3, 4]] and m.entries == [1, 2, 3, 4]
     assert wk.Vector([1.0, 2.0]).to_list() == [1.0, 2.0]
+
+
+def test_single_letter_rgba_components_on_host_and_as_template_arguments(arch):
+    tint = wk.math.vec4(0.25, 0.5, 0.75, 0.8)
+    assert (tint.r, tint.g, tint.b, tint.a) == (0.25, 0.5, 0.75, np.float32(0.8))
+    tint.a = 0.5
+    assert tint.w == 0.5
+    out = wk.Vector.field(4, wk.f32, shape=3)
+
+    @wk.func
+    def over(color: wk.template(), under: wk.template()):
+        color.rgb += (1 - color.a) * under.rgb * under.a
+        color.a += (1 - color.a) * under.a
+
+    @wk.kernel
+    def composite():
+        for i in out:
+            color = wk.math.vec4(0.1 * i, 0.0, 0.0, 0.5)
+            over(color, tint)          # a Python-scope vector reaches the func as a compile-time value
+            out[i] = color
+
+    composite()
+    got = out.to_numpy()
+    for i in range(3):
+        np.testing.assert_allclose(got[i], [0.1 * i + 0.0625, 0.125, 0.1875, 0.75], rtol=1e-6)

@@ -107,9 +107,10 @@ class HostMatrix(np.ndarray):
     w = property(lambda self: self._component(3), lambda self, v: self.__setitem__(3, v))
 
     def _swizzle(self, name: str) -> list[int] | None:
-        """Positions named by a swizzle of 2-4 letters (`xyz`, `wx`, `rgb`), else None."""
+        """Positions named by a swizzle of 1-4 letters (`xyz`, `wx`, `rgb`, `a`), else None (single x/y/z/w
+        are properties)."""
         letters = _AXES if all(c in _AXES for c in name) else "rgba" if all(c in "rgba" for c in name) else None
-        if letters is None or not 2 <= len(name) <= 4 or self.ndim != 1:
+        if letters is None or not 1 <= len(name) <= 4 or self.ndim != 1:
             return None
         positions = [letters.index(c) for c in name]
         return positions if max(positions) < self.shape[0] else None
@@ -120,6 +121,8 @@ class HostMatrix(np.ndarray):
         positions = self._swizzle(name) if not name.startswith("_") else None
         if positions is None:
             raise AttributeError(f"'HostMatrix' object has no attribute '{name}'")
+        if len(positions) == 1:                      # `color.a`: the component itself
+            return self[positions[0]]
         return np.asarray(self)[positions].view(HostMatrix)
 
     def __setattr__(self, name: str, value: Any) -> None:
