@@ -122,6 +122,33 @@ def test_sym_eig(arch, d):
     np.testing.assert_allclose(np.linalg.det(v), 1.0, atol=2e-5)
 
 
+@pytest.mark.parametrize("d", [4, 6])
+def test_sym_eig_of_larger_matrices(arch, d):
+    # Quadrants' sym_eig for 4x4 and larger (a loop of Jacobi sweeps): eigenvectors form an orthogonal matrix
+    n = 64
+    A, values, vectors = (wk.Matrix.field(d, d, wk.f32, shape=n), wk.Vector.field(d, wk.f32, shape=n),
+                          wk.Matrix.field(d, d, wk.f32, shape=n))
+
+    @wk.kernel
+    def k():
+        for i in A:
+            w, v = wk.sym_eig(A[i], wk.f32)
+            values[i] = w
+            vectors[i] = v
+
+    a = np.random.default_rng(d).normal(size=(n, d, d))
+    a = a + np.transpose(a, (0, 2, 1))
+    a[0] = np.diag(np.arange(d, 0, -1, dtype=np.float64))       # diagonal, decreasing
+    a[1] = 0.0
+    a[2] = np.full((d, d), 1.0)                                 # repeated eigenvalue 0
+    A.from_numpy(a.astype(np.float32))
+    k()
+    w, v = values.to_numpy().astype(np.float64), vectors.to_numpy().astype(np.float64)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a), atol=1e-4)          # increasing
+    np.testing.assert_allclose(a @ v, v * w[:, None, :], atol=2e-4)
+    np.testing.assert_allclose(np.transpose(v, (0, 2, 1)) @ v, np.broadcast_to(np.eye(d), (n, d, d)), atol=1e-5)
+
+
 def test_matrix_rows_and_cols_from_vectors(arch):
     out = wk.Matrix.field(2, 3, wk.f32, shape=2)
 
@@ -225,7 +252,7 @@ def test_decomposition_gradients_are_finite_in_f32(arch):
     assert np.isfinite(m.grad.to_numpy()).all() and np.isfinite(loss[None])
 
 
-@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("d", [2, 3, 5])
 def test_make_spd_clamps_negative_eigenvalues(arch, d):
     n = 256
     A, out = wk.Matrix.field(d, d, wk.f32, shape=n), wk.Matrix.field(d, d, wk.f32, shape=n)

@@ -90,10 +90,10 @@ def _matrix2(a: ir.Stmt, b: ir.Stmt, c: ir.Stmt, d: ir.Stmt) -> VectorValue:
     return VectorValue([a, b, c, d], 2, 2)
 
 
-def _square_float(b: IRBuilder, m: object, what: str) -> tuple[VectorValue, _Ops]:
+def _square_float(b: IRBuilder, m: object, what: str, any_size: bool = False) -> tuple[VectorValue, _Ops]:
     if not isinstance(m, VectorValue) or not m.is_matrix or m.n != m.m:
         raise CompileError(f"{what} needs a square matrix")
-    if m.n not in (2, 3):
+    if m.n not in (2, 3) and not any_size:
         raise CompileError(f"{what} is implemented for 2x2 and 3x3 matrices; this one is {m.n}x{m.m}")
     dtype = m.dtype if m.dtype.is_float else T.DEFAULT_FLOAT
     return VectorValue([b.cast(e, dtype) for e in m.elements], m.n, m.n), _Ops(b, dtype)
@@ -153,6 +153,7 @@ def svd(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue, VectorValue]
 # ---- 3x3 ---------------------------------------------------------------------------------------------------
 
 _JACOBI_SWEEPS = 6          # cyclic sweeps over (0,1), (0,2), (1,2): converged to f32/f64 round-off for 3x3
+_LOOP_SWEEPS = 12           # cyclic sweeps for 4x4 and larger (Jacobi converges quadratically: 12x12 in ~8)
 
 
 def _transpose(m: VectorValue) -> VectorValue:
@@ -232,12 +233,16 @@ def _svd3(o: _Ops, a: VectorValue) -> tuple[VectorValue, VectorValue, VectorValu
 
 
 def sym_eig(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue]:
-    """`wk.sym_eig(A)` for a symmetric 2x2 or 3x3 A: (eigenvalues, increasing as Taichi's; eigenvectors as the
-    columns of a rotation). Jacobi rotations (one for 2x2, unrolled sweeps for 3x3); only A's upper triangle is
-    read."""
-    a, o = _square_float(b, m, "wk.sym_eig()")
+    """`wk.sym_eig(A)` for a symmetric A: (eigenvalues, increasing as Taichi's; eigenvectors as the columns of a
+    rotation for 2x2 and 3x3, of an orthogonal matrix for larger A). Jacobi rotations (one for 2x2, unrolled
+    sweeps for 3x3, a loop of sweeps for larger A, as Quadrants has them); only A's upper triangle is read."""
+    a, o = _square_float(b, m, "wk.sym_eig()", any_size=True)
     d = a.n
     sym = [[a.at(min(i, j), max(i, j)) for j in range(d)] for i in range(d)]
+    if d == 1:
+        return VectorValue([sym[0][0]], 1), VectorValue([o.c(1.0)], 1, 1)
+    if d > 3:
+        return _jacobi_eigen_loop(o, sym)
     if d == 3:
         values, vectors = _jacobi_eigen(o, sym)
     else:
@@ -250,8 +255,64 @@ def sym_eig(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue]:
     return (VectorValue(values, d), VectorValue([columns[c][r] for r in range(d) for c in range(d)], d, d))
 
 
+def _jacobi_eigen_loop(o: _Ops, s: list[list[ir.Stmt]]) -> tuple[VectorValue, VectorValue]:
+    """Eigenvalues (increasing) and eigenvectors (columns) of a symmetric d x d `s`, d >= 4: the matrix and the
+    accumulated rotations live in local variables and a serial loop runs _LOOP_SWEEPS cyclic sweeps, each one
+    rotation per (p, q) pair written out (the 3x3 rotation of _jacobi_eigen); code size grows as d^3, run time
+    with the sweep count."""
+    b, d = o.b, len(s)
+    zero, one = o.c(0.0), o.c(1.0)
+    upper = {(i, j): b.alloca(o.dtype, f"sym_eig.a{i}_{j}") for i in range(d) for j in range(i, d)}
+    vectors = {(i, j): b.alloca(o.dtype, f"sym_eig.v{i}_{j}") for i in range(d) for j in range(d)}
+    for (i, j), slot in upper.items():
+        b.store(slot, s[i][j])
+    for (i, j), slot in vectors.items():
+        b.store(slot, one if i == j else zero)
+
+    def at(i: int, j: int) -> ir.Alloca:
+        return upper[(min(i, j), max(i, j))]
+
+    sweeps = b.range_for(b.const(0, T.i32), b.const(_LOOP_SWEEPS, T.i32), serialize=True, name="sym_eig sweeps")
+    with b.at(sweeps.body):
+        for p in range(d):
+            for q in range(p + 1, d):
+                spp, sqq, spq = b.load(at(p, p)), b.load(at(q, q)), b.load(at(p, q))
+                gap = o.sub(sqq, spp)
+                radicand = o.add(o.mul(gap, gap), o.mul(o.c(4.0), o.mul(spq, spq)))
+                skip = o.either(o.less(o.abs(spq), o.c(1e-30)),
+                                o.less(radicand, o.c(1e-300 if o.dtype == T.f64 else 1e-37)))
+                denominator = o.add(o.abs(gap), o.sqrt(o.pick(skip, o.c(1.0), radicand)))
+                signed = o.pick(o.less(gap, o.c(0.0)), o.neg(spq), spq)
+                t = o.pick(skip, o.c(0.0), o.div(o.mul(o.c(2.0), signed), denominator))
+                c = o.div(o.c(1.0), o.sqrt(o.add(o.c(1.0), o.mul(t, t))))
+                sn = o.mul(t, c)
+                cc, ss, cs2 = o.mul(c, c), o.mul(sn, sn), o.mul(o.c(2.0), o.mul(c, sn))
+                for k in range(d):
+                    if k in (p, q):
+                        continue
+                    skp, skq = b.load(at(k, p)), b.load(at(k, q))
+                    b.store(at(k, p), o.sub(o.mul(c, skp), o.mul(sn, skq)))
+                    b.store(at(k, q), o.add(o.mul(sn, skp), o.mul(c, skq)))
+                b.store(at(p, p), o.add(o.sub(o.mul(cc, spp), o.mul(cs2, spq)), o.mul(ss, sqq)))
+                b.store(at(q, q), o.add(o.add(o.mul(ss, spp), o.mul(cs2, spq)), o.mul(cc, sqq)))
+                b.store(at(p, q), o.c(0.0))
+                for k in range(d):
+                    vkp, vkq = b.load(vectors[(k, p)]), b.load(vectors[(k, q)])
+                    b.store(vectors[(k, p)], o.sub(o.mul(c, vkp), o.mul(sn, vkq)))
+                    b.store(vectors[(k, q)], o.add(o.mul(sn, vkp), o.mul(c, vkq)))
+    values = [b.load(at(i, i)) for i in range(d)]
+    columns = [[b.load(vectors[(k, i)]) for k in range(d)] for i in range(d)]
+    for i in range(d):                  # increasing order: a compare-and-swap for every pair
+        for j in range(i + 1, d):
+            swap = o.less(values[j], values[i])
+            values[i], values[j] = o.pick(swap, values[j], values[i]), o.pick(swap, values[i], values[j])
+            columns[i], columns[j] = ([o.pick(swap, y, x) for x, y in zip(columns[i], columns[j])],
+                                      [o.pick(swap, x, y) for x, y in zip(columns[i], columns[j])])
+    return VectorValue(values, d), VectorValue([columns[c][r] for r in range(d) for c in range(d)], d, d)
+
+
 def make_spd(b: IRBuilder, m: object) -> VectorValue:
-    """Quadrants' `make_spd(A)`: Q diag(max(lambda, 0)) Q^T from `sym_eig(A)`, for symmetric 2x2 and 3x3 A."""
+    """Quadrants' `make_spd(A)`: Q diag(max(lambda, 0)) Q^T from `sym_eig(A)`, for a symmetric A."""
     values, q = sym_eig(b, m)
     o = _Ops(b, values.elements[0].dtype)
     d = values.n
