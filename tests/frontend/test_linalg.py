@@ -149,6 +149,32 @@ def test_sym_eig_of_larger_matrices(arch, d):
     np.testing.assert_allclose(np.transpose(v, (0, 2, 1)) @ v, np.broadcast_to(np.eye(d), (n, d, d)), atol=1e-5)
 
 
+def test_eig_of_general_2x2_matrices(arch):
+    # Taichi's wk.eig(A): eigenvalues as (real, imaginary) rows, unit eigenvectors as columns of (re, im) pairs
+    cases = np.array([[[1, 1], [2, 3]], [[1, -1], [1, 1]], [[2, 0], [0, 2]], [[0, 1], [0, 0]], [[3, 1], [0, 2]]],
+                     np.float64)
+    n = len(cases)
+    A, values, vectors = (wk.Matrix.field(2, 2, wk.f32, shape=n), wk.Matrix.field(2, 2, wk.f32, shape=n),
+                          wk.Matrix.field(4, 2, wk.f32, shape=n))
+
+    @wk.kernel
+    def k():
+        for i in A:
+            values[i], vectors[i] = wk.eig(A[i])
+
+    A.from_numpy(cases.astype(np.float32))
+    k()
+    v, w = values.to_numpy().astype(np.float64), vectors.to_numpy().astype(np.float64)
+    lam = v[:, :, 0] + 1j * v[:, :, 1]
+    vec = w[:, 0::2, :] + 1j * w[:, 1::2, :]
+    for c in range(n):
+        np.testing.assert_allclose(np.sort_complex(lam[c]), np.sort_complex(np.linalg.eigvals(cases[c])), atol=1e-5)
+        for j in range(2):
+            np.testing.assert_allclose(np.linalg.norm(vec[c][:, j]), 1.0, atol=1e-5)
+            np.testing.assert_allclose(cases[c] @ vec[c][:, j], lam[c][j] * vec[c][:, j], atol=1e-5)
+    np.testing.assert_allclose(vec[2], np.eye(2), atol=1e-6)        # a multiple of the identity: e_0, e_1
+
+
 def test_matrix_rows_and_cols_from_vectors(arch):
     out = wk.Matrix.field(2, 3, wk.f32, shape=2)
 

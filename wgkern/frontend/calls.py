@@ -303,6 +303,13 @@ class CallMixin:
             value = self.as_value(self.one_arg(args, kwargs, callee.__name__))
             check = functools.partial(arith.float_class, self.b, nan=callee is wm.isnan)
             return vectors.map_elements(value, check) if isinstance(value, VectorValue) else check(value)
+        if callee is wm.eig:
+            if not 1 <= len(args) <= 2 or kwargs:
+                raise CompileError("wk.eig(A) takes one 2x2 matrix")
+            matrix = self.as_value(args[0])
+            if len(args) == 2 and isinstance(matrix, VectorValue):
+                matrix = vectors.cast(self.b, matrix, self.as_dtype(args[1]))
+            return linalg.eig(self.b, matrix)
         if callee is wm.sym_eig:
             if not 1 <= len(args) <= 2 or kwargs:
                 raise CompileError("wk.sym_eig(A) takes one symmetric matrix")

@@ -311,6 +311,52 @@ def _jacobi_eigen_loop(o: _Ops, s: list[list[ir.Stmt]]) -> tuple[VectorValue, Ve
     return VectorValue(values, d), VectorValue([columns[c][r] for r in range(d) for c in range(d)], d, d)
 
 
+def eig(b: IRBuilder, m: object) -> tuple[VectorValue, VectorValue]:
+    """Taichi's `wk.eig(A)` for a real 2x2 A: (values, vectors) with complex numbers as (real, imaginary) pairs:
+    values is 2x2, row k the k-th eigenvalue; vectors is 4x2, column k the k-th unit eigenvector, rows 2i and
+    2i+1 its i-th component. Closed form from the trace and determinant; a complex pair has the eigenvector
+    (b, lambda - a), a real one the larger of (b, lambda - a) and (lambda - d, c), e_k where A is a multiple of
+    the identity."""
+    a, o = _square_float(b, m, "wk.eig()")
+    if a.n != 2:
+        raise CompileError(f"wk.eig() is implemented for 2x2 matrices; this one is {a.n}x{a.n}")
+    a00, a01, a10, a11 = a.at(0, 0), a.at(0, 1), a.at(1, 0), a.at(1, 1)
+    zero, one = o.c(0.0), o.c(1.0)
+    half_trace = o.mul(o.c(0.5), o.add(a00, a11))
+    half_gap = o.mul(o.c(0.5), o.sub(a00, a11))
+    disc = o.add(o.mul(half_gap, half_gap), o.mul(a01, a10))
+    is_complex = o.less(disc, zero)
+    root = o.sqrt(o.abs(disc))
+    # real parts of the eigenvalues and imaginary parts (0 for a real pair); lambda_0 has the + root
+    re = [o.pick(is_complex, half_trace, o.add(half_trace, root)),
+          o.pick(is_complex, half_trace, o.sub(half_trace, root))]
+    im = [o.pick(is_complex, root, zero), o.pick(is_complex, o.neg(root), zero)]
+    tiny = o.c(1e-300 if o.dtype == T.f64 else 1e-37)
+    columns = []
+    for k in range(2):
+        # complex: (b, lambda - a) = (b, (d - a) / 2 + i im); b != 0 there (b c < 0)
+        c_re = [a01, o.sub(re[k], a00)]
+        c_im = [zero, im[k]]
+        # real: (b, lambda - a) or (lambda - d, c), whichever is longer; e_k for a multiple of the identity
+        first = [a01, o.sub(re[k], a00)]
+        second = [o.sub(re[k], a11), a10]
+        n_first, n_second = o.dot(first, first), o.dot(second, second)
+        use_first = o.less(n_second, n_first)
+        real = [o.pick(use_first, x, y) for x, y in zip(first, second)]
+        n_real = o.pick(use_first, n_first, n_second)
+        identity = o.less(n_real, tiny)
+        real = [o.pick(identity, one if i == k else zero, x) for i, x in enumerate(real)]
+        n_real = o.pick(identity, one, n_real)
+        n_complex = o.add(o.dot(c_re, c_re), o.mul(im[k], im[k]))
+        norm = o.sqrt(o.pick(is_complex, o.pick(o.less(n_complex, tiny), one, n_complex), n_real))
+        vec_re = [o.div(o.pick(is_complex, x, y), norm) for x, y in zip(c_re, real)]
+        vec_im = [o.div(o.pick(is_complex, x, zero), norm) for x in c_im]
+        columns.append([vec_re[0], vec_im[0], vec_re[1], vec_im[1]])
+    values = VectorValue([re[0], im[0], re[1], im[1]], 2, 2)
+    vectors = VectorValue([columns[c][r] for r in range(4) for c in range(2)], 4, 2)
+    return values, vectors
+
+
 def make_spd(b: IRBuilder, m: object) -> VectorValue:
     """Quadrants' `make_spd(A)`: Q diag(max(lambda, 0)) Q^T from `sym_eig(A)`, for a symmetric A."""
     values, q = sym_eig(b, m)

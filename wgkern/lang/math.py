@@ -226,6 +226,7 @@ def _kernel_only(name: str) -> Any:
 # R, S = wk.polar_decompose(A); U, sigma, V = wk.svd(A): 2x2 and 3x3, inside kernels (frontend/linalg.py)
 polar_decompose = _kernel_only("polar_decompose")
 svd = _kernel_only("svd")
+eig = _kernel_only("eig")                # Taichi's 2x2 eigen-decomposition, complex parts as extra axes
 sym_eig = _kernel_only("sym_eig")        # eigenvalues (decreasing), eigenvectors (columns) of a symmetric A
 
 
