@@ -86,6 +86,9 @@ def test_blocked_layouts_have_the_product_shape(arch):
 
     fill()
     np.testing.assert_array_equal(x.to_numpy(), np.add.outer(np.arange(32) * 100, np.arange(12)))
+    y = wk.field(wk.i32)
+    wk.root.dense(wk.i, np.int32(5)).dense(wk.j, np.int64(2)).place(y)     # numpy integers as extents
+    assert y.shape == (5, 2)
 
 
 def test_every_axis_combination_has_taichi_s_name(fake_program):

@@ -15,6 +15,8 @@ import math
 import warnings
 from typing import Any
 
+import numpy as np
+
 from wgkern.errors import WkError
 
 AXIS_NAMES = "ijkl"
@@ -72,7 +74,7 @@ class SNode:
     def _child(self, kind: str, axes: Any, dimensions: Any) -> SNode:
         if not isinstance(axes, tuple):
             raise WkError(f"{kind}(): the first argument names axes (wk.i, wk.ij, ...), got {axes!r}")
-        extents = (dimensions,) if isinstance(dimensions, int) else tuple(dimensions)
+        extents = (dimensions,) if isinstance(dimensions, (int, np.integer)) else tuple(dimensions)
         if len(extents) == 1 and len(axes) > 1:
             extents = extents * len(axes)
         if len(extents) != len(axes):
