@@ -124,6 +124,9 @@ def test_taichi_options_without_effect_are_accepted_and_others_refused(arch):
     # Quadrants programs pass these (the adstack is always on; the rest tune Quadrants' passes)
     wk.init(arch=arch, ad_stack_experimental_enabled=True, cfg_optimization=False, num_compile_threads=4,
             ad_stack_size=0, default_ad_stack_size=64)
+    # Taichi's NGP example asks for no CPU fallback: a named arch that exists just starts
+    wk.init(arch=arch, enable_fallback=False, offline_cache=True)
+    assert wk.lang.impl.current_cfg().arch == arch
     wk.set_logging_level(wk.WARN)
     with pytest.raises(ValueError, match="unknown log level"):
         wk.set_logging_level("loud")

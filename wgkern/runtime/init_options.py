@@ -25,6 +25,7 @@ TAICHI_ACCEPTED = frozenset({
     "print_kernel_llvm_ir",
     "offline_cache_file_path",
     "kernel_profiler",          # see wk.profiler: kernels are timed when it is on (runtime/profiler.py)
+    "enable_fallback",          # an arch named explicitly and missing raises ArchUnavailableError either way
     # Quadrants' options of the same kinds
     "ad_stack_experimental_enabled",  # reverse mode always differentiates dynamic loops through adstacks
     "cfg_optimization",         # Quadrants' store-to-load forwarding switch; wgkern's forwarding always runs
