@@ -190,3 +190,42 @@ def test_scalar_bounds_and_swapped_ndarrays_resize_each_launch(arch):
         if step == 3:     # the same bounds as the launch before: no sizing work at all
             assert wk.stats()["sizer_host_evals"] == evals
 
+
+
+def test_bounds_from_offset_pairs_are_sized_exactly(arch):
+    """`for k in range(off[i], off[i + 1])` (a CSR row) is no contiguous slice: the reducers evaluate the
+    bytecode of off[i + 1] - off[i] over i (on CUDA in its job kernel, sizing/cuda_reducer.py); the capacity is
+    exactly the longest row, and the gradient is the chain rule's product of cosines."""
+    rows = 48
+    lengths = (np.arange(rows) * 7) % 11
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    x = wk.field(wk.f32, shape=rows, needs_grad=True)
+    y = wk.field(wk.f32, shape=rows, needs_grad=True)
+    off = wk.field(wk.i32, shape=rows + 1)
+    off.from_numpy(offsets)
+    start = np.linspace(0, 1, rows, dtype=np.float32)
+    x.from_numpy(start)
+    y.grad.fill(1.0)
+
+    @wk.kernel
+    def rows_chain():
+        for i in x:
+            v = x[i]
+            for _ in range(off[i], off[i + 1]):
+                v = wk.sin(v) + 0.1
+            y[i] = v
+
+    rows_chain()
+    rows_chain.grad()
+    wk.sync()
+    assert wk.stats()["adstack_heap_bytes"] == _heap_bytes(int(lengths.max()) * 4, rows)
+    expected = np.ones(rows)
+    for i in range(rows):
+        v = float(start[i])
+        for _ in range(lengths[i]):
+            expected[i] *= np.cos(v)
+            v = np.sin(v) + 0.1
+    np.testing.assert_allclose(x.grad.to_numpy(), expected, rtol=1e-4, atol=1e-6)
+    kernels = getattr(wk.runtime.program.current().backend, "_reducer_kernels", None)
+    if kernels is not None:              # CUDA: the bound ran as bytecode on the device, not from a read-back
+        assert kernels.runs["job"] >= 1

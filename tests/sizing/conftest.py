@@ -1,5 +1,6 @@
-"""Fixtures for the sizing tests: `sizing_arch` runs a test with the CPU (numpy) reducer and with the WGSL
-reducer on a Vulkan wgpu device (lavapipe in CI); `make_context` builds the matching launch context."""
+"""Fixtures for the sizing tests: `sizing_arch` runs a test with the CPU (numpy) reducer, with the WGSL
+reducer on a Vulkan wgpu device (lavapipe in CI), and with the CUDA reducer's kernels compiled for the host
+('llvm': the same LLVM bodies the CUDA backend runs); `make_context` builds the matching launch context."""
 from __future__ import annotations
 
 import os
@@ -11,7 +12,7 @@ import pytest
 from wgkern.ir import nodes as ir
 from wgkern.sizing import SizeCache
 
-from .helpers import Generations, Stats, host_context
+from .helpers import Generations, Stats, host_context, llvm_reducer_context
 
 _IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -38,7 +39,7 @@ def reducer_pipeline(wgpu_device: Any) -> Any:
     return MaxReducerPipeline(wgpu_device)
 
 
-@pytest.fixture(params=["cpu", "vulkan"])
+@pytest.fixture(params=["cpu", "vulkan", "llvm"])
 def sizing_arch(request: pytest.FixtureRequest) -> str:
     return request.param
 
@@ -66,6 +67,8 @@ def make_context(request: pytest.FixtureRequest, sizing_arch: str) -> Callable[.
         gens = generations or Generations()
         if sizing_arch == "cpu":
             return host_context(kernel, arrays, scalars, cache, stats, gens)
+        if sizing_arch == "llvm":
+            return llvm_reducer_context(kernel, arrays, scalars, cache, stats, gens)
         from wgkern.sizing.wgsl_reducer import WgslLaunchContext
         pipeline = request.getfixturevalue("reducer_pipeline")
         index = {id(c): k for k, c in enumerate(containers)}

@@ -83,3 +83,63 @@ def host_context(kernel: ir.OffloadedKernel, arrays: list[np.ndarray], scalars: 
     gens = generations or Generations()
     return HostLaunchContext(list(scalars), lambda slot: arrays[index[id(slot)]], gens.token,
                              stats or Stats(), cache or SizeCache())
+
+
+class HostReducerDevice:
+    """sizing/cuda_reducer.py's ReducerDevice on the host: the reducer's target-independent LLVM bodies JIT-compiled
+    for this CPU, memory in numpy arrays. Each run is split over `threads` emulated device threads (first point
+    t, stride `threads`), so the per-thread atomics combine as they do on the GPU."""
+
+    def __init__(self, threads: int = 3):
+        import ctypes
+
+        from wgkern.backends.llvm.jit import compile_ir, function_address
+        from wgkern.sizing.cuda_reducer import GENERIC_IR
+        compile_ir(GENERIC_IR)
+        entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+        self.entries = {"slice": entry(function_address("wk_slice_range")),
+                        "job": entry(function_address("wk_job_range"))}
+        self.threads = threads
+        self.memory: np.ndarray | None = None
+        self.runs: list[str] = []
+
+    def workspace(self, nbytes: int) -> int:
+        if self.memory is None or self.memory.nbytes < nbytes:
+            self.memory = np.full(max(nbytes, 8), 0xAB, np.uint8)     # not zero: the reducer must upload its zeros
+        return self.memory.ctypes.data
+
+    def upload(self, address: int, data: bytes) -> None:
+        import ctypes
+        ctypes.memmove(address, data, len(data))
+
+    def download(self, address: int, nbytes: int) -> bytes:
+        import ctypes
+        return ctypes.string_at(address, nbytes)
+
+    def run(self, entry: str, params: bytes, points: int) -> None:
+        import ctypes
+        block = ctypes.create_string_buffer(params, len(params))
+        self.runs.append(entry)
+        for first in range(self.threads):
+            self.entries[entry](ctypes.addressof(block), first, self.threads)
+
+
+
+def llvm_reducer_context(kernel: ir.OffloadedKernel, arrays: list[np.ndarray], scalars: list[Any] = (),
+                         cache: SizeCache | None = None, stats: Stats | None = None,
+                         generations: Generations | None = None, device: HostReducerDevice | None = None
+                         ) -> HostLaunchContext:
+    """A launch context whose device reducer is the CUDA one (sizing/cuda_reducer.py) running on the host."""
+    from wgkern.sizing.cuda_reducer import CudaReducer
+    index = {id(c): k for k, c in enumerate(kernel.containers)}
+    gens = generations or Generations()
+    words = [np.ascontiguousarray(a) for a in arrays]      # the reducer reads 32-bit words in place
+
+    def shape(slot: Any) -> tuple[int, ...]:
+        return tuple(arrays[index[id(slot)]].shape)
+
+    reducer = CudaReducer(device or HostReducerDevice(), lambda slot: words[index[id(slot)]].ctypes.data, shape)
+    context = HostLaunchContext(list(scalars), lambda slot: arrays[index[id(slot)]], gens.token,
+                                stats or Stats(), cache or SizeCache(), 32, reducer, shape)
+    context.keepalive = words
+    return context

@@ -6,6 +6,9 @@ device only ever loads in-bounds words. An inner MaxOverRange is `begin end GUAR
 points whose axis-k coordinate is outside [begin, end) get 0 (when none is inside GUARD pushes 0 and jumps to
 `skip`); ENDGUARD clamps the body at 0 and restores the enclosing guard mask (nesting <= MAX_GUARDS).
 Fused forms keep the interpreter loop short: READ_VAR k extent binding signed (`c[v_k]` of a 1-D container), CLAMP0 (`max(x, 0)`).
+A read's `signed` word is 1 for signed data, 0 for unsigned; for a device that stores 8- and 16-bit integers at
+their own width (`native_widths`: CUDA) it also carries the element width, `signed | WIDTH_8 or WIDTH_16`
+(no flag: 32-bit words, the only width WGSL storage has).
 Words: op | imm0 | imm1..."""
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ _BINARY_OPS = {E.Add: OP_ADD, E.Sub: OP_SUB, E.Mul: OP_MUL, E.Max: OP_MAX}
 
 # Flag bits a device reducer ORs into a job's flag word (any of them: host fallback).
 FLAG_OVERFLOW, FLAG_OUT_OF_BOUNDS, FLAG_UNSIGNED_RANGE = 1, 2, 4
+WIDTH_8, WIDTH_16 = 2, 4          # element width bits of a read's `signed` word (native_widths only)
 MAX_STACK = 16
 MAX_GUARDS = 8
 I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
@@ -36,7 +40,9 @@ class NotEncodable(Exception):
 class Encoder:
     """Encodes one prepared job; `binding(slot)` gives the data binding a container is read through."""
 
-    def __init__(self, job: PreparedJob, binding: Callable[[Any], int], shape: Callable[[Any], tuple[int, ...]]):
+    def __init__(self, job: PreparedJob, binding: Callable[[Any], int], shape: Callable[[Any], tuple[int, ...]],
+                 native_widths: bool = False):
+        self.native_widths = native_widths
         self.axes = {axis.var: k for k, axis in enumerate(job.job.axes)}
         self.binding = binding
         self.shape = shape
@@ -86,6 +92,8 @@ class Encoder:
         if node.dtype is None or node.dtype.bits > 32 or not node.dtype.is_int:
             raise NotEncodable("read wider than 32 bits")
         signed = 1 if node.dtype.is_signed else 0
+        if self.native_widths and node.dtype.bits < 32:
+            signed |= WIDTH_8 if node.dtype.bits == 8 else WIDTH_16
         if len(shape) == 1 and isinstance(node.index[0], E.BoundVar):
             self.emit(OP_READ_VAR, self.axes[node.index[0]], shape[0], self.binding(node.slot), signed)
             return
@@ -114,9 +122,10 @@ def max_stack_depth(words: list[int]) -> int:
     return best
 
 
-def encode(job: PreparedJob, binding: Callable[[Any], int], shape: Callable[[Any], tuple[int, ...]]) -> list[int]:
+def encode(job: PreparedJob, binding: Callable[[Any], int], shape: Callable[[Any], tuple[int, ...]],
+           native_widths: bool = False) -> list[int]:
     """Bytecode of `job.job.body` (its axes numbered in job order); raises NotEncodable."""
-    encoder = Encoder(job, binding, shape)
+    encoder = Encoder(job, binding, shape, native_widths)
     encoder.node(job.job.body)
     if max_stack_depth(encoder.words) > MAX_STACK:
         raise NotEncodable("expression too deep for the device stack")

@@ -1,32 +1,50 @@
-"""The CUDA max-reducer: the raw maximum of a contiguous slice of a 32-bit integer container, on the device.
+"""The CUDA max-reducer: the launch-time sizer's reductions on the device, u32 atomic max per thread.
 
-The sizer peels most loop bounds (`for _ in range(n[i])` over a parallel `i`) into such slices (reducers.py:
-`PreparedJob.raw`); each one is a PTX kernel launch (grid-stride per-thread maxima, one u32 atomic max per
-thread, over order-preserving keys: a signed value is biased by 2^31), all of a round's jobs before one
-read-back. Jobs of other shapes come back as None and the caller evaluates them on the host, from a read-back
-of the container. The kernel is compiled once per backend (`SliceMaxKernel`)."""
+Two kernels, compiled once per backend (`ReducerKernels`):
+- `wk_slice_max`: the raw maximum of a contiguous slice of a 32-bit integer container. The sizer peels most
+  loop bounds (`for _ in range(n[i])` over a parallel `i`) into such slices (reducers.py: `PreparedJob.raw`);
+  the maximum is taken over order-preserving keys (a signed value is biased by 2^31).
+- `wk_job_max`: any other job of the reducer grammar, by interpreting its bytecode (bytecode.py, the same code
+  wgsl/max_reducer.wgsl runs): one point of the job's cross product per thread and step, checked arithmetic and
+  bounds that set flag bits (the host then recomputes the job exactly), `max(value, 0)` folded into one atomic
+  max per thread, or (mode 'value') the value of a single read.
+All jobs of a round are launched before one read-back. A READ in the bytecode names its container by an index
+into a table of device addresses. Jobs the bytecode cannot express come back as None: the caller evaluates
+them on the host, from a read-back of the container.
+
+The kernels' bodies are target-independent LLVM functions (`wk_slice_range`, `wk_job_range`: params, first
+point, stride) under thin NVPTX wrappers, so the same code also runs on the host (tests/sizing checks the
+interpreter there against the numpy reducer). `CudaReducer` talks to the device through `ReducerDevice`."""
 from __future__ import annotations
 
 import ctypes
 import struct
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from wgkern.sizing.reducers import PreparedJob
+from wgkern.sizing.bytecode import NotEncodable, encode
+from wgkern.sizing.reducers import MAX_POINTS, PreparedJob
 
 THREADS = 256
 MAX_BLOCKS_PER_SM = 8
+MAX_AXES = 4
+SLICE_PARAMS = "<QqIxxxxQ"           # data address, count, key bias, result address
+JOB_PARAMS = "<QQQIIIIiiiiIIII"      # code, address table, results (value, flags); length, axes, points, mode,
+JOB_PARAMS_BYTES = struct.calcsize(JOB_PARAMS)   # lo[4], extents[4]
+MODES = {"max": 0, "value": 1}
+CODE_PADDING = 4                     # zero words after the code: operand reads never leave the buffer
 
-_KERNEL_IR = r"""
-declare i32 @llvm.nvvm.read.ptx.sreg.tid.x() nounwind readnone
-declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x() nounwind readnone
-declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x() nounwind readnone
-declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.x() nounwind readnone
+# Target-independent bodies: `*_range(params, first, stride)` handles points first, first + stride, ...
+GENERIC_IR = r"""
 declare i32 @llvm.umax.i32(i32, i32)
+declare i32 @llvm.smax.i32(i32, i32)
+declare {i32, i1} @llvm.sadd.with.overflow.i32(i32, i32)
+declare {i32, i1} @llvm.ssub.with.overflow.i32(i32, i32)
+declare {i32, i1} @llvm.smul.with.overflow.i32(i32, i32)
 
-; params: data (ptr), count (i64), bias (i32: 0x80000000 for signed data, else 0), out (ptr to one u32 key)
-define void @wk_slice_max(ptr byval([32 x i8]) align 8 %p) nounwind {
+; slice params: data (ptr), count (i64), bias (i32), out (ptr to one u32 key)
+define void @wk_slice_range(ptr %p, i64 %first, i64 %stride) alwaysinline {
 entry:
   %data = load ptr, ptr %p, align 8
   %count_at = getelementptr inbounds i8, ptr %p, i64 8
@@ -35,19 +53,9 @@ entry:
   %bias = load i32, ptr %bias_at, align 4
   %out_at = getelementptr inbounds i8, ptr %p, i64 24
   %out = load ptr, ptr %out_at, align 8
-  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-  %ctaid = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-  %ntid = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
-  %nctaid = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()
-  %base = mul i32 %ctaid, %ntid
-  %gid32 = add i32 %base, %tid
-  %gid = zext i32 %gid32 to i64
-  %ntid64 = zext i32 %ntid to i64
-  %nctaid64 = zext i32 %nctaid to i64
-  %stride = mul i64 %ntid64, %nctaid64
   br label %loop
 loop:
-  %i = phi i64 [%gid, %entry], [%next, %body]
+  %i = phi i64 [%first, %entry], [%next, %body]
   %acc = phi i32 [0, %entry], [%best, %body]
   %more = icmp slt i64 %i, %count
   br i1 %more, label %body, label %done
@@ -62,38 +70,454 @@ done:
   %old = atomicrmw umax ptr %out, i32 %acc monotonic, align 4
   ret void
 }
-!nvvm.annotations = !{!0}
-!0 = !{ptr @wk_slice_max, !"kernel", i32 1}
+
+; the element `index` of container `table[base]`, `kind` = signed | WIDTH_8 (2) or WIDTH_16 (4) (bytecode.py);
+; flags: 2 out of bounds (index >= extent, unsigned compare), 4 an unsigned 32-bit value above i32 (read as 0)
+define internal i32 @wk_job_load(ptr %table, i32 %base, i32 %index, i32 %extent, i32 %kind, ptr %flags) alwaysinline {
+entry:
+  %bad = icmp uge i32 %index, %extent
+  br i1 %bad, label %out_of_bounds, label %load
+out_of_bounds:
+  %f0 = load i32, ptr %flags, align 4
+  %f1 = or i32 %f0, 2
+  store i32 %f1, ptr %flags, align 4
+  ret i32 0
+load:
+  %base64 = zext i32 %base to i64
+  %slot = getelementptr inbounds i64, ptr %table, i64 %base64
+  %address = load i64, ptr %slot, align 8
+  %data = inttoptr i64 %address to ptr
+  %index64 = zext i32 %index to i64
+  %signed_bit = and i32 %kind, 1
+  %unsigned = icmp eq i32 %signed_bit, 0
+  %width = and i32 %kind, 6
+  switch i32 %width, label %word [ i32 2, label %byte  i32 4, label %half ]
+byte:
+  %at8 = getelementptr inbounds i8, ptr %data, i64 %index64
+  %v8 = load i8, ptr %at8, align 1
+  %s8 = sext i8 %v8 to i32
+  %z8 = zext i8 %v8 to i32
+  %r8 = select i1 %unsigned, i32 %z8, i32 %s8
+  ret i32 %r8
+half:
+  %at16 = getelementptr inbounds i16, ptr %data, i64 %index64
+  %v16 = load i16, ptr %at16, align 2
+  %s16 = sext i16 %v16 to i32
+  %z16 = zext i16 %v16 to i32
+  %r16 = select i1 %unsigned, i32 %z16, i32 %s16
+  ret i32 %r16
+word:
+  %at = getelementptr inbounds i32, ptr %data, i64 %index64
+  %value = load i32, ptr %at, align 4
+  %negative = icmp slt i32 %value, 0
+  %big = and i1 %unsigned, %negative
+  br i1 %big, label %too_big, label %fine
+too_big:
+  %g0 = load i32, ptr %flags, align 4
+  %g1 = or i32 %g0, 4
+  store i32 %g1, ptr %flags, align 4
+  ret i32 0
+fine:
+  ret i32 %value
+}
+
+define internal void @wk_job_flag(ptr %flags, i32 %bit) alwaysinline {
+  %f0 = load i32, ptr %flags, align 4
+  %f1 = or i32 %f0, %bit
+  store i32 %f1, ptr %flags, align 4
+  ret void
+}
+
+; job params (JOB_PARAMS): code (ptr), table (ptr), out (ptr: value, flags), length, axes, points, mode,
+; lo[4] (i32), extents[4] (u32). One point: its coordinates, then the bytecode run on them.
+define internal i32 @wk_job_point(ptr %p, i32 %point, ptr %flags) alwaysinline {
+entry:
+  %st = alloca [18 x i32], align 4
+  %coord = alloca [4 x i32], align 4
+  %pc_v = alloca i32, align 4
+  %sp_v = alloca i32, align 4
+  %acc_v = alloca i32, align 4
+  %msp_v = alloca i32, align 4
+  %code = load ptr, ptr %p, align 8
+  %table_at = getelementptr inbounds i8, ptr %p, i64 8
+  %table = load ptr, ptr %table_at, align 8
+  %len_at = getelementptr inbounds i8, ptr %p, i64 24
+  %len = load i32, ptr %len_at, align 4
+  %axes_at = getelementptr inbounds i8, ptr %p, i64 28
+  %axes = load i32, ptr %axes_at, align 4
+  %lo_at = getelementptr inbounds i8, ptr %p, i64 40
+  %ext_at = getelementptr inbounds i8, ptr %p, i64 56
+  store i32 0, ptr %coord, align 4
+  %k0 = sub i32 %axes, 1
+  br label %coords
+coords:
+  %k = phi i32 [%k0, %entry], [%k1, %next_axis]
+  %rest = phi i32 [%point, %entry], [%rest1, %next_axis]
+  %more = icmp sge i32 %k, 0
+  br i1 %more, label %next_axis, label %run
+next_axis:
+  %k64 = sext i32 %k to i64
+  %e_at = getelementptr inbounds i32, ptr %ext_at, i64 %k64
+  %e = load i32, ptr %e_at, align 4
+  %l_at = getelementptr inbounds i32, ptr %lo_at, i64 %k64
+  %l = load i32, ptr %l_at, align 4
+  %r = urem i32 %rest, %e
+  %c = add i32 %l, %r
+  %c_at = getelementptr inbounds [4 x i32], ptr %coord, i64 0, i64 %k64
+  store i32 %c, ptr %c_at, align 4
+  %rest1 = udiv i32 %rest, %e
+  %k1 = sub i32 %k, 1
+  br label %coords
+run:
+  store i32 0, ptr %pc_v, align 4
+  store i32 0, ptr %sp_v, align 4
+  store i32 0, ptr %acc_v, align 4
+  store i32 0, ptr %msp_v, align 4
+  br label %fetch
+fetch:
+  %pc = load i32, ptr %pc_v, align 4
+  %ended = icmp uge i32 %pc, %len
+  br i1 %ended, label %finish, label %decode
+decode:
+  %pc64 = zext i32 %pc to i64
+  %op_at = getelementptr inbounds i32, ptr %code, i64 %pc64
+  %op = load i32, ptr %op_at, align 4
+  %w1_at = getelementptr inbounds i32, ptr %op_at, i64 1
+  %w1 = load i32, ptr %w1_at, align 4
+  %w2_at = getelementptr inbounds i32, ptr %op_at, i64 2
+  %w2 = load i32, ptr %w2_at, align 4
+  %w3_at = getelementptr inbounds i32, ptr %op_at, i64 3
+  %w3 = load i32, ptr %w3_at, align 4
+  %w4_at = getelementptr inbounds i32, ptr %op_at, i64 4
+  %w4 = load i32, ptr %w4_at, align 4
+  %sp = load i32, ptr %sp_v, align 4
+  %acc = load i32, ptr %acc_v, align 4
+  %sp64 = zext i32 %sp to i64
+  %top_at = getelementptr inbounds [18 x i32], ptr %st, i64 0, i64 %sp64
+  %sp_up = add i32 %sp, 1
+  %sp_down = sub i32 %sp, 1
+  %below64 = zext i32 %sp_down to i64
+  %below_at = getelementptr inbounds [18 x i32], ptr %st, i64 0, i64 %below64
+  %axis = and i32 %w1, 3
+  %axis64 = zext i32 %axis to i64
+  %axis_at = getelementptr inbounds [4 x i32], ptr %coord, i64 0, i64 %axis64
+  switch i32 %op, label %bad [
+    i32 1, label %op_const
+    i32 2, label %op_var
+    i32 3, label %op_read
+    i32 4, label %op_index
+    i32 5, label %op_add
+    i32 6, label %op_sub
+    i32 7, label %op_mul
+    i32 8, label %op_max
+    i32 9, label %op_guard
+    i32 10, label %op_clamp0
+    i32 11, label %op_read_var
+    i32 12, label %op_endguard
+  ]
+op_const:
+  store i32 %acc, ptr %top_at, align 4
+  store i32 %sp_up, ptr %sp_v, align 4
+  store i32 %w1, ptr %acc_v, align 4
+  %pc_const = add i32 %pc, 2
+  store i32 %pc_const, ptr %pc_v, align 4
+  br label %fetch
+op_var:
+  store i32 %acc, ptr %top_at, align 4
+  store i32 %sp_up, ptr %sp_v, align 4
+  %var = load i32, ptr %axis_at, align 4
+  store i32 %var, ptr %acc_v, align 4
+  %pc_var = add i32 %pc, 2
+  store i32 %pc_var, ptr %pc_v, align 4
+  br label %fetch
+op_read_var:
+  store i32 %acc, ptr %top_at, align 4
+  store i32 %sp_up, ptr %sp_v, align 4
+  %rv_index = load i32, ptr %axis_at, align 4
+  %rv = call i32 @wk_job_load(ptr %table, i32 %w3, i32 %rv_index, i32 %w2, i32 %w4, ptr %flags)
+  store i32 %rv, ptr %acc_v, align 4
+  %pc_rv = add i32 %pc, 5
+  store i32 %pc_rv, ptr %pc_v, align 4
+  br label %fetch
+op_index:
+  %outside = icmp uge i32 %acc, %w1
+  br i1 %outside, label %index_bad, label %index_ok
+index_bad:
+  call void @wk_job_flag(ptr %flags, i32 2)
+  store i32 0, ptr %acc_v, align 4
+  br label %index_ok
+index_ok:
+  %pc_index = add i32 %pc, 2
+  store i32 %pc_index, ptr %pc_v, align 4
+  br label %fetch
+op_read:
+  %rd = call i32 @wk_job_load(ptr %table, i32 %w1, i32 %acc, i32 -1, i32 %w2, ptr %flags)
+  store i32 %rd, ptr %acc_v, align 4
+  %pc_read = add i32 %pc, 3
+  store i32 %pc_read, ptr %pc_v, align 4
+  br label %fetch
+op_add:
+  %a_add = load i32, ptr %below_at, align 4
+  %add = call {i32, i1} @llvm.sadd.with.overflow.i32(i32 %a_add, i32 %acc)
+  br label %arith
+op_sub:
+  %a_sub = load i32, ptr %below_at, align 4
+  %sub = call {i32, i1} @llvm.ssub.with.overflow.i32(i32 %a_sub, i32 %acc)
+  br label %arith
+op_mul:
+  %a_mul = load i32, ptr %below_at, align 4
+  %mul = call {i32, i1} @llvm.smul.with.overflow.i32(i32 %a_mul, i32 %acc)
+  br label %arith
+arith:
+  %checked = phi {i32, i1} [%add, %op_add], [%sub, %op_sub], [%mul, %op_mul]
+  %value = extractvalue {i32, i1} %checked, 0
+  %overflow = extractvalue {i32, i1} %checked, 1
+  br i1 %overflow, label %arith_bad, label %arith_ok
+arith_bad:
+  call void @wk_job_flag(ptr %flags, i32 1)
+  br label %arith_ok
+arith_ok:
+  store i32 %value, ptr %acc_v, align 4
+  store i32 %sp_down, ptr %sp_v, align 4
+  %pc_arith = add i32 %pc, 1
+  store i32 %pc_arith, ptr %pc_v, align 4
+  br label %fetch
+op_max:
+  %a_max = load i32, ptr %below_at, align 4
+  %max = call i32 @llvm.smax.i32(i32 %a_max, i32 %acc)
+  store i32 %max, ptr %acc_v, align 4
+  store i32 %sp_down, ptr %sp_v, align 4
+  %pc_max = add i32 %pc, 1
+  store i32 %pc_max, ptr %pc_v, align 4
+  br label %fetch
+op_clamp0:
+  %clamped = call i32 @llvm.smax.i32(i32 %acc, i32 0)
+  store i32 %clamped, ptr %acc_v, align 4
+  %pc_clamp = add i32 %pc, 1
+  store i32 %pc_clamp, ptr %pc_v, align 4
+  br label %fetch
+op_guard:                      ; axis skip: points whose coordinate is outside [below, acc) skip the body
+  %g_value = load i32, ptr %axis_at, align 4
+  %g_begin = load i32, ptr %below_at, align 4
+  %g_after = icmp sle i32 %g_begin, %g_value
+  %g_before = icmp slt i32 %g_value, %acc
+  %inside = and i1 %g_after, %g_before
+  %msp = load i32, ptr %msp_v, align 4
+  %room = icmp ult i32 %msp, 8
+  %enter = and i1 %inside, %room
+  br i1 %enter, label %guard_in, label %guard_skip
+guard_in:
+  %msp_up = add i32 %msp, 1
+  store i32 %msp_up, ptr %msp_v, align 4
+  %sp_two = sub i32 %sp, 2
+  store i32 %sp_two, ptr %sp_v, align 4
+  %restored64 = zext i32 %sp_two to i64
+  %restored_at = getelementptr inbounds [18 x i32], ptr %st, i64 0, i64 %restored64
+  %restored = load i32, ptr %restored_at, align 4
+  store i32 %restored, ptr %acc_v, align 4
+  %pc_guard = add i32 %pc, 3
+  store i32 %pc_guard, ptr %pc_v, align 4
+  br label %fetch
+guard_skip:
+  br i1 %room, label %guard_skip_ok, label %guard_deep
+guard_deep:
+  call void @wk_job_flag(ptr %flags, i32 1)
+  br label %guard_skip_ok
+guard_skip_ok:
+  store i32 %sp_down, ptr %sp_v, align 4
+  store i32 0, ptr %acc_v, align 4
+  store i32 %w2, ptr %pc_v, align 4
+  br label %fetch
+op_endguard:
+  %ended_value = call i32 @llvm.smax.i32(i32 %acc, i32 0)
+  store i32 %ended_value, ptr %acc_v, align 4
+  %msp_e = load i32, ptr %msp_v, align 4
+  %msp_down = sub i32 %msp_e, 1
+  store i32 %msp_down, ptr %msp_v, align 4
+  %pc_end = add i32 %pc, 1
+  store i32 %pc_end, ptr %pc_v, align 4
+  br label %fetch
+bad:
+  call void @wk_job_flag(ptr %flags, i32 1)
+  store i32 %len, ptr %pc_v, align 4
+  br label %fetch
+finish:
+  %result = load i32, ptr %acc_v, align 4
+  ret i32 %result
+}
+
+define void @wk_job_range(ptr %p, i64 %first, i64 %stride) alwaysinline {
+entry:
+  %flags = alloca i32, align 4
+  store i32 0, ptr %flags, align 4
+  %out_at = getelementptr inbounds i8, ptr %p, i64 16
+  %out = load ptr, ptr %out_at, align 8
+  %points_at = getelementptr inbounds i8, ptr %p, i64 32
+  %points32 = load i32, ptr %points_at, align 4
+  %points = zext i32 %points32 to i64
+  %mode_at = getelementptr inbounds i8, ptr %p, i64 36
+  %mode = load i32, ptr %mode_at, align 4
+  %value_mode = icmp eq i32 %mode, 1
+  br label %loop
+loop:
+  %i = phi i64 [%first, %entry], [%next, %step]
+  %best = phi i32 [0, %entry], [%best1, %step]
+  %more = icmp ult i64 %i, %points
+  br i1 %more, label %body, label %done
+body:
+  %point = trunc i64 %i to i32
+  %value = call i32 @wk_job_point(ptr %p, i32 %point, ptr %flags)
+  br i1 %value_mode, label %store_value, label %fold
+store_value:
+  store i32 %value, ptr %out, align 4
+  br label %step
+fold:
+  %positive = call i32 @llvm.smax.i32(i32 %value, i32 0)
+  %folded = call i32 @llvm.umax.i32(i32 %best, i32 %positive)
+  br label %step
+step:
+  %best1 = phi i32 [%best, %store_value], [%folded, %fold]
+  %next = add i64 %i, %stride
+  br label %loop
+done:
+  %any = icmp ne i32 %best, 0
+  br i1 %any, label %publish, label %flags_out
+publish:
+  %old = atomicrmw umax ptr %out, i32 %best monotonic, align 4
+  br label %flags_out
+flags_out:
+  %f = load i32, ptr %flags, align 4
+  %flagged = icmp ne i32 %f, 0
+  br i1 %flagged, label %flag_publish, label %exit
+flag_publish:
+  %flag_at = getelementptr inbounds i32, ptr %out, i64 1
+  %old_flags = atomicrmw or ptr %flag_at, i32 %f monotonic, align 4
+  br label %exit
+exit:
+  ret void
+}
 """
 
+_NVPTX_WRAPPERS = r"""
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x() nounwind readnone
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x() nounwind readnone
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x() nounwind readnone
+declare i32 @llvm.nvvm.read.ptx.sreg.nctaid.x() nounwind readnone
 
-class SliceMaxKernel:
-    """The compiled slice-max kernel of one CudaBackend."""
+define internal void @wk_thread_span(ptr %first, ptr %stride) alwaysinline {
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %ctaid = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %ntid = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %nctaid = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()
+  %base = mul i32 %ctaid, %ntid
+  %gid = add i32 %base, %tid
+  %gid64 = zext i32 %gid to i64
+  store i64 %gid64, ptr %first, align 8
+  %ntid64 = zext i32 %ntid to i64
+  %nctaid64 = zext i32 %nctaid to i64
+  %step = mul i64 %ntid64, %nctaid64
+  store i64 %step, ptr %stride, align 8
+  ret void
+}
+
+define void @wk_slice_max(ptr byval([32 x i8]) align 8 %p) nounwind {
+  %first = alloca i64, align 8
+  %stride = alloca i64, align 8
+  call void @wk_thread_span(ptr %first, ptr %stride)
+  %f = load i64, ptr %first, align 8
+  %s = load i64, ptr %stride, align 8
+  call void @wk_slice_range(ptr %p, i64 %f, i64 %s)
+  ret void
+}
+
+define void @wk_job_max(ptr byval([JOB_BYTES x i8]) align 8 %p) nounwind {
+  %first = alloca i64, align 8
+  %stride = alloca i64, align 8
+  call void @wk_thread_span(ptr %first, ptr %stride)
+  %f = load i64, ptr %first, align 8
+  %s = load i64, ptr %stride, align 8
+  call void @wk_job_range(ptr %p, i64 %f, i64 %s)
+  ret void
+}
+!nvvm.annotations = !{!0, !1}
+!0 = !{ptr @wk_slice_max, !"kernel", i32 1}
+!1 = !{ptr @wk_job_max, !"kernel", i32 1}
+""".replace("JOB_BYTES", str(JOB_PARAMS_BYTES))
+
+
+def cuda_module() -> str:
+    """The reducer module for NVPTX: the generic bodies under the kernel wrappers."""
+    return GENERIC_IR + _NVPTX_WRAPPERS
+
+
+class ReducerDevice(Protocol):
+    """What CudaReducer needs of a device: a reusable workspace, copies, and the two reducer entry points run
+    over `points` (the grid is the device's business)."""
+
+    def workspace(self, nbytes: int) -> int: ...          # address of >= nbytes of device memory, reused
+
+    def upload(self, address: int, data: bytes) -> None: ...
+
+    def download(self, address: int, nbytes: int) -> bytes: ...
+
+    def run(self, entry: str, params: bytes, points: int) -> None: ...   # 'slice' or 'job'
+
+
+class ReducerKernels:
+    """The compiled reducer module of one CudaBackend (both kernels), as a ReducerDevice."""
 
     def __init__(self, backend: Any):
         from wgkern.backends.llvm import ptx
         self.backend = backend
-        code, _ = ptx.compile_ptx(_KERNEL_IR, backend.arch)
+        code = ptx.cached_ptx(cuda_module(), backend.arch, backend.offline_cache)
         self.module = backend.driver.load_module(code)
-        self.function = backend.driver.function(self.module, "wk_slice_max")
+        self.functions = {"slice": backend.driver.function(self.module, "wk_slice_max"),
+                          "job": backend.driver.function(self.module, "wk_job_max")}
         self.blocks_cap = max(1, backend.info.multiprocessors * MAX_BLOCKS_PER_SM)
+        self.runs = {"slice": 0, "job": 0}       # launches of each kernel (tests, benchmarks)
+        self._workspace: Any = None
+
+    def workspace(self, nbytes: int) -> int:
+        """One buffer for a round's results, code and address table, grown by doubling and freed with the
+        backend's memory (a cuMemAlloc + cuMemFree per round cost more than the reductions)."""
+        if self._workspace is None or self._workspace.nbytes < nbytes:
+            if self._workspace is not None:
+                self.backend.free(self._workspace)
+                self._workspace = None
+            size = max(4096, 1 << (nbytes - 1).bit_length())
+            self._workspace = self.backend.allocate(size)
+        return self._workspace.address
+
+    def upload(self, address: int, data: bytes) -> None:
+        staged = ctypes.create_string_buffer(data, len(data))
+        self.backend.driver.upload(address, ctypes.addressof(staged), len(data))
+
+    def download(self, address: int, nbytes: int) -> bytes:
+        out = ctypes.create_string_buffer(nbytes)
+        self.backend.driver.download(ctypes.addressof(out), address, nbytes)
+        return out.raw
+
+    def run(self, entry: str, params: bytes, points: int) -> None:
+        blocks = max(1, min(-(-points // THREADS), self.blocks_cap))
+        self.runs[entry] += 1
+        self.backend.driver.launch(self.functions[entry], blocks, THREADS, params)
 
 
-class CudaSliceReducer:
-    """ReducerBackend on a CUDA device: peeled slice jobs of i32/u32 containers on the device, the rest None.
-    `address_of(slot)` gives the device address of a container's first element."""
+class CudaReducer:
+    """ReducerBackend on a CUDA device: peeled slices and bytecode jobs over 32-bit integer containers on the
+    device, the rest None. `address_of(slot)` gives the device address of a container's first element."""
     name = "cuda"
-    gathers_reads = False
+    gathers_reads = True
 
-    def __init__(self, kernel: SliceMaxKernel, address_of: Callable[[Any], int],
+    def __init__(self, device: ReducerDevice, address_of: Callable[[Any], int],
                  shape: Callable[[Any], tuple[int, ...]]):
-        self.kernel = kernel
+        self.device = device
         self.address_of = address_of
         self.shape = shape
         self.dispatches = 0
 
     def read_ok(self, dtype: Any) -> bool:
-        return dtype.is_int and dtype.bits <= 32
+        return dtype.is_int and dtype.bits <= 32        # 8- and 16-bit reads carry their width (bytecode.py)
 
     def _slice(self, job: PreparedJob) -> tuple[int, int, int] | None:
         """(device address of the slice, its length, key bias), or None when the device cannot do the job."""
@@ -107,38 +531,71 @@ class CudaSliceReducer:
         bias = 0x8000_0000 if raw.dtype.is_signed else 0
         return self.address_of(raw.slot) + 4 * job.lo[0], job.extents[0], bias
 
+    def _encode(self, job: PreparedJob, table: dict[int, int], addresses: list[int]) -> list[int] | None:
+        """The job's bytecode with READs naming rows of the address table (added as needed), or None. A peeled
+        job the slice kernel cannot take (an 8- or 16-bit slice) runs its whole body: max over the points of
+        outer(raw) is outer(max raw), since outer does not decrease."""
+        if len(job.extents) > MAX_AXES or job.points > MAX_POINTS \
+                or any(not -2**31 <= lo < 2**31 for lo in job.lo):
+            return None
+
+        def row(slot: Any) -> int:
+            found = table.get(id(slot))
+            if found is None:
+                found = table[id(slot)] = len(addresses)
+                addresses.append(self.address_of(slot))
+            return found
+        try:
+            return encode(job, row, self.shape, native_widths=True)
+        except NotEncodable:
+            return None
+
     def run(self, jobs: list[PreparedJob]) -> list[int | None]:
         results: list[int | None] = [None] * len(jobs)
-        launches = []
+        slices, programs = [], []
+        table: dict[int, int] = {}
+        addresses: list[int] = []
         for index, job in enumerate(jobs):
             if job.closed_form is not None:
                 results[index] = job.closed_form
-                continue
-            found = self._slice(job)
-            if found is not None:
-                launches.append((index, job, *found))
-        if not launches:
+            elif (found := self._slice(job)) is not None:
+                slices.append((index, job, *found))
+            elif (words := self._encode(job, table, addresses)) is not None:
+                programs.append((index, job, words))
+        if not slices and not programs:
             return results
-        backend = self.kernel.backend
-        driver = backend.driver
-        out = backend.allocate(4 * len(launches))          # zeroed: key 0 is the smallest value
-        try:
-            params = ctypes.create_string_buffer(32)
-            size = ctypes.c_size_t(32)
-            extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(params), 2, ctypes.addressof(size), 0)
-            for number, (_, _, address, count, bias) in enumerate(launches):
-                struct.pack_into("<QqIxxxxQ", params, 0, address, count, bias, out.address + 4 * number)
-                blocks = max(1, min(-(-count // THREADS), self.kernel.blocks_cap))
-                driver.check(driver.lib.cuLaunchKernel(self.kernel.function, blocks, 1, 1, THREADS, 1, 1, 0,
-                                                       None, None, extra), "cuLaunchKernel (sizing reducer)")
-            self.dispatches += len(launches)
-            keys = np.zeros(len(launches), np.uint32)
-            driver.download(keys.ctypes.data, out.address, keys.nbytes)
-        finally:
-            backend.free(out)
-        for key, (index, job, _, _, bias) in zip(keys, launches):
+        device = self.device
+        # the workspace: result words (zeroed: key 0 is the smallest; per job a value and a flags word), the
+        # code of every job, then the table of container addresses; all of it in one upload
+        results_words = len(slices) + 2 * len(programs)
+        code_words = [w for _, _, words in programs for w in words] + [0] * CODE_PADDING
+        table_at = -(-4 * (results_words + len(code_words)) // 8) * 8
+        blob = bytearray(table_at + 8 * len(addresses))
+        struct.pack_into(f"<{len(code_words)}I", blob, 4 * results_words, *code_words)
+        struct.pack_into(f"<{len(addresses)}Q", blob, table_at, *addresses)
+        base = device.workspace(len(blob))
+        device.upload(base, bytes(blob))
+        code_at = base + 4 * results_words
+        for number, (_, _, address, count, bias) in enumerate(slices):
+            device.run("slice", struct.pack(SLICE_PARAMS, address, count, bias, base + 4 * number), count)
+        start = 0
+        for number, (_, job, words) in enumerate(programs):
+            points = job.points if job.job.mode == "max" else 1
+            lo = (list(job.lo) + [0] * MAX_AXES)[:MAX_AXES]
+            extents = (list(job.extents) + [1] * MAX_AXES)[:MAX_AXES]
+            result = base + 4 * (len(slices) + 2 * number)
+            device.run("job", struct.pack(JOB_PARAMS, code_at + 4 * start, base + table_at, result, len(words),
+                                          len(job.extents), points, MODES[job.job.mode], *lo, *extents), points)
+            start += len(words)
+        self.dispatches += len(slices) + len(programs)
+        words_out = np.frombuffer(device.download(base, 4 * results_words), np.uint32)
+        for key, (index, job, _, _, bias) in zip(words_out, slices):
             value = int(key ^ np.uint32(bias))
             if bias:
                 value = int(np.uint32(value).view(np.int32))
             results[index] = job.finish(value)
+        for number, (index, job, _) in enumerate(programs):
+            value, flags = (int(w) for w in words_out[len(slices) + 2 * number:len(slices) + 2 * number + 2])
+            if not flags:
+                results[index] = value if job.job.mode == "max" else int(np.uint32(value).view(np.int32))
         return results

@@ -272,7 +272,7 @@ class CudaBackend(Backend):
         self.adstack_kernels: dict[int, CudaCompiledKernel] = {}
         self.adstack_watch: dict[int, tuple[CudaCompiledKernel, Any]] = {}
         self.compiled: list[CudaCompiledKernel] = []
-        self._slice_max: Any = None
+        self._reducer_kernels: Any = None
         self.released = False
 
     @property
@@ -290,11 +290,11 @@ class CudaBackend(Backend):
     supports_gpu_timer = True
 
     def sizing_reducer(self, address_of: Callable[[Any], int], shape: Callable[[Any], tuple[int, ...]]) -> Any:
-        """The launch-time sizer's device reducer (sizing/cuda_reducer.py), its kernel compiled on first use."""
-        from wgkern.sizing.cuda_reducer import CudaSliceReducer, SliceMaxKernel
-        if self._slice_max is None:
-            self._slice_max = SliceMaxKernel(self)
-        return CudaSliceReducer(self._slice_max, address_of, shape)
+        """The launch-time sizer's device reducer (sizing/cuda_reducer.py), its kernels compiled on first use."""
+        from wgkern.sizing.cuda_reducer import CudaReducer, ReducerKernels
+        if self._reducer_kernels is None:
+            self._reducer_kernels = ReducerKernels(self)
+        return CudaReducer(self._reducer_kernels, address_of, shape)
 
     @contextmanager
     def gpu_timer(self) -> Iterator[GpuTime]:
@@ -432,9 +432,9 @@ class CudaBackend(Backend):
             for compiled in self.compiled:
                 self.driver.unload(compiled.module)
             self.compiled.clear()
-            if self._slice_max is not None:
-                self.driver.unload(self._slice_max.module)
-                self._slice_max = None
+            if self._reducer_kernels is not None:
+                self.driver.unload(self._reducer_kernels.module)
+                self._reducer_kernels = None
             for base in list(self.live):
                 self.driver.free(base)
             self.live.clear()
