@@ -185,12 +185,15 @@ def test_tape_validation_reports_a_read_then_accumulate(arch):
         loss[None] = x[1] * b[None]
         b[None] += 100
 
-    with pytest.raises(wk.AutodiffError, match="global data access rule"):
+    # the tape's forward launch fails the run-time check (passes/autodiff/access_marks.py), the AssertionError
+    # Taichi's and Quadrants' check raises (ti.TaichiAssertionError) ...
+    with pytest.raises(wk.KernelAssertionError, match="global data access rule"):
         with wk.ad.Tape(loss=loss, validation=True):
             broke_rule()
-    # also the AssertionError Taichi's and Quadrants' run-time check raises (ti.TaichiAssertionError)
-    with pytest.raises(wk.KernelAssertionError, match="global data access rule"):
+    # ... and compiling the reverse kernel finds it statically, an AutodiffError naming the line that is also one
+    with pytest.raises(wk.AutodiffError, match="global data access rule") as info:
         broke_rule.grad()
+    assert isinstance(info.value, wk.KernelAssertionError) and "b[None] += 100" in str(info.value)
 
 
 def test_clear_all_gradients(arch):
@@ -361,3 +364,30 @@ def test_tape_lists_its_calls_as_taichi_does(arch):
         twice()
         assert tape.calls == [(scaled, (1.0,)), (twice, ())]
     np.testing.assert_allclose(x.grad.to_numpy(), [3.0] * 4)
+
+
+def test_a_tape_clears_adjoints_only_and_keeps_the_duals_of_forward_mode(arch):
+    x = wk.field(wk.f32, shape=(), needs_grad=True, needs_dual=True)
+    y = wk.field(wk.f32, shape=(), needs_grad=True, needs_dual=True)
+
+    @wk.kernel
+    def square():
+        y[None] += x[None] ** 2
+
+    x[None] = 1.5
+    with wk.ad.FwdMode(loss=y, param=x):
+        square()
+    assert y.dual[None] == pytest.approx(3.0)
+    with wk.ad.Tape(loss=y):
+        square()
+    assert x.grad[None] == pytest.approx(3.0)
+    assert y.dual[None] == pytest.approx(3.0)            # Taichi's Tape clears SNodeGradType.ADJOINT only
+    wk.ad.clear_all_gradients()
+    assert x.grad[None] == 0.0 and y.dual[None] == pytest.approx(3.0)
+
+    class GradType:                                      # Taichi's / Quadrants' SNodeGradType.DUAL
+        name = "DUAL"
+    wk.ad.clear_all_gradients(GradType())
+    assert y.dual[None] == 0.0
+    with pytest.raises(wk.WkError, match="'adjoint' or 'dual'"):
+        wk.ad.clear_all_gradients("primal")

@@ -16,16 +16,21 @@ from wgkern.errors import WkError
 from wgkern.lang.types import f64
 
 
-def clear_all_gradients() -> None:
-    """Zero every `.grad` (and `.dual`) container of the current program."""
+def clear_all_gradients(gradient_type: Any = "adjoint") -> None:
+    """Zero every `.grad` container of the current program, or with `gradient_type="dual"` every `.dual` one
+    (Taichi's and Quadrants' SNodeGradType.ADJOINT / DUAL are accepted too). A Tape clears the adjoints only, so
+    the tangents a FwdMode block left stay."""
+    kind = str(getattr(gradient_type, "name", gradient_type)).lower()
+    if kind not in ("adjoint", "dual"):
+        raise WkError(f"wk.ad.clear_all_gradients(gradient_type=...) is 'adjoint' or 'dual', not {gradient_type!r}")
     from wgkern.runtime.program import current
     program = current()
     if program is None:
         return
     for container in list(program.containers):
-        for adjoint in (container.grad, container.dual):
-            if adjoint is not None and not getattr(adjoint, "unplaced_adjoint", False):   # those are still zero
-                adjoint.fill(0)
+        adjoint = container.grad if kind == "adjoint" else container.dual
+        if adjoint is not None and not getattr(adjoint, "unplaced_adjoint", False):   # those are still zero
+            adjoint.fill(0)
 
 
 def no_grad(kernel: Any) -> Any:
@@ -51,7 +56,9 @@ class Tape:
     `clear_gradients`), seeds `loss.grad = 1` and replays the `.grad` kernels in reverse order.
     `grad_check=[x, ...]` (Taichi's) then checks each listed field's gradient against finite differences of the
     recorded launches (`TapeGradChecker`) and raises AssertionError when one disagrees. `validation=True` asks
-    for the global data access rule check, which runs under `wk.init(debug=True)` (without it, a warning says so)."""
+    for the global data access rule check, which runs under `wk.init(debug=True)` (without it, a warning says so):
+    at compile time within each launch (GlobalAccessRuleError), and at run time across the launches of the tape
+    (the forward launches raise wk.KernelAssertionError where one overwrites an element the tape read before)."""
 
     def __init__(self, loss: Any = None, clear_gradients: bool = True, validation: bool = False,
                  grad_check: list[Any] | None = None):
@@ -87,6 +94,12 @@ class Tape:
         if self.validation and not program.options.debug:
             warnings.warn("Debug mode is disabled, autodiff valid check will not work. Please specify "
                           "`wk.init(debug=True)` to enable the check.", stacklevel=2)
+        if self.validation and program.options.debug:
+            # forward launches mark what they read and fail where they overwrite a marked element
+            # (passes/autodiff/access_marks.py); marks left by an earlier tape are cleared
+            for mark in program.access_marks.values():
+                mark.fill(0)
+            program.tape_validation = True
         if self.loss is not None:
             self.loss.fill(0)
         if self.grad_check:
@@ -97,6 +110,10 @@ class Tape:
     def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> None:
         if self.program is not None and self.program.tape is self.entries:
             self.program.tape = None
+        if self.program is not None and self.program.tape_validation:
+            self.program.tape_validation = False
+            if exc_type is None:
+                self.program.sync()         # on GPUs a violation found by the forward launches is raised here
         if exc_type is None:
             self.grad()
 

@@ -26,6 +26,7 @@ from wgkern.runtime.program import Program
 
 
 FORWARD_MODE_KEY = "forward mode"    # kernel_cache key part of forward-mode variants (False/True: forward/.grad)
+VALIDATION_KEY = "validation"        # key part of forward variants that check the access rule across a tape
 
 
 @dataclass(slots=True)
@@ -72,7 +73,7 @@ def build_kernel_ir(kernel: Any, spec: Specialisation) -> Any:
 
 
 def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse: bool,
-                   forward_mode: bool = False) -> CompiledEntry:
+                   forward_mode: bool = False, validation: bool = False) -> CompiledEntry:
     from wgkern.passes import pipeline
 
     derived = reverse or forward_mode
@@ -89,6 +90,9 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
         kernel_ir = build_kernel_ir(kernel, spec)
         stages = pipeline.REVERSE if reverse else pipeline.FORWARD_MODE if forward_mode else pipeline.FORWARD
         offloaded = pipeline.run_pipeline(stages, kernel_ir)
+    if validation:
+        from wgkern.passes.autodiff.access_marks import mark_accesses
+        offloaded = mark_accesses(offloaded, lambda slot: _access_mark(program, slot))
     if reverse:
         grad_guard.check_adstack_support(offloaded, program.backend)
         if program.options.debug:
@@ -220,12 +224,23 @@ def _return_element_shapes(kernel: Any, count: int) -> list[tuple[int, ...] | No
     return [part.element_shape if isinstance(part, VectorType) else None for part in parts]
 
 
+def _access_mark(program: Program, slot: Any) -> Any:
+    """The i32 field holding the access marks of field `slot.host` (one per element and component)."""
+    from wgkern.lang.fields import Field
+    from wgkern.lang.types import i32
+    mark = program.access_marks.get(id(slot.host))
+    if mark is None or mark.full_shape != tuple(slot.shape):    # (a new field where a released one was)
+        mark = Field(i32, slot.shape, name=f"{slot.name}.access_mark")
+        program.access_marks[id(slot.host)] = mark
+    return mark
+
+
 def get_entry(program: Program, kernel: Any, spec: Specialisation, reverse: bool,
-              forward_mode: bool = False) -> CompiledEntry:
-    cache_key = (kernel, spec.key, FORWARD_MODE_KEY if forward_mode else reverse)
+              forward_mode: bool = False, validation: bool = False) -> CompiledEntry:
+    cache_key = (kernel, spec.key, FORWARD_MODE_KEY if forward_mode else VALIDATION_KEY if validation else reverse)
     entry = program.kernel_cache.get(cache_key)
     if entry is None:
-        entry = _compile_entry(program, kernel, spec, reverse, forward_mode)
+        entry = _compile_entry(program, kernel, spec, reverse, forward_mode, validation)
         program.kernel_cache[cache_key] = entry
     else:
         program.stats.cache_hits += 1
@@ -265,16 +280,19 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
         program.run_pending_layouts()
     spec = specialise(kernel, args, kwargs, program)
     if reverse:
-        forward = program.kernel_cache.get((kernel, spec.key, False))
+        forward = program.kernel_cache.get((kernel, spec.key, False)) \
+            or program.kernel_cache.get((kernel, spec.key, VALIDATION_KEY))
         if forward is not None and forward.bound_sources:
             grad_guard.check(kernel.name, program.bound_records.get((kernel, spec.key)), forward.bound_sources,
                              spec.values)
     elif program.tape is not None:
         program.tape.append((kernel, args, kwargs))
     forward_mode = not reverse and program.fwd_mode is not None       # inside wk.ad.FwdMode
-    entry = program.kernel_cache.get((kernel, spec.key, FORWARD_MODE_KEY if forward_mode else reverse))
+    validation = not reverse and not forward_mode and program.tape_validation
+    entry = program.kernel_cache.get((kernel, spec.key, FORWARD_MODE_KEY if forward_mode
+                                      else VALIDATION_KEY if validation else reverse))
     if entry is None:
-        entry = get_entry(program, kernel, spec, reverse, forward_mode)
+        entry = get_entry(program, kernel, spec, reverse, forward_mode, validation)
     else:
         program.stats.cache_hits += 1
     kernel.last_compiled = entry

@@ -93,6 +93,10 @@ class Program:
         self.bound_records: dict[tuple[Any, Any], list[tuple[Any, int]]] = {}
         # Launches recorded by an active wk.ad.Tape (lang/ad.py), else None.
         self.tape: list[Any] | None = None
+        # wk.ad.Tape(validation=True) under debug=True: forward launches mark what they read and check what they
+        # overwrite (passes/autodiff/access_marks.py); the marks, per field, live here.
+        self.tape_validation = False
+        self.access_marks: dict[int, Any] = {}
 
     def sync(self) -> None:
         self.pending_work = False
