@@ -26,6 +26,7 @@ from wgkern.frontend.source import FunctionSource, parse_function
 from wgkern.frontend.static_eval import closure_values
 from wgkern.frontend.statements import StatementMixin
 from wgkern.frontend.structs import StructMixin
+from wgkern.frontend.buffer_view import BufferViewMixin
 from wgkern.frontend.texture import TextureMixin
 from wgkern.frontend.values import (DataclassView, GlobalRef, NdarrayRef, ObjectView, VectorValue, describe,
                                     is_python_number, python_number_dtype)
@@ -222,7 +223,7 @@ def is_field(obj: Any) -> bool:
 
 
 class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, LoopMixin, SparseMixin,
-                      SparseMatrixMixin, TextureMixin, QuantMixin):
+                      SparseMatrixMixin, TextureMixin, QuantMixin, BufferViewMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx
         self.b = IRBuilder()
@@ -495,6 +496,9 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
             return
         if spec.kind == "texture":
             self.bind_texture_arg(name, spec)
+            return
+        if spec.kind == "buffer_view":
+            self.bind_buffer_view_arg(name, spec)
             return
         if spec.components and is_dataclass_value(self.ctx.template_values.get(index)):
             scope.define(name, Static(self.dataclass_view(self.ctx.template_values[index], spec)))

@@ -19,7 +19,9 @@ import numpy as np
 from wgkern.errors import CompileError, WkError
 from wgkern.frontend import arith, intrinsics, linalg, static_eval, vectors
 from wgkern.frontend.sparse import SPARSE_INTRINSICS, DynamicMethod, is_tree_query
+from wgkern.frontend.buffer_view import BufferViewMethod
 from wgkern.frontend.texture import TextureMethod
+from wgkern.lang.buffer_view import BufferView
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
 from wgkern.frontend.values import (BoundMethod, ElementShape, GlobalRef, NdarrayRef, StructElement, StructValue,
                                     VectorValue, describe, is_python_number, is_runtime)
@@ -213,6 +215,10 @@ class CallMixin:
             return self.call_dynamic_method(callee, args, kwargs)
         if isinstance(callee, TextureMethod):
             return self.call_texture_method(callee, args, kwargs)
+        if isinstance(callee, BufferViewMethod):
+            return self.call_buffer_view_method(callee, args, kwargs)
+        if callee is BufferView:
+            return self.make_buffer_view(args, kwargs)
         if callee in SPARSE_INTRINSICS:
             return self.sparse_call(callee, args, kwargs)
         if static_args and is_tree_query(callee):

@@ -17,6 +17,7 @@ from wgkern.frontend import arith, vectors
 from wgkern.frontend.scope import Fixed, Static, VectorVar
 from wgkern.frontend.sparse import DynamicList
 from wgkern.frontend.sparse_matrix import SparseMatrixRef
+from wgkern.frontend.buffer_view import BufferViewRef
 from wgkern.frontend.texture import Texture, TextureRef
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.structs import StructField
@@ -127,6 +128,8 @@ class ExpressionMixin:
             return self.ndarray_attribute(base, attr)
         if isinstance(base, (TextureRef, Texture)):
             return self.texture_attribute(base, attr)
+        if isinstance(base, BufferViewRef):
+            return self.buffer_view_attribute(base, attr)
         if isinstance(base, np.ndarray) and base.ndim in (1, 2) and base.size and (
                 attr in vectors.METHODS or (len(attr) > 1 and self.is_swizzle(attr, base.shape))):
             return self.vector_attribute(self.as_value(base), attr)    # a Python-scope vector's method/swizzle
@@ -211,6 +214,8 @@ class ExpressionMixin:
         if isinstance(base, StructField):
             dynamic = self.dynamic_list(base, self.expand_indices(indices))
             return dynamic if dynamic is not None else StructElement(base, self.expand_indices(indices), label)
+        if isinstance(base, BufferViewRef):
+            return self.buffer_view_subscript(base, indices)
         if isinstance(base, NdarrayRef) or self.is_container(base):
             dynamic = self.dynamic_list(base, self.expand_indices(indices)) if self.is_container(base) else None
             if dynamic is not None:

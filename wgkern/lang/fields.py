@@ -658,6 +658,12 @@ class Ndarray(Container):
     is_field = False
     kind_name = "ndarray"
 
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, slice):                  # Quadrants' data[8:24]: a wk.BufferView of a 1-D ndarray
+            from wgkern.lang.buffer_view import ndarray_slice
+            return ndarray_slice(self, key)
+        return super().__getitem__(key)
+
 
 class _FieldKind(type):
     """`isinstance(x, wk.ScalarField)` / `wk.MatrixField` (Taichi's class names): fields of scalar elements,

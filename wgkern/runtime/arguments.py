@@ -16,12 +16,13 @@ from wgkern.errors import ArgumentError
 from wgkern.ir.nodes import ArgSpec
 from wgkern.lang.fields import Container, Field, Ndarray
 from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, Template, VectorType,
-                               called_annotation, f32, from_numpy_dtype, to_dtype, value_fits)
+                               called_annotation, f32, from_numpy_dtype, i32, to_dtype, value_fits)
 
 SCALAR, NDARRAY, TEMPLATE, VECTOR, STRUCT, INFER = "scalar", "ndarray", "template", "vector", "struct", "infer"
 SPARSE_MATRIX_BUILDER = "sparse_matrix_builder"     # its buffers are passed as ndarray arguments (wgkern/linalg)
 OBJECT = "object"           # a template object (@wk.data_oriented) holding wk.ndarrays: each is an argument of its own
 DATACLASS = "dataclass"     # a dataclasses.dataclass value (Quadrants): ndarray members are arguments of their own
+BUFFER_VIEW = "buffer_view"  # a wk.BufferView: its ndarray, then its offset and size as i32 arguments
 TEXTURE = "texture"         # a wk.Texture: its texel ndarray is passed as an ndarray argument (lang/texture.py)
 
 
@@ -75,6 +76,13 @@ class Specialisation:
                     first = len(specs) + len(components)
                     specs[index].components = tuple(range(first, first + len(buffers)))
                     components.extend(buffers)
+                elif self.parts[index][0] == BUFFER_VIEW:
+                    first = len(specs) + len(components)
+                    specs[index].components = (first, first + 1, first + 2)
+                    components.append(_arg_spec(ParamRule(f"{rule.name}.ndarray", NDARRAY), NDARRAY,
+                                                self.parts[index][1]))
+                    components.extend(ArgSpec(name=f"{rule.name}.{what}", kind=SCALAR, dtype=i32)
+                                      for what in ("offset", "size"))
                 elif self.parts[index][0] == TEXTURE:
                     specs[index].components = (len(specs) + len(components),)
                     components.append(ArgSpec(name=f"{rule.name}.texels", kind=NDARRAY, dtype=f32,
@@ -93,6 +101,8 @@ def _arg_spec(rule: ParamRule, kind: str, part: Any) -> ArgSpec:
         return ArgSpec(name=rule.name, kind=SPARSE_MATRIX_BUILDER, dtype=part)
     if kind == TEXTURE:
         return ArgSpec(name=rule.name, kind=TEXTURE, dtype=part)
+    if kind == BUFFER_VIEW:
+        return ArgSpec(name=rule.name, kind=BUFFER_VIEW, dtype=part[1])
     if kind == STRUCT:
         return ArgSpec(name=rule.name, kind=TEMPLATE, dtype=rule.struct_type)
     if kind == DATACLASS:
@@ -139,6 +149,11 @@ def _rule_of(kernel: Any, param: inspect.Parameter) -> ParamRule:
         return ParamRule(name, TEMPLATE)
     if isinstance(annotation, SparseMatrixBuilderType) or annotation is SparseMatrixBuilderType:
         return ParamRule(name, SPARSE_MATRIX_BUILDER)
+    from wgkern.lang.buffer_view import BufferView, BufferViewType
+    if isinstance(annotation, BufferViewType) or annotation is BufferView:
+        dtype = annotation.dtype if isinstance(annotation, BufferViewType) else None
+        element = dtype if isinstance(dtype, VectorType) else None
+        return ParamRule(name, BUFFER_VIEW, element.dtype if element is not None else dtype, element, 1)
     from wgkern.lang.texture import RWTextureType, TextureType
     if isinstance(annotation, (TextureType, RWTextureType)) or annotation in (TextureType, RWTextureType):
         return ParamRule(name, TEXTURE, struct_type=annotation)       # struct_type: the texture annotation
@@ -490,6 +505,15 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
                 _check_program(kernel, rule, buffer, program)
             components.extend(buffers)
             parts.append((SPARSE_MATRIX_BUILDER, value.dtype))
+        elif kind == BUFFER_VIEW:
+            from wgkern.lang.buffer_view import BufferView
+            if not isinstance(value, BufferView):
+                raise ArgumentError(f"{_where(kernel, rule)} expects a wk.BufferView (data[a:b] or BufferView(data, "
+                                    f"offset, size)), got {type(value).__name__}")
+            array = value.get_ndarray()
+            parts.append((BUFFER_VIEW, _ndarray_part(kernel, ParamRule(f"{rule.name}.ndarray", NDARRAY, rule.dtype,
+                                                                       rule.element_type, 1), array, program)))
+            components.extend([array, value.offset, value.size])
         elif kind == TEXTURE:
             from wgkern.lang.texture import texture_argument
             part = texture_argument(_where(kernel, rule), rule.struct_type, value)
