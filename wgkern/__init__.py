@@ -119,6 +119,8 @@ _NOT_AVAILABLE = {
                    "wk.root.dense(...).place(...) and @wk.layout functions run before the first kernel by themselves",
     "set_default_fp": "ti.set_default_fp is not available; use wk.init(default_fp=wk.f64)",
     "Var": "Taichi's old ti.Var is not available; use wk.field",
+    "simt": "ti.simt (a block's shared arrays, block.sync(), warp and subgroup intrinsics) is not available: "
+            "kernel threads share nothing but fields; keep shared data in a field",
     "get_addr": "ti.get_addr (the memory address of a field element) is not available: fields live in device "
                 "buffers with no addresses to hand out; index the field instead",
 }
