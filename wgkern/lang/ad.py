@@ -209,7 +209,7 @@ class FwdMode:
     """`with wk.ad.FwdMode(loss=y, param=x, seed=[...]): ...`: kernels launched inside compute, besides their
     results, the derivative of every value in the direction `seed` of `param` (passes/autodiff/forward_mode.py);
     `y.dual` holds dy/dx . seed afterwards (`loss` may be a list of fields, as in Taichi). On entry the duals are cleared (`clear_gradients`) and `param.dual`
-    is set to `seed`: one value per element of `param` (None or omitted for a single-element `param`: 1)."""
+    is set to `seed` (and zeroed again on exit, as in Taichi): one value per element of `param` (None or omitted for a single-element `param`: 1)."""
 
     def __init__(self, loss: Any = None, param: Any = None, seed: Any = None, clear_gradients: bool = True):
         losses = list(loss) if isinstance(loss, (list, tuple)) else [loss]     # Taichi takes a list of outputs
@@ -254,6 +254,9 @@ class FwdMode:
     def __exit__(self, *exc: Any) -> None:
         if self.program is not None and self.program.fwd_mode is self:
             self.program.fwd_mode = None
+            losses = self.loss if isinstance(self.loss, (list, tuple)) else [self.loss]
+            if all(loss is not self.param for loss in losses):
+                self.param.dual.fill(0)     # the seed is taken back on exit, as Taichi's FwdMode does
 
 
 def grad_replaced(fn: Callable[..., Any]) -> Callable[..., Any]:

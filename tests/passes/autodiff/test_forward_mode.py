@@ -102,7 +102,12 @@ def test_seeds_clearing_and_stores(arch):
     out.dual.fill(7.0)
     with wk.ad.FwdMode(loss=b, param=a):
         f()
+        assert a.dual[None] == 1.0
     assert b.dual[None] == 12.0 and out.dual.to_numpy().tolist() == [12.0, 0.0]
+    assert a.dual[None] == 0.0                 # the seed is taken back on exit (Taichi's FwdMode)
+    with wk.ad.FwdMode(loss=b, param=a, clear_gradients=False):
+        pass
+    assert b.dual[None] == 12.0                # kept without clear_gradients
     with wk.ad.FwdMode(loss=b, param=a, seed=[0.5]):
         f()
     assert b.dual[None] == 6.0
