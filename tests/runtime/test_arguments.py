@@ -308,3 +308,29 @@ def test_ndarray_element_shape_makes_vector_or_matrix_elements(arch):
     assert a.tolist() == [[1, 2]] * 3 and m[2].tolist() == [[1, 2], [3, 4]]
     with pytest.raises(ValueError, match="element_shape"):
         wk.types.ndarray(element_shape=(1, 2, 3))
+
+
+def test_ndarray_annotated_needs_grad_false_gets_no_gradient(arch):
+    # Quadrants' ndarray(needs_grad=False): that argument is a constant to the reverse kernel, even when the
+    # array passed has a .grad; the other arguments still get theirs (through a dynamic loop here).
+    n = 3
+
+    @wk.kernel
+    def mix(x: wk.types.ndarray(needs_grad=False), z: wk.types.ndarray(), y: wk.types.ndarray()):
+        for i in range(n):
+            a = 2.0
+            for _ in range(n):
+                a += x[i] * z[i]
+            y[0] += a
+
+    x = wk.ndarray(wk.f32, shape=n, needs_grad=True)
+    z = wk.ndarray(wk.f32, shape=n, needs_grad=True)
+    y = wk.ndarray(wk.f32, shape=1, needs_grad=True)
+    x.from_numpy(np.array([1.0, 2.0, 3.0], np.float32))
+    z.from_numpy(np.array([0.5, 0.25, 2.0], np.float32))
+    x.grad.fill(7.0)
+    mix(x, z, y)
+    y.grad.fill(1.0)
+    mix.grad(x, z, y)
+    np.testing.assert_array_equal(x.grad.to_numpy(), [7.0, 7.0, 7.0])
+    np.testing.assert_allclose(z.grad.to_numpy(), n * x.to_numpy(), rtol=1e-6)

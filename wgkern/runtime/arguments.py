@@ -41,6 +41,7 @@ class ParamRule:
     struct_type: Any = None
     leaves: tuple[tuple[str, DataType], ...] = ()
     element_dim: int = 0         # ndarray(element_dim=k): a numpy argument's last k axes are its elements
+    needs_grad: bool | None = None  # ndarray(needs_grad=False): the reverse kernel leaves the argument's .grad alone
 
 
 @dataclass(slots=True)
@@ -162,7 +163,8 @@ def _rule_of(kernel: Any, param: inspect.Parameter) -> ParamRule:
             annotation = NdarrayType()
         element = annotation.dtype if isinstance(annotation.dtype, VectorType) else None
         dtype = element.dtype if element is not None else annotation.dtype
-        return ParamRule(name, NDARRAY, dtype, element, annotation.ndim, element_dim=annotation.element_dim)
+        return ParamRule(name, NDARRAY, dtype, element, annotation.ndim, element_dim=annotation.element_dim,
+                         needs_grad=annotation.needs_grad)
     if isinstance(annotation, VectorType):
         leaves = tuple((f"[{k}]", annotation.dtype) for k in range(annotation.size))
         return ParamRule(name, VECTOR, annotation.dtype, annotation, leaves=leaves)
@@ -377,7 +379,7 @@ def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tup
     if isinstance(value, Ndarray):
         _check_program(kernel, rule, value, program)
         dtype, element, ndim = value.dtype, value.element_type, len(value.shape)
-        has_grad = value.grad is not None
+        has_grad = value.grad is not None and rule.needs_grad is not False
         is_numpy = False
     elif isinstance(value, np.ndarray):       # strided views too: numpy arguments are copied in and out
         try:
