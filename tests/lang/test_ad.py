@@ -391,3 +391,51 @@ def test_a_tape_clears_adjoints_only_and_keeps_the_duals_of_forward_mode(arch):
     assert y.dual[None] == 0.0
     with pytest.raises(wk.WkError, match="'adjoint' or 'dual'"):
         wk.ad.clear_all_gradients("primal")
+
+
+def test_grad_replaced_functions_have_grad_and_no_grad_takes_python_functions(arch):
+    x = wk.field(wk.f32, shape=8, needs_grad=True)
+    total = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def scaled(k: wk.f32):
+        for i in x:
+            total[None] += x[i] * k
+
+    @wk.ad.grad_replaced
+    def twice(k):
+        scaled(k)
+        scaled(k)
+
+    @wk.ad.grad_for(twice)
+    def twice_grad(k):
+        scaled.grad(k)                   # deliberately half the true gradient: the custom one must be what runs
+
+    total.grad[None] = 1.0
+    twice(4.0)
+    twice.grad(4.0)                      # Taichi's fn.grad(...) on a grad_replaced function
+    np.testing.assert_array_equal(x.grad.to_numpy(), [4.0] * 8)
+
+    @wk.ad.no_grad
+    def not_differentiated(k):
+        scaled(k)
+
+    with wk.ad.Tape(loss=total):
+        not_differentiated(4.0)
+        scaled(5.0)
+    np.testing.assert_array_equal(x.grad.to_numpy(), [5.0] * 8)
+    x.grad.fill(0.0)
+    not_differentiated.grad(4.0)
+    np.testing.assert_array_equal(x.grad.to_numpy(), [0.0] * 8)
+
+    def plain(k):
+        scaled(k)
+    for primal in (plain, scaled):       # Taichi raises RuntimeError for both
+        with pytest.raises(RuntimeError, match="decorate it with @wk.ad.grad_replaced first"):
+            wk.ad.grad_for(primal)
+
+    @wk.ad.grad_replaced
+    def unregistered():
+        scaled(1.0)
+    with pytest.raises(RuntimeError, match="no @wk.ad.grad_for function was registered"):
+        unregistered.grad()

@@ -33,13 +33,22 @@ def clear_all_gradients(gradient_type: Any = "adjoint") -> None:
             adjoint.fill(0)
 
 
-def no_grad(kernel: Any) -> Any:
-    """`@wk.ad.no_grad` on a kernel (Taichi's): its `.grad` does nothing, so a Tape replay skips it."""
+class AdUsageError(WkError, RuntimeError):
+    """A custom-gradient decorator used on the wrong kind of function (Taichi raises a RuntimeError)."""
+
+
+def no_grad(fn: Any) -> Any:
+    """`@wk.ad.no_grad` (Taichi's) on a kernel or on a Python function that launches kernels: its `.grad`
+    does nothing, so a Tape replay skips it (a function is recorded as one call, like a grad_replaced one)."""
     from wgkern.lang.kernel import Kernel
-    if not isinstance(kernel, Kernel):
-        raise WkError("@wk.ad.no_grad decorates a @wk.kernel (put it above @wk.kernel)")
-    kernel.no_grad = True
-    return kernel
+    if isinstance(fn, Kernel):
+        fn.no_grad = True
+        return fn
+    if not callable(fn):
+        raise AdUsageError(f"@wk.ad.no_grad decorates a @wk.kernel or a Python function, not {fn!r}")
+    wrapped = grad_replaced(fn)
+    wrapped._wk_grad_fn = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+    return wrapped
 
 
 @dataclass(slots=True)
@@ -131,11 +140,7 @@ class Tape:
             self.loss.grad.fill(1)
         for entry in reversed(self.entries):
             if isinstance(entry, ReplacedCall):
-                grad_fn = getattr(entry.primal, "_wk_grad_fn", None)
-                if grad_fn is None:
-                    raise WkError(f"'{entry.primal.__name__}' is @wk.ad.grad_replaced but no @wk.ad.grad_for "
-                                  "function was registered for it")
-                grad_fn(*entry.args, **entry.kwargs)
+                entry.primal.grad(*entry.args, **entry.kwargs)
             else:
                 kernel, args, kwargs = entry
                 kernel.grad(*args, **kwargs)
@@ -276,15 +281,24 @@ def grad_replaced(fn: Callable[..., Any]) -> Callable[..., Any]:
             program.tape = tape
         tape.append(ReplacedCall(wrapper, args, kwargs))
         return result
+    def grad(*args: Any, **kwargs: Any) -> Any:
+        """`fn.grad(...)`: run the gradient registered with @wk.ad.grad_for(fn), as Taichi's `.grad` does."""
+        grad_fn = wrapper._wk_grad_fn  # type: ignore[attr-defined]
+        if grad_fn is None:
+            raise AdUsageError(f"'{fn.__name__}' is @wk.ad.grad_replaced but no @wk.ad.grad_for function was "
+                               "registered for it")
+        return grad_fn(*args, **kwargs)
+
     wrapper._wk_grad_fn = None  # type: ignore[attr-defined]
+    wrapper.grad = grad  # type: ignore[attr-defined]
     return wrapper
 
 
 def grad_for(primal: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as the gradient of `primal` (a @wk.ad.grad_replaced function)."""
     if not hasattr(primal, "_wk_grad_fn"):
-        raise WkError(f"@wk.ad.grad_for({getattr(primal, '__name__', primal)}): decorate it with "
-                      "@wk.ad.grad_replaced first")
+        raise AdUsageError(f"@wk.ad.grad_for({getattr(primal, '__name__', primal)}): decorate it with "
+                           "@wk.ad.grad_replaced first")
 
     def register(grad_fn: Callable[..., Any]) -> Callable[..., Any]:
         primal._wk_grad_fn = grad_fn  # type: ignore[attr-defined]
