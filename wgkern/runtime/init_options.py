@@ -28,6 +28,7 @@ TAICHI_ACCEPTED = frozenset({
     "enable_fallback",          # an arch named explicitly and missing raises ArchUnavailableError either way
     # Quadrants' options of the same kinds
     "ad_stack_experimental_enabled",  # reverse mode always differentiates dynamic loops through adstacks
+    "ad_stack_sparse_threshold_bytes",  # Quadrants' heap-sizing cutoff; wgkern sizes every adstack at each launch
     "cfg_optimization",         # Quadrants' store-to-load forwarding switch; wgkern's forwarding always runs
     "cache_loop_invariant_global_vars",
     "flatten_if",
