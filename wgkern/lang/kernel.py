@@ -135,6 +135,9 @@ def kernel(_fn: Callable[..., Any] | None = None, *, pure: bool | None = None, f
                       "available")
     if _fn is None:
         return kernel
+    if getattr(_fn, "_wk_perf_dispatch_registered", False):
+        raise WkError(f"KERNEL_ANNOTATION_ORDER: '{_fn.__name__}' is registered with a wk.perf_dispatch before "
+                      "@wk.kernel makes it a kernel; write @dispatcher.register above @wk.kernel")
     return Kernel(_fn)
 
 
