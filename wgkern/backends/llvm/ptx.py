@@ -19,6 +19,7 @@ from typing import Any
 from wgkern.errors import CompileError
 from wgkern.runtime import disk_cache
 
+from . import libdevice
 from .jit import host_jit
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -111,20 +112,25 @@ def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
     stored = disk_cache.load("cuda", key, ".ptx")
     if stored is not None:
         return stored.decode()
-    code = compile_ptx(ir_text, arch)[0]
+    code = compile_ptx(ir_text, arch, True)[0]
     disk_cache.store("cuda", key, ".ptx", code.encode())
     return code
 
 
-def compile_ptx(ir_text: str, arch: str) -> tuple[str, str]:
-    """(PTX, the optimised module's IR) of one module of kernels for `arch` (e.g. 'sm_90')."""
+def compile_ptx(ir_text: str, arch: str, use_cache: bool = False, whole_library: bool = False) -> tuple[str, str]:
+    """(PTX, the optimised module's IR) of one module of kernels for `arch` (e.g. 'sm_90'). The libdevice
+    functions it calls are appended as text (libdevice.py; its index from the offline cache with
+    `use_cache`); `whole_library` links all of libdevice's bitcode instead (the reference the tests compare)."""
     import llvmlite.binding as llvm
     machine = target_machine(arch)
+    math = "@__nv_" in ir_text
+    if math and not whole_library:
+        ir_text = libdevice.with_libdevice(ir_text, use_cache)
     with host_jit().lock:            # llvmlite shares LLVM's global context: one compile at a time
         module = llvm.parse_assembly(ir_text)
         module.triple = TRIPLE
         module.data_layout = str(machine.target_data)
-        if "@__nv_" in ir_text:
+        if math and whole_library:
             library = llvm.parse_bitcode(libdevice_bitcode())
             for function in library.functions:     # discardable: O3 drops what the kernels do not call
                 if not function.is_declaration:
