@@ -23,6 +23,7 @@ from wgkern.lang.legacy import any_arr, ext_arr, layout, var
 from wgkern.lang.fields import Field, MatrixField, MatrixNdarray, Ndarray, ScalarField, ScalarNdarray, VectorNdarray
 from wgkern.lang.buffer_view import BufferView
 from wgkern.lang.perf_dispatch import perf_dispatch
+from wgkern.lang.stream import Event, Stream, create_event, create_stream
 from wgkern.lang.math import assume_in_range, eig, frexp, make_spd, no_activate, stream_parallel, volatile_load
 from wgkern.lang.tensor import Backend, Tensor, tensor
 from wgkern.lang.texture import Format, Texture
@@ -104,7 +105,8 @@ __all__ = [
     "Template", "var", "global_var", "indices", "ext_arr", "any_arr", "layout", "Tape", "clear_all_gradients", "complex_kernel",
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
-    "make_spd", "eig", "BufferView", "perf_dispatch", "no_activate", "stream_parallel", "volatile_load", "Backend",
+    "make_spd", "eig", "BufferView", "perf_dispatch", "Stream", "Event", "create_stream", "create_event",
+    "no_activate", "stream_parallel", "volatile_load", "Backend",
     "Tensor", "tensor", "StructField",
     "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported", "experimental",
 ]

@@ -70,6 +70,8 @@ class Kernel:
         self.last_compiled: Any = None   # runtime.launch.CompiledEntry of the most recent launch
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs and "qd_stream" in kwargs:         # Quadrants' stream: launches run in order on one queue
+            kwargs = {k: v for k, v in kwargs.items() if k != "qd_stream"}
         return (_launch_kernel or _load_launcher())(self, args, kwargs, False)
 
     no_grad = False        # @wk.ad.no_grad: .grad does nothing
