@@ -228,3 +228,23 @@ def test_get_scalar_field_places_the_vector_field(arch):
     np.testing.assert_array_equal(v.get_scalar_field(1).to_numpy(), v.to_numpy()[..., 1])
     with pytest.raises(wk.WkError, match="one index per element axis"):
         v.get_scalar_field(0, 0)
+
+
+def test_a_place_that_runs_out_of_memory_leaves_the_field_usable(arch):
+    """The storage is re-allocated when a field is placed; when that fails the field keeps storage of its own
+    (still without a shape) instead of the buffer it gave up, and the program goes on."""
+    wk.init(arch=arch, device_memory_limit=1 << 20)
+    x = wk.field(wk.f32, needs_grad=True)
+    with pytest.raises(wk.OutOfMemoryError):
+        wk.root.dense(wk.i, 1 << 18).dynamic(wk.j, 4).place(x)
+    assert x.shape == () and x.to_numpy() == 0.0 and x.grad.to_numpy() == 0.0
+    y = wk.field(wk.f32)
+    wk.root.dense(wk.i, 4).place(y)
+
+    @wk.kernel
+    def fill():
+        for i in y:
+            y[i] = i * 2.0
+
+    fill()
+    np.testing.assert_array_equal(y.to_numpy(), [0.0, 2.0, 4.0, 6.0])

@@ -615,9 +615,20 @@ class Field(Container):
         self._finalizer()                       # frees the old buffer now
         self.program.containers.discard(self)
         dual_placeholder = self.dual if self.dual is not None and self.dual._adjoint_of is self else None
-        Container.__init__(self, self.dtype, shape, self.element_type, self.name,
-                           needs_grad=self.grad is not None,
-                           needs_dual=self.dual is not None and dual_placeholder is None)
+        needs_grad, needs_dual = self.grad is not None, self.dual is not None and dual_placeholder is None
+        old_finalizer = self._finalizer
+        try:
+            Container.__init__(self, self.dtype, shape, self.element_type, self.name, needs_grad=needs_grad,
+                               needs_dual=needs_dual)
+        except Exception:
+            # too large (OutOfMemoryError) or refused: the field stays declared without a shape, with storage
+            # of its own, rather than keeping the freed buffer (a later read or launch would use it)
+            if self._finalizer is not old_finalizer:
+                self._finalizer()               # what was allocated before the failure
+            self.program.containers.discard(self)
+            Container.__init__(self, self.dtype, (), self.element_type, self.name, needs_grad=needs_grad,
+                               needs_dual=needs_dual)
+            raise
         if dual_placeholder is not None:        # kept: `place(x, x.dual)` names it, or it takes shape when used
             self.dual = dual_placeholder
 
