@@ -288,7 +288,10 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
     elif program.tape is not None:
         program.tape.append((kernel, args, kwargs))
     forward_mode = not reverse and program.fwd_mode is not None       # inside wk.ad.FwdMode
-    validation = not reverse and not forward_mode and program.tape_validation
+    # Tape(validation=True): launches the tape records and replays mark and check (not those inside a
+    # grad_replaced function, whose gradient is custom, nor @no_grad kernels, whose reads are never replayed)
+    validation = (program.tape_validation and not reverse and not forward_mode and program.tape is not None
+                  and not getattr(kernel, "no_grad", False))
     entry = program.kernel_cache.get((kernel, spec.key, FORWARD_MODE_KEY if forward_mode
                                       else VALIDATION_KEY if validation else reverse))
     if entry is None:

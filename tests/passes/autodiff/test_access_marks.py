@@ -113,3 +113,42 @@ def test_a_store_before_the_read_in_one_launch_and_accumulation_are_allowed(arch
             stage()
             use()
             stage()                         # overwrites b after use() read it
+
+
+def test_launches_whose_reads_are_not_replayed_are_not_marked(arch):
+    # inside a grad_replaced function (custom gradient) and @no_grad kernels the reads are never replayed
+    wk.init(arch=arch, debug=True)
+    a = wk.field(wk.f32, shape=4, needs_grad=True)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def halve_in_place():
+        for i in a:
+            a[i] = a[i] * 0.5
+
+    @wk.ad.no_grad
+    @wk.kernel
+    def peek():
+        for i in a:
+            loss[None] += a[i] * 0.0
+
+    @wk.kernel
+    def total():
+        for i in a:
+            loss[None] += a[i]
+
+    @wk.ad.grad_replaced
+    def custom():
+        halve_in_place()
+
+    @wk.ad.grad_for(custom)
+    def custom_grad():
+        a.grad.from_numpy(a.grad.to_numpy() * 0.5)
+
+    a.fill(2.0)
+    with wk.ad.Tape(loss=loss, validation=True):
+        peek()
+        custom()
+        total()
+    np.testing.assert_allclose(a.grad.to_numpy(), [0.5] * 4)
+    assert loss[None] == pytest.approx(4.0)
