@@ -92,6 +92,10 @@ def test_ndarray_members_are_passed_as_arguments(arch):
     obj.inner.b = wk.ndarray(wk.f32, shape=7)   # same dtype and ndim: no recompile
     obj.fill()
     assert wk.stats()["kernel_compiles"] == before and obj.inner.b[4] == 15.0
+    for step in range(3):
+        obj.step_count = step                   # other attributes changing: still no recompile
+        obj.fill()
+    assert wk.stats()["kernel_compiles"] == before
 
 
 def test_bare_template_and_ndarray_annotations(arch):

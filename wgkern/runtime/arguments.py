@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import itertools
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,28 +238,92 @@ def dataclass_ndarray_members(value: Any, prefix: tuple[str, ...] = ()) -> list[
     return out
 
 
-def object_containers(value: Any, prefix: tuple[str, ...] = (), stack: tuple[int, ...] = ()
-                      ) -> list[tuple[tuple[str, ...], Any]]:
+def object_containers(value: Any) -> tuple[tuple[tuple[str, ...], Any], ...]:
     """(path, container) of every wk.ndarray and field attribute of a template object (`self` of a
     @wk.data_oriented class, or any object passed as a wk.template()), searching the attributes that are
     @wk.data_oriented objects or dataclass values too, in attribute order."""
-    attributes = getattr(value, "__dict__", None)
-    if not isinstance(attributes, dict) or id(value) in stack or len(prefix) > 8:
-        return []
-    out: list[tuple[tuple[str, ...], Any]] = []
-    for name, item in list(attributes.items()):
-        if isinstance(item, Container):
-            out.append((prefix + (name,), item))
-        elif getattr(type(item), "_wk_data_oriented", False) or is_dataclass_value(item):
-            out.extend(object_containers(item, prefix + (name,), stack + (id(value),)))
-    return out
+    return _holdings(value, ())[0][0]
 
 
-def object_ndarray_members(value: Any) -> list[tuple[tuple[str, ...], Any]]:
+def object_ndarray_members(value: Any) -> tuple[tuple[tuple[str, ...], Any], ...]:
     """(path, array) of the wk.ndarrays of a template object (object_containers). As in Quadrants, they are
     passed as ndarray arguments at each launch (so an attribute reassigned to another ndarray is the one the
     kernel sees)."""
-    return [(path, c) for path, c in object_containers(value) if isinstance(c, Ndarray)]
+    return _holdings(value, ())[0][1]
+
+
+# This runs at every launch of a kernel taking such an object (a solver with hundreds of fields), so each
+# object's relevant attributes are kept while its attribute names and values are the same objects (a version
+# number per object), and each object's flattened holdings while its and its searched attributes' versions are.
+_HELD_KINDS: dict[type, int] = {}       # attribute type -> 1 container, 2 object searched too, 0 neither
+_OWN: dict[int, tuple[Any, tuple[Any, ...], list[tuple[str, Any, Any]], int]] = {}
+_FLAT: dict[int, tuple[Any, tuple[Any, Any]]] = {}
+_VERSIONS = itertools.count(1)
+_NOTHING: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
+
+
+def _held_kind(kind_of: type) -> int:
+    kind = _HELD_KINDS.get(kind_of)
+    if kind is None:
+        kind = 1 if issubclass(kind_of, Container) else 2 if (
+            getattr(kind_of, "_wk_data_oriented", False) or dataclasses.is_dataclass(kind_of)) else 0
+        _HELD_KINDS[kind_of] = kind
+    return kind
+
+
+def _forget(key: int) -> None:
+    _OWN.pop(key, None)
+    _FLAT.pop(key, None)
+
+
+def _own_members(value: Any, attributes: dict[str, Any]) -> tuple[list[tuple[str, Any, Any]], int]:
+    """One object's (name, container, None) and (name, None, object) attributes, and their version."""
+    snapshot = (tuple(attributes), tuple(map(id, attributes.values())))
+    key = id(value)
+    entry = _OWN.get(key)
+    if entry is not None and entry[0]() is value and entry[1] == snapshot:
+        return entry[2], entry[3]
+    own: list[tuple[str, Any, Any]] = []
+    for name, item in attributes.items():
+        kind = _held_kind(type(item))
+        if kind == 1:
+            own.append((name, item, None))
+        elif kind == 2:
+            own.append((name, None, item))
+    same = entry is not None and entry[0]() is value and len(entry[2]) == len(own) and all(
+        a[0] == b[0] and a[1] is b[1] and a[2] is b[2] for a, b in zip(entry[2], own))
+    version = entry[3] if same else next(_VERSIONS)     # other attributes changed: the same holdings
+    try:
+        reference = weakref.ref(value, lambda _, key=key: _forget(key))
+    except TypeError:          # not weakly referable: not kept
+        return own, version
+    _OWN[key] = (reference, snapshot, own, version)
+    return own, version
+
+
+def _holdings(value: Any, stack: tuple[int, ...]) -> tuple[tuple[Any, Any], Any]:
+    """((containers, ndarrays), signature) of an object; see object_containers. Equal signatures mean the same
+    holdings (a version changes only with them), so the signature stands for them in kernel cache keys."""
+    attributes = getattr(value, "__dict__", None)
+    if not isinstance(attributes, dict) or id(value) in stack or len(stack) > 8:
+        return _NOTHING, None
+    own, version = _own_members(value, attributes)
+    inner = stack + (id(value),)
+    children = {name: _holdings(child, inner) for name, _, child in own if child is not None}
+    signature = (version, tuple(sig for _, sig in children.values())) if children else version
+    cached = _FLAT.get(id(value))
+    if cached is not None and cached[0] == signature:
+        return cached[1], signature
+    flat: list[tuple[tuple[str, ...], Any]] = []
+    for name, container, _ in own:
+        if container is not None:
+            flat.append(((name,), container))
+        else:
+            flat.extend(((name,) + path, c) for path, c in children[name][0][0])
+    held = (tuple(flat), tuple((path, c) for path, c in flat if isinstance(c, Ndarray)))
+    if id(value) in _OWN:
+        _FLAT[id(value)] = (signature, held)
+    return held, signature
 
 
 def _object_part(kernel: Any, rule: ParamRule, value: Any, members: list[Any], program: Any,
@@ -532,9 +598,8 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
                     _check_program(kernel, rule, value, program)
                 part = value
             else:
-                held = object_containers(value) if hasattr(value, "__dict__") and not \
-                    type(value).__module__.startswith("wgkern.") else None     # a user object, not a wk.Texture
-                members = [(path, c) for path, c in held if isinstance(c, Ndarray)] if held else None
+                (held, members), signature = _holdings(value, ()) if hasattr(value, "__dict__") and not \
+                    type(value).__module__.startswith("wgkern.") else (_NOTHING, None)  # a user object, not a Texture
                 if members:
                     templates[index] = value
                     parts.append((OBJECT, _object_part(kernel, rule, value, members, program, components)))
@@ -542,7 +607,7 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
                 _check_template_containers(kernel, rule, value, program)
                 part = template_key(value)
                 if held:         # the fields it holds now: one reassigned (or made again) is a new variant
-                    part = (part, tuple(held))
+                    part = (part, signature)
             templates[index] = value
             parts.append((TEMPLATE, part))
     if components:
