@@ -190,3 +190,16 @@ def test_gui_is_a_context_manager_closed_at_the_end_of_the_block():
         gui.set_image(np.full((6, 4, 3), 0.5, np.float32))
         gui.show()
     assert not gui.running
+
+
+def test_show_clears_the_canvas_so_each_frame_is_drawn_from_scratch(tmp_path):
+    """As in Taichi: a program that draws moving shapes and shows them every frame leaves no trail."""
+    gui = wk.GUI("trail", res=(40, 20), background_color=0x102030, show_gui=False)
+    background = [0x10 / 255, 0x20 / 255, 0x30 / 255]
+    for frame in range(3):
+        gui.circle((0.2 + 0.3 * frame, 0.5), radius=3, color=0xFFFFFF)
+        gui.show(str(tmp_path / f"f{frame}.png"))
+        np.testing.assert_allclose(gui.get_image(), np.broadcast_to(background, (40, 20, 3)), rtol=1e-6)
+    last = _read_png(tmp_path / "f2.png")[..., :3].astype(int)
+    assert (last[10, 32] == 255).all()              # this frame's circle (rows from the top)
+    assert (last[10, 8] == [0x10, 0x20, 0x30]).all() and (last[10, 20] == [0x10, 0x20, 0x30]).all()

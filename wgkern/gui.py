@@ -301,16 +301,19 @@ class GUI(HeadlessFrames):
 
     # ---- frames --------------------------------------------------------------------------------------------
     def get_image(self) -> np.ndarray:
-        """The current frame as RGB floats, img[x, y] like set_image takes."""
+        """The frame being drawn as RGB floats, img[x, y] like set_image takes (after show(), the cleared
+        canvas)."""
         return np.transpose(self.canvas[::-1], (1, 0, 2)).copy()
 
     def show(self, file: str | None = None) -> None:
-        """Shows (counts, saves) the frame: the canvas with the widgets over it where show_gui is on."""
+        """Shows (counts, saves) the frame: the canvas with the widgets over it where show_gui is on. Then, as
+        in Taichi, the canvas is cleared to the background color: each frame is drawn from scratch."""
         frame = self.canvas
         if self.show_gui and self._widgets:
             frame = self.canvas.copy()
             _draw_widgets(frame, self._widgets)
         self._frame_shown(frame, file)
+        self.clear()
 
     def close(self) -> None:
         self.running = False
