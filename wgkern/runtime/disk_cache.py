@@ -7,19 +7,51 @@ captured values or wgkern itself changes can make a stale entry match. The CPU b
 few ms; the LLVM and NVPTX compiles they spare take tens). WGSL backends rely on their drivers' caches (Mesa's
 and NVIDIA's keep compiled shaders on disk themselves).
 
-Where: $WK_CACHE_DIR, else $XDG_CACHE_HOME/wgkern, else ~/.cache/wgkern. A cache that cannot be read or
-written is ignored (compiling instead); writes go through a temporary file and a rename, so a concurrent
+Where: wk.init(offline_cache_file_path=...) (Taichi's option), else $WK_CACHE_DIR, else $XDG_CACHE_HOME/wgkern,
+else ~/.cache/wgkern. Size: as Taichi's offline cache, at most `offline_cache_max_size_of_files` bytes (100 MiB)
+under `offline_cache_cleaning_policy` 'lru' (a hit refreshes an entry's time; 'fifo' does not; 'version' is
+'lru' here, since an entry of another version is never found; 'never' keeps everything): past the limit the
+oldest entries go until `offline_cache_cleaning_factor` (a quarter) of it is free. A cache that cannot be read
+or written is ignored (compiling instead); writes go through a temporary file and a rename, so a concurrent
 reader sees a whole entry or none, and every entry starts with a digest of its bytes, so a damaged one reads as
 absent (object code is loaded into the process unchecked otherwise)."""
 from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
+
+POLICIES = ("never", "version", "lru", "fifo")
+CLEAN_EVERY = 32            # stores between size checks (the first store of a process checks too)
+
+
+DEFAULT_MAX_BYTES, DEFAULT_POLICY, DEFAULT_FACTOR = 100 << 20, "lru", 0.25     # Taichi's defaults
+
+
+@dataclass(slots=True)
+class Settings:
+    """What wk.init configured (Taichi's offline-cache options); `configure` resets what it is not given."""
+    root: str | None = None
+    max_bytes: int = DEFAULT_MAX_BYTES
+    policy: str = DEFAULT_POLICY
+    factor: float = DEFAULT_FACTOR
+
+
+_settings = Settings()
+_stores = 0
+
+
+def configure(root: str | None = None, max_bytes: int | None = None, policy: str | None = None,
+              factor: float | None = None) -> None:
+    global _settings, _stores  # noqa: PLW0603 - one cache per process, configured by each wk.init
+    _settings = Settings(root, DEFAULT_MAX_BYTES if max_bytes is None else int(max_bytes),
+                         policy or DEFAULT_POLICY, DEFAULT_FACTOR if factor is None else float(factor))
+    _stores = 0
 
 
 def cache_root() -> Path:
-    root = os.environ.get("WK_CACHE_DIR") or os.path.join(
+    root = _settings.root or os.environ.get("WK_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "wgkern")
     return Path(root)
 
@@ -43,12 +75,20 @@ _DIGEST_BYTES = 32
 
 def load(kind: str, key: str, suffix: str) -> bytes | None:
     """The stored entry, or None (absent, unreadable or damaged)."""
+    path = cache_directory(kind) / (key + suffix)
     try:
-        stored = (cache_directory(kind) / (key + suffix)).read_bytes()
+        stored = path.read_bytes()
     except OSError:
         return None
     data = stored[_DIGEST_BYTES:]
-    return data if hashlib.sha256(data).digest() == stored[:_DIGEST_BYTES] else None
+    if hashlib.sha256(data).digest() != stored[:_DIGEST_BYTES]:
+        return None
+    if _settings.policy in ("lru", "version"):
+        try:
+            os.utime(path)           # recently used: the last to go
+        except OSError:
+            pass
+    return data
 
 
 def store(kind: str, key: str, suffix: str, data: bytes) -> None:
@@ -60,4 +100,38 @@ def store(kind: str, key: str, suffix: str, data: bytes) -> None:
         partial.write_bytes(hashlib.sha256(data).digest() + data)
         partial.replace(path)
     except OSError:
-        pass
+        return
+    global _stores  # noqa: PLW0603
+    if _stores % CLEAN_EVERY == 0:
+        clean()
+    _stores += 1
+
+
+def clean() -> None:
+    """Past the size limit, remove the oldest entries (by modification time) until the cleaning factor of the
+    limit is free; nothing under policy 'never'."""
+    settings = _settings
+    if settings.policy == "never":
+        return
+    entries = []
+    try:
+        for folder in cache_root().iterdir():
+            if folder.is_dir():
+                for entry in os.scandir(folder):
+                    if entry.is_file():
+                        stat = entry.stat()
+                        entries.append((stat.st_mtime, stat.st_size, entry.path))
+    except OSError:
+        return
+    total = sum(size for _, size, _ in entries)
+    if total <= settings.max_bytes:
+        return
+    goal = settings.max_bytes * (1.0 - settings.factor)
+    for _, size, name in sorted(entries):
+        if total <= goal:
+            break
+        try:
+            os.remove(name)
+            total -= size
+        except OSError:
+            pass

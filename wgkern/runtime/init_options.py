@@ -3,7 +3,9 @@
 Acting: `default_fp` / `default_ip` (the dtype of float/int literals, `float` and `int`), `device_memory_GB` (the
 device memory limit, when `device_memory_limit` is not given), `check_out_of_bound` (bounds-checked accesses,
 as `debug=True`), `cpu_max_num_threads` (the CPU backend's threads, the launching one included),
-`short_circuit_operators` (run-time `and`/`or` stop evaluating operands once the result is decided).
+`short_circuit_operators` (run-time `and`/`or` stop evaluating operands once the result is decided), the offline
+cache's `offline_cache_file_path`, `offline_cache_max_size_of_files`, `offline_cache_cleaning_policy` and
+`offline_cache_cleaning_factor` (runtime/disk_cache.py).
 Accepted because they ask for what wgkern always does or only tune Taichi's or Quadrants' own machinery (memory
 pool, logging, IR printing, SNode packing, dynamic indexing of local vectors, optimisation passes, block sizes,
 Quadrants' `ad_stack_experimental_enabled` switch): `TAICHI_ACCEPTED`. Any other keyword is a TypeError naming it."""
@@ -23,7 +25,6 @@ TAICHI_ACCEPTED = frozenset({
     "excepthook",
     "print_ir",
     "print_kernel_llvm_ir",
-    "offline_cache_file_path",
     "kernel_profiler",          # see wk.profiler: kernels are timed when it is on (runtime/profiler.py)
     "enable_fallback",          # an arch named explicitly and missing raises ArchUnavailableError either way
     # Quadrants' options of the same kinds
@@ -49,9 +50,6 @@ TAICHI_ACCEPTED = frozenset({
     "print_kernel_llvm_ir_optimized",
     "print_kernel_asm",
     "print_full_traceback",
-    "offline_cache_max_size_of_files",
-    "offline_cache_cleaning_policy",
-    "offline_cache_cleaning_factor",
 })
 
 
@@ -64,12 +62,17 @@ class TaichiOptions:
     default_ip: Any = None
     kernel_profiler: bool = False
     short_circuit_operators: bool = False
+    cache_path: str | None = None
+    cache_max_bytes: int | None = None
+    cache_policy: str | None = None
+    cache_factor: float | None = None
 
 
 def taichi_init_options(options: dict[str, Any]) -> TaichiOptions:
     """Sort the keywords `wk.init` does not name itself (see the module docstring)."""
     known = {"default_fp", "default_ip", "device_memory_GB", "check_out_of_bound", "cpu_max_num_threads",
-             "short_circuit_operators"}
+             "short_circuit_operators", "offline_cache_file_path", "offline_cache_max_size_of_files",
+             "offline_cache_cleaning_policy", "offline_cache_cleaning_factor"}
     unknown = sorted(set(options) - known - TAICHI_ACCEPTED)
     if unknown:
         raise TypeError(f"wk.init() got unexpected keyword arguments: {', '.join(unknown)}")
@@ -79,6 +82,18 @@ def taichi_init_options(options: dict[str, Any]) -> TaichiOptions:
         raise ValueError(f"cpu_max_num_threads must be a positive int, not {threads!r}")
     if memory is not None and not memory > 0:
         raise ValueError(f"device_memory_GB must be positive, not {memory!r}")
+    from wgkern.runtime.disk_cache import POLICIES
+    policy = options.get("offline_cache_cleaning_policy")
+    if policy is not None and policy not in POLICIES:
+        raise ValueError(f"offline_cache_cleaning_policy must be one of {', '.join(map(repr, POLICIES))}, "
+                         f"not {policy!r}")
+    size = options.get("offline_cache_max_size_of_files")
+    if size is not None and not (isinstance(size, int) and size > 0):
+        raise ValueError(f"offline_cache_max_size_of_files must be a positive number of bytes, not {size!r}")
+    factor = options.get("offline_cache_cleaning_factor")
+    if factor is not None and not 0 < factor <= 1:
+        raise ValueError(f"offline_cache_cleaning_factor must be in (0, 1], not {factor!r}")
+    path = options.get("offline_cache_file_path")
     return TaichiOptions(
         debug=bool(options.get("check_out_of_bound", False)),
         device_memory_limit=int(memory * (1 << 30)) if memory is not None else None,
@@ -87,4 +102,8 @@ def taichi_init_options(options: dict[str, Any]) -> TaichiOptions:
         default_ip=options.get("default_ip"),
         kernel_profiler=bool(options.get("kernel_profiler", False)),
         short_circuit_operators=bool(options.get("short_circuit_operators", False)),
+        cache_path=str(path) if path is not None else None,
+        cache_max_bytes=size,
+        cache_policy=policy,
+        cache_factor=factor,
     )

@@ -147,6 +147,8 @@ def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, defau
         raise ValueError("ad_stack_size must be >= 0 and default_ad_stack_size > 0")
     if device_memory_limit is None:
         device_memory_limit = extra.device_memory_limit
+    from wgkern.runtime import disk_cache
+    disk_cache.configure(extra.cache_path, extra.cache_max_bytes, extra.cache_policy, extra.cache_factor)
     options = InitOptions(bool(debug) or extra.debug, int(ad_stack_size), int(default_ad_stack_size),
                           bool(offline_cache), device_memory_limit, int(random_seed), bool(fast_math),
                           extra.threads, extra.default_fp, extra.default_ip, extra.kernel_profiler,
