@@ -123,7 +123,8 @@ def test_taichi_options_without_effect_are_accepted_and_others_refused(arch):
             excepthook=True, print_ir=False, device_memory_fraction=0.5, offline_cache=False)
     # Quadrants programs pass these (the adstack is always on; the rest tune Quadrants' passes)
     wk.init(arch=arch, ad_stack_experimental_enabled=True, cfg_optimization=False, num_compile_threads=4,
-            ad_stack_size=0, default_ad_stack_size=64, ad_stack_sparse_threshold_bytes=0)
+            ad_stack_size=0, default_ad_stack_size=64, ad_stack_sparse_threshold_bytes=0, src_ll_cache=True,
+            gdb_trigger=False)
     # Taichi's NGP example asks for no CPU fallback: a named arch that exists just starts
     wk.init(arch=arch, enable_fallback=False, offline_cache=True)
     assert wk.lang.impl.current_cfg().arch == arch

@@ -50,6 +50,8 @@ TAICHI_ACCEPTED = frozenset({
     "print_kernel_llvm_ir_optimized",
     "print_kernel_asm",
     "print_full_traceback",
+    "src_ll_cache",             # Quadrants' source-keyed kernel cache; wgkern's offline cache keys compiled code
+    "gdb_trigger",              # attach gdb on a crash; device errors raise Python exceptions here
 })
 
 
