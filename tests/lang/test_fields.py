@@ -480,3 +480,17 @@ def test_to_torch_and_from_torch(arch, monkeypatch):
     s.from_torch({"m": _StubTensor(np.array([1.0, 2.0])), "p": _StubTensor(np.ones((2, 2)))})
     out = s.to_torch()
     assert list(out["m"].array) == [1.0, 2.0] and out["p"].array.sum() == 4.0
+
+
+def test_numpy_conversion_and_python_iteration(arch):
+    # np.asarray(x) is x.to_numpy() for any number of axes; Python iteration covers 1-D containers only (a 2-D
+    # field used to iterate as empty)
+    y = wk.field(wk.i32, shape=(2, 3))
+    y[1, 2] = 7
+    np.testing.assert_array_equal(np.asarray(y), y.to_numpy())
+    assert np.array(wk.Vector.field(2, wk.f32, shape=4), dtype=np.float64).shape == (4, 2)
+    a = wk.ndarray(wk.f32, shape=3)
+    a[1] = 2.5
+    assert list(a) == [0.0, 2.5, 0.0]
+    with pytest.raises(TypeError, match=r"of shape \(2, 3\): Python iteration goes over the elements of a 1-D"):
+        list(y)

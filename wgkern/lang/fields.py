@@ -488,6 +488,21 @@ class Container:
             raise TypeError(f"0-d {self.kind_name} '{self.name}' has no len()")
         return self.shape[0]
 
+    def __iter__(self) -> Any:
+        """Python-scope iteration goes over a 1-D container's elements; a 2-D one has no rows to give (its
+        elements take all indices at once), so it is a TypeError rather than an empty loop."""
+        if len(self.shape) != 1:
+            raise TypeError(f"{self.kind_name} '{self.name}' of shape {self.shape}: Python iteration goes over the "
+                            "elements of a 1-D container only; use to_numpy(), or `for I in wk.grouped(x)` in a "
+                            "kernel")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """np.asarray(x): the contents (to_numpy()), whatever the number of axes."""
+        out = self.to_numpy()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
     def __repr__(self) -> str:
         element = repr(self.element_type) if self.element_type is not None else repr(self.dtype)
         return f"<wk.{self.kind_name} {self.name}: {element}, shape={self.shape}>"
