@@ -56,7 +56,8 @@ class Buffers:
 
     @wk.func
     def bump(self, i):
-        self.inner.b[i] += self.a[i] * self.scale
+        if wk.static(isinstance(self, Buffers)):     # the object as kernel code sees it is still a Buffers
+            self.inner.b[i] += self.a[i] * self.scale
 
     @wk.kernel
     def fill(self):

@@ -115,6 +115,10 @@ class ObjectView:
             return types.MethodType(item.__func__, self)
         return item
 
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:       # isinstance(self, MyClass) in kernel code holds for the view too
+        return type(self.__dict__["_wk_value"])
+
     def __repr__(self) -> str:
         return f"{type(self._wk_value).__name__} argument"
 
