@@ -83,8 +83,9 @@ class InternalCompilerError(WkError):
         super().__init__(format_located("internal compiler error: " + message, loc))
 
 
-class ArgumentError(WkError, TypeError):
-    """A kernel was called with an argument of the wrong kind, dtype, ndim, shape or count."""
+class ArgumentError(WkError, TypeError, ValueError):
+    """A kernel was called with an argument of the wrong kind, dtype, ndim, shape or count. Also a ValueError:
+    Quadrants raises that for an ndarray of the wrong ndim or element type, TypeError for a wrong dtype."""
 
 
 class AdStackOverflowError(WkError, RuntimeError):

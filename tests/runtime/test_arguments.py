@@ -89,7 +89,9 @@ def test_ndarray_errors(fake_program):
     v = wk.ndarray(wk.types.vector(3, wk.f32), shape=5)
     with pytest.raises(wk.ArgumentError, match="parameter 'a'.*dtype wk.f32, got wk.f64"):
         spec_of(arrays, wk.ndarray(wk.f64, shape=(2, 2)), b, v)
-    with pytest.raises(wk.ArgumentError, match="parameter 'a'.*ndim=2"):
+    with pytest.raises(ValueError, match="parameter 'a'.*ndim=2"):        # Quadrants raises ValueError there
+        spec_of(arrays, wk.ndarray(wk.f32, shape=4), b, v)
+    with pytest.raises(TypeError, match="parameter 'a'.*ndim=2"):         # and ArgumentError is a TypeError
         spec_of(arrays, wk.ndarray(wk.f32, shape=4), b, v)
     with pytest.raises(wk.ArgumentError, match="parameter 'v'.*elements of shape"):
         spec_of(arrays, np.zeros((2, 2), np.float32), b, np.zeros((5, 2), np.float32))
