@@ -137,3 +137,25 @@ def test_taichi_options_without_effect_are_accepted_and_others_refused(arch):
         wk.init(arch=arch, default_fp=wk.f16)
     with pytest.raises(ValueError, match="cpu_max_num_threads must be a positive int"):
         wk.init(arch=arch, cpu_max_num_threads=0)
+
+
+def test_enable_fallback_gives_the_cpu_for_a_missing_arch(capsys):
+    """Taichi's examples ask for ti.cuda / ti.metal and Taichi falls back to the CPU where those are missing;
+    wk.init does so when enable_fallback=True is passed (its own default stays: ArchUnavailableError)."""
+    try:
+        with pytest.raises(wk.ArchUnavailableError):
+            wk.init(arch=wk.metal)
+        wk.init(arch=wk.metal, enable_fallback=True)
+        assert wk.lang.impl.current_cfg().arch == wk.cpu
+        assert "enable_fallback=True" in capsys.readouterr().err
+        x = wk.field(wk.i32, shape=3)
+
+        @wk.kernel
+        def fill():
+            for i in x:
+                x[i] = i + 1
+
+        fill()
+        assert x.to_numpy().tolist() == [1, 2, 3]
+    finally:
+        wk.reset()

@@ -5,7 +5,8 @@ device memory limit, when `device_memory_limit` is not given), `check_out_of_bou
 as `debug=True`), `cpu_max_num_threads` (the CPU backend's threads, the launching one included),
 `short_circuit_operators` (run-time `and`/`or` stop evaluating operands once the result is decided), the offline
 cache's `offline_cache_file_path`, `offline_cache_max_size_of_files`, `offline_cache_cleaning_policy` and
-`offline_cache_cleaning_factor` (runtime/disk_cache.py).
+`offline_cache_cleaning_factor` (runtime/disk_cache.py), `enable_fallback=True` (a missing arch gives the CPU
+instead of ArchUnavailableError; unlike Taichi's, wk.init's default is False).
 Accepted because they ask for what wgkern always does or only tune Taichi's or Quadrants' own machinery (memory
 pool, logging, IR printing, SNode packing, dynamic indexing of local vectors, optimisation passes, block sizes,
 Quadrants' `ad_stack_experimental_enabled` switch): `TAICHI_ACCEPTED`. Any other keyword is a TypeError naming it."""
@@ -26,7 +27,6 @@ TAICHI_ACCEPTED = frozenset({
     "print_ir",
     "print_kernel_llvm_ir",
     "kernel_profiler",          # see wk.profiler: kernels are timed when it is on (runtime/profiler.py)
-    "enable_fallback",          # an arch named explicitly and missing raises ArchUnavailableError either way
     # Quadrants' options of the same kinds
     "ad_stack_experimental_enabled",  # reverse mode always differentiates dynamic loops through adstacks
     "ad_stack_sparse_threshold_bytes",  # Quadrants' heap-sizing cutoff; wgkern sizes every adstack at each launch
@@ -68,13 +68,14 @@ class TaichiOptions:
     cache_max_bytes: int | None = None
     cache_policy: str | None = None
     cache_factor: float | None = None
+    enable_fallback: bool = False
 
 
 def taichi_init_options(options: dict[str, Any]) -> TaichiOptions:
     """Sort the keywords `wk.init` does not name itself (see the module docstring)."""
     known = {"default_fp", "default_ip", "device_memory_GB", "check_out_of_bound", "cpu_max_num_threads",
              "short_circuit_operators", "offline_cache_file_path", "offline_cache_max_size_of_files",
-             "offline_cache_cleaning_policy", "offline_cache_cleaning_factor"}
+             "offline_cache_cleaning_policy", "offline_cache_cleaning_factor", "enable_fallback"}
     unknown = sorted(set(options) - known - TAICHI_ACCEPTED)
     if unknown:
         raise TypeError(f"wk.init() got unexpected keyword arguments: {', '.join(unknown)}")
@@ -108,4 +109,5 @@ def taichi_init_options(options: dict[str, Any]) -> TaichiOptions:
         cache_max_bytes=size,
         cache_policy=policy,
         cache_factor=factor,
+        enable_fallback=bool(options.get("enable_fallback", False)),
     )

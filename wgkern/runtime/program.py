@@ -153,7 +153,21 @@ def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, defau
                           bool(offline_cache), device_memory_limit, int(random_seed), bool(fast_math),
                           extra.threads, extra.default_fp, extra.default_ip, extra.kernel_profiler,
                           extra.short_circuit_operators)
-    return start(select(arch), options)
+    return start(_select(arch, extra.enable_fallback), options)
+
+
+def _select(arch: Any, enable_fallback: bool) -> Selection:
+    """The arch asked for; with Taichi's `enable_fallback=True` a missing one gives the CPU (with a note on
+    stderr) instead of ArchUnavailableError."""
+    from wgkern.errors import ArchUnavailableError
+    try:
+        return select(arch)
+    except ArchUnavailableError as exc:
+        if not enable_fallback:
+            raise
+        import sys
+        print(f"wk.init(enable_fallback=True): {exc}; running on wk.cpu", file=sys.stderr)
+        return select(Arch.cpu)
 
 
 def _finish_at_exit() -> None:
