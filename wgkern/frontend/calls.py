@@ -292,12 +292,7 @@ class CallMixin:
                         VectorValue([e for _, e in pairs], value.n, value.m))
             return arith.frexp(self.b, value)
         if callee is wm.make_spd:
-            if not 1 <= len(args) <= 2 or kwargs:
-                raise CompileError("make_spd(A) takes one symmetric matrix")
-            matrix = self.as_value(args[0])
-            if len(args) == 2 and isinstance(matrix, VectorValue):
-                matrix = vectors.cast(self.b, matrix, self.as_dtype(args[1]))
-            return linalg.make_spd(self.b, matrix)
+            return linalg.make_spd(self.b, self._matrix_argument(args, kwargs, "make_spd(A) takes one symmetric matrix"))
         if callee is wm.assume_in_range or callee is wm.volatile_load:
             if len(args) != (4 if callee is wm.assume_in_range else 1) or kwargs:
                 raise CompileError(f"{callee.__name__}() takes {4 if callee is wm.assume_in_range else 1} "
@@ -310,25 +305,12 @@ class CallMixin:
             check = functools.partial(arith.float_class, self.b, nan=callee is wm.isnan)
             return vectors.map_elements(value, check) if isinstance(value, VectorValue) else check(value)
         if callee is wm.eig:
-            if not 1 <= len(args) <= 2 or kwargs:
-                raise CompileError("wk.eig(A) takes one 2x2 matrix")
-            matrix = self.as_value(args[0])
-            if len(args) == 2 and isinstance(matrix, VectorValue):
-                matrix = vectors.cast(self.b, matrix, self.as_dtype(args[1]))
-            return linalg.eig(self.b, matrix)
+            return linalg.eig(self.b, self._matrix_argument(args, kwargs, "wk.eig(A) takes one 2x2 matrix"))
         if callee is wm.sym_eig:
-            if not 1 <= len(args) <= 2 or kwargs:
-                raise CompileError("wk.sym_eig(A) takes one symmetric matrix")
-            matrix = self.as_value(args[0])
-            if len(args) == 2 and isinstance(matrix, VectorValue):
-                matrix = vectors.cast(self.b, matrix, self.as_dtype(args[1]))
-            return linalg.sym_eig(self.b, matrix)
+            return linalg.sym_eig(self.b, self._matrix_argument(args, kwargs,
+                                                                "wk.sym_eig(A) takes one symmetric matrix"))
         if callee is wm.svd or callee is wm.polar_decompose:
-            if not 1 <= len(args) <= 2 or kwargs:      # Taichi's optional second argument is the dtype
-                raise CompileError(f"wk.{callee.__name__}(A) takes one matrix")
-            matrix = self.as_value(args[0])
-            if len(args) == 2 and isinstance(matrix, VectorValue):
-                matrix = vectors.cast(self.b, matrix, self.as_dtype(args[1]))
+            matrix = self._matrix_argument(args, kwargs, f"wk.{callee.__name__}(A) takes one matrix")
             return (linalg.svd if callee is wm.svd else linalg.polar_decompose)(self.b, matrix)
         if callee is wm.raw_div or callee is wm.raw_mod:
             if len(args) != 2 or kwargs:
@@ -471,6 +453,16 @@ class CallMixin:
     def no_kwargs(kwargs: dict[str, Any], name: str) -> None:
         if kwargs:
             raise CompileError(f"'{name}' takes no keyword arguments")
+
+    def _matrix_argument(self, args: list[Any], kwargs: dict[str, Any], message: str) -> Any:
+        """The matrix of wk.svd / eig / sym_eig / polar_decompose / make_spd(A[, dtype]): Taichi's optional
+        second argument is the dtype to compute in."""
+        if not 1 <= len(args) <= 2 or kwargs:
+            raise CompileError(message)
+        matrix = self.as_value(args[0])
+        if len(args) == 2 and isinstance(matrix, VectorValue):
+            matrix = vectors.cast(self.b, matrix, self.as_dtype(args[1]))
+        return matrix
 
     @staticmethod
     def one_arg(args: list[Any], kwargs: dict[str, Any], name: str) -> Any:
