@@ -457,17 +457,20 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
     def store_values(self, ref: GlobalRef, value: Any) -> None:
         if getattr(ref.slot.host, "quant", None) is not None:     # a quantized type's field: stores round
             return self.store_quant(ref, value)
+        for ptr, element in self.stored_elements(ref, value):
+            self.b.global_store(ptr, element)
+
+    def stored_elements(self, ref: GlobalRef, value: Any) -> list[tuple[Any, Any]]:
+        """(pointer, value) per component of `ref = value`: a vector of the element's shape goes component by
+        component, a scalar to every component."""
         value = self.as_value(value)
         ptrs = self.element_ptrs(ref)
         if isinstance(value, VectorValue):
             if value.shape != ref.element_shape:
                 raise CompileError(f"cannot store {describe(value)} into '{ref.label}' whose elements have "
                                    f"shape {ref.element_shape}")
-            for ptr, element in zip(ptrs, value.elements):
-                self.b.global_store(ptr, element)
-            return
-        for ptr in ptrs:
-            self.b.global_store(ptr, value)
+            return list(zip(ptrs, value.elements))
+        return [(ptr, value) for ptr in ptrs]
 
     # ---- entry -------------------------------------------------------------------------------------------
     def build(self) -> ir.KernelIR:

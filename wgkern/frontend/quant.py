@@ -160,19 +160,11 @@ class QuantMixin:
     def store_quant(self, ref: GlobalRef, value: Any) -> None:
         """ref = value for a field of a quantized type."""
         host = ref.slot.host
-        ptrs = self.element_ptrs(ref)
-        value = self.as_value(value)
-        if isinstance(value, VectorValue):
-            if value.shape != ref.element_shape:
-                raise CompileError(f"cannot store a {value.shape} value into '{ref.label}' whose elements have "
-                                   f"shape {ref.element_shape}")
-            elements = list(value.elements)
-        else:
-            elements = [self.as_scalar(value)] * len(ptrs)
+        pairs = [(ptr, self.as_scalar(element)) for ptr, element in self.stored_elements(ref, value)]
         if host.quant_group is not None:
-            self.store_shared(host.quant_group, list(zip(ptrs, elements)))
+            self.store_shared(host.quant_group, pairs)
             return
-        for ptr, element in zip(ptrs, elements):
+        for ptr, element in pairs:
             self.b.global_store(ptr, self.quantize(host.quant, element))
 
     def quant_atomic(self, op: AtomicOpKind, ref: GlobalRef, value: Any, expected: Any) -> Any:
