@@ -38,11 +38,12 @@ def test_shapes_land_where_taichi_puts_them(tmp_path):
                 palette_indices=np.array([0, 1]))
     gui.line([0.0, 0.5], [1.0, 0.5], radius=1, color=0x0000FF)
     gui.triangle([0.1, 0.9], [0.3, 0.9], [0.1, 0.7], color=0xFFFFFF)
-    image = gui.get_image()
-    assert image[25, 25].tolist() == [1.0, 0.0, 0.0] and image[75, 75].tolist() == [0.0, 1.0, 0.0]
-    assert image[50, 50].tolist() == [0.0, 0.0, 1.0]
-    assert image[13, 86].tolist() == [1.0, 1.0, 1.0]             # inside the triangle (x right, y up)
-    assert np.allclose(image[90, 10], [0x11 / 255, 0x22 / 255, 0x33 / 255])
+    image = gui.get_image()                                       # RGBA, as Taichi's
+    assert image.shape == (100, 100, 4) and image.dtype == np.float32
+    assert image[25, 25].tolist() == [1.0, 0.0, 0.0, 1.0] and image[75, 75].tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert image[50, 50].tolist() == [0.0, 0.0, 1.0, 1.0]
+    assert image[13, 86].tolist() == [1.0, 1.0, 1.0, 1.0]        # inside the triangle (x right, y up)
+    assert np.allclose(image[90, 10], [0x11 / 255, 0x22 / 255, 0x33 / 255, 1.0])
     path = tmp_path / "shapes.png"
     gui.show(str(path))
     assert _read_png(path).shape == (100, 100, 4)
@@ -88,7 +89,7 @@ def test_max_frames_closes_the_window_for_every_loop_shape(monkeypatch, capsys):
 def test_per_point_radii_widgets_arrows_and_taichi_helpers(tmp_path):
     gui = wk.GUI("extras", res=100, show_gui=False)
     gui.circles(np.array([[0.25, 0.5], [0.75, 0.5]]), radius=np.array([1.0, 20.0]))
-    image = gui.get_image().sum(axis=2) > 0
+    image = gui.get_image()[..., :3].sum(axis=2) > 0
     assert image[:50].sum() <= 9 and image[50:].sum() > 1000          # each point its own radius
     gui.clear()
     gui.lines(np.array([[0.0, 0.0], [0.1, 0.1], [np.nan, 0.0]]), np.array([[1e5, 1.0], [0.9, 0.9], [1.0, 1.0]]),
@@ -113,7 +114,7 @@ def test_per_point_radii_widgets_arrows_and_taichi_helpers(tmp_path):
 
 def _rows(gui):
     """The GUI's frame as float RGB rows from the top."""
-    return np.transpose(gui.get_image(), (1, 0, 2))[::-1]
+    return np.transpose(gui.get_image()[..., :3], (1, 0, 2))[::-1]
 
 
 def _ink_box(mask):
@@ -177,7 +178,7 @@ def test_widgets_are_drawn_down_the_right_edge_when_shown(tmp_path, capsys):
     assert (frame[45, 205:300] == 0x11).all(axis=1).any()                # the label's caption
     assert (frame[27:30, 211:370] == 0x33).all()                        # the slider bar ...
     assert (frame[28, 385:392] == 0x55).all(axis=1).any()                 # ... and its knob at the maximum
-    assert not gui.get_image().any()                                     # the canvas itself is untouched
+    assert not gui.get_image()[..., :3].any()                            # the canvas itself is untouched
     quiet = wk.GUI("quiet", res=(400, 200), show_gui=False)
     quiet.slider("speed", 0.0, 1.0)
     quiet.show(str(tmp_path / "quiet.png"))
@@ -199,7 +200,28 @@ def test_show_clears_the_canvas_so_each_frame_is_drawn_from_scratch(tmp_path):
     for frame in range(3):
         gui.circle((0.2 + 0.3 * frame, 0.5), radius=3, color=0xFFFFFF)
         gui.show(str(tmp_path / f"f{frame}.png"))
-        np.testing.assert_allclose(gui.get_image(), np.broadcast_to(background, (40, 20, 3)), rtol=1e-6)
+        np.testing.assert_allclose(gui.get_image(), np.broadcast_to(background + [1.0], (40, 20, 4)), rtol=1e-6)
     last = _read_png(tmp_path / "f2.png")[..., :3].astype(int)
     assert (last[10, 32] == 255).all()              # this frame's circle (rows from the top)
     assert (last[10, 8] == [0x10, 0x20, 0x30]).all() and (last[10, 20] == [0x10, 0x20, 0x30]).all()
+
+
+def test_get_image_alpha_follows_taichi_rules():
+    """get_image is RGBA: opaque after clearing and where something is drawn; set_image's alpha is the image's
+    own (four channels), its grey value (one channel) or 0 (two or three channels), as Taichi's GUI keeps it."""
+    gui = wk.GUI("alpha", res=(8, 6), show_gui=False)
+    assert (gui.get_image()[..., 3] == 1.0).all()
+    rgba = np.zeros((8, 6, 4), np.float32)
+    rgba[1, 2] = (0.25, 0.5, 1.0, 0.7)
+    gui.set_image(rgba)
+    np.testing.assert_allclose(gui.get_image()[1, 2], [0.25, 0.5, 1.0, 0.7])
+    grey = np.zeros((8, 6), np.float32)
+    grey[3, 4] = 0.5
+    gui.set_image(grey)
+    np.testing.assert_allclose(gui.get_image()[3, 4], [0.5] * 4)
+    gui.set_image(np.zeros((8, 6, 3), np.uint8))
+    gui.circle((0.5, 0.5), radius=2, color=0xFF0000)
+    image = gui.get_image()
+    assert image[4, 3].tolist() == [1.0, 0.0, 0.0, 1.0] and image[0, 0].tolist() == [0.0, 0.0, 0.0, 0.0]
+    gui.show()
+    assert (gui.get_image()[..., 3] == 1.0).all()

@@ -15,6 +15,8 @@ puts them: stacked down the right edge, 200 pixels wide. `rgb_to_hex`,
 are drawn by raster.py, and the frame loop (HeadlessFrames) is shared with wk.ui's GGUI window (ui/)."""
 from __future__ import annotations
 
+import contextlib
+
 import os
 import sys
 from typing import Any
@@ -22,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.png import to_rgba, write_png
-from wgkern.raster import (as_array as _array, draw_text, fill_rect, fill_triangles, image_rows,
+from wgkern.raster import (as_array as _array, draw_text, fill_rect, fill_triangles, image_rows_rgba,
                            points2d as _points, splat_discs, stroke_segments)
 from wgkern.tools.image import imwrite  # noqa: F401  (wk.imwrite, Taichi's old name for ti.tools.imwrite)
 
@@ -209,12 +211,24 @@ class GUI(HeadlessFrames):
     # ---- drawing -----------------------------------------------------------------------------------------
     def clear(self, color: int | None = None) -> None:
         self.canvas[:] = _rgb(self.background_color if color is None else color)
+        self._alpha = None                      # every pixel opaque: the canvas's alpha after clearing
 
     def set_image(self, image: Any) -> None:
-        rows = image_rows(image)                                            # img[x, y] -> rows from the top
+        """The canvas from img[x, y]; as in Taichi, the image's alpha (0 for grey-less RGB, the grey value for
+        one channel) is what get_image returns until something is drawn over it."""
+        rows = image_rows_rgba(image)                                       # img[x, y] -> rows from the top
         if rows.shape[:2] != self.res[::-1]:
             raise ValueError(f"GUI.set_image: image of shape {rows.shape[1::-1]}, the GUI is {self.res}")
-        self.canvas[:] = rows
+        self.canvas[:] = rows[..., :3]
+        self._alpha = None if (rows[..., 3] == 1).all() else rows[..., 3].copy()
+
+    @contextlib.contextmanager
+    def _drawing(self) -> Any:
+        """Around a primitive's rasterising: pixels it changes become opaque, as Taichi draws with alpha 1."""
+        before = None if self._alpha is None else self.canvas.copy()
+        yield self.canvas
+        if before is not None:
+            self._alpha[(self.canvas != before).any(axis=2)] = 1.0
 
     def contour(self, scalar: Any, normalize: bool = False) -> None:
         """A scalar field as a grey image (scaled to [0, 1] first with `normalize`)."""
@@ -236,8 +250,9 @@ class GUI(HeadlessFrames):
             if colors.ndim == 2 and colors.shape[0] != points.shape[0]:
                 colors = colors[0]
         radii = np.asarray(_array(radius), dtype=np.float64).reshape(-1)
-        splat_discs(self.canvas, points,
-                    radii if radii.size == points.shape[0] and radii.size > 1 else float(radii.max(initial=0)), colors)
+        with self._drawing() as canvas:
+            splat_discs(canvas, points, radii if radii.size == points.shape[0] and radii.size > 1
+                        else float(radii.max(initial=0)), colors)
 
     def circle(self, pos: Any, color: int = 0xFFFFFF, radius: float = 1) -> None:
         self.circles([pos], radius, color)
@@ -246,8 +261,9 @@ class GUI(HeadlessFrames):
         """Segments begin[k] -> end[k]; `radius` and `color` one value or one per segment. Segments with a
         non-finite end are skipped; the rest are clipped to (a margin around) the canvas before drawing."""
         radii = np.asarray(_array(radius), dtype=np.float64).reshape(-1)
-        stroke_segments(self.canvas, _points(begin), _points(end), np.maximum(radii - 0.5, 0.0),
-                        _rgb(np.asarray(_array(color), dtype=np.int64)))
+        with self._drawing() as canvas:
+            stroke_segments(canvas, _points(begin), _points(end), np.maximum(radii - 0.5, 0.0),
+                            _rgb(np.asarray(_array(color), dtype=np.int64)))
 
     def arrows(self, orig: Any, direction: Any, radius: Any = 1, color: Any = 0xFFFFFF) -> None:
         """Segments orig -> orig + direction with a head (two strokes of a quarter of the length)."""
@@ -285,7 +301,8 @@ class GUI(HeadlessFrames):
         self.lines(corners, corners[1:] + corners[:1], radius, color)
 
     def triangles(self, a: Any, b: Any, c: Any, color: Any = 0xFFFFFF) -> None:
-        fill_triangles(self.canvas, _points(a), _points(b), _points(c), _rgb(_array(color)))
+        with self._drawing() as canvas:
+            fill_triangles(canvas, _points(a), _points(b), _points(c), _rgb(_array(color)))
 
     def triangle(self, a: Any, b: Any, c: Any, color: int = 0xFFFFFF) -> None:
         self.triangles([a], [b], [c], color)
@@ -297,13 +314,16 @@ class GUI(HeadlessFrames):
         x, y = (float(v) for v in _points(pos)[0])
         left = int(np.floor(np.clip(x, -1e6, 1e6) * width)) + TEXT_PADDING
         top = height - int(np.floor(np.clip(y, -1e6, 1e6) * height))
-        draw_text(self.canvas, str(content), left, top, float(font_size), _rgb(color))
+        with self._drawing() as canvas:
+            draw_text(canvas, str(content), left, top, float(font_size), _rgb(color))
 
     # ---- frames --------------------------------------------------------------------------------------------
     def get_image(self) -> np.ndarray:
-        """The frame being drawn as RGB floats, img[x, y] like set_image takes (after show(), the cleared
-        canvas)."""
-        return np.transpose(self.canvas[::-1], (1, 0, 2)).copy()
+        """The frame being drawn as Taichi returns it: RGBA float32, img[x, y] like set_image takes (after
+        show(), the cleared canvas)."""
+        alpha = np.ones(self.canvas.shape[:2], np.float32) if self._alpha is None else self._alpha
+        rgba = np.concatenate([self.canvas, alpha[..., None]], axis=2)
+        return np.ascontiguousarray(np.transpose(rgba[::-1], (1, 0, 2)))
 
     def show(self, file: str | None = None) -> None:
         """Shows (counts, saves) the frame: the canvas with the widgets over it where show_gui is on. Then, as

@@ -27,8 +27,15 @@ def points2d(value: Any) -> np.ndarray:
 
 
 def image_rows(image: Any) -> np.ndarray:
-    """img[x, y] (x to the right, y upwards) as float RGB rows from the top, shape (H, W, 3). Floats are taken as
-    [0, 1], unsigned ints scaled by their maximum; 2-D or one channel is grey, two are (r, g), alpha is dropped."""
+    """img[x, y] (x to the right, y upwards) as float RGB rows from the top, shape (H, W, 3); see
+    `image_rows_rgba` for the channel rules (alpha is dropped here)."""
+    return image_rows_rgba(image)[..., :3]
+
+
+def image_rows_rgba(image: Any) -> np.ndarray:
+    """img[x, y] as float RGBA rows from the top, shape (H, W, 4), by Taichi's GUI rules: floats are taken as
+    [0, 1], unsigned ints scaled by their maximum; 2-D or one channel is grey in all four channels, two are
+    (r, g, 0, 0), three (r, g, b, 0), four are kept."""
     array = as_array(image)
     if np.issubdtype(array.dtype, np.unsignedinteger):
         array = array.astype(np.float32) / np.float32(np.iinfo(array.dtype).max)
@@ -38,10 +45,10 @@ def image_rows(image: Any) -> np.ndarray:
         array = array[..., None]
     channels = array.shape[2]
     if channels == 1:
-        array = np.repeat(array, 3, axis=2)
-    elif channels == 2:
-        array = np.concatenate([array, np.zeros_like(array[..., :1])], axis=2)
-    return np.transpose(array[..., :3], (1, 0, 2))[::-1]
+        array = np.repeat(array, 4, axis=2)
+    elif channels < 4:
+        array = np.concatenate([array, np.zeros(array.shape[:2] + (4 - channels,), np.float32)], axis=2)
+    return np.transpose(array[..., :4], (1, 0, 2))[::-1]
 
 
 def pixel_of(positions: np.ndarray, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
