@@ -341,3 +341,33 @@ def test_loop_limit_in_parallel_loops_and_before_a_return(arch) -> None:
         returns_count(70000)
     per_index(10)                                           # reported once; the state stays usable
     np.testing.assert_array_equal(out.to_numpy(), 13 + np.arange(8))
+
+
+@pytest.mark.parametrize("dtype", [T.i32, T.u32, T.i8, T.i64])
+def test_bools_become_integers_through_a_bit_field_extract_on_nvidia(backend, monkeypatch, dtype) -> None:
+    """OPAQUE_BOOL_INTS (NVIDIA's Vulkan driver, which drops the `or` term of int(p) + 2 * int(q) for
+    p = c1 & c2, q = c1 | c2): a bool -> integer cast is spelled as a bit-field extract, and the kernel still
+    computes the interpreter's values; other adapters keep the plain select."""
+    from wgkern.backends.wgsl.codegen import OPAQUE_BOOL_INTS
+    if dtype.bits == 64 and "shader-int64" not in backend.features:
+        pytest.skip("the adapter has no shader-int64")
+    ab = slot("ab", T.i32, (4, 2))
+    out = slot("out", dtype, (4,))
+
+    def body(b, i):
+        c1 = b.binary(BinaryOpKind.CMP_GT, b.global_load(b.global_ptr(ab, [i, b.const(0, T.i32)])), b.const(0, T.i32))
+        c2 = b.binary(BinaryOpKind.CMP_GT, b.global_load(b.global_ptr(ab, [i, b.const(1, T.i32)])), b.const(0, T.i32))
+        p, q = b.binary(BinaryOpKind.BIT_AND, c1, c2), b.binary(BinaryOpKind.BIT_OR, c1, c2)
+        total = b.binary(BinaryOpKind.ADD, b.cast(p, dtype), b.binary(BinaryOpKind.MUL, b.const(2, dtype), b.cast(q, dtype)))
+        b.global_store(b.global_ptr(out, [i]), total)
+
+    k = kernel("bools", [ab, out], [range_task("t", lambda b: b.const(0, T.i32), lambda b: b.const(4, T.i32), body)])
+    plain = WgslCodegen(k, ALL_FEATURES, "a").generate()[0].wgsl
+    opaque = WgslCodegen(k, ALL_FEATURES | {OPAQUE_BOOL_INTS}, "a").generate()[0].wgsl
+    assert "extractBits(select(0u, 0xffffffffu," not in plain and plain.count("select(0") >= 2
+    assert opaque.count("extractBits(select(0u, 0xffffffffu,") == 2
+    monkeypatch.setattr(backend, "features", backend.features | {OPAQUE_BOOL_INTS})
+    arrays = [np.array([[0, 1], [1, 0], [1, 1], [0, 0]], np.int32), np.zeros(4, dtype.np_dtype)]
+    got = run(backend, k, arrays)
+    np.testing.assert_array_equal(got[1], [2, 2, 3, 0])
+    np.testing.assert_array_equal(got[1], interpret(k, arrays)[1])

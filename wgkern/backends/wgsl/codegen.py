@@ -38,6 +38,12 @@ NATIVE_DIVISION = "wk-native-division"
 # A pseudo-feature of CPU adapters (lavapipe), which execute both sides of every divergent branch under a mask:
 # code generated for them avoids rarely taken branches whose work would be done by every invocation anyway.
 MASKED_BRANCHES = "wk-masked-branches"
+# A pseudo-feature of NVIDIA's Vulkan driver (580 on an H100): an integer sum of bools converted to 0/1, such as
+# int(p) + 2 * int(q) with p = c1 & c2 and q = c1 | c2, loses the q term for every input (the driver's rewrite
+# of 0/1 arithmetic; docs/benchmarks.md). Code for it converts a bool to an integer through a bit-field extract
+# of an all-ones mask, a spelling the driver does not rewrite (measured; select, casts, countOneBits, shifts
+# and negated masks all gave the wrong sum).
+OPAQUE_BOOL_INTS = "wk-opaque-bool-ints"
 # A pseudo-feature of llvmpipe (lavapipe): its shaders end every loop of an invocation once the invocation's
 # loops have run about LOOP_LIMIT_ITERATIONS iterations together (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS: one budget
 # per invocation that each iteration of a loop the driver did not unroll spends), silently. Code for it ends each
@@ -568,6 +574,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
             if src.bits != dst.bits:
                 raise InternalCompilerError(f"bitcast {src.name} -> {dst.name} changes width", stmt.loc)
             self.let(stmt, wtypes.bitcast(x, src, dst))
+            return
+        if src.is_bool and dst.is_int and OPAQUE_BOOL_INTS in self.features:
+            self.let(stmt, wtypes.cast(f"extractBits(select(0u, 0xffffffffu, {x}), 0u, 1u)", T.u32, dst)[0])
             return
         expr, helper = wtypes.cast(x, src, dst)
         if helper is not None:

@@ -38,7 +38,7 @@ from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.adstack import collect_stacks
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
 from wgkern.backends.wgsl.codegen import (LOOP_LIMIT, NATIVE_DIVISION, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES,
-                                         WORKGROUP_SIZE, TaskShader, WgslCodegen)
+                                         OPAQUE_BOOL_INTS, WORKGROUP_SIZE, TaskShader, WgslCodegen)
 from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.backends.wgsl.shader_module import create_shader_module
 from wgkern.backends.wgsl import printing as wprinting
@@ -57,6 +57,7 @@ BATCH_LIMIT_CPU = 4096
 MAX_DIMENSION = 65535         # workgroups per dispatch dimension (WebGPU default limit, lavapipe's too)
 BOUNDS_FROM_MEMORY_GROUPS = 1024   # capped dispatch for ranges whose bounds are computed in the shader
 MAX_THREADS = 1 << 31         # the shader's u32 thread index math stays exact below this
+NVIDIA_VENDOR_ID = 0x10DE
 _U32 = 0xFFFFFFFF
 
 
@@ -357,6 +358,9 @@ class WgslBackend(Backend):
             features.add(LOOP_LIMIT)          # and ends an invocation's loops after 65535 iterations (codegen.py)
         if cpu_adapter:
             features.add(MASKED_BRANCHES)
+        if "nvidia" in str(self.adapter.info.get("vendor", "")).lower() or \
+                self.adapter.info.get("vendor_id") == NVIDIA_VENDOR_ID:
+            features.add(OPAQUE_BOOL_INTS)    # the driver miscompiles sums of converted bools (codegen.py)
         self.features = frozenset(features)
         self.limits = self.device.limits
         self.max_binding = int(self.limits["max-storage-buffer-binding-size"])
