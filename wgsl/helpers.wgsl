@@ -1,7 +1,8 @@
 // wgkern WGSL helpers: templates the WGSL backend instantiates per type (wgkern/backends/wgsl/codegen.py).
 // Each section starts with `//! name`. `$T` is the register type (i32, u32, i64, u64, f16, f32), `$Z`/`$O` its
-// zero/one literal, `$NAN`/`$INF` a quiet NaN/+inf of that type. The atomic template also uses `$NAME`, `$BUF`
-// (the container global), `$DECODE` (value from `old_bits`) and `$ENCODE` (new bits from `old` and `v`).
+// zero/one literal, `$NAN`/`$INF` a quiet NaN/+inf of that type. The atomic templates also use `$NAME`, `$BUF`
+// (the container global), `$DECODE` (value from `old_bits`) and `$ENCODE` (new bits from `old` and `v`; in
+// atomic_half the new f16).
 // WGSL functions cannot take storage pointers, so atomic helpers are instantiated per container.
 
 //! floordiv_signed
@@ -132,4 +133,34 @@ fn wk_atomic_$NAME(i: i32, expected: $T, desired: $T) -> $T {
     }
   }
   return result;
+}
+
+//! atomic_half
+// An f16 container touched atomically is stored as u32 words of two halves (element i is half i & 1 of word
+// i >> 1, low half first: the same bytes as an array of f16). WGSL has no 16-bit atomics, so a read-modify-write
+// of one half (a plain store too) is a compare-exchange loop on its whole word that leaves the other half as it
+// finds it. Returns the old value.
+fn wk_atomic_$NAME(i: i32, v: f16) -> f16 {
+  let w = u32(i) >> 1u;
+  let shift = (u32(i) & 1u) * 16u;
+  var old_bits = atomicLoad(&$BUF[w]);
+  var result: f16;
+  loop {
+    let old = f16(unpack2x16float(old_bits >> shift).x);
+    let half_bits = pack2x16float(vec2<f32>(f32($ENCODE), 0.0f)) & 0xffffu;
+    let new_bits = (old_bits & ~(0xffffu << shift)) | (half_bits << shift);
+    let r = atomicCompareExchangeWeak(&$BUF[w], old_bits, new_bits);
+    if (r.exchanged) {
+      result = old;
+      break;
+    }
+    old_bits = r.old_value;
+  }
+  return result;
+}
+
+//! load_half
+// A plain read of half i of a container stored as words of two f16 (see atomic_half).
+fn wk_load_$NAME(i: i32) -> f16 {
+  return f16(unpack2x16float(atomicLoad(&$BUF[u32(i) >> 1u]) >> ((u32(i) & 1u) * 16u)).x);
 }

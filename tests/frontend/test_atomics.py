@@ -492,3 +492,38 @@ def test_register_reductions_combine_over_each_workgroup_on_gpus(arch, monkeypat
     assert total[None] == pytest.approx(float(np.linspace(-1, 1, n, dtype=np.float64)[kept].sum()), abs=1e-3)
     if arch == wk.vulkan:
         assert "workgroupBarrier();" in reduce.source(arch)
+
+
+def test_f16_fields_take_augmented_assignment_and_atomics_on_every_arch(arch) -> None:
+    """`x[i % 3] += 1` and wk.atomic_max on an f16 field from many threads, plus an f16 gradient accumulated by
+    the reverse kernel (WGSL: compare-exchange on the word holding two halves; LLVM: native). Counts stay
+    below 2048, where f16 holds every integer."""
+    counts = wk.field(wk.f16, shape=3)
+    peak = wk.field(wk.f16, shape=3)
+    x = wk.field(wk.f16, shape=5, needs_grad=True)
+    loss = wk.field(wk.f16, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def tally():
+        for i in range(1500):
+            counts[i % 3] += 1.0
+            wk.atomic_max(peak[i % 3], wk.cast(i % 700, wk.f16))
+
+    @wk.kernel
+    def total():
+        for i in range(40):
+            loss[None] += 0.5 * x[i % 5]
+
+    try:
+        tally()
+    except wk.CompileError as exc:        # a GPU adapter without shader-f16
+        _skip_without_device_support(exc)
+    np.testing.assert_array_equal(counts.to_numpy(), [500, 500, 500])
+    i = np.arange(1500)
+    np.testing.assert_array_equal(peak.to_numpy(), [(i[i % 3 == r] % 700).max() for r in range(3)])
+    x.from_numpy(np.arange(5, dtype=np.float16))
+    total()
+    assert loss[None] == 0.5 * 8 * 10
+    loss.grad[None] = 1.0
+    total.grad()
+    np.testing.assert_array_equal(x.grad.to_numpy(), np.full(5, 4.0, np.float16))

@@ -226,3 +226,40 @@ def test_int64_atomic_ops_name_the_missing_feature(backend) -> None:
     for op in (AtomicOpKind.MUL, AtomicOpKind.EXCHANGE, AtomicOpKind.CAS):
         with pytest.raises(CompileError, match="shader-int64-atomic-all-ops"):
             slot_element(u64, ({op}, UNKNOWN_LOC), frozenset({"shader-int64"}), "test adapter")
+
+
+def test_f16_atomics_on_neighbouring_halves_from_many_threads(backend) -> None:
+    """f16 atomics (no 16-bit atomics in WGSL: a compare-exchange on the word holding two halves) from 20000
+    threads into five neighbouring elements, so every word is fought over from both halves; sums stay exactly
+    representable in f16, max/min/sub and plain stores to other elements of the same container alongside."""
+    if "shader-f16" not in backend.features:
+        pytest.skip("the adapter has no shader-f16")
+    n = 6000
+    acc = slot("acc", T.f16, (5,))
+    out = slot("out", T.f16, (n,))
+
+    def body(b, i):
+        k = b.binary(ir.BinaryOpKind.MOD, i, b.const(5, T.i32))
+        small = b.cast(b.binary(ir.BinaryOpKind.MOD, i, b.const(3, T.i32)), T.f16)      # 0, 1 or 2
+        op = [AtomicOpKind.ADD, AtomicOpKind.SUB, AtomicOpKind.MAX, AtomicOpKind.MIN, AtomicOpKind.EXCHANGE]
+        # element k gets op[k]: the five ops land on the two halves of the same words
+        for slot_k, atomic_op in enumerate(op):
+            guard = b.if_(b.binary(ir.BinaryOpKind.CMP_EQ, k, b.const(slot_k, T.i32)))
+            with b.at(guard.then_block):
+                value = b.cast(b.binary(ir.BinaryOpKind.MOD, i, b.const(1000, T.i32)), T.f16) \
+                    if atomic_op in (AtomicOpKind.MAX, AtomicOpKind.MIN) else \
+                    (b.const(7.0, T.f16) if atomic_op is AtomicOpKind.EXCHANGE else small)
+                b.atomic(atomic_op, b.global_ptr(acc, [b.const(slot_k, T.i32)]), value)
+        b.global_store(b.global_ptr(out, [i]), small)
+
+    k = kernel("f16_atomics", [acc, out], [range_task("t", lambda b: b.const(0, T.i32),
+                                                       lambda b: b.const(n, T.i32), body)])
+    start = np.array([1.0, 2000.0, -5.0, 5000.0, 0.0], np.float16)
+    got_acc, got_out = run(backend, k, [start, np.zeros(n, np.float16)])
+    idx = np.arange(n)
+    smalls = (idx % 3).astype(np.float64)
+    want = [1.0 + smalls[idx % 5 == 0].sum(), 2000.0 - smalls[idx % 5 == 1].sum(),
+            max(-5.0, (idx[idx % 5 == 2] % 1000).max()), min(5000.0, (idx[idx % 5 == 3] % 1000).min()), 7.0]
+    assert max(abs(w) for w in want) < 2048         # every partial sum is an integer f16 holds exactly
+    np.testing.assert_array_equal(got_acc, np.array(want, np.float16))
+    np.testing.assert_array_equal(got_out, smalls.astype(np.float16))

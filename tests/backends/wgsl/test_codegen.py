@@ -158,15 +158,32 @@ def test_int64_atomics_need_their_feature() -> None:
         WgslCodegen(k, ALL_FEATURES - {"shader-int64-atomic-min-max"}, "a").generate()
 
 
-def test_f16_atomics_are_refused() -> None:
-    data = slot("data", T.f16, (4,))
+def test_f16_atomics_use_word_helpers_and_compare_and_swap_is_refused() -> None:
+    """An f16 container touched atomically is declared as u32 words of two halves, and every access to it in
+    the task (plain loads and stores too) goes through a helper on the word; an f16 compare-and-swap is a
+    CompileError at its line."""
+    data = slot("data", T.f16, (5,))
 
     def body(b, i):
-        b.atomic(AtomicOpKind.ADD, b.global_ptr(data, [i]), b.const(1.0, T.f16))
+        ptr = b.global_ptr(data, [i])
+        b.atomic(AtomicOpKind.ADD, ptr, b.const(1.0, T.f16))
+        b.global_store(ptr, b.global_load(ptr))
 
-    k = kernel("atomic16", [data], [range_task("t", lambda b: b.const(0, T.i32), lambda b: b.const(4, T.i32), body)])
-    with pytest.raises(CompileError, match="f16"):
+    k = kernel("atomic16", [data], [range_task("t", lambda b: b.const(0, T.i32), lambda b: b.const(5, T.i32), body)])
+    wgsl = WgslCodegen(k, ALL_FEATURES, "a").generate()[0].wgsl
+    assert "var<storage, read_write> c0_data: array<atomic<u32>>;" in wgsl
+    assert "wk_atomic_add_c0_data(" in wgsl and "wk_load_c0_data(" in wgsl and "_ = wk_atomic_store_c0_data(" in wgsl
+    assert "c0_data[v" not in wgsl                                   # no direct element access
+
+    def cas(b, i):
+        with b.located(LOC):
+            b.insert(ir.AtomicOp(op=AtomicOpKind.CAS, ptr=b.global_ptr(data, [i]), value=b.const(1.0, T.f16),
+                                 expected=b.const(0.0, T.f16), dtype=T.f16))
+
+    k = kernel("cas16", [data], [range_task("t", lambda b: b.const(0, T.i32), lambda b: b.const(5, T.i32), cas)])
+    with pytest.raises(CompileError, match="compare-and-swap on f16 container data") as info:
         WgslCodegen(k, ALL_FEATURES, "a").generate()
+    assert info.value.loc == LOC
 
 
 def test_naga_rejection_is_an_internal_error_with_the_wgsl(backend) -> None:

@@ -19,12 +19,20 @@ from wgkern.backends.wgsl import types as wtypes
 
 # ---- element types -------------------------------------------------------------------------------------
 
+# The "float bits type" of an f16 container touched atomically: stored as u32 words of two halves (WGSL has no
+# 16-bit atomics), every access of it in the task a helper on the word (codegen.py, wgsl/helpers.wgsl).
+HALF_PAIRS = "f16x2"
+
+
 def _atomic_element(slot: ir.ContainerSlot, op_kinds: set[AtomicOpKind], features: frozenset[str],
                     loc: SourceLoc, adapter: str) -> tuple[str, str | None]:
     """(element type, float bits type or None) of a container touched atomically."""
     dtype = slot.dtype
     if dtype == T.f16:
-        raise CompileError(f"atomic operations on f16 ({slot.name}) are not supported by the WGSL backend", loc)
+        if AtomicOpKind.CAS in op_kinds:
+            raise CompileError(f"atomic compare-and-swap on f16 container {slot.name} is not supported by the "
+                               "WGSL backend (WGSL has no 16-bit atomics)", loc)
+        return "atomic<u32>", HALF_PAIRS
     if dtype.is_bool and op_kinds - wops.BOOL_ATOMIC:
         raise CompileError(f"atomic {sorted(o.value for o in op_kinds)} on u1 container {slot.name}", loc)
     if dtype == T.f32:

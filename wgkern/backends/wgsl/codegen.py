@@ -24,7 +24,7 @@ from wgkern.resources import wgsl_source
 from wgkern.backends.adstack import METADATA_FIELDS, collect_stacks
 from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions, identity
 from wgkern.backends.wgsl import mathlib
-from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan, collect_atomics, slot_element
+from wgkern.backends.wgsl.bindings import HALF_PAIRS, BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
 from wgkern.backends.wgsl.printing import BOUNDS_WORD, LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer
 from wgkern.backends.wgsl import ops as wops
@@ -150,8 +150,13 @@ class ContainerDecl:
     dtype: DataType
     element: str                 # WGSL element type in array<...>
     atomic: bool = False
-    bits_type: str | None = None  # atomic<u32>/<u64> holding float bits (compare-exchange loop)
+    bits_type: str | None = None  # atomic<u32>/<u64> holding float bits (compare-exchange loop), or HALF_PAIRS
     base: str | None = None       # packed binding: the arena offset (i32 expression) added to every index
+
+
+def _element_index(ref: str) -> str:
+    """The index expression of an element reference `name[index]` (visit_GlobalPtr's form)."""
+    return ref[ref.index("[") + 1:-1]
 
 
 # ---- the visitor ------------------------------------------------------------------------------------------
@@ -649,7 +654,18 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
         decl = self.decls[self.slot_index[id(stmt.ptr.container)]]
         ref = self.value(stmt.ptr)
+        if decl.bits_type == HALF_PAIRS:
+            self.let(stmt, f"wk_load_{self._half_helper('load_half', decl)}({_element_index(ref)})")
+            return
         self.let(stmt, self._decode(decl, f"atomicLoad(&{ref})" if decl.atomic else ref))
+
+    def _half_helper(self, template: str, decl: ContainerDecl, op: AtomicOpKind | None = None) -> str:
+        """The name (after `wk_load_`/`wk_atomic_`) of a HALF_PAIRS helper of `decl`: a plain load, or an
+        atomic `op` (None: a plain store, which must not race with the other half's atomics either)."""
+        name = f"{op.value if op is not None else 'store'}_{decl.name}" if template == "atomic_half" else decl.name
+        encode = "v" if op is None or op is AtomicOpKind.EXCHANGE else wops.WGSL_ATOMIC_COMBINE[op]
+        self.use_helper(template, T.f16, NAME=name, BUF=decl.name, ENCODE=encode)
+        return name
 
     def _encode(self, decl: ContainerDecl, value: str) -> str:
         """A register value as the container stores it."""
@@ -669,6 +685,10 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
 
     def visit_GlobalStore(self, stmt: ir.GlobalStore) -> None:
         decl = self.decls[self.slot_index[id(stmt.ptr.container)]]
+        if decl.bits_type == HALF_PAIRS:
+            helper = self._half_helper("atomic_half", decl)
+            self.emit(f"_ = wk_atomic_{helper}({_element_index(self.value(stmt.ptr))}, {self.value(stmt.value)});")
+            return
         ref, value = self.value(stmt.ptr), self._encode(decl, self.value(stmt.value))
         self.emit(f"atomicStore(&{ref}, {value});" if decl.atomic else f"{ref} = {value};")
 
@@ -698,6 +718,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         ref = self.value(ptr)
         index = ref[ref.index("[") + 1:-1]
         dtype = decl.dtype
+        if decl.bits_type == HALF_PAIRS:
+            return f"wk_atomic_{self._half_helper('atomic_half', decl, op)}({index}, {value})"
         builtin = wops.WGSL_ATOMIC_BUILTIN.get(op)
         native = builtin is not None and (decl.bits_type is None or op in wops.BITWISE_ATOMIC) \
             and not (dtype.is_int and dtype.bits < 32 and op in _WRAPPING_ATOMIC)
