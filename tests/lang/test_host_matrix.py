@@ -74,6 +74,7 @@ def test_component_writes_to_field_elements_store_into_the_field(arch):
 
 def test_dtypes_print_as_taichi_and_repr_names_the_api():
     assert str(wk.f32) == "f32" and f"{wk.i32}" == "i32" and repr(wk.f32) == "wk.f32"
+    assert [t.to_string() for t in (wk.u8, wk.i64, wk.f16, wk.u1)] == ["u8", "i64", "f16", "u1"]
 
 
 def test_integer_matrices_invert_in_float_and_list_their_entries():
