@@ -911,7 +911,7 @@ class CallMixin:
         caller = self.frame
         call_loc = self.b.loc
         frame = Frame(src, is_kernel=False, scope=Scope(), assigned=assigned_names(src.tree),
-                      reduction_names=reduction_names(src.tree))
+                      reduction_names=reduction_names(src.tree, func.fn))
         annotation = func.signature.return_annotation
         frame.ret = ReturnState(self.return_mode(src.tree),
                                 None if annotation is inspect.Signature.empty else annotation)
