@@ -255,6 +255,39 @@ def test_debug_mode_checks_asserts(arch):
     assert m.to_numpy().tolist() == [-1.0, -1.0]
 
 
+@pytest.mark.parametrize("dtype", [wk.i32, wk.i64])
+def test_debug_mode_refuses_negative_integer_exponents(arch, dtype):
+    """Quadrants' test_ipow_negative_exp: under debug=True, int ** negative int fails the launch (a
+    KernelAssertionError, also a RuntimeError, naming the line); floats and non-negative exponents are fine, and
+    without debug the result is the truncated one."""
+    wk.init(arch=arch, debug=True)
+    z = wk.field(dtype, shape=3)
+
+    @wk.kernel
+    def power(x: dtype, y: wk.template()):     # dtype named in the body too: a closure cell for the annotation
+        z[0] = wk.cast(x, dtype) ** y
+
+    @wk.kernel
+    def powers(x: dtype, y: dtype):
+        z[1] = x ** y
+        z[2] = wk.cast(wk.cast(x, wk.f32) ** y, dtype)
+
+    with pytest.raises(RuntimeError, match="negative exponent in an integer power") as info:
+        power(10, -10)
+        wk.sync()
+    assert isinstance(info.value, wk.KernelAssertionError) and "z[0] = wk.cast(x, dtype) ** y" in str(info.value)
+    with pytest.raises(wk.KernelAssertionError, match="negative exponent"):
+        powers(2, -1)
+        wk.sync()
+    powers(3, 4)
+    power(-2, 3)
+    assert z.to_numpy().tolist() == [-8, 81, 81]
+    wk.init(arch=arch)
+    z = wk.field(dtype, shape=3)
+    powers(1, -3)
+    assert z.to_numpy().tolist()[1] == 1
+
+
 def test_debug_mode_checks_every_global_access(arch):
     """wk.init(debug=True): an out-of-range index raises BoundsCheckError naming the container and the line
     (after the launch on the CPU, at the next sync or read-back on GPUs), nothing outside the container is
