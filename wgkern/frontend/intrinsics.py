@@ -87,5 +87,6 @@ FOLDABLE = frozenset({
     builtins.bool, builtins.round, builtins.tuple, builtins.list, builtins.enumerate, builtins.zip,
     builtins.reversed, builtins.sum, builtins.isinstance, builtins.getattr, builtins.hasattr, builtins.divmod,
     builtins.pow, builtins.sorted, builtins.any, builtins.all, builtins.type,
+    np.array, np.asarray,           # a 0-d array is then a number in kernel code, a 1-d or 2-d one a vector/matrix
     *(getattr(pymath, name) for name in dir(pymath) if callable(getattr(pymath, name))),
 })
