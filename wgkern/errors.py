@@ -92,10 +92,11 @@ class AdStackOverflowError(WkError, RuntimeError):
     """A reverse-mode kernel pushed past an adstack's capacity."""
 
 
-class BoundsCheckError(WkError, IndexError, AssertionError):
+class BoundsCheckError(WkError, IndexError, AssertionError, RuntimeError):
     """wk.init(debug=True): a global access indexed outside its container (raised after the launch on the CPU,
-    at the next sync or read-back on GPUs; nothing outside the container was read or written). Also an
-    AssertionError, as Taichi's out-of-bound check raises one."""
+    at the next sync or read-back on GPUs; nothing outside the container was read or written); also a host
+    index (`x[i]` in Python) outside a field or ndarray, checked always. Also an AssertionError and a
+    RuntimeError, as Taichi's out-of-bound check raises one that is both."""
 
 
 class KernelAssertionError(WkError, AssertionError, RuntimeError):

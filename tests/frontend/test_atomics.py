@@ -527,3 +527,37 @@ def test_f16_fields_take_augmented_assignment_and_atomics_on_every_arch(arch) ->
     loss.grad[None] = 1.0
     total.grad()
     np.testing.assert_array_equal(x.grad.to_numpy(), np.full(5, 4.0, np.float16))
+
+
+@pytest.mark.parametrize("name", ["atomic_add", "atomic_max", "atomic_xor"])
+def test_an_atomic_called_through_another_name_reduces_a_kernel_local(arch, name) -> None:
+    """Quadrants' test_reduction picks its atomic from a table (`op = ti.atomic_add; op(s, a[i])`): a kernel-scope
+    local updated that way in a parallel loop is a reduction as `wk.atomic_add(s, ...)` is (it was a plain
+    read-modify-write shared by every thread, losing updates)."""
+    n = 1 << 16
+    values = wk.field(wk.i64, shape=n)
+    data = (np.arange(n, dtype=np.int64) * 7919) % 100_003
+    values.from_numpy(data)
+    op = getattr(wk, name)
+    table = {"op": op}
+    chosen = table["op"]
+
+    @wk.kernel
+    def through_closure() -> wk.i64:
+        s = wk.i64(0)
+        for i in values:
+            op(s, values[i])
+        return s
+
+    @wk.kernel
+    def through_another_closure() -> wk.i64:
+        s = wk.i64(0)
+        for i in values:
+            chosen(s, values[i])
+        return s
+
+    expected = {"atomic_add": data.sum(), "atomic_max": data.max(),
+                "atomic_xor": np.bitwise_xor.reduce(data)}[name]
+    for kernel in (through_closure, through_another_closure):
+        assert kernel() == expected
+        assert f"atomic_{name.removeprefix('atomic_')} " in kernel.ir()

@@ -733,3 +733,22 @@ def test_static_grouped_ndrange_gives_index_vectors(arch):
         assert I.cast(float).dtype == np.float32
         w[I] = I.sum()
     np.testing.assert_array_equal(w.to_numpy()[:2, :2], [[0, 1], [1, 2]])
+
+
+def test_random_f64_fills_the_whole_mantissa(arch):
+    # Quadrants' test_random_f64: wk.random(wk.f64) has 53 random bits (it had 24: every value times 2^24 was whole)
+    n = 1 << 14
+    x = wk.field(wk.f64, shape=n)
+
+    @wk.kernel
+    def fill():
+        for i in x:
+            x[i] = wk.random(wk.f64)
+
+    fill()
+    values = x.to_numpy()
+    assert values.min() >= 0.0 and values.max() < 1.0
+    assert abs(values.mean() - 0.5) < 0.02 and abs((values ** 2).mean() - 1 / 3) < 0.02
+    below_2_32, _ = np.modf(values * 2.0 ** 32)
+    assert (below_2_32 > 0).mean() > 0.99
+    assert len(np.unique(values)) == n

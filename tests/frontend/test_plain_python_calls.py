@@ -166,3 +166,47 @@ def test_a_func_of_the_taichi_package_runs_with_wgkern_standing_for_taichi(arch,
     d = np.hypot(i / 4 - 0.5, j / 4 - 0.5)
     expected = (d < 0.25).astype(int) + (d < 0.5).astype(int) + 2 * np.clip(d, 0, 1)
     np.testing.assert_allclose(out.to_numpy(), expected, rtol=1e-6)
+
+
+def test_a_function_decorated_where_kernel_code_calls_it(arch):
+    # Quadrants' test_unary_ops calls wk.func(f)(x) in a kernel: the decorator runs at compile time
+    n = 4
+    out = wk.field(wk.f64, shape=(3, n))
+
+    def shifted(v):
+        return v * 0.1 + 0.4
+
+    @wk.kernel
+    def fill():
+        for i in range(n):
+            out[0, i] = wk.sin(wk.func(shifted)(wk.cast(i, wk.f64)))
+            out[1, i] = wk.real_func(shifted)(wk.cast(i, wk.f64))
+            out[2, i] = wk.func(scaled)(wk.cast(i, wk.f64), k=3.0)
+
+    fill()
+    i = np.arange(n, dtype=np.float64)
+    np.testing.assert_allclose(out.to_numpy(), [np.sin(i * 0.1 + 0.4), i * 0.1 + 0.4, i * 3.0 + 1.0], rtol=1e-6)
+
+
+def test_numpy_arrays_built_from_constants_in_kernel_code(arch):
+    # Quadrants' test_type_check: np.array(3, dtype=np.int32) in a kernel is the number 3; a 1-D or 2-D array of
+    # constants is a vector or matrix value; a run-time argument is still refused
+    v = wk.Vector.field(2, wk.f32, shape=())
+
+    @wk.kernel
+    def build(x: wk.f32) -> wk.f32:
+        three = np.array(3, dtype=np.int32)
+        a = np.array([1.0, 2.0])
+        m = np.asarray([[1, 2], [3, 4]])
+        v[None] = a * x
+        return three + (a * x).sum() + m[1, 0]
+
+    assert build(2.0) == 3 + 6 + 3
+    np.testing.assert_allclose(v[None], [2.0, 4.0])
+
+    @wk.kernel
+    def runtime_array(x: wk.f32) -> wk.f32:
+        return np.array(x)
+
+    with pytest.raises(wk.CompileError, match="cannot call 'array'"):
+        runtime_array(1.0)

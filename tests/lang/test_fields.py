@@ -270,6 +270,13 @@ def test_fields_with_an_index_offset(arch):
     c[0, 0] = 5.0
     with pytest.raises(IndexError, match="index 2 out of range for axis 0 of field 'c' \\(indices -2 to 1\\)"):
         c[2, 0]
+    # also the AssertionError Quadrants' test_debug expects of host accesses out of bounds, reading or writing
+    for bad in ((-3, 0), (0, 2)):
+        with pytest.raises(AssertionError, match="out of range") as info:
+            c[bad] = 1.0
+        assert isinstance(info.value, wk.BoundsCheckError)
+        with pytest.raises(AssertionError, match="out of range"):
+            c[bad]
     with wk.ad.Tape(loss=loss):
         energy()
     assert c.grad[0, 0] == 10.0 and c.grad.to_numpy()[2, 1] == 10.0

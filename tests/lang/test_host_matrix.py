@@ -74,6 +74,7 @@ def test_component_writes_to_field_elements_store_into_the_field(arch):
 
 def test_dtypes_print_as_taichi_and_repr_names_the_api():
     assert str(wk.f32) == "f32" and f"{wk.i32}" == "i32" and repr(wk.f32) == "wk.f32"
+    assert [t.to_string() for t in (wk.u8, wk.i64, wk.f16, wk.u1)] == ["u8", "i64", "f16", "u1"]
 
 
 def test_integer_matrices_invert_in_float_and_list_their_entries():
@@ -107,3 +108,15 @@ def test_single_letter_rgba_components_on_host_and_as_template_arguments(arch):
     got = out.to_numpy()
     for i in range(3):
         np.testing.assert_allclose(got[i], [0.1 * i + 0.0625, 0.125, 0.1875, 0.75], rtol=1e-6)
+
+
+def test_python_scope_vectors_and_matrices_are_instances_of_wk_matrix():
+    # Quadrants' test_numpy_op_with_matrix: isinstance(np.cos(0) + wk.Vector([1, 2]), wk.Matrix); Taichi's Vector
+    # is a Matrix subclass, so a vector is both and a matrix is not a Vector
+    v = wk.Vector([1, 2])
+    m = wk.Matrix([[1.0, 2.0], [3.0, 4.0]])
+    for value in (v, np.cos(0) + v, v + np.float32(1), m, m @ v, wk.math.vec3(1, 2, 3)):
+        assert isinstance(value, wk.Matrix)
+    assert isinstance(v, wk.Vector) and isinstance(m @ v, wk.Vector) and not isinstance(m, wk.Vector)
+    for other in (np.zeros(2), [1, 2], (v * v).sum(), 3.0):
+        assert not isinstance(other, wk.Matrix) and not isinstance(other, wk.Vector)

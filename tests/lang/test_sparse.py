@@ -25,6 +25,7 @@ def test_tree_shapes_and_names(arch):
     assert x.parent() is pixel and x.snode.parent() is pixel and block2.parent() is block1
     assert repr(pixel) == "wk.root => pointer [4, 4] => pointer [8, 8] => dense [16, 16]"
     assert x.parent(3) is block1 and block1.parent() is wk.root
+    assert x.parent(4) is wk.root and x.parent(5) is None and wk.root.parent() is None   # None past the root
 
 
 def test_activate_struct_for_and_is_active_use_node_coordinates(arch):

@@ -188,16 +188,27 @@ def test_assert_messages_format_runtime_values(arch, capsys):
         assert k < 3, f"k too big: {k}"
         assert k < 4, "k = {}".format(k)
 
+    @wk.kernel
+    def check_g(k: wk.i32):
+        if k > 2:
+            assert False, "k = {}".format(k)      # a constant False fails where it runs (under a branch here)
+
     x[2] = 6
     with pytest.raises(RuntimeError, match="printed above") as info:
         check(4)
         wk.sync()
     assert isinstance(info.value, wk.KernelAssertionError)
     assert capsys.readouterr().out == "x[2] = 6, 50.0% over 4\n"
-    with pytest.raises(wk.KernelAssertionError, match="k too big"):
+    # the error quotes the formatted message too (Quadrants' test_assert matches the values in the exception)
+    assert "assertion failed: x[2] = 6, 50.0% over 4 (the message printed above)" in str(info.value)
+    with pytest.raises(wk.KernelAssertionError, match="k too big: 3"):
         check_f(3)
         wk.sync()
     assert capsys.readouterr().out == "k too big: 3\n"
+    with pytest.raises(wk.KernelAssertionError, match="k = 3"):
+        check_g(3)
+        wk.sync()
+    assert capsys.readouterr().out == "k = 3\n"
     check(10)
     wk.sync()
     with pytest.raises(wk.CompileError, match="more fields than values"):
@@ -255,6 +266,68 @@ def test_debug_mode_checks_asserts(arch):
     assert m.to_numpy().tolist() == [-1.0, -1.0]
 
 
+def test_a_constant_false_assert_fails_where_it_runs(arch):
+    """`assert False, "..."` (or `assert 0`) in kernel code is a run-time failure where it runs, as in Taichi:
+    under a branch that is not taken it does nothing (it was a compile error wherever it stood)."""
+    wk.init(arch=arch, debug=True)
+    out = wk.field(wk.i32, shape=4)
+
+    @wk.kernel
+    def classify(k: wk.i32):
+        for i in out:
+            if i + k >= 4:
+                assert False, "past the end"
+            out[i] = i + k
+
+    @wk.kernel
+    def always():
+        assert 0
+
+    classify(0)
+    assert out.to_numpy().tolist() == [0, 1, 2, 3]
+    with pytest.raises(wk.KernelAssertionError, match="kernel classify: assertion failed: past the end"):
+        classify(2)
+        wk.sync()
+    with pytest.raises(AssertionError, match="assertion failed: 0"):
+        always()
+        wk.sync()
+    classify(-1)
+    assert out.to_numpy().tolist() == [-1, 0, 1, 2]
+
+
+@pytest.mark.parametrize("dtype", [wk.i32, wk.i64])
+def test_debug_mode_refuses_negative_integer_exponents(arch, dtype):
+    """Quadrants' test_ipow_negative_exp: under debug=True, int ** negative int fails the launch (a
+    KernelAssertionError, also a RuntimeError, naming the line); floats and non-negative exponents are fine, and
+    without debug the result is the truncated one."""
+    wk.init(arch=arch, debug=True)
+    z = wk.field(dtype, shape=3)
+
+    @wk.kernel
+    def power(x: dtype, y: wk.template()):     # dtype named in the body too: a closure cell for the annotation
+        z[0] = wk.cast(x, dtype) ** y
+
+    @wk.kernel
+    def powers(x: dtype, y: dtype):
+        z[1] = x ** y
+        z[2] = wk.cast(wk.cast(x, wk.f32) ** y, dtype)
+
+    with pytest.raises(RuntimeError, match="negative exponent in an integer power") as info:
+        power(10, -10)
+        wk.sync()
+    assert isinstance(info.value, wk.KernelAssertionError) and "z[0] = wk.cast(x, dtype) ** y" in str(info.value)
+    with pytest.raises(wk.KernelAssertionError, match="negative exponent"):
+        powers(2, -1)
+        wk.sync()
+    powers(3, 4)
+    power(-2, 3)
+    assert z.to_numpy().tolist() == [-8, 81, 81]
+    wk.init(arch=arch)
+    z = wk.field(dtype, shape=3)
+    powers(1, -3)
+    assert z.to_numpy().tolist()[1] == 1
+
+
 def test_debug_mode_checks_every_global_access(arch):
     """wk.init(debug=True): an out-of-range index raises BoundsCheckError naming the container and the line
     (after the launch on the CPU, at the next sync or read-back on GPUs), nothing outside the container is
@@ -279,6 +352,8 @@ def test_debug_mode_checks_every_global_access(arch):
         past_the_end(2)
         wk.sync()
     assert "f[i + k] = 1.0" in str(info.value)
+    # Quadrants' test_debug catches a kernel's out-of-bound access as RuntimeError, others as AssertionError
+    assert isinstance(info.value, RuntimeError) and isinstance(info.value, AssertionError)
     assert neighbour.to_numpy().tolist() == [7.0] * 4
     past_the_end(0)                                 # in range: runs, and the program is still usable
     assert f.to_numpy().tolist() == [1.0] * 4

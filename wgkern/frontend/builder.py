@@ -8,13 +8,14 @@ from __future__ import annotations
 import ast
 import builtins
 import itertools
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from wgkern.errors import CompileError, InternalCompilerError, WkError
-from wgkern.frontend import arith
+from wgkern.frontend import arith, intrinsics
 from wgkern.frontend.calls import CallMixin
 from wgkern.frontend.expressions import ExpressionMixin
 from wgkern.frontend.loops import LoopMixin, StaticExit
@@ -115,10 +116,12 @@ def assigned_names(tree: ast.AST) -> set[str]:
 _REDUCING_AUGMENTED = (ast.Add, ast.Sub, ast.BitAnd, ast.BitOr, ast.BitXor)
 
 
-def reduction_names(tree: ast.FunctionDef) -> set[str]:
+def reduction_names(tree: ast.FunctionDef, fn: Callable[..., Any] | None = None) -> set[str]:
     """Function-scope names (parameters, or assigned by a top-level statement) that a top-level loop updates with
     `+=`, `-=`, `&=`, `|=`, `^=` or `wk.atomic_*(name, ...)`: where that loop runs in parallel (the kernel's own,
-    or a func's inlined at the kernel's top level), Taichi makes those updates atomic, so they get a temp slot."""
+    or a func's inlined at the kernel's top level), Taichi makes those updates atomic, so they get a temp slot.
+    An atomic is known by its name or, through `fn`'s globals and closure, by what the callee names (`op(s, v)`
+    with `op = wk.atomic_add`)."""
     top_assigned: set[str] = {arg.arg for arg in tree.args.args + tree.args.kwonlyargs}
     top_level = list(top_level_statements(tree.body))
     for stmt in top_level:
@@ -137,9 +140,36 @@ def reduction_names(tree: ast.FunctionDef) -> set[str]:
                 reduced.add(base_name(node.target))
             elif isinstance(node, ast.Call) and node.args:
                 callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-                if callee.startswith("atomic_"):
+                if callee.startswith("atomic_") or _names_an_atomic(node.func, fn):
                     reduced.add(base_name(node.args[0]))
     return top_assigned & reduced
+
+
+def _names_an_atomic(callee: ast.expr, fn: Callable[..., Any] | None) -> bool:
+    """Whether a callee spelled `name` or `module.name` is one of the wk.atomic_* functions, looked up in `fn`'s
+    closure and globals (a name the function binds itself is not looked up: it is not known before the build)."""
+    path: list[str] = []
+    while isinstance(callee, ast.Attribute):
+        path.append(callee.attr)
+        callee = callee.value
+    if fn is None or not isinstance(callee, ast.Name):
+        return False
+    namespace = {**getattr(fn, "__globals__", {}), **closure_values(fn)}
+    value = namespace.get(callee.id, _MISSING)
+    for attr in reversed(path):     # through modules only (an object's attribute may be a property that runs)
+        value = getattr(value, attr, _MISSING) if isinstance(value, types.ModuleType) else _MISSING
+    return _hashable(value) and value in intrinsics.ATOMICS
+
+
+_MISSING = object()
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def top_level_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -277,7 +307,7 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
 
     def guard_after_return(self, rest: Callable[[], None]) -> None:
         """Inside a loop: `if returned: break`; else run the rest under `if not returned`."""
-        from wgkern.frontend import arith
+        from wgkern.frontend import arith, intrinsics
         from wgkern.ir.ops import UnaryOpKind
         flag = self.b.load(self.frame.ret.flag)
         if self.in_runtime_loop():
@@ -477,7 +507,7 @@ class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, L
         kernel = self.ctx.kernel
         src = self.ctx.source_of(kernel.fn)
         self.frame = Frame(src, is_kernel=True, assigned=assigned_names(src.tree),
-                           reduction_names=reduction_names(src.tree))
+                           reduction_names=reduction_names(src.tree, kernel.fn))
         self.b.loc = src.def_loc
         params = list(kernel.signature.parameters.values())
         if len(params) > len(self.ctx.arg_specs):

@@ -527,7 +527,20 @@ class CallMixin:
                                  self.b.binary(BinaryOpKind.SHL, self.b.cast(high, T.u64), self.b.const(32, T.u64)),
                                  self.b.cast(low, T.u64))
             return wide if dtype == T.u64 else self.b.bitcast(wide, dtype)
+        if dtype == T.f64:
+            return self.random_f64()
         return self.b.insert(ir.RandomValue(dtype=dtype, site=self.ctx.next_random_site()))
+
+    def random_f64(self) -> ir.Stmt:
+        """An f64 uniform in [0, 1) with all 53 bits of its mantissa random, as Taichi's (one 32-bit draw leaves
+        f64 values on a coarse grid): 27 bits of one draw and 26 of another, (high * 2^26 + low) * 2^-53, exact."""
+        high, low = (self.b.insert(ir.RandomValue(dtype=T.u32, site=self.ctx.next_random_site()))
+                     for _ in range(2))
+        high = self.b.binary(BinaryOpKind.SHR, high, self.b.const(5, T.u32))
+        low = self.b.binary(BinaryOpKind.SHR, low, self.b.const(6, T.u32))
+        mantissa = self.b.add(self.b.mul(self.b.cast(high, T.f64), self.b.const(2.0 ** 26, T.f64)),
+                              self.b.cast(low, T.f64))
+        return self.b.mul(mantissa, self.b.const(2.0 ** -53, T.f64))
 
     def static_print_value(self, arg: ast.expr) -> Any:
         """What `wk.static_print` shows for one argument at compile time: a compile-time value itself, a runtime
@@ -898,7 +911,7 @@ class CallMixin:
         caller = self.frame
         call_loc = self.b.loc
         frame = Frame(src, is_kernel=False, scope=Scope(), assigned=assigned_names(src.tree),
-                      reduction_names=reduction_names(src.tree))
+                      reduction_names=reduction_names(src.tree, func.fn))
         annotation = func.signature.return_annotation
         frame.ret = ReturnState(self.return_mode(src.tree),
                                 None if annotation is inspect.Signature.empty else annotation)

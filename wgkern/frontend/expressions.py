@@ -371,9 +371,28 @@ class ExpressionMixin:
     def binary_values(self, op: BinaryOpKind, lhs: Any, rhs: Any) -> Any:
         lhs = self.as_value(lhs)
         rhs = self.as_value(rhs)
+        if op is BinaryOpKind.POW:
+            self.check_integer_exponents(lhs, rhs)
         if isinstance(lhs, VectorValue) or isinstance(rhs, VectorValue):
             return vectors.binary(self.b, op, lhs, rhs)
         return arith.binary(self.b, op, lhs, rhs)
+
+    def check_integer_exponents(self, base: Any, exponent: Any) -> None:
+        """Under wk.init(debug=True), an integer raised to a negative integer power fails the launch, as in
+        Taichi (without debug the result is the truncated quotient, 0 for |base| > 1)."""
+        from wgkern.runtime.program import current
+        program = current()
+        if program is None or not program.options.debug:
+            return
+        bases = base.elements if isinstance(base, VectorValue) else [base]
+        if not all(b.dtype.is_int for b in bases):
+            return
+        for power in exponent.elements if isinstance(exponent, VectorValue) else [exponent]:
+            if not power.dtype.is_signed:
+                continue
+            negative = arith.binary(self.b, BinaryOpKind.CMP_LT, power, self.b.const(0, power.dtype))
+            with self.b.at(self.b.if_(negative).then_block):
+                self.b.insert(ir.AssertFail(message="negative exponent in an integer power (pow(int, int))"))
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
         operand = self.rvalue(node.operand)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
+from wgkern.lang import kernel as wk_kernel
 from wgkern.lang import math as wm
 from wgkern.lang.matrix import Matrix, Vector
 
@@ -78,11 +79,14 @@ VECTOR_FUNCTIONS: dict[Any, str] = {
 # Constructors evaluated at compile time (all arguments are compile-time); the numpy result's dtype is kept.
 CONSTANT_CONSTRUCTORS = frozenset({Vector.zero, Vector.one, Vector.unit, Matrix.zero, Matrix.one, Matrix.identity})
 
-# Pure Python callables evaluated at compile time when every argument is a compile-time value.
+# Pure Python callables evaluated at compile time when every argument is a compile-time value; the func decorators
+# among them, so kernel code may decorate a Python function where it calls it (`wk.func(f)(x)`, as Taichi allows).
 FOLDABLE = frozenset({
+    wk_kernel.func, wk_kernel.real_func, wk_kernel.pyfunc,
     builtins.range, builtins.len, builtins.min, builtins.max, builtins.abs, builtins.int, builtins.float,
     builtins.bool, builtins.round, builtins.tuple, builtins.list, builtins.enumerate, builtins.zip,
     builtins.reversed, builtins.sum, builtins.isinstance, builtins.getattr, builtins.hasattr, builtins.divmod,
     builtins.pow, builtins.sorted, builtins.any, builtins.all, builtins.type,
+    np.array, np.asarray,           # a 0-d array is then a number in kernel code, a 1-d or 2-d one a vector/matrix
     *(getattr(pymath, name) for name in dir(pymath) if callable(getattr(pymath, name))),
 })

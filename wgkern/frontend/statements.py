@@ -668,14 +668,24 @@ class StatementMixin:
             message = str(text)
         cond = self.visit(node.test)
         if not is_runtime(cond):
-            if not cond:
-                raise CompileError(f"assertion failed at compile time: {message or ast.unparse(node.test)}")
-            return
+            if cond:
+                return None
+            # `assert False, "unreachable"` fails when it runs (it may sit under a run-time branch), as in Taichi
+            self.fail_assertion(message or ast.unparse(node.test), printed)
+            return None
         cond = self.as_scalar(cond)
         branch = self.b.if_(arith.unary(self.b, UnaryOpKind.LOGICAL_NOT, cond))
         with self.b.at(branch.then_block):
-            if printed is not None:
-                self.print_call(printed)        # the message with its values, shown as the assertion is raised
-            self.b.insert(ir.AssertFail(message=message or ast.unparse(node.test)))
+            self.fail_assertion(message or ast.unparse(node.test), printed)
         return None
+
+    def fail_assertion(self, message: str, printed: ast.Call | None) -> None:
+        """The statements of a failing assert where the builder stands: its message printed with its run-time
+        values (shown as the assertion is raised, and quoted by the error), then ir.AssertFail."""
+        block = self.b.block
+        pieces: tuple[str, ...] = ()
+        if printed is not None:
+            self.print_call(printed)
+            pieces = next((s.pieces for s in reversed(block.stmts) if isinstance(s, ir.Print)), ())
+        self.b.insert(ir.AssertFail(message=message, printed_pieces=pieces))
 

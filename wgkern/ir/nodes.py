@@ -286,8 +286,11 @@ class Print(Stmt):
 class AssertFail(Stmt):
     """A failed `assert cond, message` (the frontend puts it under `if not cond`; only with wk.init(debug=True)):
     the backend records it like a failed bounds check, and the launch (CPU) or the next sync (GPUs) raises
-    wk.KernelAssertionError with `message` and the assert's line. Replays (`.grad`) skip it."""
+    wk.KernelAssertionError with `message` and the assert's line. Replays (`.grad`) skip it.
+    `printed_pieces`: the literal pieces of the Print just before it that shows a message formatted with run-time
+    values; the error then quotes the text that Print last produced."""
     message: str = ""
+    printed_pieces: tuple[str, ...] = ()
 
 
 # ---- kernels and tasks ----------------------------------------------------------------------------------------

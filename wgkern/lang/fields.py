@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from wgkern.errors import CompileError, WkError
+from wgkern.errors import BoundsCheckError, CompileError, WkError
 from wgkern.lang.types import DataType, VectorType, to_dtype
 from wgkern.lang.host_matrix import container_element
 
@@ -357,8 +357,8 @@ class Container:
             first = offset[axis] if axis < len(offset) else 0
             if not first <= i < first + extent:
                 span = f"extent {extent}" if not first else f"indices {first} to {first + extent - 1}"
-                raise IndexError(f"index {i} out of range for axis {axis} of {self.kind_name} '{self.name}' "
-                                 f"({span})")
+                raise BoundsCheckError(f"index {i} out of range for axis {axis} of {self.kind_name} "
+                                       f"'{self.name}' ({span})")
             index.append(i - first)
         return tuple(index)
 

@@ -13,7 +13,7 @@ import numpy as np
 from wgkern.errors import WkError
 
 from wgkern.lang import types as T
-from wgkern.lang.host_matrix import host_matrix
+from wgkern.lang.host_matrix import HostMatrix, host_matrix
 
 vec2 = T.vector(2, T.f32)
 vec3 = T.vector(3, T.f32)
@@ -69,8 +69,20 @@ def make_vector_value(vtype: T.VectorType, values: tuple[Any, ...]) -> np.ndarra
     return host_matrix(np.array(flat, dtype=vtype.dtype.np_dtype).reshape(vtype.element_shape))
 
 
-class Vector:
+class _HostValueClass(type):
+    """isinstance(v, wk.Matrix) holds for Python-scope vector and matrix values (HostMatrix arrays), and
+    isinstance(v, wk.Vector) for the vectors among them, as Taichi's Vector is a Matrix subclass."""
+
+    vector_only = False
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, HostMatrix) and (obj.ndim == 1 if cls.vector_only else obj.ndim in (1, 2))
+
+
+class Vector(metaclass=_HostValueClass):
     """`wk.Vector([a, b, c], dt=None)` constructs a vector; `wk.Vector.field(n, dtype, shape)` a vector field."""
+
+    vector_only = True
 
     def __new__(cls, values: Any, dt: Any = None, shape: Any = None, **field_options: Any) -> Any:  # type: ignore[misc]
         if isinstance(values, int) and not isinstance(values, bool) and dt is not None:
@@ -126,7 +138,7 @@ class Vector:
         return ndarray(T.vector(n, dtype), shape=shape, needs_grad=needs_grad, **kwargs)
 
 
-class Matrix:
+class Matrix(metaclass=_HostValueClass):
     """`wk.Matrix([[a, b], [c, d]], dt=None)` constructs a matrix; `wk.Matrix.field(n, m, dtype, shape)` a
     matrix field."""
 

@@ -197,11 +197,13 @@ class SNode:
     def axis_order(self) -> tuple[int, ...]:
         return tuple(self.extents())
 
-    def parent(self, n: int = 1) -> SNode:
-        """The node `n` levels up (Taichi's `snode.parent(n)`); the root's parent is the root."""
-        node = self
+    def parent(self, n: int = 1) -> SNode | None:
+        """The node `n` levels up (Taichi's `snode.parent(n)`): None past the root, as in Taichi."""
+        node: SNode | None = self
         for _ in range(n):
-            node = node._parent if node._parent is not None else node
+            if node is None:
+                break
+            node = node._parent
         return node
 
     def path(self) -> list[SNode]:

@@ -53,6 +53,10 @@ class DataType:
         """`print(wk.f32)` shows `f32`, as Taichi's (repr, used in messages, names the API: `wk.f32`)."""
         return self.name
 
+    def to_string(self) -> str:
+        """The type's name, `f32` (Taichi's DataType.to_string(), the same text as str())."""
+        return self.name
+
     def __call__(self, value: Any) -> Any:
         """`wk.f32(x)` inside a kernel is a cast (the frontend handles it); in Python it converts."""
         return self.np_dtype.type(value).item()

@@ -69,10 +69,27 @@ def format_print(pieces: Sequence[str], values: Sequence[Any], dtypes: Sequence[
     return "".join(out)
 
 
-def emit(text: str) -> None:
-    """Write a kernel's printed text (`end` is already part of it) and flush, as print(..., flush=True)."""
+# The text each print site (keyed by its literal pieces) produced last: a failed assert whose message carries
+# run-time values quotes it (assertion_message). Bounded by the number of print statements compiled.
+_LAST_TEXT: dict[tuple[str, ...], str] = {}
+
+
+def emit(text: str, pieces: Sequence[str] | None = None) -> None:
+    """Write a kernel's printed text (`end` is already part of it) and flush, as print(..., flush=True);
+    `pieces` (the print's literal pieces) remembers it as that site's last text."""
+    if pieces is not None:
+        _LAST_TEXT[tuple(pieces)] = text
     sys.stdout.write(text)
     sys.stdout.flush()
+
+
+def assertion_message(kernel_name: str, site: Any) -> str:
+    """The message of a failed kernel assert (an ir.AssertFail): its text, or for a message formatted with
+    run-time values the text its print produced last (some failing thread's values, as in Taichi)."""
+    printed = _LAST_TEXT.get(tuple(site.printed_pieces)) if site.printed_pieces else None
+    if printed is None:
+        return f"kernel {kernel_name}: assertion failed: {site.message}"
+    return f"kernel {kernel_name}: assertion failed: {printed.rstrip(chr(10))} (the message printed above)"
 
 
 def decode_words(words: Sequence[int], dtypes: Sequence[Any]) -> list[Any]:

@@ -20,6 +20,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.nodes import OffloadedKernel
 from wgkern.lang.types import DataType
 from wgkern.runtime import disk_cache
+from wgkern.runtime.printing import assertion_message
 
 from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget
 from .adstack import CONTEXT_HEADER
@@ -64,8 +65,7 @@ def debug_check_error(kernel: ir.OffloadedKernel, site: ir.Stmt, args: LaunchArg
     """The error of a failed debug check recorded in a kernel's error word: an assertion (ir.AssertFail) or an
     out-of-range access (ir.GlobalPtr, whose shape comes from the launch for ndarrays)."""
     if isinstance(site, ir.AssertFail):
-        return KernelAssertionError(format_located(f"kernel {kernel.name}: assertion failed: {site.message}",
-                                                   site.loc))
+        return KernelAssertionError(format_located(assertion_message(kernel.name, site), site.loc))
     slot_index = next(k for k, slot in enumerate(kernel.containers) if slot is site.container)
     shape = site.container.shape or tuple(args.shapes[slot_index])
     message = (f"kernel {kernel.name}: index out of range for {site.container.name} of shape "

@@ -403,7 +403,7 @@ class CudaBackend(Backend):
             pieces, dtypes, formats = cpu_printing.site(int(words[position]))
             count = len(dtypes)
             values = decode_words([int(w) for w in words[position + 1:position + 1 + count]], dtypes)
-            emit(format_print(pieces, values, dtypes, formats))
+            emit(format_print(pieces, values, dtypes, formats), pieces)
             position += 1 + count
         if reserved > written:
             emit(f"[wgkern] {reserved - written} words of print() output were dropped: the print buffer holds "

@@ -23,7 +23,8 @@ _callback: Any = None
 
 def _print(site: int, words: Any) -> None:
     pieces, dtypes, formats = _SITES[site]
-    emit(format_print(pieces, decode_words([words[k] for k in range(len(dtypes))], dtypes), dtypes, formats))
+    emit(format_print(pieces, decode_words([words[k] for k in range(len(dtypes))], dtypes), dtypes, formats),
+         pieces)
 
 
 def register_site(pieces: tuple[str, ...], dtypes: list[Any], formats: tuple[str, ...] = ()) -> int:

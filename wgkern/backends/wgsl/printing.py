@@ -90,7 +90,7 @@ def print_records(words: np.ndarray, reserved: int, written: int, capacity: int,
             count = words_of(dtype)
             values.append(_decode(words[position:position + count], dtype))
             position += count
-        emit(format_print(pieces, values, dtypes, formats))
+        emit(format_print(pieces, values, dtypes, formats), pieces)
     if reserved > written:
         emit(f"[wgkern] {reserved - written} words of print() output were dropped: the print buffer holds "
              f"{capacity} words between waits for the device (wk.sync(), read-backs)\n")

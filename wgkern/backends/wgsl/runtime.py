@@ -48,6 +48,7 @@ from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
 from wgkern.lang import types as T
 from wgkern.lang.types import DataType
+from wgkern.runtime.printing import assertion_message
 
 RING_BYTES = 1 << 20          # launch-argument ring: one upload per submit
 # Launches per submit. On a GPU the device starts on a batch while Python records the next; on a CPU adapter
@@ -781,8 +782,7 @@ class WgslBackend(Backend):
         if bounds_site and self.bounds_sites is not None:
             kernel_name, ptr = self.bounds_sites[bounds_site - 1]
             if isinstance(ptr, ir.AssertFail):
-                raise KernelAssertionError(format_located(f"kernel {kernel_name}: assertion failed: {ptr.message}",
-                                                          ptr.loc))
+                raise KernelAssertionError(format_located(assertion_message(kernel_name, ptr), ptr.loc))
             shape = ptr.container.shape
             what = f"of shape {tuple(shape)}" if shape is not None else f"(an ndarray of {ptr.container.ndim} axes)"
             raise BoundsCheckError(format_located(
