@@ -19,7 +19,7 @@ from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_a
                               random, raw_div, raw_mod, bit_shr, round, rsqrt, select, sign, sin, sinh, sqrt, static,
                               static_assert, static_print, stop_grad, svd, sym_eig, tan, tanh, zero)
 from wgkern.lang.glsl import solve
-from wgkern.lang.legacy import any_arr, ext_arr, layout, var
+from wgkern.lang.legacy import any_arr, ext_arr, layout, require_version, var
 from wgkern.lang.fields import Field, MatrixField, MatrixNdarray, Ndarray, ScalarField, ScalarNdarray, VectorNdarray
 from wgkern.lang.buffer_view import BufferView
 from wgkern.lang.perf_dispatch import perf_dispatch
@@ -102,7 +102,7 @@ __all__ = [
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError", "LoopLimitError",
     "raw_div", "raw_mod", "bit_shr", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
-    "Template", "var", "global_var", "indices", "ext_arr", "any_arr", "layout", "Tape", "clear_all_gradients", "complex_kernel",
+    "Template", "var", "global_var", "require_version", "indices", "ext_arr", "any_arr", "layout", "Tape", "clear_all_gradients", "complex_kernel",
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "eig", "BufferView", "perf_dispatch", "Stream", "Event", "create_stream", "create_event",

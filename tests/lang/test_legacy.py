@@ -163,3 +163,15 @@ def test_calling_a_vector_or_matrix_reads_an_element(arch):
         compute()
     assert loss[None] == pytest.approx(0.5 * (9.0 + 16.0) + 3.0)
     np.testing.assert_allclose(x.grad[None], [3.0, 4.0])
+
+
+def test_require_version_accepts_the_taichi_api_followed_and_refuses_later_ones():
+    wk.require_version(0, 7, 30)          # an old program's guard passes
+    wk.require_version(1, 7)
+    wk.require_version("1.7.4")
+    with pytest.raises(wk.WkError, match=r"requires Taichi 1\.8\.0; wgkern follows the API of Taichi 1\.7\.4"):
+        wk.require_version(1, 8, 0)
+    with pytest.raises(wk.WkError, match=r"requires Taichi 2\.0\.0"):
+        wk.require_version("2")
+    with pytest.raises(wk.WkError, match="integer version numbers"):
+        wk.require_version(1, 7.5, 0)
