@@ -133,6 +133,9 @@ def __getattr__(name: str):
     if name in _GUI_NAMES:     # imported on first use: most programs never draw
         import importlib
         return getattr(importlib.import_module("wgkern.gui"), _GUI_NAMES[name])
+    if name in _OLD_TOOL_NAMES:  # Taichi before 1.0 spelled ti.tools.PLYWriter etc. at the top level
+        import importlib
+        return getattr(importlib.import_module("wgkern.tools"), name)
     if name in _SUBMODULES:    # imported on first use, like the GUI names
         import importlib
         return importlib.import_module(f"wgkern.{name}")
@@ -142,6 +145,7 @@ def __getattr__(name: str):
 
 
 _GUI_NAMES = {"GUI": "GUI", "rgb_to_hex": "rgb_to_hex", "hex_to_rgb": "hex_to_rgb", "imwrite": "imwrite"}
+_OLD_TOOL_NAMES = ("PLYWriter", "VideoManager", "imread", "imresize", "imshow")
 _SUBMODULES = ("tools", "ui", "_lib", "linalg", "graph")   # wk.tools (ti.tools), wk.ui (ti.ui, GGUI drawn off-screen), wk.linalg
 
 

@@ -175,3 +175,16 @@ def test_require_version_accepts_the_taichi_api_followed_and_refuses_later_ones(
         wk.require_version("2")
     with pytest.raises(wk.WkError, match="integer version numbers"):
         wk.require_version(1, 7.5, 0)
+
+
+def test_old_top_level_tool_names_are_the_tools_ones(tmp_path):
+    assert wk.PLYWriter is wk.tools.PLYWriter and wk.VideoManager is wk.tools.VideoManager
+    assert (wk.imread, wk.imresize, wk.imshow) == (wk.tools.imread, wk.tools.imresize, wk.tools.imshow)
+    writer = wk.PLYWriter(num_vertices=3, num_faces=1, face_type="tri")     # Taichi 0.8's ti.PLYWriter
+    writer.add_vertex_pos(np.zeros(3), np.arange(3.0), np.ones(3))
+    writer.add_faces(np.array([0, 1, 2]))
+    writer.export_frame_ascii(7, str(tmp_path / "mesh.ply"))
+    lines = (tmp_path / "mesh_000007.ply").read_text().splitlines()
+    assert "element vertex 3" in lines and lines[-1].split() == ["3", "0", "1", "2"]
+    with pytest.raises(AttributeError, match="has no attribute 'PLYWriterX'"):
+        wk.PLYWriterX
