@@ -188,3 +188,49 @@ def test_old_top_level_tool_names_are_the_tools_ones(tmp_path):
     assert "element vertex 3" in lines and lines[-1].split() == ["3", "0", "1", "2"]
     with pytest.raises(AttributeError, match="has no attribute 'PLYWriterX'"):
         wk.PLYWriterX
+
+
+
+def test_global_statement_and_atomics_on_a_zero_d_field_by_name(arch):
+    """Taichi 0.x's `global L` and `ti.atomic_add(L, v)` on a 0-d field (meaning `L[None]`): values, the old
+    value an atomic returns, and gradients through a Tape."""
+    global _loss, _peak, _xs
+    _xs = wk.field(wk.f32, shape=6, needs_grad=True)
+    _loss = wk.field(wk.f32, shape=(), needs_grad=True)
+    _peak = wk.field(wk.f32, shape=())
+
+    @wk.kernel
+    def reduce():
+        global _loss, _peak
+        for i in range(6):
+            wk.atomic_add(_loss, 0.5 * _xs[i] ** 2)
+
+    @wk.kernel
+    def running():
+        global _peak
+        for i in range(6):
+            wk.atomic_max(_peak, _xs[i])
+
+    values = np.linspace(-1, 2, 6, dtype=np.float32)
+    _xs.from_numpy(values)
+    with wk.ad.Tape(loss=_loss):
+        reduce()
+    np.testing.assert_allclose(_loss[None], 0.5 * (values ** 2).sum(), rtol=1e-6)
+    np.testing.assert_allclose(_xs.grad.to_numpy(), values, rtol=1e-6)
+    _peak[None] = -10.0
+    running()
+    assert _peak[None] == 2.0
+
+
+def test_global_statement_naming_a_non_field_is_refused():
+    wk.init(arch=wk.cpu)
+    global _plain
+    _plain = 3
+
+    @wk.kernel
+    def rebinds():
+        global _plain
+        _plain = 4
+
+    with pytest.raises(wk.CompileError, match="'global _plain' inside a kernel: only fields may be named there"):
+        rebinds()

@@ -796,6 +796,8 @@ class CallMixin:
             self.write_place(place, self.atomic_update(op, old, value, expected))
             return old
         target = self.visit(target_node)
+        if self.is_zero_d_field(target):    # older Taichi's `ti.atomic_add(total, v)` on a 0-d field: total[None]
+            target = self.subscript(target, [None], getattr(target, "name", "") or "0-d field")
         if not isinstance(target, GlobalRef):
             raise CompileError(f"the destination of an atomic must be a field/ndarray element or a local "
                                f"variable, got {describe(target)}")
