@@ -410,3 +410,13 @@ def test_starred_assignment_target():
 
     check(compile_error(k), "starred assignment targets (a, *b = ...) are not supported",
           "a, *rest = (1, 2, 3)  # err-starred")
+
+
+def test_vector_transpose_names_the_replacements():
+    @wk.kernel
+    def k():
+        d = wk.Vector([1.0, 2.0])
+        m = d @ d.transpose()  # err-vectranspose
+
+    check(compile_error(k), "write `a @ b.transpose()` as a.outer_product(b)",
+          "m = d @ d.transpose()  # err-vectranspose")
