@@ -234,3 +234,12 @@ def test_global_statement_naming_a_non_field_is_refused():
 
     with pytest.raises(wk.CompileError, match="'global _plain' inside a kernel: only fields may be named there"):
         rebinds()
+
+
+def test_to_numpy_as_vector_is_the_components_last_layout(arch):
+    v = wk.Vector.field(3, wk.f32, shape=(4, 2))
+    v.from_numpy(np.arange(24, dtype=np.float32).reshape(4, 2, 3))
+    np.testing.assert_array_equal(v.to_numpy(as_vector=True), v.to_numpy())
+    assert v.to_numpy(as_vector=True).shape == (4, 2, 3)
+    with pytest.raises(wk.WkError, match=r"to_numpy\(as_vector=False\) is not available"):
+        v.to_numpy(as_vector=False)
