@@ -19,7 +19,7 @@ from wgkern.lang.math import (abs, acos, asin, atan, atan2, atomic_add, atomic_a
                               random, raw_div, raw_mod, bit_shr, round, rsqrt, select, sign, sin, sinh, sqrt, static,
                               static_assert, static_print, stop_grad, svd, sym_eig, tan, tanh, zero)
 from wgkern.lang.glsl import solve
-from wgkern.lang.legacy import any_arr, ext_arr, layout, var
+from wgkern.lang.legacy import any_arr, ext_arr, layout, require_version, var
 from wgkern.lang.fields import Field, MatrixField, MatrixNdarray, Ndarray, ScalarField, ScalarNdarray, VectorNdarray
 from wgkern.lang.buffer_view import BufferView
 from wgkern.lang.perf_dispatch import perf_dispatch
@@ -102,7 +102,7 @@ __all__ = [
     "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError", "LoopLimitError",
     "raw_div", "raw_mod", "bit_shr", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
-    "Template", "var", "global_var", "indices", "ext_arr", "any_arr", "layout", "Tape", "clear_all_gradients", "complex_kernel",
+    "Template", "var", "global_var", "require_version", "indices", "ext_arr", "any_arr", "layout", "Tape", "clear_all_gradients", "complex_kernel",
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "eig", "BufferView", "perf_dispatch", "Stream", "Event", "create_stream", "create_event",
@@ -133,6 +133,9 @@ def __getattr__(name: str):
     if name in _GUI_NAMES:     # imported on first use: most programs never draw
         import importlib
         return getattr(importlib.import_module("wgkern.gui"), _GUI_NAMES[name])
+    if name in _OLD_TOOL_NAMES:  # Taichi before 1.0 spelled ti.tools.PLYWriter etc. at the top level
+        import importlib
+        return getattr(importlib.import_module("wgkern.tools"), name)
     if name in _SUBMODULES:    # imported on first use, like the GUI names
         import importlib
         return importlib.import_module(f"wgkern.{name}")
@@ -142,6 +145,7 @@ def __getattr__(name: str):
 
 
 _GUI_NAMES = {"GUI": "GUI", "rgb_to_hex": "rgb_to_hex", "hex_to_rgb": "hex_to_rgb", "imwrite": "imwrite"}
+_OLD_TOOL_NAMES = ("PLYWriter", "VideoManager", "imread", "imresize", "imshow")
 _SUBMODULES = ("tools", "ui", "_lib", "linalg", "graph")   # wk.tools (ti.tools), wk.ui (ti.ui, GGUI drawn off-screen), wk.linalg
 
 

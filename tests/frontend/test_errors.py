@@ -287,9 +287,17 @@ def test_vector_if_condition():
 def test_while_else_and_global():
     @wk.kernel
     def k():
-        global x  # err-global
+        global statistics  # err-global
 
-    check(compile_error(k), "'global' is not supported", "global x  # err-global")
+    check(compile_error(k), "'global statistics' inside a kernel: only fields may be named there",
+          "global statistics  # err-global")
+
+    @wk.kernel
+    def names_a_field():
+        global x          # Taichi 0.x declared the fields a kernel updates so: nothing to do
+        x[0] = 1.0
+
+    assert len(of_type(build(names_a_field), ir.GlobalStore)) == 1
 
 
 def test_yield():
@@ -402,3 +410,13 @@ def test_starred_assignment_target():
 
     check(compile_error(k), "starred assignment targets (a, *b = ...) are not supported",
           "a, *rest = (1, 2, 3)  # err-starred")
+
+
+def test_vector_transpose_names_the_replacements():
+    @wk.kernel
+    def k():
+        d = wk.Vector([1.0, 2.0])
+        m = d @ d.transpose()  # err-vectranspose
+
+    check(compile_error(k), "write `a @ b.transpose()` as a.outer_product(b)",
+          "m = d @ d.transpose()  # err-vectranspose")

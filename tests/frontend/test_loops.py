@@ -223,3 +223,53 @@ def test_numpy_scalar_types_called_on_constants_in_kernels(arch):
         return np.float32(0.5) * np.int32(3) + np.float64(0.25)
 
     assert scaled() == 1.75
+
+
+def test_sync_between_top_level_loops_is_accepted_and_the_loops_run_in_order(arch):
+    n = 64
+    a = wk.field(wk.f32, shape=n)
+    b = wk.field(wk.f32, shape=n)
+
+    @wk.kernel
+    def two_phases(k: wk.f32):
+        for i in a:
+            a[i] = i * k
+        wk.sync()                      # as Taichi programs write it between two loops
+        for i in b:
+            b[i] = a[(i + 1) % n] + a[(i + n - 1) % n]
+
+    two_phases(2.0)
+    ref = np.arange(n, dtype=np.float32) * 2
+    np.testing.assert_allclose(b.to_numpy(), np.roll(ref, -1) + np.roll(ref, 1))
+
+
+@pytest.mark.parametrize("where", ["loop", "func", "args"])
+def test_sync_inside_a_loop_or_func_is_refused_naming_the_line(where):
+    wk.init(arch=wk.cpu)
+    a = wk.field(wk.f32, shape=4)
+
+    @wk.func
+    def helper(i):
+        a[i] = 1.0
+        wk.sync()
+
+    @wk.kernel
+    def in_loop():
+        for i in a:
+            a[i] = 1.0
+            wk.sync()
+
+    @wk.kernel
+    def in_func():
+        for i in a:
+            helper(i)
+
+    @wk.kernel
+    def with_args():
+        wk.sync(1)
+
+    kernel = {"loop": in_loop, "func": in_func, "args": with_args}[where]
+    message = "takes no arguments" if where == "args" else "threads cannot wait for each other"
+    with pytest.raises(wk.CompileError, match=message) as info:
+        kernel()
+    assert "wk.sync(" in str(info.value)

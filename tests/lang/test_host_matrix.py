@@ -120,3 +120,22 @@ def test_python_scope_vectors_and_matrices_are_instances_of_wk_matrix():
     assert isinstance(v, wk.Vector) and isinstance(m @ v, wk.Vector) and not isinstance(m, wk.Vector)
     for other in (np.zeros(2), [1, 2], (v * v).sum(), 3.0):
         assert not isinstance(other, wk.Matrix) and not isinstance(other, wk.Vector)
+
+
+def test_augmented_assignment_makes_a_new_promoted_value(arch):
+    """`cam += step` on an integer vector (a ray marcher's camera) gives a float vector, and another name for
+    the old value keeps it, as in Taichi; an element read from a field is not written back by `+=`."""
+    cam = wk.Vector([0, 0, 0])
+    before = cam
+    cam += wk.Vector([0.0, 0.5, 0.0]) * 2
+    cam -= np.array([0.25, 0.0, 0.0])
+    np.testing.assert_allclose(cam, [-0.25, 1.0, 0.0])
+    assert cam.dtype.kind == "f" and before.tolist() == [0, 0, 0] and cam.norm() > 0
+    m = wk.Matrix([[1, 2], [3, 4]])
+    m @= m
+    m *= 0.5
+    np.testing.assert_allclose(m, [[3.5, 5.0], [7.5, 11.0]])
+    f = wk.Vector.field(2, wk.f32, shape=3)
+    element = f[1]
+    element += 1.0
+    assert element.tolist() == [1.0, 1.0] and f.to_numpy()[1].tolist() == [0.0, 0.0]

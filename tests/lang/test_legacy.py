@@ -163,3 +163,83 @@ def test_calling_a_vector_or_matrix_reads_an_element(arch):
         compute()
     assert loss[None] == pytest.approx(0.5 * (9.0 + 16.0) + 3.0)
     np.testing.assert_allclose(x.grad[None], [3.0, 4.0])
+
+
+def test_require_version_accepts_the_taichi_api_followed_and_refuses_later_ones():
+    wk.require_version(0, 7, 30)          # an old program's guard passes
+    wk.require_version(1, 7)
+    wk.require_version("1.7.4")
+    with pytest.raises(wk.WkError, match=r"requires Taichi 1\.8\.0; wgkern follows the API of Taichi 1\.7\.4"):
+        wk.require_version(1, 8, 0)
+    with pytest.raises(wk.WkError, match=r"requires Taichi 2\.0\.0"):
+        wk.require_version("2")
+    with pytest.raises(wk.WkError, match="integer version numbers"):
+        wk.require_version(1, 7.5, 0)
+
+
+def test_old_top_level_tool_names_are_the_tools_ones(tmp_path):
+    assert wk.PLYWriter is wk.tools.PLYWriter and wk.VideoManager is wk.tools.VideoManager
+    assert (wk.imread, wk.imresize, wk.imshow) == (wk.tools.imread, wk.tools.imresize, wk.tools.imshow)
+    writer = wk.PLYWriter(num_vertices=3, num_faces=1, face_type="tri")     # Taichi 0.8's ti.PLYWriter
+    writer.add_vertex_pos(np.zeros(3), np.arange(3.0), np.ones(3))
+    writer.add_faces(np.array([0, 1, 2]))
+    writer.export_frame_ascii(7, str(tmp_path / "mesh.ply"))
+    lines = (tmp_path / "mesh_000007.ply").read_text().splitlines()
+    assert "element vertex 3" in lines and lines[-1].split() == ["3", "0", "1", "2"]
+    with pytest.raises(AttributeError, match="has no attribute 'PLYWriterX'"):
+        wk.PLYWriterX
+
+
+
+def test_global_statement_and_atomics_on_a_zero_d_field_by_name(arch):
+    """Taichi 0.x's `global L` and `ti.atomic_add(L, v)` on a 0-d field (meaning `L[None]`): values, the old
+    value an atomic returns, and gradients through a Tape."""
+    global _loss, _peak, _xs
+    _xs = wk.field(wk.f32, shape=6, needs_grad=True)
+    _loss = wk.field(wk.f32, shape=(), needs_grad=True)
+    _peak = wk.field(wk.f32, shape=())
+
+    @wk.kernel
+    def reduce():
+        global _loss, _peak
+        for i in range(6):
+            wk.atomic_add(_loss, 0.5 * _xs[i] ** 2)
+
+    @wk.kernel
+    def running():
+        global _peak
+        for i in range(6):
+            wk.atomic_max(_peak, _xs[i])
+
+    values = np.linspace(-1, 2, 6, dtype=np.float32)
+    _xs.from_numpy(values)
+    with wk.ad.Tape(loss=_loss):
+        reduce()
+    np.testing.assert_allclose(_loss[None], 0.5 * (values ** 2).sum(), rtol=1e-6)
+    np.testing.assert_allclose(_xs.grad.to_numpy(), values, rtol=1e-6)
+    _peak[None] = -10.0
+    running()
+    assert _peak[None] == 2.0
+
+
+def test_global_statement_naming_a_non_field_is_refused():
+    wk.init(arch=wk.cpu)
+    global _plain
+    _plain = 3
+
+    @wk.kernel
+    def rebinds():
+        global _plain
+        _plain = 4
+
+    with pytest.raises(wk.CompileError, match="'global _plain' inside a kernel: only fields may be named there"):
+        rebinds()
+
+
+def test_to_numpy_as_vector_is_the_components_last_layout(arch):
+    v = wk.Vector.field(3, wk.f32, shape=(4, 2))
+    v.from_numpy(np.arange(24, dtype=np.float32).reshape(4, 2, 3))
+    np.testing.assert_array_equal(v.to_numpy(as_vector=True), v.to_numpy())
+    assert v.to_numpy(as_vector=True).shape == (4, 2, 3)
+    with pytest.raises(wk.WkError, match=r"to_numpy\(as_vector=False\) is not available"):
+        v.to_numpy(as_vector=False)

@@ -97,3 +97,20 @@ def test_bad_input_is_reported(arch):
         wk.linalg.SparseCG(A, [1.0] * 9)
     with pytest.raises(wk.linalg.LinalgError, match="max_iter must be an integer >= 0"):
         wk.linalg.SparseCG(A, np.ones(9), max_iter=-1)
+
+
+def test_cg_is_the_earlier_name_of_sparse_cg(arch):
+    builder = wk.linalg.SparseMatrixBuilder(2, 2, max_num_triplets=8)
+
+    @wk.kernel
+    def fill(K: wk.types.sparse_matrix_builder()):
+        K[0, 0] += 4.0
+        K[0, 1] += 1.0
+        K[1, 0] += 1.0
+        K[1, 1] += 3.0
+
+    fill(builder)
+    assert wk.linalg.CG is wk.linalg.SparseCG
+    x, converged = wk.linalg.CG(builder.build(), np.array([1.0, 2.0], np.float32), max_iter=50, atol=1e-6).solve()
+    assert converged
+    np.testing.assert_allclose(x, np.linalg.solve([[4.0, 1.0], [1.0, 3.0]], [1.0, 2.0]), rtol=1e-5)

@@ -43,7 +43,7 @@ UNSUPPORTED = {
     "ClassDef": "class definitions", "FunctionDef": "nested function definitions",
     "AsyncFunctionDef": "async functions", "Try": "try/except", "TryStar": "try/except*",
     "AsyncWith": "'async with'", "AsyncFor": "'async for'", "Raise": "'raise'", "Delete": "'del'",
-    "Global": "'global'", "Nonlocal": "'nonlocal'", "Import": "'import'", "ImportFrom": "'import'",
+    "Nonlocal": "'nonlocal'", "Import": "'import'", "ImportFrom": "'import'",
     "Lambda": "lambda",
     "SetComp": "set comprehensions", "DictComp": "dict comprehensions", "Yield": "'yield'",
     "YieldFrom": "'yield from'", "Await": "'await'", "Match": "'match'",

@@ -32,6 +32,7 @@ from wgkern.lang import types as T
 from wgkern.lang.kernel import BoundFunc, BoundKernel, Func, Kernel
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.structs import Struct, StructType
+from wgkern.runtime.program import sync as program_sync
 
 CAST_BUILTINS = {builtins.int: lambda: T.DEFAULT_INT, builtins.float: lambda: T.DEFAULT_FLOAT,
                  builtins.bool: lambda: T.u1}     # read at compile time: wk.init(default_fp=...) sets them
@@ -264,6 +265,8 @@ class CallMixin:
         if callee is wm.loop_config:
             self.ctx.serialize_next_loop = bool(kwargs.get("serialize", False))
             return None
+        if callee is program_sync:
+            return self.sync_in_kernel(args, kwargs)
         if callee is wm.cast:
             return self.cast_call(args, kwargs)
         if callee is wm.bit_cast:
@@ -806,6 +809,8 @@ class CallMixin:
             self.write_place(place, self.atomic_update(op, old, value, expected))
             return old
         target = self.visit(target_node)
+        if self.is_zero_d_field(target):    # older Taichi's `ti.atomic_add(total, v)` on a 0-d field: total[None]
+            target = self.subscript(target, [None], getattr(target, "name", "") or "0-d field")
         if not isinstance(target, GlobalRef):
             raise CompileError(f"the destination of an atomic must be a field/ndarray element or a local "
                                f"variable, got {describe(target)}")
@@ -904,6 +909,19 @@ class CallMixin:
                 return _ByReference(GlobalVar(value.slot, value.element_shape, value))
             value = self.load_ref(value)
         return value
+
+    def sync_in_kernel(self, args: list[Any], kwargs: dict[str, Any]) -> None:
+        """`wk.sync()` between a kernel's top-level statements, as Taichi programs write it to separate two
+        loops: nothing to do, the kernel's top-level loops already run one after another (each is its own task).
+        Inside a loop or a func it would promise a barrier between threads, which kernels do not have."""
+        if args or kwargs:
+            raise CompileError("wk.sync() takes no arguments")
+        if not self.frame.is_kernel or self.in_runtime_loop():
+            raise CompileError("wk.sync() inside a kernel only separates its top-level statements (where it does "
+                               "nothing: top-level loops already run one after another); inside a loop or a "
+                               "wk.func threads cannot wait for each other, so split the work into two top-level "
+                               "loops")
+        return None
 
     def inline(self, func: Func, arguments: dict[str, Any]) -> Any:
         from wgkern.frontend.builder import Frame, ReturnState, assigned_names, reduction_names

@@ -436,9 +436,25 @@ class StatementMixin:
             value = self.lookup(name)
         except CompileError:
             value = None
-        if not (self.is_container(value) and getattr(value, "is_field", False) and value.shape == ()):
+        if not self.is_zero_d_field(value):
             raise CompileError(f"name '{name}' is not defined")
         return self.subscript(value, [None], name)
+
+    def is_zero_d_field(self, value: Any) -> bool:
+        return self.is_container(value) and getattr(value, "is_field", False) and value.shape == ()
+
+    def visit_Global(self, node: ast.Global) -> None:
+        """`global total` in a kernel, as Taichi 0.x programs declared the 0-d fields they update (`total += v`,
+        `ti.atomic_add(total, v)`): nothing to do when every name is a field, which a kernel updates in place and
+        never rebinds. Any other name would ask to rebind a Python global from device code, which cannot be."""
+        for name in node.names:
+            try:
+                value = self.lookup(name)
+            except CompileError:
+                value = None
+            if not (self.is_container(value) and getattr(value, "is_field", False)):
+                raise CompileError(f"'global {name}' inside a kernel: only fields may be named there (a kernel "
+                                   f"cannot rebind a Python global); '{name}' is {describe(value)}")
 
     # ---- control flow ----------------------------------------------------------------------------------------
     def visit_With(self, node: ast.With) -> bool:

@@ -225,10 +225,14 @@ class Container:
         memo[id(self)] = out
         return out
 
-    def to_numpy(self, dtype: Any = None, keep_dims: bool = False) -> np.ndarray:
+    def to_numpy(self, dtype: Any = None, keep_dims: bool = False, as_vector: bool | None = None) -> np.ndarray:
         """A new numpy array holding the current contents, of shape `shape + element_shape`; as in Taichi,
         `keep_dims=True` gives a field's vector elements their column axis (n, 1), and without it a field's
-        matrix of one column loses that axis (n, 1) -> (n,)."""
+        matrix of one column loses that axis (n, 1) -> (n,). `as_vector=True` is Taichi 0.x's spelling of that
+        same layout (vector components last)."""
+        if as_vector is not None and not as_vector:
+            raise WkError(f"{self.name}.to_numpy(as_vector=False) is not available: to_numpy() gives a vector "
+                          "field's components last (np.moveaxis(a, -1, 0) moves them first)")
         view = self._host_ready()
         target = self.dtype.np_dtype if dtype is None else np.dtype(to_dtype(dtype).np_dtype)
         data = view if view is not None else self._download_all()

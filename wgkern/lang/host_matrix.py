@@ -5,7 +5,8 @@ or matrix field (`v[i]`) give a `HostMatrix`: an ordinary numpy array (arithmeti
 functions all as usual) that also has `norm`, `norm_sqr`, `normalized`, `dot`, `cross`, `outer_product`,
 `determinant`, `inverse`, `trace`, `to_numpy`, `x`/`y`/`z`/`w`, swizzles (`v.xyz`, `v.xy = ...`, `v.rgb`) and
 `n`/`m`, as Taichi programs use them in
-Python scope. Reductions give Python-side numpy scalars; `to_numpy()` a plain array.
+Python scope. Reductions give Python-side numpy scalars; `to_numpy()` a plain array. Augmented assignment
+(`v += w`) makes a new value with the promoted dtype, as in Taichi, rather than numpy's in-place update.
 
 An element read from a container (`v[i]`, `s[i].pos`) writes through: `v[i][1] = 9.0`, `v[i].y = 7.0`,
 `m[i][0, 1] = 5.0` (also through a view such as `m[i][0][1] = 5.0`) store into the container, as in Taichi."""
@@ -139,6 +140,21 @@ class HostMatrix(np.ndarray):
         if return_scalar or np.ndim(array) == 0:
             return np.asarray(array)[()]
         return super().__array_wrap__(array, context, return_scalar)
+
+
+def _rebinding(operator_name: str) -> Any:
+    """`v += w` on a Python-scope vector gives a new value (as Taichi's does): the result's dtype is promoted
+    (`ti.Vector([0, 0]) += 0.5` makes a float vector, where numpy's in-place add would refuse the cast) and
+    other names for the old value keep it."""
+    def augmented(self: HostMatrix, other: Any) -> Any:
+        return getattr(self, operator_name)(other)
+    augmented.__name__ = operator_name.replace("__", "__i", 1)
+    return augmented
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift",
+              "rshift"):
+    setattr(HostMatrix, f"__i{_name}__", _rebinding(f"__{_name}__"))
 
 
 def host_matrix(array: np.ndarray) -> HostMatrix:

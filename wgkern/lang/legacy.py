@@ -4,7 +4,8 @@ Each is a thin alias of the current API where the meaning is unambiguous: `wk.va
 `wk.field`, `wk.Vector.var` / `wk.Matrix.var` (and `wk.Vector(n, dt=...)`) are vector/matrix fields, `@wk.layout`
 functions place fields before the first kernel or field access, `wk.Tape` is `wk.ad.Tape`,
 `wk.complex_kernel` / `wk.complex_kernel_grad` are `wk.ad.grad_replaced` / `wk.ad.grad_for`, and `wk.ext_arr()` /
-`wk.any_arr()` are `wk.types.ndarray()`. Spellings of Taichi's
+`wk.any_arr()` are `wk.types.ndarray()`, and `wk.require_version(...)` checks against the Taichi API wgkern follows.
+Spellings of Taichi's
 internals (`ti.cfg`, `ti.get_runtime()`) are refused with a pointer to the replacement (wgkern/__init__.py)."""
 from __future__ import annotations
 
@@ -47,6 +48,23 @@ def any_arr(element_dim: int | None = None, layout: Any = None) -> Any:
                       "wk.types.ndarray(dtype=wk.math.vec3, ndim=1)")
     from wgkern.lang.types import ndarray
     return ndarray()
+
+
+# The Taichi release whose Python API wgkern follows: `wk.require_version` compares against it.
+TAICHI_API_VERSION = (1, 7, 4)
+
+
+def require_version(major: int, minor: int | None = None, patch: int | None = None) -> None:
+    """Taichi's `ti.require_version(major, minor, patch)`: a program written for Taichi 0.x or 1.x up to
+    `TAICHI_API_VERSION` runs as it is; one asking for a later Taichi raises, naming both versions."""
+    parts = (major, minor, patch) if minor is not None else tuple(int(p) for p in str(major).split("."))
+    if not all(isinstance(p, int) and not isinstance(p, bool) or p is None for p in parts):
+        raise WkError(f"wk.require_version{parts!r}: give integer version numbers, e.g. require_version(1, 7, 0)")
+    wanted = tuple(p or 0 for p in parts) + (0,) * (3 - len(parts))
+    if wanted > TAICHI_API_VERSION:
+        have = ".".join(map(str, TAICHI_API_VERSION))
+        raise WkError(f"this program requires Taichi {'.'.join(map(str, wanted))}; wgkern follows the API of "
+                      f"Taichi {have}")
 
 
 def layout(fn: Callable[[], Any]) -> Callable[[], Any]:

@@ -12,5 +12,7 @@ from wgkern.linalg.matrix import SparseMatrix
 from wgkern.linalg.matrixfree import LinearOperator, MatrixFreeBICGSTAB, MatrixFreeCG
 from wgkern.linalg.solver import SparseSolver
 
-__all__ = ["LinalgError", "LinearOperator", "MatrixFreeBICGSTAB", "MatrixFreeCG", "SparseCG", "SparseMatrix",
+CG = SparseCG          # the name an earlier Taichi gave SparseCG (its misc/cg_solver.py still calls ti.linalg.CG)
+
+__all__ = ["CG", "LinalgError", "LinearOperator", "MatrixFreeBICGSTAB", "MatrixFreeCG", "SparseCG", "SparseMatrix",
            "SparseMatrixBuilder", "SparseSolver"]
