@@ -105,7 +105,9 @@ class AdStackLowering:
         if stack.dtype.is_float:
             self.emit(f"{prefix}_adj = {wtypes.zero(stack.dtype)};")
         self.emit(f"if (u32({prefix}_depth) >= {prefix}_capacity) {{")
-        self.emit(f"  atomicMax(&{FLAG_NAME}[0], {code}u);   // overflow: reported at the next sync")
+        # any overflowing push's code will do (one is reported); a store, not atomicMax: llvmpipe compiles an
+        # atomic read-modify-write into a loop over the lanes, measurably slower to JIT
+        self.emit(f"  atomicStore(&{FLAG_NAME}[0], {code}u);   // overflow: reported at the next sync")
         self.emit("  wk_overflowed = true;")
         self.emit("} else {")
         self.indent += 1

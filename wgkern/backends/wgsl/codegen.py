@@ -500,8 +500,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         probe = self.fresh("wk_probe")
         self.emit(f"var {probe} = 0u;   // LOOP_LIMIT: did llvmpipe's loop budget run out? (_emit_loop_limit_probe)")
         self.emit(f"loop {{ if ({probe} > wk_num_workgroups.z) {{ break; }} {probe} = {probe} + 1u; }}")
-        self.emit(f"if ({probe} <= wk_num_workgroups.z) {{ "
-                  f"atomicMax(&{PRINT_NAME}[{LOOP_LIMIT_WORD}], {self.probe_site}u); }}")
+        self.emit(f"if ({probe} <= wk_num_workgroups.z) {{ "     # any site will do: a store (see adstack.py)
+                  f"atomicStore(&{PRINT_NAME}[{LOOP_LIMIT_WORD}], {self.probe_site}u); }}")
 
     @staticmethod
     def _ends_in_return(block: ir.Block) -> bool:

@@ -26,7 +26,7 @@ PRINT_NAME = "wk_print"
 PRINT_BUFFER_BYTES = 1 << 20
 HEADER_WORDS = 4          # reserved words, written words, the first failed bounds check (debug=True), loop limit
 BOUNDS_WORD = 2
-LOOP_LIMIT_WORD = 3       # lavapipe: the largest site (1-based) of a task whose loops reached the driver's limit
+LOOP_LIMIT_WORD = 3       # lavapipe: a site (1-based) of a task whose loops reached the driver's limit
 
 
 def needs_print_buffer(tasks: list[ir.Task], debug: bool, loop_limit: bool = False) -> bool:
