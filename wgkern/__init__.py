@@ -11,6 +11,7 @@ from wgkern.lang import ad
 from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg()` (lang/impl.py)
 from wgkern.lang import math
 from wgkern.lang import simt
+from wgkern.lang.simt import global_thread_idx
 from wgkern.lang import ops as _ops  # noqa: F401 - `ti.lang.ops.sqrt(...)` (lang/ops.py)
 from wgkern.lang.fields import field, ndarray
 from wgkern.lang.kernel import data_oriented, func, kernel, pure, pyfunc, real_func
@@ -108,7 +109,7 @@ __all__ = [
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "eig", "BufferView", "perf_dispatch", "Stream", "Event", "create_stream", "create_event",
     "no_activate", "stream_parallel", "volatile_load", "Backend",
-    "Tensor", "tensor", "StructField", "simt",
+    "Tensor", "tensor", "StructField", "simt", "global_thread_idx",
     "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported", "experimental",
 ]
 

@@ -23,7 +23,7 @@ def test_simt_resolves_like_taichi():
     assert wk.simt.block.SharedArray is not None
     assert callable(wk.simt.block.sync) and callable(wk.simt.warp.shfl_down_i32)
     assert callable(wk.simt.subgroup.exclusive_xor) and callable(wk.simt.grid.memfence)
-    assert len(SIMT_CALLS) == 60
+    assert len(SIMT_CALLS) == 61 and wk.global_thread_idx in SIMT_CALLS
     with pytest.raises(wk.WkError, match="inside a @wk.kernel"):
         wk.simt.block.sync()
 
@@ -139,6 +139,49 @@ def test_thread_indices_follow_the_range_split(gpu, block_dim):
     expected = np.arange(count)
     np.testing.assert_array_equal(thread.to_numpy(), expected % size)
     np.testing.assert_array_equal(global_thread.to_numpy(), expected)
+
+
+def test_global_thread_idx_on_every_arch(arch):
+    """Taichi's top-level ti.global_thread_idx(): the thread's global id on GPUs, the worker's number on the CPU
+    (0 for a launch this small, which runs on the calling thread), 0 in serial code."""
+    n = 300
+    ids = wk.field(wk.i32, shape=n + 1)
+
+    @wk.kernel
+    def record():
+        wk.loop_config(block_dim=64)
+        for i in range(n):
+            ids[i] = wk.global_thread_idx()
+        ids[n] = wk.global_thread_idx() + 7
+
+    record()
+    got = ids.to_numpy()
+    np.testing.assert_array_equal(got[:n], np.zeros(n) if arch == wk.cpu else np.arange(n))
+    assert got[n] == 7
+
+
+def test_fences_wait_for_no_one(gpu):
+    """block.mem_fence() (and mem_sync) may sit in divergent code, and fences may sit in serial code (Quadrants)."""
+    n = 32
+    out = wk.field(wk.i32, shape=n + 1)
+
+    @wk.kernel
+    def fenced():
+        wk.loop_config(block_dim=n)
+        for i in range(n):
+            t = wk.simt.block.thread_idx()
+            if t == 0:
+                wk.simt.block.mem_fence()
+            if t == 5:
+                wk.simt.block.mem_sync()
+            out[i] = t
+        out[n] = 11
+        wk.simt.grid.memfence()
+        wk.simt.grid.mem_fence()
+        wk.simt.block.mem_fence()
+
+    fenced()
+    np.testing.assert_array_equal(out.to_numpy(), np.append(np.arange(n), 11))
 
 
 def test_shared_arrays_are_not_forwarded_across_barriers(gpu):

@@ -20,7 +20,7 @@ _I32_RESULT = frozenset({
     "block.thread_idx", "block.global_thread_idx", "block.sync_all_nonzero", "block.sync_any_nonzero",
     "block.sync_count_nonzero", "subgroup.elect", "subgroup.all_true", "subgroup.any_true", "subgroup.all_equal",
     "subgroup.group_size", "subgroup.invocation_id", "warp.all_nonzero", "warp.any_nonzero", "warp.unique",
-    "warp.ballot", "warp.match_any", "warp.match_all", "warp.active_mask",
+    "warp.ballot", "warp.match_any", "warp.match_all", "warp.active_mask", "thread.global_thread_idx",
 })
 _NO_RESULT = frozenset({"block.sync", "block.mem_sync", "block.mem_fence", "grid.memfence", "grid.mem_fence",
                         "subgroup.barrier", "subgroup.memory_barrier", "warp.sync"})

@@ -56,18 +56,27 @@ def shared_slots(block: ir.Block) -> list[ir.ContainerSlot]:
     return list(found.values())
 
 
-def first_simt_use(block: ir.Block) -> ir.Stmt | None:
-    """The first statement of `block` that needs a GPU's threads: a wk.simt call or a shared-array access."""
+# SimtOps every arch has (Taichi's top-level ti.global_thread_idx()): they need no blocks of threads.
+PORTABLE_SIMT_OPS = frozenset({"thread.global_thread_idx"})
+# Memory fences: they wait for no other thread, so serial code may have them too (Quadrants runs them there).
+FENCE_OPS = frozenset({"block.mem_sync", "block.mem_fence", "grid.memfence", "grid.mem_fence"})
+
+
+def first_simt_use(block: ir.Block, ignored: frozenset[str] = PORTABLE_SIMT_OPS) -> ir.Stmt | None:
+    """The first statement of `block` that needs a GPU's threads: a wk.simt call (but the `ignored` ops) or a
+    shared-array access."""
     for stmt in walk(block):
-        if isinstance(stmt, ir.SimtOp) or (isinstance(stmt, ir.GlobalPtr) and stmt.container.kind == "shared"):
+        if isinstance(stmt, ir.SimtOp) and stmt.op not in ignored:
+            return stmt
+        if isinstance(stmt, ir.GlobalPtr) and stmt.container.kind == "shared":
             return stmt
     return None
 
 
 def describe_simt_use(stmt: ir.Stmt) -> str:
-    """How the user wrote it: 'wk.simt.block.sync()' or 'wk.simt.block.SharedArray'."""
+    """How the user wrote it: 'wk.simt.block.sync()', 'wk.global_thread_idx()' or 'wk.simt.block.SharedArray'."""
     if isinstance(stmt, ir.SimtOp):
-        return f"wk.simt.{stmt.op}()"
+        return f"wk.{stmt.op.split('.')[1]}()" if stmt.op in PORTABLE_SIMT_OPS else f"wk.simt.{stmt.op}()"
     return "wk.simt.block.SharedArray"
 
 

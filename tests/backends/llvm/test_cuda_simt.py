@@ -141,3 +141,20 @@ def test_simt_tasks_stride_over_whole_blocks_and_launch_block_dim_threads(offloa
     for task in kernel.tasks:
         launch = cuda.TaskLaunch(None, task, slots, 10 ** 6, 10)
         assert launch.threads == 96 and launch.blocks([], shapes) == -(-n // 96)
+
+
+def test_fences_and_thread_ids_in_serial_code_become_ptx(offloaded):
+    out = wk.field(wk.i32, shape=4)
+
+    @wk.kernel
+    def serial():
+        out[0] = wk.global_thread_idx()
+        wk.simt.block.mem_fence()
+        wk.simt.grid.mem_fence()
+        for i in range(4):
+            out[i] += wk.global_thread_idx()
+
+    kernel = offloaded(serial)
+    assert [task.kind for task in kernel.tasks] == ["serial", "range"]
+    code = to_ptx(kernel)
+    assert "membar.cta" in code and "membar.gl" in code

@@ -12,6 +12,7 @@ import math
 from wgkern.errors import CompileError
 from wgkern.ir import nodes as ir
 from wgkern.lang import types as T
+from wgkern.passes.analysis import FENCE_OPS
 
 from .types import float_literal, llvm_type, memory_type
 
@@ -107,7 +108,10 @@ class CudaSimtLowering:
 
     def visit_SimtOp(self, stmt: ir.SimtOp) -> None:
         group, name = stmt.op.split(".")
-        if self.thread_loop is None:
+        if group == "thread":           # wk.global_thread_idx(): 0 in serial code, as the one thread there
+            self.values[stmt] = self.op("add i32 %gid, 0") if self.thread_loop is not None else "0"
+            return
+        if self.thread_loop is None and stmt.op not in FENCE_OPS:
             raise CompileError(f"wk.simt.{stmt.op}() works on the threads of a parallel loop", stmt.loc)
         args = [self.value(a) for a in stmt.args]
         result = getattr(self, f"simt_{group}")(stmt, name, args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from wgkern.errors import CompileError
 from wgkern.ir import nodes as ir
 from wgkern.lang import types as T
+from wgkern.passes.analysis import FENCE_OPS
 from wgkern.backends.wgsl import types as wtypes
 
 SUBGROUP_FEATURE = "subgroup"
@@ -46,7 +47,11 @@ class SimtLowering:
 
     def visit_SimtOp(self, stmt: ir.SimtOp) -> None:
         group, name = stmt.op.split(".")
-        if self.task.kind != "range":
+        if group == "thread":           # wk.global_thread_idx(): 0 in serial code, as the one thread there
+            self.let(stmt, "bitcast<i32>(wk_group * {}u + wk_local_index)".format(self.block_size)
+                     if self.task.kind == "range" else "0i")
+            return
+        if self.task.kind != "range" and stmt.op not in FENCE_OPS:
             raise CompileError(f"wk.simt.{stmt.op}() works on the threads of a parallel loop", stmt.loc)
         if group == "warp":
             raise CompileError(f"wk.simt.{stmt.op}() is CUDA's warp intrinsic, which the WGSL backend does not "
@@ -58,10 +63,14 @@ class SimtLowering:
 
     # ---- block and grid ---------------------------------------------------------------------------------
     def lower_block(self, stmt: ir.SimtOp, name: str) -> None:
-        if name in ("sync", "mem_sync", "mem_fence"):
-            # WGSL has no fence without a barrier: mem_sync waits like sync (docs/simt.md)
+        if name == "sync":
             self.emit("workgroupBarrier();")
-        elif name in ("memfence",):
+        elif stmt.op in ("block.mem_sync", "block.mem_fence"):
+            # a fence that may sit in divergent code (Quadrants' mem_fence); WGSL has none without a barrier, and
+            # its memory model orders other invocations' plain accesses only at barriers (docs/simt.md)
+            self.emit("// wk.simt.block.mem_fence(): no WGSL instruction; block.sync() orders shared memory")
+        elif stmt.op in ("grid.memfence", "grid.mem_fence"):
+            # WGSL's one ordering point for storage memory; it is a workgroup barrier too (docs/simt.md)
             self.emit("storageBarrier();")
         elif name == "thread_idx":
             self.let(stmt, "bitcast<i32>(wk_local_index)")

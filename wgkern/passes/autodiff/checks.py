@@ -149,7 +149,7 @@ def refuse_simt(kernel: ir.OffloadedKernel) -> None:
     """A kernel that uses wk.simt has no derivative here: its barriers, shared arrays and cross-thread
     exchanges would need their own adjoints (Taichi and Quadrants do not differentiate them either)."""
     for task in kernel.tasks:
-        found = first_simt_use(task.body)
+        found = first_simt_use(task.body, ignored=frozenset())
         if found is not None:
             raise AutodiffError(f"kernel '{kernel.name}' uses {describe_simt_use(found)}, which has no derivative: "
                                 "wk.simt kernels cannot be differentiated (.grad, wk.ad.Tape, wk.ad.FwdMode)",
