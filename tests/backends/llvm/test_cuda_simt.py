@@ -158,3 +158,20 @@ def test_fences_and_thread_ids_in_serial_code_become_ptx(offloaded):
     assert [task.kind for task in kernel.tasks] == ["serial", "range"]
     code = to_ptx(kernel)
     assert "membar.cta" in code and "membar.gl" in code
+
+
+def test_shared_arrays_past_cuda_static_shared_memory_are_an_error(offloaded):
+    out = wk.field(wk.f32, shape=64)
+
+    @wk.kernel
+    def big():
+        for i in range(64):
+            first = wk.simt.block.SharedArray(8192, wk.f32)
+            second = wk.simt.block.SharedArray((64, 65), wk.f32)
+            first[i] = 1.0
+            second[i, 0] = 1.0
+            out[i] = first[i] + second[i, 0]
+
+    kernel = offloaded(big)
+    with pytest.raises(wk.CompileError, match=r"take 49408 bytes, more than CUDA.s 49152 bytes of static shared memory"):
+        to_ptx(kernel)

@@ -131,3 +131,21 @@ def test_block_dim_past_the_adapter_limit_is_an_error(vulkan, monkeypatch):
     with pytest.raises(wk.CompileError, match=r"block_dim=512 is more than the 128 invocations per workgroup "
                                               r"adapter .* allows"):
         wide()
+
+
+def test_shared_arrays_past_the_adapter_workgroup_memory_are_an_error(vulkan, monkeypatch):
+    monkeypatch.setattr(vulkan, "max_workgroup_storage", 1024)
+    out = wk.field(wk.f32, shape=64)
+
+    @wk.kernel
+    def big():
+        for i in range(64):
+            first = wk.simt.block.SharedArray(200, wk.f32)
+            second = wk.simt.block.SharedArray((8, 8), wk.i8)       # widened to 32 bits: 256 bytes
+            first[i] = 1.0
+            second[i // 8, i % 8] = 1
+            out[i] = first[i] + second[i // 8, i % 8]
+
+    with pytest.raises(wk.CompileError, match=r"shared arrays of one block \(SharedArray at line\(s\) \d+, \d+\) "
+                                              r"take 1056 bytes, more than the 1024 bytes of workgroup memory"):
+        big()

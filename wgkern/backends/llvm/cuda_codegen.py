@@ -43,6 +43,7 @@ class CudaModuleEmitter(ModuleEmitter):
         self.print_buffer = print_buffer
         self.kernels: list[str] = []
         self.shared_names: dict[int, str] = {}      # id(shared slot) -> its addrspace(3) global (cuda_simt.py)
+        self.shared_bytes: dict[int, int] = {}      # task index -> bytes of its shared arrays
 
     def text(self) -> str:
         annotations = [f"!{k + 1} = !{{ptr @{name}, !\"kernel\", i32 1}}" for k, name in enumerate(self.kernels)]

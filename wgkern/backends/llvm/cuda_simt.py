@@ -17,6 +17,7 @@ from wgkern.passes.analysis import FENCE_OPS
 from .types import float_literal, llvm_type, memory_type
 
 WARP_SIZE = 32
+MAX_STATIC_SHARED_BYTES = 48 * 1024     # a CUDA block's statically declared shared memory
 _COMBINE = {"add": ("add", "fadd"), "mul": ("mul", "fmul"), "and": ("and", None), "or": ("or", None),
             "xor": ("xor", None)}
 _SHUFFLE_MODES = {"shuffle": "idx", "broadcast": "idx", "shuffle_xor": "bfly", "shuffle_up": "up",
@@ -43,6 +44,11 @@ class CudaSimtLowering:
         """The module global of a shared array (one per slot; a task's arrays are its own)."""
         names = self.module.shared_names
         if id(slot) not in names:
+            used = self.module.shared_bytes.get(self.task_index, 0) + math.prod(slot.shape) * slot.dtype.nbytes
+            if used > MAX_STATIC_SHARED_BYTES:
+                raise CompileError(f"the shared arrays of one block take {used} bytes, more than CUDA's "
+                                   f"{MAX_STATIC_SHARED_BYTES} bytes of static shared memory per block", slot.loc)
+            self.module.shared_bytes[self.task_index] = used
             names[id(slot)] = f"@wk_shared{len(names)}"
             count = math.prod(slot.shape)
             self.module.helpers[names[id(slot)]] = (

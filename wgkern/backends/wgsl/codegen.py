@@ -195,9 +195,11 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
     def __init__(self, kernel: ir.OffloadedKernel, features: frozenset[str] | set[str], adapter: str = "?",
                  adstack_code: int = 1, plan: BindingPlan | None = None,
                  print_sites: list[Any] | None = None, bounds_sites: list[Any] | None = None,
-                 loop_limit_sites: list[Any] | None = None, max_workgroup_size: int = 1024):
+                 loop_limit_sites: list[Any] | None = None, max_workgroup_size: int = 1024,
+                 max_workgroup_storage: int = 16384):
         self.kernel = kernel
         self.max_workgroup_size = max_workgroup_size    # the adapter's invocations per workgroup
+        self.max_workgroup_storage = max_workgroup_storage   # and bytes of workgroup memory (shared arrays)
         # print(): sites go to the backend's table (printing.py); the buffer is the binding after the stacks'.
         # debug=True (bounds_sites given): every global access is checked and a failure recorded in that buffer
         self.print_sites = print_sites if print_sites is not None else []
@@ -236,6 +238,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         for k, decl in self.decls.items():
             if k < 0:       # a block's shared array (simt.py)
                 head.append(self.shared_declaration(decl.name, self.shared[k], decl.element))
+        self.check_shared_bytes(list(self.shared.values()), self.max_workgroup_storage)
         for binding, decl in sorted(declared.items()):
             what = f"arena of {decl.dtype.name} containers" if decl.base is not None else decl.dtype.name
             head.append(f"@group(0) @binding({binding}) var<storage, read_write> {decl.name}: "

@@ -175,7 +175,7 @@ class WgslCompiledKernel(CompiledKernel):
         self.adstack_code = backend.register_adstack_kernel(self)
         codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
                               backend.print_sites, backend.bounds_sites, backend.loop_limit_sites,
-                              backend.max_workgroup_size)
+                              backend.max_workgroup_size, backend.max_workgroup_storage)
         self.stacks = codegen.stacks
         self.has_stacks = any(self.stacks)
         self.layout = codegen.layout
@@ -366,6 +366,7 @@ class WgslBackend(Backend):
         self.max_binding = int(self.limits["max-storage-buffer-binding-size"])
         self.max_workgroup_size = min(int(self.limits["max-compute-invocations-per-workgroup"]),
                                       int(self.limits["max-compute-workgroup-size-x"]))
+        self.max_workgroup_storage = int(self.limits["max-compute-workgroup-storage-size"])
         self.max_buffer = int(self.limits["max-buffer-size"])
         self.offset_alignment = max(int(self.limits["min-storage-buffer-offset-alignment"]),
                                     int(self.limits["min-uniform-buffer-offset-alignment"]))

@@ -27,6 +27,14 @@ _SHUFFLES = {"shuffle": "subgroupShuffle", "shuffle_xor": "subgroupShuffleXor", 
              "shuffle_down": "subgroupShuffleDown", "broadcast": "subgroupShuffle"}
 
 
+def shared_bytes(slot: ir.ContainerSlot) -> int:
+    """Bytes of a shared array as the device stores it (small ints and bools widened to 32 bits)."""
+    count = 1
+    for n in slot.shape:
+        count *= n
+    return count * wtypes.storage_dtype(slot.dtype).itemsize
+
+
 def _identity(op: str, dtype: T.DataType) -> str:
     """The identity of a scan's combination, as a WGSL literal of `dtype`."""
     if op in ("or", "xor", "add"):
@@ -155,6 +163,15 @@ class SimtLowering:
             self.let(stmt, f"select({_identity(op, dtype)}, {shifted}, wk_subgroup_id > 0u)")
 
     # ---- shared arrays --------------------------------------------------------------------------------------
+    def check_shared_bytes(self, slots: list[ir.ContainerSlot], limit: int) -> None:
+        """A task's shared arrays must fit the adapter's workgroup memory."""
+        total = sum(shared_bytes(slot) for slot in slots) + (8 if VOTE_NAME in self.helpers else 0)
+        if total > limit:
+            lines = ", ".join(str(slot.loc.lineno) for slot in slots if slot.loc is not None)
+            raise CompileError(f"the shared arrays of one block (SharedArray at line(s) {lines}) take {total} bytes, "
+                               f"more than the {limit} bytes of workgroup memory adapter '{self.adapter}' has",
+                               slots[0].loc)
+
     def shared_declaration(self, name: str, slot: ir.ContainerSlot, element: str) -> str:
         count = 1
         for n in slot.shape:
