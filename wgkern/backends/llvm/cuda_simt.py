@@ -134,7 +134,8 @@ class CudaSimtLowering:
         if name == "global_thread_idx":
             return self.op("add i32 %gid, 0")
         reduction = {"sync_all_nonzero": "and", "sync_any_nonzero": "or", "sync_count_nonzero": "popc"}[name]
-        return self.call(f"llvm.nvvm.barrier0.{reduction}", "i32", [("i32", args[0])])
+        result = self.call(f"llvm.nvvm.barrier0.{reduction}", "i32", [("i32", args[0])])
+        return result if reduction == "popc" else self.as_i32_flag(self.nonzero(result))     # 0 or 1
 
     def simt_grid(self, stmt: ir.SimtOp, name: str, args: list[str]) -> str:
         return self.call("llvm.nvvm.membar.gl", "void", [])
