@@ -665,3 +665,37 @@ def test_active_mask_of_a_half_warp_block(cuda):
 
     masks()
     np.testing.assert_array_equal(out.to_numpy(), np.full(32, 0xFFFF))
+
+
+@pytest.mark.parametrize("block_dim", [32, 1024])
+def test_block_dim_of_a_differentiated_loop_with_adstacks(arch, block_dim):
+    """loop_config(block_dim=N) without simt on every arch: a reverse kernel's adstack heap holds a slice per
+    thread of N-thread blocks."""
+    n = 3000
+    x = wk.field(wk.f32, shape=n, needs_grad=True)
+    trips = wk.field(wk.i32, shape=n)
+    y = wk.field(wk.f32, shape=n, needs_grad=True)
+
+    @wk.kernel
+    def chain():
+        wk.loop_config(block_dim=block_dim)
+        for i in range(n):
+            v = x[i]
+            for _ in range(trips[i]):          # a run-time trip count: v goes on an adstack
+                v = wk.sin(v)
+            y[i] = v
+
+    values = np.random.default_rng(9).uniform(-1, 1, n).astype(np.float32)
+    counts = np.arange(n, dtype=np.int32) % 4
+    x.from_numpy(values)
+    trips.from_numpy(counts)
+    chain()
+    y.grad.fill(1.0)
+    chain.grad()
+    expected = np.ones(n, np.float64)
+    v = values.astype(np.float64)
+    for step in range(3):
+        active = counts > step
+        expected[active] *= np.cos(v[active])
+        v[active] = np.sin(v[active])
+    np.testing.assert_allclose(x.grad.to_numpy(), expected, rtol=1e-4, atol=1e-5)

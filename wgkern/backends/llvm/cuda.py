@@ -207,7 +207,7 @@ class CudaCompiledKernel(CompiledKernel):
         layouts = []
         for task_index, specs in enumerate(self.stacks):
             blocks = plan[task_index][1] or 1
-            threads = 1 if self.kernel.tasks[task_index].kind == "serial" else blocks * THREADS_PER_BLOCK
+            threads = blocks * plan[task_index][0].threads      # 1 for a serial task
             task_caps = capacities[task_index] if capacities else [s.static_capacity or 32 for s in specs]
             layout = layout_task(specs, task_caps, threads, lambda dtype: dtype.nbytes, slot_major=True, alignment=8)
             layouts.append(layout)

@@ -277,14 +277,15 @@ class WgslCompiledKernel(CompiledKernel):
             groups = task.groups(args.scalars, args.shapes)
             if groups is not None and specs:
                 per_thread = max(stack_bytes_per_thread(specs, caps, wadstack.words_of), 1)
-                fit = backend.max_binding // 4 // per_thread // WORKGROUP_SIZE
+                size = task.shader.workgroup_size       # loop_config(block_dim=N) or WORKGROUP_SIZE
+                fit = backend.max_binding // 4 // per_thread // size
                 if fit < 1:
                     raise OutOfMemoryError(f"kernel '{self.kernel.name}': one workgroup's adstacks need "
-                                           f"{per_thread * 4 * WORKGROUP_SIZE} bytes, more than the device's "
+                                           f"{per_thread * 4 * size} bytes, more than the device's "
                                            f"max_storage_buffer_binding_size ({backend.max_binding}); pass a "
                                            "smaller wk.init(ad_stack_size=...)")
                 if groups[0] * groups[1] > fit:
-                    groups = (*fold_groups(fit), False)
+                    groups = (*fold_groups(fit, size), False)
             threads = groups[0] * groups[1] * task.shader.workgroup_size if groups is not None else 1
             layout = layout_task(specs, caps, threads, wadstack.words_of, slot_major=True)
             metadata.extend(int(v) for v in layout.metadata.reshape(-1))
