@@ -699,3 +699,25 @@ def test_block_dim_of_a_differentiated_loop_with_adstacks(arch, block_dim):
         expected[active] *= np.cos(v[active])
         v[active] = np.sin(v[active])
     np.testing.assert_allclose(x.grad.to_numpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_debug_bounds_checks_cover_shared_arrays(gpu):
+    if gpu == wk.cuda:
+        pytest.skip("CUDA checks field accesses only")
+    wk.init(arch=gpu, debug=True)
+    out = wk.field(wk.f32, shape=64)
+
+    @wk.kernel
+    def past_the_end():
+        wk.loop_config(block_dim=64)
+        for i in range(64):
+            shared = wk.simt.block.SharedArray((64,), wk.f32)
+            t = wk.simt.block.thread_idx()
+            shared[t + 1] = 1.0
+            wk.simt.block.sync()
+            out[i] = shared[t]
+
+    with pytest.raises(wk.BoundsCheckError, match=r"index out of range for SharedArray1@\d+ of shape \(64,\)") as info:
+        past_the_end()
+        wk.sync()
+    assert "shared[t + 1] = 1.0" in str(info.value)

@@ -123,6 +123,7 @@ class SimtMixin:
             raise CompileError("SharedArray is made inside a kernel's parallel loop (a block's threads share it)")
         self.ctx.shared_arrays += 1
         full = tuple(int(n) for n in shape) + element_shape
-        slot = ir.ContainerSlot(name=f"shared{self.ctx.shared_arrays}", kind="shared", dtype=scalar,
+        line = self.b.loc.lineno if self.b.loc is not None else 0
+        slot = ir.ContainerSlot(name=f"SharedArray{self.ctx.shared_arrays}@{line}", kind="shared", dtype=scalar,
                                 ndim=len(full), shape=full, loc=self.b.loc)
         return SharedArrayRef(slot, tuple(int(n) for n in shape), element_shape)
