@@ -702,8 +702,6 @@ def test_block_dim_of_a_differentiated_loop_with_adstacks(arch, block_dim):
 
 
 def test_debug_bounds_checks_cover_shared_arrays(gpu):
-    if gpu == wk.cuda:
-        pytest.skip("CUDA checks field accesses only")
     wk.init(arch=gpu, debug=True)
     out = wk.field(wk.f32, shape=64)
 

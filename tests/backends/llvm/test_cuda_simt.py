@@ -66,6 +66,13 @@ def test_block_features_become_ptx(offloaded):
 
     kernel = offloaded(block_kernel)
     code = to_ptx(kernel)
+    from wgkern.backends.llvm.cuda_codegen import emit_cuda_module
+    from wgkern.backends.llvm.layout import build_layout
+    from wgkern.backends.llvm.target import CUDA_TARGET
+    _, _, sites = emit_cuda_module(kernel, build_layout(kernel, (1 << 40, (1 << 40) + 64)), CUDA_TARGET, "t",
+                                   (0, 0), True)
+    assert any(site.container.kind == "shared" for site in sites)      # debug=True checks shared accesses too
+    to_ptx(kernel, debug=True)
     assert re.search(r"\.shared \.align 16 \.b8 wk_shared0\[256\]", code)       # 64 f32
     assert re.search(r"\.shared \.align 16 \.b8 wk_shared1\[768\]", code)       # 8 x 8 x 3 i32
     assert "bar.sync" in code and "bar.red.popc.u32" in code and "bar.red.and.pred" in code

@@ -66,7 +66,10 @@ class CudaSimtLowering:
         wide = self.op(f"sext i32 {offset} to i64")
         local = self.op(f"getelementptr inbounds {memory_type(slot.dtype)}, ptr addrspace(3) "
                         f"{self.shared_global(slot)}, i64 {wide}")
-        self.values[stmt] = self.op(f"addrspacecast ptr addrspace(3) {local} to ptr")
+        address = self.op(f"addrspacecast ptr addrspace(3) {local} to ptr")
+        if self.module.bounds_check:       # debug=True: as a field's access (static shape: no slot index)
+            address = self.checked_address(stmt, -1, address)
+        self.values[stmt] = address
 
     # ---- intrinsics -------------------------------------------------------------------------------------
     def call(self, name: str, ret: str, params: list[tuple[str, str]]) -> str:
