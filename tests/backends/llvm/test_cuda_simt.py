@@ -182,3 +182,18 @@ def test_shared_arrays_past_cuda_static_shared_memory_are_an_error(offloaded):
     kernel = offloaded(big)
     with pytest.raises(wk.CompileError, match=r"take 49408 bytes, more than CUDA.s 49152 bytes of static shared memory"):
         to_ptx(kernel)
+
+
+def test_block_dim_past_cuda_limit_is_an_error(offloaded):
+    out = wk.field(wk.i32, shape=8)
+
+    @wk.kernel
+    def wide():
+        wk.loop_config(block_dim=2048)
+        for i in range(8):
+            out[i] = wk.simt.block.thread_idx()
+
+    kernel = offloaded(wide)
+    with pytest.raises(wk.CompileError, match=r"block_dim=2048 is more than CUDA's 1024 threads per block") as info:
+        to_ptx(kernel)
+    assert "wk.loop_config(block_dim=2048)" in str(info.value) or "for i in range(8)" in str(info.value)

@@ -149,3 +149,17 @@ def test_shared_arrays_past_the_adapter_workgroup_memory_are_an_error(vulkan, mo
     with pytest.raises(wk.CompileError, match=r"shared arrays of one block \(SharedArray at line\(s\) \d+, \d+\) "
                                               r"take 1056 bytes, more than the 1024 bytes of workgroup memory"):
         big()
+
+
+def test_block_dim_past_lavapipe_limit_is_an_error(vulkan):
+    out = wk.field(wk.i32, shape=8)
+    limit = vulkan.max_workgroup_size
+
+    @wk.kernel
+    def wide():
+        wk.loop_config(block_dim=limit + 1)
+        for i in range(8):
+            out[i] = i
+
+    with pytest.raises(wk.CompileError, match=rf"block_dim={limit + 1} is more than the {limit} invocations"):
+        wide()

@@ -17,7 +17,7 @@ random numbers); what differs is the frame around a task body and `print`:
 Kernels are marked with `!nvvm.annotations` (LLVM also accepts them from older llvmlite builds)."""
 from __future__ import annotations
 
-from wgkern.errors import InternalCompilerError
+from wgkern.errors import CompileError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.passes.analysis import first_simt_use
 
@@ -31,6 +31,7 @@ from .target import Target
 from .types import llvm_type
 
 THREADS_PER_BLOCK = 256
+MAX_THREADS_PER_BLOCK = 1024     # CUDA's limit on every GPU it runs
 PRINT_HEADER_WORDS = 4
 
 
@@ -135,6 +136,9 @@ def block_size(task: ir.Task) -> int:
     """Threads per block of a task: loop_config(block_dim=N), else THREADS_PER_BLOCK (1 for serial tasks)."""
     if task.kind != "range":
         return 1
+    if task.loop.block_dim > MAX_THREADS_PER_BLOCK:
+        raise CompileError(f"block_dim={task.loop.block_dim} is more than CUDA's {MAX_THREADS_PER_BLOCK} threads "
+                           "per block", task.loop.loc)
     return task.loop.block_dim or THREADS_PER_BLOCK
 
 
@@ -144,6 +148,7 @@ def emit_range_kernel(module: CudaModuleEmitter, task: ir.Task, name: str, task_
     thread of a block takes the same trips, and in a partial last block the threads past the end skip the
     body (docs/simt.md)."""
     simt = first_simt_use(task.body) is not None
+    block_size(task)            # a block_dim past CUDA's limit fails here, at compile time
     fn = CudaFunctionEmitter(module, thread_index=task.loop, task_index=task_index, worker="%gid")
     fn.entry.extend([
         "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()",
