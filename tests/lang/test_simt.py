@@ -23,7 +23,7 @@ def test_simt_resolves_like_taichi():
     assert wk.simt.block.SharedArray is not None
     assert callable(wk.simt.block.sync) and callable(wk.simt.warp.shfl_down_i32)
     assert callable(wk.simt.subgroup.exclusive_xor) and callable(wk.simt.grid.memfence)
-    assert len(SIMT_CALLS) == 61 and wk.global_thread_idx in SIMT_CALLS
+    assert len(SIMT_CALLS) == 63 and wk.global_thread_idx in SIMT_CALLS
     with pytest.raises(wk.WkError, match="inside a @wk.kernel"):
         wk.simt.block.sync()
 
@@ -395,6 +395,10 @@ def test_subgroup_votes_broadcasts_and_shuffles(gpu):
             out[10, i] = wk.simt.subgroup.shuffle_xor(v, 1)
             out[11, i] = wk.simt.subgroup.shuffle_up(v, 1)
             out[12, i] = wk.simt.subgroup.shuffle_down(v, 2)
+            wk.simt.subgroup.barrier()         # and Quadrants' names of the subgroup barrier and fence
+            wk.simt.subgroup.memory_barrier()
+            wk.simt.subgroup.sync()
+            wk.simt.subgroup.mem_fence()
 
     values = np.random.default_rng(7).integers(-400, 1000, n).astype(np.int32)
     x.from_numpy(values)

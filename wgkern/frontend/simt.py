@@ -23,7 +23,8 @@ _I32_RESULT = frozenset({
     "warp.ballot", "warp.match_any", "warp.match_all", "warp.active_mask", "thread.global_thread_idx",
 })
 _NO_RESULT = frozenset({"block.sync", "block.mem_sync", "block.mem_fence", "grid.memfence", "grid.mem_fence",
-                        "subgroup.barrier", "subgroup.memory_barrier", "warp.sync"})
+                        "subgroup.barrier", "subgroup.memory_barrier", "subgroup.sync", "subgroup.mem_fence",
+                        "warp.sync"})
 # Operands by parameter name: the dtype each is cast to (None: the value's own 32-bit dtype).
 _OPERAND_DTYPES: dict[str, T.DataType | None] = {
     "predicate": T.i32, "cond": T.i32, "index": T.i32, "offset": T.i32, "mask": T.u32, "value": None,

@@ -109,6 +109,8 @@ def test_warp_and_subgroup_intrinsics_become_ptx(offloaded):
                 + wk.simt.subgroup.all_equal(v) + wk.simt.subgroup.broadcast_first(v) \
                 + wk.simt.subgroup.group_size() + wk.simt.subgroup.invocation_id()
             wk.simt.subgroup.barrier()
+            wk.simt.subgroup.sync()
+            wk.simt.subgroup.mem_fence()
             x[i] = total
             y[i] = g
 

@@ -162,7 +162,7 @@ class CudaSimtLowering:
         return self.shuffle(mode, args[0], args[1], stmt.dtype, args[2])
 
     def simt_subgroup(self, stmt: ir.SimtOp, name: str, args: list[str]) -> str:
-        if name in ("barrier", "memory_barrier"):
+        if name in ("barrier", "memory_barrier", "sync", "mem_fence"):
             return self.call("llvm.nvvm.bar.warp.sync", "void", [("i32", self.active_mask())])
         if name == "group_size":
             return str(WARP_SIZE)

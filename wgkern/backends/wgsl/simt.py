@@ -114,7 +114,7 @@ class SimtLowering:
                                f"adapter '{self.adapter}' lacks", stmt.loc)
         args = [self.value(a) for a in stmt.args]
         self.uses_subgroup_ids = True
-        if name in ("barrier", "memory_barrier"):
+        if name in ("barrier", "memory_barrier", "sync", "mem_fence"):
             if SUBGROUP_BARRIER_FEATURE not in self.features:
                 raise CompileError(f"wk.simt.subgroup.{name}() needs the device feature "
                                    f"'{SUBGROUP_BARRIER_FEATURE}', which adapter '{self.adapter}' lacks", stmt.loc)

@@ -6,6 +6,8 @@ from wgkern.lang.simt._intrinsic import intrinsic
 
 barrier = intrinsic("subgroup", "barrier", (), "Barrier over the thread's subgroup.")
 memory_barrier = intrinsic("subgroup", "memory_barrier", (), "Memory fence over the subgroup.")
+sync = intrinsic("subgroup", "sync", (), "Quadrants' name of barrier().")
+mem_fence = intrinsic("subgroup", "mem_fence", (), "Quadrants' name of memory_barrier().")
 elect = intrinsic("subgroup", "elect", (), "1 on the subgroup's lowest active invocation, else 0.")
 all_true = intrinsic("subgroup", "all_true", ('cond',),
                      "1 when cond is nonzero on every active invocation of the subgroup.")
