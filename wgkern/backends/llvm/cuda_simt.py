@@ -162,8 +162,10 @@ class CudaSimtLowering:
         return self.shuffle(mode, args[0], args[1], stmt.dtype, args[2])
 
     def simt_subgroup(self, stmt: ir.SimtOp, name: str, args: list[str]) -> str:
-        if name in ("barrier", "memory_barrier", "sync", "mem_fence"):
+        if name in ("barrier", "sync"):
             return self.call("llvm.nvvm.bar.warp.sync", "void", [("i32", self.active_mask())])
+        if name in ("memory_barrier", "mem_fence"):
+            return self.call("llvm.nvvm.membar.cta", "void", [])
         if name == "group_size":
             return str(WARP_SIZE)
         if name == "invocation_id":

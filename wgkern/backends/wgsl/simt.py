@@ -109,12 +109,15 @@ class SimtLowering:
 
     # ---- subgroup ---------------------------------------------------------------------------------------
     def lower_subgroup(self, stmt: ir.SimtOp, name: str) -> None:
+        if name in ("memory_barrier", "mem_fence"):     # a fence: none in WGSL, as block.mem_fence()
+            self.emit(f"// wk.simt.subgroup.{name}(): no WGSL instruction; subgroup.sync() orders the subgroup")
+            return
         if SUBGROUP_FEATURE not in self.features:
             raise CompileError(f"wk.simt.subgroup.{name}() needs the device feature '{SUBGROUP_FEATURE}', which "
                                f"adapter '{self.adapter}' lacks", stmt.loc)
         args = [self.value(a) for a in stmt.args]
         self.uses_subgroup_ids = True
-        if name in ("barrier", "memory_barrier", "sync", "mem_fence"):
+        if name in ("barrier", "sync"):
             if SUBGROUP_BARRIER_FEATURE not in self.features:
                 raise CompileError(f"wk.simt.subgroup.{name}() needs the device feature "
                                    f"'{SUBGROUP_BARRIER_FEATURE}', which adapter '{self.adapter}' lacks", stmt.loc)
