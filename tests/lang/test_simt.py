@@ -501,6 +501,30 @@ def test_bad_shared_array_shape_is_an_error(shape):
         wk.reset()
 
 
+def test_shared_array_arguments_by_keyword(gpu):
+    out = wk.field(wk.f32, shape=8)
+
+    @wk.kernel
+    def keywords():
+        for i in range(8):
+            first = wk.simt.block.SharedArray(dtype=wk.f32, shape=8)
+            second = wk.simt.block.SharedArray(8, dtype=wk.f32)
+            first[i] = 1.0
+            second[i] = 2.0
+            out[i] = first[i] + second[i]
+
+    @wk.kernel
+    def twice():
+        for i in range(8):
+            shared = wk.simt.block.SharedArray(8, wk.f32, shape=3)
+            out[i] = shared[i]
+
+    keywords()
+    np.testing.assert_array_equal(out.to_numpy(), np.full(8, 3.0))
+    with pytest.raises(wk.CompileError, match=r"SharedArray\(shape, dtype\) takes a shape and a dtype"):
+        twice()
+
+
 def test_shared_array_outside_a_parallel_loop_is_an_error():
     wk.init(arch=wk.cpu)
     try:

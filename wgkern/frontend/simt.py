@@ -106,10 +106,13 @@ class SimtMixin:
         return scalar
 
     def shared_array(self, args: list[Any], kwargs: dict[str, Any]) -> SharedArrayRef:
-        values = list(args) + [kwargs.pop(k) for k in ("shape", "dtype") if k in kwargs][:2 - len(args)]
-        if kwargs or len(values) != 2:
+        names = ("shape", "dtype")
+        values = dict(zip(names, args))
+        if len(args) > 2 or any(name in values for name in kwargs) or set(kwargs) - set(names) \
+                or len(values) + len(kwargs) != 2:
             raise CompileError("wk.simt.block.SharedArray(shape, dtype) takes a shape and a dtype")
-        shape, dtype = values
+        values.update(kwargs)
+        shape, dtype = values["shape"], values["dtype"]
         if isinstance(shape, int) and not isinstance(shape, bool):
             shape = (shape,)
         if not isinstance(shape, (tuple, list)) or not shape or any(
