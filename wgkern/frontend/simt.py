@@ -1,11 +1,13 @@
 """`wk.simt` calls in kernel code: each intrinsic becomes one `ir.SimtOp` (operands cast to the types the op
 takes, the result typed as Taichi types it), `SharedArray(shape, dtype)` a 'shared' container slot indexed
 like a field, and `loop_config(block_dim=N)` is checked here. Which arch lowers what is the backends' business
-(the CPU backend refuses every simt op, naming its line)."""
+(the CPU backend refuses every simt op but wk.global_thread_idx(), naming its line)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from wgkern.errors import CompileError
 from wgkern.frontend.values import GlobalRef, VectorValue, describe, is_runtime
@@ -15,7 +17,8 @@ from wgkern.lang.simt import SIMT_CALLS
 from wgkern.lang.simt._intrinsic import params_of
 from wgkern.lang.simt.block import SharedArray
 
-# The result dtype of each op that has one: 'value' means the dtype of its `value`/`val` operand.
+# Ops whose result is i32; the others return their first operand's dtype (f32 / i32 for the warp's _f32 / _i32
+# shuffles) or, in _NO_RESULT, nothing.
 _I32_RESULT = frozenset({
     "block.thread_idx", "block.global_thread_idx", "block.sync_all_nonzero", "block.sync_any_nonzero",
     "block.sync_count_nonzero", "subgroup.elect", "subgroup.all_true", "subgroup.any_true", "subgroup.all_equal",
@@ -51,8 +54,9 @@ class SimtMixin:
     def checked_block_dim(self, value: Any) -> int:
         """N of loop_config(block_dim=N): a compile-time int from 1 up; each GPU backend checks it against its
         own limit (the adapter's invocations per workgroup, CUDA's 1024), the CPU backend ignores it."""
-        if is_runtime(value) or isinstance(value, bool) or not isinstance(value, int):
+        if is_runtime(value) or isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise CompileError(f"block_dim must be a compile-time int, got {describe(value)}")
+        value = int(value)
         if value < 1:
             raise CompileError(f"block_dim={value} is out of range: a block has at least 1 thread")
         return value
