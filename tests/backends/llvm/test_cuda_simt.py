@@ -71,8 +71,12 @@ def test_block_features_become_ptx(offloaded):
     from wgkern.backends.llvm.target import CUDA_TARGET
     _, _, sites = emit_cuda_module(kernel, build_layout(kernel, (1 << 40, (1 << 40) + 64)), CUDA_TARGET, "t",
                                    (0, 0), True)
-    assert any(site.container.kind == "shared" for site in sites)      # debug=True checks shared accesses too
+    shared_site = next(site for site in sites if site.container.kind == "shared")    # debug=True checks them too
     to_ptx(kernel, debug=True)
+    from wgkern.backends.llvm.cpu import debug_check_error
+    error = debug_check_error(kernel, shared_site, None)        # the message a failed check raises
+    assert isinstance(error, wk.BoundsCheckError)
+    assert re.search(r"index out of range for SharedArray\d@\d+ of shape \((64,|8, 8, 3)\)", str(error))
     assert re.search(r"\.shared \.align 16 \.b8 wk_shared0\[256\]", code)       # 64 f32
     assert re.search(r"\.shared \.align 16 \.b8 wk_shared1\[768\]", code)       # 8 x 8 x 3 i32
     assert "bar.sync" in code and "bar.red.popc.u32" in code and "bar.red.and.pred" in code

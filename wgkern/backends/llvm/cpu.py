@@ -67,8 +67,10 @@ def debug_check_error(kernel: ir.OffloadedKernel, site: ir.Stmt, args: LaunchArg
     if isinstance(site, ir.AssertFail):
         return KernelAssertionError(format_located(f"kernel {kernel.name}: assertion failed: {site.message}",
                                                    site.loc))
-    slot_index = next(k for k, slot in enumerate(kernel.containers) if slot is site.container)
-    shape = site.container.shape or tuple(args.shapes[slot_index])
+    shape = site.container.shape      # static: fields, temps, a block's shared arrays (CUDA)
+    if shape is None:
+        slot_index = next(k for k, slot in enumerate(kernel.containers) if slot is site.container)
+        shape = tuple(args.shapes[slot_index])
     message = (f"kernel {kernel.name}: index out of range for {site.container.name} of shape "
                f"{tuple(shape)} (debug=True skipped the access)")
     return BoundsCheckError(format_located(message, site.loc))
