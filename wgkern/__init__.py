@@ -10,6 +10,8 @@ from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentE
 from wgkern.lang import ad
 from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg()` (lang/impl.py)
 from wgkern.lang import math
+from wgkern.lang import simt
+from wgkern.lang.simt import global_thread_idx
 from wgkern.lang import ops as _ops  # noqa: F401 - `ti.lang.ops.sqrt(...)` (lang/ops.py)
 from wgkern.lang.fields import field, ndarray
 from wgkern.lang.kernel import data_oriented, func, kernel, pure, pyfunc, real_func
@@ -107,7 +109,7 @@ __all__ = [
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "eig", "BufferView", "perf_dispatch", "Stream", "Event", "create_stream", "create_event",
     "no_activate", "stream_parallel", "volatile_load", "Backend",
-    "Tensor", "tensor", "StructField",
+    "Tensor", "tensor", "StructField", "simt", "global_thread_idx",
     "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported", "experimental",
 ]
 
@@ -122,8 +124,6 @@ _NOT_AVAILABLE = {
                    "wk.root.dense(...).place(...) and @wk.layout functions run before the first kernel by themselves",
     "set_default_fp": "ti.set_default_fp is not available; use wk.init(default_fp=wk.f64)",
     "Var": "Taichi's old ti.Var is not available; use wk.field",
-    "simt": "ti.simt (a block's shared arrays, block.sync(), warp and subgroup intrinsics) is not available: "
-            "kernel threads share nothing but fields; keep shared data in a field",
     "get_addr": "ti.get_addr (the memory address of a field element) is not available: fields live in device "
                 "buffers with no addresses to hand out; index the field instead",
 }

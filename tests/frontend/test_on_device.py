@@ -457,14 +457,6 @@ def test_a_kernel_reaching_for_a_missing_taichi_feature_gets_its_name_and_why(ar
     with pytest.raises(AttributeError, match="get_addr .*not available"):
         wk.get_addr
 
-    @wk.kernel
-    def shared():
-        for i in x:
-            tile = wk.simt.block.SharedArray((16,), wk.f32)
-            tile[i % 16] = 1.0
-
-    with pytest.raises(wk.CompileError, match=r"ti.simt \(a block's shared arrays, block.sync\(\).*not available"):
-        shared()
     with pytest.raises(wk.WkError, match="hash.* nodes are not available"):
         wk.root.hash(wk.i, 8)
 

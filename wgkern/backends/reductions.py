@@ -16,6 +16,7 @@ from typing import Any
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind
 from wgkern.ir.visitor import walk
+from wgkern.passes.analysis import first_simt_use
 
 # How the register combines two values of one reduction (SUB sums, then subtracts the sum once).
 COMBINE: dict[AtomicOpKind, BinaryOpKind] = {
@@ -50,7 +51,10 @@ def identity(op: AtomicOpKind, dtype: Any) -> int | float:
 
 
 def chunk_reductions(task: ir.Task) -> dict[ir.AtomicOp, ChunkReduction]:
-    """The atomics of `task`'s body that may accumulate per chunk, each mapped to its register."""
+    """The atomics of `task`'s body that may accumulate per chunk, each mapped to its register. None in a task
+    that uses wk.simt: its atomics may be on a block's shared array, and its blocks are the user's."""
+    if first_simt_use(task.body) is not None:
+        return {}
     stmts = list(walk(task.body))
     used: set[ir.Stmt] = set()
     for stmt in stmts:

@@ -22,6 +22,7 @@ from wgkern.frontend.loops import LoopMixin, StaticExit
 from wgkern.frontend.quant import QuantMixin
 from wgkern.frontend.sparse import SparseMixin
 from wgkern.frontend.sparse_matrix import SparseMatrixMixin
+from wgkern.frontend.simt import SimtMixin
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
 from wgkern.frontend.source import FunctionSource, parse_function
 from wgkern.frontend.static_eval import closure_values
@@ -207,6 +208,8 @@ class BuildContext:
         self.plain_funcs: dict[Any, Func] = {}
         self.random_sites = 0
         self.serialize_next_loop = False
+        self.block_dim_next_loop = 0       # wk.loop_config(block_dim=N) / wk.block_dim(N) before a loop
+        self.shared_arrays = 0             # wk.simt.block.SharedArray slots made so far (their names)
         self.return_slots: tuple[ir.ContainerSlot, ...] = ()
 
     def source_of(self, fn: Callable[..., Any]) -> FunctionSource:
@@ -252,7 +255,7 @@ def is_field(obj: Any) -> bool:
     return isinstance(obj, Container)
 
 
-class FunctionBuilder(ExpressionMixin, CallMixin, StatementMixin, StructMixin, LoopMixin, SparseMixin,
+class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, StructMixin, LoopMixin, SparseMixin,
                       SparseMatrixMixin, TextureMixin, QuantMixin, BufferViewMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx

@@ -31,6 +31,8 @@ from wgkern.lang import math as wm
 from wgkern.lang import types as T
 from wgkern.lang.kernel import BoundFunc, BoundKernel, Func, Kernel
 from wgkern.lang.matrix import Matrix, Vector
+from wgkern.lang.simt import SIMT_CALLS
+from wgkern.lang.simt.block import SharedArray
 from wgkern.lang.structs import Struct, StructType
 from wgkern.runtime.program import sync as program_sync
 
@@ -261,12 +263,17 @@ class CallMixin:
         if callee is wm.block_dim:
             if len(args) != 1 or kwargs:
                 raise CompileError("block_dim(n) takes the number of threads per block")
+            self.ctx.block_dim_next_loop = self.checked_block_dim(args[0])
             return None
         if callee is wm.loop_config:
             self.ctx.serialize_next_loop = bool(kwargs.get("serialize", False))
+            if kwargs.get("block_dim") is not None:
+                self.ctx.block_dim_next_loop = self.checked_block_dim(kwargs["block_dim"])
             return None
         if callee is program_sync:
             return self.sync_in_kernel(args, kwargs)
+        if callee in SIMT_CALLS or callee is SharedArray:
+            return self.simt_call(callee, args, kwargs)
         if callee is wm.cast:
             return self.cast_call(args, kwargs)
         if callee is wm.bit_cast:

@@ -21,6 +21,7 @@ from wgkern.frontend.buffer_view import BufferViewRef
 from wgkern.frontend.texture import Texture, TextureRef
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.structs import StructField
+from wgkern.frontend.simt import SharedArrayRef
 from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, StructElement, StructValue,
                                     VectorValue, describe, is_runtime)
 from wgkern.ir import nodes as ir
@@ -216,6 +217,8 @@ class ExpressionMixin:
             return dynamic if dynamic is not None else StructElement(base, self.expand_indices(indices), label)
         if isinstance(base, BufferViewRef):
             return self.buffer_view_subscript(base, indices)
+        if isinstance(base, SharedArrayRef):
+            base = base.ref(label)
         if isinstance(base, NdarrayRef) or self.is_container(base):
             dynamic = self.dynamic_list(base, self.expand_indices(indices)) if self.is_container(base) else None
             if dynamic is not None:

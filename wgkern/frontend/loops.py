@@ -1,7 +1,8 @@
 """For loops: `range` (with a compile-time step), `wk.ndrange` and struct-for over a field/ndarray (one RangeFor
 over the product of the extents, indices recovered with // and %), and `wk.static(...)` loops (unrolled).
 
-`wk.loop_config(serialize=True)` marks the next RangeFor. Assigning to a loop variable in the loop's body rebinds
+`wk.loop_config(serialize=True)` marks the next RangeFor; `wk.loop_config(block_dim=N)` sets the threads per
+block of the next parallel one. Assigning to a loop variable in the loop's body rebinds
 the name for the rest of the iteration (as in Python); the loop's counter is unchanged."""
 from __future__ import annotations
 
@@ -62,6 +63,7 @@ class LoopMixin:
             raise CompileError("for/else is not supported inside kernels")
         serialize = self.ctx.serialize_next_loop
         self.ctx.serialize_next_loop = False
+        self.loop_block_dim, self.ctx.block_dim_next_loop = self.ctx.block_dim_next_loop, 0
         iter_node = self.chosen_iterable(node.iter)
         if isinstance(iter_node, ast.Call):
             callee = self.visit(iter_node.func)
@@ -170,6 +172,8 @@ class LoopMixin:
             parallel = False
             serialize = True
         loop = self.b.range_for(self.as_loop_bound(begin), self.as_loop_bound(end), serialize=serialize)
+        if parallel:        # the threads per block loop_config(block_dim=N) asked for (the first loop it reaches)
+            loop.block_dim, self.loop_block_dim = getattr(self, "loop_block_dim", 0), 0
         with self.b.at(loop.body), self.frame.scope.block(), self.in_loop("parallel" if parallel else "ir"):
             body(self.b.loop_index(loop))
 

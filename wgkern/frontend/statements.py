@@ -501,6 +501,7 @@ class StatementMixin:
         if node.orelse:
             raise CompileError("while/else is not supported inside kernels")
         self.ctx.serialize_next_loop = False
+        self.ctx.block_dim_next_loop = 0
         loop = self.b.while_()
         with self.b.at(loop.body), self.frame.scope.block(), self.in_loop("ir"):
             cond = self.visit(node.test)

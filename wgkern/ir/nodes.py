@@ -71,7 +71,9 @@ class ContainerSlot:
     """One global container a kernel touches. Indices of a GlobalPtr run over `ndim` axes (vector/matrix
     element axes trail the field's own axes). Storage is dense row-major.
     kind: 'field' (bound by closure; `host` is the Field, shape known), 'ndarray' (kernel argument number
-    `arg_index`; shape known only at launch) or 'temp' (kernel-private scratch made by offload)."""
+    `arg_index`; shape known only at launch), 'temp' (kernel-private scratch made by offload) or 'shared' (a
+    `wk.simt.block.SharedArray`: per block, uninitialised, static shape; not among a kernel's `containers`,
+    the backend declares it where a task uses it; `loc` is the line that made it)."""
     name: str
     kind: str
     dtype: DataType
@@ -80,6 +82,7 @@ class ContainerSlot:
     arg_index: int | None = None
     host: Any = None
     is_grad: bool = False
+    loc: SourceLoc | None = None
 
     def __repr__(self) -> str:
         return f"<{self.kind} {self.name}: {self.dtype.name}[{self.ndim}]>"
@@ -230,6 +233,7 @@ class RangeFor(Stmt):
     reversed: bool = False
     parallel: bool = False
     serialize: bool = False   # wk.loop_config(serialize=True): keep serial even at top level
+    block_dim: int = 0        # wk.loop_config(block_dim=N): threads per block of a parallel loop (0: default)
     name: str = ""
 
 
@@ -293,6 +297,18 @@ class AssertFail(Stmt):
     printed_pieces: tuple[str, ...] = ()
 
 
+@dataclass(eq=False, slots=True, kw_only=True)
+class SimtOp(Stmt):
+    """A `wk.simt` intrinsic (lang/simt.py): `op` is its qualified name ('block.sync', 'subgroup.reduce_add',
+    'warp.shfl_down_i32', ...) and `args` its run-time operands in the API's order; `dtype` is None for the
+    barriers and fences. Each one synchronises with, or reads values of, other threads: passes treat it as a
+    side effect and an ordering point (never merged, moved, dropped or duplicated; no memory fact survives
+    it), and it may run only in a parallel task."""
+    OPERAND_LISTS: ClassVar[tuple[str, ...]] = ("args",)
+    op: str
+    args: list[Stmt] = field(default_factory=list)
+
+
 # ---- kernels and tasks ----------------------------------------------------------------------------------------
 
 @dataclass(eq=False, slots=True)
@@ -335,6 +351,8 @@ STMT_CLASSES: tuple[type[Stmt], ...] = (
     GlobalPtr, GlobalLoad, GlobalStore, AtomicOp, ShapeOf, RangeFor, LoopIndex, While, Break, Continue, If,
     Return, Print,
 )
+# Classes only GPU backends lower (the CPU backend refuses them with the call's line).
+SIMT_STMT_CLASSES: tuple[type[Stmt], ...] = (SimtOp,)
 
 
 # ---- autodiff: adstacks (passes/autodiff creates them; docs/internals.md "Adstacks") ----------------------------

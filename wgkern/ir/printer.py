@@ -71,7 +71,9 @@ _FORMATTERS: dict[type, Callable[[ir.Stmt, Namer], str]] = {
     ir.LoopIndex: lambda s, n: f"loop_index {n.ref(s.loop)}",
     ir.RangeFor: lambda s, n: (f"for {n.ref(s.begin)} .. {n.ref(s.end)}"
                                + _flags(s, ("reversed", "parallel", "serialize"))
+                               + (f" block_dim={s.block_dim}" if s.block_dim else "")
                                + (f" name={s.name!r}" if s.name else "")),
+    ir.SimtOp: lambda s, n: f"simt {s.op}({', '.join(n.ref(a) for a in s.args)})",
     ir.While: lambda s, n: "while",
     ir.Break: lambda s, n: "break",
     ir.Continue: lambda s, n: "continue",

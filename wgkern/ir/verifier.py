@@ -113,7 +113,7 @@ def _check_local(ctx: _Context, s: ir.LocalLoad | ir.LocalStore) -> None:
 
 
 def _check_ptr(ctx: _Context, s: ir.GlobalPtr) -> None:
-    if id(s.container) not in ctx.containers:
+    if id(s.container) not in ctx.containers and s.container.kind != "shared":
         _fail(ctx, s, f"container {s.container.name} is not in the kernel")
     if len(s.indices) != s.container.ndim:
         _fail(ctx, s, f"{len(s.indices)} indices for {s.container.name} of ndim {s.container.ndim}")

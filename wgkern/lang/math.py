@@ -265,14 +265,15 @@ def grouped(iterable: Any) -> Iterator[tuple[int, ...]]:
             for item in iterable)
 
 
-def loop_config(*, serialize: bool = False, **_: Any) -> None:
-    """`wk.loop_config(serialize=True)` before a loop: run that loop serially. A no-op outside kernels."""
+def loop_config(*, serialize: bool = False, block_dim: int | None = None, **_: Any) -> None:
+    """`wk.loop_config(serialize=True)` before a loop: run that loop serially; `block_dim=N`: run the next
+    parallel loop in blocks of N threads (wk.simt.block's unit; docs/simt.md). A no-op outside kernels."""
     return None
 
 
 def block_dim(threads: int) -> None:
     """Taichi's older `ti.block_dim(n)` in a kernel (now `loop_config(block_dim=n)`): the threads per block of the
-    next loop. The backends choose their own workgroup sizes, so it is accepted and changes nothing."""
+    next parallel loop, as `loop_config(block_dim=n)`."""
     return None
 
 

@@ -35,13 +35,49 @@ def kernel_stmts(kernel: ir.KernelIR | ir.OffloadedKernel) -> Iterator[ir.Stmt]:
 
 
 def written_slots(kernel: ir.KernelIR | ir.OffloadedKernel) -> set[ir.ContainerSlot]:
-    """Containers a launch may write (global stores and atomics; temps included)."""
-    return {stmt.ptr.container for stmt in kernel_stmts(kernel) if isinstance(stmt, (ir.GlobalStore, ir.AtomicOp))}
+    """Containers a launch may write (global stores and atomics; temps included, a block's shared arrays not)."""
+    return {stmt.ptr.container for stmt in kernel_stmts(kernel) if isinstance(stmt, (ir.GlobalStore, ir.AtomicOp))
+            and stmt.ptr.container.kind != "shared"}
 
 
 def read_slots(kernel: ir.KernelIR | ir.OffloadedKernel) -> set[ir.ContainerSlot]:
-    """Containers whose data a launch may read (global loads and atomics; shapes are not data)."""
-    return {stmt.ptr.container for stmt in kernel_stmts(kernel) if isinstance(stmt, (ir.GlobalLoad, ir.AtomicOp))}
+    """Containers whose data a launch may read (global loads and atomics; shapes are not data; a block's shared
+    arrays are not containers of the launch)."""
+    return {stmt.ptr.container for stmt in kernel_stmts(kernel) if isinstance(stmt, (ir.GlobalLoad, ir.AtomicOp))
+            and stmt.ptr.container.kind != "shared"}
+
+
+def shared_slots(block: ir.Block) -> list[ir.ContainerSlot]:
+    """The block's shared arrays (wk.simt.block.SharedArray), in order of first use."""
+    found: dict[int, ir.ContainerSlot] = {}
+    for stmt in walk(block):
+        if isinstance(stmt, ir.GlobalPtr) and stmt.container.kind == "shared":
+            found.setdefault(id(stmt.container), stmt.container)
+    return list(found.values())
+
+
+# SimtOps every arch has (Taichi's top-level ti.global_thread_idx()): they need no blocks of threads.
+PORTABLE_SIMT_OPS = frozenset({"thread.global_thread_idx"})
+# Memory fences: they wait for no other thread, so serial code may have them too (Quadrants runs them there).
+FENCE_OPS = frozenset({"block.mem_sync", "block.mem_fence", "grid.memfence", "grid.mem_fence"})
+
+
+def first_simt_use(block: ir.Block, ignored: frozenset[str] = PORTABLE_SIMT_OPS) -> ir.Stmt | None:
+    """The first statement of `block` that needs a GPU's threads: a wk.simt call (but the `ignored` ops) or a
+    shared-array access."""
+    for stmt in walk(block):
+        if isinstance(stmt, ir.SimtOp) and stmt.op not in ignored:
+            return stmt
+        if isinstance(stmt, ir.GlobalPtr) and stmt.container.kind == "shared":
+            return stmt
+    return None
+
+
+def describe_simt_use(stmt: ir.Stmt) -> str:
+    """How the user wrote it: 'wk.simt.block.sync()', 'wk.global_thread_idx()' or 'wk.simt.block.SharedArray'."""
+    if isinstance(stmt, ir.SimtOp):
+        return f"wk.{stmt.op.split('.')[1]}()" if stmt.op in PORTABLE_SIMT_OPS else f"wk.simt.{stmt.op}()"
+    return "wk.simt.block.SharedArray"
 
 
 def is_pure_value(stmt: ir.Stmt) -> bool:

@@ -14,7 +14,8 @@ from wgkern.ir.clone import clone_block, clone_stmt
 from wgkern.ir.host_eval import try_constant
 from wgkern.ir.visitor import walk
 from wgkern.lang import types as T
-from wgkern.passes.analysis import has_global_effects
+from wgkern.passes.analysis import (FENCE_OPS, PORTABLE_SIMT_OPS, describe_simt_use, first_simt_use,
+                                    has_global_effects)
 
 NAME = "offload"
 
@@ -253,6 +254,10 @@ class _Offloader:
             stmts.append(stmt)
             stmts += self.spill_stores.get(stmt, [])
         block = ir.Block(stmts)
+        found = first_simt_use(block, PORTABLE_SIMT_OPS | FENCE_OPS)
+        if found is not None:
+            raise CompileError(f"{describe_simt_use(found)} works on the threads of a parallel loop (an outermost "
+                               "for loop); here it is in serial code", found.loc)
         if not has_global_effects(block):
             return None
         return ir.Task("", "serial", ir.Block(), None, block, segment.stmts[0].loc)

@@ -3,7 +3,8 @@
 Exists so the frontend and the transforms after it (autodiff, offload) can emit straightforward IR. Every
 rewrite is exact under docs/internals.md (folding uses ir/host_eval.py; float ops backends may round
 differently are not folded). Memory reads are merged only while no write may intervene; RandomValue and
-statements of unknown classes are never merged, moved or dropped. Works on KernelIR and on each task."""
+statements of unknown classes are never merged, moved or dropped, and no memory fact survives an unknown one
+(wk.simt's SimtOp relies on this: a barrier is an ordering point). Works on KernelIR and on each task."""
 from __future__ import annotations
 
 import math

@@ -545,6 +545,13 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
         self.branch("task.next")
         self.start_block("task.next")
 
+    def visit_SimtOp(self, stmt: ir.SimtOp) -> None:
+        """The CPU has wk.global_thread_idx() only (its worker's number); backends/llvm/cpu.py refuses the
+        other wk.simt calls before code is generated, and CUDA lowers them in cuda_simt.py."""
+        if stmt.op != "thread.global_thread_idx":
+            raise InternalCompilerError(f"wk.simt.{stmt.op}() reached the CPU code generator", stmt.loc)
+        self.values[stmt] = self.op(f"add i32 {self.worker}, 0")
+
     def visit_LoopIndex(self, stmt: ir.LoopIndex) -> None:
         slot = self.loop_slots.get(stmt.loop)
         if slot is None:

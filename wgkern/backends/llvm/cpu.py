@@ -15,7 +15,8 @@ import numpy as np
 
 from wgkern.backends.adstack import (METADATA_FIELDS, AdStackHeap, collect_stacks, decode_flag, layout_task,
                                      overflow_error)
-from wgkern.errors import BoundsCheckError, KernelAssertionError, WkError, format_located
+from wgkern.errors import BoundsCheckError, CompileError, KernelAssertionError, WkError, format_located
+from wgkern.passes.analysis import describe_simt_use, first_simt_use
 from wgkern.ir import nodes as ir
 from wgkern.ir.nodes import OffloadedKernel
 from wgkern.lang.types import DataType
@@ -66,8 +67,10 @@ def debug_check_error(kernel: ir.OffloadedKernel, site: ir.Stmt, args: LaunchArg
     out-of-range access (ir.GlobalPtr, whose shape comes from the launch for ndarrays)."""
     if isinstance(site, ir.AssertFail):
         return KernelAssertionError(format_located(assertion_message(kernel.name, site), site.loc))
-    slot_index = next(k for k, slot in enumerate(kernel.containers) if slot is site.container)
-    shape = site.container.shape or tuple(args.shapes[slot_index])
+    shape = site.container.shape      # static: fields, temps, a block's shared arrays (CUDA)
+    if shape is None:
+        slot_index = next(k for k, slot in enumerate(kernel.containers) if slot is site.container)
+        shape = tuple(args.shapes[slot_index])
     message = (f"kernel {kernel.name}: index out of range for {site.container.name} of shape "
                f"{tuple(shape)} (debug=True skipped the access)")
     return BoundsCheckError(format_located(message, site.loc))
@@ -78,6 +81,16 @@ class CompileTimes:
     """Seconds spent in each compile phase (for wk.stats and benchmarks)."""
     codegen: float = 0.0
     llvm: float = 0.0
+
+
+def _refuse_simt(kernel: OffloadedKernel) -> None:
+    """wk.simt needs threads that run in blocks, which the CPU backend does not have (Taichi and Quadrants
+    refuse it on the CPU too): the first use is a CompileError at its line."""
+    for task in kernel.tasks:
+        found = first_simt_use(task.body)
+        if found is not None:
+            raise CompileError(f"{describe_simt_use(found)} needs a GPU's blocks of threads: it runs on wk.cuda and "
+                               "the WGSL arches (wk.vulkan, wk.metal, wk.dx12), not on the CPU backend", found.loc)
 
 
 class CpuCompiledKernel(CompiledKernel):
@@ -247,6 +260,7 @@ class CpuBackend(Backend):
         return buffer.array[:count * dtype.itemsize].view(dtype).reshape(shape)
 
     def compile(self, kernel: OffloadedKernel) -> CpuCompiledKernel:
+        _refuse_simt(kernel)
         return CpuCompiledKernel(kernel, self.target, self.debug, self, self.fast_math)
 
     def sync(self) -> None:

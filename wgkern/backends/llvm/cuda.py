@@ -18,6 +18,7 @@ per-kernel error word, read after every launch (debug runs synchronously)."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from . import cuda_driver, ptx
 from . import printing as cpu_printing
 from .adstack import CONTEXT_HEADER
 from .cpu import debug_check_error, guard_bytes
-from .cuda_codegen import PRINT_HEADER_WORDS, THREADS_PER_BLOCK, emit_cuda_module
+from .cuda_codegen import PRINT_HEADER_WORDS, THREADS_PER_BLOCK, block_size, emit_cuda_module
 from wgkern.backends.reductions import chunk_reductions
 from .codegen import symbol_name
 from .layout import ArgLayout, build_layout
@@ -74,19 +75,22 @@ class TaskLaunch:
                  capped_blocks: int):
         self.function = function
         self.task = task
-        self.blocks = _block_sizer(task, containers, max_blocks, capped_blocks)
+        self.threads = block_size(task)      # threads per block (loop_config(block_dim=N))
+        self.blocks = _block_sizer(task, containers, max_blocks, capped_blocks, self.threads)
 
 
-def _blocks_for(count: int, max_blocks: int) -> int | None:
+def _blocks_of(count: int, max_blocks: int, threads: int = THREADS_PER_BLOCK) -> int | None:
     if count <= 0:
         return None
-    return min(-(-count // THREADS_PER_BLOCK), max_blocks)
+    return min(-(-count // threads), max_blocks)
 
 
-def _block_sizer(task: ir.Task, containers: list[ir.ContainerSlot], max_blocks: int, capped_blocks: int | None = None
-                 ) -> Callable[[Sequence[Any], Sequence[tuple[int, ...]]], int | None]:
+def _block_sizer(task: ir.Task, containers: list[ir.ContainerSlot], max_blocks: int, capped_blocks: int | None = None,
+                 threads: int = THREADS_PER_BLOCK) -> Callable[[Sequence[Any], Sequence[tuple[int, ...]]], int | None]:
     """Precompute what can be: constant ranges once, `range(x.shape[k])` and `range(n)` cheaply; bounds read
-    from device memory get `capped_blocks` (default `max_blocks`; the kernel computes the bounds)."""
+    from device memory get `capped_blocks` (default `max_blocks`; the kernel computes the bounds). `threads`:
+    the task's threads per block."""
+    _blocks_for = functools.partial(_blocks_of, threads=threads)
     if task.kind == "serial":
         return lambda scalars, shapes: 1
     if any(isinstance(s, (ir.GlobalLoad, ir.GlobalPtr)) for s in task.bounds.stmts):
@@ -186,8 +190,7 @@ class CudaCompiledKernel(CompiledKernel):
         for task, blocks in plan:
             if blocks is None:
                 continue
-            threads = 1 if task.task.kind == "serial" else THREADS_PER_BLOCK
-            code = launch(task.function, blocks, 1, 1, threads, 1, 1, 0, None, None, self.extra)
+            code = launch(task.function, blocks, 1, 1, task.threads, 1, 1, 0, None, None, self.extra)
             if code:
                 backend.driver.check(code, f"cuLaunchKernel ({self.kernel.name})")
         backend.pending = True
@@ -204,7 +207,7 @@ class CudaCompiledKernel(CompiledKernel):
         layouts = []
         for task_index, specs in enumerate(self.stacks):
             blocks = plan[task_index][1] or 1
-            threads = 1 if self.kernel.tasks[task_index].kind == "serial" else blocks * THREADS_PER_BLOCK
+            threads = blocks * plan[task_index][0].threads      # 1 for a serial task
             task_caps = capacities[task_index] if capacities else [s.static_capacity or 32 for s in specs]
             layout = layout_task(specs, task_caps, threads, lambda dtype: dtype.nbytes, slot_major=True, alignment=8)
             layouts.append(layout)
@@ -365,7 +368,7 @@ class CudaBackend(Backend):
         return code
 
     def adstack_threads(self, range_size: int) -> int:
-        blocks = _blocks_for(range_size, self.max_blocks_wave)
+        blocks = _blocks_of(range_size, self.max_blocks_wave)
         return blocks * THREADS_PER_BLOCK if blocks else 1
 
     # ---- waiting -----------------------------------------------------------------------------------------

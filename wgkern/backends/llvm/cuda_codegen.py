@@ -17,11 +17,13 @@ random numbers); what differs is the frame around a task body and `print`:
 Kernels are marked with `!nvvm.annotations` (LLVM also accepts them from older llvmlite builds)."""
 from __future__ import annotations
 
-from wgkern.errors import InternalCompilerError
+from wgkern.errors import CompileError, InternalCompilerError
 from wgkern.ir import nodes as ir
+from wgkern.passes.analysis import first_simt_use
 
 from . import printing
 from .codegen import FunctionEmitter, ModuleEmitter, symbol_name
+from .cuda_simt import CudaSimtLowering
 from .layout import ArgLayout
 from .ops import BINARY
 from wgkern.backends.reductions import COMBINE, chunk_reductions
@@ -29,6 +31,7 @@ from .target import Target
 from .types import llvm_type
 
 THREADS_PER_BLOCK = 256
+MAX_THREADS_PER_BLOCK = 1024     # CUDA's limit on every GPU it runs
 PRINT_HEADER_WORDS = 4
 
 
@@ -40,6 +43,8 @@ class CudaModuleEmitter(ModuleEmitter):
         super().__init__(target, layout, prefix, bounds_check, fast_math)
         self.print_buffer = print_buffer
         self.kernels: list[str] = []
+        self.shared_names: dict[int, str] = {}      # id(shared slot) -> its addrspace(3) global (cuda_simt.py)
+        self.shared_bytes: dict[int, int] = {}      # task index -> bytes of its shared arrays
 
     def text(self) -> str:
         annotations = [f"!{k + 1} = !{{ptr @{name}, !\"kernel\", i32 1}}" for k, name in enumerate(self.kernels)]
@@ -47,10 +52,16 @@ class CudaModuleEmitter(ModuleEmitter):
         return super().text() + "\n".join([f"!nvvm.annotations = !{{{marks}}}", *annotations, ""])
 
 
-class CudaFunctionEmitter(FunctionEmitter):
-    """FunctionEmitter with `print` lowered to the device print buffer."""
+class CudaFunctionEmitter(CudaSimtLowering, FunctionEmitter):
+    """FunctionEmitter with `print` lowered to the device print buffer and wk.simt to CUDA (cuda_simt.py)."""
 
     module: CudaModuleEmitter
+
+    def visit_GlobalPtr(self, stmt: ir.GlobalPtr) -> None:
+        if stmt.container.kind == "shared":
+            self.shared_pointer(stmt)
+        else:
+            super().visit_GlobalPtr(stmt)
 
     def visit_Print(self, stmt: ir.Print) -> None:
         dtypes = [v.dtype for v in stmt.values]
@@ -121,8 +132,23 @@ def _signature(name: str, layout: ArgLayout) -> str:
     return f"void @{name}(ptr byval([{max(layout.size, 8)} x i8]) align 8 %args)"
 
 
+def block_size(task: ir.Task) -> int:
+    """Threads per block of a task: loop_config(block_dim=N), else THREADS_PER_BLOCK (1 for serial tasks)."""
+    if task.kind != "range":
+        return 1
+    if task.loop.block_dim > MAX_THREADS_PER_BLOCK:
+        raise CompileError(f"block_dim={task.loop.block_dim} is more than CUDA's {MAX_THREADS_PER_BLOCK} threads "
+                           "per block", task.loop.loc)
+    return task.loop.block_dim or THREADS_PER_BLOCK
+
+
 def emit_range_kernel(module: CudaModuleEmitter, task: ir.Task, name: str, task_index: int) -> str:
-    """Grid-stride loop over the task's range; the thread's global id is its adstack slice."""
+    """Grid-stride loop over the task's range; the thread's global id is its adstack slice. A task that uses
+    wk.simt strides over whole blocks instead: index i is thread (i - begin) % block_dim of its block, every
+    thread of a block takes the same trips, and in a partial last block the threads past the end skip the
+    body (docs/simt.md)."""
+    simt = first_simt_use(task.body) is not None
+    block_size(task)            # a block_dim past CUDA's limit fails here, at compile time
     fn = CudaFunctionEmitter(module, thread_index=task.loop, task_index=task_index, worker="%gid")
     fn.entry.extend([
         "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()",
@@ -145,12 +171,16 @@ def emit_range_kernel(module: CudaModuleEmitter, task: ir.Task, name: str, task_
     counter = fn.entry_op("alloca i64", "k")
     index_slot = fn.entry_op("alloca i32", "idx")
     fn.loop_slots[task.loop] = index_slot
-    fn.emit(f"store i64 {fn.op('zext i32 %gid to i64')}, ptr {counter}")
+    fn.emit(f"store i64 {fn.op(('zext i32 %block_base' if simt else 'zext i32 %gid') + ' to i64')}, ptr {counter}")
     fn.branch("task.cond")
     fn.start_block("task.cond")
     k = fn.op(f"load i64, ptr {counter}")
-    fn.cond_branch(fn.op(f"icmp slt i64 {k}, {count}"), "task.body", "exit")
+    fn.cond_branch(fn.op(f"icmp slt i64 {k}, {count}"), "task.block" if simt else "task.body", "exit")
     fn.chunk_reductions = chunk_reductions(task)
+    if simt:
+        fn.start_block("task.block")
+        k = fn.op(f"add i64 {k}, {fn.op('zext i32 %tid to i64')}")
+        fn.cond_branch(fn.op(f"icmp slt i64 {k}, {count}"), "task.body", "task.next")
     fn.start_block("task.body")
     index = fn.op(f"add i64 {k}, {begin}")
     fn.emit(f"store i32 {fn.op(f'trunc i64 {index} to i32')}, ptr {index_slot}")

@@ -18,7 +18,7 @@ _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1}
 # Features requested when the adapter has them (PLATFORM.md 1.1); the codegen checks what it gets.
 WANTED_FEATURES = (
     "shader-f64", "shader-int64", "shader-f16", "shader-float32-atomic", "timestamp-query",
-    "shader-int64-atomic-all-ops", "shader-int64-atomic-min-max",
+    "shader-int64-atomic-all-ops", "shader-int64-atomic-min-max", "subgroup", "subgroup-barrier",
 )
 # Limits requested at the adapter's maximum (wgpu-py already does this; named so the intent is visible).
 WANTED_LIMITS = (

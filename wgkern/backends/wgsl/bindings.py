@@ -61,7 +61,7 @@ def collect_atomics(kernel: ir.OffloadedKernel, tasks: list[ir.Task]
     for task in tasks:
         for block in (task.bounds, task.body):
             for stmt in walk(block):
-                if isinstance(stmt, ir.AtomicOp):
+                if isinstance(stmt, ir.AtomicOp) and stmt.ptr.container.kind != "shared":
                     k = slot_index[id(stmt.ptr.container)]
                     found.setdefault(k, (set(), stmt.loc))[0].add(stmt.op)
     return found

@@ -22,10 +22,12 @@ from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 from wgkern.resources import wgsl_source
 from wgkern.backends.adstack import METADATA_FIELDS, collect_stacks
+from wgkern.passes.analysis import first_simt_use
 from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions, identity
 from wgkern.backends.wgsl import mathlib
 from wgkern.backends.wgsl.bindings import HALF_PAIRS, BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
+from wgkern.backends.wgsl.simt import SimtLowering
 from wgkern.backends.wgsl.printing import BOUNDS_WORD, LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
@@ -197,15 +199,18 @@ def _iterations_under(block: ir.Block, limit: int) -> bool:
     return count(block) is not None
 
 
-class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
+class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
     """Lowers the tasks of one OffloadedKernel. `features` are the device's feature names; `adapter` names the
     adapter for error messages. Missing dtype features raise CompileError at the statement's loc."""
 
     def __init__(self, kernel: ir.OffloadedKernel, features: frozenset[str] | set[str], adapter: str = "?",
                  adstack_code: int = 1, plan: BindingPlan | None = None,
                  print_sites: list[Any] | None = None, bounds_sites: list[Any] | None = None,
-                 loop_limit_sites: list[Any] | None = None):
+                 loop_limit_sites: list[Any] | None = None, max_workgroup_size: int = 1024,
+                 max_workgroup_storage: int = 16384):
         self.kernel = kernel
+        self.max_workgroup_size = max_workgroup_size    # the adapter's invocations per workgroup
+        self.max_workgroup_storage = max_workgroup_storage   # and bytes of workgroup memory (shared arrays)
         # print(): sites go to the backend's table (printing.py); the buffer is the binding after the stacks'.
         # debug=True (bounds_sites given): every global access is checked and a failure recorded in that buffer
         self.print_sites = print_sites if print_sites is not None else []
@@ -240,7 +245,11 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
             head.append("enable f16;\n")
         head.append("\n" + self.layout.wgsl_struct())
         head.append("@group(0) @binding(0) var<uniform> wk_params: WkParams;\n")
-        declared = {decl.binding: decl for decl in self.decls.values()}
+        declared = {decl.binding: decl for k, decl in self.decls.items() if k >= 0}
+        for k, decl in self.decls.items():
+            if k < 0:       # a block's shared array (simt.py)
+                head.append(self.shared_declaration(decl.name, self.shared[k], decl.element))
+        self.check_shared_bytes(list(self.shared.values()), self.max_workgroup_storage)
         for binding, decl in sorted(declared.items()):
             what = f"arena of {decl.dtype.name} containers" if decl.base is not None else decl.dtype.name
             head.append(f"@group(0) @binding({binding}) var<storage, read_write> {decl.name}: "
@@ -250,8 +259,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         if needs_print_buffer([task], self.bounds_sites is not None, LOOP_LIMIT in self.features):
             head.append(self.print_declaration())
         text = "".join(head) + "\n" + "".join(self.helpers.values()) + "\n" + "\n".join(self.lines) + "\n"
-        workgroup = WORKGROUP_SIZE if task.kind == "range" else 1
-        used = tuple(sorted(self.decls))
+        workgroup = self.block_size if task.kind == "range" else 1
+        used = tuple(sorted(k for k in self.decls if k >= 0))
         return TaskShader(task, text, workgroup, used)
 
     def _reset(self, task: ir.Task) -> None:
@@ -267,6 +276,10 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         self.reductions: dict[ir.AtomicOp, ChunkReduction] = {}     # register reductions (range tasks)
         self.reduction_registers: dict[ChunkReduction, str] = {}
         self.task = task
+        self.uses_simt = task.kind == "range" and first_simt_use(task.body) is not None
+        self.block_size = self._block_size(task)
+        self.shared: dict[int, ir.ContainerSlot] = {}        # negative decl keys of the task's shared arrays
+        self.uses_subgroup_ids = False
         # loops whose iterations provably stay far under the limit need no watching (nbody's range(4096))
         self.watch_loops = LOOP_LIMIT in self.features and not _iterations_under(task.body,
                                                                                    LOOP_LIMIT_ITERATIONS // 2)
@@ -347,7 +360,42 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         inf = _INF32 if reg == "f32" else f"{reg}({_INF32})"
         return template.substitute(T=reg, Z=f"{reg}(0)", O=f"{reg}(1)", NAN=nan, INF=inf, **extra) + "\n"
 
+    def _block_size(self, task: ir.Task) -> int:
+        """The range task's workgroup size: loop_config(block_dim=N), else WORKGROUP_SIZE."""
+        if task.kind != "range" or not task.loop.block_dim:
+            return WORKGROUP_SIZE
+        if task.loop.block_dim > self.max_workgroup_size:
+            raise CompileError(f"block_dim={task.loop.block_dim} is more than the {self.max_workgroup_size} "
+                               f"invocations per workgroup adapter '{self.adapter}' allows", task.loop.loc)
+        return task.loop.block_dim
+
+    def slot_key(self, slot: ir.ContainerSlot) -> int:
+        """The decl key of a container: its slot index, or a negative number for a block's shared array."""
+        if slot.kind == "shared":
+            for k, known in self.shared.items():
+                if known is slot:
+                    return k
+            return -1 - len(self.shared)
+        return self.slot_index[id(slot)]
+
+    def shared_decl(self, slot: ir.ContainerSlot, loc: SourceLoc) -> ContainerDecl:
+        k = self.slot_key(slot)
+        decl = self.decls.get(k)
+        if decl is None:
+            self.require(slot.dtype, loc)
+            ops = {s.op for s in walk(self.task.body) if isinstance(s, ir.AtomicOp) and s.ptr.container is slot}
+            atomics = (ops, loc) if ops else None
+            # workgroup memory: floats go through compare-exchange on their bits
+            features = self.features - {"shader-float32-atomic"}
+            element, bits = slot_element(slot, atomics, features, self.adapter)
+            decl = ContainerDecl(f"wk_shared{-k}", -1, slot.dtype, element, bool(ops), bits, None)
+            self.decls[k] = decl
+            self.shared[k] = slot
+        return decl
+
     def container(self, slot: ir.ContainerSlot, loc: SourceLoc) -> ContainerDecl:
+        if slot.kind == "shared":
+            return self.shared_decl(slot, loc)
         k = self.slot_index.get(id(slot))
         if k is None:
             raise InternalCompilerError(f"container {slot.name} is not in kernel {self.kernel.name}", loc)
@@ -369,12 +417,14 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         loop = task.loop
         if loop is None:
             raise InternalCompilerError("range task without a loop", task.loc)
+        size = self.block_size
         self.lines.append("// true when the dispatch has one invocation per index (set per pipeline by the runtime)")
         self.lines.append("override wk_flat: bool = false;")
         self.lines.append("")
-        self.lines.append(f"@compute @workgroup_size({WORKGROUP_SIZE})")
+        self.lines.append(f"@compute @workgroup_size({size})")
         self.lines.append("fn main(@builtin(workgroup_id) wk_workgroup_id: vec3<u32>,")
         self.lines.append("        @builtin(num_workgroups) wk_num_workgroups: vec3<u32>,")
+        signature_end = len(self.lines)
         self.lines.append("        @builtin(local_invocation_index) wk_local_index: u32) {")
         self.emit("// bounds")
         self.visit_block(task.bounds)
@@ -383,15 +433,28 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         self.emit("if (wk_end <= wk_begin) { return; }")
         self.emit("// grid-stride loop over the range (the dispatch may be capped or folded into 2-D); one pass if wk_flat")
         self.emit("let wk_count = bitcast<u32>(wk_end) - bitcast<u32>(wk_begin);")
-        self.emit(f"let wk_stride = wk_num_workgroups.x * wk_num_workgroups.y * {WORKGROUP_SIZE}u;")
-        self.emit(f"var wk_k = (wk_workgroup_id.y * wk_num_workgroups.x + wk_workgroup_id.x) * "
-                  f"{WORKGROUP_SIZE}u + wk_local_index;")
+        self.emit(f"let wk_stride = wk_num_workgroups.x * wk_num_workgroups.y * {size}u;")
+        self.emit("let wk_group = wk_workgroup_id.y * wk_num_workgroups.x + wk_workgroup_id.x;")
+        if self.uses_simt:
+            # wk.simt: the loop runs over whole blocks, so every invocation of a workgroup takes the same trips
+            # and index i is thread (i - begin) % block_dim; in a partial last block the invocations past the
+            # end skip the body (docs/simt.md)
+            self.emit(f"var wk_base = wk_group * {size}u;")
+        else:
+            self.emit(f"var wk_k = wk_group * {size}u + wk_local_index;")
         if self.stacks[self.task_index]:
             self.emit("let wk_slice = wk_k;   // this thread's adstack slice")
-        self._declare_reduction_registers(task)
+        if not self.uses_simt:
+            self._declare_reduction_registers(task)
         self.emit("loop {")
         self.indent += 1
-        self.emit("if (wk_k >= wk_count) { break; }")
+        if self.uses_simt:
+            self.emit("if (wk_base >= wk_count) { break; }")
+            self.emit("let wk_k = wk_base + wk_local_index;")
+            self.emit("if (wk_k < wk_count) {")
+            self.indent += 1
+        else:
+            self.emit("if (wk_k >= wk_count) { break; }")
         index = self.fresh("i")
         if loop.reversed:
             self.emit(f"let {index} = wk_end - 1i - bitcast<i32>(wk_k);")
@@ -403,18 +466,26 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         if self.stacks[self.task_index]:
             self.emit("var wk_overflowed = false;   // a push of this index overflowed (while loops exit on it)")
         self.visit_block(task.body)
+        if self.uses_simt:
+            self.indent -= 1
+            self.emit("}")
+        step = "wk_base" if self.uses_simt else "wk_k"
         self.emit("continuing {")
         self.indent += 1
         self._emit_loop_limit_probe()
         self.indent -= 1
-        self.emit("  let wk_left = wk_count - wk_k;")
-        self.emit("  wk_k = wk_k + wk_stride;")
+        self.emit(f"  let wk_left = wk_count - {step};")
+        self.emit(f"  {step} = {step} + wk_stride;")
         self.emit("  break if wk_flat || wk_left <= wk_stride;")
         self.emit("}")
         self.indent -= 1
         self.emit("}")
         self._flush_reduction_registers()
         self.lines.append("}")
+        if self.uses_subgroup_ids:
+            self.lines[signature_end:signature_end] = [
+                "        @builtin(subgroup_size) wk_subgroup_size: u32,",
+                "        @builtin(subgroup_invocation_id) wk_subgroup_id: u32,"]
 
     def _declare_reduction_registers(self, task: ir.Task) -> None:
         """Registers for the task's register reductions (backends/reductions.py) of 32- and 64-bit values,
@@ -652,7 +723,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         self.emit(f"atomicMax(&{PRINT_NAME}[{BOUNDS_WORD}], {len(self.bounds_sites)}u);")
 
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
-        decl = self.decls[self.slot_index[id(stmt.ptr.container)]]
+        decl = self.decls[self.slot_key(stmt.ptr.container)]
         ref = self.value(stmt.ptr)
         if decl.bits_type == HALF_PAIRS:
             self.let(stmt, f"wk_load_{self._half_helper('load_half', decl)}({_element_index(ref)})")
@@ -684,7 +755,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         return stored
 
     def visit_GlobalStore(self, stmt: ir.GlobalStore) -> None:
-        decl = self.decls[self.slot_index[id(stmt.ptr.container)]]
+        decl = self.decls[self.slot_key(stmt.ptr.container)]
         if decl.bits_type == HALF_PAIRS:
             helper = self._half_helper("atomic_half", decl)
             self.emit(f"_ = wk_atomic_{helper}({_element_index(self.value(stmt.ptr))}, {self.value(stmt.value)});")
@@ -693,7 +764,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
         self.emit(f"atomicStore(&{ref}, {value});" if decl.atomic else f"{ref} = {value};")
 
     def visit_AtomicOp(self, stmt: ir.AtomicOp) -> None:
-        decl = self.decls[self.slot_index[id(stmt.ptr.container)]]
+        decl = self.decls[self.slot_key(stmt.ptr.container)]
         ref, value = self.value(stmt.ptr), self.value(stmt.value)
         index = ref[ref.index("[") + 1:-1]
         dtype = decl.dtype
@@ -714,7 +785,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, IRVisitor):
 
     def _atomic_expr(self, op: AtomicOpKind, ptr: ir.GlobalPtr, value: str) -> str:
         """The old value of an atomic `op` (not CAS) of register value `value` on the element `ptr` names."""
-        decl = self.decls[self.slot_index[id(ptr.container)]]
+        decl = self.decls[self.slot_key(ptr.container)]
         ref = self.value(ptr)
         index = ref[ref.index("[") + 1:-1]
         dtype = decl.dtype

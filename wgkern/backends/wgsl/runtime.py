@@ -83,23 +83,24 @@ class WgslBuffer:
 
 # ---- per-task dispatch sizing ------------------------------------------------------------------------------
 
-def fold_groups(groups: int) -> tuple[int, int]:
+def fold_groups(groups: int, workgroup: int = WORKGROUP_SIZE) -> tuple[int, int]:
     """Workgroup counts past 65535 fold into 2-D; the shader's grid-stride loop covers anything capped."""
-    groups = min(groups, MAX_THREADS // WORKGROUP_SIZE)
+    groups = min(groups, MAX_THREADS // workgroup)
     if groups <= MAX_DIMENSION:
         return groups, 1
     rows = -(-groups // MAX_DIMENSION)       # as square as needed, so at most rows - 1 groups idle
     return -(-groups // rows), rows
 
 
-def _groups_for(begin: int, end: int) -> tuple[int, int, bool] | None:
-    """(x, y, flat): the workgroups of a launch over [begin, end), and whether they cover every index with
-    one invocation each (then the flat pipeline runs; a capped dispatch needs the grid-stride loop)."""
+def _groups_for(begin: int, end: int, workgroup: int = WORKGROUP_SIZE) -> tuple[int, int, bool] | None:
+    """(x, y, flat): the workgroups (of `workgroup` invocations) of a launch over [begin, end), and whether they
+    cover every index with one invocation each (then the flat pipeline runs; a capped dispatch needs the
+    grid-stride loop)."""
     count = end - begin
     if count <= 0:
         return None
-    x, y = fold_groups(-(-count // WORKGROUP_SIZE))
-    return x, y, x * y * WORKGROUP_SIZE >= count
+    x, y = fold_groups(-(-count // workgroup), workgroup)
+    return x, y, x * y * workgroup >= count
 
 
 @dataclass(slots=True)
@@ -124,10 +125,12 @@ class TaskDispatch:
         return self.loop
 
 
-def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot]
+def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot], workgroup: int = WORKGROUP_SIZE
                     ) -> Callable[[Sequence[Any], Sequence[tuple[int, ...]]], tuple[int, int] | None]:
     """Precompute as much of the dispatch size as possible: constant bounds are sized once; bounds that read
-    global memory get a capped dispatch (the shader computes them); the rest are evaluated per launch."""
+    global memory get a capped dispatch (the shader computes them); the rest are evaluated per launch.
+    `workgroup`: the task's invocations per workgroup."""
+    _groups = functools.partial(_groups_for, workgroup=workgroup)
     if task.kind == "serial":
         return lambda scalars, shapes: (1, 1, True)
     if any(isinstance(s, (ir.GlobalLoad, ir.GlobalPtr)) for s in task.bounds.stmts):
@@ -136,20 +139,20 @@ def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot]
     begin = host_eval.try_constant(task.loop.begin)
     end = host_eval.try_constant(task.loop.end)
     if begin is not None and end is not None:
-        fixed = _groups_for(int(begin), int(end))
+        fixed = _groups(int(begin), int(end))
         return lambda scalars, shapes: fixed
     end_stmt = task.loop.end
     if begin is not None and isinstance(end_stmt, ir.ShapeOf):       # the common `for i in range(x.shape[0])`
         slot_index = next(k for k, c in enumerate(containers) if c is end_stmt.container)
         axis, start = end_stmt.axis, int(begin)
-        return lambda scalars, shapes: _groups_for(start, shapes[slot_index][axis])
+        return lambda scalars, shapes: _groups(start, shapes[slot_index][axis])
     if begin is not None and isinstance(end_stmt, ir.ArgLoad) and end_stmt.dtype.is_int:
         arg, start = end_stmt.arg_index, int(begin)
-        return lambda scalars, shapes: _groups_for(start, T.wrap_int(int(scalars[arg]), T.i32))
+        return lambda scalars, shapes: _groups(start, T.wrap_int(int(scalars[arg]), T.i32))
 
     def evaluate(scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> tuple[int, int] | None:
         bounds = host_eval.evaluate_bounds(task, scalars, host_eval.shapes_by_slot(containers, shapes))
-        return _groups_for(*bounds) if bounds is not None else (BOUNDS_FROM_MEMORY_GROUPS, 1, False)
+        return _groups(*bounds) if bounds is not None else (BOUNDS_FROM_MEMORY_GROUPS, 1, False)
     return evaluate
 
 
@@ -173,7 +176,8 @@ class WgslCompiledKernel(CompiledKernel):
         self.last_packing: tuple[Any, int, tuple[WgslBuffer, ...], list[int]] | None = None
         self.adstack_code = backend.register_adstack_kernel(self)
         codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
-                              backend.print_sites, backend.bounds_sites, backend.loop_limit_sites)
+                              backend.print_sites, backend.bounds_sites, backend.loop_limit_sites,
+                              backend.max_workgroup_size, backend.max_workgroup_storage)
         self.stacks = codegen.stacks
         self.has_stacks = any(self.stacks)
         self.layout = codegen.layout
@@ -189,7 +193,7 @@ class WgslCompiledKernel(CompiledKernel):
         self.runtime_bindings = (2 if self.has_stacks else 0) + (1 if self.has_prints else 0)
         pipeline_layout = backend.pipeline_layout(self.plan.bindings + self.runtime_bindings)
         self.tasks = [TaskDispatch(shader, backend.pipeline(shader.wgsl, pipeline_layout, flat=True),
-                                   _dispatch_sizer(shader.task, kernel.containers),
+                                   _dispatch_sizer(shader.task, kernel.containers, shader.workgroup_size),
                                    functools.partial(backend.pipeline, shader.wgsl, pipeline_layout, False))
                       for shader in codegen.generate()]
 
@@ -275,14 +279,15 @@ class WgslCompiledKernel(CompiledKernel):
             groups = task.groups(args.scalars, args.shapes)
             if groups is not None and specs:
                 per_thread = max(stack_bytes_per_thread(specs, caps, wadstack.words_of), 1)
-                fit = backend.max_binding // 4 // per_thread // WORKGROUP_SIZE
+                size = task.shader.workgroup_size       # loop_config(block_dim=N) or WORKGROUP_SIZE
+                fit = backend.max_binding // 4 // per_thread // size
                 if fit < 1:
                     raise OutOfMemoryError(f"kernel '{self.kernel.name}': one workgroup's adstacks need "
-                                           f"{per_thread * 4 * WORKGROUP_SIZE} bytes, more than the device's "
+                                           f"{per_thread * 4 * size} bytes, more than the device's "
                                            f"max_storage_buffer_binding_size ({backend.max_binding}); pass a "
                                            "smaller wk.init(ad_stack_size=...)")
                 if groups[0] * groups[1] > fit:
-                    groups = (*fold_groups(fit), False)
+                    groups = (*fold_groups(fit, size), False)
             threads = groups[0] * groups[1] * task.shader.workgroup_size if groups is not None else 1
             layout = layout_task(specs, caps, threads, wadstack.words_of, slot_major=True)
             metadata.extend(int(v) for v in layout.metadata.reshape(-1))
@@ -365,6 +370,9 @@ class WgslBackend(Backend):
         self.features = frozenset(features)
         self.limits = self.device.limits
         self.max_binding = int(self.limits["max-storage-buffer-binding-size"])
+        self.max_workgroup_size = min(int(self.limits["max-compute-invocations-per-workgroup"]),
+                                      int(self.limits["max-compute-workgroup-size-x"]))
+        self.max_workgroup_storage = int(self.limits["max-compute-workgroup-storage-size"])
         self.max_buffer = int(self.limits["max-buffer-size"])
         self.offset_alignment = max(int(self.limits["min-storage-buffer-offset-alignment"]),
                                     int(self.limits["min-uniform-buffer-offset-alignment"]))

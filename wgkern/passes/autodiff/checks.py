@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from wgkern.errors import AutodiffError, GlobalAccessRuleError
 from wgkern.ir import nodes as ir
+from wgkern.passes.analysis import describe_simt_use, first_simt_use
 
 
 def _walk(block: ir.Block):
@@ -142,3 +143,14 @@ def check_adjoint_reads(kernel: ir.OffloadedKernel, grad_kernel: ir.OffloadedKer
                     f"cannot differentiate through a read of the gradient '{stmt.ptr.container.name}': the "
                     f"reverse kernel accumulates into it while replaying that read. Read it in a kernel "
                     f"that is not differentiated, or copy it into another field first", stmt.loc)
+
+
+def refuse_simt(kernel: ir.OffloadedKernel) -> None:
+    """A kernel that uses wk.simt has no derivative here: its barriers, shared arrays and cross-thread
+    exchanges would need their own adjoints (Taichi and Quadrants do not differentiate them either)."""
+    for task in kernel.tasks:
+        found = first_simt_use(task.body, ignored=frozenset())
+        if found is not None:
+            raise AutodiffError(f"kernel '{kernel.name}' uses {describe_simt_use(found)}, which has no derivative: "
+                                "wk.simt kernels cannot be differentiated (.grad, wk.ad.Tape, wk.ad.FwdMode)",
+                                found.loc)

@@ -1,0 +1,767 @@
+"""wk.simt on the arches that have it (Vulkan through lavapipe here, CUDA under WK_ARCH=cuda): shared arrays and
+block barriers against numpy, thread indices for several block_dims, each subgroup operation against a numpy model
+built from the reported group_size(), the voting barriers; and the errors (CPU refusal, block_dim, shapes,
+autodiff, serial code)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wgkern as wk
+from wgkern.lang.simt import SIMT_CALLS
+
+
+@pytest.fixture
+def gpu(arch):
+    """A GPU arch: the CPU backend refuses wk.simt (test_cpu_refuses_every_simt_call checks that)."""
+    if arch == wk.cpu:
+        pytest.skip("wk.simt needs a GPU arch; the CPU refusal has its own test")
+    return arch
+
+
+def test_simt_resolves_like_taichi():
+    assert wk.simt.block.SharedArray is not None
+    assert callable(wk.simt.block.sync) and callable(wk.simt.warp.shfl_down_i32)
+    assert callable(wk.simt.subgroup.exclusive_xor) and callable(wk.simt.grid.memfence)
+    assert len(SIMT_CALLS) == 63 and wk.global_thread_idx in SIMT_CALLS
+    with pytest.raises(wk.WkError, match="inside a @wk.kernel"):
+        wk.simt.block.sync()
+
+
+def test_tiled_matmul_with_shared_memory(gpu):
+    n, tile = 32, 8
+    tiles = n // tile
+    a = wk.field(wk.f32, shape=(n, n))
+    b = wk.field(wk.f32, shape=(n, n))
+    c = wk.field(wk.f32, shape=(n, n))
+
+    @wk.kernel
+    def matmul():
+        wk.loop_config(block_dim=tile * tile)
+        for index in range(n * n):
+            block, t = index // (tile * tile), wk.simt.block.thread_idx()
+            r, col = t // tile, t % tile
+            i, j = (block // tiles) * tile + r, (block % tiles) * tile + col
+            sa = wk.simt.block.SharedArray((tile, tile), wk.f32)
+            sb = wk.simt.block.SharedArray((tile, tile), wk.f32)
+            acc = 0.0
+            for k in range(tiles):
+                sa[r, col] = a[i, k * tile + col]
+                sb[r, col] = b[k * tile + r, j]
+                wk.simt.block.sync()
+                for kk in range(tile):
+                    acc += sa[r, kk] * sb[kk, col]
+                wk.simt.block.sync()
+            c[i, j] = acc
+
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
+    a.from_numpy(x)
+    b.from_numpy(y)
+    matmul()
+    np.testing.assert_allclose(c.to_numpy(), x @ y, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("block", [64, 128])
+def test_block_sum_through_shared_memory(gpu, block):
+    blocks = 5
+    x = wk.field(wk.f32, shape=block * blocks)
+    sums = wk.field(wk.f32, shape=blocks)
+
+    @wk.kernel
+    def block_sum():
+        wk.loop_config(block_dim=block)
+        for i in range(block * blocks):
+            t = wk.simt.block.thread_idx()
+            shared = wk.simt.block.SharedArray(block, wk.f32)
+            shared[t] = x[i]
+            wk.simt.block.sync()
+            stride = block // 2
+            while stride > 0:
+                if t < stride:
+                    shared[t] += shared[t + stride]
+                wk.simt.block.sync()
+                stride //= 2
+            if t == 0:
+                sums[i // block] = shared[0]
+
+    values = np.random.default_rng(2).standard_normal(block * blocks).astype(np.float32)
+    x.from_numpy(values)
+    block_sum()
+    np.testing.assert_allclose(sums.to_numpy(), values.reshape(blocks, block).sum(axis=1), rtol=1e-4, atol=1e-4)
+
+
+def test_inclusive_prefix_scan_per_block(gpu):
+    block, blocks = 32, 4
+    x = wk.field(wk.i32, shape=block * blocks)
+    out = wk.field(wk.i32, shape=block * blocks)
+
+    @wk.kernel
+    def scan():
+        wk.block_dim(block)         # Taichi's older spelling of loop_config(block_dim=...)
+        for i in range(block * blocks):
+            t = wk.simt.block.thread_idx()
+            shared = wk.simt.block.SharedArray((block,), wk.i32)
+            shared[t] = x[i]
+            wk.simt.block.sync()
+            d = 1
+            while d < block:
+                v = shared[t]
+                if t >= d:
+                    v += shared[t - d]
+                wk.simt.block.sync()
+                shared[t] = v
+                wk.simt.block.sync()
+                d *= 2
+            out[i] = shared[t]
+
+    values = np.random.default_rng(3).integers(-50, 50, block * blocks).astype(np.int32)
+    x.from_numpy(values)
+    scan()
+    np.testing.assert_array_equal(out.to_numpy(), np.cumsum(values.reshape(blocks, block), axis=1).reshape(-1))
+
+
+@pytest.mark.parametrize("block_dim", [None, 1, 7, 32, 100, 256])
+def test_thread_indices_follow_the_range_split(gpu, block_dim):
+    begin, count = 3, 613              # not a multiple of any block_dim above but 1
+    thread = wk.field(wk.i32, shape=count)
+    global_thread = wk.field(wk.i32, shape=count)
+
+    @wk.kernel
+    def indices():
+        wk.loop_config(block_dim=block_dim)
+        for i in range(begin, begin + count):
+            thread[i - begin] = wk.simt.block.thread_idx()
+            global_thread[i - begin] = wk.simt.block.global_thread_idx()
+
+    indices()
+    size = block_dim or 256          # the default block of both GPU backends
+    expected = np.arange(count)
+    np.testing.assert_array_equal(thread.to_numpy(), expected % size)
+    np.testing.assert_array_equal(global_thread.to_numpy(), expected)
+
+
+def test_global_thread_idx_on_every_arch(arch):
+    """Taichi's top-level ti.global_thread_idx(): the thread's global id on GPUs, the worker's number on the CPU
+    (0 for a launch this small, which runs on the calling thread), 0 in serial code."""
+    n = 300
+    ids = wk.field(wk.i32, shape=n + 1)
+
+    @wk.kernel
+    def record():
+        wk.loop_config(block_dim=64)
+        for i in range(n):
+            ids[i] = wk.global_thread_idx()
+        ids[n] = wk.global_thread_idx() + 7
+
+    record()
+    got = ids.to_numpy()
+    np.testing.assert_array_equal(got[:n], np.zeros(n) if arch == wk.cpu else np.arange(n))
+    assert got[n] == 7
+
+
+def test_fences_wait_for_no_one(gpu):
+    """block.mem_fence() (and mem_sync) may sit in divergent code, and fences may sit in serial code (Quadrants)."""
+    n = 32
+    out = wk.field(wk.i32, shape=n + 1)
+
+    @wk.kernel
+    def fenced():
+        wk.loop_config(block_dim=n)
+        for i in range(n):
+            t = wk.simt.block.thread_idx()
+            if t == 0:
+                wk.simt.block.mem_fence()
+            if t == 5:
+                wk.simt.block.mem_sync()
+            out[i] = t
+        out[n] = 11
+        wk.simt.grid.memfence()
+        wk.simt.grid.mem_fence()
+        wk.simt.block.mem_fence()
+
+    fenced()
+    np.testing.assert_array_equal(out.to_numpy(), np.append(np.arange(n), 11))
+
+
+def test_shared_arrays_are_not_forwarded_across_barriers(gpu):
+    n = 64
+    out = wk.field(wk.i32, shape=n)
+
+    @wk.kernel
+    def across():
+        wk.loop_config(block_dim=n)
+        for i in range(n):
+            t = wk.simt.block.thread_idx()
+            cell = wk.simt.block.SharedArray(1, wk.i32)
+            if t == 0:
+                cell[0] = 1
+            wk.simt.block.sync()
+            first = cell[0]
+            wk.simt.block.sync()
+            if t == 1:
+                cell[0] = 2
+            wk.simt.block.sync()
+            out[i] = first * 10 + cell[0]      # thread 0 must read cell[0] again, not its own 1
+
+    across()
+    np.testing.assert_array_equal(out.to_numpy(), np.full(n, 12))
+
+
+def test_sync_nonzero_votes(gpu):
+    block, blocks = 32, 3
+    counts = wk.field(wk.i32, shape=(block * blocks, 3))
+
+    @wk.kernel
+    def votes():
+        wk.loop_config(block_dim=block)
+        for i in range(block * blocks):
+            t = wk.simt.block.thread_idx()
+            b = i // block
+            counts[i, 0] = wk.simt.block.sync_count_nonzero(t % (b + 2) == 0)
+            counts[i, 1] = wk.simt.block.sync_all_nonzero(t < block - b)       # all only in block 0
+            counts[i, 2] = wk.simt.block.sync_any_nonzero(t == 40 - b * 5)    # t == 35 is out: block 1 has none
+
+    votes()
+    got = counts.to_numpy().reshape(blocks, block, 3)
+    for b in range(blocks):
+        assert (got[b, :, 0] == sum(1 for t in range(block) if t % (b + 2) == 0)).all()
+        assert (got[b, :, 1] == (1 if b == 0 else 0)).all()
+        assert (got[b, :, 2] == (1 if 40 - b * 5 < block else 0)).all()
+
+
+def test_vector_typed_2d_shared_array_and_shared_atomics(gpu):
+    block, blocks = 64, 2
+    vec3 = wk.types.vector(3, wk.f32)
+    x = wk.field(wk.i32, shape=block * blocks)
+    rows = wk.field(wk.f32, shape=(block * blocks, 3))
+    hist = wk.field(wk.i32, shape=(blocks, 8))
+
+    @wk.kernel
+    def shared_kinds():
+        wk.loop_config(block_dim=block)
+        for i in range(block * blocks):
+            t = wk.simt.block.thread_idx()
+            grid = wk.simt.block.SharedArray((8, 8), vec3)
+            counts = wk.simt.block.SharedArray(8, wk.i32)
+            if t < 8:
+                counts[t] = 0
+            grid[t // 8, t % 8] = wk.Vector([t, 2.0 * t, x[i]])
+            wk.simt.block.sync()
+            wk.atomic_add(counts[x[i] % 8], 1)
+            mirrored = grid[7 - t // 8, 7 - t % 8]
+            rows[i, 0], rows[i, 1], rows[i, 2] = mirrored[0], mirrored[1], grid[t // 8, t % 8].z
+            wk.simt.block.sync()
+            if t < 8:
+                hist[i // block, t] = counts[t]
+
+    values = np.random.default_rng(4).integers(0, 100, block * blocks).astype(np.int32)
+    x.from_numpy(values)
+    shared_kinds()
+    t = np.arange(block * blocks) % block
+    got = rows.to_numpy()
+    np.testing.assert_array_equal(got[:, 0], 63 - t)
+    np.testing.assert_array_equal(got[:, 1], 2.0 * (63 - t))
+    np.testing.assert_array_equal(got[:, 2], values)
+    expected = np.stack([np.bincount(values.reshape(blocks, block)[b] % 8, minlength=8) for b in range(blocks)])
+    np.testing.assert_array_equal(hist.to_numpy(), expected)
+
+
+# ---- subgroups ------------------------------------------------------------------------------------------------
+
+def _needs_subgroups(arch):
+    from wgkern.runtime import program as program_module
+    backend = program_module.get_program().backend
+    if getattr(backend, "features", None) is not None and "subgroup" not in backend.features:
+        pytest.skip("the adapter has no 'subgroup' feature")
+
+
+def _group_size() -> int:
+    size = wk.field(wk.i32, shape=1)
+
+    @wk.kernel
+    def probe():
+        for i in range(1):
+            size[0] = wk.simt.subgroup.group_size()
+
+    probe()
+    return int(size.to_numpy()[0])
+
+
+_INT_OPS = ["add", "mul", "min", "max", "and", "or", "xor"]
+_NUMPY = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
+          "or": np.bitwise_or, "xor": np.bitwise_xor}
+_IDENTITY = {"add": 0, "mul": 1, "min": np.iinfo(np.int32).max, "max": np.iinfo(np.int32).min, "and": -1, "or": 0,
+             "xor": 0}
+
+
+def _subgroup_model(kind: str, op: str, values: np.ndarray, size: int) -> np.ndarray:
+    groups = values.reshape(-1, size)
+    ufunc = _NUMPY[op]
+    if kind == "reduce":
+        return np.repeat(ufunc.reduce(groups, axis=1), size).astype(values.dtype)
+    inclusive = ufunc.accumulate(groups, axis=1)
+    if kind == "inclusive":
+        return inclusive.reshape(-1).astype(values.dtype)
+    exclusive = np.concatenate([np.full((groups.shape[0], 1), _IDENTITY[op], values.dtype), inclusive[:, :-1]],
+                               axis=1)
+    return exclusive.reshape(-1).astype(values.dtype)
+
+
+@pytest.mark.parametrize("kind", ["reduce", "inclusive", "exclusive"])
+def test_subgroup_integer_reductions_and_scans(gpu, kind):
+    _needs_subgroups(gpu)
+    size = _group_size()
+    n = 128
+    x = wk.field(wk.i32, shape=n)
+    out = wk.field(wk.i32, shape=(len(_INT_OPS), n))
+    ops = {op: getattr(wk.simt.subgroup, f"{kind}_{op}") for op in _INT_OPS}
+
+    @wk.kernel
+    def run():
+        wk.loop_config(block_dim=64)
+        for i in range(n):
+            v = x[i]
+            for k in wk.static(range(len(_INT_OPS))):
+                value = v if wk.static(_INT_OPS[k] != "mul") else 1 - 2 * (v & 1)   # +-1: no overflow
+                out[k, i] = ops[_INT_OPS[k]](value)
+
+    values = np.random.default_rng(5).integers(-1000, 1000, n).astype(np.int32)
+    x.from_numpy(values)
+    run()
+    got = out.to_numpy()
+    for k, op in enumerate(_INT_OPS):
+        operand = values if op != "mul" else (1 - 2 * (values & 1)).astype(np.int32)
+        np.testing.assert_array_equal(got[k], _subgroup_model(kind, op, operand, size), err_msg=f"{kind}_{op}")
+
+
+def test_subgroup_float_reductions_and_scans(gpu):
+    _needs_subgroups(gpu)
+    size = _group_size()
+    n = 128
+    x = wk.field(wk.f32, shape=n)
+    out = wk.field(wk.f32, shape=(6, n))
+
+    @wk.kernel
+    def run():
+        wk.loop_config(block_dim=64)
+        for i in range(n):
+            v = x[i]
+            out[0, i] = wk.simt.subgroup.reduce_add(v)
+            out[1, i] = wk.simt.subgroup.reduce_min(v)
+            out[2, i] = wk.simt.subgroup.reduce_max(v)
+            out[3, i] = wk.simt.subgroup.inclusive_add(v)
+            out[4, i] = wk.simt.subgroup.inclusive_max(v)
+            out[5, i] = wk.simt.subgroup.exclusive_min(v)
+
+    values = np.random.default_rng(6).integers(-64, 64, n).astype(np.float32) / 4   # exact sums
+    x.from_numpy(values)
+    run()
+    got = out.to_numpy()
+    groups = values.reshape(-1, size)
+    np.testing.assert_array_equal(got[0], np.repeat(groups.sum(axis=1), size))
+    np.testing.assert_array_equal(got[1], np.repeat(groups.min(axis=1), size))
+    np.testing.assert_array_equal(got[2], np.repeat(groups.max(axis=1), size))
+    np.testing.assert_array_equal(got[3], np.cumsum(groups, axis=1).reshape(-1))
+    np.testing.assert_array_equal(got[4], np.maximum.accumulate(groups, axis=1).reshape(-1))
+    exclusive = np.concatenate([np.full((groups.shape[0], 1), np.inf, np.float32),
+                                np.minimum.accumulate(groups, axis=1)[:, :-1]], axis=1)
+    np.testing.assert_array_equal(got[5], exclusive.reshape(-1))
+
+
+def test_subgroup_votes_broadcasts_and_shuffles(gpu):
+    _needs_subgroups(gpu)
+    size = _group_size()
+    n = 128
+    x = wk.field(wk.i32, shape=n)
+    out = wk.field(wk.i32, shape=(13, n))
+
+    @wk.kernel
+    def run():
+        wk.loop_config(block_dim=64)
+        for i in range(n):
+            v = x[i]
+            lane = wk.simt.subgroup.invocation_id()
+            out[0, i] = lane
+            out[1, i] = wk.simt.subgroup.group_size()
+            out[2, i] = wk.simt.subgroup.elect()
+            out[3, i] = wk.simt.subgroup.all_true(v > -500)
+            out[4, i] = wk.simt.subgroup.any_true(v > 900)
+            out[5, i] = wk.simt.subgroup.all_equal((v + 400) // 10000)     # 0 everywhere
+            out[6, i] = wk.simt.subgroup.all_equal(v)
+            out[7, i] = wk.simt.subgroup.broadcast_first(v)
+            out[8, i] = wk.simt.subgroup.broadcast(v, 2)
+            out[9, i] = wk.simt.subgroup.shuffle(v, (lane + 3) % wk.simt.subgroup.group_size())
+            out[10, i] = wk.simt.subgroup.shuffle_xor(v, 1)
+            out[11, i] = wk.simt.subgroup.shuffle_up(v, 1)
+            out[12, i] = wk.simt.subgroup.shuffle_down(v, 2)
+            wk.simt.subgroup.barrier()         # and Quadrants' names of the subgroup barrier and fence
+            wk.simt.subgroup.memory_barrier()
+            wk.simt.subgroup.sync()
+            wk.simt.subgroup.mem_fence()
+
+    values = np.random.default_rng(7).integers(-400, 1000, n).astype(np.int32)
+    x.from_numpy(values)
+    run()
+    got = out.to_numpy()
+    lanes = np.arange(n) % size
+    groups = values.reshape(-1, size)
+    base = np.arange(n) - lanes
+    np.testing.assert_array_equal(got[0], lanes)
+    np.testing.assert_array_equal(got[1], np.full(n, size))
+    np.testing.assert_array_equal(got[2], (lanes == 0).astype(np.int32))
+    np.testing.assert_array_equal(got[3], np.repeat((groups > -500).all(axis=1), size).astype(np.int32))
+    np.testing.assert_array_equal(got[4], np.repeat((groups > 900).any(axis=1), size).astype(np.int32))
+    np.testing.assert_array_equal(got[5], np.ones(n, np.int32))
+    np.testing.assert_array_equal(got[6], np.repeat((groups == groups[:, :1]).all(axis=1), size).astype(np.int32))
+    np.testing.assert_array_equal(got[7], values[base])
+    np.testing.assert_array_equal(got[8], values[base + 2])
+    np.testing.assert_array_equal(got[9], values[base + (lanes + 3) % size])
+    np.testing.assert_array_equal(got[10], values[base + (lanes ^ 1)])
+    up = lanes >= 1                       # lanes whose source exists (the others are unspecified)
+    np.testing.assert_array_equal(got[11][up], values[(base + lanes - 1)[up]])
+    down = lanes + 2 < size
+    np.testing.assert_array_equal(got[12][down], values[(base + lanes + 2)[down]])
+
+
+# ---- errors -----------------------------------------------------------------------------------------------------
+
+def test_cpu_refuses_every_simt_call():
+    wk.init(arch=wk.cpu)
+    try:
+        x = wk.field(wk.i32, shape=8)
+
+        @wk.kernel
+        def uses_subgroup():
+            for i in range(8):
+                x[i] = wk.simt.subgroup.reduce_add(x[i])
+
+        @wk.kernel
+        def uses_shared():
+            for i in range(8):
+                shared = wk.simt.block.SharedArray(8, wk.i32)
+                shared[i] = 1
+                x[i] = shared[i]
+
+        with pytest.raises(wk.CompileError, match=r"wk\.simt\.subgroup\.reduce_add\(\) needs a GPU.*wk\.cuda.*"
+                                                  r"wk\.vulkan.*not on the CPU backend") as info:
+            uses_subgroup()
+        assert "x[i] = wk.simt.subgroup.reduce_add(x[i])" in str(info.value)
+        with pytest.raises(wk.CompileError, match=r"wk\.simt\.block\.SharedArray needs a GPU") as info:
+            uses_shared()
+        assert "shared[i] = 1" in str(info.value)
+    finally:
+        wk.reset()
+
+
+@pytest.mark.parametrize("value, message", [(0, "out of range"), (-3, "out of range"), (2.5, "compile-time int"),
+                                            (True, "compile-time int")])
+def test_bad_block_dim_is_an_error(value, message):
+    wk.init(arch=wk.cpu)
+    try:
+        x = wk.field(wk.i32, shape=8)
+
+        @wk.kernel
+        def configured():
+            wk.loop_config(block_dim=value)
+            for i in range(8):
+                x[i] = i
+
+        with pytest.raises(wk.CompileError, match=f"block_dim.*{message}") as info:
+            configured()
+        assert "wk.loop_config(block_dim=value)" in str(info.value)
+    finally:
+        wk.reset()
+
+
+@pytest.mark.parametrize("shape", [0, (4, -1), (2.0,), (), "8"])
+def test_bad_shared_array_shape_is_an_error(shape):
+    wk.init(arch=wk.cpu)
+    try:
+        x = wk.field(wk.i32, shape=8)
+
+        @wk.kernel
+        def bad():
+            for i in range(8):
+                shared = wk.simt.block.SharedArray(shape, wk.i32)
+                x[i] = shared[0]
+
+        @wk.kernel
+        def run_time(n: wk.i32):
+            for i in range(8):
+                shared = wk.simt.block.SharedArray(n, wk.i32)
+                x[i] = shared[0]
+
+        for kernel, args in ((bad, ()), (run_time, (4,))):
+            with pytest.raises(wk.CompileError, match="SharedArray's shape must be a positive compile-time int") \
+                    as info:
+                kernel(*args)
+            assert "shared = wk.simt.block.SharedArray(" in str(info.value)
+    finally:
+        wk.reset()
+
+
+def test_shared_array_arguments_by_keyword(gpu):
+    out = wk.field(wk.f32, shape=8)
+
+    @wk.kernel
+    def keywords():
+        for i in range(8):
+            first = wk.simt.block.SharedArray(dtype=wk.f32, shape=8)
+            second = wk.simt.block.SharedArray(8, dtype=wk.f32)
+            first[i] = 1.0
+            second[i] = 2.0
+            out[i] = first[i] + second[i]
+
+    @wk.kernel
+    def twice():
+        for i in range(8):
+            shared = wk.simt.block.SharedArray(8, wk.f32, shape=3)
+            out[i] = shared[i]
+
+    keywords()
+    np.testing.assert_array_equal(out.to_numpy(), np.full(8, 3.0))
+    with pytest.raises(wk.CompileError, match=r"SharedArray\(shape, dtype\) takes a shape and a dtype"):
+        twice()
+
+
+def test_shared_array_outside_a_parallel_loop_is_an_error():
+    wk.init(arch=wk.cpu)
+    try:
+        x = wk.field(wk.i32, shape=8)
+
+        @wk.kernel
+        def top_level():
+            shared = wk.simt.block.SharedArray(8, wk.i32)
+            for i in range(8):
+                x[i] = shared[i]
+
+        with pytest.raises(wk.CompileError, match="inside a kernel's parallel loop"):
+            top_level()
+    finally:
+        wk.reset()
+
+
+def test_simt_in_serial_code_is_an_error(gpu):
+    x = wk.field(wk.i32, shape=8)
+
+    @wk.kernel
+    def serial():
+        wk.loop_config(serialize=True)
+        for i in range(8):
+            x[i] = wk.simt.block.thread_idx()
+
+    with pytest.raises(wk.CompileError, match=r"thread_idx\(\) works on the threads of a parallel loop"):
+        serial()
+
+
+def test_bad_operands_are_errors(gpu):
+    x = wk.field(wk.f64, shape=8)
+    y = wk.field(wk.f32, shape=8)
+
+    @wk.kernel
+    def wide():
+        for i in range(8):
+            x[i] = wk.simt.subgroup.reduce_add(x[i])
+
+    @wk.kernel
+    def float_bits():
+        for i in range(8):
+            y[i] = wk.simt.subgroup.reduce_xor(y[i])
+
+    @wk.kernel
+    def missing():
+        for i in range(8):
+            y[i] = wk.simt.subgroup.shuffle(y[i])
+
+    with pytest.raises(wk.CompileError, match=r"reduce_add\(\) exchanges 32-bit values.*f64"):
+        wide()
+    with pytest.raises(wk.CompileError, match=r"reduce_xor\(\) combines integer bits"):
+        float_bits()
+    with pytest.raises(wk.CompileError, match=r"shuffle\(\) takes \(value, index\); 'index' is missing"):
+        missing()
+
+
+def test_grad_of_a_simt_kernel_is_an_autodiff_error(gpu):
+    x = wk.field(wk.f32, shape=64, needs_grad=True)
+    y = wk.field(wk.f32, shape=64, needs_grad=True)
+
+    @wk.kernel
+    def smooth():
+        wk.loop_config(block_dim=64)
+        for i in range(64):
+            shared = wk.simt.block.SharedArray(64, wk.f32)
+            shared[wk.simt.block.thread_idx()] = x[i]
+            wk.simt.block.sync()
+            y[i] = shared[63 - wk.simt.block.thread_idx()]
+
+    smooth()
+    with pytest.raises(wk.AutodiffError, match=r"uses wk\.simt\.block\.thread_idx\(\), which has no derivative") as info:
+        smooth.grad()
+    assert "shared[wk.simt.block.thread_idx()] = x[i]" in str(info.value)
+
+
+# ---- warps (CUDA; the WGSL arches refuse them: tests/backends/wgsl/test_simt.py) ----------------------------------
+
+@pytest.fixture
+def cuda(gpu):
+    if gpu != wk.cuda:
+        pytest.skip("wk.simt.warp is CUDA's")
+    return gpu
+
+
+def test_warp_votes_ballot_and_matches(cuda):
+    full = 0xFFFFFFFF
+    x = wk.field(wk.i32, shape=64)
+    out = wk.field(wk.u32, shape=(7, 64))
+
+    @wk.kernel
+    def votes():
+        wk.loop_config(block_dim=64)
+        for i in range(64):
+            v = x[i]
+            out[0, i] = wk.simt.warp.ballot(v & 1)
+            out[1, i] = wk.simt.warp.all_nonzero(wk.u32(full), v)
+            out[2, i] = wk.simt.warp.any_nonzero(wk.u32(full), v - v % 1000)
+            out[3, i] = wk.simt.warp.unique(wk.u32(full), v // 1000)
+            out[4, i] = wk.simt.warp.match_any(wk.u32(full), v % 4)
+            out[5, i] = wk.simt.warp.match_all(wk.u32(full), v // 1000)
+            out[6, i] = wk.simt.warp.active_mask()
+
+    values = np.random.default_rng(8).integers(1, 999, 64).astype(np.int32)
+    values[40] = 2000          # warp 1: v // 1000 differs, one v - v % 1000 is nonzero
+    x.from_numpy(values)
+    votes()
+    got = out.to_numpy().astype(np.int64)
+    for warp in range(2):
+        lanes = slice(warp * 32, warp * 32 + 32)
+        v = values[lanes].astype(np.int64)
+        assert (got[0, lanes] == sum(int(b) << k for k, b in enumerate(v & 1))).all()
+        assert (got[1, lanes] == 1).all()
+        assert (got[2, lanes] == warp).all() and (got[3, lanes] == 1 - warp).all()
+        for k in range(32):
+            assert got[4, warp * 32 + k] == sum(1 << j for j in range(32) if v[j] % 4 == v[k] % 4)
+        assert (got[5, lanes] == (0xFFFFFFFF if warp == 0 else 0)).all()
+        assert (got[6, lanes] == 0xFFFFFFFF).all()
+
+
+def test_warp_shuffles(cuda):
+    full = 0xFFFFFFFF
+    x = wk.field(wk.i32, shape=32)
+    f = wk.field(wk.f32, shape=32)
+    out = wk.field(wk.i32, shape=(4, 32))
+    fout = wk.field(wk.f32, shape=(3, 32))
+
+    @wk.kernel
+    def shuffles():
+        wk.loop_config(block_dim=32)
+        for i in range(32):
+            out[0, i] = wk.simt.warp.shfl_sync_i32(wk.u32(full), x[i], 5)
+            out[1, i] = wk.simt.warp.shfl_up_i32(wk.u32(full), x[i], 1)
+            out[2, i] = wk.simt.warp.shfl_down_i32(wk.u32(full), x[i], 1)
+            total = x[i]
+            for j in wk.static(range(5)):
+                total += wk.simt.warp.shfl_xor_i32(wk.u32(full), total, 1 << j)
+            out[3, i] = total
+            wk.simt.warp.sync(wk.u32(full))
+            fout[0, i] = wk.simt.warp.shfl_sync_f32(wk.u32(full), f[i], 0)
+            fout[1, i] = wk.simt.warp.shfl_up_f32(wk.u32(full), f[i], 2)
+            fout[2, i] = wk.simt.warp.shfl_down_f32(wk.u32(full), f[i], 2)
+
+    values = np.arange(32, dtype=np.int32) ** 2
+    x.from_numpy(values)
+    f.from_numpy(values.astype(np.float32) * 0.5)
+    shuffles()
+    got, fgot = out.to_numpy(), fout.to_numpy()
+    np.testing.assert_array_equal(got[0], np.full(32, values[5]))
+    np.testing.assert_array_equal(got[1], np.concatenate([values[:1], values[:-1]]))     # lane 0 keeps its own
+    np.testing.assert_array_equal(got[2], np.concatenate([values[1:], values[-1:]]))
+    np.testing.assert_array_equal(got[3], np.full(32, values.sum()))
+    np.testing.assert_array_equal(fgot[0], np.full(32, 0.0))
+    np.testing.assert_array_equal(fgot[1], np.concatenate([values[:2], values[:-2]]) * 0.5)
+    np.testing.assert_array_equal(fgot[2], np.concatenate([values[2:], values[-2:]]) * 0.5)
+
+
+def test_active_mask_of_a_half_warp_block(cuda):
+    out = wk.field(wk.u32, shape=32)
+
+    @wk.kernel
+    def masks():
+        wk.loop_config(block_dim=16)
+        for i in range(32):
+            out[i] = wk.simt.warp.active_mask()
+
+    masks()
+    np.testing.assert_array_equal(out.to_numpy(), np.full(32, 0xFFFF))
+
+
+@pytest.mark.parametrize("block_dim", [32, 1024])
+def test_block_dim_of_a_differentiated_loop_with_adstacks(arch, block_dim):
+    """loop_config(block_dim=N) without simt on every arch: a reverse kernel's adstack heap holds a slice per
+    thread of N-thread blocks."""
+    n = 3000
+    x = wk.field(wk.f32, shape=n, needs_grad=True)
+    trips = wk.field(wk.i32, shape=n)
+    y = wk.field(wk.f32, shape=n, needs_grad=True)
+
+    @wk.kernel
+    def chain():
+        wk.loop_config(block_dim=block_dim)
+        for i in range(n):
+            v = x[i]
+            for _ in range(trips[i]):          # a run-time trip count: v goes on an adstack
+                v = wk.sin(v)
+            y[i] = v
+
+    values = np.random.default_rng(9).uniform(-1, 1, n).astype(np.float32)
+    counts = np.arange(n, dtype=np.int32) % 4
+    x.from_numpy(values)
+    trips.from_numpy(counts)
+    chain()
+    y.grad.fill(1.0)
+    chain.grad()
+    expected = np.ones(n, np.float64)
+    v = values.astype(np.float64)
+    for step in range(3):
+        active = counts > step
+        expected[active] *= np.cos(v[active])
+        v[active] = np.sin(v[active])
+    np.testing.assert_allclose(x.grad.to_numpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_debug_bounds_checks_cover_shared_arrays(gpu):
+    wk.init(arch=gpu, debug=True)
+    out = wk.field(wk.f32, shape=64)
+
+    @wk.kernel
+    def past_the_end():
+        wk.loop_config(block_dim=64)
+        for i in range(64):
+            shared = wk.simt.block.SharedArray((64,), wk.f32)
+            t = wk.simt.block.thread_idx()
+            shared[t + 1] = 1.0
+            wk.simt.block.sync()
+            out[i] = shared[t]
+
+    with pytest.raises(wk.BoundsCheckError, match=r"index out of range for SharedArray1@\d+ of shape \(64,\)") as info:
+        past_the_end()
+        wk.sync()
+    assert "shared[t + 1] = 1.0" in str(info.value)
+
+
+def test_the_cpu_ignores_block_dim():
+    """Taichi's CPU backend takes block_dim as a chunk size; wgkern's CPU backend ignores it, any size."""
+    wk.init(arch=wk.cpu)
+    try:
+        x = wk.field(wk.i32, shape=5000)
+
+        @wk.kernel
+        def wide():
+            wk.loop_config(block_dim=4096)
+            for i in range(5000):
+                x[i] = i
+
+        wide()
+        np.testing.assert_array_equal(x.to_numpy(), np.arange(5000))
+    finally:
+        wk.reset()

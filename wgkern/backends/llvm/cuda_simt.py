@@ -1,0 +1,210 @@
+"""CUDA lowering of `wk.simt` (ir.SimtOp) and of a block's shared arrays: mixed into CudaFunctionEmitter.
+
+Shared arrays are module globals in the shared address space (addrspace 3), addressed through generic
+pointers like every other access. Block barriers are `bar.sync` (the voting ones `bar.red`); warp intrinsics
+are the nvvm `shfl.sync` / `vote.sync` / `match.sync` ones with the caller's mask. The subgroup is the warp
+(32 lanes): its operations run over the active lanes (`activemask`), reductions and scans as shuffle-up
+scans that only read lanes below the reader (so a partial warp whose active lanes come first is exact)."""
+from __future__ import annotations
+
+import math
+
+from wgkern.errors import CompileError
+from wgkern.ir import nodes as ir
+from wgkern.lang import types as T
+from wgkern.passes.analysis import FENCE_OPS
+
+from .types import float_literal, llvm_type, memory_type
+
+WARP_SIZE = 32
+MAX_STATIC_SHARED_BYTES = 48 * 1024     # a CUDA block's statically declared shared memory
+_COMBINE = {"add": ("add", "fadd"), "mul": ("mul", "fmul"), "and": ("and", None), "or": ("or", None),
+            "xor": ("xor", None)}
+_SHUFFLE_MODES = {"shuffle": "idx", "broadcast": "idx", "shuffle_xor": "bfly", "shuffle_up": "up",
+                  "shuffle_down": "down", "shfl_sync": "idx", "shfl_up": "up", "shfl_down": "down",
+                  "shfl_xor": "bfly"}
+
+
+def _identity(op: str, dtype: T.DataType) -> str:
+    if dtype.is_float:
+        value = {"add": 0.0, "mul": 1.0, "min": math.inf, "max": -math.inf}[op]
+        return float_literal(value, dtype)
+    signed = dtype.is_signed
+    value = {"add": 0, "or": 0, "xor": 0, "mul": 1, "and": -1,
+             "min": 2 ** 31 - 1 if signed else -1, "max": -2 ** 31 if signed else 0}[op]
+    return str(value)
+
+
+class CudaSimtLowering:
+    """Needs from the emitter: op, emit, values, value, module, label, branch, cond_branch, start_block; the
+    range kernel's %tid and %gid registers."""
+
+    # ---- shared arrays ----------------------------------------------------------------------------------
+    def shared_global(self, slot: ir.ContainerSlot) -> str:
+        """The module global of a shared array (one per slot; a task's arrays are its own)."""
+        names = self.module.shared_names
+        if id(slot) not in names:
+            used = self.module.shared_bytes.get(self.task_index, 0) + math.prod(slot.shape) * slot.dtype.nbytes
+            if used > MAX_STATIC_SHARED_BYTES:
+                raise CompileError(f"the shared arrays of one block take {used} bytes, more than CUDA's "
+                                   f"{MAX_STATIC_SHARED_BYTES} bytes of static shared memory per block", slot.loc)
+            self.module.shared_bytes[self.task_index] = used
+            names[id(slot)] = f"@wk_shared{len(names)}"
+            count = math.prod(slot.shape)
+            self.module.helpers[names[id(slot)]] = (
+                f"{names[id(slot)]} = internal addrspace(3) global [{count} x {memory_type(slot.dtype)}] undef, "
+                f"align 16   ; SharedArray of line {slot.loc.lineno if slot.loc else '?'}")
+        return names[id(slot)]
+
+    def shared_pointer(self, stmt: ir.GlobalPtr) -> None:
+        slot = stmt.container
+        offset = "0"
+        for axis, index in enumerate(stmt.indices):
+            stride = math.prod(slot.shape[axis + 1:])
+            term = self.value(index) if stride == 1 else self.op(f"mul nsw i32 {self.value(index)}, {stride}")
+            offset = term if offset == "0" else self.op(f"add nsw i32 {offset}, {term}")
+        wide = self.op(f"sext i32 {offset} to i64")
+        local = self.op(f"getelementptr inbounds {memory_type(slot.dtype)}, ptr addrspace(3) "
+                        f"{self.shared_global(slot)}, i64 {wide}")
+        address = self.op(f"addrspacecast ptr addrspace(3) {local} to ptr")
+        if self.module.bounds_check:       # debug=True: as a field's access (static shape: no slot index)
+            address = self.checked_address(stmt, -1, address)
+        self.values[stmt] = address
+
+    # ---- intrinsics -------------------------------------------------------------------------------------
+    def call(self, name: str, ret: str, params: list[tuple[str, str]]) -> str:
+        callee = self.module.intrinsic(name, ret, [p[0] for p in params])
+        args = ", ".join(f"{ty} {value}" for ty, value in params)
+        if ret == "void":
+            self.emit(f"call void {callee}({args})")
+            return ""
+        return self.op(f"call {ret} {callee}({args})")
+
+    def lane(self) -> str:
+        return self.call("llvm.nvvm.read.ptx.sreg.laneid", "i32", [])
+
+    def active_mask(self) -> str:
+        return self.op('call i32 asm sideeffect "activemask.b32 $0;", "=r"()')
+
+    def shuffle(self, mode: str, mask: str, value: str, dtype: T.DataType, lane_arg: str) -> str:
+        """shfl.sync.<mode> of a 32-bit value (f32 or i32/u32)."""
+        clamp = "0" if mode == "up" else "31"
+        suffix = "f32" if dtype.is_float else "i32"
+        ty = llvm_type(dtype)
+        return self.call(f"llvm.nvvm.shfl.sync.{mode}.{suffix}", ty,
+                         [("i32", mask), (ty, value), ("i32", lane_arg), ("i32", clamp)])
+
+    def as_i32_flag(self, bit: str) -> str:
+        return self.op(f"zext i1 {bit} to i32")
+
+    def nonzero(self, value: str) -> str:
+        return self.op(f"icmp ne i32 {value}, 0")
+
+    def vote(self, kind: str, mask: str, predicate: str) -> str:
+        ret = "i32" if kind == "ballot" else "i1"
+        return self.call(f"llvm.nvvm.vote.{kind}.sync", ret, [("i32", mask), ("i1", predicate)])
+
+    def combine(self, op: str, dtype: T.DataType, a: str, b: str) -> str:
+        ty = llvm_type(dtype)
+        if op in ("min", "max"):
+            if dtype.is_float:
+                return self.call(f"llvm.{'minnum' if op == 'min' else 'maxnum'}.f32", "float",
+                                 [("float", a), ("float", b)])
+            kind = ("s" if dtype.is_signed else "u") + op
+            return self.call(f"llvm.{kind}.i32", "i32", [("i32", a), ("i32", b)])
+        integer, floating = _COMBINE[op]
+        return self.op(f"{floating if dtype.is_float else integer} {ty} {a}, {b}")
+
+    def visit_SimtOp(self, stmt: ir.SimtOp) -> None:
+        group, name = stmt.op.split(".")
+        if group == "thread":           # wk.global_thread_idx(): 0 in serial code, as the one thread there
+            self.values[stmt] = self.op("add i32 %gid, 0") if self.thread_loop is not None else "0"
+            return
+        if self.thread_loop is None and stmt.op not in FENCE_OPS:
+            raise CompileError(f"wk.simt.{stmt.op}() works on the threads of a parallel loop", stmt.loc)
+        args = [self.value(a) for a in stmt.args]
+        result = getattr(self, f"simt_{group}")(stmt, name, args)
+        if stmt.dtype is not None:
+            self.values[stmt] = result
+
+    def simt_block(self, stmt: ir.SimtOp, name: str, args: list[str]) -> str:
+        if name == "sync":
+            return self.call("llvm.nvvm.barrier0", "void", [])
+        if name in ("mem_sync", "mem_fence"):
+            return self.call("llvm.nvvm.membar.cta", "void", [])
+        if name == "thread_idx":
+            return self.op("add i32 %tid, 0")
+        if name == "global_thread_idx":
+            return self.op("add i32 %gid, 0")
+        reduction = {"sync_all_nonzero": "and", "sync_any_nonzero": "or", "sync_count_nonzero": "popc"}[name]
+        result = self.call(f"llvm.nvvm.barrier0.{reduction}", "i32", [("i32", args[0])])
+        return result if reduction == "popc" else self.as_i32_flag(self.nonzero(result))     # 0 or 1
+
+    def simt_grid(self, stmt: ir.SimtOp, name: str, args: list[str]) -> str:
+        return self.call("llvm.nvvm.membar.gl", "void", [])
+
+    def simt_warp(self, stmt: ir.SimtOp, name: str, args: list[str]) -> str:
+        if name == "active_mask":
+            return self.active_mask()
+        if name == "sync":
+            return self.call("llvm.nvvm.bar.warp.sync", "void", [("i32", args[0])])
+        if name == "ballot":
+            return self.vote("ballot", "-1", self.nonzero(args[0]))
+        if name in ("all_nonzero", "any_nonzero", "unique"):
+            kind = {"all_nonzero": "all", "any_nonzero": "any", "unique": "uni"}[name]
+            return self.as_i32_flag(self.vote(kind, args[0], self.nonzero(args[1])))
+        if name == "match_any":
+            return self.call("llvm.nvvm.match.any.sync.i32", "i32", [("i32", args[0]), ("i32", args[1])])
+        if name == "match_all":
+            pair = self.call("llvm.nvvm.match.all.sync.i32p", "{i32, i1}", [("i32", args[0]), ("i32", args[1])])
+            return self.op(f"extractvalue {{i32, i1}} {pair}, 0")
+        mode = _SHUFFLE_MODES[name.rsplit("_", 1)[0]]
+        return self.shuffle(mode, args[0], args[1], stmt.dtype, args[2])
+
+    def simt_subgroup(self, stmt: ir.SimtOp, name: str, args: list[str]) -> str:
+        if name in ("barrier", "sync"):
+            return self.call("llvm.nvvm.bar.warp.sync", "void", [("i32", self.active_mask())])
+        if name in ("memory_barrier", "mem_fence"):
+            return self.call("llvm.nvvm.membar.cta", "void", [])
+        if name == "group_size":
+            return str(WARP_SIZE)
+        if name == "invocation_id":
+            return self.lane()
+        mask = self.active_mask()
+        first = self.call("llvm.cttz.i32", "i32", [("i32", mask), ("i1", "true")])
+        if name == "elect":
+            return self.as_i32_flag(self.op(f"icmp eq i32 {self.lane()}, {first}"))
+        if name in ("all_true", "any_true"):
+            return self.as_i32_flag(self.vote("all" if name == "all_true" else "any", mask, self.nonzero(args[0])))
+        if name == "broadcast_first":
+            return self.shuffle("idx", mask, args[0], stmt.dtype, first)
+        if name == "all_equal":
+            dtype = stmt.args[0].dtype
+            leader = self.shuffle("idx", mask, args[0], dtype, first)
+            same = self.op(f"{'fcmp oeq' if dtype.is_float else 'icmp eq'} {llvm_type(dtype)} {args[0]}, {leader}")
+            return self.as_i32_flag(self.vote("all", mask, same))
+        if name in _SHUFFLE_MODES:
+            return self.shuffle(_SHUFFLE_MODES[name], mask, args[0], stmt.dtype, args[1])
+        kind, op = name.split("_")
+        dtype = stmt.dtype
+        scan = self.inclusive_scan(op, dtype, mask, args[0])
+        if kind == "inclusive":
+            return scan
+        if kind == "exclusive":
+            shifted = self.shuffle("up", mask, scan, dtype, "1")
+            first_lane = self.op(f"icmp eq i32 {self.lane()}, 0")
+            return self.op(f"select i1 {first_lane}, {llvm_type(dtype)} {_identity(op, dtype)}, "
+                           f"{llvm_type(dtype)} {shifted}")
+        last = self.op(f"sub i32 31, {self.call('llvm.ctlz.i32', 'i32', [('i32', mask), ('i1', 'true')])}")
+        return self.shuffle("idx", mask, scan, dtype, last)
+
+    def inclusive_scan(self, op: str, dtype: T.DataType, mask: str, value: str) -> str:
+        """Hillis-Steele over the warp: step d adds the value d lanes below, where there is one."""
+        lane = self.lane()
+        ty = llvm_type(dtype)
+        for step in (1, 2, 4, 8, 16):
+            below = self.shuffle("up", mask, value, dtype, str(step))
+            combined = self.combine(op, dtype, value, below)
+            has_below = self.op(f"icmp uge i32 {lane}, {step}")
+            value = self.op(f"select i1 {has_below}, {ty} {combined}, {ty} {value}")
+        return value

@@ -1,0 +1,137 @@
+"""`wk.simt` calls in kernel code: each intrinsic becomes one `ir.SimtOp` (operands cast to the types the op
+takes, the result typed as Taichi types it), `SharedArray(shape, dtype)` a 'shared' container slot indexed
+like a field, and `loop_config(block_dim=N)` is checked here. Which arch lowers what is the backends' business
+(the CPU backend refuses every simt op but wk.global_thread_idx(), naming its line)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from wgkern.errors import CompileError
+from wgkern.frontend.values import GlobalRef, VectorValue, describe, is_runtime
+from wgkern.ir import nodes as ir
+from wgkern.lang import types as T
+from wgkern.lang.simt import SIMT_CALLS
+from wgkern.lang.simt._intrinsic import params_of
+from wgkern.lang.simt.block import SharedArray
+
+# Ops whose result is i32; the others return their first operand's dtype (f32 / i32 for the warp's _f32 / _i32
+# shuffles) or, in _NO_RESULT, nothing.
+_I32_RESULT = frozenset({
+    "block.thread_idx", "block.global_thread_idx", "block.sync_all_nonzero", "block.sync_any_nonzero",
+    "block.sync_count_nonzero", "subgroup.elect", "subgroup.all_true", "subgroup.any_true", "subgroup.all_equal",
+    "subgroup.group_size", "subgroup.invocation_id", "warp.all_nonzero", "warp.any_nonzero", "warp.unique",
+    "warp.ballot", "warp.match_any", "warp.match_all", "warp.active_mask", "thread.global_thread_idx",
+})
+_NO_RESULT = frozenset({"block.sync", "block.mem_sync", "block.mem_fence", "grid.memfence", "grid.mem_fence",
+                        "subgroup.barrier", "subgroup.memory_barrier", "subgroup.sync", "subgroup.mem_fence",
+                        "warp.sync"})
+# Operands by parameter name: the dtype each is cast to (None: the value's own 32-bit dtype).
+_OPERAND_DTYPES: dict[str, T.DataType | None] = {
+    "predicate": T.i32, "cond": T.i32, "index": T.i32, "offset": T.i32, "mask": T.u32, "value": None,
+    "val": None,
+}
+# Ops whose value operand is an integer only (bitwise combinations).
+_INT_ONLY = frozenset(f"subgroup.{kind}_{op}" for kind in ("reduce", "inclusive", "exclusive")
+                      for op in ("and", "or", "xor"))
+SUBGROUP_VALUE_DTYPES = (T.i32, T.u32, T.f32)
+
+
+@dataclass(eq=False)
+class SharedArrayRef:
+    """A `wk.simt.block.SharedArray` in kernel code: indexing it gives GlobalRefs of its 'shared' slot."""
+    slot: ir.ContainerSlot
+    shape: tuple[int, ...]
+    element_shape: tuple[int, ...]
+
+    def ref(self, label: str) -> GlobalRef:
+        return GlobalRef(self.slot, [], self.shape + self.element_shape, label or self.slot.name)
+
+
+class SimtMixin:
+    def checked_block_dim(self, value: Any) -> int:
+        """N of loop_config(block_dim=N): a compile-time int from 1 up; each GPU backend checks it against its
+        own limit (the adapter's invocations per workgroup, CUDA's 1024), the CPU backend ignores it."""
+        if is_runtime(value) or isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise CompileError(f"block_dim must be a compile-time int, got {describe(value)}")
+        value = int(value)
+        if value < 1:
+            raise CompileError(f"block_dim={value} is out of range: a block has at least 1 thread")
+        return value
+
+    def simt_call(self, callee: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if callee is SharedArray:
+            return self.shared_array(args, kwargs)
+        op = SIMT_CALLS[callee]
+        params = params_of(callee)
+        values = list(args)
+        for name in params[len(values):]:
+            if name not in kwargs:
+                raise CompileError(f"wk.simt.{op}() takes ({', '.join(params)}); '{name}' is missing")
+            values.append(kwargs.pop(name))
+        if kwargs or len(values) != len(params):
+            raise CompileError(f"wk.simt.{op}() takes ({', '.join(params)}), got {len(args)} positional "
+                               f"argument(s){' and ' + ', '.join(kwargs) if kwargs else ''}")
+        operands = [self.simt_operand(op, name, value) for name, value in zip(params, values)]
+        if op in _NO_RESULT:
+            dtype = None
+        elif op in _I32_RESULT:
+            dtype = T.i32
+        elif op.endswith("_i32"):
+            dtype = T.i32
+        elif op.endswith("_f32"):
+            dtype = T.f32
+        else:
+            dtype = operands[0].dtype
+        return self.b.insert(ir.SimtOp(op=op, args=operands, dtype=dtype))
+
+    def simt_operand(self, op: str, name: str, value: Any) -> ir.Stmt:
+        scalar = self.as_value(value)
+        if isinstance(scalar, VectorValue):
+            raise CompileError(f"wk.simt.{op}() takes a scalar '{name}', got {describe(scalar)}")
+        scalar = self.as_scalar(scalar)
+        wanted = _OPERAND_DTYPES[name]
+        if op.endswith("_i32") and name == "val":
+            wanted = T.i32
+        elif op.endswith("_f32") and name == "val":
+            wanted = T.f32
+        if wanted is not None:
+            if wanted.is_int and scalar.dtype.is_float:
+                raise CompileError(f"wk.simt.{op}(): '{name}' must be an integer, got {scalar.dtype.name}")
+            return self.b.cast(scalar, wanted)
+        if scalar.dtype.is_bool or (scalar.dtype.is_int and scalar.dtype.bits < 32):
+            scalar = self.b.cast(scalar, T.i32)
+        if scalar.dtype not in SUBGROUP_VALUE_DTYPES:
+            raise CompileError(f"wk.simt.{op}() exchanges 32-bit values (i32, u32, f32), got {scalar.dtype.name}")
+        if op in _INT_ONLY and not scalar.dtype.is_int:
+            raise CompileError(f"wk.simt.{op}() combines integer bits, got {scalar.dtype.name}")
+        return scalar
+
+    def shared_array(self, args: list[Any], kwargs: dict[str, Any]) -> SharedArrayRef:
+        names = ("shape", "dtype")
+        values = dict(zip(names, args))
+        if len(args) > 2 or any(name in values for name in kwargs) or set(kwargs) - set(names) \
+                or len(values) + len(kwargs) != 2:
+            raise CompileError("wk.simt.block.SharedArray(shape, dtype) takes a shape and a dtype")
+        values.update(kwargs)
+        shape, dtype = values["shape"], values["dtype"]
+        if isinstance(shape, int) and not isinstance(shape, bool):
+            shape = (shape,)
+        if not isinstance(shape, (tuple, list)) or not shape or any(
+                is_runtime(n) or isinstance(n, bool) or not isinstance(n, int) or n <= 0 for n in shape):
+            raise CompileError(f"SharedArray's shape must be a positive compile-time int or tuple of them, got "
+                               f"{shape!r}")
+        if isinstance(dtype, T.VectorType):
+            element_shape, scalar = dtype.element_shape, dtype.dtype
+        else:
+            element_shape, scalar = (), self.as_dtype(dtype)
+        if self.b.block is self.root_block:
+            raise CompileError("SharedArray is made inside a kernel's parallel loop (a block's threads share it)")
+        self.ctx.shared_arrays += 1
+        full = tuple(int(n) for n in shape) + element_shape
+        line = self.b.loc.lineno if self.b.loc is not None else 0
+        slot = ir.ContainerSlot(name=f"SharedArray{self.ctx.shared_arrays}@{line}", kind="shared", dtype=scalar,
+                                ndim=len(full), shape=full, loc=self.b.loc)
+        return SharedArrayRef(slot, tuple(int(n) for n in shape), element_shape)

@@ -1,0 +1,64 @@
+"""`wk.simt.subgroup`: the invocations that run in lockstep (a WGSL subgroup, a CUDA warp). Taichi's list of
+operations; values are 32-bit ints or floats."""
+from __future__ import annotations
+
+from wgkern.lang.simt._intrinsic import intrinsic
+
+barrier = intrinsic("subgroup", "barrier", (), "Barrier over the thread's subgroup.")
+memory_barrier = intrinsic("subgroup", "memory_barrier", (), "Memory fence over the subgroup.")
+sync = intrinsic("subgroup", "sync", (), "Quadrants' name of barrier().")
+mem_fence = intrinsic("subgroup", "mem_fence", (), "Quadrants' name of memory_barrier().")
+elect = intrinsic("subgroup", "elect", (), "1 on the subgroup's lowest active invocation, else 0.")
+all_true = intrinsic("subgroup", "all_true", ('cond',),
+                     "1 when cond is nonzero on every active invocation of the subgroup.")
+any_true = intrinsic("subgroup", "any_true", ('cond',),
+                     "1 when cond is nonzero on some active invocation of the subgroup.")
+all_equal = intrinsic("subgroup", "all_equal", ('value',),
+                      "1 when value is the same on every active invocation of the subgroup.")
+broadcast_first = intrinsic("subgroup", "broadcast_first", ('value',),
+                            "value of the subgroup's lowest active invocation.")
+broadcast = intrinsic("subgroup", "broadcast", ('value', 'index'),
+                      "value of invocation `index` (a compile-time or subgroup-uniform index).")
+group_size = intrinsic("subgroup", "group_size", (), "Invocations per subgroup (8 on lavapipe, 32 on NVIDIA).")
+invocation_id = intrinsic("subgroup", "invocation_id", (), "The invocation's index in its subgroup.")
+reduce_add = intrinsic("subgroup", "reduce_add", ('value',), "add of value, over the subgroup.")
+reduce_mul = intrinsic("subgroup", "reduce_mul", ('value',), "mul of value, over the subgroup.")
+reduce_min = intrinsic("subgroup", "reduce_min", ('value',), "min of value, over the subgroup.")
+reduce_max = intrinsic("subgroup", "reduce_max", ('value',), "max of value, over the subgroup.")
+reduce_and = intrinsic("subgroup", "reduce_and", ('value',), "and of value, over the subgroup.")
+reduce_or = intrinsic("subgroup", "reduce_or", ('value',), "or of value, over the subgroup.")
+reduce_xor = intrinsic("subgroup", "reduce_xor", ('value',), "xor of value, over the subgroup.")
+inclusive_add = intrinsic("subgroup", "inclusive_add", ('value',),
+                          "add of value, inclusive prefix scan over the subgroup.")
+inclusive_mul = intrinsic("subgroup", "inclusive_mul", ('value',),
+                          "mul of value, inclusive prefix scan over the subgroup.")
+inclusive_min = intrinsic("subgroup", "inclusive_min", ('value',),
+                          "min of value, inclusive prefix scan over the subgroup.")
+inclusive_max = intrinsic("subgroup", "inclusive_max", ('value',),
+                          "max of value, inclusive prefix scan over the subgroup.")
+inclusive_and = intrinsic("subgroup", "inclusive_and", ('value',),
+                          "and of value, inclusive prefix scan over the subgroup.")
+inclusive_or = intrinsic("subgroup", "inclusive_or", ('value',),
+                         "or of value, inclusive prefix scan over the subgroup.")
+inclusive_xor = intrinsic("subgroup", "inclusive_xor", ('value',),
+                          "xor of value, inclusive prefix scan over the subgroup.")
+exclusive_add = intrinsic("subgroup", "exclusive_add", ('value',),
+                          "add of value, exclusive prefix scan over the subgroup (the identity on invocation 0).")
+exclusive_mul = intrinsic("subgroup", "exclusive_mul", ('value',),
+                          "mul of value, exclusive prefix scan over the subgroup (the identity on invocation 0).")
+exclusive_min = intrinsic("subgroup", "exclusive_min", ('value',),
+                          "min of value, exclusive prefix scan over the subgroup (the identity on invocation 0).")
+exclusive_max = intrinsic("subgroup", "exclusive_max", ('value',),
+                          "max of value, exclusive prefix scan over the subgroup (the identity on invocation 0).")
+exclusive_and = intrinsic("subgroup", "exclusive_and", ('value',),
+                          "and of value, exclusive prefix scan over the subgroup (the identity on invocation 0).")
+exclusive_or = intrinsic("subgroup", "exclusive_or", ('value',),
+                         "or of value, exclusive prefix scan over the subgroup (the identity on invocation 0).")
+exclusive_xor = intrinsic("subgroup", "exclusive_xor", ('value',),
+                          "xor of value, exclusive prefix scan over the subgroup (the identity on invocation 0).")
+shuffle = intrinsic("subgroup", "shuffle", ('value', 'index'), "value of invocation `index`.")
+shuffle_xor = intrinsic("subgroup", "shuffle_xor", ('value', 'mask'), "value of invocation invocation_id() ^ mask.")
+shuffle_up = intrinsic("subgroup", "shuffle_up", ('value', 'offset'),
+                       "value of invocation invocation_id() - offset (unspecified where that is < 0).")
+shuffle_down = intrinsic("subgroup", "shuffle_down", ('value', 'offset'),
+                         "value of invocation invocation_id() + offset (unspecified past the subgroup).")
