@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="rounds per benchmark, toolkits alternating, best kept (default: 2 with --compare, else 1)")
     bench.set_defaults(run=cmd_bench)
     demo = sub.add_parser("demo", help="run a bundled demo")
-    demo.add_argument("name", nargs="?", default=None, help="demo name (default: heat); --list shows all")
+    demo.add_argument("name", nargs="?", default=None, help="demo name (default: aim, the main demo); --list shows all")
     demo.add_argument("--list", action="store_true", help="list the demos")
     demo.add_argument("--headless", action="store_true", help="render to a PNG instead of a window")
     demo.add_argument("--out", default=None, metavar="F.png", help="PNG to write (headless; default NAME.png)")
