@@ -1,8 +1,8 @@
 """`wk.profiler`: how long each kernel's launches take, when `wk.init(kernel_profiler=True)` (Taichi's
 `ti.profiler` functions, same names).
 
-With the profiler on, every launch waits for its work (`wk.sync()`) and its wall time is recorded under the
-kernel's name (`name_grad` for `.grad()` launches): a launch then costs a sync, as in Taichi, where the
+With the profiler on, every launch first waits for the work queued before it, then for its own work
+(`wk.sync()`), and its wall time is recorded under the kernel's name (`name_grad` for `.grad()` launches): a launch then costs a sync, as in Taichi, where the
 profiler also serialises. The time includes the launch's Python path, and for the first launch of each
 specialisation its compile. Off (the default), launches are untouched and these functions report that."""
 from __future__ import annotations
@@ -27,6 +27,7 @@ class KernelProfiler:
     timing: bool = False      # inside time(): the launch it runs is not timed again
 
     def time(self, name: str, launch: Callable[[], Any], sync: Callable[[], None]) -> Any:
+        sync()                  # work queued before this launch (host writes, other launches) is not its time
         start = time.perf_counter()
         self.timing = True
         try:

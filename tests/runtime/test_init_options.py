@@ -159,3 +159,21 @@ def test_enable_fallback_gives_the_cpu_for_a_missing_arch(capsys):
         assert x.to_numpy().tolist() == [1, 2, 3]
     finally:
         wk.reset()
+
+
+def test_kernel_profiler_waits_for_earlier_work_before_timing_a_launch():
+    """The time of a launch starts after the work queued before it is done (a slow earlier sync is not
+    charged to this kernel), and ends after its own work."""
+    import time as time_module
+    from wgkern.profiler import KernelProfiler
+    events = []
+
+    def sync():
+        events.append("sync")
+        if events.count("sync") == 1:
+            time_module.sleep(0.05)          # the earlier work: slow
+
+    profiler = KernelProfiler()
+    profiler.time("k", lambda: events.append("launch"), sync)
+    assert events == ["sync", "launch", "sync"]
+    assert profiler.records["k"].total < 0.04
