@@ -25,7 +25,7 @@ from wgkern.lang.buffer_view import BufferView
 from wgkern.lang.perf_dispatch import perf_dispatch
 from wgkern.lang.stream import Event, Stream, create_event, create_stream
 from wgkern.lang.math import assume_in_range, eig, frexp, make_spd, no_activate, stream_parallel, volatile_load
-from wgkern.lang.tensor import Backend, Tensor, tensor
+from wgkern.lang.tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
 from wgkern.lang.texture import Format, Texture
 from wgkern.lang.types import Template
 from wgkern.lang.matrix import Matrix, Vector
@@ -107,7 +107,7 @@ __all__ = [
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "eig", "BufferView", "perf_dispatch", "Stream", "Event", "create_stream", "create_event",
     "no_activate", "stream_parallel", "volatile_load", "Backend",
-    "Tensor", "tensor", "StructField",
+    "Tensor", "tensor", "StructField", "VectorTensor", "MatrixTensor", "wrap",
     "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported", "experimental",
 ]
 

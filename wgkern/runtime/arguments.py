@@ -145,8 +145,8 @@ def _rule_of(kernel: Any, param: inspect.Parameter) -> ParamRule:
     if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
         raise ArgumentError(f"kernel '{kernel.name}': *args/**kwargs parameters are not supported ('{name}')")
     annotation = _resolve_annotation(kernel, param.annotation)
-    from wgkern.lang.tensor import Tensor
-    if annotation is inspect.Parameter.empty or annotation is Tensor:
+    from wgkern.lang.tensor import MatrixTensor, Tensor, VectorTensor
+    if annotation is inspect.Parameter.empty or annotation in (Tensor, VectorTensor, MatrixTensor):
         return ParamRule(name, INFER)       # Quadrants' `x: qd.Tensor`: a field or an ndarray, as unannotated
     if isinstance(annotation, Template) or annotation is Template:
         return ParamRule(name, TEMPLATE)
