@@ -40,7 +40,7 @@ globals().update({_name: _axes for _name, _axes in _AXIS_COMBINATIONS.items() if
 from wgkern.lang.types import (f16, f32, f64, i8, i16, i32, i64, ref, sparse_matrix_builder, template, types, u1,
                                u8, u16, u32, u64)
 from wgkern.runtime.arch import amdgpu, cc, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, webgpu
-from wgkern.runtime.extensions import extension, is_extension_supported
+from wgkern.runtime.extensions import extension, is_extension_enabled, is_extension_supported
 from wgkern.runtime.program import init, reset, stats, sync
 from wgkern import algorithms, profiler
 import sys as _sys
@@ -108,7 +108,7 @@ __all__ = [
     "make_spd", "eig", "BufferView", "perf_dispatch", "Stream", "Event", "create_stream", "create_event",
     "no_activate", "stream_parallel", "volatile_load", "Backend",
     "Tensor", "tensor", "StructField", "VectorTensor", "MatrixTensor", "wrap",
-    "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported", "experimental",
+    "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported", "is_extension_enabled", "experimental",
 ]
 
 
