@@ -382,6 +382,13 @@ def volatile_load(value: Any) -> Any:
     return value
 
 
+def graph_do_while(condition: Any) -> bool:
+    """Quadrants' `while wk.graph_do_while(c): body` (a loop of a `@wk.kernel(graph=True)` kernel): the body
+    runs, then runs again while the 0-d integer ndarray or field `c` holds a non-zero value. Only kernel code
+    uses it (frontend/statements.py)."""
+    raise WkError("wk.graph_do_while(c) is the test of a 'while' loop inside a @wk.kernel")
+
+
 @contextlib.contextmanager
 def stream_parallel() -> Iterator[None]:
     """Quadrants' `with stream_parallel():` around top-level loops (separate CUDA streams): the loops run as
