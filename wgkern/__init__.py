@@ -9,6 +9,7 @@ from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentE
                            SizingError, WkError)
 from wgkern.lang import ad
 from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg()` (lang/impl.py)
+from wgkern.lang import misc as _misc  # noqa: F401 - `ti.lang.misc.loop_unique` (lang/misc.py)
 from wgkern.lang import math
 from wgkern.lang import ops as _ops  # noqa: F401 - `ti.lang.ops.sqrt(...)` (lang/ops.py)
 from wgkern.lang.fields import field, ndarray

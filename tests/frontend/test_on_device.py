@@ -437,6 +437,33 @@ def test_memory_hints_are_checked_and_change_nothing(arch):
         wk.block_local(x)
 
 
+def test_loop_unique_is_a_hint_that_returns_its_value(arch):
+    # Taichi's / Quadrants' loop_unique (imported from wk.lang.misc, as from taichi.lang.misc; test_loop_unique)
+    from wgkern.lang.misc import get_host_arch_list, loop_unique
+    x = wk.field(wk.i32, shape=8)
+    y = wk.field(wk.i32, shape=16)
+
+    @wk.kernel
+    def scatter():
+        for i in x:
+            a = loop_unique(x[i])
+            y[a] += 1
+            y[wk.lang.misc.loop_unique(x[i] + 8, covers=[y])] += 2
+
+    x.from_numpy(np.array([3, 1, 4, 0, 5, 2, 7, 6], np.int32))
+    scatter()
+    assert y.to_numpy().tolist() == [1] * 8 + [2] * 8
+    assert get_host_arch_list() == [wk.cpu]
+
+    @wk.kernel
+    def wrong():
+        for i in x:
+            y[loop_unique(x[i], [y], 3)] += 1
+
+    with pytest.raises(wk.CompileError, match="loop_unique\\(val, covers=None\\)"):
+        wrong()
+
+
 def test_taichi_features_that_are_not_available_say_what_to_use():
     with pytest.raises(AttributeError, match="ti.aot .*not available"):
         wk.aot

@@ -370,6 +370,12 @@ def assume_in_range(val: Any, base: Any, low: int, high: int) -> Any:
     return val
 
 
+def loop_unique(val: Any, covers: Any = None) -> Any:
+    """Taichi's hint that `val` differs between the iterations of the loop around it (so accesses indexed by it
+    need no atomics; `covers` names the fields it indexes): returns val (wgkern needs no hint)."""
+    return val
+
+
 def no_activate(*fields: Any) -> None:
     """Taichi's hint that a kernel's writes need not activate sparse cells: accepted, changes nothing (writes
     into already-active cells activate nothing new)."""
