@@ -110,7 +110,8 @@ __all__ = [
     "make_spd", "eig", "BufferView", "perf_dispatch", "Stream", "Event", "create_stream", "create_event",
     "no_activate", "stream_parallel", "volatile_load", "graph_do_while", "Backend",
     "Tensor", "tensor", "StructField", "VectorTensor", "MatrixTensor", "wrap",
-    "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported", "is_extension_enabled", "experimental",
+    "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported",
+    "is_extension_enabled", "experimental",
 ]
 
 

@@ -100,7 +100,8 @@ def test_integer_arguments_wrap_to_their_dtype(arch):
     pair = SMALL_PAIR
 
     @wk.kernel
-    def small(a: wk.i8, b: wk.u8, c: wk.i32, s: SMALL_PAIR, v: wk.types.vector(2, wk.u16)) -> wk.types.vector(6, wk.i64):
+    def small(a: wk.i8, b: wk.u8, c: wk.i32, s: SMALL_PAIR,
+              v: wk.types.vector(2, wk.u16)) -> wk.types.vector(6, wk.i64):
         return wk.Vector([a, b, c, s.a, v[0], v[1]], dt=wk.i64)
 
     got = small(255, -1, 2**31 + 7, pair(a=65537, b=1.5), [70000, 3])
