@@ -42,6 +42,30 @@ def test_prefix_sum_is_inclusive_and_in_place(arch, n):
     np.testing.assert_allclose(f.to_numpy(), 0.5 * np.arange(1, n + 1))
 
 
+@pytest.mark.parametrize("key_offset, value_offset", [(-3, 0), (128, -23333)])
+def test_sort_and_prefix_sum_of_fields_with_offsets(arch, key_offset, value_offset):
+    # Quadrants' test_sort_with_offset: a field declared with offset=... is sorted over its own indices (the
+    # kernels read from index 0, leaving the first elements unsorted and writing past the field's end)
+    n = 300
+    keys = wk.field(wk.f32, shape=n, offset=key_offset)
+    values = wk.field(wk.i32, shape=n, offset=value_offset)
+    a = np.random.default_rng(n).normal(size=n).astype(np.float32)
+    keys.from_numpy(a)
+    values.from_numpy(np.arange(n, dtype=np.int32))
+    wk.algorithms.parallel_sort(keys, values)
+    np.testing.assert_array_equal(keys.to_numpy(), np.sort(a))
+    np.testing.assert_array_equal(a[values.to_numpy()], keys.to_numpy())
+    x = wk.field(wk.i32, shape=n, offset=key_offset)
+    b = np.random.default_rng(n + 1).integers(-5, 9, n).astype(np.int32)
+    x.from_numpy(b)
+    wk.algorithms.PrefixSumExecutor(n).run(x)
+    np.testing.assert_array_equal(x.to_numpy(), np.cumsum(b))
+    with pytest.raises(NotImplementedError, match="starts at -3|starts at 128"):
+        wk.algorithms.device_reduce_add(x, out=wk.field(wk.i32, shape=1))
+    with pytest.raises(NotImplementedError, match="starts at"):
+        wk.algorithms.device_radix_sort(x, tmp_keys=wk.field(wk.i32, shape=n, offset=key_offset))
+
+
 def test_algorithms_name_bad_arguments(arch):
     with pytest.raises(wk.WkError, match="keys must be a 1-D field"):
         wk.algorithms.parallel_sort(wk.field(wk.f32, shape=(2, 2)))

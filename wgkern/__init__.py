@@ -9,6 +9,7 @@ from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentE
                            SizingError, WkError)
 from wgkern.lang import ad
 from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg()` (lang/impl.py)
+from wgkern.lang import misc as _misc  # noqa: F401 - `ti.lang.misc.loop_unique` (lang/misc.py)
 from wgkern.lang import math
 from wgkern.lang import simt
 from wgkern.lang.simt import global_thread_idx
@@ -26,8 +27,9 @@ from wgkern.lang.fields import Field, MatrixField, MatrixNdarray, Ndarray, Scala
 from wgkern.lang.buffer_view import BufferView
 from wgkern.lang.perf_dispatch import perf_dispatch
 from wgkern.lang.stream import Event, Stream, create_event, create_stream
-from wgkern.lang.math import assume_in_range, eig, frexp, make_spd, no_activate, stream_parallel, volatile_load
-from wgkern.lang.tensor import Backend, Tensor, tensor
+from wgkern.lang.math import (assume_in_range, eig, frexp, graph_do_while, make_spd, no_activate, stream_parallel,
+                              volatile_load)
+from wgkern.lang.tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
 from wgkern.lang.texture import Format, Texture
 from wgkern.lang.types import Template
 from wgkern.lang.matrix import Matrix, Vector
@@ -42,7 +44,7 @@ globals().update({_name: _axes for _name, _axes in _AXIS_COMBINATIONS.items() if
 from wgkern.lang.types import (f16, f32, f64, i8, i16, i32, i64, ref, sparse_matrix_builder, template, types, u1,
                                u8, u16, u32, u64)
 from wgkern.runtime.arch import amdgpu, cc, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, webgpu
-from wgkern.runtime.extensions import extension, is_extension_supported
+from wgkern.runtime.extensions import extension, is_extension_enabled, is_extension_supported
 from wgkern.runtime.program import init, reset, stats, sync
 from wgkern import algorithms, profiler
 import sys as _sys
@@ -108,9 +110,10 @@ __all__ = [
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "eig", "BufferView", "perf_dispatch", "Stream", "Event", "create_stream", "create_event",
-    "no_activate", "stream_parallel", "volatile_load", "Backend",
-    "Tensor", "tensor", "StructField", "simt", "global_thread_idx",
-    "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported", "experimental",
+    "no_activate", "stream_parallel", "volatile_load", "graph_do_while", "Backend",
+    "Tensor", "tensor", "StructField", "simt", "global_thread_idx", "VectorTensor", "MatrixTensor", "wrap",
+    "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported",
+    "is_extension_enabled", "experimental",
 ]
 
 

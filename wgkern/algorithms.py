@@ -26,20 +26,26 @@ from wgkern.lang.types import f32, i32, template, u32
 
 
 @kernel
-def _merge_stage(keys: template(), values: template(), n: i32, p: i32, k: i32):
+def _merge_stage(keys: template(), values: template(), n: i32, p: i32, k: i32, key_base: i32, value_base: i32):
     for a in range(n):
         first = k % p
         if a >= first and (a - first) % (2 * k) < k and a + k < n and a // (2 * p) == (a + k) // (2 * p):
             b = a + k
-            key_a = keys[a]
-            key_b = keys[b]
+            key_a = keys[key_base + a]
+            key_b = keys[key_base + b]
             if key_b < key_a:
-                keys[a] = key_b
-                keys[b] = key_a
+                keys[key_base + a] = key_b
+                keys[key_base + b] = key_a
                 if wm.static(values is not None):
-                    value_a = values[a]
-                    values[a] = values[b]
-                    values[b] = value_a
+                    value_a = values[value_base + a]
+                    values[value_base + a] = values[value_base + b]
+                    values[value_base + b] = value_a
+
+
+def _first_index(container: Any) -> int:
+    """The index of a 1-D field's first element: its offset (a field declared with offset=...), else 0."""
+    offset = getattr(container, "offset", None) or (0,)
+    return int(offset[0])
 
 
 def _check_sortable(container: Any, what: str) -> None:
@@ -58,11 +64,13 @@ def parallel_sort(keys: Any, values: Any = None) -> None:
         _check_sortable(values, "values")
         if values.shape[0] != n:
             raise WkError(f"parallel_sort(): values has {values.shape[0]} elements, keys {n}")
+    key_base = _first_index(keys)
+    value_base = _first_index(values) if values is not None else 0
     p = 1
     while p < n:
         k = p
         while k >= 1:
-            _merge_stage(keys, values, n, p, k)
+            _merge_stage(keys, values, n, p, k, key_base, value_base)
             k //= 2
         p *= 2
 
@@ -71,12 +79,12 @@ BLOCK = 256
 
 
 @kernel
-def _scan_blocks(data: template(), totals: template(), n: i32, block: i32):
+def _scan_blocks(data: template(), totals: template(), n: i32, block: i32, base: i32):
     for b in range(totals.shape[0]):
-        running = data[b * block] * 0
+        running = data[base + b * block] * 0
         for i in range(b * block, wm.min(b * block + block, n)):
-            running += data[i]
-            data[i] = running
+            running += data[base + i]
+            data[base + i] = running
         totals[b] = running
 
 
@@ -88,9 +96,9 @@ def _scan_totals(totals: template()):
 
 
 @kernel
-def _add_offsets(data: template(), totals: template(), n: i32, block: i32):
+def _add_offsets(data: template(), totals: template(), n: i32, block: i32, base: i32):
     for i in range(block, n):
-        data[i] += totals[i // block - 1]
+        data[base + i] += totals[i // block - 1]
 
 
 class PrefixSumExecutor:
@@ -112,10 +120,11 @@ class PrefixSumExecutor:
         if totals is None or totals.shape[0] != blocks or not totals.program.alive:
             totals = field(input_arr.dtype, shape=blocks, name="prefix_sum.totals")
             self._totals[input_arr.dtype] = totals
-        _scan_blocks(input_arr, totals, n, BLOCK)
+        base = _first_index(input_arr)
+        _scan_blocks(input_arr, totals, n, BLOCK, base)
         if blocks > 1:
             _scan_totals(totals)
-            _add_offsets(input_arr, totals, n, BLOCK)
+            _add_offsets(input_arr, totals, n, BLOCK, base)
 
 
 # ---- Quadrants' device-wide reduce and exclusive scan -------------------------------------------------------
@@ -185,6 +194,10 @@ def _check_device_arguments(name: str, data: Any, out: Any, same_shape: bool) ->
     from wgkern.lang.fields import Container
     if not isinstance(data, Container) or not isinstance(out, Container):
         raise TypeError(f"wk.algorithms.{name}() takes a field or an ndarray and out= another")
+    for container in (data, out):
+        if _first_index(container):
+            raise NotImplementedError(f"wk.algorithms.{name}() indexes from 0; {container.kind_name} "
+                                      f"'{container.name}' starts at {_first_index(container)} (offset=...)")
     if len(data.shape) != 1 or data.element_shape:
         raise TypeError(f"wk.algorithms.{name}(): the input must be 1-D of scalars, not shape {data.shape}")
     if data.dtype != out.dtype:
@@ -343,6 +356,10 @@ def _check_radix_pair(name: str, data: Any, tmp: Any, what: str) -> None:
         raise TypeError(f"wk.algorithms.device_radix_sort(): {name} and tmp_{name} must be fields or ndarrays")
     if tmp is data:
         raise ValueError(f"wk.algorithms.device_radix_sort(): tmp_{name} must not be {name} itself")
+    for container in (data, tmp):
+        if _first_index(container):
+            raise NotImplementedError(f"wk.algorithms.device_radix_sort() indexes from 0; {container.kind_name} "
+                                      f"'{container.name}' starts at {_first_index(container)} (offset=...)")
     if len(data.shape) != 1 or data.element_shape:
         raise TypeError(f"wk.algorithms.device_radix_sort(): {what} must be 1-D of scalars, not shape {data.shape}")
     if tmp.dtype != data.dtype:

@@ -426,6 +426,7 @@ def test_has_grad_has_dual_and_to_dlpack(arch):
     x = wk.field(wk.f32, shape=4, needs_grad=True, needs_dual=True)
     y = wk.ndarray(wk.f32, shape=3)
     assert x.has_grad and x.has_dual and not y.has_grad and not y.has_dual
+    assert x.has_grad() and x.has_dual() and not y.has_grad() and not y.has_dual()     # Quadrants calls them
     x.fill(2.0)
     if arch == wk.cpu:
         assert type(x.to_dlpack()).__name__ == "PyCapsule"

@@ -380,6 +380,16 @@ def test_struct_field_keys_dtype_grad_copy_from_and_printed_elements(arch):
         n: wk.i32
     ps = P.field(shape=3, needs_grad=True)
     assert ps.grad.keys == ["x"] and ps.grad.x is ps.x.grad        # the int member has no gradient
+    # Quadrants' test_api: get_member_field, has_grad() / has_dual() (called or read), and a struct value's
+    # keys, items and entries (a member of one of those names comes first)
+    assert ps.get_member_field("n") is ps.n and ps.has_grad() and ps.has_grad and not s1.has_grad()
+    assert not ps.has_dual() and not s1.has_dual
+    with pytest.raises(KeyError, match="no member 'q'"):
+        ps.get_member_field("q")
+    value = S(a=2.0, b=3, v=[1.0, 4.0])
+    assert value.keys == ["a", "b", "v"] and dict(value.items)["b"] == 3
+    assert value.entries["a"] == 2.0 and value.entries["v"].tolist() == [1.0, 4.0]
+    assert wk.types.struct(keys=wk.i32)(keys=7).keys == 7
 
 
 def test_struct_constructor_values_nest_and_copy(arch):

@@ -76,3 +76,28 @@ def test_tensor_wrapper_of_a_field_or_an_ndarray(arch):
     np.testing.assert_allclose(into_field.to_numpy(), [0, 1, 2, 3])
     with pytest.raises(TypeError, match="wraps a field or an ndarray"):
         wk.Tensor(np.zeros(4))
+
+
+def test_vector_and_matrix_tensors(arch):
+    # Quadrants' qd.Vector.tensor / qd.Matrix.tensor / qd.VectorTensor / qd.MatrixTensor / qd.wrap (its test_api)
+    vectors = wk.Vector.tensor(3, wk.f32, 4)
+    matrices = wk.Matrix.tensor(2, 2, wk.i32, (2, 3), backend=wk.Backend.FIELD)
+    assert isinstance(vectors, wk.VectorNdarray) and vectors.shape == (4,) and vectors.element_shape == (3,)
+    assert isinstance(matrices, wk.Field) and matrices.shape == (2, 3) and matrices.element_shape == (2, 2)
+    assert isinstance(vectors, wk.VectorTensor) and not isinstance(vectors, wk.MatrixTensor)
+    assert isinstance(matrices, wk.MatrixTensor) and isinstance(matrices, wk.Tensor)
+    assert wk.VectorTensor(vectors) is vectors and wk.MatrixTensor(matrices) is matrices
+    assert wk.wrap(matrices) is matrices
+    with pytest.raises(TypeError, match="of vectors"):
+        wk.VectorTensor(matrices)
+
+    @wk.kernel
+    def fill(v: wk.VectorTensor, m: wk.MatrixTensor):
+        for i in v:
+            v[i] = wk.Vector([i, 2 * i, 3 * i])
+        for i, j in m:
+            m[i, j] = wk.Matrix([[i, j], [i + j, i * j]])
+
+    fill(vectors, matrices)
+    np.testing.assert_array_equal(vectors.to_numpy()[:, 1], [0, 2, 4, 6])
+    assert matrices[1, 2].tolist() == [[1, 2], [3, 2]]

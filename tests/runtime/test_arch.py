@@ -131,3 +131,12 @@ def test_taichi_arches_without_a_backend_and_extension_queries(adapters):
     assert not supported(wk.cpu, wk.extension.bls)
     with pytest.raises(ValueError, match="wk.extension member"):
         supported(wk.cpu, "sparse")
+
+
+def test_is_extension_enabled_asks_about_the_running_program(arch):
+    # Quadrants' qd.is_extension_enabled(ext): no arch argument, the running program's
+    assert wk.is_extension_enabled(wk.extension.sparse) and not wk.is_extension_enabled(wk.extension.bls)
+    assert wk.is_extension_enabled(wk.extension.data64) == wk.is_extension_supported(arch, wk.extension.data64)
+    wk.reset()
+    with pytest.raises(RuntimeError, match="call wk.init"):
+        wk.is_extension_enabled(wk.extension.sparse)

@@ -55,8 +55,9 @@ def test_scalar_errors_name_the_parameter(fake_program):
         spec_of(scalars, 1, 2.5, True, 1.0, 1)
     with pytest.raises(wk.ArgumentError, match="parameter 'a'.*str"):
         spec_of(scalars, "x", 2, True, 1.0, 1)
-    with pytest.raises(wk.ArgumentError, match="parameter 'n'.*does not fit"):
-        spec_of(scalars, 1, 2**40, True, 1.0, 1)
+    # an int out of the dtype's range wraps, as Taichi and Quadrants pass it (Quadrants' test_arg_alignment)
+    assert spec_of(scalars, 1, 2**40 + 5, True, 1.0, 1).values[1] == 5
+    assert spec_of(scalars, 1, 2**31, True, 1.0, 1).values[1] == -2**31
     with pytest.raises(wk.ArgumentError, match="scalars"):
         spec_of(scalars, 1, 2)
     with pytest.raises(wk.ArgumentError):

@@ -91,6 +91,23 @@ def test_return_value(arch):
     assert np.allclose(vec(), [1, 2, 3])
 
 
+SMALL_PAIR = wk.types.struct(a=wk.i16, b=wk.f32)
+
+
+def test_integer_arguments_wrap_to_their_dtype(arch):
+    """Quadrants' test_arg_alignment / test_struct_arg pass 255 to an i8 and 65537 to an i16 member: the value
+    wraps as a C cast does, scalars, struct members and vector components alike."""
+    pair = SMALL_PAIR
+
+    @wk.kernel
+    def small(a: wk.i8, b: wk.u8, c: wk.i32, s: SMALL_PAIR,
+              v: wk.types.vector(2, wk.u16)) -> wk.types.vector(6, wk.i64):
+        return wk.Vector([a, b, c, s.a, v[0], v[1]], dt=wk.i64)
+
+    got = small(255, -1, 2**31 + 7, pair(a=65537, b=1.5), [70000, 3])
+    assert got.tolist() == [-1, 255, -2**31 + 7, 1, 70000 - 65536, 3]
+
+
 def test_vector_field_kernel(arch):
     v = wk.Vector.field(3, wk.f32, shape=4)
 

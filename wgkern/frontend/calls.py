@@ -308,6 +308,10 @@ class CallMixin:
                 raise CompileError(f"{callee.__name__}() takes {4 if callee is wm.assume_in_range else 1} "
                                    "argument(s)")
             return self.as_value(args[0])
+        if callee is wm.loop_unique:
+            if not 1 <= len(args) + len(kwargs) <= 2 or set(kwargs) - {"covers"}:
+                raise CompileError("loop_unique(val, covers=None) takes a value and optionally the fields it indexes")
+            return self.as_value(args[0])
         if callee is wm.no_activate:
             return None
         if callee is wm.isnan or callee is wm.isinf:

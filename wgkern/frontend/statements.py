@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from wgkern.frontend.loops import StaticExit
 from wgkern.frontend.sparse_matrix import SparseMatrixEntry
 from wgkern.lang.structs import StructType, leaf_types
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Static, StructVar, VectorVar
-from wgkern.frontend.values import (GlobalRef, StructElement, StructValue, VectorValue, describe,
+from wgkern.frontend.values import (GlobalRef, NdarrayRef, StructElement, StructValue, VectorValue, describe,
                                     is_python_number, is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
@@ -502,6 +502,9 @@ class StatementMixin:
             raise CompileError("while/else is not supported inside kernels")
         self.ctx.serialize_next_loop = False
         self.ctx.block_dim_next_loop = 0
+        if isinstance(node.test, ast.Call) and self.visit(node.test.func) is wm.graph_do_while:
+            self.graph_do_while_loop(node)
+            return
         loop = self.b.while_()
         with self.b.at(loop.body), self.frame.scope.block(), self.in_loop("ir"):
             cond = self.visit(node.test)
@@ -514,6 +517,30 @@ class StatementMixin:
                 self.visit_body(node.body)
         if never_runs:
             self.b.block.stmts.remove(loop)
+
+    def graph_do_while_loop(self, node: ast.While) -> None:
+        """Quadrants' `while wk.graph_do_while(c): body`: a do-while loop, the body first, then `c[()] != 0`
+        decides whether it runs again (Quadrants replays a CUDA graph of the body's loops; here the loop is
+        ordinary kernel code, so the body's loops run inside it, serially in one thread)."""
+        test = node.test
+        if len(test.args) != 1 or test.keywords:
+            raise CompileError("wk.graph_do_while(c) takes one argument: a 0-d integer ndarray or field")
+        counter = self.visit(test.args[0])
+        if not _zero_d_integer_container(counter):
+            raise CompileError(f"wk.graph_do_while(c) takes a 0-d integer ndarray or field, not {describe(counter)}")
+        for inner in _statements_of_this_loop(node.body):
+            if isinstance(inner, ast.Continue):
+                raise CompileError("'continue' in a wk.graph_do_while loop would skip its condition; use an 'if'")
+        read = ast.Subscript(value=test.args[0], slice=ast.Tuple(elts=[], ctx=ast.Load()), ctx=ast.Load())
+        ast.copy_location(read, test)
+        ast.fix_missing_locations(read)
+        loop = self.b.while_()
+        with self.b.at(loop.body), self.frame.scope.block(), self.in_loop("ir"):
+            self.visit_body(node.body)
+            value = self.as_scalar(self.rvalue(read))
+            done = arith.binary(self.b, BinaryOpKind.CMP_EQ, value, self.b.const(0, value.dtype))
+            with self.b.at(self.b.if_(done).then_block):
+                self.b.insert(ir.Break())
 
     def visit_Break(self, node: ast.Break) -> StaticExit | None:
         if self.check_loop_control("break"):
@@ -706,3 +733,22 @@ class StatementMixin:
             pieces = next((s.pieces for s in reversed(block.stmts) if isinstance(s, ir.Print)), ())
         self.b.insert(ir.AssertFail(message=message, printed_pieces=pieces))
 
+
+def _statements_of_this_loop(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The nodes of a loop body outside the loops nested in it (where a `continue` belongs to this loop)."""
+    pending: list[ast.AST] = list(body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+
+
+def _zero_d_integer_container(value: Any) -> bool:
+    """A 0-d ndarray argument or field of integers (the condition of wk.graph_do_while)."""
+    if isinstance(value, NdarrayRef):
+        return value.ndim == 0 and not value.element_shape and value.dtype.is_int
+    if getattr(value, "is_field", False):
+        return tuple(value.shape) == () and not value.element_shape and value.dtype.is_int
+    return False

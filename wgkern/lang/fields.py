@@ -103,6 +103,30 @@ _container_uids = itertools.count(1)
 static_reads_refused = 0     # > 0 while wk.static(...) evaluates (frontend/static_eval.py)
 
 
+class Flag:
+    """A yes/no answer read as an attribute (`x.has_grad`) or called (Quadrants' `x.has_grad()`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: bool):
+        self.value = bool(value)
+
+    def __bool__(self) -> bool:
+        return self.value
+
+    def __call__(self) -> bool:
+        return self.value
+
+    def __eq__(self, other: Any) -> bool:
+        return self.value == bool(other)
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
 class Container:
     """Common part of Field and Ndarray: one dense row-major buffer of shape `shape + element_shape`."""
     is_field: bool = False
@@ -465,14 +489,14 @@ class Container:
     # ---- conveniences -----------------------------------------------------------------------------------
 
     @property
-    def has_grad(self) -> bool:
-        """Taichi's `x.has_grad`: whether x has a `.grad` container (needs_grad=True)."""
-        return getattr(self, "grad", None) is not None
+    def has_grad(self) -> Flag:
+        """`x.has_grad` / Quadrants' `x.has_grad()`: whether x has a `.grad` container (needs_grad=True)."""
+        return Flag(getattr(self, "grad", None) is not None)
 
     @property
-    def has_dual(self) -> bool:
-        """Taichi's `x.has_dual`: whether x has a `.dual` container (needs_dual=True)."""
-        return getattr(self, "dual", None) is not None
+    def has_dual(self) -> Flag:
+        """`x.has_dual` / Quadrants' `x.has_dual()`: whether x has a `.dual` container (needs_dual=True)."""
+        return Flag(getattr(self, "dual", None) is not None)
 
     @property
     def ndim(self) -> int:

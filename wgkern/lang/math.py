@@ -371,6 +371,12 @@ def assume_in_range(val: Any, base: Any, low: int, high: int) -> Any:
     return val
 
 
+def loop_unique(val: Any, covers: Any = None) -> Any:
+    """Taichi's hint that `val` differs between the iterations of the loop around it (so accesses indexed by it
+    need no atomics; `covers` names the fields it indexes): returns val (wgkern needs no hint)."""
+    return val
+
+
 def no_activate(*fields: Any) -> None:
     """Taichi's hint that a kernel's writes need not activate sparse cells: accepted, changes nothing (writes
     into already-active cells activate nothing new)."""
@@ -381,6 +387,13 @@ def volatile_load(value: Any) -> Any:
     """Quadrants' `volatile_load(x)`: x's current value. Every global read in wgkern is a fresh load (nothing
     is cached across a spin loop's iterations), so it is a plain read."""
     return value
+
+
+def graph_do_while(condition: Any) -> bool:
+    """Quadrants' `while wk.graph_do_while(c): body` (a loop of a `@wk.kernel(graph=True)` kernel): the body
+    runs, then runs again while the 0-d integer ndarray or field `c` holds a non-zero value. Only kernel code
+    uses it (frontend/statements.py)."""
+    raise WkError("wk.graph_do_while(c) is the test of a 'while' loop inside a @wk.kernel")
 
 
 @contextlib.contextmanager

@@ -132,6 +132,12 @@ class Vector(metaclass=_HostValueClass):
         return vector_var(n, dt, shape, **kwargs)
 
     @staticmethod
+    def tensor(n: int, dtype: Any, shape: Any, **kwargs: Any) -> Any:
+        """Quadrants' `qd.Vector.tensor(n, dtype, shape, backend=...)`: a field or (default) ndarray of n-vectors."""
+        from wgkern.lang.tensor import vector_tensor
+        return vector_tensor(n, dtype, shape, **kwargs)
+
+    @staticmethod
     def ndarray(n: int, dtype: Any = T.f32, shape: Any = (), needs_grad: bool = False, **kwargs: Any) -> Any:
         """`wk.Vector.ndarray(n, dtype, shape)`: an ndarray of n-vectors."""
         from wgkern.lang.fields import ndarray
@@ -220,6 +226,13 @@ class Matrix(metaclass=_HostValueClass):
         """`wk.Matrix.ndarray(n, m, dtype, shape)`: an ndarray of n x m matrices."""
         from wgkern.lang.fields import ndarray
         return ndarray(T.matrix(n, m, dtype), shape=shape, needs_grad=needs_grad, **kwargs)
+
+    @staticmethod
+    def tensor(n: int, m: int, dtype: Any, shape: Any, **kwargs: Any) -> Any:
+        """Quadrants' `qd.Matrix.tensor(n, m, dtype, shape, backend=...)`: a field or (default) ndarray of
+        n x m matrices."""
+        from wgkern.lang.tensor import matrix_tensor
+        return matrix_tensor(n, m, dtype, shape, **kwargs)
 
 
 def _default_dtype(values: list[Any]) -> T.DataType:

@@ -71,6 +71,9 @@ def from_leaves(stype: StructType, values: Any) -> HostStruct:
     return HostStruct(stype, members)
 
 
+_MEMBER_VIEWS = {"keys": list, "items": dict.items, "entries": dict}
+
+
 class HostStruct:
     """A struct value in Python scope (`P(pos=wk.math.vec3(1, 2, 3), m=2.0)`): members as attributes; a kernel
     argument annotated with the struct type takes one, and so does `s[i] = value` on a struct field."""
@@ -107,6 +110,8 @@ class HostStruct:
         method = getattr(stype, "host_methods", {}).get(name)
         if method is not None:
             return method.__get__(self)
+        if name in _MEMBER_VIEWS:       # Taichi's / Quadrants' s.keys, s.items, s.entries (after the members)
+            return _MEMBER_VIEWS[name](members)
         raise AttributeError(f"struct {self.__dict__.get('struct_type')!r} has no member '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -191,6 +196,23 @@ class StructField:
     def keys(self) -> list[str]:
         """The member names (Taichi's `s.keys`)."""
         return list(self.members)
+
+    def get_member_field(self, key: str) -> Any:
+        """Quadrants' `s.get_member_field(key)`: the field (or struct field) of one member."""
+        if key not in self.members:
+            raise KeyError(f"struct field '{self.name}' has no member '{key}' (its members: {', '.join(self.members)})")
+        return self.members[key]
+
+    @property
+    def has_grad(self) -> Any:
+        """Whether a member has a `.grad` (read as `s.has_grad` or called, Quadrants' `s.has_grad()`)."""
+        from wgkern.lang.fields import Flag
+        return Flag(any(f.has_grad for f in self.members.values()))
+
+    @property
+    def has_dual(self) -> Any:
+        from wgkern.lang.fields import Flag
+        return Flag(any(f.has_dual for f in self.members.values()))
 
     @property
     def dtype(self) -> StructType:

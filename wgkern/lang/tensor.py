@@ -1,6 +1,7 @@
 """Quadrants' backend-agnostic containers: `wk.tensor(dtype, shape, backend=wk.Backend.NDARRAY | FIELD,
-layout=None)` makes an ndarray or a field, `isinstance(x, wk.Tensor)` holds for both, and `wk.Tensor(x)`
-(Quadrants' wrapper) is x.
+layout=None)` makes an ndarray or a field (`wk.Vector.tensor` / `wk.Matrix.tensor` of vectors / matrices),
+`isinstance(x, wk.Tensor)` holds for both, and `wk.Tensor(x)`, `wk.VectorTensor(x)`, `wk.MatrixTensor(x)` and
+`wk.wrap(x)` (Quadrants' wrappers) are x.
 
 A `layout` (a permutation of the axes: the physical nesting order) only changes where elements live in memory,
 never what a program reads, so it is checked and wgkern keeps its row-major storage."""
@@ -19,8 +20,14 @@ class Backend(enum.Enum):
 
 
 class _TensorKind(type):
+    """isinstance(x, wk.Tensor): a container; wk.VectorTensor / wk.MatrixTensor: one of vectors / matrices."""
+
+    element_axes: int | None = None
+
     def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, Container)
+        if not isinstance(obj, Container):
+            return False
+        return cls.element_axes is None or len(obj.element_shape) == cls.element_axes
 
 
 class Tensor(metaclass=_TensorKind):
@@ -29,9 +36,27 @@ class Tensor(metaclass=_TensorKind):
     members then see the container they would see unwrapped. As an annotation, it takes either kind."""
 
     def __new__(cls, impl: Any) -> Any:
-        if not isinstance(impl, Container):
-            raise TypeError(f"wk.Tensor(impl) wraps a field or an ndarray, not {type(impl).__name__}")
+        if not isinstance(impl, cls):
+            what = {None: "a field or an ndarray", 1: "a field or an ndarray of vectors",
+                    2: "a field or an ndarray of matrices"}[cls.element_axes]
+            raise TypeError(f"wk.{cls.__name__}(impl) wraps {what}, not "
+                            f"{getattr(impl, 'element_shape', type(impl).__name__)!r}")
         return impl
+
+
+class VectorTensor(Tensor):
+    """Quadrants' wrapper of a container of vectors (`wk.Vector.tensor(...)`): the container itself here."""
+    element_axes = 1
+
+
+class MatrixTensor(Tensor):
+    """Quadrants' wrapper of a container of matrices (`wk.Matrix.tensor(...)`): the container itself here."""
+    element_axes = 2
+
+
+def wrap(impl: Any) -> Any:
+    """Quadrants' `qd.wrap(impl)` (the most specific Tensor wrapper of a field or ndarray): impl itself."""
+    return Tensor(impl)
 
 
 def tensor(dtype: Any, shape: Any, *, backend: Backend = Backend.NDARRAY, layout: Any = None,
@@ -45,3 +70,15 @@ def tensor(dtype: Any, shape: Any, *, backend: Backend = Backend.NDARRAY, layout
         raise ValueError(f"wk.tensor(layout={layout!r}): give a permutation of range({rank})")
     make = field if backend is Backend.FIELD else ndarray
     return make(dtype, shape, **kwargs)
+
+
+def vector_tensor(n: int, dtype: Any, shape: Any, **kwargs: Any) -> Any:
+    """`wk.Vector.tensor(n, dtype, shape, backend=..., layout=...)`: wk.tensor of n-vectors."""
+    from wgkern.lang.types import vector
+    return tensor(vector(n, dtype), shape, **kwargs)
+
+
+def matrix_tensor(n: int, m: int, dtype: Any, shape: Any, **kwargs: Any) -> Any:
+    """`wk.Matrix.tensor(n, m, dtype, shape, backend=..., layout=...)`: wk.tensor of n x m matrices."""
+    from wgkern.lang.types import matrix
+    return tensor(matrix(n, m, dtype), shape, **kwargs)

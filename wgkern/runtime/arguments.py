@@ -18,7 +18,7 @@ from wgkern.errors import ArgumentError
 from wgkern.ir.nodes import ArgSpec
 from wgkern.lang.fields import Container, Field, Ndarray
 from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, Template, VectorType,
-                               called_annotation, f32, from_numpy_dtype, i32, to_dtype, value_fits)
+                               called_annotation, f32, from_numpy_dtype, i32, to_dtype, wrap_int)
 
 SCALAR, NDARRAY, TEMPLATE, VECTOR, STRUCT, INFER = "scalar", "ndarray", "template", "vector", "struct", "infer"
 SPARSE_MATRIX_BUILDER = "sparse_matrix_builder"     # its buffers are passed as ndarray arguments (wgkern/linalg)
@@ -145,8 +145,8 @@ def _rule_of(kernel: Any, param: inspect.Parameter) -> ParamRule:
     if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
         raise ArgumentError(f"kernel '{kernel.name}': *args/**kwargs parameters are not supported ('{name}')")
     annotation = _resolve_annotation(kernel, param.annotation)
-    from wgkern.lang.tensor import Tensor
-    if annotation is inspect.Parameter.empty or annotation is Tensor:
+    from wgkern.lang.tensor import MatrixTensor, Tensor, VectorTensor
+    if annotation is inspect.Parameter.empty or annotation in (Tensor, VectorTensor, MatrixTensor):
         return ParamRule(name, INFER)       # Quadrants' `x: qd.Tensor`: a field or an ndarray, as unannotated
     if isinstance(annotation, Template) or annotation is Template:
         return ParamRule(name, TEMPLATE)
@@ -427,10 +427,8 @@ def _scalar_value(kernel: Any, rule: ParamRule, dtype: DataType, value: Any) -> 
             return bool(value)
     else:
         if kind is int or kind is bool or isinstance(value, (np.integer, np.bool_)):
-            number = int(value)
-            if not value_fits(number, dtype):
-                raise ArgumentError(f"{_where(kernel, rule)}: {number} does not fit in {dtype!r}")
-            return number
+            # wrapped to the dtype as Taichi and Quadrants pass it (255 as an i8 is -1), as host writes are
+            return wrap_int(int(value), dtype)
         if isinstance(value, (float, np.floating)):
             raise ArgumentError(f"{_where(kernel, rule)} is {dtype!r} but got the float {value!r}; "
                                 "pass an int or annotate the parameter as a float type")
@@ -520,8 +518,13 @@ def _check_template_containers(kernel: Any, rule: ParamRule, value: Any, program
 def _vector_value(kernel: Any, rule: ParamRule, value: Any) -> Any:
     element = rule.element_type
     assert element is not None
+    raw = getattr(value, "to_numpy", lambda: value)()
     try:
-        data = np.asarray(getattr(value, "to_numpy", lambda: value)(), dtype=element.dtype.np_dtype)
+        try:
+            data = np.asarray(raw, dtype=element.dtype.np_dtype)
+        except OverflowError:   # Python ints past an integer dtype's range wrap, as scalar arguments do
+            wrapped = [wrap_int(int(v), element.dtype) for v in np.asarray(raw, dtype=object).reshape(-1)]
+            data = np.array(wrapped, dtype=element.dtype.np_dtype).reshape(np.shape(raw))
     except (TypeError, ValueError):
         raise ArgumentError(f"{_where(kernel, rule)} expects a {element!r} value, got {type(value).__name__}") \
             from None

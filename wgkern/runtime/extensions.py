@@ -45,3 +45,14 @@ def is_extension_supported(arch: Any, ext: extension) -> bool:
         return program is not None and program.arch is arch and all(
             program.backend.supports(t) for t in (T.f64, T.i64))
     return False
+
+
+def is_extension_enabled(ext: extension) -> bool:
+    """Quadrants' `qd.is_extension_enabled(ext)`: is_extension_supported on the arch of the running program
+    (wk.init first)."""
+    from wgkern.errors import NotInitializedError
+    from wgkern.runtime.program import current
+    program = current()
+    if program is None:
+        raise NotInitializedError("wk.is_extension_enabled() asks about the running program: call wk.init() first")
+    return is_extension_supported(program.arch, ext)
