@@ -773,20 +773,6 @@ def test_random_f64_fills_the_whole_mantissa(arch):
     assert len(np.unique(values)) == n
 
 
-def _xfail_where_the_loop_limit_probe_misfires(check) -> None:
-    """Run `check`; lavapipe's loop-limit probe (backends/wgsl/codegen.py) reports a loop that ended by a
-    `break` on a value read from memory, after a nested loop, although it ran in full (found with
-    wk.graph_do_while; a plain `while True` of that shape does the same): there that report is an xfail."""
-    from wgkern.backends.wgsl.codegen import LOOP_LIMIT
-    from wgkern.runtime import program as program_module
-    try:
-        check()
-    except wk.LoopLimitError:
-        if LOOP_LIMIT not in getattr(program_module.current().backend, "features", ()):
-            raise
-        pytest.xfail("lavapipe's loop-limit probe misreports this loop shape")
-
-
 def test_graph_do_while_repeats_its_body_until_the_condition_is_zero(arch):
     # Quadrants' test_graph_do_while: `while wk.graph_do_while(c): body` runs the body, then again while c[()]
     # is non-zero; c may be a parameter or an ndarray held by a @data_oriented object, and loops nest
@@ -833,7 +819,7 @@ def test_graph_do_while_repeats_its_body_until_the_condition_is_zero(arch):
         s.step()
         assert s.outer[()] == 0 and s.x.to_numpy().tolist() == [12] * n
 
-    _xfail_where_the_loop_limit_probe_misfires(check)
+    check()
 
 
 def test_graph_do_while_errors_name_the_condition(arch):

@@ -388,3 +388,32 @@ def test_bools_become_integers_through_a_bit_field_extract_on_nvidia(backend, mo
     got = run(backend, k, arrays)
     np.testing.assert_array_equal(got[1], [2, 2, 3, 0])
     np.testing.assert_array_equal(got[1], interpret(k, arrays)[1])
+
+
+def test_serial_while_exiting_on_memory_runs_once_on_llvmpipe(arch) -> None:
+    """A serial task's `while` that exits on a value read from memory, after a nested loop: on llvmpipe the
+    masked-off SIMD lanes of a one-invocation workgroup kept looping until the driver's loop budget ran out
+    (and the loop-limit probe reported it); serial tasks there run in a workgroup whose extra invocations
+    return at once. Exact results and no LoopLimitError on every arch."""
+    counter = wk.field(wk.i32, shape=())
+    hits = wk.field(wk.i32, shape=16)
+
+    @wk.kernel
+    def count_down():
+        while True:
+            for i in range(16):
+                hits[i] += 1
+            for _ in range(1):
+                counter[None] -= 1
+            if counter[None] == 0:
+                break
+
+    for start in (5, 1, 40):
+        hits.fill(0)
+        counter[None] = start
+        count_down()
+        assert counter[None] == 0 and hits.to_numpy().tolist() == [start] * 16
+    if LOOP_LIMIT in getattr(program_module.current().backend, "features", ()):
+        from wgkern.backends.wgsl.codegen import LLVMPIPE_SERIAL_LANES
+        source = count_down.source(arch)
+        assert f"@workgroup_size({LLVMPIPE_SERIAL_LANES})" in source and "if (wk_local_index != 0u) { return; }" in source

@@ -54,6 +54,7 @@ OPAQUE_BOOL_INTS = "wk-opaque-bool-ints"
 # site goes to the print buffer (LoopLimitError at the next wait).
 LOOP_LIMIT = "wk-loop-limit"
 LOOP_LIMIT_ITERATIONS = 65535
+LLVMPIPE_SERIAL_LANES = 64     # a serial task's workgroup on llvmpipe: a multiple of any SIMD width it uses
 WORKGROUP_SIZE = 256   # NVIDIA (Vulkan) reaches full occupancy only from 256 (measured: 2x saxpy bandwidth vs 64)
 _NAN32 = "bitcast<f32>(0x7fc00000u)"
 _INF32 = "bitcast<f32>(0x7f800000u)"
@@ -539,9 +540,19 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         self.emit("}")
 
     def _emit_serial_main(self, task: ir.Task) -> None:
-        self.lines.append("@compute @workgroup_size(1)")
-        self.lines.append("fn main(@builtin(num_workgroups) wk_num_workgroups: vec3<u32>) {" if self.watch_loops
-                          else "fn main() {")
+        builtins = ["@builtin(num_workgroups) wk_num_workgroups: vec3<u32>"] if self.watch_loops else []
+        if LOOP_LIMIT in self.features:
+            # llvmpipe runs a one-invocation workgroup in a SIMD vector whose other lanes are masked off, yet a
+            # `while` whose exit reads memory (`if c[None] == 0: break`) kept those lanes looping until the
+            # driver's loop budget ran out (65535 trips of masked work, and a false LoopLimitError). Real
+            # invocations that return at once leave no such lanes: LLVMPIPE_SERIAL_LANES covers any SIMD width.
+            self.lines.append(f"@compute @workgroup_size({LLVMPIPE_SERIAL_LANES})")
+            builtins.append("@builtin(local_invocation_index) wk_local_index: u32")
+        else:
+            self.lines.append("@compute @workgroup_size(1)")
+        self.lines.append(f"fn main({', '.join(builtins)}) {{")
+        if LOOP_LIMIT in self.features:
+            self.emit("if (wk_local_index != 0u) { return; }   // one invocation runs the task (_emit_serial_main)")
         self.loop_vars = {}
         self.emit("let wk_thread = 0u;")
         if self.stacks[self.task_index]:
