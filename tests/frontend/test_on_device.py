@@ -850,3 +850,63 @@ def test_graph_do_while_errors_name_the_condition(arch):
         unknown_name(c0)
     with pytest.raises(wk.WkError, match="inside a @wk.kernel"):
         wk.graph_do_while(c0)
+
+
+def test_graph_do_while_body_loops_run_as_parallel_tasks_the_host_repeats(arch):
+    """At a kernel's top level the loop is a host loop, as Quadrants runs it without CUDA graphs: its body's
+    outermost loops are parallel tasks, repeated while the counter (here a 0-d field) is non-zero; a local set
+    before the loop, one updated in every trip and read after it, and a bare statement in the body all keep
+    their serial meaning."""
+    n = 64
+    x = wk.field(wk.f32, shape=n)
+    counter = wk.field(wk.i32, shape=())
+    trips = wk.field(wk.i32, shape=())
+    total = wk.field(wk.f32, shape=())
+
+    @wk.kernel(graph=True)
+    def relax(start: wk.i32):
+        counter[None] = start                # runs once, before the loop
+        scale = 0.5
+        done = 0
+        while wk.graph_do_while(counter):
+            for i in range(n):
+                x[i] = x[i] * scale + 1.0
+            done += 1
+            counter[None] -= 1
+        trips[None] = done
+        for i in range(n):
+            total[None] += x[i]
+
+    relax(6)
+    want = np.zeros(n, np.float32)
+    for _ in range(6):
+        want = want * 0.5 + 1.0
+    np.testing.assert_allclose(x.to_numpy(), want, rtol=1e-6)
+    assert counter[None] == 0 and trips[None] == 6
+    assert total[None] == pytest.approx(want.sum(), rel=1e-5)
+    text = relax.ir()
+    assert "host loop: tasks" in text and text.count(" range {") >= 2     # the body's loop is a parallel task
+
+
+def test_graph_do_while_kernels_are_not_differentiated(arch):
+    """The trips of a graph_do_while loop depend on a counter the kernel changes, so .grad, Tape and FwdMode
+    refuse the kernel (naming the loop's line) instead of differentiating one trip."""
+    x = wk.field(wk.f32, shape=4, needs_grad=True)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+    counter = wk.field(wk.i32, shape=())
+
+    @wk.kernel(graph=True)
+    def repeated():
+        counter[None] = 3
+        while wk.graph_do_while(counter):
+            for i in range(4):
+                loss[None] += x[i] * x[i]
+            counter[None] -= 1
+
+    repeated()
+    with pytest.raises(wk.AutodiffError, match="graph_do_while loop, which has no derivative") as info:
+        repeated.grad()
+    assert "while wk.graph_do_while(counter):" in str(info.value)
+    with pytest.raises(wk.AutodiffError, match="graph_do_while"):
+        with wk.ad.Tape(loss=loss):
+            repeated()

@@ -268,3 +268,60 @@ def test_dynamic_component_stores_to_a_shared_local_vector_do_not_race(arch):
     assert fill().tolist() == [24, 30, 19]
     assert spread(8).tolist() == [i * i + 1 for i in range(8)]
     assert spread(5).tolist() == [i * i + 1 for i in range(5)] + [0, 0, 0]
+
+
+# ---- host loops (graph_do_while) ----------------------------------------------------------------------------
+
+def host_loop(b: IRBuilder, body) -> ir.While:
+    """`while wk.graph_do_while(n): body` as the frontend builds it: the body, then `if n[()] == 0: break`."""
+    loop = b.while_()
+    loop.host_counter = N
+    with b.at(loop.body):
+        body(b)
+        done = b.binary(ir.BinaryOpKind.CMP_EQ, b.global_load(b.global_ptr(N, [])), b.const(0, T.i32))
+        with b.at(b.if_(done).then_block):
+            b.insert(ir.Break())
+    return loop
+
+
+def test_top_level_host_loop_body_becomes_tasks_the_launch_repeats():
+    b = IRBuilder()
+    fill_x(b, b.const(8, T.i32))                                   # task 0, once
+
+    def body(b):
+        fill_x(b, b.const(8, T.i32))                               # task 1: parallel, repeated
+        b.global_store(b.global_ptr(N, []), b.binary(ir.BinaryOpKind.SUB, b.global_load(b.global_ptr(N, [])),
+                                                     b.const(1, T.i32)))          # task 2: serial, repeated
+    host_loop(b, body)
+    fill_x(b, b.const(4, T.i32))                                   # task 3, once
+    result = offloaded(b)
+    assert [t.kind for t in result.tasks] == ["range", "range", "serial", "range"]
+    assert result.host_loops == (ir.HostLoop(1, 3, N, result.host_loops[0].loc),)
+    assert not any(isinstance(s, ir.While) for t in result.tasks for s in walk(t.body))
+
+
+def test_nested_host_loops_and_loops_not_at_top_level():
+    b = IRBuilder()
+
+    def inner(b):
+        fill_x(b, b.const(8, T.i32))
+
+    def outer(b):
+        fill_x(b, b.const(2, T.i32))
+        host_loop(b, inner)
+    host_loop(b, outer)
+    result = offloaded(b)
+    assert [(h.first, h.stop) for h in result.host_loops] == [(0, 2), (1, 2)]     # outer loop first
+    b = IRBuilder()
+    serial = b.range_for(b.const(0, T.i32), b.const(2, T.i32), serialize=True)
+    with b.at(serial.body):
+        host_loop(b, inner)                  # not at top level: stays a loop in kernel code
+    result = offloaded(b)
+    assert result.host_loops == () and any(isinstance(s, ir.While) for t in result.tasks for s in walk(t.body))
+
+
+def test_host_loop_whose_body_does_nothing_is_an_error():
+    b = IRBuilder()
+    host_loop(b, lambda b: None)
+    with pytest.raises(CompileError, match="graph_do_while loop's body does nothing"):
+        offloaded(b)

@@ -520,8 +520,10 @@ class StatementMixin:
 
     def graph_do_while_loop(self, node: ast.While) -> None:
         """Quadrants' `while wk.graph_do_while(c): body`: a do-while loop, the body first, then `c[()] != 0`
-        decides whether it runs again (Quadrants replays a CUDA graph of the body's loops; here the loop is
-        ordinary kernel code, so the body's loops run inside it, serially in one thread)."""
+        decides whether it runs again. The While is marked with its counter: at the kernel's top level (or
+        directly in another such loop) offload makes it a host loop, whose body's outermost loops run as
+        parallel tasks, as Quadrants' host-side fallback of a CUDA graph does; elsewhere it stays a loop in
+        kernel code."""
         test = node.test
         if len(test.args) != 1 or test.keywords:
             raise CompileError("wk.graph_do_while(c) takes one argument: a 0-d integer ndarray or field")
@@ -541,6 +543,8 @@ class StatementMixin:
             done = arith.binary(self.b, BinaryOpKind.CMP_EQ, value, self.b.const(0, value.dtype))
             with self.b.at(self.b.if_(done).then_block):
                 self.b.insert(ir.Break())
+        if isinstance(value, ir.GlobalLoad):
+            loop.host_counter = value.ptr.container     # at top level, offload makes it a host loop
 
     def visit_Break(self, node: ast.Break) -> StaticExit | None:
         if self.check_loop_control("break"):

@@ -246,9 +246,15 @@ class LoopIndex(Stmt):
 
 @dataclass(eq=False, slots=True, kw_only=True)
 class While(Stmt):
-    """`while True: body` — leaves only through Break."""
+    """`while True: body` — leaves only through Break.
+
+    `host_counter` is set on Quadrants' `while wk.graph_do_while(c):` (a do-while whose body ends by testing
+    `c[()] == 0` and breaking). At a kernel's top level, offload turns such a loop into a host loop: the body's
+    statements become tasks of their own (parallel loops stay parallel) that the launch repeats while the
+    0-d container `host_counter` holds a non-zero value (passes/offload.py, runtime/host_loops.py)."""
     BLOCKS: ClassVar[tuple[str, ...]] = ("body",)
     body: Block
+    host_counter: ContainerSlot | None = None
 
 
 @dataclass(eq=False, slots=True, kw_only=True)
@@ -337,13 +343,25 @@ class Task:
 
 @dataclass(eq=False, slots=True)
 class OffloadedKernel:
-    """A kernel after offload: tasks in launch order, sharing args and containers (incl. 'temp' slots)."""
+    """A kernel after offload: tasks in launch order, sharing args and containers (incl. 'temp' slots).
+    `host_loops`: task ranges the launch repeats (top-level graph_do_while loops; see While), outer loops first."""
     name: str
     args: list[ArgSpec]
     containers: list[ContainerSlot]
     tasks: list[Task]
     loc: SourceLoc = UNKNOWN_LOC
     returns: tuple[ContainerSlot, ...] = ()
+    host_loops: tuple["HostLoop", ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HostLoop:
+    """Tasks [first, stop) of an OffloadedKernel run as a do-while on the host: again while the 0-d container
+    `counter` holds a non-zero value after them."""
+    first: int
+    stop: int
+    counter: ContainerSlot
+    loc: SourceLoc = UNKNOWN_LOC
 
 
 STMT_CLASSES: tuple[type[Stmt], ...] = (

@@ -74,7 +74,7 @@ _FORMATTERS: dict[type, Callable[[ir.Stmt, Namer], str]] = {
                                + (f" block_dim={s.block_dim}" if s.block_dim else "")
                                + (f" name={s.name!r}" if s.name else "")),
     ir.SimtOp: lambda s, n: f"simt {s.op}({', '.join(n.ref(a) for a in s.args)})",
-    ir.While: lambda s, n: "while",
+    ir.While: lambda s, n: "while" if s.host_counter is None else f"while (host loop on {s.host_counter.name})",
     ir.Break: lambda s, n: "break",
     ir.Continue: lambda s, n: "continue",
     ir.If: lambda s, n: f"if {n.ref(s.cond)}",
@@ -185,6 +185,8 @@ def format_kernel(kernel: ir.KernelIR | ir.OffloadedKernel, with_locs: bool = Fa
     namer = Namer()
     if isinstance(kernel, ir.OffloadedKernel):
         lines = _header(kernel, "offloaded")
+        lines += [f"host loop: tasks {h.first}..{h.stop - 1} again while {h.counter.name} != 0"
+                  for h in kernel.host_loops]
         lines += [format_task(task, namer, with_locs) for task in kernel.tasks]
     else:
         lines = _header(kernel, "kernel")

@@ -1,12 +1,15 @@
 """Offload: splits a KernelIR into the tasks a backend launches (docs/internals.md "Offloaded kernels").
 
 Each top-level RangeFor (unless serialize=True) becomes a parallel 'range' task whose begin/end are computed
-in its `bounds`; runs of other top-level statements become one-thread 'serial' tasks. Task bodies are made
+in its `bounds`; runs of other top-level statements become one-thread 'serial' tasks. A top-level host loop
+(`While.host_counter`, Quadrants' graph_do_while) has its body's statements spliced in among the top-level ones,
+and the task range they become is recorded in `host_loops` for the launch to repeat. Task bodies are made
 self-contained: pure values (constants, arguments, shapes, arithmetic) are cloned into the task that uses
 them; top-level locals used by several tasks, and other values crossing tasks, go through 'temp' slots."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from wgkern.errors import CompileError, SourceLoc
 from wgkern.ir import nodes as ir
@@ -37,16 +40,93 @@ def _is_parallel_loop(stmt: ir.Stmt) -> bool:
     return isinstance(stmt, ir.RangeFor) and not stmt.serialize
 
 
-def _segments(top: list[ir.Stmt]) -> list[_Segment]:
+def _segments(top: list[ir.Stmt], markers: dict[ir.Stmt, tuple[str, ir.While]] | None = None,
+              places: dict[ir.Stmt, int] | None = None) -> list[_Segment]:
+    """Tasks-to-be of the top-level statements; a host-loop marker (see _splice_host_loops) ends the segment
+    before it and belongs to none (`places[marker]`: how many segments come before it)."""
     segments: list[_Segment] = []
+    cut = False
     for stmt in top:
+        if markers and stmt in markers:
+            cut = True
+            if places is not None:
+                places[stmt] = len(segments)
+            continue
         if _is_parallel_loop(stmt):
             segments.append(_Segment([stmt], stmt))
-        elif segments and segments[-1].loop is None:
+        elif segments and segments[-1].loop is None and not cut:
             segments[-1].stmts.append(stmt)
         else:
             segments.append(_Segment([stmt]))
+        cut = False
     return segments
+
+
+# ---- host loops (Quadrants' graph_do_while) ---------------------------------------------------------------
+
+def _leaves_directly(block: list[ir.Stmt]) -> bool:
+    """A Break, Continue or Return that would leave a loop whose body is `block` (not one of its inner loops)."""
+    for stmt in block:
+        if isinstance(stmt, (ir.Break, ir.Continue, ir.Return)):
+            return True
+        if isinstance(stmt, ir.If) and (_leaves_directly(stmt.then_block.stmts)
+                                        or _leaves_directly(stmt.else_block.stmts)):
+            return True
+    return False
+
+
+def _host_loop_body(stmt: ir.Stmt) -> list[ir.Stmt] | None:
+    """The body of a host loop without its closing counter test, or None when `stmt` is not one: a While
+    marked with a host counter (frontend graph_do_while) that ends in `if <test>: break` and has no other exit."""
+    if not isinstance(stmt, ir.While) or stmt.host_counter is None or not stmt.body.stmts:
+        return None
+    test = stmt.body.stmts[-1]
+    if not (isinstance(test, ir.If) and not test.else_block.stmts and len(test.then_block.stmts) == 1
+            and isinstance(test.then_block.stmts[0], ir.Break)):
+        return None
+    body = stmt.body.stmts[:-1]
+    return None if _leaves_directly(body) else body
+
+
+def _splice_host_loops(top: list[ir.Stmt]) -> tuple[list[ir.Stmt], dict[ir.Stmt, tuple[str, ir.While]]]:
+    """Top-level host loops (and host loops directly in their bodies) spliced into the statement list between
+    two markers each (pure constants nothing uses: they survive the rewrites of build() and cut segments)."""
+    flat: list[ir.Stmt] = []
+    markers: dict[ir.Stmt, tuple[str, ir.While]] = {}
+
+    def splice(stmts: list[ir.Stmt]) -> None:
+        for stmt in stmts:
+            body = _host_loop_body(stmt)
+            if body is None:
+                flat.append(stmt)
+                continue
+            for kind in ("begin", "end"):
+                marker = ir.Const(value=0, dtype=T.i32, loc=stmt.loc)
+                markers[marker] = (kind, stmt)
+                flat.append(marker)
+                if kind == "begin":
+                    splice(body)
+
+    splice(top)
+    return flat, markers
+
+
+def _host_loops(markers: dict[ir.Stmt, tuple[str, ir.While]], places: dict[ir.Stmt, int],
+                tasks_before: list[int]) -> tuple[ir.HostLoop, ...]:
+    """HostLoop task ranges from the markers' places among the segments (`tasks_before[k]`: the tasks made from
+    segments before segment k; one entry per segment and a last one, the task count)."""
+    opened: dict[ir.While, int] = {}
+    loops: list[ir.HostLoop] = []
+    for marker, (kind, loop) in markers.items():
+        if kind == "begin":
+            opened[loop] = places[marker]
+        else:
+            first, stop = tasks_before[opened.pop(loop)], tasks_before[places[marker]]
+            if first == stop:
+                raise CompileError("this wk.graph_do_while loop's body does nothing to global data, so it would "
+                                   "repeat forever or not at all", loop.loc)
+            loops.append(ir.HostLoop(first, stop, loop.host_counter, loop.loc))
+    return tuple(sorted(loops, key=lambda h: (h.first, -h.stop)))
 
 
 def _owners(segments: list[_Segment]) -> dict[ir.Stmt, int]:
@@ -207,12 +287,14 @@ class _Offloader:
         for stmt in walk(ir.Block(body_stmts)):
             stmt.replace_operands(value_map)
 
-    def import_bounds(self, segment: _Segment, top: list[ir.Stmt]) -> None:
+    def import_bounds(self, segment: _Segment, top: list[ir.Stmt], markers: dict[ir.Stmt, Any]) -> None:
         loop = segment.loop
         position = {stmt: i for i, stmt in enumerate(top)}
         loop_at = position[loop]
-        # A global load may be re-executed in the bounds only if nothing between it and the loop writes memory.
-        last_write = max((i for i in range(loop_at) if has_global_effects(ir.Block([top[i]]))), default=-1)
+        # A global load may be re-executed in the bounds only if nothing between it and the loop writes memory,
+        # and no host-loop boundary lies between them (a load before a loop runs once, its bounds every trip).
+        last_write = max((i for i in range(loop_at) if top[i] in markers or has_global_effects(ir.Block([top[i]]))),
+                         default=-1)
         loads_allowed = {s for s in top[last_write + 1:loop_at] if isinstance(s, ir.GlobalLoad)}
         value_map: dict[ir.Stmt, ir.Stmt] = {}
         loop.begin = self.materialize(loop.begin, segment.bounds, value_map, loads_allowed)
@@ -221,25 +303,33 @@ class _Offloader:
     # ---- assembling tasks -----------------------------------------------------------------------------------
     def build(self) -> ir.OffloadedKernel:
         body = clone_block(self.kernel.body, {})
-        top = _cut_after_return(body.stmts)
+        top, markers = _splice_host_loops(_cut_after_return(body.stmts))
         body.stmts = top
-        segments = _segments(top)
+        segments = _segments(top, markers)
         for segment in segments:
             if segment.loop is not None:
                 _check_parallel_loop(segment.loop)
         self.promote_shared_locals(body, _owners(segments))
         top = body.stmts
-        segments = _segments(top)
+        places: dict[ir.Stmt, int] = {}
+        segments = _segments(top, markers, places)
         owner = _owners(segments)
         for index, segment in enumerate(segments):
             if segment.loop is not None:
-                self.import_bounds(segment, top)
+                self.import_bounds(segment, top, markers)
             self.import_values(segment, index, owner)
-        tasks = [task for task in (self.make_task(s) for s in segments) if task is not None]
+        tasks: list[ir.Task] = []
+        tasks_before = []
+        for segment in segments:
+            tasks_before.append(len(tasks))
+            task = self.make_task(segment)
+            if task is not None:
+                tasks.append(task)
+        tasks_before.append(len(tasks))
         for number, task in enumerate(tasks):
             task.name = f"{self.kernel.name}_t{number}_{task.kind}"
         return ir.OffloadedKernel(self.kernel.name, list(self.kernel.args), self.containers, tasks,
-                                  self.kernel.loc, self.kernel.returns)
+                                  self.kernel.loc, self.kernel.returns, _host_loops(markers, places, tasks_before))
 
     def make_task(self, segment: _Segment) -> ir.Task | None:
         if segment.loop is not None:

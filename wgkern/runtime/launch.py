@@ -98,7 +98,11 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
         if program.options.debug:
             from wgkern.passes.autodiff.checks import check_global_access_rule
             check_global_access_rule(pipeline.run_pipeline(pipeline.FORWARD, build_kernel_ir(kernel, spec)))
-    compiled = program.backend.compile(offloaded)
+    if offloaded.host_loops:
+        from wgkern.runtime.host_loops import HostLoopKernel
+        compiled = HostLoopKernel(program.backend, offloaded)
+    else:
+        compiled = program.backend.compile(offloaded)
     program.stats.kernel_compiles += 1
     entry = _binding_plan(program, kernel, spec, kernel_ir, offloaded, compiled)
     entry.uses_random = any(isinstance(s, ir.RandomValue) for task in offloaded.tasks for s in walk(task.body))

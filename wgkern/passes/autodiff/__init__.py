@@ -13,7 +13,7 @@ from wgkern.ir.clone import clone_block
 from wgkern.ir.ops import AtomicOpKind
 from wgkern.lang import types as T
 from wgkern.passes.adstack_sizing import size_stacks, size_task_stacks
-from wgkern.passes.autodiff.checks import refuse_simt
+from wgkern.passes.autodiff.checks import refuse_non_differentiable
 from wgkern.passes.autodiff.activity import active_values, needed_values, roots_of
 from wgkern.passes.autodiff.backup import Positions, insert_value_stacks, is_stale
 from wgkern.passes.autodiff.checks import check_adjoint_reads
@@ -213,5 +213,5 @@ def make_grad_kernel(kernel: ir.OffloadedKernel) -> ir.OffloadedKernel:
 def run(kernel: ir.OffloadedKernel) -> ir.OffloadedKernel:
     if not isinstance(kernel, ir.OffloadedKernel):
         raise AutodiffError("autodiff runs on offloaded kernels", kernel.loc)
-    refuse_simt(kernel)
+    refuse_non_differentiable(kernel)
     return make_grad_kernel(kernel)

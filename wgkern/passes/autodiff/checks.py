@@ -154,3 +154,21 @@ def refuse_simt(kernel: ir.OffloadedKernel) -> None:
             raise AutodiffError(f"kernel '{kernel.name}' uses {describe_simt_use(found)}, which has no derivative: "
                                 "wk.simt kernels cannot be differentiated (.grad, wk.ad.Tape, wk.ad.FwdMode)",
                                 found.loc)
+
+
+def refuse_host_loops(kernel: ir.OffloadedKernel) -> None:
+    """A `while wk.graph_do_while(c):` loop repeats as long as a counter the kernel itself changes says so:
+    the reverse kernel could not replay its trips from the counter's final value, so it is refused rather than
+    differentiated through one trip (Quadrants' graph kernels have no derivative either)."""
+    loops = [h.loc for h in kernel.host_loops]
+    loops += [stmt.loc for task in kernel.tasks for stmt in _walk(task.body)
+              if isinstance(stmt, ir.While) and stmt.host_counter is not None]
+    if loops:
+        raise AutodiffError(f"kernel '{kernel.name}' has a wk.graph_do_while loop, which has no derivative: "
+                            "graph kernels cannot be differentiated (.grad, wk.ad.Tape, wk.ad.FwdMode)", loops[0])
+
+
+def refuse_non_differentiable(kernel: ir.OffloadedKernel) -> None:
+    """The kernel features autodiff refuses, each with an AutodiffError at its line."""
+    refuse_simt(kernel)
+    refuse_host_loops(kernel)

@@ -19,7 +19,7 @@ from wgkern.ir.builder import IRBuilder
 from wgkern.ir.visitor import walk
 from wgkern.ir.ops import AtomicOpKind
 from wgkern.passes.autodiff import _clone_task, rules
-from wgkern.passes.autodiff.checks import refuse_simt
+from wgkern.passes.autodiff.checks import refuse_non_differentiable
 from wgkern.passes.autodiff.activity import active_values
 from wgkern.passes.autodiff.derived_slots import DerivedSlots
 
@@ -161,5 +161,5 @@ def make_forward_mode_kernel(kernel: ir.OffloadedKernel) -> ir.OffloadedKernel:
 def run(kernel: ir.OffloadedKernel) -> ir.OffloadedKernel:
     if not isinstance(kernel, ir.OffloadedKernel):
         raise AutodiffError("forward-mode autodiff runs on offloaded kernels", kernel.loc)
-    refuse_simt(kernel)
+    refuse_non_differentiable(kernel)
     return make_forward_mode_kernel(kernel)
