@@ -17,6 +17,8 @@ import pytest
 os.environ.setdefault("WK_VERIFY_IR", "1")
 # The offline cache (runtime/disk_cache.py) of a test run starts empty and stays out of the user's own.
 os.environ.setdefault("WK_CACHE_DIR", tempfile.mkdtemp(prefix="wk-test-cache-"))
+# GUIs the tests make stay off-screen even on a desktop (tests/test_screen.py opens its windows itself)
+os.environ.setdefault("WK_GUI_OFFSCREEN", "1")
 
 if not os.environ.get("XDG_RUNTIME_DIR"):
     # libwayland prints a harmless complaint on every adapter probe without it (PLATFORM.md 1.6).

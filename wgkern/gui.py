@@ -1,13 +1,16 @@
-"""`wk.GUI`: the drawing subset of Taichi's ti.GUI, rendered off-screen with numpy, so programs written for it
-run headless (in CI, over SSH) and can save their frames: `gui.show("frame.png")`.
+"""`wk.GUI`: the drawing subset of Taichi's ti.GUI, drawn with numpy and shown in a window where one can open
+(screen.py: a display and a rendercanvas GUI backend such as glfw), else off-screen, so the same programs run
+headless (in CI, over SSH) and can save their frames: `gui.show("frame.png")`.
 
 Coordinates are Taichi's: positions in [0, 1]^2 with the origin at the bottom left, colors as 0xRRGGBB,
-`set_image(img)` takes img[x, y] (x to the right, y upwards; floats in [0, 1] or uint8; 2-D is grey). There is
-no window and no input: `get_event()` is False, `is_pressed()` is False, and `running` stays True until
-`close()` or `gui.running = False`, as with Taichi's `show_gui=False` (so `while gui.running:` never ends on
-its own). To run an interactive program headless to an end, set WK_GUI_MAX_FRAMES=N: after the N-th `show()` the
-window counts as closed by its user (`running` turns False, get_event() reports Escape and close; one more
-`show()` ends the program), and WK_GUI_SAVE=path.png also saves each shown frame there (the last one stays).
+`set_image(img)` takes img[x, y] (x to the right, y upwards; floats in [0, 1] or uint8; 2-D is grey). In a
+window, keys and mouse buttons arrive as Taichi's events (`get_event`, `get_events`, `is_pressed`,
+`get_cursor_pos`) and closing the window ends `running`. Off-screen there is no input: `get_event()` is False,
+`is_pressed()` is False, and `running` stays True until `close()` or `gui.running = False`, as with Taichi's
+`show_gui=False` (so `while gui.running:` never ends on its own). To run an interactive program headless to an
+end, set WK_GUI_MAX_FRAMES=N: after the N-th `show()` the window counts as closed by its user (`running` turns
+False, get_event() reports Escape and close; one more `show()` ends the program), and WK_GUI_SAVE=path.png also
+saves each shown frame there (the last one stays); WK_GUI_OFFSCREEN=1 keeps any window from opening.
 `text()` draws with font.py's bitmap font, anchored at its top left as Taichi's is. Widgets (`slider`, `label`,
 `button`) keep the values the program gives them and, with show_gui, are drawn on each shown frame where Taichi
 puts them: stacked down the right edge, 200 pixels wide. `rgb_to_hex`,
@@ -24,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.png import to_rgba, write_png
+from wgkern.screen import Screen, open_screen, screen_wanted
 from wgkern.raster import (as_array as _array, draw_text, fill_rect, fill_triangles, image_rows_rgba,
                            points2d as _points, splat_discs, stroke_segments)
 from wgkern.tools.image import imwrite  # noqa: F401  (wk.imwrite, Taichi's old name for ti.tools.imwrite)
@@ -69,23 +73,36 @@ CLOSING_EVENTS = (("Press", "Escape"), ("Press", "WMClose"))
 
 
 class HeadlessFrames:
-    """The frame loop of the off-screen front ends (GUI here, ui.Window): `running` stays True until the program
-    sets it False, or until the WK_GUI_MAX_FRAMES-th shown frame; WK_GUI_SAVE=path.png saves every shown frame.
+    """The frame loop of the front ends (GUI here, ui.Window): `running` stays True until the program sets it
+    False, the user closes the window, or the WK_GUI_MAX_FRAMES-th frame is shown; WK_GUI_SAVE=path.png saves every
+    shown frame. Where a window can open (screen.py) each shown frame goes to it and its input becomes events.
 
     Reaching WK_GUI_MAX_FRAMES acts as a user closing the window: `running` turns False and the event queue gets
     an Escape press and a close event (so `while not gui.get_event(gui.ESCAPE):` ends too); a program that shows
     yet another frame after that (a `for` loop over a million frames) ends there, with SystemExit(0)."""
-    running: bool
     frame: int
     max_frames: int | None
     save_to: str | None
     event: Event | None = None
+    reports_motion = True       # pointer moves and the wheel as 'Motion' events (ti.GUI has them, GGUI not)
 
     def _start_frames(self) -> None:
+        self._screen: Screen | None = None
         self.running = True
         self.frame = 0
         self._events: list[Event] = []
         self.event = None
+
+    @property
+    def running(self) -> bool:
+        """False once the program says so, the user closes the window or the frame limit is reached."""
+        if self._screen is not None and self._running:
+            self._take_input()              # a window closed since the last frame ends the loop now
+        return self._running
+
+    @running.setter
+    def running(self, value: bool) -> None:
+        self._running = bool(value)
         limit = os.environ.get("WK_GUI_MAX_FRAMES", "").strip()
         if limit and not limit.isdigit():
             raise ValueError(f"WK_GUI_MAX_FRAMES must be a frame count, not {limit!r}")
@@ -105,6 +122,42 @@ class HeadlessFrames:
         if self.max_frames is not None and self.frame >= self.max_frames:
             self.running = False
             self._events.extend(Event(kind, key) for kind, key in CLOSING_EVENTS)
+        if self._screen is not None:
+            self._screen.present(to_rgba(rows))
+            self._take_input()
+
+    # ---- the window (screen.py), where one is open ------------------------------------------------------
+    def _open_window(self, title: str, show: bool) -> bool:
+        """Opens a window for the frames when asked to show them and one can be seen here."""
+        if screen_wanted(show):
+            self._screen = open_screen(title, self.res)
+        return self._screen is not None
+
+    def _take_input(self) -> None:
+        """Queues the window's input as events; a window the user closed ends the loop as Taichi's does."""
+        screen = self._screen
+        if screen is None:
+            return
+        screen.poll()
+        for item in screen.take_events():
+            if item.type == "Motion" and not self.reports_motion:
+                continue
+            event = Event(item.type, item.key)
+            event.pos, event.delta, event.modifier = item.pos, item.delta, list(item.modifiers)
+            self._events.append(event)
+        if screen.closed and self._running:
+            self._running = False
+            self._events.extend(Event(kind, key) for kind, key in CLOSING_EVENTS)
+
+    def _keys_down(self, keys: tuple[Any, ...]) -> bool:
+        return self._screen is not None and any(key in self._screen.pressed for key in keys)
+
+    def _cursor(self) -> tuple[float, float]:
+        return self._screen.cursor if self._screen is not None else (0.5, 0.5)
+
+    def _close_window(self) -> None:
+        if self._screen is not None:
+            self._screen.close()
 
     def _take_events(self, matches: Any, first_only: bool) -> list[Event]:
         """Removes and returns the queued events `matches(event)` accepts (the first one, or all)."""
@@ -153,7 +206,7 @@ class _PlacedWidget:
 class GUI(HeadlessFrames):
     """See the module docstring. `res` is an int (square) or (width, height)."""
     ESCAPE, SPACE, SHIFT, CTRL, ALT, EXIT = "Escape", " ", "Shift", "Control", "Alt", "WMClose"
-    LMB, RMB, MMB, WHEEL = "LMB", "RMB", "MMB", "Wheel"
+    LMB, RMB, MMB, WHEEL, MOVE, CAPSLOCK = "LMB", "RMB", "MMB", "Wheel", "Motion", "CapsLock"
     UP, DOWN, LEFT, RIGHT, BACKSPACE, RETURN, TAB = "Up", "Down", "Left", "Right", "BackSpace", "Return", "Tab"
     PRESS, RELEASE, MOTION = "Press", "Release", "Motion"
 
@@ -167,23 +220,28 @@ class GUI(HeadlessFrames):
         self._start_frames()
         self.canvas = np.zeros((self.res[1], self.res[0], 3), np.float32)
         self.clear()
-        if show_gui:
+        if show_gui and not self._open_window(name, show_gui):
             print(f"wk.GUI '{name}': drawing off-screen (no window); gui.show('file.png') saves a frame",
                   file=sys.stderr)
 
-    # ---- input (none) --------------------------------------------------------------------------------------
+    # ---- input (from the window, where one is open) ----------------------------------------------------------
     def get_event(self, *filters: Any) -> bool:
-        """No input reaches an off-screen GUI; only closing it at WK_GUI_MAX_FRAMES queues events."""
+        """Takes the next queued event the filters accept into `gui.event`. Off-screen, only closing the GUI at
+        WK_GUI_MAX_FRAMES queues events."""
+        self._take_input()
         return bool(self._take_events(lambda e: _gui_filter_accepts(filters, e), True))
 
     def get_events(self, *filters: Any) -> list[Any]:
+        self._take_input()
         return self._take_events(lambda e: _gui_filter_accepts(filters, e), False)
 
     def is_pressed(self, *keys: Any) -> bool:
-        return False
+        self._take_input()
+        return self._keys_down(keys)
 
     def get_cursor_pos(self) -> tuple[float, float]:
-        return 0.5, 0.5
+        self._take_input()
+        return self._cursor()
 
     def get_key_event(self) -> None:
         """The event get_event() took is `gui.event`; nothing else arrives."""
@@ -337,6 +395,7 @@ class GUI(HeadlessFrames):
 
     def close(self) -> None:
         self.running = False
+        self._close_window()
 
     def __enter__(self) -> "GUI":
         """`with wk.GUI(...) as gui:` (as in Taichi): the GUI is closed when the block ends."""

@@ -1,5 +1,5 @@
-"""Taichi's `ti.ui` constants: key names, event types and camera projection modes. No window sends events here,
-so the keys are only ever compared against (window.is_pressed(...) is always False)."""
+"""Taichi's `ti.ui` constants: key names, event types and camera projection modes. A window on screen
+(screen.py) reports keys by these names; off-screen they are only ever compared against."""
 from __future__ import annotations
 
 from enum import IntEnum

@@ -1,8 +1,10 @@
-"""`wk.ui.Window`: Taichi's GGUI window, off-screen. It owns the frame: the background color, the drawing queued
-by the canvas this frame, and the image and depth they render to when the frame is shown or read. There is no
+"""`wk.ui.Window`: Taichi's GGUI window, drawn with numpy and shown on screen where a window can open
+(screen.py), else off-screen. It owns the frame: the background color, the drawing queued by the canvas this
+frame, and the image and depth they render to when the frame is shown or read. In a window, keys and mouse
+buttons arrive as events (`get_event`, `get_events`, `is_pressed`, `get_cursor_pos`); off-screen there is no
 input: no events, no key pressed, the cursor at (0.5, 0.5). The frame loop (`running`, WK_GUI_MAX_FRAMES,
-WK_GUI_SAVE) is the one wk.GUI has (gui.py). Drawing calls live in canvas.py, widgets in imgui.py (drawn last,
-over the canvas, as ImGui draws over GGUI's frame)."""
+WK_GUI_SAVE, the window) is the one wk.GUI has (gui.py). Drawing calls live in canvas.py, widgets in imgui.py
+(drawn last, over the canvas, as ImGui draws over GGUI's frame)."""
 from __future__ import annotations
 
 import sys
@@ -23,6 +25,8 @@ class Window(HeadlessFrames):
     """`Window(name, res=(width, height), vsync=False, show_window=True)`; see the module docstring. `vsync`,
     `fps_limit` and `pos` only matter to a real window and change nothing here."""
 
+    reports_motion = False      # GGUI's events are key and button presses and releases only
+
     def __init__(self, name: str, res: Any, vsync: bool = False, show_window: bool = True, fps_limit: int = 1000,
                  pos: Any = (100, 100)) -> None:
         self.name = name
@@ -37,25 +41,30 @@ class Window(HeadlessFrames):
         self._canvas = Canvas(self)
         self._scene: Scene | None = None
         self._gui = Gui(changed=self._gui_changed)
-        if show_window:
+        if show_window and not self._open_window(name, show_window):
             print(f"wk.ui.Window '{name}': drawing off-screen (no window); window.save_image('file.png') saves "
                   "a frame", file=sys.stderr)
 
-    # ---- input (none) --------------------------------------------------------------------------------------
+    # ---- input (from the window, where one is open) ----------------------------------------------------------
     def get_events(self, tag: str | None = None) -> list[Any]:
-        """No input reaches an off-screen window; only closing it at WK_GUI_MAX_FRAMES queues events."""
+        """The queued events of type `tag` (all with None). Off-screen, only closing the window at
+        WK_GUI_MAX_FRAMES queues events."""
         _check_event_tag(tag)
+        self._take_input()
         return self._take_events(lambda e: tag is None or e.type == tag, False)
 
     def get_event(self, tag: str | None = None) -> bool:
         _check_event_tag(tag)
+        self._take_input()
         return bool(self._take_events(lambda e: tag is None or e.type == tag, True))
 
     def is_pressed(self, *keys: Any) -> bool:
-        return False
+        self._take_input()
+        return self._keys_down(keys)
 
     def get_cursor_pos(self) -> tuple[float, float]:
-        return 0.5, 0.5
+        self._take_input()
+        return self._cursor()
 
     # ---- parts ---------------------------------------------------------------------------------------------
     def get_canvas(self) -> Canvas:
@@ -117,6 +126,7 @@ class Window(HeadlessFrames):
 
     def destroy(self) -> None:
         self.running = False
+        self._close_window()
 
     def _gui_changed(self) -> None:
         """The widgets of this frame changed: the image is drawn again when next shown or read."""
