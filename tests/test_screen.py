@@ -107,3 +107,29 @@ def test_ggui_window_reports_presses_and_releases_only(windows):
     assert window.is_pressed(wk.ui.LMB) and window.get_cursor_pos() == (0.25, 0.75)
     window.destroy()
     assert screen_window.closed and not window.running
+
+
+def test_gui_widgets_answer_the_mouse_in_a_window(windows):
+    """Taichi's widget panel, 200 pixels down the right edge: a left press or drag on a slider's box sets its
+    value (on its steps), a click on a button queues its event."""
+    gui = wk.GUI("widgets", res=(400, 200))
+    speed = gui.slider("speed", 0.0, 10.0, step=0.5)        # box: y 0..40
+    reset = gui.button("reset")                              # box: y 40..80
+    gui.show()
+    window = windows[0]
+    bar_left, bar_width = 200 + 10, 200 - 2 * 10
+    _send(window, event_type="pointer_down", x=bar_left + 0.3 * bar_width, y=20, button=1, buttons=(1,),
+          modifiers=())
+    gui.get_events()
+    assert speed.value == 3.0
+    _send(window, event_type="pointer_move", x=bar_left + 0.76 * bar_width, y=30, buttons=(1,), modifiers=())
+    gui.get_events()
+    assert speed.value == 7.5                               # 7.6 on the slider's 0.5 steps
+    _send(window, event_type="pointer_up", x=bar_left, y=30, button=1, buttons=(), modifiers=())
+    _send(window, event_type="pointer_move", x=bar_left, y=30, buttons=(), modifiers=())
+    gui.get_events()
+    assert speed.value == 7.5                               # moves without the button pressed change nothing
+    _send(window, event_type="pointer_down", x=300, y=60, button=1, buttons=(1,), modifiers=())
+    assert gui.get_event((wk.GUI.PRESS, reset)) and gui.event.key == "WidgetButton_reset"
+    _send(window, event_type="pointer_down", x=100, y=60, button=1, buttons=(1,), modifiers=())
+    assert not gui.get_event((wk.GUI.PRESS, reset))         # left of the panel: no button

@@ -13,7 +13,8 @@ False, get_event() reports Escape and close; one more `show()` ends the program)
 saves each shown frame there (the last one stays); WK_GUI_OFFSCREEN=1 keeps any window from opening.
 `text()` draws with font.py's bitmap font, anchored at its top left as Taichi's is. Widgets (`slider`, `label`,
 `button`) keep the values the program gives them and, with show_gui, are drawn on each shown frame where Taichi
-puts them: stacked down the right edge, 200 pixels wide. `rgb_to_hex`,
+puts them: stacked down the right edge, 200 pixels wide; in a window, sliders follow left-button drags and
+buttons send their events when clicked. `rgb_to_hex`,
 `hex_to_rgb` and `imwrite` are Taichi's helpers of the same names (wk.rgb_to_hex, wk.tools.imwrite). The pixels
 are drawn by raster.py, and the frame loop (HeadlessFrames) is shared with wk.ui's GGUI window (ui/)."""
 from __future__ import annotations
@@ -145,9 +146,13 @@ class HeadlessFrames:
             event = Event(item.type, item.key)
             event.pos, event.delta, event.modifier = item.pos, item.delta, list(item.modifiers)
             self._events.append(event)
+            self._pointer(event)
         if screen.closed and self._running:
             self._running = False
             self._events.extend(Event(kind, key) for kind, key in CLOSING_EVENTS)
+
+    def _pointer(self, event: Event) -> None:
+        """Window input for the front end's own widgets (GUI's panel); none by default."""
 
     def _keys_down(self, keys: tuple[Any, ...]) -> bool:
         return self._screen is not None and any(key in self._screen.pressed for key in keys)
@@ -193,9 +198,18 @@ TEXT_PADDING = 2        # Taichi starts a text 2 pixels right of its position
 class _PlacedWidget:
     """A widget as the GUI draws it: its kind ('slider', 'label' or 'button'), value and slider range."""
 
-    def __init__(self, kind: str, widget: Widget, minimum: float = 0.0, maximum: float = 1.0):
+    def __init__(self, kind: str, widget: Widget, minimum: float = 0.0, maximum: float = 1.0, step: float = 0.0,
+                 event_name: str = ""):
         self.kind, self.widget = kind, widget
-        self.minimum, self.maximum = minimum, maximum
+        self.minimum, self.maximum, self.step = minimum, maximum, step
+        self.event_name = event_name
+
+    def slide_to(self, fraction: float) -> None:
+        """A slider dragged to `fraction` of its bar: the value there, on the slider's steps."""
+        value = self.minimum + min(max(fraction, 0.0), 1.0) * (self.maximum - self.minimum)
+        if self.step > 0:
+            value = self.minimum + round((value - self.minimum) / self.step) * self.step
+        self.widget.value = min(max(value, min(self.minimum, self.maximum)), max(self.minimum, self.maximum))
 
     def caption(self) -> str:
         if self.kind == "button":
@@ -249,9 +263,9 @@ class GUI(HeadlessFrames):
 
     # ---- widgets (values only) -----------------------------------------------------------------------------
     def slider(self, text: str, minimum: float, maximum: float, step: float = 1) -> Widget:
-        """A slider starting at `minimum` (nobody drags it)."""
+        """A slider starting at `minimum`; in a window, dragging it with the left button sets its value."""
         widget = Widget(text, minimum)
-        self._widgets.append(_PlacedWidget("slider", widget, minimum, maximum))
+        self._widgets.append(_PlacedWidget("slider", widget, minimum, maximum, step))
         return widget
 
     def label(self, text: str) -> Widget:
@@ -261,10 +275,31 @@ class GUI(HeadlessFrames):
         return widget
 
     def button(self, text: str, event_name: str | None = None) -> str:
-        """A button; returns the name of the event a click would send (Taichi's `WidgetButton_<text>` unless
-        given), which never comes off-screen."""
-        self._widgets.append(_PlacedWidget("button", Widget(text, 0)))
-        return event_name or f"WidgetButton_{text}"
+        """A button; returns the name of the event a click sends (Taichi's `WidgetButton_<text>` unless given):
+        in a window, a left click on it queues a press of that key."""
+        name = event_name or f"WidgetButton_{text}"
+        self._widgets.append(_PlacedWidget("button", Widget(text, 0), event_name=name))
+        return name
+
+    def _pointer(self, event: Event) -> None:
+        """Window input reaching the widget panel (with show_gui): a left click on a button queues its event, a
+        left press or drag on a slider's box moves its value."""
+        if not self.show_gui or not self._widgets or not (
+                (event.type == self.PRESS and event.key == self.LMB)
+                or (event.type == self.MOTION and event.key == self.MOVE and self._keys_down((self.LMB,)))):
+            return
+        width, height = self.res
+        x, y = event.pos[0] * width, (1.0 - event.pos[1]) * height       # pixels from the top left
+        left, top = width - WIDGET_WIDTH, 0
+        for placed in self._widgets:
+            bottom = top + WIDGET_HEIGHT[placed.kind]
+            if left <= x < width and top <= y < bottom:
+                if placed.kind == "slider":
+                    placed.slide_to((x - left - SLIDER_PADDING) / (WIDGET_WIDTH - 2 * SLIDER_PADDING))
+                elif placed.kind == "button" and event.type == self.PRESS:
+                    self._events.append(Event(self.PRESS, placed.event_name))
+                return
+            top = bottom
 
     # ---- drawing -----------------------------------------------------------------------------------------
     def clear(self, color: int | None = None) -> None:
