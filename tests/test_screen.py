@@ -133,3 +133,45 @@ def test_gui_widgets_answer_the_mouse_in_a_window(windows):
     assert gui.get_event((wk.GUI.PRESS, reset)) and gui.event.key == "WidgetButton_reset"
     _send(window, event_type="pointer_down", x=100, y=60, button=1, buttons=(1,), modifiers=())
     assert not gui.get_event((wk.GUI.PRESS, reset))         # left of the panel: no button
+
+
+def test_ggui_widgets_answer_the_mouse_in_a_window(windows):
+    """A slider follows the pointer while the left button is held on it; a click toggles a checkbox and makes a
+    button return True for one frame; off the widgets nothing changes."""
+    from wgkern.ui import imgui
+    window = wk.ui.Window("widgets", res=(400, 300))
+    gui = window.get_gui()
+    screen_window = windows[0]
+    # the panel's first row starts below its title bar; rows are FRAME_HEIGHT high, ITEM_SPACING_Y apart
+    left, top = 0.1 * 400 + imgui.WINDOW_PADDING, 0.1 * 300 + imgui.TITLE_HEIGHT + imgui.WINDOW_PADDING
+    row = imgui.FRAME_HEIGHT + imgui.ITEM_SPACING_Y
+    slider_width = round(imgui.ITEM_WIDTH_FRACTION * 0.5 * 400)
+    value, enabled = 0.0, False
+
+    def frame():
+        nonlocal value, enabled
+        with gui.sub_window("controls", 0.1, 0.1, 0.5, 0.5) as w:
+            value = w.slider_float("value", value, 0.0, 10.0)
+            enabled = w.checkbox("enabled", enabled)
+            pressed = w.button("go")
+        window.show()
+        return pressed
+
+    assert not frame() and value == 0.0 and not enabled
+    grab = imgui.GRAB_WIDTH
+    x_at_7 = left + 2 + grab / 2 + 0.7 * (slider_width - 4 - grab)
+    _send(screen_window, event_type="pointer_down", x=x_at_7, y=top + 3, button=1, buttons=(1,), modifiers=())
+    assert not frame() and value == pytest.approx(7.0, abs=0.05)
+    _send(screen_window, event_type="pointer_up", x=x_at_7, y=top + 3, button=1, buttons=(), modifiers=())
+    _send(screen_window, event_type="pointer_down", x=left + 3, y=top + row + 3, button=1, buttons=(1,),
+          modifiers=())
+    _send(screen_window, event_type="pointer_up", x=left + 3, y=top + row + 3, button=1, buttons=(), modifiers=())
+    assert not frame() and enabled and value == pytest.approx(7.0, abs=0.05)
+    assert not frame() and enabled                          # one click, one toggle
+    _send(screen_window, event_type="pointer_down", x=left + 3, y=top + 2 * row + 3, button=1, buttons=(1,),
+          modifiers=())
+    _send(screen_window, event_type="pointer_up", x=left + 3, y=top + 2 * row + 3, button=1, buttons=(),
+          modifiers=())
+    assert frame() and not frame()                          # the button: True for the frame after the click
+    _send(screen_window, event_type="pointer_down", x=390, y=290, button=1, buttons=(1,), modifiers=())
+    assert not frame() and enabled and value == pytest.approx(7.0, abs=0.05)

@@ -1,9 +1,11 @@
-"""`window.get_gui()`: Taichi's immediate-mode widgets (Dear ImGui's in Taichi), drawn off-screen. Each frame's
+"""`window.get_gui()`: Taichi's immediate-mode widgets (Dear ImGui's in Taichi), drawn with numpy. Each frame's
 sub-windows become panels over the window's image: a translucent box with a title bar and, one row each, the
-widgets' labels and values, laid out with ImGui's default metrics and dark colors. Nobody clicks, so every widget
-hands back the value the program gave it: sliders and checkboxes their `old_value`, color_edit_3 its color,
-buttons False. The window (window.py) draws the panels last, over the canvas, and starts a new set each frame;
-the text comes from font.py through raster.py."""
+widgets' labels and values, laid out with ImGui's default metrics and dark colors. In a window on screen the left
+mouse button works them as ImGui's do: a slider follows the pointer while the button is held on it, a click
+toggles a checkbox, and a clicked button returns True once. Off-screen nobody clicks, so every widget hands back
+the value the program gave it: sliders and checkboxes their `old_value`, color_edit_3 its color, buttons False.
+The window (window.py) draws the panels last, over the canvas, and starts a new set each frame; the text comes
+from font.py through raster.py."""
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -54,11 +56,12 @@ class Item:
 @dataclass
 class Panel:
     """A sub-window of this frame: where it is (fractions of the window, or pixels for ImGui's implicit
-    window) and its rows in call order."""
+    window), its rows in call order, and where the next row starts (pixels below the panel's top)."""
     name: str
     placement: tuple[float, float, float, float]
     in_pixels: bool = False
     items: list[Item] = field(default_factory=list)
+    next_row: int = TITLE_HEIGHT + WINDOW_PADDING
 
     def rect(self, width: int, height: int) -> tuple[int, int, int, int]:
         """(left, top, width, height) in pixels on a width x height image."""
@@ -68,12 +71,25 @@ class Panel:
         return round(x * width), round(y * height), round(w * width), round(h * height)
 
 
+@dataclass
+class Pointer:
+    """The mouse as the widgets see it, in pixels from the window's top left: where it is, whether the left
+    button is down, and where it was pressed since the last frame."""
+    x: float
+    y: float
+    down: bool
+    clicks: list[tuple[float, float]]
+
+
 class Gui:
     """What `window.get_gui()` (older: `window.GUI`) returns. `changed` is called whenever this frame's panels
     change (the window re-renders its image then)."""
 
-    def __init__(self, changed: Callable[[], None] | None = None) -> None:
+    def __init__(self, changed: Callable[[], None] | None = None, size: tuple[int, int] = (0, 0),
+                 pointer: Callable[[], Pointer | None] | None = None) -> None:
         self._changed = changed or (lambda: None)
+        self._size = size                                   # the window's (width, height) in pixels
+        self._pointer = pointer or (lambda: None)           # None: no mouse (off-screen)
         self._open: list[Panel] = []                        # sub-windows begun and not yet ended
         self._panels: dict[str, Panel] = {}                 # this frame's, in the order first begun
         self._placements: dict[str, tuple[float, float, float, float]] = {}
@@ -106,20 +122,35 @@ class Gui:
         self._add(Item("text", str(text), color=None if color is None else tuple(float(c) for c in inputs.rgb(color))))
 
     def button(self, text: str) -> bool:
-        self._add(Item("button", text))
-        return False
+        rect = self._add(Item("button", text))
+        return self._clicked(rect)
 
     def checkbox(self, text: str, old_value: bool) -> bool:
-        self._add(Item("checkbox", text, checked=bool(old_value)))
-        return old_value
+        item = Item("checkbox", text, checked=bool(old_value))
+        rect = self._add(item)
+        if not self._clicked(rect):
+            return old_value
+        item.checked = not bool(old_value)
+        return item.checked
 
     def slider_int(self, text: str, old_value: int, minimum: int, maximum: int) -> int:
-        self._add(Item("slider", text, f"{int(old_value)}", fraction=_fraction(old_value, minimum, maximum)))
-        return old_value
+        return self._slider(text, old_value, minimum, maximum, lambda v: int(round(v)), lambda v: f"{int(v)}")
 
     def slider_float(self, text: str, old_value: float, minimum: float, maximum: float) -> float:
-        self._add(Item("slider", text, f"{float(old_value):.3f}", fraction=_fraction(old_value, minimum, maximum)))
-        return old_value
+        return self._slider(text, old_value, minimum, maximum, float, lambda v: f"{float(v):.3f}")
+
+    def _slider(self, text: str, old_value: Any, minimum: Any, maximum: Any, cast: Callable[[float], Any],
+                shown: Callable[[Any], str]) -> Any:
+        item = Item("slider", text, shown(old_value), fraction=_fraction(old_value, minimum, maximum))
+        left, top, width, height = self._add(item)
+        pointer = self._pointer()
+        if pointer is None or not pointer.down or not (left <= pointer.x < left + width
+                                                       and top <= pointer.y < top + height):
+            return old_value
+        fraction = float(np.clip((pointer.x - left - 2 - GRAB_WIDTH / 2) / max(width - 4 - GRAB_WIDTH, 1), 0, 1))
+        value = cast(float(minimum) + fraction * (float(maximum) - float(minimum)))
+        item.value, item.fraction = shown(value), _fraction(value, minimum, maximum)
+        return value
 
     def color_edit_3(self, text: str, old_value: Any) -> Any:
         rgb = tuple(float(c) for c in inputs.rgb(old_value))
@@ -139,7 +170,8 @@ class Gui:
         self._panels = {}
         self._open = []
 
-    def _add(self, item: Item) -> None:
+    def _add(self, item: Item) -> tuple[int, int, int, int]:
+        """Appends a row to the open panel; returns where it is drawn, (left, top, width, height) in pixels."""
         if self._open:
             panel = self._open[-1]
         else:
@@ -147,12 +179,36 @@ class Gui:
             panel = self._panels.setdefault(name, Panel(name, tuple(placement), in_pixels=True))
         panel.items.append(item)
         self._changed()
+        left, top, width, _ = panel.rect(*self._size)
+        width, height = _item_size(item, round(ITEM_WIDTH_FRACTION * width))
+        rect = (left + WINDOW_PADDING, top + panel.next_row, width, height)
+        panel.next_row += height + ITEM_SPACING_Y
+        return rect
+
+    def _clicked(self, rect: tuple[int, int, int, int]) -> bool:
+        """Whether a left click since the last frame landed in `rect`."""
+        pointer = self._pointer()
+        left, top, width, height = rect
+        return pointer is not None and any(left <= x < left + width and top <= y < top + height
+                                           for x, y in pointer.clicks)
 
 
 def _fraction(value: float, minimum: float, maximum: float) -> float:
     """Where `value` sits between minimum and maximum, clamped to [0, 1]."""
     span = float(maximum) - float(minimum)
     return float(np.clip((float(value) - float(minimum)) / span, 0.0, 1.0)) if span else 0.0
+
+
+def _item_size(item: Item, item_width: int) -> tuple[int, int]:
+    """(width, height) in pixels of the part of a row the mouse works (as _draw_item draws it)."""
+    label = _shown_label(item.label)
+    if item.kind == "text":
+        return text_size(label, FONT_SIZE) if label else (0, 0)
+    if item.kind == "button":
+        return text_size(label, FONT_SIZE)[0] + 2 * FRAME_PADDING_X, FRAME_HEIGHT
+    if item.kind == "checkbox":
+        return FRAME_HEIGHT + INNER_SPACING + text_size(label, FONT_SIZE)[0], FRAME_HEIGHT
+    return item_width, FRAME_HEIGHT
 
 
 def _shown_label(label: str) -> str:

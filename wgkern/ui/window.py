@@ -16,7 +16,7 @@ from wgkern.gui import HeadlessFrames
 from wgkern.png import to_rgba, write_png
 from wgkern.ui.canvas import Canvas
 from wgkern.ui.constants import PRESS, RELEASE
-from wgkern.ui.imgui import Gui
+from wgkern.ui.imgui import Gui, Pointer
 from wgkern.ui.render import FrameBuffer
 from wgkern.ui.scene import Scene
 
@@ -40,7 +40,8 @@ class Window(HeadlessFrames):
         self._rendered = False          # whether _frame holds this frame's drawing (or the last shown frame)
         self._canvas = Canvas(self)
         self._scene: Scene | None = None
-        self._gui = Gui(changed=self._gui_changed)
+        self._clicks: list[tuple[float, float]] = []      # left-button presses since the last frame (pixels)
+        self._gui = Gui(changed=self._gui_changed, size=self.res, pointer=self._gui_pointer)
         if show_window and not self._open_window(name, show_window):
             print(f"wk.ui.Window '{name}': drawing off-screen (no window); window.save_image('file.png') saves "
                   "a frame", file=sys.stderr)
@@ -96,6 +97,7 @@ class Window(HeadlessFrames):
     def show(self) -> None:
         if not self._queued:            # nothing drawn this frame: it shows the background
             self._rendered = False
+        self._clicks = []               # the widgets of this frame have seen them
         self._frame_shown(self._image_rows())
         self._queued = []
         self._gui.new_frame()
@@ -123,6 +125,19 @@ class Window(HeadlessFrames):
     def get_depth_buffer(self, depth: Any) -> None:
         """Copies the depth buffer (as get_depth_buffer_as_numpy) into a (width, height) f32 field or ndarray."""
         depth.from_numpy(self.get_depth_buffer_as_numpy())
+
+    def _pointer(self, event: Any) -> None:
+        if event.type == PRESS and event.key == "LMB":
+            width, height = self.res
+            self._clicks.append((event.pos[0] * width, (1.0 - event.pos[1]) * height))
+
+    def _gui_pointer(self) -> Pointer | None:
+        """The mouse for this frame's widgets (imgui.py), None off-screen."""
+        if self._screen is None:
+            return None
+        self._take_input()
+        (x, y), (width, height) = self._cursor(), self.res
+        return Pointer(x * width, (1.0 - y) * height, self._keys_down(("LMB",)), self._clicks)
 
     def destroy(self) -> None:
         self.running = False
