@@ -75,13 +75,22 @@ def splat_discs(canvas: np.ndarray, positions: np.ndarray, radius: Any, colors: 
     height, width = canvas.shape[:2]
     rows, cols = pixel_of(positions, width, height)
     reach = int(np.ceil(radius))
-    for dy in range(-reach, reach + 1):
-        for dx in range(-reach, reach + 1):
-            if dx * dx + dy * dy > radius * radius + 0.25:
-                continue
-            r, c = rows + dy, cols + dx
-            inside = (r >= 0) & (r < height) & (c >= 0) & (c < width)
-            canvas[r[inside], c[inside]] = colors[inside] if colors.ndim == 2 else colors
+    offsets = np.arange(-reach, reach + 1)
+    disc = offsets[:, None] ** 2 + offsets[None, :] ** 2 <= radius * radius + 0.25     # the pixels of one disc
+    if np.count_nonzero(disc) > len(rows):
+        # few large discs: each one is a masked box (one numpy call per disc, not per pixel of a disc)
+        for k in range(len(rows)):
+            top, left = rows[k] - reach, cols[k] - reach
+            r0, r1 = max(top, 0), min(top + disc.shape[0], height)
+            c0, c1 = max(left, 0), min(left + disc.shape[1], width)
+            if r0 < r1 and c0 < c1:
+                box = canvas[r0:r1, c0:c1]
+                box[disc[r0 - top:r1 - top, c0 - left:c1 - left]] = colors[k] if colors.ndim == 2 else colors
+        return
+    for dy, dx in zip(*np.nonzero(disc)):           # many small discs: one pass over all of them per pixel offset
+        r, c = rows + (dy - reach), cols + (dx - reach)
+        inside = (r >= 0) & (r < height) & (c >= 0) & (c < width)
+        canvas[r[inside], c[inside]] = colors[inside] if colors.ndim == 2 else colors
 
 
 def stroke_segments(canvas: np.ndarray, a: np.ndarray, b: np.ndarray, radius: Any, colors: np.ndarray,
