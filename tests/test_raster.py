@@ -31,3 +31,20 @@ def test_discs_cover_the_pixels_within_their_radius(count, radius):
     np.testing.assert_array_equal(canvas.any(axis=2), covered)
     if count <= 3:
         np.testing.assert_array_equal(canvas, want)          # a box at a time: in the points' order
+
+
+@pytest.mark.parametrize("sizes", [1, 3, 40])
+def test_box_fragments_cover_every_box_once(sizes):
+    """Every pixel of every item's inclusive box exactly once, with its item, whether the boxes come in a few
+    sizes (made by broadcasting one box's offsets) or in many; chunks hold whole items."""
+    from wgkern.raster import box_fragments
+    rng = np.random.default_rng(sizes)
+    n = 2000
+    x0, y0 = rng.integers(-5, 50, n), rng.integers(-5, 50, n)
+    w, h = rng.integers(0, sizes, n), rng.integers(0, sizes, n)
+    want = sorted((k, y, x) for k in range(n) for y in range(y0[k], y0[k] + h[k]) for x in range(x0[k], x0[k] + w[k]))
+    got = []
+    for items, ys, xs in box_fragments(x0, y0, x0 + w - 1, y0 + h - 1, budget=500):
+        assert len(items) <= max(500, (w * h).max())
+        got += zip(items.tolist(), ys.tolist(), xs.tolist())
+    assert sorted(got) == want

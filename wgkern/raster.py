@@ -198,7 +198,14 @@ def box_fragments(x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray
     """Every pixel of every item's inclusive box [x0, x1] x [y0, y1], as (item, y, x) index arrays, in chunks of
     whole items holding about `budget` pixels (one item larger than that is a chunk of its own)."""
     widths = np.maximum(x1 - x0 + 1, 0).astype(np.int64)
-    counts = widths * np.maximum(y1 - y0 + 1, 0)
+    heights = np.maximum(y1 - y0 + 1, 0).astype(np.int64)
+    counts = widths * heights
+    if len(counts) > 256:
+        shapes, group_of = np.unique(np.stack([widths, heights], axis=1), axis=0, return_inverse=True)
+        if len(shapes) * 16 <= len(counts):
+            # few box sizes among many items (particles, discs): each size's pixels at once by broadcasting
+            yield from _same_size_boxes(x0, y0, shapes, group_of.reshape(-1), budget)
+            return
     ends = np.cumsum(counts)
     first = 0
     while first < len(counts):
@@ -209,6 +216,23 @@ def box_fragments(x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray
         offsets = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
         yield items, y0[items] + offsets // widths[items], x0[items] + offsets % widths[items]
         first = stop
+
+
+def _same_size_boxes(x0: np.ndarray, y0: np.ndarray, shapes: np.ndarray, group_of: np.ndarray,
+                     budget: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """box_fragments for items grouped by box size (`shapes[g]` = (width, height) of group g): the offsets of one
+    box are made once per size and added to every item's corner."""
+    for group, (width, height) in enumerate(shapes):
+        per_item = int(width * height)
+        if per_item == 0:
+            continue
+        members = np.nonzero(group_of == group)[0]
+        dy, dx = np.divmod(np.arange(per_item), int(width))
+        step = max(budget // per_item, 1)
+        for start in range(0, len(members), step):
+            items = members[start:start + step]
+            yield (np.repeat(items, per_item), (y0[items, None] + dy).reshape(-1),
+                   (x0[items, None] + dx).reshape(-1))
 
 
 def nearest_fragments(pixel: np.ndarray, depth: np.ndarray) -> np.ndarray:
