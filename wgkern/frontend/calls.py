@@ -907,12 +907,14 @@ class CallMixin:
         return self.inline(func, bound.arguments)
 
     def func_argument(self, func: Func, param: inspect.Parameter | None, node: ast.expr) -> Any:
-        """Evaluate one argument in the caller. A local variable passed to a wk.template() parameter is passed
-        by reference (its binding); everything else by value."""
+        """Evaluate one argument in the caller. A local variable (scalar, vector, struct) passed to a
+        wk.template() parameter is passed by reference (its binding), as in Taichi, where a func may update the
+        caller's struct through it; everything else by value."""
         if param is not None and isinstance(node, ast.Name):
             annotation = self.resolve_annotation(param.annotation)
             binding = self.frame.scope.lookup(node.id)
-            if isinstance(annotation, T.Template) and isinstance(binding, (LocalVar, VectorVar, GlobalVar)):
+            if isinstance(annotation, T.Template) and isinstance(binding, (LocalVar, VectorVar, GlobalVar,
+                                                                           StructVar)):
                 return _ByReference(binding)
         value = self.visit(node)
         if isinstance(value, GlobalRef):
