@@ -23,8 +23,8 @@ from wgkern.frontend.buffer_view import BufferViewMethod
 from wgkern.frontend.texture import TextureMethod
 from wgkern.lang.buffer_view import BufferView
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
-from wgkern.frontend.values import (BoundMethod, ElementShape, GlobalRef, NdarrayRef, StructElement, StructValue,
-                                    VectorValue, describe, is_python_number, is_runtime)
+from wgkern.frontend.values import (AtomicMethod, BoundMethod, ElementShape, GlobalRef, NdarrayRef, StructElement,
+                                    StructValue, VectorValue, describe, is_python_number, is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import INT_ONLY_ATOMIC, AtomicOpKind, BinaryOpKind, UnaryOpKind
 from wgkern.lang import math as wm
@@ -226,6 +226,11 @@ class CallMixin:
             return self.sparse_call(callee, args, kwargs)
         if static_args and is_tree_query(callee):
             return callee(*args, **kwargs)
+        if isinstance(callee, AtomicMethod):
+            if len(args) != 1 or kwargs:
+                raise CompileError(f".atomic_{callee.op.value}(value) on an element of '{callee.ref.label}' "
+                                   "takes one value")
+            return self.global_atomic(callee.op, callee.ref, args[0])
         if isinstance(callee, BoundMethod):
             if callee.receiver is None:        # `wk.Vector.norm(v)`: the first argument is the receiver
                 receiver = self.as_value(args[0]) if args else None
