@@ -441,6 +441,40 @@ def test_ref_parameters_change_the_callers_variable(arch):
     assert wk.types.ref(wk.i32).dtype == wk.i32
 
 
+def test_template_parameter_updates_the_callers_local_struct(arch):
+    # a path tracer's bounce: the func updates the ray copied out of a struct field, through nested calls
+    ray_t = wk.types.struct(origin=wk.math.vec3, weight=wk.math.vec3, done=wk.i8)
+    rays = ray_t.field(shape=3)
+    result = wk.field(wk.f32, shape=(3, 2))
+
+    @wk.func
+    def absorb(ray: wk.template(), albedo):
+        ray.weight *= albedo
+        ray.origin.y += 1.0
+
+    @wk.func
+    def bounce(ray: wk.template(), albedo):
+        absorb(ray, albedo)
+        if ray.weight.x < 0.2:
+            ray.done = wk.i8(1)
+
+    @wk.kernel
+    def trace():
+        for i in rays:
+            ray = rays[i]
+            for _ in range(4):
+                bounce(ray, 0.5)
+                if ray.done == 1:
+                    break
+            result[i, 0] = ray.weight.x + ray.origin.y
+            result[i, 1] = ray.done
+
+    rays.weight.fill(1.0)
+    trace()
+    assert result.to_numpy().tolist() == [[3.125, 1.0]] * 3
+    assert rays.weight.to_numpy().tolist() == [[1.0] * 3] * 3     # the field keeps its values
+
+
 def test_func_with_a_return_type_and_no_return_names_the_func(arch):
     # Taichi's test_return test_func_no_return: the error is about the func, not the kernel returning its value
     @wk.func

@@ -243,3 +243,37 @@ def test_to_numpy_as_vector_is_the_components_last_layout(arch):
     assert v.to_numpy(as_vector=True).shape == (4, 2, 3)
     with pytest.raises(wk.WkError, match=r"to_numpy\(as_vector=False\) is not available"):
         v.to_numpy(as_vector=False)
+
+
+def test_atomic_methods_on_global_elements(arch):
+    # Taichi 0.x's `x[i].atomic_add(v)` (a particle grid's slot counter, as taichi_sph writes it): the method
+    # updates the element atomically and returns its old value, on fields, vector fields and ndarrays
+    counts = wk.field(wk.i32, shape=(2, 2))
+    slots = wk.field(wk.i32, shape=(2, 2, 8))
+    total = wk.Vector.field(2, wk.f32, shape=())
+
+    @wk.kernel
+    def bin_particles(arr: wk.types.ndarray()):
+        for p in range(16):
+            cell = wk.Vector([p % 2, p // 8])
+            slot = counts[cell].atomic_add(1)
+            slots[cell, slot] = p
+            total[None].atomic_add(wk.Vector([1.0, 0.5]))
+            arr[p % 4].atomic_max(p)
+            counts[0, 0].atomic_or(0)
+
+    arr = np.zeros(4, np.int32)
+    bin_particles(arr)
+    assert counts.to_numpy().tolist() == [[4, 4], [4, 4]]
+    for i in range(2):
+        for j in range(2):
+            assert sorted(slots.to_numpy()[i, j, :4].tolist()) == [p for p in range(16) if p % 2 == i and p // 8 == j]
+    assert total.to_numpy().tolist() == [16.0, 8.0]
+    assert arr.tolist() == [12, 13, 14, 15]
+
+    @wk.kernel
+    def two_values():
+        counts[0, 0].atomic_add(1, 2)
+
+    with pytest.raises(wk.CompileError, match=r"atomic_add\(value\) on an element of 'counts' takes one value"):
+        two_values()

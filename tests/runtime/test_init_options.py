@@ -125,6 +125,9 @@ def test_taichi_options_without_effect_are_accepted_and_others_refused(arch):
     wk.init(arch=arch, ad_stack_experimental_enabled=True, cfg_optimization=False, num_compile_threads=4,
             ad_stack_size=0, default_ad_stack_size=64, ad_stack_sparse_threshold_bytes=0, src_ll_cache=True,
             gdb_trigger=False)
+    # programs written for Taichi's AOT runtime name the Vulkan API version (ti.init(arch, vk_api_version="1.0"))
+    wk.init(arch, vk_api_version="1.0")
+    assert wk.lang.impl.current_cfg().arch == arch
     # Taichi's NGP example asks for no CPU fallback: a named arch that exists just starts
     wk.init(arch=arch, enable_fallback=False, offline_cache=True)
     assert wk.lang.impl.current_cfg().arch == arch

@@ -384,6 +384,39 @@ def test_debug_mode_checks_every_global_access(arch):
         wk.sync()
 
 
+def test_debug_mode_reports_the_first_launch_that_went_out_of_range(arch):
+    """Two launches out of range before a sync: the error names the access of the earlier launch (as Taichi
+    stops at the first), even when the later kernel was compiled after it."""
+    wk.init(arch=arch, debug=True)
+    grid = wk.field(wk.f32, shape=(6, 6))
+
+    @wk.kernel
+    def shift_down():
+        for i, j in grid:
+            grid[i, j] = grid[i, j + 1]
+
+    @wk.kernel
+    def shift_left():
+        for i, j in grid:
+            grid[i, j] = grid[i - 1, j]
+
+    @wk.kernel
+    def fill():
+        for i, j in grid:
+            grid[i, j] = 1.0
+
+    fill()                                   # compiled first, in range
+    with pytest.raises(wk.BoundsCheckError, match="kernel shift_left") as info:
+        shift_left()                         # compiled before shift_down, launched first
+        shift_down()
+        wk.sync()
+    assert "grid[i - 1, j]" in str(info.value)
+    with pytest.raises(wk.BoundsCheckError, match="kernel shift_down"):
+        shift_down()
+        shift_left()
+        wk.sync()
+
+
 def test_kernel_prints_appear_at_program_end_without_a_sync(arch, tmp_path):
     """GPU archs print at the next sync; a program that ends without one still shows its output (and a
     pending error), as in Taichi."""

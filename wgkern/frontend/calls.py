@@ -23,8 +23,8 @@ from wgkern.frontend.buffer_view import BufferViewMethod
 from wgkern.frontend.texture import TextureMethod
 from wgkern.lang.buffer_view import BufferView
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
-from wgkern.frontend.values import (BoundMethod, ElementShape, GlobalRef, NdarrayRef, StructElement, StructValue,
-                                    VectorValue, describe, is_python_number, is_runtime)
+from wgkern.frontend.values import (AtomicMethod, BoundMethod, ElementShape, GlobalRef, NdarrayRef, StructElement,
+                                    StructValue, VectorValue, describe, is_python_number, is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import INT_ONLY_ATOMIC, AtomicOpKind, BinaryOpKind, UnaryOpKind
 from wgkern.lang import math as wm
@@ -226,6 +226,11 @@ class CallMixin:
             return self.sparse_call(callee, args, kwargs)
         if static_args and is_tree_query(callee):
             return callee(*args, **kwargs)
+        if isinstance(callee, AtomicMethod):
+            if len(args) != 1 or kwargs:
+                raise CompileError(f".atomic_{callee.op.value}(value) on an element of '{callee.ref.label}' "
+                                   "takes one value")
+            return self.global_atomic(callee.op, callee.ref, args[0])
         if isinstance(callee, BoundMethod):
             if callee.receiver is None:        # `wk.Vector.norm(v)`: the first argument is the receiver
                 receiver = self.as_value(args[0]) if args else None
@@ -907,12 +912,14 @@ class CallMixin:
         return self.inline(func, bound.arguments)
 
     def func_argument(self, func: Func, param: inspect.Parameter | None, node: ast.expr) -> Any:
-        """Evaluate one argument in the caller. A local variable passed to a wk.template() parameter is passed
-        by reference (its binding); everything else by value."""
+        """Evaluate one argument in the caller. A local variable (scalar, vector, struct) passed to a
+        wk.template() parameter is passed by reference (its binding), as in Taichi, where a func may update the
+        caller's struct through it; everything else by value."""
         if param is not None and isinstance(node, ast.Name):
             annotation = self.resolve_annotation(param.annotation)
             binding = self.frame.scope.lookup(node.id)
-            if isinstance(annotation, T.Template) and isinstance(binding, (LocalVar, VectorVar, GlobalVar)):
+            if isinstance(annotation, T.Template) and isinstance(binding, (LocalVar, VectorVar, GlobalVar,
+                                                                           StructVar)):
                 return _ByReference(binding)
         value = self.visit(node)
         if isinstance(value, GlobalRef):

@@ -22,10 +22,10 @@ from wgkern.frontend.texture import Texture, TextureRef
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.structs import StructField
 from wgkern.frontend.simt import SharedArrayRef
-from wgkern.frontend.values import (BoundMethod, GlobalRef, NdarrayRef, StructElement, StructValue,
+from wgkern.frontend.values import (AtomicMethod, BoundMethod, GlobalRef, NdarrayRef, StructElement, StructValue,
                                     VectorValue, describe, is_runtime)
 from wgkern.ir import nodes as ir
-from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
+from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
 from wgkern.lang import types as T
 
 BINARY_OPS: dict[type, BinaryOpKind] = {
@@ -34,6 +34,10 @@ BINARY_OPS: dict[type, BinaryOpKind] = {
     ast.BitAnd: BinaryOpKind.BIT_AND, ast.BitOr: BinaryOpKind.BIT_OR, ast.BitXor: BinaryOpKind.BIT_XOR,
     ast.LShift: BinaryOpKind.SHL, ast.RShift: BinaryOpKind.SHR,
 }
+# Taichi 0.x's atomic methods on a global element (`x[i].atomic_add(v)`), the older spelling of wk.atomic_add
+ATOMIC_METHODS: dict[str, AtomicOpKind] = {f"atomic_{op.value}": op for op in (
+    AtomicOpKind.ADD, AtomicOpKind.SUB, AtomicOpKind.MIN, AtomicOpKind.MAX, AtomicOpKind.AND, AtomicOpKind.OR,
+    AtomicOpKind.XOR)}
 PYTHON_BINARY: dict[type, Any] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.BitAnd: operator.and_,
@@ -114,6 +118,8 @@ class ExpressionMixin:
         if isinstance(base, (StructValue, StructElement)):
             return self.struct_attribute(base, attr)
         if isinstance(base, GlobalRef):
+            if attr in ATOMIC_METHODS:
+                return AtomicMethod(base, ATOMIC_METHODS[attr])
             if not base.element_shape:
                 raise CompileError(f"a scalar element of '{base.label}' has no attribute '{attr}'")
             if self.is_swizzle(attr, base.element_shape):

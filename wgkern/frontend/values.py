@@ -195,6 +195,14 @@ class BoundMethod:
     name: str
 
 
+@dataclass(eq=False)
+class AtomicMethod:
+    """`x[i].atomic_add` before the call: Taichi 0.x's method spelling of `wk.atomic_add(x[i], v)` on a field or
+    ndarray element; `op` is the ir.ops.AtomicOpKind it performs."""
+    ref: GlobalRef
+    op: Any
+
+
 def is_runtime(value: Any) -> bool:
     return isinstance(value, (ir.Stmt, VectorValue, GlobalRef))
 

@@ -8,8 +8,8 @@ cache's `offline_cache_file_path`, `offline_cache_max_size_of_files`, `offline_c
 `offline_cache_cleaning_factor` (runtime/disk_cache.py), `enable_fallback=True` (a missing arch gives the CPU
 instead of ArchUnavailableError; unlike Taichi's, wk.init's default is False).
 Accepted because they ask for what wgkern always does or only tune Taichi's or Quadrants' own machinery (memory
-pool, logging, IR printing, SNode packing, dynamic indexing of local vectors, optimisation passes, block sizes,
-Quadrants' `ad_stack_experimental_enabled` switch): `TAICHI_ACCEPTED`. Any other keyword is a TypeError naming it."""
+pool, logging, IR printing, the Vulkan API version, SNode packing, dynamic indexing of local vectors, optimisation
+passes, block sizes, Quadrants' `ad_stack_experimental_enabled` switch): `TAICHI_ACCEPTED`. Any other keyword is a TypeError naming it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,6 +27,7 @@ TAICHI_ACCEPTED = frozenset({
     "print_ir",
     "print_kernel_llvm_ir",
     "kernel_profiler",          # see wk.profiler: kernels are timed when it is on (runtime/profiler.py)
+    "vk_api_version",           # the Vulkan API version Taichi's own Vulkan runtime asks for; wgpu negotiates its own
     # Quadrants' options of the same kinds
     "ad_stack_experimental_enabled",  # reverse mode always differentiates dynamic loops through adstacks
     "ad_stack_sparse_threshold_bytes",  # Quadrants' heap-sizing cutoff; wgkern sizes every adstack at each launch

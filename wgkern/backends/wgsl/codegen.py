@@ -723,7 +723,11 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
                                  f"{self._extent(stmt.container, axis)}))" for axis, index in enumerate(stmt.indices))
             ok = self.fresh("inside")
             self.emit(f"let {ok} = {inside};")
-            self.emit(f"if (!{ok}) {{ atomicMax(&{PRINT_NAME}[{BOUNDS_WORD}], {len(self.bounds_sites)}u); }}")
+            self.emit(f"if (!{ok}) {{")
+            self.indent += 1
+            self._record_first_failure()
+            self.indent -= 1
+            self.emit("}")
             offset_expr = f"select(0i, {offset_expr}, {ok})"
         offset = self.let(stmt, offset_expr)
         self.names[stmt] = f"{decl.name}[{decl.base} + {offset}]" if decl.base else f"{decl.name}[{offset}]"
@@ -731,7 +735,16 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
     def visit_AssertFail(self, stmt: ir.AssertFail) -> None:
         """debug=True only: recorded like a failed bounds check; the runtime raises it at the next sync."""
         self.bounds_sites.append((self.kernel.name, stmt))
-        self.emit(f"atomicMax(&{PRINT_NAME}[{BOUNDS_WORD}], {len(self.bounds_sites)}u);")
+        self._record_first_failure()
+
+    def _record_first_failure(self) -> None:
+        """Store the newest bounds site's number in the print header's bounds word unless a failure is
+        already there: the runtime raises the first failing access (of the earliest launch since the last
+        sync), as Taichi stops at the first, not whichever site happened to be compiled last. A loop, as
+        compare-exchange-weak may fail spuriously."""
+        word = f"&{PRINT_NAME}[{BOUNDS_WORD}]"
+        self.emit(f"loop {{ let first = atomicCompareExchangeWeak({word}, 0u, {len(self.bounds_sites)}u); "
+                  "if (first.exchanged || first.old_value != 0u) { break; } }")
 
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
         decl = self.decls[self.slot_key(stmt.ptr.container)]
