@@ -552,3 +552,58 @@ def test_fill_of_a_sparse_field_runs_on_the_device_and_touches_active_elements_o
     v.fill(np.array([1.0, 2.0], np.float32))     # one value per component: the host path
     np.testing.assert_array_equal(v.to_numpy()[4:6], [[1, 2], [1, 2]])
     np.testing.assert_array_equal(v.to_numpy()[:4], np.zeros((4, 2)))
+
+
+def _flag_stores(kernel):
+    from wgkern.ir import nodes as ir
+    from wgkern.ir.visitor import walk
+    return sum(1 for task in kernel.last_compiled.offloaded.tasks for stmt in walk(task.body)
+               if isinstance(stmt, (ir.GlobalStore, ir.AtomicOp)) and stmt.ptr.container.name.endswith(".active"))
+
+
+def test_writes_into_the_cell_a_struct_for_visits_store_no_flag_unless_the_body_deactivates(arch):
+    # the guard found the cell active and nothing clears a flag while the loop runs, so r[i, j] = ... and
+    # z[i, j] += ... (same cell) need no flag store; a write elsewhere, or a body that deactivates, keeps it
+    r = wk.field(wk.f32)
+    z = wk.field(wk.f32)
+    other = wk.field(wk.f32)
+    cells = wk.root.pointer(wk.ij, 4)
+    cells.dense(wk.ij, 2).place(r, z)
+    wk.root.pointer(wk.ij, 8).place(other)
+    bits = wk.field(wk.i32)
+    mask = wk.root.bitmasked(wk.i, 8)
+    mask.place(bits)
+
+    @wk.kernel
+    def same_cells():
+        for i, j in r:
+            r[i, j] = r[i, j] * 2.0
+            z[i, j] += 1.0
+
+    @wk.kernel
+    def elsewhere():
+        for i, j in r:
+            other[j, i] = r[i, j]
+
+    @wk.kernel
+    def deactivate_then_write():
+        for i in bits:
+            wk.deactivate(mask, i)
+            bits[i] = 5
+
+    r[3, 4] = 1.5
+    bits[2] = 1
+    bits[6] = 1
+    same_cells()
+    elsewhere()
+    deactivate_then_write()
+    assert _flag_stores(same_cells) == 0 and _flag_stores(elsewhere) == 1
+    assert _flag_stores(deactivate_then_write) == 2           # the deactivation's 0 and the write's 1
+    expected = np.zeros((8, 8), np.float32)
+    expected[3, 4] = 3.0
+    np.testing.assert_array_equal(r.to_numpy(), expected)
+    np.testing.assert_array_equal(z.to_numpy()[2:4, 4:6], np.ones((2, 2)))
+    assert float(z.to_numpy().sum()) == 4.0
+    assert other[4, 3] == 3.0 and float(other.to_numpy().sum()) == 3.0
+    np.testing.assert_array_equal(bits.to_numpy(), [0, 0, 5, 0, 0, 0, 5, 0])
+    assert [wk.is_active(mask, [k]) for k in range(8)] == [0, 0, 1, 0, 0, 0, 1, 0]

@@ -283,7 +283,11 @@ class LoopMixin:
             with self.b.at(branch.then_block), self.frame.scope.block():
                 self.bind_loop_variables(names, bound)    # bound in the body's own block (rebindable there)
                 self.visit_body(node.body)
-        self.emit_range_for(0, total, serialize, body, node)
+        if guard is None:
+            self.emit_range_for(0, total, serialize, body, node)
+            return
+        with self.struct_for_scope():
+            self.emit_range_for(0, total, serialize, body, node)
 
     # ---- wk.static ---------------------------------------------------------------------------------------
     def static_loop(self, node: ast.For, iterable: Any) -> bool:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import ast
 import itertools
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -56,6 +57,22 @@ class DynamicMethod:
     name: str
 
 
+@dataclass
+class ActiveCells:
+    """What a struct-for over sparse nodes knows inside its body: the cells its guard found active (keys of
+    `cell_key`), and the flag stores of writes to those cells (each a store of 1 over a 1, dropped when the
+    body turns out not to deactivate anything: nothing else clears a flag while the loop runs)."""
+    keys: set[tuple[SNode, tuple[tuple[ir.Stmt, int], ...]]]
+    redundant: list[tuple[ir.Block, ir.GlobalStore]]
+    deactivations: int
+
+
+def cell_key(node: SNode, level: SNode, indices: list[ir.Stmt]) -> tuple[SNode, tuple[tuple[ir.Stmt, int], ...]]:
+    """Names the cell of `level` holding element `indices` of `node` by the index statements (identity) and
+    divisors that compute it, so accesses through the same index values (r[i, j] and z[i, j]) match."""
+    return level, tuple((indices[position], divisor) for position, divisor in node.coordinate_map(level))
+
+
 class SparseMixin:
     # ---- index arithmetic ------------------------------------------------------------------------------
     def scaled_down(self, index: ir.Stmt, divisor: int) -> ir.Stmt:
@@ -90,8 +107,40 @@ class SparseMixin:
                 grown = self.binary_values(BinaryOpKind.ADD, self.dynamic_position(node, level, indices), 1)
                 self.b.atomic(AtomicOpKind.MAX, self.activity_ptr(level, parent), grown)
             else:
-                self.b.global_store(self.activity_ptr(level, self.cell_of(node, level, indices)),
-                                    self.b.const(1, T.i32))
+                store = self.b.global_store(self.activity_ptr(level, self.cell_of(node, level, indices)),
+                                            self.b.const(1, T.i32))
+                known = self.known_active_cells()
+                if known is not None and cell_key(node, level, indices) in known.keys:
+                    known.redundant.append((self.b.block, store))
+
+    # ---- what a struct-for's guard established -------------------------------------------------------------
+    def known_active_cells(self) -> ActiveCells | None:
+        scopes = self.ctx.active_cells
+        return scopes[-1] if scopes else None
+
+    @contextmanager
+    def struct_for_scope(self) -> Iterator[None]:
+        """Around the loop of a struct-for over sparse nodes: its guards record the cells they test
+        (`active_condition`), and writes into those cells inside the body skip their flag store, unless the
+        body deactivates (then a write may have to re-activate its cell)."""
+        scopes = self.ctx.active_cells
+        outer = scopes[-1] if scopes else None
+        scope = ActiveCells(set(outer.keys) if outer else set(), [], self.ctx.deactivations)
+        scopes.append(scope)
+        try:
+            yield
+        finally:
+            scopes.pop()
+        if self.ctx.deactivations != scope.deactivations:
+            return
+        for block, store in scope.redundant:
+            block.stmts.remove(store)
+
+    def note_active(self, node: SNode, levels: list[SNode], indices: list[ir.Stmt]) -> None:
+        """The guard being built tests these levels' cells at `indices` (in `node`'s coordinates)."""
+        known = self.known_active_cells()
+        if known is not None:
+            known.keys.update(cell_key(node, level, indices) for level in levels if level.kind != "dynamic")
 
     # ---- struct-for ------------------------------------------------------------------------------------
     def sparse_guard(self, iterable: Any) -> Callable[[list[ir.Stmt]], ir.Stmt] | None:
@@ -155,7 +204,8 @@ class SparseMixin:
                 self.bind_loop_variables(names, [VectorValue(indices, len(indices))] if grouped else indices)
                 self.visit_body(loop.body)
             self.emit_range_for(0, length, True, element_body, loop)
-        self.emit_range_for(0, cells, serialize, cell_body, loop)
+        with self.struct_for_scope():
+            self.emit_range_for(0, cells, serialize, cell_body, loop)
         return True
 
     def blocked_struct_for(self, loop: ast.For, iterable: Any, dims: list[tuple[Any, Any]], grouped: bool) -> bool:
@@ -201,6 +251,7 @@ class SparseMixin:
                                                   self.binary_values(BinaryOpKind.ADD, v, int(begin))), T.i32)
                        for v, (begin, _) in zip(raw, dims)]
             bound = [VectorValue(indices, len(indices))] if grouped else indices
+            self.note_active(node, outer_levels, raw)         # the element lies in the cell tested above
             if not inner_levels:
                 self.bind_loop_variables(names, bound)
                 self.visit_body(loop.body)
@@ -209,7 +260,8 @@ class SparseMixin:
             with self.b.at(branch.then_block), self.frame.scope.block():
                 self.bind_loop_variables(names, bound)
                 self.visit_body(loop.body)
-        self.emit_range_for(0, int(np.prod(block.shape)), False, cell_body, loop)
+        with self.struct_for_scope():
+            self.emit_range_for(0, int(np.prod(block.shape)), False, cell_body, loop)
         return True
 
     def cell_extents(self, node: SNode, level: SNode) -> list[int] | None:
@@ -233,6 +285,7 @@ class SparseMixin:
         return out
 
     def active_condition(self, node: SNode, levels: list[SNode], indices: list[ir.Stmt]) -> ir.Stmt:
+        self.note_active(node, levels, indices)
         condition: ir.Stmt | None = None
         for level in levels:
             if level.kind == "dynamic":
@@ -381,6 +434,7 @@ class SparseMixin:
             raise CompileError(f"wk.deactivate() takes a pointer, bitmasked or dynamic node, not {node!r}")
         anchor = node._parent if node.kind == "dynamic" else node
         self.check_index_count(anchor, indices, "wk.deactivate()")
+        self.ctx.deactivations += 1
         self.b.global_store(self.activity_ptr(node, indices), self.b.const(0, T.i32))
         for container in sparse.containers_below(node):
             self.zero_block(anchor, indices, container)
