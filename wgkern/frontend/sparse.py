@@ -122,7 +122,7 @@ class SparseMixin:
     def struct_for_scope(self) -> Iterator[None]:
         """Around the loop of a struct-for over sparse nodes: its guards record the cells they test
         (`active_condition`), and writes into those cells inside the body skip their flag store, unless the
-        body deactivates (then a write may have to re-activate its cell)."""
+        body of the outermost such loop deactivates (then a write may have to re-activate its cell)."""
         scopes = self.ctx.active_cells
         outer = scopes[-1] if scopes else None
         scope = ActiveCells(set(outer.keys) if outer else set(), [], self.ctx.deactivations)
@@ -131,10 +131,11 @@ class SparseMixin:
             yield
         finally:
             scopes.pop()
-        if self.ctx.deactivations != scope.deactivations:
-            return
-        for block, store in scope.redundant:
-            block.stmts.remove(store)
+        if outer is not None:          # the outermost loop decides: its body spans this one's
+            outer.redundant.extend(scope.redundant)
+        elif self.ctx.deactivations == scope.deactivations:
+            for block, store in scope.redundant:
+                block.stmts.remove(store)
 
     def note_active(self, node: SNode, levels: list[SNode], indices: list[ir.Stmt]) -> None:
         """The guard being built tests these levels' cells at `indices` (in `node`'s coordinates)."""
