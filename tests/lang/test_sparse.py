@@ -607,3 +607,26 @@ def test_writes_into_the_cell_a_struct_for_visits_store_no_flag_unless_the_body_
     assert other[4, 3] == 3.0 and float(other.to_numpy().sum()) == 3.0
     np.testing.assert_array_equal(bits.to_numpy(), [0, 0, 5, 0, 0, 0, 5, 0])
     assert [wk.is_active(mask, [k]) for k in range(8)] == [0, 0, 1, 0, 0, 0, 1, 0]
+
+
+def test_host_writes_find_the_active_elements_of_every_level_and_axis(arch):
+    # from_numpy writes active elements only: an element is active when its cell is at every sparse level,
+    # including levels over a subset of the axes (pointer over i, dense over j) and bitmasks further down
+    x = wk.field(wk.i32)
+    outer = wk.root.pointer(wk.ij, (2, 3))
+    inner = outer.bitmasked(wk.ij, (2, 2))
+    inner.place(x)
+    y = wk.field(wk.i32)
+    rows = wk.root.pointer(wk.i, 3)
+    rows.dense(wk.j, 4).place(y)
+    wk.activate(outer, [1, 2])
+    for cell in ([2, 4], [3, 5], [0, 0]):
+        wk.activate(inner, cell)            # activating [0, 0] activates its pointer cell too, as in Taichi
+    wk.deactivate(outer, [0, 0])            # and this clears it again, with the bitmask below
+    wk.activate(rows, [1])
+    x.from_numpy(np.arange(24, dtype=np.int32).reshape(4, 6) + 1)
+    y.from_numpy(np.ones((3, 4), np.int32))
+    expected = np.zeros((4, 6), np.int32)
+    expected[2, 4], expected[3, 5] = 2 * 6 + 4 + 1, 3 * 6 + 5 + 1
+    np.testing.assert_array_equal(x.to_numpy(), expected)
+    np.testing.assert_array_equal(y.to_numpy(), [[0] * 4, [1] * 4, [0] * 4])
