@@ -210,24 +210,6 @@ def test_int_semantics_edge_cases(backend) -> None:
     assert run(backend, backend.compile(kernel), [a, b, np.zeros_like(a)])[2][-1] == 6
 
 
-@pytest.mark.parametrize("dtype", [T.i8, T.i16, T.i32, T.i64], ids=str)
-def test_floor_division_by_a_power_of_two_is_a_shift(backend, dtype: T.DataType) -> None:
-    """x // 2^k and x % 2^k with a constant divisor: Python's floor semantics are exactly an arithmetic shift and
-    the low k bits, for negative x too; the generated code divides nowhere (so loops over blocked or
-    power-of-two shaped indices vectorise)."""
-    a, _ = int_inputs(dtype, B.ADD)
-    for divisor in (2, 4, 64):
-        for op in (B.FLOORDIV, B.MOD):
-            kernel = elementwise([dtype], dtype, lambda bld, x: bld.binary(op, x, bld.const(divisor, dtype)))
-            compiled = backend.compile(kernel)
-            assert "sdiv" not in compiled.source() and "srem" not in compiled.source()
-            got = run(backend, compiled, [np.array(a, dtype.np_dtype), np.zeros(len(a), dtype.np_dtype)])[1]
-            expected = np.array([INT_BINARY_REF[op](x, divisor, dtype) for x in a], dtype.np_dtype)
-            np.testing.assert_array_equal(got, expected)
-    kernel = elementwise([dtype], dtype, lambda bld, x: bld.binary(B.FLOORDIV, x, bld.const(6, dtype)))
-    assert "sdiv" in backend.compile(kernel).source()                 # any other divisor: the general path
-
-
 # ---- bool --------------------------------------------------------------------------------------------------
 
 BOOL_REF = {

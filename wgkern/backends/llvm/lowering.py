@@ -15,14 +15,6 @@ from .types import float_literal, llvm_type
 if TYPE_CHECKING:
     from .codegen import ModuleEmitter
 
-def power_of_two_exponent(operand: str) -> int | None:
-    """k where an LLVM operand is the integer literal 2^k (k >= 1), else None (a register, any other value)."""
-    if not operand.isdigit():
-        return None
-    value = int(operand)
-    return value.bit_length() - 1 if value > 1 and value & (value - 1) == 0 else None
-
-
 # Conversion method per (source kind, destination kind); kinds as in ops.py.
 _CASTS = {
     ("f", "f"): "float_to_float", ("f", "i"): "float_to_int", ("f", "u"): "float_to_int", ("f", "b"): "to_bool",
@@ -145,9 +137,6 @@ class Lowerings:
 
     def lower_floordiv_signed(self, dtype: DataType, a: str, b: str) -> str:
         ty = llvm_type(dtype)
-        shift = power_of_two_exponent(b)
-        if shift is not None:           # floor(a / 2^k) is the arithmetic shift, for negative a too
-            return self.op(f"ashr {ty} {a}, {shift}")
         quotient, _, adjust, _, is_zero, is_minus_one = self.signed_division(dtype, a, b)
         step = self.op(f"zext i1 {adjust} to {ty}")
         floored = self.op(f"sub {ty} {quotient}, {step}")
@@ -157,9 +146,6 @@ class Lowerings:
 
     def lower_mod_signed(self, dtype: DataType, a: str, b: str) -> str:
         ty = llvm_type(dtype)
-        shift = power_of_two_exponent(b)
-        if shift is not None:           # a mod 2^k with the divisor's (positive) sign is the low k bits
-            return self.op(f"and {ty} {a}, {(1 << shift) - 1}")
         _, remainder, adjust, safe, is_zero, is_minus_one = self.signed_division(dtype, a, b)
         shift = self.op(f"select i1 {adjust}, {ty} {safe}, {ty} 0")
         result = self.op(f"add {ty} {remainder}, {shift}")
