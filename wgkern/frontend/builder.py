@@ -211,6 +211,8 @@ class BuildContext:
         self.block_dim_next_loop = 0       # wk.loop_config(block_dim=N) / wk.block_dim(N) before a loop
         self.shared_arrays = 0             # wk.simt.block.SharedArray slots made so far (their names)
         self.return_slots: tuple[ir.ContainerSlot, ...] = ()
+        self.active_cells: list[Any] = []  # frontend/sparse.py's ActiveCells of the struct-fors being built
+        self.deactivations = 0             # wk.deactivate calls compiled so far (frontend/sparse.py)
 
     def source_of(self, fn: Callable[..., Any]) -> FunctionSource:
         if fn not in self.sources:

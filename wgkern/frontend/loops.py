@@ -98,12 +98,16 @@ class LoopMixin:
                     guard = self.sparse_guard(iterable)
                     if guard is not None and self.dynamic_struct_for(node, iterable, dims, serialize, True):
                         return None
+                    if guard is not None and not serialize and self.blocked_struct_for(node, iterable, dims, True):
+                        return None
                 return self.product_loop(node, dims, serialize, grouped=True, guard=guard)
         iterable = self.visit(iter_node)
         dims = self.container_dims(iterable)
         if dims is not None:
             guard = self.sparse_guard(iterable)
             if guard is not None and self.dynamic_struct_for(node, iterable, dims, serialize, False):
+                return None
+            if guard is not None and not serialize and self.blocked_struct_for(node, iterable, dims, False):
                 return None
             return self.product_loop(node, dims, serialize, guard=guard)
         if isinstance(iterable, (range, tuple, list)) and not is_runtime(iterable):
@@ -160,21 +164,31 @@ class LoopMixin:
         for name, value in zip(names, values):
             self.frame.scope.define(name, Fixed(value, "loop variable"))
 
+    def runs_parallel(self, node: ast.For, serialize: bool) -> bool:
+        """Whether a loop emitted here (by emit_range_for) runs in parallel."""
+        if self.b.block is not self.root_block or serialize:
+            return False
+        if self.frame.constant_branch_depth:
+            return False              # under an `if` on a Python constant (visit_If): serial, as in Taichi
+        # a func's loop inlined at the kernel's top level would run in parallel, where break/return cannot
+        # work: it runs serially instead
+        return self.frame.is_kernel or not leaves_early(node)
+
     def emit_range_for(self, begin: Any, end: Any, serialize: bool, body: Callable[[ir.Stmt], None],
                        node: ast.For) -> None:
-        parallel = self.b.block is self.root_block and not serialize
-        if parallel and self.frame.constant_branch_depth:
-            parallel = False          # under an `if` on a Python constant (visit_If): serial, as in Taichi
-            serialize = True
-        if parallel and not self.frame.is_kernel and leaves_early(node):
-            # a func's loop inlined at the kernel's top level would run in parallel, where break/return
-            # cannot work: it runs serially instead
-            parallel = False
-            serialize = True
+        parallel = self.runs_parallel(node, serialize)
+        serialize = serialize or (self.b.block is self.root_block and not parallel)
         loop = self.b.range_for(self.as_loop_bound(begin), self.as_loop_bound(end), serialize=serialize)
         if parallel:        # the threads per block loop_config(block_dim=N) asked for (the first loop it reaches)
             loop.block_dim, self.loop_block_dim = getattr(self, "loop_block_dim", 0), 0
         with self.b.at(loop.body), self.frame.scope.block(), self.in_loop("parallel" if parallel else "ir"):
+            body(self.b.loop_index(loop))
+
+    def emit_serial_for(self, count: int, body: Callable[[ir.Stmt], None], node: ast.For) -> None:
+        """A serial loop over 0..count inside a parallel loop that carries the user's loop body (a blocked
+        struct-for's elements): `break` there is still refused, as in the parallel loop itself."""
+        loop = self.b.range_for(self.b.const(0, T.i32), self.b.const(count, T.i32), serialize=True)
+        with self.b.at(loop.body), self.frame.scope.block(), self.in_loop("parallel"):
             body(self.b.loop_index(loop))
 
     def as_loop_bound(self, value: Any) -> ir.Stmt:
@@ -269,7 +283,11 @@ class LoopMixin:
             with self.b.at(branch.then_block), self.frame.scope.block():
                 self.bind_loop_variables(names, bound)    # bound in the body's own block (rebindable there)
                 self.visit_body(node.body)
-        self.emit_range_for(0, total, serialize, body, node)
+        if guard is None:
+            self.emit_range_for(0, total, serialize, body, node)
+            return
+        with self.struct_for_scope():
+            self.emit_range_for(0, total, serialize, body, node)
 
     # ---- wk.static ---------------------------------------------------------------------------------------
     def static_loop(self, node: ast.For, iterable: Any) -> bool:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import ast
 import itertools
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -24,6 +25,8 @@ from wgkern.lang import sparse
 from wgkern.lang import types as T
 from wgkern.lang.snode import SPARSE_KINDS, SNode
 from wgkern.lang.structs import StructField
+
+BLOCKED_MAX_ELEMENTS = 4096     # the most elements one thread of a blocked struct-for runs serially
 
 SPARSE_INTRINSICS = frozenset({sparse.activate, sparse.deactivate, sparse.is_active, sparse.append,
                                sparse.length, sparse.rescale_index})
@@ -52,6 +55,22 @@ class DynamicMethod:
     """`x[i].append` / `.length` / `.deactivate`, waiting for its call."""
     target: DynamicList
     name: str
+
+
+@dataclass
+class ActiveCells:
+    """What a struct-for over sparse nodes knows inside its body: the cells its guard found active (keys of
+    `cell_key`), and the flag stores of writes to those cells (each a store of 1 over a 1, dropped when the
+    body turns out not to deactivate anything: nothing else clears a flag while the loop runs)."""
+    keys: set[tuple[SNode, tuple[tuple[ir.Stmt, int], ...]]]
+    redundant: list[tuple[ir.Block, ir.GlobalStore]]
+    deactivations: int
+
+
+def cell_key(node: SNode, level: SNode, indices: list[ir.Stmt]) -> tuple[SNode, tuple[tuple[ir.Stmt, int], ...]]:
+    """Names the cell of `level` holding element `indices` of `node` by the index statements (identity) and
+    divisors that compute it, so accesses through the same index values (r[i, j] and z[i, j]) match."""
+    return level, tuple((indices[position], divisor) for position, divisor in node.coordinate_map(level))
 
 
 class SparseMixin:
@@ -88,8 +107,41 @@ class SparseMixin:
                 grown = self.binary_values(BinaryOpKind.ADD, self.dynamic_position(node, level, indices), 1)
                 self.b.atomic(AtomicOpKind.MAX, self.activity_ptr(level, parent), grown)
             else:
-                self.b.global_store(self.activity_ptr(level, self.cell_of(node, level, indices)),
-                                    self.b.const(1, T.i32))
+                store = self.b.global_store(self.activity_ptr(level, self.cell_of(node, level, indices)),
+                                            self.b.const(1, T.i32))
+                known = self.known_active_cells()
+                if known is not None and cell_key(node, level, indices) in known.keys:
+                    known.redundant.append((self.b.block, store))
+
+    # ---- what a struct-for's guard established -------------------------------------------------------------
+    def known_active_cells(self) -> ActiveCells | None:
+        scopes = self.ctx.active_cells
+        return scopes[-1] if scopes else None
+
+    @contextmanager
+    def struct_for_scope(self) -> Iterator[None]:
+        """Around the loop of a struct-for over sparse nodes: its guards record the cells they test
+        (`active_condition`), and writes into those cells inside the body skip their flag store, unless the
+        body of the outermost such loop deactivates (then a write may have to re-activate its cell)."""
+        scopes = self.ctx.active_cells
+        outer = scopes[-1] if scopes else None
+        scope = ActiveCells(set(outer.keys) if outer else set(), [], self.ctx.deactivations)
+        scopes.append(scope)
+        try:
+            yield
+        finally:
+            scopes.pop()
+        if outer is not None:          # the outermost loop decides: its body spans this one's
+            outer.redundant.extend(scope.redundant)
+        elif self.ctx.deactivations == scope.deactivations:
+            for block, store in scope.redundant:
+                block.stmts.remove(store)
+
+    def note_active(self, node: SNode, levels: list[SNode], indices: list[ir.Stmt]) -> None:
+        """The guard being built tests these levels' cells at `indices` (in `node`'s coordinates)."""
+        known = self.known_active_cells()
+        if known is not None:
+            known.keys.update(cell_key(node, level, indices) for level in levels if level.kind != "dynamic")
 
     # ---- struct-for ------------------------------------------------------------------------------------
     def sparse_guard(self, iterable: Any) -> Callable[[list[ir.Stmt]], ir.Stmt] | None:
@@ -153,10 +205,88 @@ class SparseMixin:
                 self.bind_loop_variables(names, [VectorValue(indices, len(indices))] if grouped else indices)
                 self.visit_body(loop.body)
             self.emit_range_for(0, length, True, element_body, loop)
-        self.emit_range_for(0, cells, serialize, cell_body, loop)
+        with self.struct_for_scope():
+            self.emit_range_for(0, cells, serialize, cell_body, loop)
         return True
 
+    def blocked_struct_for(self, loop: ast.For, iterable: Any, dims: list[tuple[Any, Any]], grouped: bool) -> bool:
+        """A parallel struct-for over a field (or node) below pointer/bitmasked nodes, as Taichi runs it: one
+        parallel loop over the cells of the deepest sparse node whose cells hold several elements (`block`),
+        testing the flags once per cell, each active cell running serially over the elements inside it (testing
+        the flags of any sparse nodes further down per element). So the inactive part of a grid costs one flag
+        load per cell, not per element. False, emitting nothing, where the flat guarded loop stays: no such
+        node, a dynamic node on the path, cells of more than BLOCKED_MAX_ELEMENTS elements (a long serial loop
+        per thread), or a loop that does not run in parallel (`break` must keep leaving the whole loop)."""
+        node = iterable if isinstance(iterable, SNode) else getattr(iterable, "_place_node", None)
+        if node is None or not self.runs_parallel(loop, False):
+            return False
+        levels = [level for level in node.path() if level.kind in SPARSE_KINDS]
+        if any(level.kind == "dynamic" for level in levels) or len(dims) != len(node.shape):
+            return False
+        if any(is_runtime(bound) for dim in dims for bound in dim) or \
+                [int(end) - int(begin) for begin, end in dims] != list(node.shape):
+            return False
+        blocks = [(level, self.cell_extents(node, level)) for level in levels]
+        blocks = [(level, extents) for level, extents in blocks if extents is not None and int(np.prod(extents)) > 1]
+        if not blocks or int(np.prod(blocks[-1][1])) > BLOCKED_MAX_ELEMENTS:
+            return False
+        block, inner = blocks[-1]
+        outer_levels = [level for level in levels if level in block.path()]
+        inner_levels = [level for level in levels if level not in outer_levels]
+        names = self.loop_target_names(loop.target, 1 if grouped else len(dims))
+        mapping = {position: k for k, (position, _) in enumerate(node.coordinate_map(block))}
+
+        def cell_body(index: ir.Stmt) -> None:
+            cell = self.unflatten(index, list(block.shape))
+            active = self.b.if_(self.active_condition(block, outer_levels, cell))
+            with self.b.at(active.then_block):
+                self.emit_serial_for(int(np.prod(inner)), lambda sub: element_body(cell, sub), loop)
+
+        def element_body(cell: list[ir.Stmt], sub: ir.Stmt) -> None:
+            within = self.unflatten(sub, inner)
+            raw = [within[p] if p not in mapping else
+                   self.binary_values(BinaryOpKind.ADD, self.binary_values(BinaryOpKind.MUL, cell[mapping[p]],
+                                                                           inner[p]), within[p])
+                   for p in range(len(dims))]
+            indices = [self.b.cast(self.as_scalar(v if not int(begin) else
+                                                  self.binary_values(BinaryOpKind.ADD, v, int(begin))), T.i32)
+                       for v, (begin, _) in zip(raw, dims)]
+            bound = [VectorValue(indices, len(indices))] if grouped else indices
+            self.note_active(node, outer_levels, raw)         # the element lies in the cell tested above
+            if not inner_levels:
+                self.bind_loop_variables(names, bound)
+                self.visit_body(loop.body)
+                return
+            branch = self.b.if_(self.active_condition(node, inner_levels, raw))
+            with self.b.at(branch.then_block), self.frame.scope.block():
+                self.bind_loop_variables(names, bound)
+                self.visit_body(loop.body)
+        with self.struct_for_scope():
+            self.emit_range_for(0, int(np.prod(block.shape)), False, cell_body, loop)
+        return True
+
+    def cell_extents(self, node: SNode, level: SNode) -> list[int] | None:
+        """Per axis of `node`, how many of its cells lie along that axis inside one cell of `level` (None where
+        the extents do not divide)."""
+        extents = list(node.shape)
+        for k, (position, divisor) in enumerate(node.coordinate_map(level)):
+            if divisor * level.shape[k] != node.shape[position]:
+                return None
+            extents[position] = divisor
+        return extents
+
+    def unflatten(self, index: ir.Stmt, extents: list[int]) -> list[ir.Stmt]:
+        """A row-major flat index over `extents` as one index per axis."""
+        out: list[Any] = [index] * len(extents)
+        remaining: Any = index
+        for k in range(len(extents) - 1, -1, -1):
+            out[k] = remaining if k == 0 else self.binary_values(BinaryOpKind.MOD, remaining, extents[k])
+            if k:
+                remaining = self.binary_values(BinaryOpKind.FLOORDIV, remaining, extents[k])
+        return out
+
     def active_condition(self, node: SNode, levels: list[SNode], indices: list[ir.Stmt]) -> ir.Stmt:
+        self.note_active(node, levels, indices)
         condition: ir.Stmt | None = None
         for level in levels:
             if level.kind == "dynamic":
@@ -305,6 +435,7 @@ class SparseMixin:
             raise CompileError(f"wk.deactivate() takes a pointer, bitmasked or dynamic node, not {node!r}")
         anchor = node._parent if node.kind == "dynamic" else node
         self.check_index_count(anchor, indices, "wk.deactivate()")
+        self.ctx.deactivations += 1
         self.b.global_store(self.activity_ptr(node, indices), self.b.const(0, T.i32))
         for container in sparse.containers_below(node):
             self.zero_block(anchor, indices, container)

@@ -561,9 +561,12 @@ class Field(Container):
     def fill(self, value: Any) -> None:
         """Set every element to `value`; under sparse nodes only the active elements, as in Taichi."""
         from wgkern.lang import sparse
-        active = sparse.active_elements(self)
-        if active is None:
+        if not sparse.sparse_levels(self):
             return self._fill_raw(value)
+        from wgkern.lang.sparse_fill import fill_active
+        if fill_active(self, value):
+            return None
+        active = sparse.active_elements(self)
         self._write_active(active, np.broadcast_to(np.asarray(value), self.element_shape or ()))
 
     def from_numpy(self, array: Any) -> None:

@@ -80,23 +80,32 @@ def activate_for_host_write(container: Any, index: tuple[int, ...]) -> None:
 
 
 def active_elements(container: Any) -> np.ndarray | None:
-    """A bool array over the field's shape: which elements are active (None for a dense field)."""
+    """A bool array over the field's shape: which elements are active (None for a dense field). Each level's
+    cell of an element is gathered through one index array per axis, shaped to broadcast (an open grid), so
+    no index array of the field's full size is made."""
     levels = sparse_levels(container)
     if not levels:
         return None
     node = place_node(container)
-    grid = np.indices(node.shape, dtype=np.int64) if node.shape else np.zeros((0,), np.int64)
-    active = np.ones(node.shape, dtype=bool)
+    shape = node.shape
+
+    def along(position: int) -> np.ndarray:
+        """The element index along one axis, broadcastable over the field's shape."""
+        extents = [1] * len(shape)
+        extents[position] = shape[position]
+        return np.arange(shape[position], dtype=np.int64).reshape(extents)
+
+    active = np.ones(shape, dtype=bool)
     for level in levels:
         flags = level.activity.to_numpy()
         if level.kind == "dynamic":
-            parent = [grid[p] // d for p, d in node.coordinate_map(level._parent)]
+            parent = [along(p) // d for p, d in node.coordinate_map(level._parent)]
             position = node.axis_order.index(level.dynamic_axis)
             divisor = node.extents()[level.dynamic_axis] // level.capacity
             lengths = flags[tuple(parent)] if parent else flags
-            active &= grid[position] // divisor < lengths
+            active &= along(position) // divisor < lengths
         else:
-            cells = [grid[p] // d for p, d in node.coordinate_map(level)]
+            cells = [along(p) // d for p, d in node.coordinate_map(level)]
             active &= flags[tuple(cells)] != 0
     return active
 

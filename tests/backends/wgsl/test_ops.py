@@ -171,6 +171,36 @@ def test_binary_ops(backend, dtype: T.DataType) -> None:
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize("dtype", [T.i8, T.i16, T.i32, T.i64], ids=lambda d: d.name)
+def test_floor_division_by_a_power_of_two_is_a_shift(backend, dtype: T.DataType) -> None:
+    """x // 2^k and x % 2^k by a constant are `>>` and `&` (Python's floor semantics exactly, negatives too) for
+    integers of at most 32 bits; other divisors and 64-bit integers keep the helpers."""
+    values = edge_values(dtype)
+    divisors = [2, 8, 64, 6]
+    a = slot("a", dtype, (values.size,))
+    out = slot("out", dtype, (2 * len(divisors), values.size))
+
+    def body(b, i):
+        x = _load(b, a, i)
+        for row, (op, divisor) in enumerate((op, d) for d in divisors for op in (BinaryOpKind.FLOORDIV,
+                                                                               BinaryOpKind.MOD)):
+            value = b.insert(ir.BinaryOp(op=op, lhs=x, rhs=b.const(divisor, dtype), dtype=dtype))
+            b.global_store(b.global_ptr(out, [b.const(row, T.i32), i]), value)
+
+    task = range_task("pow2", lambda b: b.const(0, T.i32), lambda b: b.const(values.size, T.i32), body)
+    kernel_ir = kernel(f"pow2_{dtype.name}", [a, out], [task])
+    arrays = [values, np.zeros((2 * len(divisors), values.size), dtype.np_dtype)]
+    want = interpret(kernel_ir, arrays)
+    got = run(backend, kernel_ir, arrays)
+    np.testing.assert_array_equal(got[1], want[1])
+    source = backend.compile(kernel_ir).source()
+    body = source[source.index("fn main"):]
+    helper_calls = body.count("wk_floordiv_") + body.count("wk_mod_")
+    if dtype.bits <= 32:
+        assert ">> 3u" in body and "& 63" in body
+    assert helper_calls == (2 if dtype.bits <= 32 else 8)     # only the divisor 6 there
+
+
 @pytest.mark.parametrize("dtype", T.ALL_SCALARS, ids=lambda d: d.name)
 def test_unary_ops(backend, dtype: T.DataType) -> None:
     x = edge_values(dtype)

@@ -75,6 +75,18 @@ def helper_templates(filename: str) -> dict[str, string.Template]:
     return sections
 
 
+def _power_of_two_divisor(stmt: ir.BinaryOp) -> int | None:
+    """k for `a // 2^k` or `a % 2^k` (k >= 1) on a signed integer of at most 32 bits (stored as i32 here), whose
+    Python semantics are exactly `a >> k` and `a & (2^k - 1)`; None for anything else."""
+    if stmt.op not in (BinaryOpKind.FLOORDIV, BinaryOpKind.MOD) or not isinstance(stmt.rhs, ir.Const):
+        return None
+    dtype = stmt.lhs.dtype
+    value = stmt.rhs.value
+    if dtype.kind != "i" or dtype.bits > 32 or not isinstance(value, int) or value < 2 or value & (value - 1):
+        return None
+    return value.bit_length() - 1
+
+
 # ---- launch arguments -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
@@ -648,6 +660,11 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         if stmt.rhs.dtype != dtype and stmt.op.value not in ("shl", "shr"):
             raise InternalCompilerError(f"binary {stmt.op.value} on {dtype.name} and {stmt.rhs.dtype.name}",
                                         stmt.loc)
+        shift = _power_of_two_divisor(stmt)
+        if shift is not None:     # floor division / modulo by 2^k: the arithmetic shift / the low k bits
+            a = self.value(stmt.lhs)
+            self.let(stmt, f"({a} >> {shift}u)" if stmt.op is BinaryOpKind.FLOORDIV else f"({a} & {(1 << shift) - 1})")
+            return
         self.let(stmt, self._spell(spelling, f"binary {stmt.op.value}", dtype, stmt.dtype, stmt.loc,
                                    a=self.value(stmt.lhs), b=rhs))
 
