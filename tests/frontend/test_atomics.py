@@ -529,6 +529,34 @@ def test_f16_fields_take_augmented_assignment_and_atomics_on_every_arch(arch) ->
     np.testing.assert_array_equal(x.grad.to_numpy(), np.full(5, 4.0, np.float16))
 
 
+def test_f16_min_and_max_fold_values_rounded_to_half(arch) -> None:
+    """atomic_min/max of f16 values converted from a loop index, into one element (a chunk-local reduction on
+    the CPU) and into a kernel-local serial minimum (Quadrants' test_atomic_float_ops): LLVM's loop vectorizer
+    aborted the process on such a loop while the f16 min/max was the f32 intrinsic between conversions."""
+    low = wk.field(wk.f16, shape=())
+    high = wk.field(wk.f16, shape=())
+    smallest = wk.field(wk.f16, shape=())
+    low[None] = 100.0
+    high[None] = -100.0
+
+    @wk.kernel
+    def fold():
+        for i in range(128):
+            wk.atomic_min(low[None], wk.cast(i * 0.5 - 7.0, wk.f16))
+            wk.atomic_max(high[None], wk.cast(i * 0.25, wk.f16))
+        m = wk.f16(100.0)
+        wk.loop_config(serialize=True)
+        for i in range(64):
+            m = wk.min(m, wk.cast(i * 0.5 + 2.0, wk.f16))
+        smallest[None] = m
+
+    try:
+        fold()
+    except wk.CompileError as exc:        # a GPU adapter without shader-f16
+        _skip_without_device_support(exc)
+    assert (low[None], high[None], smallest[None]) == (-7.0, 31.75, 2.0)
+
+
 @pytest.mark.parametrize("name", ["atomic_add", "atomic_max", "atomic_xor"])
 def test_an_atomic_called_through_another_name_reduces_a_kernel_local(arch, name) -> None:
     """Quadrants' test_reduction picks its atomic from a table (`op = ti.atomic_add; op(s, a[i])`): a kernel-scope
