@@ -8,6 +8,7 @@ from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentE
                            CompileError, DeviceLostError, KernelAssertionError, LoopLimitError, OutOfMemoryError,
                            SizingError, WkError)
 from wgkern.lang import ad
+from wgkern.lang import exception as _exception  # `ti.lang.exception.TaichiCompilationError`
 from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg()` (lang/impl.py)
 from wgkern.lang import misc as _misc  # noqa: F401 - `ti.lang.misc.loop_unique` (lang/misc.py)
 from wgkern.lang import math
@@ -69,13 +70,7 @@ clear_all_gradients = ad.clear_all_gradients
 complex_kernel = ad.grad_replaced
 complex_kernel_grad = ad.grad_for
 # Taichi's and Quadrants' exception names, so a ported `except ti.TaichiCompilationError:` catches ours
-for _prefix in ("Taichi", "Quadrants"):
-    globals().update({
-        f"{_prefix}CompilationError": CompileError, f"{_prefix}SyntaxError": CompileError,
-        f"{_prefix}TypeError": CompileError, f"{_prefix}NameError": CompileError,
-        f"{_prefix}RuntimeTypeError": ArgumentError, f"{_prefix}RuntimeError": WkError,
-        f"{_prefix}AssertionError": KernelAssertionError,
-    })
+globals().update(_exception.ALIASES)
 # Taichi's log levels, for `wk.init(log_level=...)` and `wk.set_logging_level(...)`: wgkern writes no log, so the
 # level changes nothing, but a ported program's calls run.
 TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL = "trace", "debug", "info", "warn", "error", "critical"

@@ -319,6 +319,18 @@ def test_cas_is_integer_only_like_quadrants(arch) -> None:
         float_local()
 
 
+def test_a_destination_that_is_not_writable_is_named_with_the_atomic(arch) -> None:
+    @wk.kernel
+    def into_a_list():
+        y = wk.Vector([1, 2, 3])
+        wk.atomic_min([3, 2, 1], y)
+
+    with pytest.raises(wk.CompileError, match=r"wk\.atomic_min: the destination \(first argument\) must be a "
+                       r"writable field/ndarray element or local variable, got a Python list") as caught:
+        into_a_list()
+    assert "wk.atomic_min([3, 2, 1], y)" in str(caught.value)
+
+
 def test_python_scope_raises_like_the_other_atomics() -> None:
     for call in (lambda: wk.atomic_mul(1, 2), lambda: wk.atomic_exchange(1, 2), lambda: wk.atomic_cas(1, 2, 3)):
         with pytest.raises(wk.WkError, match=r"wk\.atomic_(mul|exchange|cas) can only be used inside"):

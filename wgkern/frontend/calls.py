@@ -823,8 +823,8 @@ class CallMixin:
         if self.is_zero_d_field(target):    # older Taichi's `ti.atomic_add(total, v)` on a 0-d field: total[None]
             target = self.subscript(target, [None], getattr(target, "name", "") or "0-d field")
         if not isinstance(target, GlobalRef):
-            raise CompileError(f"the destination of an atomic must be a field/ndarray element or a local "
-                               f"variable, got {describe(target)}")
+            raise CompileError(f"wk.atomic_{op.value}: the destination (first argument) must be a writable "
+                               f"field/ndarray element or local variable, got {describe(target)}")
         return self.global_atomic(op, target, value, expected)
 
     def global_atomic(self, op: AtomicOpKind, ref: GlobalRef, value: Any, expected: Any = None) -> Any:
