@@ -258,23 +258,43 @@ class ExpressionMixin:
         result shape), or (runtime flat index, ()) for a runtime scalar pick. A position is an int, or a runtime
         flat index where a slice or a whole row sits beside a runtime index (`m[:, j]`, `m[i, 1:]`, `m[i]`)."""
         if not 1 <= len(indices) <= len(shape):
-            raise CompileError(f"a {'x'.join(map(str, shape))} value takes 1 to {len(shape)} indices, "
-                               f"got {len(indices)}")
+            what = (f"a vector of {shape[0]} elements takes 1 index" if len(shape) == 1 else
+                    f"a {shape[0]}x{shape[1]} matrix takes 1 or 2 indices (a row, or a row and a column)")
+            raise CompileError(f"{what}, got {len(indices)}")
         for i in indices:
             if not is_runtime(i) and not isinstance(i, (int, slice)):
                 raise CompileError(f"vector/matrix indices must be integers or slices, got {i!r}")
         picks_one = len(indices) == len(shape) and not any(isinstance(i, slice) for i in indices)
         if picks_one and any(is_runtime(i) for i in indices):
-            flat = self.as_index(indices[0])
+            flat = self.element_index(indices[0], shape, 0)
             if len(shape) == 2:
                 flat = arith.binary(self.b, BinaryOpKind.ADD,
                                     arith.binary(self.b, BinaryOpKind.MUL, flat, self.b.const(shape[1], T.i32)),
-                                    self.as_index(indices[1]))
+                                    self.element_index(indices[1], shape, 1))
             return flat, ()
         axes, kept = self.selection_axes(shape, indices)
         if len(shape) == 1:
             return axes[0], kept
         return [self.flat_position(r, c, shape[1]) for r in axes[0] for c in axes[1]], kept
+
+    def element_index(self, index: Any, shape: tuple[int, ...], axis: int) -> ir.Stmt:
+        """A run-time index along `axis` of a vector/matrix of `shape`. Under wk.init(debug=True) one outside
+        the axis fails the launch naming the line (without debug a read past the end gives the last element)."""
+        from wgkern.runtime.program import current
+        position = self.as_index(index)
+        program = current()
+        if program is None or not program.options.debug:
+            return position
+        n = shape[axis]
+        outside = arith.binary(self.b, BinaryOpKind.BIT_OR,
+                               arith.binary(self.b, BinaryOpKind.CMP_LT, position, self.b.const(0, T.i32)),
+                               arith.binary(self.b, BinaryOpKind.CMP_GE, position, self.b.const(n, T.i32)))
+        kind = (f"vector of {n} elements" if len(shape) == 1 else
+                f"{shape[0]}x{shape[1]} matrix ({('row', 'column')[axis]})")
+        with self.b.at(self.b.if_(outside).then_block):
+            self.b.insert(ir.AssertFail(message=f"index out of range for a {kind}: a run-time index must lie in "
+                                                f"0..{n - 1}"))
+        return position
 
     def selection_axes(self, shape: tuple[int, ...], indices: list[Any]) -> tuple[list[list[Any]], tuple[int, ...]]:
         """The positions `indices` pick along each axis of `shape` (ints, or a runtime index), and the lengths
@@ -287,7 +307,7 @@ class ExpressionMixin:
                 kept.append(len(axes[-1]))
                 continue
             if is_runtime(i):
-                axes.append([self.as_index(i)])
+                axes.append([self.element_index(i, shape, len(axes))])
                 continue
             position = i if i >= 0 else i + n
             if not 0 <= position < n:

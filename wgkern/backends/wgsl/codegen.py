@@ -28,7 +28,8 @@ from wgkern.backends.wgsl import mathlib
 from wgkern.backends.wgsl.bindings import HALF_PAIRS, BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
 from wgkern.backends.wgsl.simt import SimtLowering
-from wgkern.backends.wgsl.printing import BOUNDS_WORD, LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer
+from wgkern.backends.wgsl.printing import (LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer,
+                                          record_bounds_site)
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 
@@ -723,7 +724,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
                                  f"{self._extent(stmt.container, axis)}))" for axis, index in enumerate(stmt.indices))
             ok = self.fresh("inside")
             self.emit(f"let {ok} = {inside};")
-            self.emit(f"if (!{ok}) {{ atomicMax(&{PRINT_NAME}[{BOUNDS_WORD}], {len(self.bounds_sites)}u); }}")
+            self.emit(f"if (!{ok}) {{ {record_bounds_site(len(self.bounds_sites))} }}")
             offset_expr = f"select(0i, {offset_expr}, {ok})"
         offset = self.let(stmt, offset_expr)
         self.names[stmt] = f"{decl.name}[{decl.base} + {offset}]" if decl.base else f"{decl.name}[{offset}]"
@@ -731,7 +732,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
     def visit_AssertFail(self, stmt: ir.AssertFail) -> None:
         """debug=True only: recorded like a failed bounds check; the runtime raises it at the next sync."""
         self.bounds_sites.append((self.kernel.name, stmt))
-        self.emit(f"atomicMax(&{PRINT_NAME}[{BOUNDS_WORD}], {len(self.bounds_sites)}u);")
+        self.emit(record_bounds_site(len(self.bounds_sites)))
 
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
         decl = self.decls[self.slot_key(stmt.ptr.container)]

@@ -768,7 +768,8 @@ class WgslBackend(Backend):
         header, self.print_header_read = self.print_header_read, None
         if header is None:
             header = self._read(self.print_buffer, 4 * wprinting.HEADER_WORDS, 0).view(np.uint32)
-        reserved, written, bounds_site = int(header[0]), int(header[1]), int(header[wprinting.BOUNDS_WORD])
+        reserved, written = int(header[0]), int(header[1])
+        bounds_site = wprinting.recorded_bounds_site(int(header[wprinting.BOUNDS_WORD]))
         loop_limit_site = int(header[wprinting.LOOP_LIMIT_WORD])
         if not reserved and not bounds_site and not loop_limit_site:
             return
