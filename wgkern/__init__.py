@@ -116,8 +116,8 @@ __all__ = [
 _NOT_AVAILABLE = {
     "Mesh": "ti.Mesh (MeshTaichi) is not available",
     "aot": "ti.aot (ahead-of-time modules) is not available",
-    "cfg": "ti.cfg (Taichi's internal compile configuration) is not available; pass options to wk.init(...) "
-           "(arch=, default_fp=, debug=, ...)",
+    "cfg": "ti.cfg (the running program's configuration) exists once wk.init(...) has run; options are passed "
+           "to wk.init(...) (arch=, default_fp=, debug=, ...)",
     "get_runtime": "ti.get_runtime() (Taichi's internal runtime) is not available: fields are placed by "
                    "wk.root.dense(...).place(...) and @wk.layout functions run before the first kernel by themselves",
     "set_default_fp": "ti.set_default_fp is not available; use wk.init(default_fp=wk.f64)",
@@ -137,6 +137,10 @@ def __getattr__(name: str):
     if name in _SUBMODULES:    # imported on first use, like the GUI names
         import importlib
         return importlib.import_module(f"wgkern.{name}")
+    if name == "cfg":          # Taichi's and Quadrants' `ti.cfg.arch`: the running program's options, read-only
+        from wgkern.runtime.program import current
+        if current() is not None:
+            return _impl.current_cfg()
     if name in _NOT_AVAILABLE:
         raise AttributeError(f"wgkern.{name}: {_NOT_AVAILABLE[name]}")
     raise AttributeError(f"module 'wgkern' has no attribute {name!r}")
