@@ -46,11 +46,11 @@ UNSUPPORTED = {
     "AsyncWith": "'async with'", "AsyncFor": "'async for'", "Raise": "'raise'", "Delete": "'del'",
     "Nonlocal": "'nonlocal'", "Import": "'import'", "ImportFrom": "'import'",
     "Lambda": "lambda",
-    "SetComp": "set comprehensions", "DictComp": "dict comprehensions", "Yield": "'yield'",
+    "SetComp": "set comprehensions", "Yield": "'yield'",
     "YieldFrom": "'yield from'", "Await": "'await'", "Match": "'match'",
     "JoinedStr": "f-strings", "Set": "set displays",
 }
-STATIC_ONLY = {"Lambda", "SetComp", "DictComp", "Set"}
+STATIC_ONLY = {"Lambda", "SetComp", "Set"}
 
 
 def unsupported_message(node: ast.AST) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import operator
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -463,14 +463,23 @@ class ExpressionMixin:
         """`[expr for i in range(3) if ...]`: unrolled at compile time into a list of values (a vector where a
         value is needed, as a list literal); the iterables and conditions must be compile-time."""
         out: list[Any] = []
-        self.unroll_comprehension(node.elt, node.generators, out)
+        self.unroll_comprehension(lambda: self.rvalue(node.elt), node.generators, out)
         return out
 
     visit_GeneratorExp = visit_ListComp
 
-    def unroll_comprehension(self, elt: ast.expr, generators: list[ast.comprehension], out: list[Any]) -> None:
+    def visit_DictComp(self, node: ast.DictComp) -> dict[Any, Any]:
+        """`{k: v for i in range(n) if ...}`: unrolled at compile time like a list comprehension; the keys must
+        be compile-time values (a dict is a compile-time table of kernel values, as a dict display is)."""
+        pairs: list[tuple[Any, Any]] = []
+        self.unroll_comprehension(lambda: (self.dict_key(node.key), self.rvalue(node.value)), node.generators, pairs)
+        return dict(pairs)
+
+    def unroll_comprehension(self, produce: Callable[[], Any], generators: list[ast.comprehension],
+                             out: list[Any]) -> None:
+        """Append `produce()` to `out` once per combination the `generators` pick, innermost last."""
         if not generators:
-            out.append(self.rvalue(elt))
+            out.append(produce())
             return
         generator = generators[0]
         iterable = self.rvalue(generator.iter)
@@ -488,7 +497,7 @@ class ExpressionMixin:
                 if any(is_runtime(c) for c in conditions):
                     raise CompileError("a comprehension's 'if' must be a compile-time condition")
                 if all(conditions):
-                    self.unroll_comprehension(elt, generators[1:], out)
+                    self.unroll_comprehension(produce, generators[1:], out)
 
     def bind_comprehension_target(self, target: ast.expr, item: Any) -> None:
         if isinstance(target, ast.Name):
@@ -503,13 +512,24 @@ class ExpressionMixin:
         raise CompileError("a comprehension's loop variable must be a name or a tuple of names")
 
     def visit_Dict(self, node: ast.Dict) -> dict[Any, Any]:
-        """`{"key": value, ...}` with compile-time keys (as wk.Struct({...}) takes)."""
-        if any(key is None for key in node.keys):
-            raise CompileError("'**' inside a dict display is not supported in kernels")
-        keys = [self.visit(key) for key in node.keys]
-        if any(is_runtime(key) for key in keys):
+        """`{"key": value, **other, ...}` with compile-time keys (as wk.Struct({...}) takes); `**` merges another
+        dict in order, as in Python."""
+        out: dict[Any, Any] = {}
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                merged = self.visit(value)
+                if not isinstance(merged, dict):
+                    raise CompileError(f"'**' in a dict display takes a dict, not {describe(merged)}")
+                out.update(merged)
+                continue
+            out[self.dict_key(key)] = self.rvalue(value)
+        return out
+
+    def dict_key(self, node: ast.expr) -> Any:
+        key = self.visit(node)
+        if is_runtime(key):
             raise CompileError("dict keys in kernel code must be compile-time values")
-        return dict(zip(keys, (self.rvalue(value) for value in node.values)))
+        return key
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> Any:
         """`(name := value)`: assigns, and is the value."""
