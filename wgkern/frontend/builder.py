@@ -476,6 +476,8 @@ class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, Str
 
     def load_ref(self, ref: GlobalRef) -> ir.Stmt | VectorValue:
         loads = [self.b.global_load(ptr) for ptr in self.element_ptrs(ref)]
+        if self.frame.scope.gradient_stopped(ref.slot):
+            loads = [self.stopped(load) for load in loads]
         if not ref.element_shape:
             return loads[0]
         n = ref.element_shape[0]
