@@ -17,6 +17,9 @@ def test_taichi_and_quadrants_exception_names_catch_ours():
     assert wk.TaichiCompilationError is wk.CompileError and wk.QuadrantsSyntaxError is wk.CompileError
     assert wk.TaichiRuntimeTypeError is wk.ArgumentError and wk.QuadrantsAssertionError is wk.KernelAssertionError
     assert issubclass(wk.AdStackOverflowError, wk.TaichiRuntimeError)
+    # Taichi's module path for them too (Quadrants' tests catch `ti.lang.exception.QuadrantsCompilationError`)
+    assert wk.lang.exception.QuadrantsCompilationError is wk.CompileError
+    assert wk.lang.exception.TaichiRuntimeError is wk.WkError
 
 
 def test_types_namespace_has_taichis_names():

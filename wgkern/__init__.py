@@ -8,6 +8,7 @@ from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentE
                            CompileError, DeviceLostError, KernelAssertionError, LoopLimitError, OutOfMemoryError,
                            SizingError, WkError)
 from wgkern.lang import ad
+from wgkern.lang import exception as _exception  # `ti.lang.exception.TaichiCompilationError`
 from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg()` (lang/impl.py)
 from wgkern.lang import misc as _misc  # noqa: F401 - `ti.lang.misc.loop_unique` (lang/misc.py)
 from wgkern.lang import math
@@ -69,13 +70,7 @@ clear_all_gradients = ad.clear_all_gradients
 complex_kernel = ad.grad_replaced
 complex_kernel_grad = ad.grad_for
 # Taichi's and Quadrants' exception names, so a ported `except ti.TaichiCompilationError:` catches ours
-for _prefix in ("Taichi", "Quadrants"):
-    globals().update({
-        f"{_prefix}CompilationError": CompileError, f"{_prefix}SyntaxError": CompileError,
-        f"{_prefix}TypeError": CompileError, f"{_prefix}NameError": CompileError,
-        f"{_prefix}RuntimeTypeError": ArgumentError, f"{_prefix}RuntimeError": WkError,
-        f"{_prefix}AssertionError": KernelAssertionError,
-    })
+globals().update(_exception.ALIASES)
 # Taichi's log levels, for `wk.init(log_level=...)` and `wk.set_logging_level(...)`: wgkern writes no log, so the
 # level changes nothing, but a ported program's calls run.
 TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL = "trace", "debug", "info", "warn", "error", "critical"
@@ -121,8 +116,8 @@ __all__ = [
 _NOT_AVAILABLE = {
     "Mesh": "ti.Mesh (MeshTaichi) is not available",
     "aot": "ti.aot (ahead-of-time modules) is not available",
-    "cfg": "ti.cfg (Taichi's internal compile configuration) is not available; pass options to wk.init(...) "
-           "(arch=, default_fp=, debug=, ...)",
+    "cfg": "ti.cfg (the running program's configuration) exists once wk.init(...) has run; options are passed "
+           "to wk.init(...) (arch=, default_fp=, debug=, ...)",
     "get_runtime": "ti.get_runtime() (Taichi's internal runtime) is not available: fields are placed by "
                    "wk.root.dense(...).place(...) and @wk.layout functions run before the first kernel by themselves",
     "set_default_fp": "ti.set_default_fp is not available; use wk.init(default_fp=wk.f64)",
@@ -142,6 +137,10 @@ def __getattr__(name: str):
     if name in _SUBMODULES:    # imported on first use, like the GUI names
         import importlib
         return importlib.import_module(f"wgkern.{name}")
+    if name == "cfg":          # Taichi's and Quadrants' `ti.cfg.arch`: the running program's options, read-only
+        from wgkern.runtime.program import current
+        if current() is not None:
+            return _impl.current_cfg()
     if name in _NOT_AVAILABLE:
         raise AttributeError(f"wgkern.{name}: {_NOT_AVAILABLE[name]}")
     raise AttributeError(f"module 'wgkern' has no attribute {name!r}")

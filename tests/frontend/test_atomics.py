@@ -319,6 +319,18 @@ def test_cas_is_integer_only_like_quadrants(arch) -> None:
         float_local()
 
 
+def test_a_destination_that_is_not_writable_is_named_with_the_atomic(arch) -> None:
+    @wk.kernel
+    def into_a_list():
+        y = wk.Vector([1, 2, 3])
+        wk.atomic_min([3, 2, 1], y)
+
+    with pytest.raises(wk.CompileError, match=r"wk\.atomic_min: the destination \(first argument\) must be a "
+                       r"writable field/ndarray element or local variable, got a Python list") as caught:
+        into_a_list()
+    assert "wk.atomic_min([3, 2, 1], y)" in str(caught.value)
+
+
 def test_python_scope_raises_like_the_other_atomics() -> None:
     for call in (lambda: wk.atomic_mul(1, 2), lambda: wk.atomic_exchange(1, 2), lambda: wk.atomic_cas(1, 2, 3)):
         with pytest.raises(wk.WkError, match=r"wk\.atomic_(mul|exchange|cas) can only be used inside"):
@@ -527,6 +539,34 @@ def test_f16_fields_take_augmented_assignment_and_atomics_on_every_arch(arch) ->
     loss.grad[None] = 1.0
     total.grad()
     np.testing.assert_array_equal(x.grad.to_numpy(), np.full(5, 4.0, np.float16))
+
+
+def test_f16_min_and_max_fold_values_rounded_to_half(arch) -> None:
+    """atomic_min/max of f16 values converted from a loop index, into one element (a chunk-local reduction on
+    the CPU) and into a kernel-local serial minimum (Quadrants' test_atomic_float_ops): LLVM's loop vectorizer
+    aborted the process on such a loop while the f16 min/max was the f32 intrinsic between conversions."""
+    low = wk.field(wk.f16, shape=())
+    high = wk.field(wk.f16, shape=())
+    smallest = wk.field(wk.f16, shape=())
+    low[None] = 100.0
+    high[None] = -100.0
+
+    @wk.kernel
+    def fold():
+        for i in range(128):
+            wk.atomic_min(low[None], wk.cast(i * 0.5 - 7.0, wk.f16))
+            wk.atomic_max(high[None], wk.cast(i * 0.25, wk.f16))
+        m = wk.f16(100.0)
+        wk.loop_config(serialize=True)
+        for i in range(64):
+            m = wk.min(m, wk.cast(i * 0.5 + 2.0, wk.f16))
+        smallest[None] = m
+
+    try:
+        fold()
+    except wk.CompileError as exc:        # a GPU adapter without shader-f16
+        _skip_without_device_support(exc)
+    assert (low[None], high[None], smallest[None]) == (-7.0, 31.75, 2.0)
 
 
 @pytest.mark.parametrize("name", ["atomic_add", "atomic_max", "atomic_xor"])

@@ -910,3 +910,42 @@ def test_graph_do_while_kernels_are_not_differentiated(arch):
     with pytest.raises(wk.AutodiffError, match="graph_do_while"):
         with wk.ad.Tape(loss=loss):
             repeated()
+
+
+def test_dict_comprehensions_and_double_star_build_compile_time_tables(arch):
+    """`{k: v for ...}` and `{**a, k: v}` in kernels (Quadrants' test_ast_refactor): compile-time keys, run-time or
+    compile-time values, looked up with compile-time keys; a missing key is a compile error naming it."""
+    data = wk.field(wk.i32, shape=8)
+    data.from_numpy(np.arange(8, dtype=np.int32) * 3)
+
+    @wk.kernel
+    def squares(n: wk.template()) -> wk.i32:
+        table = {i: i * i for i in range(n) if i % 3 if i % 2}
+        reads = {i: data[i] for i in range(4)}
+        merged = {0: 100, **reads, 5: -1}
+        total = 0
+        for i in wk.static(range(n)):
+            if wk.static(i in table):
+                total += table[i]
+        return total + merged[0] + merged[3] + merged[5]
+
+    @wk.kernel
+    def missing(m: wk.template()) -> wk.i32:
+        table = {i: i * i for i in range(5) if i % 2}
+        return table[m]
+
+    assert squares(10) == 1 + 25 + 49 + 0 + 9 - 1
+    assert missing(3) == 9
+    with pytest.raises(wk.CompileError, match="cannot index .* with 2"):
+        missing(2)
+
+
+def test_double_star_in_a_dict_display_takes_a_dict():
+    @wk.kernel
+    def k() -> wk.i32:
+        a = 3
+        b = {1: 2, **a}
+        return b[1]
+
+    with pytest.raises(wk.CompileError, match=r"'\*\*' in a dict display takes a dict, not "):
+        k()

@@ -569,3 +569,62 @@ def test_augmented_assignment_to_swizzles_and_slices_of_field_elements_is_atomic
     k()
     assert v.to_numpy().tolist() == [[500.0, 1000.0, 500.0]] * 2
     assert m.to_numpy().tolist() == [[500, 500], [1000, 1500]]
+
+
+def test_debug_checks_run_time_indices_into_local_vectors_and_matrices(arch):
+    """wk.init(debug=True): a run-time index outside a local vector or matrix fails the launch naming the
+    axis and the line, on reads and writes (Quadrants' test_matrix_oob); the first failed check is the one
+    reported, also where an assert on the value read follows. Without debug nothing is checked."""
+    wk.init(arch=arch, debug=True)
+
+    @wk.kernel
+    def write_vector(i: wk.i32):
+        x = wk.Vector([1, 0])
+        x[i] = 42
+        assert x[i] == 42
+
+    @wk.kernel
+    def read_matrix(i: wk.i32, j: wk.i32) -> wk.i32:
+        y = wk.Matrix([[1, 1, 1], [2, 2, 2], [3, 3, 3]])
+        return y[i, j]
+
+    write_vector(1)
+    assert read_matrix(2, 1) == 3
+    for i in (2, -1):
+        with pytest.raises(wk.KernelAssertionError,
+                           match=r"index out of range for a vector of 2 elements: a run-time index must lie in "
+                                 r"0\.\.1") as caught:
+            write_vector(i)
+            wk.sync()
+        assert "x[i] = 42" in str(caught.value)
+    for (i, j), axis in [((2, 3), "column"), ((3, 0), "row"), ((-1, 0), "row")]:
+        with pytest.raises(wk.KernelAssertionError, match=rf"for a 3x3 matrix \({axis}\)"):
+            read_matrix(i, j)
+            wk.sync()
+    wk.init(arch=arch)
+
+    @wk.kernel
+    def unchecked(i: wk.i32) -> wk.i32:
+        return wk.Vector([5, 6, 7])[i]
+
+    assert unchecked(1) == 6
+
+
+def test_too_many_indices_name_the_vector_or_matrix():
+    out = wk.field(wk.i32, shape=())
+
+    @wk.kernel
+    def two_on_a_vector():
+        v = wk.Vector([1, 2, 3, 4])
+        out[None] = v[0, 0]
+
+    @wk.kernel
+    def three_on_a_matrix():
+        m = wk.Matrix([[1, 2], [3, 4]])
+        out[None] = m[0, 0, 1]
+
+    with pytest.raises(wk.CompileError, match="a vector of 4 elements takes 1 index, got 2"):
+        build(two_on_a_vector)
+    with pytest.raises(wk.CompileError, match=r"a 2x2 matrix takes 1 or 2 indices \(a row, or a row and a column\), "
+                                              r"got 3"):
+        build(three_on_a_matrix)

@@ -439,3 +439,33 @@ def test_grad_replaced_functions_have_grad_and_no_grad_takes_python_functions(ar
         scaled(1.0)
     with pytest.raises(RuntimeError, match="no @wk.ad.grad_for function was registered"):
         unregistered.grad()
+
+
+def test_stop_grad_of_a_field_or_ndarray_stops_its_reads_for_the_rest_of_the_block(arch):
+    # Taichi's ti.stop_grad(x) on a field (Quadrants' test_stop_grad): reads of x after it, in that loop body, carry
+    # no gradient; the next loop's reads do (it was a compile error: stop_grad took only values)
+    n = 16
+    x = wk.field(wk.f32, shape=n, needs_grad=True)
+    v = wk.Vector.field(2, wk.f32, shape=n, needs_grad=True)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def energy(a: wk.types.ndarray(dtype=wk.f32, ndim=1, needs_grad=True)):
+        for i in range(n):
+            loss[None] += x[i] ** 2          # before the stop: counted
+            wk.stop_grad(x)
+            wk.stop_grad(v)
+            wk.stop_grad(a)
+            loss[None] += x[i] ** 2 + v[i].dot(v[i]) + a[i] ** 2
+        for i in range(n):
+            loss[None] += 3 * a[i]
+
+    x.from_numpy(np.arange(n, dtype=np.float32))
+    v.fill(1.0)
+    a = wk.ndarray(wk.f32, shape=n, needs_grad=True)
+    a.fill(2.0)
+    with wk.ad.Tape(loss):
+        energy(a)
+    np.testing.assert_allclose(x.grad.to_numpy(), 2 * np.arange(n))
+    assert not v.grad.to_numpy().any()
+    np.testing.assert_allclose(a.grad.to_numpy(), np.full(n, 3.0))

@@ -81,7 +81,9 @@ def test_integer_matrices_invert_in_float_and_list_their_entries():
     m = wk.Matrix([[1, 2], [3, 4]])
     np.testing.assert_allclose(m.inverse(), [[-2.0, 1.0], [1.5, -0.5]], rtol=1e-6)
     assert m.inverse().dtype == np.float32 and m.determinant() == pytest.approx(-2.0)
-    assert m.to_list() == [[1, 2], [3, 4]] and m.entries == [1, 2, 3, 4]
+    assert m.to_list() == [[1, 2], [3, 4]]
+    assert type(m.entries) is np.ndarray and m.entries.dtype == np.int32 and m.entries.tolist() == [[1, 2], [3, 4]]
+    assert wk.types.vector(3, wk.f32)([0, 1, 2]).entries.dtype == np.float32
     assert wk.Vector([1.0, 2.0]).to_list() == [1.0, 2.0]
 
 
@@ -139,3 +141,18 @@ def test_augmented_assignment_makes_a_new_promoted_value(arch):
     element = f[1]
     element += 1.0
     assert element.tolist() == [1.0, 1.0] and f.to_numpy()[1].tolist() == [0.0, 0.0]
+
+
+def test_trace_of_a_matrix_that_is_not_square_is_an_error_naming_its_shape():
+    with pytest.raises(ValueError, match=r"trace\(\) needs a square matrix, got shape \(3, 2\)"):
+        wk.Matrix([[0.1, 3.0], [5.0, 7.0], [1.0, 2.0]]).trace()
+    assert wk.Matrix([[0.5, 3.0], [5.0, 7.0]]).trace() == pytest.approx(7.5)
+    out = wk.field(wk.f32, shape=())
+
+    @wk.kernel
+    def in_a_kernel():
+        m = wk.Matrix([[0.1, 3.0], [5.0, 7.0], [1.0, 2.0]])
+        out[None] = m.trace()
+
+    with pytest.raises(wk.CompileError, match=r"trace\(\) needs a square matrix, got shape \(3, 2\)"):
+        in_a_kernel()

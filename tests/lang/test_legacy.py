@@ -85,11 +85,19 @@ def test_tape_clear_all_gradients_and_complex_kernel(arch):
     assert not x.grad.to_numpy().any()
 
 
-@pytest.mark.parametrize("name, replacement", [("cfg", "wk.init"), ("get_runtime", "place"),
-                                               ("set_default_fp", "default_fp")])
+@pytest.mark.parametrize("name, replacement", [("get_runtime", "place"), ("set_default_fp", "default_fp")])
 def test_taichi_internals_name_the_replacement(name, replacement):
     with pytest.raises(AttributeError, match=replacement):
         getattr(wk, name)
+
+
+def test_cfg_is_the_running_programs_configuration(arch):
+    # Taichi's and Quadrants' `ti.cfg.arch` (Quadrants' tests branch on it); before wk.init it names wk.init
+    wk.init(arch=arch, debug=True)
+    assert wk.cfg.arch == arch and wk.cfg.debug
+    wk.reset()
+    with pytest.raises(AttributeError, match=r"exists once wk.init\(...\) has run"):
+        wk.cfg
 
 
 def test_ext_arr_and_any_arr_are_ndarray_parameters(arch):

@@ -447,3 +447,15 @@ def test_kernel_returns_a_tuple_holding_a_struct(arch):
     one, made, seven = bar()
     assert one == 1.0 and seven == 7
     assert made.b == 1 and np.allclose(made.a, [100, 0.2, 3])
+
+
+def test_a_dataclass_member_with_a_default_value_is_an_error_naming_it():
+    # Taichi and Quadrants refuse defaults too; wgkern dropped them (Foo(2).b was 0.0, not 3.14)
+    with pytest.raises(wk.CompileError, match=r"@wk.dataclass Foo: default values of members are not supported "
+                                              r"\(b\); members start at zero") as caught:
+        @wk.dataclass
+        class Foo:
+            a: int
+            b: float = 3.14
+
+    assert caught.value.lineno is not None and "b: float = 3.14" in str(caught.value)

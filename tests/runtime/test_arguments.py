@@ -337,3 +337,35 @@ def test_ndarray_annotated_needs_grad_false_gets_no_gradient(arch):
     mix.grad(x, z, y)
     np.testing.assert_array_equal(x.grad.to_numpy(), [7.0, 7.0, 7.0])
     np.testing.assert_allclose(z.grad.to_numpy(), n * x.to_numpy(), rtol=1e-6)
+
+
+def test_template_objects_are_not_kept_alive_by_the_kernel_cache(arch):
+    """A @data_oriented object (or any plain object) passed as a template is keyed by identity without a strong
+    reference (Quadrants' test_oop_memory_leak: each instance stayed alive with the cache); objects made later,
+    perhaps at a dead one's address, compile with their own compile-time members."""
+    import gc
+    import weakref
+
+    out = wk.field(wk.i32, shape=())
+
+    @wk.data_oriented
+    class Scaled:
+        def __init__(self, k):
+            self.k = k
+            self.payload = [0] * 1000
+
+        @wk.kernel
+        def run(self):
+            out[None] = self.k * 10
+
+    first = Scaled(1)
+    first.run()
+    assert out[None] == 10
+    gone = weakref.ref(first)
+    del first
+    gc.collect()
+    assert gone() is None
+    for k in range(2, 12):
+        Scaled(k).run()
+        assert out[None] == k * 10
+        gc.collect()

@@ -46,11 +46,11 @@ UNSUPPORTED = {
     "AsyncWith": "'async with'", "AsyncFor": "'async for'", "Raise": "'raise'", "Delete": "'del'",
     "Nonlocal": "'nonlocal'", "Import": "'import'", "ImportFrom": "'import'",
     "Lambda": "lambda",
-    "SetComp": "set comprehensions", "DictComp": "dict comprehensions", "Yield": "'yield'",
+    "SetComp": "set comprehensions", "Yield": "'yield'",
     "YieldFrom": "'yield from'", "Await": "'await'", "Match": "'match'",
     "JoinedStr": "f-strings", "Set": "set displays",
 }
-STATIC_ONLY = {"Lambda", "SetComp", "DictComp", "Set"}
+STATIC_ONLY = {"Lambda", "SetComp", "Set"}
 
 
 def unsupported_message(node: ast.AST) -> str:
@@ -478,6 +478,8 @@ class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, Str
 
     def load_ref(self, ref: GlobalRef) -> ir.Stmt | VectorValue:
         loads = [self.b.global_load(ptr) for ptr in self.element_ptrs(ref)]
+        if self.frame.scope.gradient_stopped(ref.slot):
+            loads = [self.stopped(load) for load in loads]
         if not ref.element_shape:
             return loads[0]
         n = ref.element_shape[0]

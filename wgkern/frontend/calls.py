@@ -345,7 +345,12 @@ class CallMixin:
             shifted = self.binary_values(BinaryOpKind.SHR, self.b.cast(value, unsigned), args[1])
             return self.b.cast(shifted, value.dtype)
         if callee is wm.stop_grad:
-            value = self.as_value(self.one_arg(args, kwargs, "stop_grad"))
+            target = self.one_arg(args, kwargs, "stop_grad")
+            slot = self.container_slot_of(target)
+            if slot is not None:          # Taichi's stop_grad(x) on a field: x's reads after it carry no gradient
+                self.frame.scope.stop_gradient(slot)
+                return None
+            value = self.as_value(target)
             return vectors.map_elements(value, self.stopped) if isinstance(value, VectorValue) else self.stopped(value)
         if callee is wm.zero or callee is wm.one:
             value = self.as_value(self.one_arg(args, kwargs, callee.__name__))
@@ -432,6 +437,15 @@ class CallMixin:
         for item in items[1:]:
             result = self.binary_values(SEQUENCE_REDUCTIONS[callee], result, item)
         return result
+
+    def container_slot_of(self, target: Any) -> ir.ContainerSlot | None:
+        """The slot of a field or ndarray named in kernel code (None for anything else)."""
+        from wgkern.lang.fields import Field
+        if isinstance(target, NdarrayRef):
+            return self.ctx.ndarray_slot(target)
+        if isinstance(target, Field) and getattr(target, "is_field", True):
+            return self.ctx.field_slot(target)
+        return None
 
     def stopped(self, value: ir.Stmt) -> ir.Stmt:
         """`wk.stop_grad`: a float passed through its bits as an integer (int casts carry no derivative)."""
@@ -828,8 +842,8 @@ class CallMixin:
         if self.is_zero_d_field(target):    # older Taichi's `ti.atomic_add(total, v)` on a 0-d field: total[None]
             target = self.subscript(target, [None], getattr(target, "name", "") or "0-d field")
         if not isinstance(target, GlobalRef):
-            raise CompileError(f"the destination of an atomic must be a field/ndarray element or a local "
-                               f"variable, got {describe(target)}")
+            raise CompileError(f"wk.atomic_{op.value}: the destination (first argument) must be a writable "
+                               f"field/ndarray element or local variable, got {describe(target)}")
         return self.global_atomic(op, target, value, expected)
 
     def global_atomic(self, op: AtomicOpKind, ref: GlobalRef, value: Any, expected: Any = None) -> Any:

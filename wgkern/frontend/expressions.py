@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import operator
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -264,23 +264,43 @@ class ExpressionMixin:
         result shape), or (runtime flat index, ()) for a runtime scalar pick. A position is an int, or a runtime
         flat index where a slice or a whole row sits beside a runtime index (`m[:, j]`, `m[i, 1:]`, `m[i]`)."""
         if not 1 <= len(indices) <= len(shape):
-            raise CompileError(f"a {'x'.join(map(str, shape))} value takes 1 to {len(shape)} indices, "
-                               f"got {len(indices)}")
+            what = (f"a vector of {shape[0]} elements takes 1 index" if len(shape) == 1 else
+                    f"a {shape[0]}x{shape[1]} matrix takes 1 or 2 indices (a row, or a row and a column)")
+            raise CompileError(f"{what}, got {len(indices)}")
         for i in indices:
             if not is_runtime(i) and not isinstance(i, (int, slice)):
                 raise CompileError(f"vector/matrix indices must be integers or slices, got {i!r}")
         picks_one = len(indices) == len(shape) and not any(isinstance(i, slice) for i in indices)
         if picks_one and any(is_runtime(i) for i in indices):
-            flat = self.as_index(indices[0])
+            flat = self.element_index(indices[0], shape, 0)
             if len(shape) == 2:
                 flat = arith.binary(self.b, BinaryOpKind.ADD,
                                     arith.binary(self.b, BinaryOpKind.MUL, flat, self.b.const(shape[1], T.i32)),
-                                    self.as_index(indices[1]))
+                                    self.element_index(indices[1], shape, 1))
             return flat, ()
         axes, kept = self.selection_axes(shape, indices)
         if len(shape) == 1:
             return axes[0], kept
         return [self.flat_position(r, c, shape[1]) for r in axes[0] for c in axes[1]], kept
+
+    def element_index(self, index: Any, shape: tuple[int, ...], axis: int) -> ir.Stmt:
+        """A run-time index along `axis` of a vector/matrix of `shape`. Under wk.init(debug=True) one outside
+        the axis fails the launch naming the line (without debug a read past the end gives the last element)."""
+        from wgkern.runtime.program import current
+        position = self.as_index(index)
+        program = current()
+        if program is None or not program.options.debug:
+            return position
+        n = shape[axis]
+        outside = arith.binary(self.b, BinaryOpKind.BIT_OR,
+                               arith.binary(self.b, BinaryOpKind.CMP_LT, position, self.b.const(0, T.i32)),
+                               arith.binary(self.b, BinaryOpKind.CMP_GE, position, self.b.const(n, T.i32)))
+        kind = (f"vector of {n} elements" if len(shape) == 1 else
+                f"{shape[0]}x{shape[1]} matrix ({('row', 'column')[axis]})")
+        with self.b.at(self.b.if_(outside).then_block):
+            self.b.insert(ir.AssertFail(message=f"index out of range for a {kind}: a run-time index must lie in "
+                                                f"0..{n - 1}"))
+        return position
 
     def selection_axes(self, shape: tuple[int, ...], indices: list[Any]) -> tuple[list[list[Any]], tuple[int, ...]]:
         """The positions `indices` pick along each axis of `shape` (ints, or a runtime index), and the lengths
@@ -293,7 +313,7 @@ class ExpressionMixin:
                 kept.append(len(axes[-1]))
                 continue
             if is_runtime(i):
-                axes.append([self.as_index(i)])
+                axes.append([self.element_index(i, shape, len(axes))])
                 continue
             position = i if i >= 0 else i + n
             if not 0 <= position < n:
@@ -449,14 +469,23 @@ class ExpressionMixin:
         """`[expr for i in range(3) if ...]`: unrolled at compile time into a list of values (a vector where a
         value is needed, as a list literal); the iterables and conditions must be compile-time."""
         out: list[Any] = []
-        self.unroll_comprehension(node.elt, node.generators, out)
+        self.unroll_comprehension(lambda: self.rvalue(node.elt), node.generators, out)
         return out
 
     visit_GeneratorExp = visit_ListComp
 
-    def unroll_comprehension(self, elt: ast.expr, generators: list[ast.comprehension], out: list[Any]) -> None:
+    def visit_DictComp(self, node: ast.DictComp) -> dict[Any, Any]:
+        """`{k: v for i in range(n) if ...}`: unrolled at compile time like a list comprehension; the keys must
+        be compile-time values (a dict is a compile-time table of kernel values, as a dict display is)."""
+        pairs: list[tuple[Any, Any]] = []
+        self.unroll_comprehension(lambda: (self.dict_key(node.key), self.rvalue(node.value)), node.generators, pairs)
+        return dict(pairs)
+
+    def unroll_comprehension(self, produce: Callable[[], Any], generators: list[ast.comprehension],
+                             out: list[Any]) -> None:
+        """Append `produce()` to `out` once per combination the `generators` pick, innermost last."""
         if not generators:
-            out.append(self.rvalue(elt))
+            out.append(produce())
             return
         generator = generators[0]
         iterable = self.rvalue(generator.iter)
@@ -474,7 +503,7 @@ class ExpressionMixin:
                 if any(is_runtime(c) for c in conditions):
                     raise CompileError("a comprehension's 'if' must be a compile-time condition")
                 if all(conditions):
-                    self.unroll_comprehension(elt, generators[1:], out)
+                    self.unroll_comprehension(produce, generators[1:], out)
 
     def bind_comprehension_target(self, target: ast.expr, item: Any) -> None:
         if isinstance(target, ast.Name):
@@ -489,13 +518,24 @@ class ExpressionMixin:
         raise CompileError("a comprehension's loop variable must be a name or a tuple of names")
 
     def visit_Dict(self, node: ast.Dict) -> dict[Any, Any]:
-        """`{"key": value, ...}` with compile-time keys (as wk.Struct({...}) takes)."""
-        if any(key is None for key in node.keys):
-            raise CompileError("'**' inside a dict display is not supported in kernels")
-        keys = [self.visit(key) for key in node.keys]
-        if any(is_runtime(key) for key in keys):
+        """`{"key": value, **other, ...}` with compile-time keys (as wk.Struct({...}) takes); `**` merges another
+        dict in order, as in Python."""
+        out: dict[Any, Any] = {}
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                merged = self.visit(value)
+                if not isinstance(merged, dict):
+                    raise CompileError(f"'**' in a dict display takes a dict, not {describe(merged)}")
+                out.update(merged)
+                continue
+            out[self.dict_key(key)] = self.rvalue(value)
+        return out
+
+    def dict_key(self, node: ast.expr) -> Any:
+        key = self.visit(node)
+        if is_runtime(key):
             raise CompileError("dict keys in kernel code must be compile-time values")
-        return dict(zip(keys, (self.rvalue(value) for value in node.values)))
+        return key
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> Any:
         """`(name := value)`: assigns, and is the value."""

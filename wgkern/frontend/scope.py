@@ -97,6 +97,8 @@ class Scope:
     def __init__(self) -> None:
         self.levels: list[dict[str, Binding]] = [{}]
         self.expired: set[str] = set()   # names whose defining block has closed (for error hints)
+        # containers whose reads carry no gradient from here to the end of each open block (wk.stop_grad(x))
+        self.stopped: list[set[int]] = [set()]
 
     def lookup(self, name: str) -> Binding | None:
         for level in reversed(self.levels):
@@ -114,11 +116,20 @@ class Scope:
     @contextmanager
     def block(self) -> Iterator[None]:
         self.levels.append({})
+        self.stopped.append(set())
         try:
             yield
         finally:
             closed = self.levels.pop()
+            self.stopped.pop()
             self.expired.update(name for name in closed if self.lookup(name) is None)
+
+    def stop_gradient(self, container: Any) -> None:
+        """`wk.stop_grad(x)` on a field or ndarray: its reads in the rest of this block carry no gradient."""
+        self.stopped[-1].add(id(container))
+
+    def gradient_stopped(self, container: Any) -> bool:
+        return any(id(container) in level for level in self.stopped)
 
     def static_names(self) -> dict[str, Any]:
         """Every name bound to a compile-time value (innermost wins), for wk.static evaluation."""

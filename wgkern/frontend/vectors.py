@@ -162,7 +162,7 @@ def outer_product(b: IRBuilder, v: VectorValue, w: Any) -> VectorValue:
 
 def trace(b: IRBuilder, v: VectorValue) -> ir.Stmt:
     if not v.is_matrix or v.n != v.m:
-        raise CompileError("trace() needs a square matrix")
+        raise CompileError(f"trace() needs a square matrix, got shape {(v.n, v.m) if v.is_matrix else (v.n,)}")
     return reduce(b, BinaryOpKind.ADD, [v.at(i, i) for i in range(v.n)])
 
 

@@ -78,12 +78,15 @@ class HostMatrix(np.ndarray):
         return np.asarray(self).tolist()
 
     @property
-    def entries(self) -> list[Any]:
-        """Taichi's `m.entries`: the entries in row-major order, as a flat list."""
-        return np.asarray(self).ravel().tolist()
+    def entries(self) -> np.ndarray:
+        """Taichi's (1.7) and Quadrants' `m.entries`: the entries as a plain numpy array of the same shape and
+        dtype."""
+        return np.array(self)
 
-    def trace(self, *args: Any, **kwargs: Any) -> Any:
-        return np.trace(np.asarray(self), *args, **kwargs)
+    def trace(self) -> Any:
+        if self.ndim != 2 or self.shape[0] != self.shape[1]:
+            raise ValueError(f"trace() needs a square matrix, got shape {self.shape}")
+        return np.trace(np.asarray(self))
 
     def to_numpy(self) -> np.ndarray:
         return np.array(self)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 from typing import Any, Callable
 
 from wgkern.errors import WkError
@@ -48,6 +49,10 @@ class BoundFunc:
 
 
 _launch_kernel: Callable[..., Any] | None = None   # runtime.launch.launch_kernel, imported on first call
+# One launch at a time across threads: a launch stages numpy arguments and reads return values through buffers
+# its compiled entry owns, so two threads launching one kernel would overwrite each other's (Taichi's and
+# Quadrants' launches hold their interpreter lock the same way). Reentrant: a launch may launch (profiler).
+LAUNCH_LOCK = threading.RLock()
 
 
 def _load_launcher() -> Callable[..., Any]:
@@ -72,7 +77,8 @@ class Kernel:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs and "qd_stream" in kwargs:         # Quadrants' stream: launches run in order on one queue
             kwargs = {k: v for k, v in kwargs.items() if k != "qd_stream"}
-        return (_launch_kernel or _load_launcher())(self, args, kwargs, False)
+        with LAUNCH_LOCK:
+            return (_launch_kernel or _load_launcher())(self, args, kwargs, False)
 
     no_grad = False        # @wk.ad.no_grad: .grad does nothing
 
@@ -80,7 +86,8 @@ class Kernel:
         if self.no_grad:
             return None
         from wgkern.runtime.launch import launch_kernel
-        return launch_kernel(self, args, kwargs, reverse=True)
+        with LAUNCH_LOCK:
+            return launch_kernel(self, args, kwargs, reverse=True)
 
     def ir(self) -> str:
         from wgkern.runtime.launch import kernel_ir_text

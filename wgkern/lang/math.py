@@ -97,9 +97,11 @@ def ceil(x: Any, dtype: Any = None) -> Any:
 
 
 def round(x: Any, dtype: Any = None) -> Any:  # noqa: A001 - kernel-language name
-    """Half away from zero, as in kernels (Taichi's round)."""
+    """Half away from zero, as in kernels (Taichi's round); a vector or matrix stays one."""
     from wgkern.ir.host_eval import round_half_away
     out = round_half_away(np.asarray(x))
+    if isinstance(x, np.ndarray) and type(x) is not np.ndarray:
+        out = np.asarray(out).view(type(x))
     return cast(out, dtype) if dtype is not None else out
 
 

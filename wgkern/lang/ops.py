@@ -39,7 +39,7 @@ def bit_not(x):
 
 @pyfunc
 def logical_not(x):
-    return not x
+    return x == 0          # element-wise on vectors and matrices, in Python scope as in kernels
 
 
 @pyfunc

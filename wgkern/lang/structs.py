@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wgkern.errors import WkError
+from wgkern.errors import CompileError, SourceLoc, WkError
 
 
 class StructType:
@@ -320,9 +320,28 @@ def dataclass(cls: type) -> StructType:
              if callable(value) and not name.startswith("__") and name not in methods}
     if not members:
         raise WkError(f"@wk.dataclass {cls.__name__} has no annotated members (name: dtype)")
+    defaulted = [name for name in members if name in vars(cls)]
+    if defaulted:        # a struct's members start at zero: a default value would be silently dropped
+        raise CompileError(f"@wk.dataclass {cls.__name__}: default values of members are not supported "
+                           f"({', '.join(defaulted)}); members start at zero", _member_loc(cls, defaulted[0]))
     stype = StructType(members, name=cls.__name__, methods=methods)
     stype.host_methods = plain
     return stype
+
+
+def _member_loc(cls: type, member: str) -> SourceLoc | None:
+    """Where `member` is declared in the source of `cls` (None where the source cannot be read)."""
+    import inspect
+    try:
+        lines, first = inspect.getsourcelines(cls)
+        filename = inspect.getsourcefile(cls)
+    except (OSError, TypeError):
+        return None
+    for offset, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith(f"{member}:") or stripped.startswith(f"{member} :"):
+            return SourceLoc(filename, first + offset, len(line) - len(stripped))
+    return None
 
 
 def host_type_of(value: Any) -> Any:

@@ -490,8 +490,29 @@ def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tup
     return (NDARRAY, dtype, ndim, element_shape, has_grad, is_numpy)
 
 
+class IdentityKey:
+    """A template object compared by identity (a @data_oriented instance, a plain Python object) without keeping
+    it alive: kernel caches keyed by it let the object go (Taichi's test_oop_memory_leak). A key whose object has
+    died equals no other key, so a new object given the dead one's id() compiles afresh."""
+    __slots__ = ("ref", "ident")
+
+    def __init__(self, value: Any):
+        self.ref = weakref.ref(value)
+        self.ident = id(value)
+
+    def __hash__(self) -> int:
+        return self.ident
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, IdentityKey) or other.ident != self.ident:
+            return False
+        alive = self.ref()
+        return alive is not None and alive is other.ref()
+
+
 def template_key(value: Any) -> Any:
-    """A hashable identity of a template value: containers by identity, numbers by (type, value)."""
+    """A hashable identity of a template value: containers by identity, numbers by (type, value), other objects
+    by their own hash and equality, or by identity (IdentityKey) when they define neither."""
     if isinstance(value, Container):
         return value
     if isinstance(value, (bool, int, float, str, np.generic)) or value is None:
@@ -500,11 +521,18 @@ def template_key(value: Any) -> Any:
         return (type(value), tuple(template_key(v) for v in value))
     if isinstance(value, np.ndarray):
         return (np.ndarray, value.dtype.str, value.shape, value.tobytes())
+    kind = type(value)
+    by_identity = kind.__hash__ is object.__hash__ and kind.__eq__ is object.__eq__
+    if not by_identity:
+        try:
+            hash(value)
+            return value
+        except TypeError:          # unhashable (defines __eq__ only): by identity
+            pass
     try:
-        hash(value)
-    except TypeError:
-        return (type(value), id(value))
-    return value
+        return IdentityKey(value)
+    except TypeError:              # not weakly referable: the object itself, or its id() if unhashable
+        return value if by_identity else (kind, id(value))
 
 
 def _check_template_containers(kernel: Any, rule: ParamRule, value: Any, program: Any) -> None:

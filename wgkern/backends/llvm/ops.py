@@ -68,7 +68,7 @@ FLOAT_BINARY: dict[BinaryOpKind, OpSpelling] = {
     B.ADD: Inst("fadd"), B.SUB: Inst("fsub"), B.MUL: Inst("fmul"), B.DIV: Inst("fdiv"),
     B.FLOORDIV: Lowering("floordiv_float"), B.MOD: Lowering("mod_float"),
     B.POW: Math("pow"), B.ATAN2: Math("atan2"),
-    B.MIN: Intrinsic("llvm.minnum"), B.MAX: Intrinsic("llvm.maxnum"),      # a NaN operand is ignored
+    B.MIN: Lowering("min_float"), B.MAX: Lowering("max_float"),            # a NaN operand is ignored
     B.CMP_LT: Inst("fcmp olt"), B.CMP_LE: Inst("fcmp ole"), B.CMP_GT: Inst("fcmp ogt"), B.CMP_GE: Inst("fcmp oge"),
     B.CMP_EQ: Inst("fcmp oeq"), B.CMP_NE: Inst("fcmp une"),
 }

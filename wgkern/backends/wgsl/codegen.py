@@ -28,7 +28,8 @@ from wgkern.backends.wgsl import mathlib
 from wgkern.backends.wgsl.bindings import HALF_PAIRS, BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
 from wgkern.backends.wgsl.simt import SimtLowering
-from wgkern.backends.wgsl.printing import BOUNDS_WORD, LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer
+from wgkern.backends.wgsl.printing import (LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer,
+                                          record_bounds_site)
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 
@@ -740,11 +741,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
                                  f"{self._extent(stmt.container, axis)}))" for axis, index in enumerate(stmt.indices))
             ok = self.fresh("inside")
             self.emit(f"let {ok} = {inside};")
-            self.emit(f"if (!{ok}) {{")
-            self.indent += 1
-            self._record_first_failure()
-            self.indent -= 1
-            self.emit("}")
+            self.emit(f"if (!{ok}) {{ {record_bounds_site(len(self.bounds_sites))} }}")
             offset_expr = f"select(0i, {offset_expr}, {ok})"
         offset = self.let(stmt, offset_expr)
         self.names[stmt] = f"{decl.name}[{decl.base} + {offset}]" if decl.base else f"{decl.name}[{offset}]"
@@ -752,16 +749,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
     def visit_AssertFail(self, stmt: ir.AssertFail) -> None:
         """debug=True only: recorded like a failed bounds check; the runtime raises it at the next sync."""
         self.bounds_sites.append((self.kernel.name, stmt))
-        self._record_first_failure()
-
-    def _record_first_failure(self) -> None:
-        """Store the newest bounds site's number in the print header's bounds word unless a failure is
-        already there: the runtime raises the first failing access (of the earliest launch since the last
-        sync), as Taichi stops at the first, not whichever site happened to be compiled last. A loop, as
-        compare-exchange-weak may fail spuriously."""
-        word = f"&{PRINT_NAME}[{BOUNDS_WORD}]"
-        self.emit(f"loop {{ let first = atomicCompareExchangeWeak({word}, 0u, {len(self.bounds_sites)}u); "
-                  "if (first.exchanged || first.old_value != 0u) { break; } }")
+        self.emit(record_bounds_site(len(self.bounds_sites)))
 
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
         decl = self.decls[self.slot_key(stmt.ptr.container)]

@@ -1,8 +1,9 @@
 """`print(...)` in WGSL kernels: records appended to a device buffer, printed on the host when work is waited for.
 
 A kernel with `ir.Print` statements binds one more storage buffer, `wk_print` (array<atomic<u32>>, the last
-binding). Word 0 counts the words reserved so far, word 1 the words written, word 2 the largest failed bounds
-check site under `wk.init(debug=True)` (which binds the buffer in every kernel), word 3 the largest loop-limit
+binding). Word 0 counts the words reserved so far, word 1 the words written, word 2 the first failed bounds
+check or assert site under `wk.init(debug=True)` (which binds the buffer in every kernel; stored as ~site by a
+compare-exchange from 0, so 0 is none and the first failure since the last wait stays), word 3 a loop-limit
 site (lavapipe, codegen.LOOP_LIMIT: kernels with loops bind the buffer there); records follow from word 4: the
 print's site number, then each value's u32 words (the adstack encoding: 64-bit values in two words, bool as
 0/1, f16 in the low half). A thread reserves its record with one atomicAdd and writes it only if it fits, so
@@ -24,9 +25,24 @@ from wgkern.runtime.printing import emit, format_print
 
 PRINT_NAME = "wk_print"
 PRINT_BUFFER_BYTES = 1 << 20
-HEADER_WORDS = 4          # reserved words, written words, the first failed bounds check (debug=True), loop limit
+HEADER_WORDS = 4          # reserved words, written words, the first failed check (debug=True), loop limit
 BOUNDS_WORD = 2
 LOOP_LIMIT_WORD = 3       # lavapipe: a site (1-based) of a task whose loops reached the driver's limit
+
+
+def record_bounds_site(site: int) -> str:
+    """WGSL that records failed check `site` (1-based, stored as ~site) in BOUNDS_WORD unless a failure is there
+    already: the first failure since the last wait is the one raised (of the earliest launch, and within an
+    invocation the first met in its code), as Taichi stops at the first. A loop, as compare-exchange-weak may
+    fail spuriously."""
+    word = f"&{PRINT_NAME}[{BOUNDS_WORD}]"
+    return (f"loop {{ let first = atomicCompareExchangeWeak({word}, 0u, {0xFFFFFFFF - site}u); "
+            "if (first.exchanged || first.old_value != 0u) { break; } }")
+
+
+def recorded_bounds_site(word: int) -> int:
+    """The site BOUNDS_WORD holds (0: no check failed)."""
+    return 0xFFFFFFFF - word if word else 0
 
 
 def needs_print_buffer(tasks: list[ir.Task], debug: bool, loop_limit: bool = False) -> bool:

@@ -14,6 +14,10 @@ arena.py); the WgslBuffer keeps its identity, so fields, uploads, downloads and 
 window at the container's offset) are unaffected. No copies after that. A container larger than
 max_storage_buffer_binding_size is refused at allocation with both sizes named.
 
+Threads. The open pass, the argument ring, the staging buffers and the pending-work bookkeeping are shared by
+every thread that launches kernels or moves data, so those entry points hold the backend's `lock` (an RLock:
+they call one another); a launch is recorded whole before another thread's launch or flush.
+
 `gpu_timer()` measures device time of the launches recorded inside it with begin/end-of-pass timestamp writes
 (feature timestamp-query). Codegen lives in codegen.py, adapter choice and the process-wide device cache in
 adapters.py."""
@@ -22,6 +26,7 @@ from __future__ import annotations
 import functools
 
 import struct
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
@@ -49,6 +54,15 @@ from wgkern.ir import nodes as ir
 from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 from wgkern.runtime.printing import assertion_message
+
+def _serialized(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a WgslBackend method holding the backend's lock (see the module docstring, Threads)."""
+    @functools.wraps(method)
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return method(self, *args, **kwargs)
+    return locked
+
 
 RING_BYTES = 1 << 20          # launch-argument ring: one upload per submit
 # Launches per submit. On a GPU the device starts on a batch while Python records the next; on a CPU adapter
@@ -233,6 +247,10 @@ class WgslCompiledKernel(CompiledKernel):
             self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32, *fixed)
 
     def launch(self, args: LaunchArgs) -> None:
+        with self.backend.lock:
+            self._launch(args)
+
+    def _launch(self, args: LaunchArgs) -> None:
         if self.has_stacks:
             self._launch_with_stacks(args)
             return
@@ -342,6 +360,7 @@ class WgslBackend(Backend):
     def __init__(self, adapter: Any = None, kind: str = "webgpu", debug: bool = False,
                  device_memory_limit: int | None = None, fast_math: bool = False):
         import wgpu
+        self.lock = threading.RLock()     # see the module docstring, Threads
         self.debug = debug
         self.fast_math = fast_math
         self.budget = MemoryBudget(device_memory_limit)
@@ -416,6 +435,7 @@ class WgslBackend(Backend):
         self.map_read_mode: Any = "READ_NOSYNC"    # _map_for_reading
         self.retired: list[WgslBuffer] = []
 
+    @_serialized
     def register_adstack_kernel(self, compiled: WgslCompiledKernel) -> int:
         """The flag word's kernel part (11 bits) for a compiled kernel."""
         code = len(self.adstack_kernels) % 2047 + 1
@@ -494,6 +514,7 @@ class WgslBackend(Backend):
             self.stats["pipelines"] += 1
         return cached
 
+    @_serialized
     def bind_group(self, key: tuple[Any, ...]) -> Any:
         params_size, buffers = key[0], key[1:]
         bind_group_layout = self.layouts[len(buffers)][0] if len(buffers) in self.layouts else None
@@ -509,6 +530,7 @@ class WgslBackend(Backend):
             b.bind_group_keys.append(key)
         return bind_group
 
+    @_serialized
     def forget_bind_groups(self, buffer: WgslBuffer) -> None:
         for key in buffer.bind_group_keys:
             dropped = self.bind_groups.pop(key, None)
@@ -520,6 +542,7 @@ class WgslBackend(Backend):
         return WgslCompiledKernel(self, kernel)
 
     # ---- command recording --------------------------------------------------------------------------------
+    @_serialized
     def begin_pass(self) -> Any:
         self.pass_pipeline = None
         if self.encoder is None:
@@ -568,6 +591,7 @@ class WgslBackend(Backend):
             self.encoder = self.device.create_command_encoder()
         return self.encoder
 
+    @_serialized
     def flush(self) -> None:
         """Submit everything recorded: the argument ring is written first (queue order puts it before)."""
         encoder, compute_pass = self.encoder, self.compute_pass
@@ -600,6 +624,7 @@ class WgslBackend(Backend):
         self.retired.clear()
 
     # ---- storage ---------------------------------------------------------------------------------------------
+    @_serialized
     def allocate(self, nbytes: int) -> WgslBuffer:
         size = max(4, -(-int(nbytes) // 4) * 4)
         if size > self.max_binding:
@@ -617,10 +642,12 @@ class WgslBackend(Backend):
         self.live.add(handle)
         return handle
 
+    @_serialized
     def release_bytes(self, buffer: Any) -> None:
         """A wgpu buffer from allocate() is no longer ours (destroyed, or dropped after pending work)."""
         self.budget.give(self.buffer_sizes.pop(id(buffer), 0))
 
+    @_serialized
     def free(self, buffer: WgslBuffer) -> None:
         if buffer in self.pending_buffers:
             self.flush()
@@ -632,6 +659,7 @@ class WgslBackend(Backend):
             self.release_bytes(buffer.buffer)
             buffer.buffer.destroy()
 
+    @_serialized
     def release_arena(self, handle: WgslBuffer) -> None:
         """An arena whose last container left: destroyed now, or after the submit of work that uses it."""
         if handle in self.pending_buffers:
@@ -642,6 +670,7 @@ class WgslBackend(Backend):
         self.release_bytes(handle.buffer)
         handle.buffer.destroy()
 
+    @_serialized
     def upload(self, buffer: WgslBuffer, data: np.ndarray, offset: int = 0) -> None:
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         if raw.size == 0:
@@ -659,6 +688,7 @@ class WgslBackend(Backend):
         else:
             self.queue.write_buffer(buffer.buffer, buffer.offset + offset, raw)
 
+    @_serialized
     def copy(self, dst: WgslBuffer, src: WgslBuffer, nbytes: int) -> None:
         size = min(-(-nbytes // 4) * 4, dst.capacity, src.capacity)
         if size:
@@ -672,6 +702,7 @@ class WgslBackend(Backend):
             self.staging = self.device.create_buffer(size=capacity, usage=usage.MAP_READ | usage.COPY_DST)
         return self.staging
 
+    @_serialized
     def download(self, buffer: WgslBuffer, nbytes: int, offset: int = 0, out: np.ndarray | None = None) -> np.ndarray:
         """Bytes of the buffer (after all earlier launches); into `out` (uint8, >= nbytes) when given, which
         spares the page faults of a fresh allocation on large read-backs."""
@@ -735,6 +766,7 @@ class WgslBackend(Backend):
                 return
         staging.map_sync(self.map_read_mode, 0, size)
 
+    @_serialized
     def sync(self) -> None:
         """Submit, then wait. With nothing to read back (no adstack flag, no print buffer pending) the wait is
         a blocking device poll, which returns when the submitted work is done (H100: a launch + sync round
@@ -751,6 +783,7 @@ class WgslBackend(Backend):
         self._drain_prints()
         self._check_adstack_overflow()
 
+    @_serialized
     def print_target(self) -> WgslBuffer:
         """The print buffer (made on first use) of kernels with print(); they have written to it from now."""
         if self.print_buffer is None:
@@ -768,7 +801,8 @@ class WgslBackend(Backend):
         header, self.print_header_read = self.print_header_read, None
         if header is None:
             header = self._read(self.print_buffer, 4 * wprinting.HEADER_WORDS, 0).view(np.uint32)
-        reserved, written, bounds_site = int(header[0]), int(header[1]), int(header[wprinting.BOUNDS_WORD])
+        reserved, written = int(header[0]), int(header[1])
+        bounds_site = wprinting.recorded_bounds_site(int(header[wprinting.BOUNDS_WORD]))
         loop_limit_site = int(header[wprinting.LOOP_LIMIT_WORD])
         if not reserved and not bounds_site and not loop_limit_site:
             return
@@ -797,6 +831,7 @@ class WgslBackend(Backend):
                 f"kernel {kernel_name}: index out of range for {ptr.container.name} {what} (debug=True "
                 "redirected the access to element 0)", ptr.loc))
 
+    @_serialized
     def shutdown(self) -> None:
         """Finish pending work and release every buffer and cache; the device stays in the process cache."""
         try:
