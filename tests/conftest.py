@@ -82,15 +82,30 @@ def pytest_sessionstart(session: pytest.Session) -> None:
                 pytest.exit(f"CI=true but arch '{name}' is unavailable: {why}", returncode=1)
 
 
+# Arches a test cannot run on, by the fixture it asks for: `gpu` is `arch` without the CPU backend (wk.simt's
+# block and subgroup features; the CPU's refusal of them is tested on its own). Left out at collection, so they
+# are neither run nor counted as skips.
+_FIXTURE_EXCLUDES = {"gpu": {"cpu"}}
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "arch" not in metafunc.fixturenames:
         return
+    excluded = set().union(*(_FIXTURE_EXCLUDES.get(name, set()) for name in metafunc.fixturenames))
     params = []
     for name in _wanted_arches():
+        if name in excluded:
+            continue
         ok, why = _probe(name)
         marks = [] if ok else [pytest.mark.skip(reason=f"{name}: {why}")]
         params.append(pytest.param(name, marks=marks, id=name))
     metafunc.parametrize("arch", params, indirect=True)
+
+
+@pytest.fixture
+def gpu(arch: Arch) -> Arch:
+    """`arch` restricted to the GPU backends (WGSL arches, CUDA): see _FIXTURE_EXCLUDES."""
+    return arch
 
 
 @pytest.fixture

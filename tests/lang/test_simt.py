@@ -1,7 +1,7 @@
-"""wk.simt on the arches that have it (Vulkan through lavapipe here, CUDA under WK_ARCH=cuda): shared arrays and
-block barriers against numpy, thread indices for several block_dims, each subgroup operation against a numpy model
-built from the reported group_size(), the voting barriers; and the errors (CPU refusal, block_dim, shapes,
-autodiff, serial code)."""
+"""wk.simt on the arches that have it (conftest.py's `gpu` fixture: Vulkan through lavapipe here, CUDA under
+WK_ARCH=cuda): shared arrays and block barriers against numpy, thread indices for several block_dims, each
+subgroup operation against a numpy model built from the reported group_size(), the voting barriers; and the
+errors (CPU refusal, block_dim, shapes, autodiff, serial code)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,14 +9,6 @@ import pytest
 
 import wgkern as wk
 from wgkern.lang.simt import SIMT_CALLS
-
-
-@pytest.fixture
-def gpu(arch):
-    """A GPU arch: the CPU backend refuses wk.simt (test_cpu_refuses_every_simt_call checks that)."""
-    if arch == wk.cpu:
-        pytest.skip("wk.simt needs a GPU arch; the CPU refusal has its own test")
-    return arch
 
 
 def test_simt_resolves_like_taichi():
