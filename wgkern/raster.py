@@ -220,8 +220,16 @@ def box_fragments(x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray
 
 def _same_size_boxes(x0: np.ndarray, y0: np.ndarray, shapes: np.ndarray, group_of: np.ndarray,
                      budget: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """box_fragments for items grouped by box size (`shapes[g]` = (width, height) of group g): the offsets of one
-    box are made once per size and added to every item's corner."""
+    """box_fragments for items grouped by box size (`shapes[g]` = (width, height) of group g), flattened from
+    _box_groups."""
+    for items, dy, dx in _box_groups(shapes, group_of, budget):
+        yield (np.repeat(items, dy.size), (y0[items, None] + dy).reshape(-1), (x0[items, None] + dx).reshape(-1))
+
+
+def _box_groups(shapes: np.ndarray, group_of: np.ndarray, budget: int
+                ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Chunks (items, dy, dx) of items whose boxes share one size: the pixel offsets (dy, dx) of that box from
+    its corner, made once per size; about `budget` pixels per chunk."""
     for group, (width, height) in enumerate(shapes):
         per_item = int(width * height)
         if per_item == 0:
@@ -230,9 +238,18 @@ def _same_size_boxes(x0: np.ndarray, y0: np.ndarray, shapes: np.ndarray, group_o
         dy, dx = np.divmod(np.arange(per_item), int(width))
         step = max(budget // per_item, 1)
         for start in range(0, len(members), step):
-            items = members[start:start + step]
-            yield (np.repeat(items, per_item), (y0[items, None] + dy).reshape(-1),
-                   (x0[items, None] + dx).reshape(-1))
+            yield members[start:start + step], dy, dx
+
+
+def box_groups(x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray,
+               budget: int = FRAGMENT_BUDGET) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The pixels of every item's inclusive box [x0, x1] x [y0, y1] as chunks (items, dy, dx): the items of a
+    chunk share one box size, and item k's pixels are (y0[k] + dy, x0[k] + dx). Callers broadcast per-item
+    values against the offsets instead of gathering them per pixel (3-D particles)."""
+    widths = np.maximum(x1 - x0 + 1, 0).astype(np.int64)
+    heights = np.maximum(y1 - y0 + 1, 0).astype(np.int64)
+    shapes, group_of = np.unique(np.stack([widths, heights], axis=1), axis=0, return_inverse=True)
+    yield from _box_groups(shapes, group_of.reshape(-1), budget)
 
 
 def nearest_fragments(pixel: np.ndarray, depth: np.ndarray) -> np.ndarray:

@@ -11,8 +11,8 @@ from typing import Callable
 
 import numpy as np
 
-from wgkern.raster import (barycentric, box_fragments, clip_parameters, nearest_fragments, triangle_area,
-                           triangle_fragments)
+from wgkern.raster import (barycentric, box_fragments, box_groups, clip_parameters, nearest_fragments,
+                           triangle_area, triangle_fragments)
 from wgkern.ui.camera import CameraState
 from wgkern.ui.constants import ProjectionMode
 
@@ -174,12 +174,17 @@ def draw_particles(frame_buffer: FrameBuffer, view: View, lights: Lights, partic
     middle, reach = middle[on_screen], reach[on_screen]
     lo = np.clip(np.floor(middle - reach[:, None]).astype(np.int64), 0, (width - 1, height - 1))
     hi = np.clip(np.ceil(middle + reach[:, None]).astype(np.int64), 0, (width - 1, height - 1))
-    for items, ys, xs in box_fragments(lo[:, 0], lo[:, 1], hi[:, 0], hi[:, 1]):
-        across = (xs + 0.5 - middle[items, 0]) / reach[items]            # the sphere's normal seen from the camera
-        upward = (middle[items, 1] - ys - 0.5) / reach[items]
+    for group, dy, dx in box_groups(lo[:, 0], lo[:, 1], hi[:, 0], hi[:, 1]):
+        # per particle (rows) and box pixel (columns), broadcast: the sphere's normal seen from the camera
+        scale = 1.0 / reach[group, None]
+        across = (lo[group, 0, None] + dx + 0.5 - middle[group, 0, None]) * scale
+        upward = (middle[group, 1, None] - lo[group, 1, None] - dy - 0.5) * scale
         off_axis = across * across + upward * upward
         inside = off_axis <= 1.0
-        items, across, upward = items[inside], across[inside], upward[inside]
+        rows = np.nonzero(inside)
+        items = group[rows[0]]
+        ys, xs = lo[items, 1] + dy[rows[1]], lo[items, 0] + dx[rows[1]]
+        across, upward = across[inside], upward[inside]
         toward = np.sqrt(1.0 - off_axis[inside])
         z = np.maximum(centers[items, 2] - radii[items] * toward, view.camera.z_near)
 
@@ -190,7 +195,7 @@ def draw_particles(frame_buffer: FrameBuffer, view: View, lights: Lights, partic
             points = world[items[won]] + radii[items[won], None] * normals
             return lambert(colors[items[won]], points, normals, lights, two_sided=False)
 
-        frame_buffer.draw((ys * width + xs)[inside], view.depth(z), shade)
+        frame_buffer.draw(ys * width + xs, view.depth(z), shade)
 
 
 def draw_lines(frame_buffer: FrameBuffer, view: View, lights: Lights, lines: LineBatch) -> None:
