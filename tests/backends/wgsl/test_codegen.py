@@ -417,3 +417,44 @@ def test_serial_while_exiting_on_memory_runs_once_on_llvmpipe(arch) -> None:
         from wgkern.backends.wgsl.codegen import LLVMPIPE_SERIAL_LANES
         source = count_down.source(arch)
         assert f"@workgroup_size({LLVMPIPE_SERIAL_LANES})" in source and "if (wk_local_index != 0u) { return; }" in source
+
+
+def test_long_serial_loops_run_several_iterations_per_trip_on_llvmpipe(arch) -> None:
+    """A serial loop of 300000 iterations, in a serial task and in Taichi's `for _ in range(1):` idiom: on
+    llvmpipe (one loop budget of 65535 iterations per invocation) such loops run LLVMPIPE_UNROLL iterations per
+    trip and finish, with every trip count's remainder right; other arches run them as written."""
+    from wgkern.backends.wgsl.codegen import LLVMPIPE_UNROLL
+    n = 300_000
+    a = wk.field(wk.i32, shape=n)
+    total = wk.field(wk.i64, shape=())
+
+    @wk.kernel
+    def running_sum(m: wk.i32):
+        acc = 0
+        for _ in range(1):
+            for i in range(m):
+                acc += i % 7
+                a[i] = acc
+        total[None] = acc
+
+    @wk.kernel
+    def serial_sum(m: wk.i32) -> wk.i64:
+        acc = wk.i64(0)
+        for i in range(m):
+            acc += i % 5
+        return acc
+
+    want = np.cumsum(np.arange(n) % 7)
+    running_sum(n)
+    np.testing.assert_array_equal(a.to_numpy(), want)
+    assert total[None] == want[-1]
+    assert serial_sum(n) == int((np.arange(n) % 5).sum())
+    for m in (0, 1, LLVMPIPE_UNROLL - 1, LLVMPIPE_UNROLL, LLVMPIPE_UNROLL + 1, 2 * LLVMPIPE_UNROLL + 3):
+        a.fill(-1)
+        running_sum(m)
+        got = a.to_numpy()
+        np.testing.assert_array_equal(got[:m], want[:m])
+        assert got[m] == -1 and total[None] == (want[m - 1] if m else 0)
+        assert serial_sum(m) == int((np.arange(m) % 5).sum())
+    if LOOP_LIMIT in getattr(program_module.current().backend, "features", ()):
+        assert f">= {LLVMPIPE_UNROLL}u) {{" in running_sum.source(arch)

@@ -56,6 +56,8 @@ OPAQUE_BOOL_INTS = "wk-opaque-bool-ints"
 LOOP_LIMIT = "wk-loop-limit"
 LOOP_LIMIT_ITERATIONS = 65535
 LLVMPIPE_SERIAL_LANES = 64     # a serial task's workgroup on llvmpipe: a multiple of any SIMD width it uses
+LLVMPIPE_UNROLL = 8            # iterations per trip of a serial task's long loops on llvmpipe
+LLVMPIPE_FEW_INDICES = 64      # a parallel loop over at most this many indices counts as serial work there
 WORKGROUP_SIZE = 256   # NVIDIA (Vulkan) reaches full occupancy only from 256 (measured: 2x saxpy bandwidth vs 64)
 _NAN32 = "bitcast<f32>(0x7fc00000u)"
 _INF32 = "bitcast<f32>(0x7f800000u)"
@@ -184,6 +186,27 @@ class TaskShader:
     wgsl: str
     workgroup_size: int
     containers: tuple[int, ...] = ()     # slot indices the shader declares
+
+
+def _few_invocations(task: ir.Task) -> bool:
+    """A serial task, or a parallel loop over at most LLVMPIPE_FEW_INDICES compile-time indices."""
+    if task.kind == "serial":
+        return True
+    begin, end = task.loop.begin, task.loop.end
+    return isinstance(begin, ir.Const) and isinstance(end, ir.Const) and \
+        int(end.value) - int(begin.value) <= LLVMPIPE_FEW_INDICES
+
+
+def _leaves_loop_body(stmts: list[ir.Stmt]) -> bool:
+    """A Break, Continue or Return that would leave a loop whose body is `stmts` early (not one of its inner
+    loops')."""
+    for stmt in stmts:
+        if isinstance(stmt, (ir.Break, ir.Continue, ir.Return)):
+            return True
+        if isinstance(stmt, ir.If) and (_leaves_loop_body(stmt.then_block.stmts)
+                                        or _leaves_loop_body(stmt.else_block.stmts)):
+            return True
+    return False
 
 
 def _iterations_under(block: ir.Block, limit: int) -> bool:
@@ -858,6 +881,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
             self.emit(f"  {index} = {index} - 1i;")
             self._block(stmt.body)
             self.emit("}")
+        elif self._unrolls_for_llvmpipe(stmt):
+            self._emit_unrolled_range(stmt, index, begin, end)
         else:
             self.emit(f"var {index} = {begin};")
             self.emit("loop {")
@@ -866,6 +891,47 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
             self.emit(f"  continuing {{ {index} = {index} + 1i; }}")
             self.emit("}")
         self.loop_depth -= 1
+
+    def _unrolls_for_llvmpipe(self, stmt: ir.RangeFor) -> bool:
+        """LOOP_LIMIT: the loops of a serial task, or of a parallel loop over a few indices (Taichi's serial
+        idiom `for _ in range(1):`), run in one invocation, whose loops llvmpipe ends after 65535 iterations
+        together. A loop of such a task that may run long and that leaves its body only at the end (no break,
+        continue or return of its own) runs LLVMPIPE_UNROLL iterations per trip instead, which multiplies what
+        fits in that budget by as much. Data-parallel tasks keep their loops as they are (their indices share
+        the work, and copies of a body cost lavapipe JIT time)."""
+        return (self.watch_loops and _few_invocations(self.task)
+                and not _iterations_under(ir.Block([stmt]), LOOP_LIMIT_ITERATIONS // 2)
+                and not _leaves_loop_body(stmt.body.stmts))
+
+    def _emit_unrolled_range(self, stmt: ir.RangeFor, index: str, begin: str, end: str) -> None:
+        """`for index in range(begin, end)` with LLVMPIPE_UNROLL copies of the body per trip while that many
+        indices remain (the count is taken unsigned: no overflow near the ends of i32), one copy otherwise."""
+        self.emit(f"var {index} = {begin};")
+        self.emit("loop {")
+        self.indent += 1
+        self.emit(f"if ({index} >= {end}) {{ break; }}")
+        self.emit(f"if (bitcast<u32>({end}) - bitcast<u32>({index}) >= {LLVMPIPE_UNROLL}u) {{   "
+                  "// LOOP_LIMIT: several iterations per trip (_unrolls_for_llvmpipe)")
+        for step in range(LLVMPIPE_UNROLL):
+            self._emit_body_copy(stmt, f"{index} + {step}i")
+        self.emit(f"  {index} = {index} + {LLVMPIPE_UNROLL}i;")
+        self.emit("} else {")
+        self._emit_body_copy(stmt, index)
+        self.emit(f"  {index} = {index} + 1i;")
+        self.emit("}")
+        self.indent -= 1
+        self.emit("}")
+
+    def _emit_body_copy(self, stmt: ir.RangeFor, index_expr: str) -> None:
+        """One copy of a loop body, in its own scope, with the loop index bound to `index_expr`."""
+        self.indent += 1
+        self.emit("{")
+        copy_index = self.fresh("i")
+        self.emit(f"  let {copy_index} = {index_expr};")
+        self.loop_vars[stmt] = copy_index
+        self._block(stmt.body)
+        self.emit("}")
+        self.indent -= 1
 
     def visit_LoopIndex(self, stmt: ir.LoopIndex) -> None:
         index = self.loop_vars.get(stmt.loop)
