@@ -321,6 +321,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         self.watch_loops = LOOP_LIMIT in self.features and not _iterations_under(task.body,
                                                                                    LOOP_LIMIT_ITERATIONS // 2)
         self.probe_site = 0                    # LOOP_LIMIT: the task's site (1-based), once a probe is emitted
+        self.unrolling = False                 # LOOP_LIMIT: inside a loop emitted as copies of its body
         self.task_index = next(k for k, t in enumerate(self.kernel.tasks) if t is task)
         self.stack_row_base = self.first_rows[self.task_index]
         # packed: typed over the whole kernel (tasks share each arena binding); else per task
@@ -899,7 +900,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         continue or return of its own) runs LLVMPIPE_UNROLL iterations per trip instead, which multiplies what
         fits in that budget by as much. Data-parallel tasks keep their loops as they are (their indices share
         the work, and copies of a body cost lavapipe JIT time)."""
-        return (self.watch_loops and _few_invocations(self.task)
+        return (self.watch_loops and _few_invocations(self.task) and not self.unrolling
                 and not _iterations_under(ir.Block([stmt]), LOOP_LIMIT_ITERATIONS // 2)
                 and not _leaves_loop_body(stmt.body.stmts))
 
@@ -912,11 +913,13 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         self.emit(f"if ({index} >= {end}) {{ break; }}")
         self.emit(f"if (bitcast<u32>({end}) - bitcast<u32>({index}) >= {LLVMPIPE_UNROLL}u) {{   "
                   "// LOOP_LIMIT: several iterations per trip (_unrolls_for_llvmpipe)")
+        self.unrolling = True                 # loops inside the copies stay as they are (no copies of copies)
         for step in range(LLVMPIPE_UNROLL):
             self._emit_body_copy(stmt, f"{index} + {step}i")
         self.emit(f"  {index} = {index} + {LLVMPIPE_UNROLL}i;")
         self.emit("} else {")
         self._emit_body_copy(stmt, index)
+        self.unrolling = False
         self.emit(f"  {index} = {index} + 1i;")
         self.emit("}")
         self.indent -= 1
@@ -942,7 +945,20 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
     def visit_While(self, stmt: ir.While) -> None:
         self.loop_depth += 1
         self.emit("loop {")
-        self._block(stmt.body)
+        if self.watch_loops and _few_invocations(self.task) and not self.unrolling:
+            # LOOP_LIMIT, as _unrolls_for_llvmpipe: LLVMPIPE_UNROLL iterations per trip. A `while` has no index,
+            # so its `break` leaves from any copy and its `continue` starts the next iteration at the top.
+            self.emit(f"// LOOP_LIMIT: {LLVMPIPE_UNROLL} iterations per trip (visit_While)")
+            self.unrolling = True
+            for _ in range(LLVMPIPE_UNROLL):
+                self.indent += 1
+                self.emit("{")
+                self._block(stmt.body)
+                self.emit("}")
+                self.indent -= 1
+            self.unrolling = False
+        else:
+            self._block(stmt.body)
         self.emit("}")
         self.loop_depth -= 1
 
