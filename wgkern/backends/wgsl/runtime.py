@@ -766,12 +766,18 @@ class WgslBackend(Backend):
                 return
         staging.map_sync(self.map_read_mode, 0, size)
 
-    @_serialized
     def sync(self) -> None:
         """Submit, then wait. With nothing to read back (no adstack flag, no print buffer pending) the wait is
         a blocking device poll, which returns when the submitted work is done (H100: a launch + sync round
         trip 250-330 -> ~100 us; a map costs wgpu-native more than the wait itself). Otherwise the flag or the
-        print header is read back, which waits too: one submit and one map."""
+        print header is read back, which waits too: one submit and one map. With nothing recorded, unwaited or
+        to report it returns at once, without the lock (the floor of every synchronising call)."""
+        if self.encoder is None and not (self.unwaited or self.adstack_watch or self.prints_pending):
+            return
+        self._sync_locked()
+
+    @_serialized
+    def _sync_locked(self) -> None:
         if self.encoder is not None or self.unwaited or self.adstack_watch:
             poll = getattr(self.device, "_poll_wait", None)
             if poll is not None and not self.adstack_watch and not self.prints_pending:
