@@ -12,6 +12,7 @@ import numpy as np
 from wgkern.errors import CompileError
 from wgkern.frontend.values import GlobalRef, VectorValue, describe, is_runtime
 from wgkern.ir import nodes as ir
+from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import types as T
 from wgkern.lang.simt import SIMT_CALLS
 from wgkern.lang.simt._intrinsic import params_of
@@ -37,6 +38,17 @@ _OPERAND_DTYPES: dict[str, T.DataType | None] = {
 _INT_ONLY = frozenset(f"subgroup.{kind}_{op}" for kind in ("reduce", "inclusive", "exclusive")
                       for op in ("and", "or", "xor"))
 SUBGROUP_VALUE_DTYPES = (T.i32, T.u32, T.f32)
+# Quadrants' sized reductions, op(value, log2_size): over each group of 2**log2_size consecutive invocations, a
+# shuffle_down tree (the result on the group's first invocation) or a shuffle_xor butterfly (on all of them),
+# unrolled here into the subgroup's shuffles. reduce_add/min/max without a size stay whole-subgroup reductions.
+_SIZED_REDUCTIONS: dict[str, tuple[BinaryOpKind, str]] = {
+    "subgroup.reduce_add": (BinaryOpKind.ADD, "shuffle_down"),
+    "subgroup.reduce_min": (BinaryOpKind.MIN, "shuffle_down"),
+    "subgroup.reduce_max": (BinaryOpKind.MAX, "shuffle_down"),
+    "subgroup.reduce_all_add": (BinaryOpKind.ADD, "shuffle_xor"),
+    "subgroup.reduce_all_min": (BinaryOpKind.MIN, "shuffle_xor"),
+    "subgroup.reduce_all_max": (BinaryOpKind.MAX, "shuffle_xor"),
+}
 
 
 @dataclass(eq=False)
@@ -65,6 +77,8 @@ class SimtMixin:
         if callee is SharedArray:
             return self.shared_array(args, kwargs)
         op = SIMT_CALLS[callee]
+        if op in _SIZED_REDUCTIONS and len(args) + len(kwargs) == 2:
+            return self.sized_reduction(op, args, kwargs)
         params = params_of(callee)
         values = list(args)
         for name in params[len(values):]:
@@ -86,6 +100,29 @@ class SimtMixin:
         else:
             dtype = operands[0].dtype
         return self.b.insert(ir.SimtOp(op=op, args=operands, dtype=dtype))
+
+    def sized_reduction(self, op: str, args: list[Any], kwargs: dict[str, Any]) -> ir.Stmt:
+        """op(value, log2_size) of _SIZED_REDUCTIONS: log2_size steps, each combining the value with a
+        shuffled one. 2**log2_size must not exceed the subgroup's size (group_size(); 8 on lavapipe)."""
+        values = dict(zip(("value", "log2_size"), args))
+        if set(kwargs) - {"value", "log2_size"} or set(kwargs) & set(values):
+            raise CompileError(f"wk.simt.{op}() takes (value, log2_size)")
+        values.update(kwargs)
+        size = values["log2_size"]
+        if is_runtime(size) or isinstance(size, bool) or not isinstance(size, (int, np.integer)) \
+                or not 0 <= size <= 7:
+            raise CompileError(f"wk.simt.{op}(): log2_size must be a compile-time int from 0 to 7 (groups of up to "
+                               f"128 invocations), got {describe(size)}")
+        kind, shuffle = _SIZED_REDUCTIONS[op]
+        value = self.simt_operand(op, "value", values["value"])
+        for step in range(int(size)):
+            if shuffle == "shuffle_down":      # halving distances: the group's first invocation gathers all
+                lane = self.b.const(1 << (int(size) - 1 - step), T.i32)
+            else:                              # butterfly: every invocation ends with the whole group's value
+                lane = self.b.const(1 << step, T.u32)
+            other = self.b.insert(ir.SimtOp(op=f"subgroup.{shuffle}", args=[value, lane], dtype=value.dtype))
+            value = self.b.binary(kind, value, other)
+        return value
 
     def simt_operand(self, op: str, name: str, value: Any) -> ir.Stmt:
         scalar = self.as_value(value)
