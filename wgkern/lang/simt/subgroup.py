@@ -1,5 +1,7 @@
 """`wk.simt.subgroup`: the invocations that run in lockstep (a WGSL subgroup, a CUDA warp). Taichi's list of
-operations; values are 32-bit ints or floats."""
+operations; values are 32-bit ints or floats. Quadrants' sized forms add a compile-time log2_size to the reductions,
+scans and votes (`inclusive_add(v, 3)`, `all_true(c, 2)`, `exclusive_min(v, 3, identity)`): they work on each group
+of 2**log2_size consecutive invocations (frontend/simt.py unrolls them into shuffles)."""
 from __future__ import annotations
 
 from wgkern.lang.simt._intrinsic import intrinsic
