@@ -628,3 +628,41 @@ def test_too_many_indices_name_the_vector_or_matrix():
     with pytest.raises(wk.CompileError, match=r"a 2x2 matrix takes 1 or 2 indices \(a row, or a row and a column\), "
                                               r"got 3"):
         build(three_on_a_matrix)
+
+
+def test_stpq_swizzles_and_components_a_vector_lacks_in_kernels(arch):
+    out = wk.Vector.field(3, wk.f32, shape=2)
+
+    @wk.kernel
+    def k():
+        v = wk.math.vec3(0, 0, 0)
+        v.stp += 1
+        v.p = 3
+        v.ts = wk.math.vec2(2, 5)
+        out[0] = v.tps
+        out[1].s = v.p
+        out[1].tp = v.ss
+
+    k()
+    assert out.to_numpy().tolist() == [[2.0, 3.0, 5.0], [3.0, 5.0, 5.0]]
+
+    @wk.kernel
+    def read_z() -> wk.f32:
+        b = wk.math.vec2(1, 2)
+        return b.z
+
+    @wk.kernel
+    def write_xyz():
+        b = wk.math.vec2(1, 2)
+        b.xyz = [1, 2, 3]
+
+    @wk.kernel
+    def field_q() -> wk.f32:
+        return out[0].q
+
+    with pytest.raises(wk.CompileError, match=r"vec2 only has attributes=\('x', 'y'\), got=\('z',\)"):
+        read_z()
+    with pytest.raises(wk.CompileError, match=r"vec2 only has attributes=\('x', 'y'\), got=\('x', 'y', 'z'\)"):
+        write_xyz()
+    with pytest.raises(wk.CompileError, match=r"vec3 only has attributes=\('p', 's', 't'\), got=\('q',\)"):
+        field_q()

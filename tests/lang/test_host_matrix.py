@@ -24,7 +24,7 @@ def test_constructors_give_arrays_with_taichis_methods():
     np.testing.assert_array_equal(wk.Vector([1, 2]).outer_product([3, 4]), [[3, 4], [6, 8]])
     assert type(m.to_numpy()) is np.ndarray and type((m @ v[:2]).norm()) is not wk.lang.host_matrix.HostMatrix
     assert repr(wk.math.vec2(1, 2)) == "array([1., 2.], dtype=float32)"
-    with pytest.raises(AttributeError, match="has no component 'w'"):
+    with pytest.raises(wk.CompileError, match=r"vec3 only has attributes=\('x', 'y', 'z'\), got=\('w',\)"):
         wk.math.vec3(0, 0, 0).w
     assert wk.Matrix.identity(wk.f32, 3).determinant() == 1.0 and wk.Vector.unit(3, 1).y == 1.0
     assert wk.Vector.unit(3, 1).dtype == np.int32 and wk.Vector.unit(3, 1, dt=wk.f32).dtype == np.float32
@@ -156,3 +156,21 @@ def test_trace_of_a_matrix_that_is_not_square_is_an_error_naming_its_shape():
 
     with pytest.raises(wk.CompileError, match=r"trace\(\) needs a square matrix, got shape \(3, 2\)"):
         in_a_kernel()
+
+
+def test_stpq_swizzles_and_taichis_errors_for_components_a_vector_lacks():
+    v = wk.math.vec3(0, 0, 0)
+    v.stp += 1
+    v.ps = (5, 7)
+    assert v.tolist() == [7.0, 1.0, 5.0] and v.s == 7.0 and v.tps.tolist() == [1.0, 5.0, 7.0]
+    assert wk.math.vec4(1, 2, 3, 4).qq.tolist() == [4.0, 4.0]
+    a = wk.math.vec2(1, 2)
+    with pytest.raises(wk.CompileError, match=r"vec2 only has attributes=\('x', 'y'\), got=\('z',\)"):
+        a.z = 3
+    with pytest.raises(wk.CompileError, match=r"vec2 only has attributes=\('x', 'y'\), got=\('x', 'y', 'z'\)"):
+        a.xyz = [1, 2, 3]
+    with pytest.raises(wk.CompileError, match=r"vec2 only has attributes=\('s', 't'\), got=\('p',\)"):
+        a.p
+    with pytest.raises(wk.WkError, match="value len does not match the swizzle pattern=xy"):
+        a.xy = [1, 2, 3]
+    assert a.tolist() == [1.0, 2.0]

@@ -15,7 +15,7 @@ def test_simt_resolves_like_taichi():
     assert wk.simt.block.SharedArray is not None
     assert callable(wk.simt.block.sync) and callable(wk.simt.warp.shfl_down_i32)
     assert callable(wk.simt.subgroup.exclusive_xor) and callable(wk.simt.grid.memfence)
-    assert len(SIMT_CALLS) == 63 and wk.global_thread_idx in SIMT_CALLS
+    assert len(SIMT_CALLS) == 66 and wk.global_thread_idx in SIMT_CALLS
     with pytest.raises(wk.WkError, match="inside a @wk.kernel"):
         wk.simt.block.sync()
 
@@ -325,6 +325,98 @@ def test_subgroup_integer_reductions_and_scans(gpu, kind):
     for k, op in enumerate(_INT_OPS):
         operand = values if op != "mul" else (1 - 2 * (values & 1)).astype(np.int32)
         np.testing.assert_array_equal(got[k], _subgroup_model(kind, op, operand, size), err_msg=f"{kind}_{op}")
+
+
+@pytest.mark.parametrize("dtype", [wk.i32, wk.f32])
+def test_sized_subgroup_reductions_scans_and_votes_over_groups_of_consecutive_invocations(gpu, dtype):
+    _needs_subgroups(gpu)
+    log2_max = min(3, _group_size().bit_length() - 1)
+    n = 64
+    x = wk.field(dtype, shape=n)
+    out = wk.field(dtype, shape=(log2_max + 1, 6, n))
+    sub = wk.simt.subgroup
+
+    @wk.kernel
+    def run():
+        wk.loop_config(block_dim=n)
+        for i in range(n):
+            v = x[i]
+            for s in wk.static(range(log2_max + 1)):
+                out[s, 0, i] = sub.reduce_add(v, s)
+                out[s, 1, i] = sub.reduce_min(v, log2_size=s)
+                out[s, 2, i] = sub.reduce_max(v, s)
+                out[s, 3, i] = sub.reduce_all_add(v, s)
+                out[s, 4, i] = sub.reduce_all_min(v, s)
+                out[s, 5, i] = sub.reduce_all_max(value=v, log2_size=s)
+
+    values = np.random.default_rng(7).integers(-64, 64, n).astype(dtype.np_dtype)
+    x.from_numpy(values)
+    run()
+    got = out.to_numpy()
+    for s in range(log2_max + 1):
+        groups = values.reshape(-1, 1 << s)
+        for k, reduce in enumerate([np.sum, np.min, np.max]):
+            whole = reduce(groups, axis=1)
+            np.testing.assert_array_equal(got[s, k].reshape(-1, 1 << s)[:, 0], whole, err_msg=f"{s} {k}")
+            np.testing.assert_array_equal(got[s, 3 + k], np.repeat(whole, 1 << s), err_msg=f"{s} all {k}")
+
+    scans = wk.field(dtype, shape=(log2_max + 1, 8, n))
+    votes = wk.field(wk.i32, shape=(log2_max + 1, 3, n))
+    flags = wk.field(dtype, shape=n)
+
+    @wk.kernel
+    def scan_and_vote():
+        wk.loop_config(block_dim=n)
+        for i in range(n):
+            v = x[i]
+            for s in wk.static(range(log2_max + 1)):
+                scans[s, 0, i] = sub.inclusive_add(v, s)
+                scans[s, 1, i] = sub.inclusive_min(v, s)
+                scans[s, 2, i] = sub.inclusive_max(v, s)
+                scans[s, 3, i] = sub.exclusive_add(v, s)
+                scans[s, 4, i] = sub.exclusive_mul(v, s)
+                scans[s, 5, i] = sub.exclusive_min(v, s, 1000)
+                scans[s, 6, i] = sub.exclusive_max(v, log2_size=s, identity=-1000)
+                scans[s, 7, i] = sub.inclusive_mul(v, s)
+                votes[s, 0, i] = sub.all_true(flags[i], s)
+                votes[s, 1, i] = sub.any_true(flags[i], s)
+                votes[s, 2, i] = sub.all_equal(flags[i], s)
+
+    x.from_numpy((np.arange(n) * 7 % 11 - 5).astype(dtype.np_dtype))     # -5..5: exact products
+    flags.from_numpy((np.arange(n) % 7 != 3).astype(dtype.np_dtype))
+    values, flag_values = x.to_numpy(), flags.to_numpy()
+    scan_and_vote()
+    got, voted = scans.to_numpy(), votes.to_numpy()
+    for s in range(log2_max + 1):
+        groups = values.reshape(-1, 1 << s)
+        shifted = np.concatenate([np.zeros((groups.shape[0], 1), values.dtype), groups[:, :-1]], axis=1)
+        expect = [np.cumsum(groups, axis=1), np.minimum.accumulate(groups, axis=1),
+                  np.maximum.accumulate(groups, axis=1), np.cumsum(shifted, axis=1),
+                  np.cumprod(np.where(np.arange(1 << s) == 0, 1, shifted), axis=1),
+                  np.minimum.accumulate(np.where(np.arange(1 << s) == 0, 1000, shifted), axis=1),
+                  np.maximum.accumulate(np.where(np.arange(1 << s) == 0, -1000, shifted), axis=1),
+                  np.cumprod(groups, axis=1)]
+        for k, e in enumerate(expect):
+            np.testing.assert_array_equal(got[s, k], e.reshape(-1), err_msg=f"{s} scan {k}")
+        f = flag_values.reshape(-1, 1 << s) != 0
+        for k, e in enumerate([f.all(axis=1), f.any(axis=1), f.all(axis=1) | ~f.any(axis=1)]):
+            np.testing.assert_array_equal(voted[s, k], np.repeat(e, 1 << s).astype(np.int32), err_msg=f"{s} vote {k}")
+
+    @wk.kernel
+    def runtime_size(s: wk.i32):
+        for i in range(n):
+            x[i] = sub.reduce_add(x[i], s)
+
+    @wk.kernel
+    def no_size():
+        for i in range(n):
+            x[i] = sub.reduce_all_max(x[i])
+
+    with pytest.raises(wk.CompileError, match="log2_size must be a compile-time int from 0 to 7"):
+        runtime_size(2)
+    with pytest.raises(wk.CompileError, match=r"reduce_all_max\(\) takes \(value, log2_size\); 'log2_size' is "
+                                              "missing"):
+        no_size()
 
 
 def test_subgroup_float_reductions_and_scans(gpu):

@@ -26,6 +26,7 @@ from wgkern.frontend.values import (AtomicMethod, BoundMethod, GlobalRef, Ndarra
                                     VectorValue, describe, is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
+from wgkern.lang import swizzle
 from wgkern.lang import types as T
 
 BINARY_OPS: dict[type, BinaryOpKind] = {
@@ -124,7 +125,8 @@ class ExpressionMixin:
                 raise CompileError(f"a scalar element of '{base.label}' has no attribute '{attr}'")
             if self.is_swizzle(attr, base.element_shape):
                 if len(attr) == 1:
-                    return GlobalRef(base.slot, base.indices + [self.b.const(vectors.SWIZZLE[attr], T.i32)], (),
+                    k = swizzle.positions(attr, base.element_shape[0])[0]
+                    return GlobalRef(base.slot, base.indices + [self.b.const(k, T.i32)], (),
                                      base.label)
             base = self.load_ref(base)
         if isinstance(base, VectorValue):
@@ -158,13 +160,13 @@ class ExpressionMixin:
 
     @staticmethod
     def is_swizzle(attr: str, shape: tuple[int, ...]) -> bool:
-        if len(shape) != 1 or not 1 <= len(attr) <= 4:
-            return False
-        return all(c in vectors.SWIZZLE and vectors.SWIZZLE[c] < shape[0] for c in attr)
+        """Whether `attr` names components of a vector of `shape` (lang/swizzle.py); letters of a swizzle group
+        past the vector's size are a CompileError naming the vector's components."""
+        return len(shape) == 1 and swizzle.positions(attr, shape[0]) is not None
 
     def vector_attribute(self, v: VectorValue, attr: str) -> Any:
         if self.is_swizzle(attr, v.shape):
-            picked = [v.elements[vectors.SWIZZLE[c]] for c in attr]
+            picked = [v.elements[k] for k in swizzle.positions(attr, v.n)]
             return picked[0] if len(picked) == 1 else VectorValue(picked, len(picked))
         if attr in vectors.METHODS:
             return BoundMethod(v, attr)

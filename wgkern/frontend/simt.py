@@ -12,6 +12,7 @@ import numpy as np
 from wgkern.errors import CompileError
 from wgkern.frontend.values import GlobalRef, VectorValue, describe, is_runtime
 from wgkern.ir import nodes as ir
+from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import types as T
 from wgkern.lang.simt import SIMT_CALLS
 from wgkern.lang.simt._intrinsic import params_of
@@ -37,6 +38,22 @@ _OPERAND_DTYPES: dict[str, T.DataType | None] = {
 _INT_ONLY = frozenset(f"subgroup.{kind}_{op}" for kind in ("reduce", "inclusive", "exclusive")
                       for op in ("and", "or", "xor"))
 SUBGROUP_VALUE_DTYPES = (T.i32, T.u32, T.f32)
+# Quadrants' sized subgroup operations, op(value, log2_size): over each group of 2**log2_size consecutive
+# invocations, unrolled here into the subgroup's shuffles. "down": a shuffle_down tree, the result on the group's
+# first invocation; "all": a shuffle_xor butterfly, the result on all of them; "inclusive" / "exclusive": a
+# shuffle_up (Hillis-Steele) scan that stays in the group; "vote": the butterfly over i32(value != 0).
+# Taichi's unsized forms (reduce_add(v), all_true(c), inclusive_add(v), ...) stay whole-subgroup operations.
+_COMBINE = {"add": BinaryOpKind.ADD, "mul": BinaryOpKind.MUL, "min": BinaryOpKind.MIN, "max": BinaryOpKind.MAX,
+            "and": BinaryOpKind.BIT_AND, "or": BinaryOpKind.BIT_OR, "xor": BinaryOpKind.BIT_XOR}
+_SIZED: dict[str, tuple[str, str]] = {
+    **{f"subgroup.reduce_{k}": ("down", k) for k in ("add", "min", "max")},
+    **{f"subgroup.reduce_all_{k}": ("all", k) for k in ("add", "min", "max")},
+    **{f"subgroup.inclusive_{k}": ("inclusive", k) for k in _COMBINE},
+    **{f"subgroup.exclusive_{k}": ("exclusive", k) for k in _COMBINE},
+    "subgroup.all_true": ("vote", "and"), "subgroup.any_true": ("vote", "or"), "subgroup.all_equal": ("equal", "and"),
+}
+# The value the sized exclusive scans give a group's first invocation (min / max take it as an argument).
+_EXCLUSIVE_IDENTITY = {"add": 0, "mul": 1, "or": 0, "xor": 0, "and": -1}
 
 
 @dataclass(eq=False)
@@ -65,6 +82,8 @@ class SimtMixin:
         if callee is SharedArray:
             return self.shared_array(args, kwargs)
         op = SIMT_CALLS[callee]
+        if op in _SIZED and len(args) + len(kwargs) >= 2:
+            return self.sized_subgroup_op(op, args, kwargs)
         params = params_of(callee)
         values = list(args)
         for name in params[len(values):]:
@@ -86,6 +105,61 @@ class SimtMixin:
         else:
             dtype = operands[0].dtype
         return self.b.insert(ir.SimtOp(op=op, args=operands, dtype=dtype))
+
+    def sized_subgroup_op(self, op: str, args: list[Any], kwargs: dict[str, Any]) -> ir.Stmt:
+        """op(value, log2_size) of _SIZED (exclusive_min/max: (value, log2_size, identity)). 2**log2_size must not
+        exceed the subgroup's size (group_size(); 8 on lavapipe)."""
+        shape, name = _SIZED[op]
+        names = ("value", "log2_size") + (("identity",) if shape == "exclusive" and name in ("min", "max") else ())
+        values = dict(zip(names, args))
+        if len(args) > len(names) or set(kwargs) - set(names) or set(kwargs) & set(values) \
+                or len(values) + len(kwargs) != len(names):
+            raise CompileError(f"wk.simt.{op}() takes ({', '.join(names)})")
+        values.update(kwargs)
+        size = values["log2_size"]
+        if is_runtime(size) or isinstance(size, bool) or not isinstance(size, (int, np.integer)) \
+                or not 0 <= size <= 7:
+            raise CompileError(f"wk.simt.{op}(): log2_size must be a compile-time int from 0 to 7 (groups of up to "
+                               f"128 invocations), got {describe(size)}")
+        size = int(size)
+        b = self.b
+        kind = _COMBINE[name]
+        if shape in ("vote", "equal"):
+            value = self.simt_operand(op, "value", values["value"])
+            if shape == "equal":      # compare with the group's first invocation's value
+                base = b.binary(BinaryOpKind.BIT_AND, self.subgroup_lane(), b.const(-(1 << size), T.i32))
+                value = b.binary(BinaryOpKind.CMP_EQ, value, self.shuffle("shuffle", value, base))
+            value = b.cast(b.binary(BinaryOpKind.CMP_NE, value, b.const(0, value.dtype)), T.i32)
+            shape = "all"
+        else:
+            value = self.simt_operand(op, "value", values["value"])
+        if name in ("and", "or", "xor") and not value.dtype.is_int:
+            raise CompileError(f"wk.simt.{op}() combines integer bits, got {value.dtype.name}")
+        if shape in ("inclusive", "exclusive"):
+            in_group = b.binary(BinaryOpKind.BIT_AND, self.subgroup_lane(), b.const((1 << size) - 1, T.i32))
+            if shape == "exclusive":     # shift by one invocation, the identity on each group's first
+                identity = values["identity"] if "identity" in values else _EXCLUSIVE_IDENTITY[name]
+                identity = b.cast(self.as_scalar(self.as_value(identity)), value.dtype)
+                first = b.binary(BinaryOpKind.CMP_EQ, in_group, b.const(0, T.i32))
+                value = b.select(first, identity, self.shuffle("shuffle_up", value, b.const(1, T.i32)))
+            for step in range(size):
+                partner = self.shuffle("shuffle_up", value, b.const(1 << step, T.i32))
+                inside = b.binary(BinaryOpKind.CMP_GE, in_group, b.const(1 << step, T.i32))
+                value = b.select(inside, b.binary(kind, value, partner), value)
+            return value
+        for step in range(size):
+            if shape == "down":      # halving distances: the group's first invocation gathers all
+                partner = self.shuffle("shuffle_down", value, b.const(1 << (size - 1 - step), T.i32))
+            else:                    # butterfly: every invocation ends with the whole group's value
+                partner = self.shuffle("shuffle_xor", value, b.const(1 << step, T.u32))
+            value = b.binary(kind, value, partner)
+        return value
+
+    def subgroup_lane(self) -> ir.Stmt:
+        return self.b.insert(ir.SimtOp(op="subgroup.invocation_id", args=[], dtype=T.i32))
+
+    def shuffle(self, name: str, value: ir.Stmt, lane: ir.Stmt) -> ir.Stmt:
+        return self.b.insert(ir.SimtOp(op=f"subgroup.{name}", args=[value, lane], dtype=value.dtype))
 
     def simt_operand(self, op: str, name: str, value: Any) -> ir.Stmt:
         scalar = self.as_value(value)

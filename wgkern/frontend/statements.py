@@ -23,6 +23,7 @@ from wgkern.frontend.values import (GlobalRef, NdarrayRef, StructElement, Struct
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
 from wgkern.lang import math as wm
+from wgkern.lang import swizzle
 from wgkern.lang import types as T
 
 ATOMIC_AUGMENTED: dict[type, AtomicOpKind] = {
@@ -227,7 +228,7 @@ class StatementMixin:
         if isinstance(node, ast.Attribute):
             var = self.local_vector_var(node.value)
             if var is not None and not var.m and self.is_swizzle(node.attr, (var.n,)):
-                picked = [vectors.SWIZZLE[c] for c in node.attr]
+                picked = swizzle.positions(node.attr, var.n)
                 return VarElements(var, picked, () if len(picked) == 1 else (len(picked),))
             member = self.struct_member_binding(node)
             if member is not None:

@@ -13,9 +13,6 @@ from wgkern.ir.builder import IRBuilder
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
 from wgkern.lang import types as T
 
-SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
-
-
 def shape_text(v: VectorValue) -> str:
     return "x".join(map(str, v.shape))
 

@@ -3,7 +3,7 @@
 Outside kernels, `wk.Vector([...])`, `wk.Matrix([[...]])`, `wk.math.vec3(...)` and reading one element of a vector
 or matrix field (`v[i]`) give a `HostMatrix`: an ordinary numpy array (arithmetic, `@`, indexing, numpy
 functions all as usual) that also has `norm`, `norm_sqr`, `normalized`, `dot`, `cross`, `outer_product`,
-`determinant`, `inverse`, `trace`, `to_numpy`, `x`/`y`/`z`/`w`, swizzles (`v.xyz`, `v.xy = ...`, `v.rgb`) and
+`determinant`, `inverse`, `trace`, `to_numpy`, `x`/`y`/`z`/`w`, swizzles (`v.xyz`, `v.xy = ...`, `v.rgb`, `v.st`) and
 `n`/`m`, as Taichi programs use them in
 Python scope. Reductions give Python-side numpy scalars; `to_numpy()` a plain array. Augmented assignment
 (`v += w`) makes a new value with the promoted dtype, as in Taichi, rather than numpy's in-place update.
@@ -15,6 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from wgkern.lang import swizzle
 
 _AXES = "xyzw"
 
@@ -100,24 +102,26 @@ class HostMatrix(np.ndarray):
         return self.shape[1] if self.ndim > 1 else 1
 
     def _component(self, axis: int) -> Any:
-        if self.ndim != 1 or axis >= self.shape[0]:
-            raise AttributeError(f"a vector of {self.shape[0] if self.ndim == 1 else self.shape} has no "
-                                 f"component '{_AXES[axis]}'")
+        if self.ndim != 1:
+            raise AttributeError(f"a matrix of {self.shape} has no component '{_AXES[axis]}'")
+        swizzle.positions(_AXES[axis], self.shape[0])      # past the vector's size: Taichi's error
         return self[axis]
 
-    x = property(lambda self: self._component(0), lambda self, v: self.__setitem__(0, v))
-    y = property(lambda self: self._component(1), lambda self, v: self.__setitem__(1, v))
-    z = property(lambda self: self._component(2), lambda self, v: self.__setitem__(2, v))
-    w = property(lambda self: self._component(3), lambda self, v: self.__setitem__(3, v))
+    x = property(lambda self: self._component(0), lambda self, v: self.__setitem__(self._axis(0), v))
+    y = property(lambda self: self._component(1), lambda self, v: self.__setitem__(self._axis(1), v))
+    z = property(lambda self: self._component(2), lambda self, v: self.__setitem__(self._axis(2), v))
+    w = property(lambda self: self._component(3), lambda self, v: self.__setitem__(self._axis(3), v))
+
+    def _axis(self, axis: int) -> int:
+        self._component(axis)
+        return axis
 
     def _swizzle(self, name: str) -> list[int] | None:
-        """Positions named by a swizzle of 1-4 letters (`xyz`, `wx`, `rgb`, `a`), else None (single x/y/z/w
-        are properties)."""
-        letters = _AXES if all(c in _AXES for c in name) else "rgba" if all(c in "rgba" for c in name) else None
-        if letters is None or not 1 <= len(name) <= 4 or self.ndim != 1:
+        """Positions named by a swizzle (lang/swizzle.py: `xyz`, `wx`, `rgb`, `st`, `a`), else None; letters
+        past the vector's size raise (single x/y/z/w are properties)."""
+        if self.ndim != 1:
             return None
-        positions = [letters.index(c) for c in name]
-        return positions if max(positions) < self.shape[0] else None
+        return swizzle.positions(name, self.shape[0])
 
     def __getattr__(self, name: str) -> Any:
         if len(name) == 1 and name in _AXES:        # the x/y/z/w property failed: its own message
@@ -133,8 +137,10 @@ class HostMatrix(np.ndarray):
         positions = self._swizzle(name) if not name.startswith("_") and name not in ("x", "y", "z", "w") else None
         if positions is None:
             super().__setattr__(name, value)
-        else:
-            self[positions] = value
+            return
+        if len(positions) > 1:
+            swizzle.check_length(name, np.size(value))
+        self[positions] = value
 
     def __repr__(self) -> str:
         return repr(np.asarray(self))

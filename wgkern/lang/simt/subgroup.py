@@ -1,5 +1,7 @@
 """`wk.simt.subgroup`: the invocations that run in lockstep (a WGSL subgroup, a CUDA warp). Taichi's list of
-operations; values are 32-bit ints or floats."""
+operations; values are 32-bit ints or floats. Quadrants' sized forms add a compile-time log2_size to the reductions,
+scans and votes (`inclusive_add(v, 3)`, `all_true(c, 2)`, `exclusive_min(v, 3, identity)`): they work on each group
+of 2**log2_size consecutive invocations (frontend/simt.py unrolls them into shuffles)."""
 from __future__ import annotations
 
 from wgkern.lang.simt._intrinsic import intrinsic
@@ -21,10 +23,20 @@ broadcast = intrinsic("subgroup", "broadcast", ('value', 'index'),
                       "value of invocation `index` (a compile-time or subgroup-uniform index).")
 group_size = intrinsic("subgroup", "group_size", (), "Invocations per subgroup (8 on lavapipe, 32 on NVIDIA).")
 invocation_id = intrinsic("subgroup", "invocation_id", (), "The invocation's index in its subgroup.")
-reduce_add = intrinsic("subgroup", "reduce_add", ('value',), "add of value, over the subgroup.")
+reduce_add = intrinsic("subgroup", "reduce_add", ('value',),
+                       "add of value, over the subgroup; reduce_add(value, log2_size) (Quadrants'): over each group of "
+                       "2**log2_size consecutive invocations, the sum valid on the group's first.")
 reduce_mul = intrinsic("subgroup", "reduce_mul", ('value',), "mul of value, over the subgroup.")
-reduce_min = intrinsic("subgroup", "reduce_min", ('value',), "min of value, over the subgroup.")
-reduce_max = intrinsic("subgroup", "reduce_max", ('value',), "max of value, over the subgroup.")
+reduce_min = intrinsic("subgroup", "reduce_min", ('value',),
+                       "min of value, over the subgroup; reduce_min(value, log2_size) as reduce_add's sized form.")
+reduce_max = intrinsic("subgroup", "reduce_max", ('value',),
+                       "max of value, over the subgroup; reduce_max(value, log2_size) as reduce_add's sized form.")
+reduce_all_add = intrinsic("subgroup", "reduce_all_add", ('value', 'log2_size'),
+                           "add of value over each group of 2**log2_size consecutive invocations, on all of them.")
+reduce_all_min = intrinsic("subgroup", "reduce_all_min", ('value', 'log2_size'),
+                           "min of value over each group of 2**log2_size consecutive invocations, on all of them.")
+reduce_all_max = intrinsic("subgroup", "reduce_all_max", ('value', 'log2_size'),
+                           "max of value over each group of 2**log2_size consecutive invocations, on all of them.")
 reduce_and = intrinsic("subgroup", "reduce_and", ('value',), "and of value, over the subgroup.")
 reduce_or = intrinsic("subgroup", "reduce_or", ('value',), "or of value, over the subgroup.")
 reduce_xor = intrinsic("subgroup", "reduce_xor", ('value',), "xor of value, over the subgroup.")
