@@ -34,6 +34,9 @@ from wgkern.lang.tensor import Backend, MatrixTensor, Tensor, VectorTensor, tens
 from wgkern.lang.texture import Format, Texture
 from wgkern.lang.types import Template
 from wgkern.lang.matrix import Matrix, Vector
+from wgkern.lang import expr as _expr  # noqa: F401 - `ti.lang.expr.Expr` in isinstance checks (lang/expr.py)
+import wgkern.lang as _lang_package
+_lang_package.Matrix, _lang_package.Vector = Matrix, Vector  # Taichi's `ti.lang.Matrix` / `ti.lang.Vector`
 from wgkern.lang.structs import Struct, StructField, dataclass
 from wgkern.lang.snode import i, ij, ijk, ijkl, j, k, l, root  # noqa: E741 - Taichi's axis names
 from wgkern.lang.snode import AXIS_COMBINATIONS as _AXIS_COMBINATIONS

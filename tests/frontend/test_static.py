@@ -274,3 +274,34 @@ def test_static_range_over_the_size_of_a_func_vector_argument(arch):
         return count(a, a) * 10 + length(wk.math.vec3(1.0, 2.0, 3.0))
 
     assert run() == 163
+
+
+def test_static_isinstance_expr_tells_a_vector_variable_from_a_field(arch):
+    # A sorting-network program sizes its input with `isinstance(data, ti.lang.expr.Expr) or
+    # isinstance(data, ti.lang.Vector)` inside wk.static: `data.n` of a kernel vector, `data.shape[0]` of a
+    # field. As in Taichi, a kernel-scope vector or matrix is an Expr; a field, a number and a host vector are
+    # not, and `ti.lang.Vector` / `ti.lang.Matrix` are wk.Vector / wk.Matrix.
+    def size(data):
+        if isinstance(data, wk.lang.expr.Expr) or isinstance(data, wk.lang.Vector):
+            return data.n
+        return data.shape[0]
+
+    values = wk.field(wk.f32, 5)
+
+    @wk.func
+    def count(data: wk.template()) -> int:
+        return wk.static(size(data))
+
+    @wk.kernel
+    def run() -> int:
+        v = wk.Vector([1.0, 2.0, 3.0])
+        m = wk.math.mat2(1.0)
+        kinds = wk.static(isinstance(v, wk.lang.expr.Expr) + 2 * isinstance(m, wk.lang.expr.Expr)
+                          + 4 * isinstance(values, wk.lang.expr.Expr) + 8 * isinstance(v, wk.Matrix))
+        return count(v) * 100 + count(values) * 10 + kinds
+
+    assert run() == 353
+    assert wk.lang.Vector is wk.Vector and wk.lang.Matrix is wk.Matrix
+    assert not isinstance(wk.math.vec3(1.0), wk.lang.expr.Expr) and not isinstance(2.0, wk.lang.expr.Expr)
+    with pytest.raises(TypeError, match="isinstance checks"):
+        wk.lang.expr.Expr()

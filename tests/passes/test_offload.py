@@ -270,6 +270,34 @@ def test_dynamic_component_stores_to_a_shared_local_vector_do_not_race(arch):
     assert spread(5).tolist() == [i * i + 1 for i in range(5)] + [0, 0, 0]
 
 
+def test_dynamic_component_stores_of_a_wider_value_to_a_shared_local_vector_do_not_race(arch):
+    # A bitonic-sort program fills a kernel-scope f32 vector from an f64 ndarray in a parallel loop; the f64
+    # value made the element store a cast of an f64 select, which the shared-local rewrite did not recognise
+    # as a one-component store (on the GPU every thread then wrote all components: [0, 0, 0, 2]).
+    wide = wk.field(wk.f64, 4)
+    out = wk.field(wk.f32, 4)
+
+    @wk.kernel
+    def gather():
+        v = wk.Vector.zero(wk.f32, 4)
+        for i in range(4):
+            v[i] = wide[i]
+        for i in range(4):
+            out[i] = v[i]
+
+    @wk.kernel
+    def truncate() -> wk.types.vector(4, wk.i32):
+        v = wk.Vector([0, 0, 0, 0])
+        for i in range(4):
+            v[i] = i + 0.75
+        return v
+
+    wide.from_numpy(np.array([0.5, 0.25, 0.125, 2.0]))
+    gather()
+    assert out.to_numpy().tolist() == [0.5, 0.25, 0.125, 2.0]
+    assert truncate().tolist() == [0, 1, 2, 3]
+
+
 # ---- host loops (graph_do_while) ----------------------------------------------------------------------------
 
 def host_loop(b: IRBuilder, body) -> ir.While:

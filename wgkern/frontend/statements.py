@@ -313,10 +313,13 @@ class StatementMixin:
         return self.unpack(value, count)
 
     def store_at_runtime_position(self, allocas: list[ir.Alloca], position: ir.Stmt, value: ir.Stmt) -> None:
-        """allocas[position] = value for a runtime position: each element keeps its value unless it is the one."""
+        """allocas[position] = value for a runtime position: each element keeps its value unless it is the one.
+        The value is cast to the element's type before the select, so the store is select(hit, value, load)
+        of that type (a wider select cast back would hide the kept old value from offload's shared-local
+        rewrite, and round the kept value through the wider type)."""
         for k, alloca in enumerate(allocas):
             hit = self.b.binary(BinaryOpKind.CMP_EQ, position, self.b.const(k, T.i32))
-            self.b.store(alloca, self.b.select(hit, value, self.b.load(alloca)))
+            self.b.store(alloca, self.b.select(hit, self.b.cast(value, alloca.dtype), self.b.load(alloca)))
 
     def assign_target(self, target: ast.expr, value: Any, static: bool = False) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):

@@ -1,0 +1,22 @@
+"""Taichi's `taichi.lang.expr.Expr`, the class of a kernel-scope value. Programs ask
+`wk.static(isinstance(x, ti.lang.expr.Expr))` to tell a vector or matrix variable of the kernel from a field
+(a sorting network that reads `x.n` of one and `x.shape[0]` of the other). Inside wk.static a vector variable
+is its shape stand-in (frontend/scope.py VectorShape), so that is what the check matches; a field, a Python
+value or a host vector is not an Expr, as in Taichi."""
+from __future__ import annotations
+
+from typing import Any
+
+
+class _ExprClass(type):
+    def __instancecheck__(cls, obj: Any) -> bool:
+        from wgkern.frontend.scope import VectorShape
+        return isinstance(obj, VectorShape)
+
+
+class Expr(metaclass=_ExprClass):
+    """Only for isinstance checks; kernel values are not built from it."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("wk.lang.expr.Expr is for isinstance checks inside wk.static(...); "
+                        "kernel values are made by kernel code")
