@@ -161,6 +161,25 @@ def test_struct_argument_is_passed_as_scalar_components(fake_program):
         spec_of(struct_arg, PAIR(n=2.5))
 
 
+SPHERE = wk.types.struct(center=wk.math.vec3, radius=float)
+
+
+@wk.kernel
+def sphere_arg(s: SPHERE):
+    pass
+
+
+def test_struct_argument_of_same_member_names_but_other_shapes_is_rejected(fake_program):
+    # Quadrants' test_pass_struct_mismatch: a circle (vec2 centre) passed where a sphere (vec3 centre) is
+    # expected named the same members, so it was flattened short and failed with an IndexError at launch.
+    circle = wk.types.struct(center=wk.math.vec2, radius=float)
+    twin = wk.types.struct(center=wk.math.vec3, radius=float)
+    with pytest.raises(wk.ArgumentError, match=r"parameter 's' expects a wk.types.struct\(center=wk.types.vector\(3, "
+                       r".*got a wk.types.struct\(center=wk.types.vector\(2, wk.f32\).* value"):
+        spec_of(sphere_arg, circle(center=wk.math.vec2([1, 2]), radius=2.33))
+    assert spec_of(sphere_arg, twin(center=[1, 2, 3], radius=4.0)).values[1:] == [1.0, 2.0, 3.0, 4.0]
+
+
 @dataclasses.dataclass(frozen=True)
 class Inner:
     w: wk.types.NDArray[wk.i32, 1]

@@ -209,6 +209,11 @@ def _struct_values(kernel: Any, rule: ParamRule, value: Any) -> list[Any]:
     if not isinstance(value, HostStruct) or list(value.struct_type.members) != list(rule.struct_type.members):
         raise ArgumentError(f"{_where(kernel, rule)} expects a {rule.struct_type!r} value (made by calling the "
                             f"struct type), got {type(value).__name__}")
+    if value.struct_type is not rule.struct_type and (
+            [path for path, _ in _struct_leaves(value.struct_type, "")] != [path for path, _ in rule.leaves]):
+        # Same member names, other shapes (a vec2 member where the parameter has a vec3).
+        raise ArgumentError(f"{_where(kernel, rule)} expects a {rule.struct_type!r} value, got a "
+                            f"{value.struct_type!r} value")
     out: list[Any] = []
 
     def flatten(item: Any) -> None:
