@@ -283,6 +283,26 @@ def test_struct_and_vector_kernel_arguments_are_runtime_values(arch):
         apply(1.0, wk.math.vec3(0.5), np.eye(2))
 
 
+HOLDER = wk.types.struct(p=PARTICLE, k=wk.f32)
+
+
+def test_struct_argument_with_a_nested_value_of_other_shapes_is_rejected(arch):
+    # A nested member of another struct type (pos a vec2 where PARTICLE's is a vec3) used to be flattened and
+    # cut short, shifting its components into the next members; now it is an ArgumentError.
+    flat = wk.types.struct(pos=wk.math.vec2, m=wk.f32)
+    out = wk.field(wk.f32, shape=())
+
+    @wk.kernel
+    def total(h: HOLDER):
+        out[None] = h.p.pos.sum() + h.p.m + h.k
+
+    total(HOLDER(p=PARTICLE(pos=wk.math.vec3(1, 2, 3), m=4.0), k=5.0))
+    assert out[None] == 15.0
+    with pytest.raises(wk.ArgumentError, match=r"parameter 'h' expects .*other shapes \(component 2 is "
+                       r"'h.p.pos\[2\]' in the parameter, 'h.p.m' in the value\)"):
+        total(HOLDER(p=flat(pos=wk.math.vec2(1, 2), m=4.0), k=5.0))
+
+
 def test_annotated_struct_variables(arch):
     out = wk.field(wk.f32, shape=2)
 

@@ -175,9 +175,29 @@ def test_struct_argument_of_same_member_names_but_other_shapes_is_rejected(fake_
     circle = wk.types.struct(center=wk.math.vec2, radius=float)
     twin = wk.types.struct(center=wk.math.vec3, radius=float)
     with pytest.raises(wk.ArgumentError, match=r"parameter 's' expects a wk.types.struct\(center=wk.types.vector\(3, "
-                       r".*got a wk.types.struct\(center=wk.types.vector\(2, wk.f32\).* value"):
+                       r".*got a wk.types.struct\(center=wk.types.vector\(2, wk.f32\).* value whose members have "
+                       r"other shapes \(component 2 is 's.center\[2\]' in the parameter, 's.radius' in the value\)"):
         spec_of(sphere_arg, circle(center=wk.math.vec2([1, 2]), radius=2.33))
     assert spec_of(sphere_arg, twin(center=[1, 2, 3], radius=4.0)).values[1:] == [1.0, 2.0, 3.0, 4.0]
+
+
+OUTER = wk.types.struct(p=PAIR, k=wk.i32)
+
+
+@wk.kernel
+def nested_arg(s: OUTER):
+    pass
+
+
+def test_nested_struct_argument_of_other_shapes_is_rejected_not_truncated(fake_program):
+    # A nested member made from another struct type (its `v` a vec3 where PAIR's is a vec2) was flattened
+    # to more components than the parameter has and silently cut short: s.k took v's third component and the
+    # value's k was dropped.
+    other = wk.types.struct(a=wk.f32, n=wk.i32, v=wk.math.vec3)
+    assert spec_of(nested_arg, OUTER(p=PAIR(a=1, n=2, v=[3, 4]), k=5)).values[1:] == [1.0, 2, 3.0, 4.0, 5]
+    with pytest.raises(wk.ArgumentError, match=r"parameter 's' expects .*whose members have other shapes "
+                       r"\(component 4 is 's.k' in the parameter, 's.p.v\[2\]' in the value\)"):
+        spec_of(nested_arg, OUTER(p=other(a=1, n=2, v=[1, 2, 3]), k=5))
 
 
 @dataclasses.dataclass(frozen=True)

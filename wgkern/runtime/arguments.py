@@ -209,24 +209,30 @@ def _struct_values(kernel: Any, rule: ParamRule, value: Any) -> list[Any]:
     if not isinstance(value, HostStruct) or list(value.struct_type.members) != list(rule.struct_type.members):
         raise ArgumentError(f"{_where(kernel, rule)} expects a {rule.struct_type!r} value (made by calling the "
                             f"struct type), got {type(value).__name__}")
-    if value.struct_type is not rule.struct_type and (
-            [path for path, _ in _struct_leaves(value.struct_type, "")] != [path for path, _ in rule.leaves]):
-        # Same member names, other shapes (a vec2 member where the parameter has a vec3).
-        raise ArgumentError(f"{_where(kernel, rule)} expects a {rule.struct_type!r} value, got a "
-                            f"{value.struct_type!r} value")
-    out: list[Any] = []
+    out: list[tuple[str, Any]] = []
 
-    def flatten(item: Any) -> None:
-        for member in item.members.values():
+    def flatten(item: Any, prefix: str) -> None:
+        for name, member in item.members.items():
+            path = f"{prefix}.{name}"
             if isinstance(member, HostStruct):
-                flatten(member)
+                flatten(member, path)
             elif isinstance(member, np.ndarray):
-                out.extend(member.reshape(-1).tolist())
+                out.extend((f"{path}[{k}]", v) for k, v in enumerate(member.reshape(-1).tolist()))
             else:
-                out.append(member)
-    flatten(value)
+                out.append((path, member))
+    flatten(value, "")
+    if [path for path, _ in out] != [path for path, _ in rule.leaves]:
+        # Same member names, other shapes (Quadrants' test_pass_struct_mismatch: a vec2 member where the
+        # parameter has a vec3, at the top or in a nested struct value).
+        at = next((i for i, ((p, _), (q, _)) in enumerate(zip(out, rule.leaves)) if p != q),
+                  min(len(out), len(rule.leaves)))
+        want = f"'{rule.name}{rule.leaves[at][0]}'" if at < len(rule.leaves) else "nothing"
+        got = f"'{rule.name}{out[at][0]}'" if at < len(out) else "nothing"
+        raise ArgumentError(f"{_where(kernel, rule)} expects a {rule.struct_type!r} value, got a "
+                            f"{value.struct_type!r} value whose members have other shapes (component {at} "
+                            f"is {want} in the parameter, {got} in the value)")
     return [_scalar_value(kernel, ParamRule(f"{rule.name}{path}", SCALAR, dtype), dtype, v)
-            for v, (path, dtype) in zip(out, rule.leaves)]
+            for (_, v), (path, dtype) in zip(out, rule.leaves)]
 
 
 def dataclass_ndarray_members(value: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any, Any]]:
