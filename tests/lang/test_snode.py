@@ -151,6 +151,46 @@ def test_fields_builder_places_fields_after_kernels_ran(arch):
         wk.FieldsBuilder().finalize()
 
 
+def test_roots_take_the_fields_builder_keyword_names(arch):
+    # A Barnes-Hut quadtree program builds its particle table as root.dense(indices=wk.i, dimensions=n): Taichi's
+    # roots are FieldsBuilders, whose arguments are named indices / dimensions (index / dimension for dynamic);
+    # a node below the root names them axes, and refuses indices= as Taichi's SNode does
+    pos = wk.Vector.field(2, dtype=wk.f32)
+    mass = wk.field(wk.f32)
+    wk.root.dense(indices=wk.i, dimensions=8).place(pos).place(mass)
+    kids = wk.field(wk.i32)
+    table = wk.root.dense(indices=wk.i, dimensions=4)
+    table.dense(axes=wk.jk, dimensions=2).place(kids)
+    with pytest.raises(TypeError, match="indices"):
+        table.dense(indices=wk.jk, dimensions=2)
+    flags = wk.field(wk.i32)
+    wk.root.bitmasked(indices=wk.i, dimensions=3).place(flags)
+    items = wk.field(wk.i32)
+    fb = wk.FieldsBuilder()
+    fb.dynamic(index=wk.i, dimension=6, chunk_size=2).place(items)
+    fb.finalize()
+
+    @wk.kernel
+    def fill() -> int:
+        for i in range(8):
+            pos[i] = [i, -i]
+            mass[i] = i * 0.5
+        for i, j, k in kids:
+            kids[i, j, k] = i * 100 + j * 10 + k
+        flags[1] = 7
+        for i in range(3):
+            items[i] = i + 1
+        c = 0
+        for i in flags:
+            c += 1
+        return c + items.length() * 10
+
+    assert fill() == 31
+    assert pos.shape == (8,) and kids.shape == (4, 2, 2) and items.shape == (6,)
+    assert pos.to_numpy()[3].tolist() == [3, -3] and mass.to_numpy()[6] == 3.0
+    assert kids.to_numpy()[2, 1, 0] == 210
+
+
 def test_place_with_offset_shifts_indices_of_dense_and_sparse_placements(arch):
     # Taichi's test_offset: place(x, offset=...) as wk.field(offset=...) does; struct-for loops give offset indices
     a = wk.field(wk.i32)

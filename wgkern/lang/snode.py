@@ -287,10 +287,32 @@ class SNode:
                 container._add_dual()
 
 
-root = SNode()
+class RootNode(SNode):
+    """The root of a placement tree (`wk.root`, a FieldsBuilder). Taichi's roots are FieldsBuilders, whose
+    methods name their arguments `indices` (`index` and `dimension` for `dynamic`), where a node below one names
+    them `axes`: `ti.root.dense(indices=ti.i, dimensions=n)` runs in Taichi, so it does here (positional calls
+    are the same)."""
+
+    def dense(self, indices: Any, dimensions: Any) -> SNode:  # type: ignore[override]
+        return super().dense(indices, dimensions)
+
+    def pointer(self, indices: Any, dimensions: Any) -> SNode:  # type: ignore[override]
+        return super().pointer(indices, dimensions)
+
+    def bitmasked(self, indices: Any, dimensions: Any) -> SNode:  # type: ignore[override]
+        return super().bitmasked(indices, dimensions)
+
+    def quant_array(self, indices: Any, dimensions: Any, max_num_bits: int = 32) -> SNode:  # type: ignore[override]
+        return super().quant_array(indices, dimensions, max_num_bits)
+
+    def dynamic(self, index: Any, dimension: int, chunk_size: int | None = None) -> SNode:  # type: ignore[override]
+        return super().dynamic(index, dimension, chunk_size)
 
 
-class FieldsBuilder(SNode):
+root = RootNode()
+
+
+class FieldsBuilder(RootNode):
     """Taichi's `ti.FieldsBuilder()`: a root of its own for fields placed after others are in use
     (`fb.dense(wk.i, n).place(x); tree = fb.finalize()`). Every field is its own dense array here, so the builder
     is a root node that `finalize()` closes to further placement; the tree it returns has Taichi's `destroy()`."""
