@@ -460,3 +460,24 @@ def test_long_serial_loops_run_several_iterations_per_trip_on_llvmpipe(arch) -> 
         assert serial_sum(m) == int((np.arange(m) % 5).sum())
     if LOOP_LIMIT in getattr(program_module.current().backend, "features", ()):
         assert f">= {LLVMPIPE_UNROLL}u) {{" in running_sum.source(arch)
+
+
+def test_nested_serial_loops_stretch_their_innermost_loop_on_llvmpipe(arch) -> None:
+    """A serialized outer loop around an inner loop (a dynamic-programming table, 300 x 300 = 90000 inner
+    iterations): the innermost loop is the one copied on llvmpipe, so the whole table fits the budget."""
+    n = 300
+    table = wk.field(wk.i32, shape=(n + 1, n + 1))
+
+    @wk.kernel
+    def fill(m: wk.i32):
+        wk.loop_config(serialize=True)
+        for i in range(1, m + 1):
+            for j in range(1, m + 1):
+                table[i, j] = max(table[i - 1, j], table[i, j - 1]) + (i * j) % 3 // 2
+
+    fill(n)
+    want = np.zeros((n + 1, n + 1), np.int64)
+    for i in range(1, n + 1):
+        for j in range(1, n + 1):
+            want[i, j] = max(want[i - 1, j], want[i, j - 1]) + (i * j) % 3 // 2
+    np.testing.assert_array_equal(table.to_numpy(), want)

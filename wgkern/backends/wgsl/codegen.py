@@ -197,6 +197,11 @@ def _few_invocations(task: ir.Task) -> bool:
         int(end.value) - int(begin.value) <= LLVMPIPE_FEW_INDICES
 
 
+def _has_loop(block: ir.Block) -> bool:
+    """Whether `block` holds a loop: only innermost loops are copied for llvmpipe, where the iterations are."""
+    return any(isinstance(stmt, (ir.RangeFor, ir.While)) for stmt in walk(block))
+
+
 def _leaves_loop_body(stmts: list[ir.Stmt]) -> bool:
     """A Break, Continue or Return that would leave a loop whose body is `stmts` early (not one of its inner
     loops')."""
@@ -896,13 +901,13 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
     def _unrolls_for_llvmpipe(self, stmt: ir.RangeFor) -> bool:
         """LOOP_LIMIT: the loops of a serial task, or of a parallel loop over a few indices (Taichi's serial
         idiom `for _ in range(1):`), run in one invocation, whose loops llvmpipe ends after 65535 iterations
-        together. A loop of such a task that may run long and that leaves its body only at the end (no break,
-        continue or return of its own) runs LLVMPIPE_UNROLL iterations per trip instead, which multiplies what
-        fits in that budget by as much. Data-parallel tasks keep their loops as they are (their indices share
+        together. An innermost loop of such a task that may run long and that leaves its body only at the end
+        (no break, continue or return of its own) runs LLVMPIPE_UNROLL iterations per trip instead, which
+        multiplies what fits in that budget by as much. Data-parallel tasks keep their loops as they are (their indices share
         the work, and copies of a body cost lavapipe JIT time)."""
         return (self.watch_loops and _few_invocations(self.task) and not self.unrolling
                 and not _iterations_under(ir.Block([stmt]), LOOP_LIMIT_ITERATIONS // 2)
-                and not _leaves_loop_body(stmt.body.stmts))
+                and not _leaves_loop_body(stmt.body.stmts) and not _has_loop(stmt.body))
 
     def _emit_unrolled_range(self, stmt: ir.RangeFor, index: str, begin: str, end: str) -> None:
         """`for index in range(begin, end)` with LLVMPIPE_UNROLL copies of the body per trip while that many
@@ -945,7 +950,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
     def visit_While(self, stmt: ir.While) -> None:
         self.loop_depth += 1
         self.emit("loop {")
-        if self.watch_loops and _few_invocations(self.task) and not self.unrolling:
+        if self.watch_loops and _few_invocations(self.task) and not self.unrolling and not _has_loop(stmt.body):
             # LOOP_LIMIT, as _unrolls_for_llvmpipe: LLVMPIPE_UNROLL iterations per trip. A `while` has no index,
             # so its `break` leaves from any copy and its `continue` starts the next iteration at the top.
             self.emit(f"// LOOP_LIMIT: {LLVMPIPE_UNROLL} iterations per trip (visit_While)")
