@@ -114,3 +114,20 @@ _LOCAL_ONLY_CLASSES = (ir.LocalStore, ir.RandomValue, ir.RangeFor, ir.If, ir.Whi
 def stored_allocas(block: ir.Block) -> set[ir.Stmt]:
     """Locals stored anywhere inside `block` (nested blocks included)."""
     return {stmt.alloca for stmt in walk(block) if isinstance(stmt, ir.LocalStore)}
+
+
+def has_loop(block: ir.Block) -> bool:
+    """Whether `block` holds a loop (RangeFor or While), at any depth."""
+    return any(isinstance(stmt, (ir.RangeFor, ir.While)) for stmt in walk(block))
+
+
+def leaves_loop_body(stmts: list[ir.Stmt]) -> bool:
+    """Whether a loop whose body is `stmts` can be left early by a Break, Continue or Return of its own
+    (inner loops' ones do not count)."""
+    for stmt in stmts:
+        if isinstance(stmt, (ir.Break, ir.Continue, ir.Return)):
+            return True
+        if isinstance(stmt, ir.If) and (leaves_loop_body(stmt.then_block.stmts)
+                                        or leaves_loop_body(stmt.else_block.stmts)):
+            return True
+    return False

@@ -18,7 +18,7 @@ from wgkern.ir.host_eval import try_constant
 from wgkern.ir.visitor import walk
 from wgkern.lang import types as T
 from wgkern.passes.analysis import (FENCE_OPS, PORTABLE_SIMT_OPS, describe_simt_use, first_simt_use,
-                                    has_global_effects)
+                                    has_global_effects, leaves_loop_body)
 
 NAME = "offload"
 
@@ -64,17 +64,6 @@ def _segments(top: list[ir.Stmt], markers: dict[ir.Stmt, tuple[str, ir.While]] |
 
 # ---- host loops (Quadrants' graph_do_while) ---------------------------------------------------------------
 
-def _leaves_directly(block: list[ir.Stmt]) -> bool:
-    """A Break, Continue or Return that would leave a loop whose body is `block` (not one of its inner loops)."""
-    for stmt in block:
-        if isinstance(stmt, (ir.Break, ir.Continue, ir.Return)):
-            return True
-        if isinstance(stmt, ir.If) and (_leaves_directly(stmt.then_block.stmts)
-                                        or _leaves_directly(stmt.else_block.stmts)):
-            return True
-    return False
-
-
 def _host_loop_body(stmt: ir.Stmt) -> list[ir.Stmt] | None:
     """The body of a host loop without its closing counter test, or None when `stmt` is not one: a While
     marked with a host counter (frontend graph_do_while) that ends in `if <test>: break` and has no other exit."""
@@ -85,7 +74,7 @@ def _host_loop_body(stmt: ir.Stmt) -> list[ir.Stmt] | None:
             and isinstance(test.then_block.stmts[0], ir.Break)):
         return None
     body = stmt.body.stmts[:-1]
-    return None if _leaves_directly(body) else body
+    return None if leaves_loop_body(body) else body
 
 
 def _splice_host_loops(top: list[ir.Stmt]) -> tuple[list[ir.Stmt], dict[ir.Stmt, tuple[str, ir.While]]]:

@@ -22,7 +22,7 @@ from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 from wgkern.resources import wgsl_source
 from wgkern.backends.adstack import METADATA_FIELDS, collect_stacks
-from wgkern.passes.analysis import first_simt_use
+from wgkern.passes.analysis import first_simt_use, has_loop, leaves_loop_body
 from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions, identity
 from wgkern.backends.wgsl import mathlib
 from wgkern.backends.wgsl.bindings import HALF_PAIRS, BindingPlan, binding_plan, collect_atomics, slot_element
@@ -197,23 +197,6 @@ def _few_invocations(task: ir.Task) -> bool:
         int(end.value) - int(begin.value) <= LLVMPIPE_FEW_INDICES
 
 
-def _has_loop(block: ir.Block) -> bool:
-    """Whether `block` holds a loop: only innermost loops are copied for llvmpipe, where the iterations are."""
-    return any(isinstance(stmt, (ir.RangeFor, ir.While)) for stmt in walk(block))
-
-
-def _leaves_loop_body(stmts: list[ir.Stmt]) -> bool:
-    """A Break, Continue or Return that would leave a loop whose body is `stmts` early (not one of its inner
-    loops')."""
-    for stmt in stmts:
-        if isinstance(stmt, (ir.Break, ir.Continue, ir.Return)):
-            return True
-        if isinstance(stmt, ir.If) and (_leaves_loop_body(stmt.then_block.stmts)
-                                        or _leaves_loop_body(stmt.else_block.stmts)):
-            return True
-    return False
-
-
 def _iterations_under(block: ir.Block, limit: int) -> bool:
     """Whether every loop in `block` has compile-time bounds and all of them together run at most `limit`
     iterations (nested loops multiply; both sides of a branch count)."""
@@ -326,7 +309,6 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         self.watch_loops = LOOP_LIMIT in self.features and not _iterations_under(task.body,
                                                                                    LOOP_LIMIT_ITERATIONS // 2)
         self.probe_site = 0                    # LOOP_LIMIT: the task's site (1-based), once a probe is emitted
-        self.unrolling = False                 # LOOP_LIMIT: inside a loop emitted as copies of its body
         self.task_index = next(k for k, t in enumerate(self.kernel.tasks) if t is task)
         self.stack_row_base = self.first_rows[self.task_index]
         # packed: typed over the whole kernel (tasks share each arena binding); else per task
@@ -905,9 +887,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         (no break, continue or return of its own) runs LLVMPIPE_UNROLL iterations per trip instead, which
         multiplies what fits in that budget by as much. Data-parallel tasks keep their loops as they are (their indices share
         the work, and copies of a body cost lavapipe JIT time)."""
-        return (self.watch_loops and _few_invocations(self.task) and not self.unrolling
+        return (self.watch_loops and _few_invocations(self.task)
                 and not _iterations_under(ir.Block([stmt]), LOOP_LIMIT_ITERATIONS // 2)
-                and not _leaves_loop_body(stmt.body.stmts) and not _has_loop(stmt.body))
+                and not leaves_loop_body(stmt.body.stmts) and not has_loop(stmt.body))
 
     def _emit_unrolled_range(self, stmt: ir.RangeFor, index: str, begin: str, end: str) -> None:
         """`for index in range(begin, end)` with LLVMPIPE_UNROLL copies of the body per trip while that many
@@ -918,13 +900,11 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         self.emit(f"if ({index} >= {end}) {{ break; }}")
         self.emit(f"if (bitcast<u32>({end}) - bitcast<u32>({index}) >= {LLVMPIPE_UNROLL}u) {{   "
                   "// LOOP_LIMIT: several iterations per trip (_unrolls_for_llvmpipe)")
-        self.unrolling = True                 # loops inside the copies stay as they are (no copies of copies)
         for step in range(LLVMPIPE_UNROLL):
             self._emit_body_copy(stmt, f"{index} + {step}i")
         self.emit(f"  {index} = {index} + {LLVMPIPE_UNROLL}i;")
         self.emit("} else {")
         self._emit_body_copy(stmt, index)
-        self.unrolling = False
         self.emit(f"  {index} = {index} + 1i;")
         self.emit("}")
         self.indent -= 1
@@ -950,18 +930,16 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
     def visit_While(self, stmt: ir.While) -> None:
         self.loop_depth += 1
         self.emit("loop {")
-        if self.watch_loops and _few_invocations(self.task) and not self.unrolling and not _has_loop(stmt.body):
+        if self.watch_loops and _few_invocations(self.task) and not has_loop(stmt.body):
             # LOOP_LIMIT, as _unrolls_for_llvmpipe: LLVMPIPE_UNROLL iterations per trip. A `while` has no index,
             # so its `break` leaves from any copy and its `continue` starts the next iteration at the top.
             self.emit(f"// LOOP_LIMIT: {LLVMPIPE_UNROLL} iterations per trip (visit_While)")
-            self.unrolling = True
             for _ in range(LLVMPIPE_UNROLL):
                 self.indent += 1
                 self.emit("{")
                 self._block(stmt.body)
                 self.emit("}")
                 self.indent -= 1
-            self.unrolling = False
         else:
             self._block(stmt.body)
         self.emit("}")

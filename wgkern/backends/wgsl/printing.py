@@ -21,6 +21,7 @@ import numpy as np
 from wgkern.backends.wgsl.adstack import encode, words_of
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
+from wgkern.passes.analysis import has_loop
 from wgkern.runtime.printing import emit, format_print
 
 PRINT_NAME = "wk_print"
@@ -49,12 +50,7 @@ def needs_print_buffer(tasks: list[ir.Task], debug: bool, loop_limit: bool = Fal
     """Whether shaders for `tasks` bind `wk_print`: they print, debug=True records failed bounds checks, or
     (`loop_limit`: the driver ends long loops, codegen.LOOP_LIMIT) a task's loops are watched for the limit."""
     return (debug or any(isinstance(stmt, ir.Print) for task in tasks for stmt in walk(task.body))
-            or (loop_limit and any(has_loop(task) for task in tasks)))
-
-
-def has_loop(task: ir.Task) -> bool:
-    """Whether a task's body has a loop (a range task's grid-stride loop alone runs a few iterations)."""
-    return any(isinstance(stmt, (ir.RangeFor, ir.While)) for stmt in walk(task.body))
+            or (loop_limit and any(has_loop(task.body) for task in tasks)))
 
 
 class PrintLowering:
