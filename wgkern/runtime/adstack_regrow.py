@@ -162,6 +162,7 @@ class WatchedReverseKernel(CompiledKernel):
             except AdStackOverflowError:
                 selector += 1
                 states.select(selector)
+                self.program.stats.adstack_reruns += 1
                 for stack_id in piece.growable:
                     row[stack_id] *= 2
             except OutOfMemoryError as error:

@@ -26,6 +26,7 @@ class Stats:
     sizer_host_evals: int = 0
     adstack_heap_bytes: int = 0
     adstack_heap_grows: int = 0
+    adstack_reruns: int = 0        # re-runs of the units whose growable adstacks overflowed
 
     def as_dict(self) -> dict[str, int]:
         return dataclasses.asdict(self)
