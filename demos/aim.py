@@ -96,7 +96,7 @@ def render(first: np.ndarray, final: np.ndarray, angles: np.ndarray, targets: np
 
 
 def main(arch=None, headless: bool = True, out: str | None = "aim.png", steps: int | None = None) -> int:
-    program = wk.init(arch=arch, default_ad_stack_size=4096)
+    program = wk.init(arch=arch)
     steps = steps or 100
     speed, angle, target, landing, loss, fire, descend = build()
     rng = np.random.default_rng(1)

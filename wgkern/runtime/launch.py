@@ -19,6 +19,8 @@ from wgkern.passes.analysis import written_slots
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
 from wgkern.runtime import grad_guard
+from wgkern.passes.autodiff.unit_guard import UNIT_STATE_KIND
+from wgkern.runtime.adstack_regrow import WatchedReverseKernel, needs_watch
 from wgkern.runtime.stack_capacities import launch_capacities, plan_capacities
 from wgkern.runtime import program as program_module
 from wgkern.runtime.arguments import NDARRAY, SCALAR, Specialisation, specialise
@@ -101,6 +103,8 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
     if offloaded.host_loops:
         from wgkern.runtime.host_loops import HostLoopKernel
         compiled = HostLoopKernel(program.backend, offloaded)
+    elif reverse and needs_watch(offloaded, program.options.ad_stack_size):
+        compiled = WatchedReverseKernel(program, offloaded)
     else:
         compiled = program.backend.compile(offloaded)
     program.stats.kernel_compiles += 1
@@ -159,6 +163,9 @@ def _binding_plan(program: Program, kernel: Any, spec: Specialisation, kernel_ir
             argument_slots.append((index, slot.arg_index, slot.is_grad))
             if slot in written and (slot.arg_index, slot.is_grad) not in written_args:
                 written_args.append((slot.arg_index, slot.is_grad))
+        elif slot.kind == UNIT_STATE_KIND:          # bound by WatchedReverseKernel at each launch
+            buffers.append(None)
+            shapes.append(None)
         elif slot.kind == "temp":
             shape = tuple(slot.shape or (1,))
             storage = np.dtype(backend.storage_dtype(slot.dtype))

@@ -26,6 +26,7 @@ class Stats:
     sizer_host_evals: int = 0
     adstack_heap_bytes: int = 0
     adstack_heap_grows: int = 0
+    adstack_reruns: int = 0        # re-runs of the units whose growable adstacks overflowed
 
     def as_dict(self) -> dict[str, int]:
         return dataclasses.asdict(self)
@@ -89,6 +90,7 @@ class Program:
         self.staging: dict[tuple[Any, tuple[int, ...]], Any] = {}
         self.random_launch_ids: dict[tuple[Any, Any], int] = {}   # (kernel, spec) -> last forward launch id
         self.size_cache: Any = None     # sizing.SizeCache, made on the first launch that sizes adstacks
+        self.unit_states: Any = None    # adstack_regrow.UnitStates, made by the first launch that may grow stacks
         # (kernel, key) -> generations of the containers its loop bounds read at the last forward launch.
         self.bound_records: dict[tuple[Any, Any], list[tuple[Any, int]]] = {}
         # Launches recorded by an active wk.ad.Tape (lang/ad.py), else None.
