@@ -249,6 +249,8 @@ class WgslCompiledKernel(CompiledKernel):
     def launch(self, args: LaunchArgs) -> None:
         with self.backend.lock:
             self._launch(args)
+            if self.backend.debug:   # debug=True: a failed check raises at the launch that failed, as on the CPU
+                self.backend.sync()
 
     def _launch(self, args: LaunchArgs) -> None:
         if self.has_stacks:
