@@ -606,8 +606,14 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         probe = self.fresh("wk_probe")
         self.emit(f"var {probe} = 0u;   // LOOP_LIMIT: did llvmpipe's loop budget run out? (_emit_loop_limit_probe)")
         self.emit(f"loop {{ if ({probe} > wk_num_workgroups.z) {{ break; }} {probe} = {probe} + 1u; }}")
-        self.emit(f"if ({probe} <= wk_num_workgroups.z) {{ "     # any site will do: a store (see adstack.py)
-                  f"atomicStore(&{PRINT_NAME}[{LOOP_LIMIT_WORD}], {self.probe_site}u); }}")
+        # the first task cut short since the last wait names the error (the earliest launch's: the later ones
+        # may only have run into it on its truncated results); a compare-exchange from 0, with no retry loop
+        # (the budget is spent, so a loop here would end at once) and a store if it failed spuriously
+        first, word = self.fresh("wk_first"), f"&{PRINT_NAME}[{LOOP_LIMIT_WORD}]"
+        self.emit(f"if ({probe} <= wk_num_workgroups.z) {{")
+        self.emit(f"  let {first} = atomicCompareExchangeWeak({word}, 0u, {self.probe_site}u);")
+        self.emit(f"  if (!{first}.exchanged && {first}.old_value == 0u) {{ atomicStore({word}, {self.probe_site}u); }}")
+        self.emit("}")
 
     @staticmethod
     def _ends_in_return(block: ir.Block) -> bool:
