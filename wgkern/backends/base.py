@@ -92,6 +92,10 @@ class Backend:
     def supports(self, dtype: DataType) -> bool:
         return True
 
+    def check_capacity(self, nbytes: int) -> None:
+        """Raise OutOfMemoryError when a buffer of `nbytes` cannot be allocated now (allocate() checks it too;
+        containers ask first, so such a request is refused before any other check of its shape)."""
+
     def allocate(self, nbytes: int) -> Any:
         raise NotImplementedError
 

@@ -634,13 +634,17 @@ class WgslBackend(Backend):
         self.retired.clear()
 
     # ---- storage ---------------------------------------------------------------------------------------------
-    @_serialized
-    def allocate(self, nbytes: int) -> WgslBuffer:
-        size = max(4, -(-int(nbytes) // 4) * 4)
-        if size > self.max_binding:
+    def check_capacity(self, nbytes: int) -> None:
+        """A buffer larger than one binding can never be bound whole (the budget is checked as it is taken)."""
+        if nbytes > self.max_binding:
             raise OutOfMemoryError(f"a container of {nbytes} bytes exceeds this device's "
                                    f"max_storage_buffer_binding_size of {self.max_binding} bytes "
                                    f"({self.adapter.summary}); the WGSL backend binds each container whole")
+
+    @_serialized
+    def allocate(self, nbytes: int) -> WgslBuffer:
+        size = max(4, -(-int(nbytes) // 4) * 4)
+        self.check_capacity(size)
         self.budget.take(size)
         try:
             buffer = self.device.create_buffer(size=size, usage=self.usage)
