@@ -45,6 +45,7 @@ from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
 from wgkern.backends.wgsl.codegen import (LOOP_LIMIT, NATIVE_DIVISION, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES,
                                          OPAQUE_BOOL_INTS, WORKGROUP_SIZE, TaskShader, WgslCodegen)
 from wgkern.backends.wgsl.encoding import LaunchEncoder
+from wgkern.backends.wgsl.exact import STRICT_FLOATS
 from wgkern.backends.wgsl.shader_module import create_shader_module
 from wgkern.backends.wgsl import printing as wprinting
 from wgkern.errors import (BoundsCheckError, CompileError, InternalCompilerError, KernelAssertionError,
@@ -380,6 +381,8 @@ class WgslBackend(Backend):
         features = {str(f) for f in self.device.features}
         if fast_math:
             features.add(NATIVE_DIVISION)     # the driver's division, ulps off where the driver is (codegen.py)
+        else:
+            features.add(STRICT_FLOATS)       # constants hidden from the driver's reassociation (exact.py)
         if "llvmpipe" in str(self.adapter.info.get("device", "")).lower():
             features.add(NATIVE_DIVISION)     # llvmpipe divides with the CPU's correctly rounded instruction
             features.add(LOOP_LIMIT)          # and ends an invocation's loops after 65535 iterations (codegen.py)
