@@ -153,13 +153,6 @@ class CpuCompiledKernel(CompiledKernel):
         if self.error_word is not None and self.error_word.any():
             self.raise_bounds_error(args)
 
-    def raise_bounds_error(self, args: LaunchArgs) -> None:
-        """A failed debug check of this launch, raised with a recorded adstack overflow (cleared with it)."""
-        site = int(self.error_word.view(np.int32)[0])
-        self.error_word[:] = 0
-        pending, self.backend.pending_error = self.backend.pending_error, None
-        raise_pending([debug_check_error(self.kernel, self.bounds_sites[site - 1], args), pending])
-
     def prepare_adstacks(self, capacities: list[list[int]] | None) -> None:
         backend = self.backend
         threads = backend.slice_count()
@@ -198,6 +191,13 @@ class CpuCompiledKernel(CompiledKernel):
             capacity = capacities[task_index][stack_id] if capacities else spec.static_capacity
         if self.backend.pending_error is None:
             self.backend.pending_error = overflow_error(self.kernel.name, spec, capacity)
+
+    def raise_bounds_error(self, args: LaunchArgs) -> None:
+        """A failed debug check of this launch, raised with a recorded adstack overflow (cleared with it)."""
+        site = int(self.error_word.view(np.int32)[0])
+        self.error_word[:] = 0
+        pending, self.backend.pending_error = self.backend.pending_error, None
+        raise_pending([debug_check_error(self.kernel, self.bounds_sites[site - 1], args), pending])
 
     def source(self, optimized: bool = False) -> str:
         return optimized_text(self.ir_text) if optimized else self.ir_text
