@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import wgkern as wk
+from wgkern.runtime.program import get_program
 
 
 def test_cache_and_generations(arch):
@@ -281,6 +282,54 @@ def test_debug_mode_checks_asserts(arch):
 
     unchecked(-1.0)
     assert m.to_numpy().tolist() == [-1.0, -1.0]
+
+
+def test_debug_mode_raises_at_the_launch_that_failed(arch):
+    """wk.init(debug=True) makes launches synchronous (Taichi's debug mode, Quadrants' test_assert): the failing
+    launch call itself raises, naming the line; the launches after it run, and nothing stale is raised later.
+    Without debug a GPU launch returns before the work is done (no submit per launch)."""
+    wk.init(arch=arch, debug=True)
+    x = wk.field(wk.f32, shape=8)
+
+    @wk.kernel
+    def check(limit: wk.f32):
+        for i in x:
+            assert x[i] < limit, "x too large"
+
+    @wk.kernel
+    def shift(k: wk.i32):
+        for i in x:
+            x[i + k] = 1.0
+
+    x[3] = 5.0
+    with pytest.raises(wk.KernelAssertionError, match="kernel check: assertion failed: x too large") as info:
+        check(1.0)
+    assert 'assert x[i] < limit, "x too large"' in str(info.value)
+    with pytest.raises(wk.BoundsCheckError, match="index out of range for x") as info:
+        shift(1)
+    assert "x[i + k] = 1.0" in str(info.value)
+    check(10.0)                          # the next launches work, and no earlier failure is raised again
+    shift(0)
+    wk.sync()
+    assert x.to_numpy().tolist() == [1.0] * 8
+    wk.init(arch=arch)
+    y = wk.field(wk.f32, shape=8)
+
+    @wk.kernel
+    def fill(v: wk.f32):
+        for i in y:
+            y[i] = v
+
+    fill(1.0)
+    wk.sync()
+    backend = get_program().backend
+    counts = backend.stats if isinstance(getattr(backend, "stats", None), dict) else {}
+    submits = counts.get("submits")
+    for _ in range(3):
+        fill(2.0)
+    if submits is not None:              # the WGSL backend counts its queue submits: none per launch
+        assert counts["submits"] == submits
+    assert y.to_numpy().tolist() == [2.0] * 8
 
 
 def test_a_constant_false_assert_fails_where_it_runs(arch):
