@@ -3,6 +3,7 @@ once, by the first wait after the launch that caused it, naming that launch's ke
 wait finds is cleared with it (and named in a note), so a later unrelated wait raises nothing."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import wgkern as wk
@@ -20,10 +21,9 @@ def test_raise_pending_raises_the_first_error_with_the_others_as_notes():
 
 def test_a_tape_over_a_long_while_loop_reports_its_error_once(arch):
     """A Tape over a `while` of 10^6 trips per thread: on lavapipe the forward kernel's loop runs into the
-    driver's loop budget (LoopLimitError naming `walk`, not its gradient kernel, which ran into it later); on
-    the others the gradient kernel's adstack (while loops get default_ad_stack_size slots) overflows. Either is
-    raised once, with the adstack overflow of the same wait cleared too: the next launch, read-back and sync of
-    an unrelated kernel succeed."""
+    driver's loop budget, and the LoopLimitError names `walk` (not its gradient kernel), raised once; elsewhere
+    the gradient kernel's adstack grows to the 10^6 trips (runtime/adstack_regrow.py) and the Tape succeeds.
+    Either way the next launch, read-back and sync of an unrelated kernel succeed."""
     x = wk.field(wk.f32, shape=4, needs_grad=True)
     loss = wk.field(wk.f32, shape=(), needs_grad=True)
     y = wk.field(wk.f32, shape=4)
@@ -44,15 +44,15 @@ def test_a_tape_over_a_long_while_loop_reports_its_error_once(arch):
             y[i] = i * 2.0
 
     x.fill(0.5)
-    lavapipe = "llvmpipe" in get_program().description.lower()
-    expected = (wk.LoopLimitError, "kernel walk: lavapipe ended its loop") if lavapipe else \
-        (wk.AdStackOverflowError, "adstack overflow in kernel 'walk_grad'")
-    with pytest.raises(expected[0], match=expected[1]) as info:
+    if "llvmpipe" in get_program().description.lower():
+        with pytest.raises(wk.LoopLimitError, match="kernel walk: lavapipe ended its loop"):
+            with wk.ad.Tape(loss=loss):
+                walk(10 ** 6)
+            wk.sync()
+    else:
         with wk.ad.Tape(loss=loss):
             walk(10 ** 6)
-        wk.sync()
-    if lavapipe:
-        assert any("AdStackOverflowError" in note for note in info.value.__notes__)
+        assert np.isfinite(x.grad.to_numpy()).all() and wk.stats()["adstack_reruns"] > 0
     ramp()
     assert y.to_numpy().tolist() == [0.0, 2.0, 4.0, 6.0]
     wk.sync()
