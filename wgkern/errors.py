@@ -140,4 +140,5 @@ class NotInitializedError(WkError, RuntimeError):
 
 class LinalgError(WkError, RuntimeError):
     """A wk.linalg misuse: a builder overflowed max_num_triplets, shapes of sparse operands differ, a solver
-    was asked to solve before factorizing (Taichi raises TaichiRuntimeError for these)."""
+    was asked to solve before factorizing or after its factorization failed (Taichi raises TaichiRuntimeError
+    for the misuses)."""
