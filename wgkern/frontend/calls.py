@@ -795,10 +795,12 @@ class CallMixin:
             n, m = len(rows), len(rows[0])
         else:
             n, m = len(self.flatten_args([rows])), 0
-        flat = vectors.unify_dtype(self.b, self.flatten_args([rows]))
+        flat = self.flatten_args([rows])
         if len(flat) != n * (m or 1):
             raise CompileError("wk.Matrix rows must all have the same length")
-        if dtype is not None:
+        if dtype is None:
+            flat = vectors.unify_dtype(self.b, flat)
+        else:       # each element cast on its own, as Taichi does: an i8 -128 beside a u32 stays -128 in an i64
             flat = [self.b.cast(e, self.as_dtype(dtype)) for e in flat]
         return VectorValue(flat, n, m)
 

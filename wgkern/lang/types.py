@@ -4,7 +4,7 @@ Owns what a dtype *is* (kind, width, numpy spelling) and how two dtypes combine.
 dtype lives in that backend's types module."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -12,10 +12,20 @@ import numpy as np
 
 @dataclass(frozen=True, slots=True)
 class DataType:
-    """A scalar type. kind: 'f' float, 'i' signed int, 'u' unsigned int, 'b' bool (u1)."""
+    """A scalar type. kind: 'f' float, 'i' signed int, 'u' unsigned int, 'b' bool (u1). `low` and `high` are
+    the smallest and largest value of an integer or bool type (None for floats), computed once here so that
+    checking a kernel argument is two comparisons."""
     name: str
     kind: str
     bits: int
+    low: int | None = field(init=False, compare=False, repr=False)
+    high: int | None = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        low, high = {"f": (None, None), "b": (0, 1), "u": (0, (1 << self.bits) - 1),
+                     "i": (-(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1)}[self.kind]
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "high", high)
 
     @property
     def is_float(self) -> bool:
@@ -161,6 +171,23 @@ def value_fits(value: int, dtype: DataType) -> bool:
     if dtype.is_signed:
         return -(1 << (dtype.bits - 1)) <= value < (1 << (dtype.bits - 1))
     return 0 <= value < (1 << dtype.bits)
+
+
+def out_of_range(values: Any, dtype: DataType) -> int | None:
+    """The first of `values` (a Python int, or an array of integers of any numpy integer or object dtype) that
+    the integer dtype cannot hold, or None if all fit."""
+    array = np.asarray(values)
+    if array.size == 0:
+        return None
+    outside = (array < dtype.low) | (array > dtype.high)
+    if not outside.any():
+        return None
+    return int(array.reshape(-1)[np.argmax(outside.reshape(-1))])
+
+
+def range_text(dtype: DataType) -> str:
+    """`wk.i8 holds -128..127`: for messages about a value an integer dtype cannot hold."""
+    return f"{dtype!r} holds {dtype.low}..{dtype.high}"
 
 
 def wrap_int(value: int, dtype: DataType) -> int:
