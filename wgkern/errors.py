@@ -106,8 +106,9 @@ class KernelAssertionError(WkError, AssertionError, RuntimeError):
 
 
 class GlobalAccessRuleError(AutodiffError, KernelAssertionError):
-    """wk.init(debug=True): a differentiated kernel reads a global element that the same launch overwrites later
-    (Taichi's global data access rule). Found at compile time, so an AutodiffError naming the line; also an
+    """A differentiated kernel reads a global element that the same launch overwrites later, and its reverse
+    kernel replays that read (Taichi's global data access rule). Found when the reverse kernel is compiled, so an
+    AutodiffError naming both lines; also an
     AssertionError, as Taichi's and Quadrants' run-time check raises one."""
 
 
