@@ -285,7 +285,13 @@ class NdarrayType:
 
 
 def ndarray(dtype: Any = None, ndim: int | None = None, needs_grad: bool | None = None, boundary: str = "unsafe",
-            element_dim: int | None = None, element_shape: tuple[int, ...] | None = None, **_: Any) -> NdarrayType:
+            element_dim: int | None = None, element_shape: tuple[int, ...] | None = None,
+            field_dim: int | None = None) -> NdarrayType:
+    if field_dim is not None:                   # Taichi's older name for ndim
+        if ndim is not None and ndim != field_dim:
+            raise ValueError(f"wk.types.ndarray(ndim={ndim}, field_dim={field_dim}): field_dim is the older name of "
+                             "ndim; give one")
+        ndim = field_dim
     if element_shape is not None:               # Taichi's element_shape=(n,) / (n, m): vector / matrix elements
         element_shape = (element_shape,) if isinstance(element_shape, int) else tuple(element_shape)
         if len(element_shape) not in (1, 2):
