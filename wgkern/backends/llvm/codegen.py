@@ -17,8 +17,9 @@ from wgkern.lang.types import DataType
 from . import printing, sincos
 from .adstack import AdStackLowering
 from .atomics import AtomicLowering
+from .bounds import BoundsLowering
 from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions, identity
-from .layout import ERROR_WORD_OFFSET, LAUNCH_ID_OFFSET, SCRATCH_OFFSET, SEED_OFFSET, ArgLayout
+from .layout import LAUNCH_ID_OFFSET, SEED_OFFSET, ArgLayout
 from .lowering import Lowerings
 from .ops import BINARY, UNARY, Inst, Intrinsic, Lowering, Math, OpSpelling
 from .target import Target
@@ -55,13 +56,6 @@ define internal i32 @wk.hash(i32 %a, i32 %b, i32 %c, i32 %d) alwaysinline nounwi
   ret i32 %m4
 }
 """.replace("{m1}", str(0x7FEB352D)).replace("{m2}", str(0x846CA68B - (1 << 32)))
-
-BOUNDS_FAIL_HELPER = """
-define internal void @wk.bounds_fail({gptr} %error_word, i32 %site) cold noinline nounwind {
-  %first = cmpxchg {gptr} %error_word, i32 0, i32 %site monotonic monotonic
-  ret void
-}
-"""
 
 
 def symbol_name(text: str) -> str:
@@ -114,7 +108,7 @@ class ModuleEmitter:
         return "\n".join(parts)
 
 
-class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
+class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, BoundsLowering):
     """Emits the instructions of one LLVM function from IR blocks. Values map statement -> operand text.
     `worker` is the i32 slice index of the running thread (adstack slices), `task_index` the task's number."""
 
@@ -374,28 +368,6 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
             address = self.checked_address(stmt, index, address)
         self.values[stmt] = address
 
-    def checked_address(self, stmt: ir.GlobalPtr, slot_index: int, address: str) -> str:
-        """Debug builds: an index outside [0, extent) on any axis records the site in the error word and
-        redirects the access to a scratch element, so nothing outside the container is touched."""
-        in_range = "true"
-        for axis, idx in enumerate(stmt.indices):
-            extent = self.container_extent(slot_index, stmt.container, axis)
-            axis_ok = self.op(f"icmp ult i32 {self.value(idx)}, {extent}")
-            in_range = self.op(f"and i1 {in_range}, {axis_ok}")
-        self.module.bounds_sites.append(stmt)
-        site = len(self.module.bounds_sites)
-        gptr = self.module.global_ptr
-        error_word = self.arg_field(ERROR_WORD_OFFSET, gptr, gptr)
-        scratch = self.arg_field(SCRATCH_OFFSET, gptr, gptr)
-        ok_label, bad_label = self.label("bounds.ok"), self.label("bounds.bad")
-        self.cond_branch(in_range, ok_label, bad_label)
-        self.start_block(bad_label)
-        self.emit(f"call void @wk.bounds_fail({gptr} {error_word}, i32 {site})")
-        self.branch(ok_label)
-        self.start_block(ok_label)
-        self.module.helpers["wk.bounds_fail"] = BOUNDS_FAIL_HELPER.replace("{gptr}", gptr)
-        return self.op(f"select i1 {in_range}, {gptr} {address}, {gptr} {scratch}")
-
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
         mem = memory_type(stmt.ptr.dtype)
         raw = self.op(f"load {mem}, {self.module.global_ptr} {self.value(stmt.ptr)}, align {stmt.ptr.dtype.nbytes}")
@@ -448,14 +420,6 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
             self.visit_GlobalPtr(reduction.ptr)
             total = self.op(f"load {llvm_type(dtype)}, ptr {register}")
             self.emit_atomic(reduction.ptr, reduction.op, dtype, self.value(reduction.ptr), total)
-
-    def visit_AssertFail(self, stmt: ir.AssertFail) -> None:
-        """Recorded in the error word like a failed bounds check (debug=True only); cpu.py raises it."""
-        self.module.bounds_sites.append(stmt)
-        gptr = self.module.global_ptr
-        error_word = self.arg_field(ERROR_WORD_OFFSET, gptr, gptr)
-        self.emit(f"call void @wk.bounds_fail({gptr} {error_word}, i32 {len(self.module.bounds_sites)})")
-        self.module.helpers["wk.bounds_fail"] = BOUNDS_FAIL_HELPER.replace("{gptr}", gptr)
 
     def visit_Print(self, stmt: ir.Print) -> None:
         dtypes = [v.dtype for v in stmt.values]
