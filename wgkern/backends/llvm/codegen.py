@@ -11,6 +11,7 @@ from wgkern.errors import InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import UnaryOpKind
 from wgkern.ir.visitor import IRVisitor
+from wgkern.passes.index_ranges import in_range_ptrs
 from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 
@@ -93,6 +94,7 @@ class ModuleEmitter:
         self.slot_indices: dict[ir.ContainerSlot, int] = {}
         self.adstack_rows: list[int] = []    # first metadata row of each task's stacks (adstack.py)
         self.sincos_operands: set[ir.Stmt] = set()     # f32 values whose sin and cos are fused (sincos.py)
+        self.in_range: set[ir.GlobalPtr] = set()       # accesses that need no check (passes/index_ranges.py)
 
     def declare(self, text: str) -> None:
         self.declarations.add(text)
@@ -122,6 +124,8 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         self.values: dict[ir.Stmt, str] = {}
         self.counter = 0
         self.terminated = False
+        self.current_label = "start"                    # the block instructions go to (finish() opens it)
+        self.guards: dict[ir.GlobalPtr, str] = {}       # checked accesses -> i1 "in range" (bounds.py)
         self.loops: list[tuple[str, str]] = []          # (continue label, break label)
         self.loop_slots: dict[ir.RangeFor, str] = {}    # loop -> alloca holding its index
         self.return_label = "exit"
@@ -158,6 +162,7 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
 
     def start_block(self, label: str) -> None:
         self.lines.append(f"{label}:")
+        self.current_label = label
         self.terminated = False
 
     def branch(self, label: str) -> None:
@@ -354,24 +359,32 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         slot = stmt.container
         index = self.slot_index(slot, stmt)
         strides = self.container_strides(index, slot)
-        offset = None
-        for axis, idx in enumerate(stmt.indices):
-            term = self.value(idx)
-            if strides[axis] != "1":
-                term = self.op(f"mul nsw i32 {term}, {strides[axis]}")
-            offset = term if offset is None else self.op(f"add nsw i32 {offset}, {term}")
-        wide = self.op(f"sext i32 {offset if offset is not None else 0} to i64")
+        if stmt not in self.module.in_range and not self.module.bounds_check:
+            wide = self.guarded_offset(stmt, strides, self.container_count(index, slot))    # bounds.py
+        else:
+            offset = None
+            for axis, idx in enumerate(stmt.indices):
+                term = self.value(idx)
+                if strides[axis] != "1":
+                    term = self.op(f"mul nsw i32 {term}, {strides[axis]}")
+                offset = term if offset is None else self.op(f"add nsw i32 {offset}, {term}")
+            wide = self.op(f"sext i32 {offset if offset is not None else 0} to i64")
         base = self.container_base(index)
         address = self.op(f"getelementptr inbounds {memory_type(slot.dtype)}, {self.module.global_ptr} {base}, "
                           f"i64 {wide}")
-        if self.module.bounds_check:
+        if self.module.bounds_check and stmt not in self.module.in_range:
             address = self.checked_address(stmt, index, address)
         self.values[stmt] = address
 
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
-        mem = memory_type(stmt.ptr.dtype)
-        raw = self.op(f"load {mem}, {self.module.global_ptr} {self.value(stmt.ptr)}, align {stmt.ptr.dtype.nbytes}")
-        self.values[stmt] = self.from_memory(raw, stmt.ptr.dtype)
+        dtype = stmt.ptr.dtype
+        mem = memory_type(dtype)
+
+
+        def load() -> str:
+            raw = self.op(f"load {mem}, {self.module.global_ptr} {self.value(stmt.ptr)}, align {dtype.nbytes}")
+            return self.from_memory(raw, dtype)
+        self.values[stmt] = self.in_range_only(stmt.ptr, dtype, load)
 
     def visit_GlobalStore(self, stmt: ir.GlobalStore) -> None:
         dtype = stmt.ptr.dtype
@@ -379,7 +392,7 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         if stmt.value.dtype != dtype:
             value = self.convert(value, stmt.value.dtype, dtype)
         raw = self.to_memory(value, dtype)
-        self.emit(f"store {memory_type(dtype)} {raw}, {self.module.global_ptr} {self.value(stmt.ptr)}, "
+        self.emit(f"store {memory_type(dtype)} {raw}, {self.module.global_ptr} {self.store_address(stmt.ptr)}, "
                   f"align {dtype.nbytes}")
 
     def visit_AtomicOp(self, stmt: ir.AtomicOp) -> None:
@@ -398,7 +411,8 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
             if operand is not None:
                 value = self.value(operand)
                 operands.append(self.convert(value, operand.dtype, dtype) if operand.dtype != dtype else value)
-        self.values[stmt] = self.emit_atomic(stmt, stmt.op, dtype, self.value(stmt.ptr), *operands)
+        self.values[stmt] = self.in_range_only(
+            stmt.ptr, dtype, lambda: self.emit_atomic(stmt, stmt.op, dtype, self.value(stmt.ptr), *operands))
 
     def chunk_register(self, reduction: ChunkReduction) -> str:
         register = self.chunk_registers.get(reduction)
@@ -419,7 +433,8 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
             dtype = reduction.dtype
             self.visit_GlobalPtr(reduction.ptr)
             total = self.op(f"load {llvm_type(dtype)}, ptr {register}")
-            self.emit_atomic(reduction.ptr, reduction.op, dtype, self.value(reduction.ptr), total)
+            self.in_range_only(reduction.ptr, None, lambda: self.emit_atomic(
+                reduction.ptr, reduction.op, dtype, self.value(reduction.ptr), total))
 
     def visit_Print(self, stmt: ir.Print) -> None:
         dtypes = [v.dtype for v in stmt.values]
@@ -614,6 +629,7 @@ def emit_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, p
     range tasks through the worker pool's `wk_parallel_for(fn, args, begin, end, grain)`."""
     module = ModuleEmitter(target, layout, prefix, bounds_check, fast_math)
     module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
+    module.in_range = set().union(*(in_range_ptrs((task.bounds, task.body)) for task in kernel.tasks))
     if target.fused_sincos:
         module.sincos_operands = sincos.paired_operands([task.body for task in kernel.tasks])
     rows = 0
