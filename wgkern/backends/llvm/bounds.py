@@ -102,8 +102,8 @@ class BoundsLowering:
         return self.op(f"phi {llvm_type(dtype)} [ {value}, %{last} ], [ {zero_literal(dtype)}, %{before} ]")
 
     def checked_address(self, stmt: ir.GlobalPtr, slot_index: int, address: str) -> str:
-        """Debug builds: an index outside [0, extent) on any axis records the site in the error word and
-        redirects the access to a scratch element, so nothing outside the container is touched."""
+        """Debug builds: an index outside [0, extent) on any axis records the site in the error word; the
+        access is then dropped (guarded like an unproven one, its address a scratch element)."""
         in_range = "true"
         for axis, idx in enumerate(stmt.indices):
             extent = self.container_extent(slot_index, stmt.container, axis)
@@ -121,6 +121,7 @@ class BoundsLowering:
         self.branch(ok_label)
         self.start_block(ok_label)
         self.module.helpers["wk.bounds_fail"] = BOUNDS_FAIL_HELPER.replace("{gptr}", gptr)
+        self.guards[stmt] = in_range        # and the access is dropped as without debug=True
         return self.op(f"select i1 {in_range}, {gptr} {address}, {gptr} {scratch}")
 
     def visit_AssertFail(self, stmt: ir.AssertFail) -> None:

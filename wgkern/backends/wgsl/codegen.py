@@ -754,7 +754,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         decl = self.container(stmt.container, stmt.loc)
         offset_expr = self._flat_offset(stmt)
         if self.bounds_sites is not None and stmt.indices and stmt not in self.in_range:
-            # debug=True: an index outside its axis records the site and the access goes to element 0
+            # debug=True: an index outside its axis records the site, and the access is dropped (bounds.py)
             self.bounds_sites.append((self.kernel.name, stmt))
             inside = " && ".join(f"(bitcast<u32>({self.value(index)}) < bitcast<u32>("
                                  f"{self._extent(stmt.container, axis)}))" for axis, index in enumerate(stmt.indices))
@@ -762,6 +762,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
             self.emit(f"let {ok} = {inside};")
             self.emit(f"if (!{ok}) {{ {record_bounds_site(len(self.bounds_sites))} }}")
             offset_expr = f"select(0i, {offset_expr}, {ok})"
+            self.guards[stmt] = ok
         elif stmt not in self.in_range:
             offset_expr = f"select(0i, {offset_expr}, {self.range_guard(stmt)})"     # bounds.py
         offset = self.let(stmt, offset_expr)
