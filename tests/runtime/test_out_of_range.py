@@ -274,3 +274,30 @@ def test_far_out_of_range_writes_do_not_crash_the_process(arch, tmp_path):
     assert lines[:3] == ["1000", "48.0", str(24 * 3.0 + 1000 * 2.0)]
     for k, line in zip((10 ** 8, -10 ** 9, 2 ** 31 - 1, 10 ** 9), np.array(lines[3:]).reshape(-1, 3)):
         assert list(line) == [str(k), "48.0", "2048.0"]
+
+
+def test_a_blocks_shared_array_drops_out_of_range_writes(gpu):
+    """wk.simt.block.SharedArray follows the same rule: a write past its end reaches neither the array's other
+    elements nor anything else, a read there gives 0."""
+    block = 64
+    x = wk.field(wk.f32, shape=block)
+    got = wk.field(wk.f32, shape=block)
+    past = wk.field(wk.f32, shape=block)
+
+    @wk.kernel
+    def stage(k: wk.i32):
+        wk.loop_config(block_dim=block)
+        for i in x:
+            t = i % block
+            shared = wk.simt.block.SharedArray(block, wk.f32)
+            shared[t] = x[i]
+            wk.simt.block.sync()
+            shared[t + k] = -1.0
+            wk.simt.block.sync()
+            got[i] = shared[t]
+            past[i] = shared[t + k]
+
+    x.from_numpy(np.arange(block, dtype=np.float32))
+    stage(block)
+    np.testing.assert_array_equal(got.to_numpy(), np.arange(block, dtype=np.float32))
+    np.testing.assert_array_equal(past.to_numpy(), 0.0)
