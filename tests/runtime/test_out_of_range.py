@@ -301,3 +301,31 @@ def test_a_blocks_shared_array_drops_out_of_range_writes(gpu):
     stage(block)
     np.testing.assert_array_equal(got.to_numpy(), np.arange(block, dtype=np.float32))
     np.testing.assert_array_equal(past.to_numpy(), 0.0)
+
+
+@pytest.mark.parametrize("offset", [1, -3, 2047, 2048, -4999, 5000])
+def test_shifted_copies_across_many_blocks(arch, offset):
+    """The CPU runs `x[i + k]` in blocks of 2048 indices, unguarded where a block's ends are in range: every
+    block boundary and both ends of the field must still come out right."""
+    n = 5000
+    x = wk.field(wk.i32, shape=n)
+    y = wk.field(wk.i32, shape=n)
+    z = wk.field(wk.i32, shape=n)
+
+    @wk.kernel
+    def shift(k: wk.i32):
+        for i in y:
+            y[i] = x[i + k] + 1
+            z[i - k] = -i
+
+    x.from_numpy(np.arange(n, dtype=np.int32))
+    z.fill(7)
+    shift(offset)
+    source = np.arange(n) + offset
+    inside = (source >= 0) & (source < n)
+    np.testing.assert_array_equal(y.to_numpy(), np.where(inside, source, 0) + 1)
+    want_z = np.full(n, 7)
+    target = np.arange(n) - offset
+    kept = (target >= 0) & (target < n)
+    want_z[target[kept]] = -np.arange(n)[kept]
+    np.testing.assert_array_equal(z.to_numpy(), want_z)

@@ -29,6 +29,9 @@ from .types import const_literal, llvm_type, memory_type, type_suffix, zero_lite
 # A range task's chunk covers at least this much estimated work (statements x iterations), so cheap bodies
 # get big chunks and launches below two chunks run inline on the calling thread.
 WORK_PER_CHUNK = 16384
+# A range task whose guarded accesses move with its index runs in blocks of this many indices, each checked once
+# (emit_range_task): long enough to vectorise, short enough that only the blocks at a container's ends pay.
+VERSIONED_BLOCK = 2048
 _LOOP_COST_FACTOR = 16
 _HEAVY_STMTS = (ir.AtomicOp, ir.RandomValue)
 _FAST_MATH_OPCODES = frozenset({"fadd", "fsub", "fmul", "fdiv", "fneg"})
@@ -126,6 +129,7 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         self.terminated = False
         self.current_label = "start"                    # the block instructions go to (finish() opens it)
         self.guards: dict[ir.GlobalPtr, str] = {}       # checked accesses -> i1 "in range" (bounds.py)
+        self.unguarded: set[ir.GlobalPtr] = set()       # accesses this copy of a loop knows to be in range
         self.loops: list[tuple[str, str]] = []          # (continue label, break label)
         self.loop_slots: dict[ir.RangeFor, str] = {}    # loop -> alloca holding its index
         self.return_label = "exit"
@@ -514,15 +518,15 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         filled in by finish() once we know whether the body draws random numbers."""
         self.lines.append("  ;@rng-reset")
 
-    def emit_parallel_body(self, task: ir.Task) -> None:
+    def emit_parallel_body(self, task: ir.Task, next_label: str = "task.next") -> None:
         """One index of a range task, from an open `task.body` block (the index already in its loop slot) to
-        the start of the `task.next` block that advances to the next index."""
+        the start of the `next_label` block that advances to the next index."""
         self.reset_random_counter_deferred()
-        self.loops.append(("task.next", "task.next"))    # `continue` in the parallel body ends this index
+        self.loops.append((next_label, next_label))    # `continue` in the parallel body ends this index
         self.visit_block(task.body)
         self.loops.pop()
-        self.branch("task.next")
-        self.start_block("task.next")
+        self.branch(next_label)
+        self.start_block(next_label)
 
     def visit_SimtOp(self, stmt: ir.SimtOp) -> None:
         """The CPU has wk.global_thread_idx() only (its worker's number); backends/llvm/cpu.py refuses the
@@ -571,28 +575,60 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
 
 def emit_range_task(module: ModuleEmitter, task: ir.Task, name: str, task_index: int) -> str:
     """`void name(ptr args, i64 lo, i64 hi, i32 worker)`: runs the body for every index in [lo, hi) on the
-    thread whose adstack slice is `worker`."""
+    thread whose adstack slice is `worker`. Where guarded accesses move with the index (`x[i + k]`), [lo, hi)
+    runs in blocks of VERSIONED_BLOCK indices, and a block whose first and last index keep them all in range
+    runs a copy of the loop without their guards (bounds.py: versioned_ptrs)."""
     fn = FunctionEmitter(module, thread_index=task.loop, task_index=task_index, worker="%worker")
     lo = fn.op("trunc i64 %lo to i32")
     hi = fn.op("trunc i64 %hi to i32")
-    fn.return_label = "task.next"
     slot = fn.entry_op("alloca i32", "idx")
     fn.loop_slots[task.loop] = slot
-    fn.emit(f"store i32 {lo}, ptr {slot}")
-    fn.branch("task.cond")
-    fn.start_block("task.cond")
-    current = fn.op(f"load i32, ptr {slot}")
-    fn.cond_branch(fn.op(f"icmp slt i32 {current}, {hi}"), "task.body", "exit")
     fn.chunk_reductions = chunk_reductions(task)
-    fn.start_block("task.body")
-    fn.emit_parallel_body(task)
-    current = fn.op(f"load i32, ptr {slot}")
-    fn.emit(f"store i32 {fn.op(f'add nsw i32 {current}, 1')}, ptr {slot}")
-    fn.branch("task.cond")
+    versioned = fn.versioned_ptrs(task)
+    if not versioned:
+        emit_index_loop(fn, task, slot, lo, hi, "", "exit")
+    else:
+        block_slot = fn.entry_op("alloca i32", "block")
+        fn.emit(f"store i32 {lo}, ptr {block_slot}")
+        fn.branch("block.cond")
+        fn.start_block("block.cond")
+        start = fn.op(f"load i32, ptr {block_slot}")
+        fn.cond_branch(fn.op(f"icmp slt i32 {start}, {hi}"), "block.body", "exit")
+        fn.start_block("block.body")
+        left = fn.op(f"sub i32 {hi}, {start}")
+        size = fn.op(f"select i1 {fn.op(f'icmp slt i32 {left}, {VERSIONED_BLOCK}')}, i32 {left}, "
+                     f"i32 {VERSIONED_BLOCK}")
+        end = fn.op(f"add nsw i32 {start}, {size}")
+        fn.cond_branch(fn.chunk_in_range(versioned, start, end), "fast.start", "task.start")
+        fn.start_block("fast.start")
+        fn.unguarded = set(versioned)
+        emit_index_loop(fn, task, slot, start, end, "fast.", "block.next")
+        fn.unguarded = set()
+        fn.start_block("task.start")
+        emit_index_loop(fn, task, slot, start, end, "", "block.next")
+        fn.start_block("block.next")
+        fn.emit(f"store i32 {end}, ptr {block_slot}")
+        fn.branch("block.cond")
     fn.start_block("exit")
     fn.flush_chunk_reductions()
     fn.emit("ret void")
     return fn.finish(f"void @{name}(ptr noalias nocapture readonly %args, i64 %lo, i64 %hi, i32 %worker)")
+
+
+def emit_index_loop(fn: FunctionEmitter, task: ir.Task, slot: str, lo: str, hi: str, prefix: str,
+                    done: str) -> None:
+    """The loop over [lo, hi) of a range task's body, its labels prefixed by `prefix`; it ends at `done`."""
+    fn.return_label = f"{prefix}task.next"
+    fn.emit(f"store i32 {lo}, ptr {slot}")
+    fn.branch(f"{prefix}task.cond")
+    fn.start_block(f"{prefix}task.cond")
+    current = fn.op(f"load i32, ptr {slot}")
+    fn.cond_branch(fn.op(f"icmp slt i32 {current}, {hi}"), f"{prefix}task.body", done)
+    fn.start_block(f"{prefix}task.body")
+    fn.emit_parallel_body(task, f"{prefix}task.next")
+    current = fn.op(f"load i32, ptr {slot}")
+    fn.emit(f"store i32 {fn.op(f'add nsw i32 {current}, 1')}, ptr {slot}")
+    fn.branch(f"{prefix}task.cond")
 
 
 def emit_serial_task(module: ModuleEmitter, task: ir.Task, name: str, task_index: int) -> str:
