@@ -130,10 +130,15 @@ class Interpreter:
     def _val(self, stmt: ir.Stmt) -> Any:
         return self.values[id(stmt)]
 
-    def _address(self, ptr: ir.GlobalPtr) -> tuple[np.ndarray, tuple[int, ...]]:
+    def _address(self, ptr: ir.GlobalPtr) -> tuple[np.ndarray, int | None]:
+        """The container's elements as a flat view, and the element's row-major offset; None when that offset is
+        outside the container (every backend then drops a write or atomic and reads 0)."""
         array = self.arrays[self.slot_index[id(ptr.container)]]
-        index = tuple(int(self._val(i)) for i in ptr.indices)
-        return array, index
+        offset = 0
+        for axis, index in enumerate(ptr.indices):
+            offset = offset * array.shape[axis] + int(self._val(index))
+        flat = array.reshape(-1)
+        return flat, offset if 0 <= offset < flat.size else None
 
     def _exec(self, stmt: ir.Stmt) -> None:
         method = getattr(self, "exec_" + type(stmt).__name__, None)
@@ -191,7 +196,7 @@ class Interpreter:
 
     def exec_GlobalLoad(self, s: ir.GlobalLoad) -> Any:
         array, index = self._address(s.ptr)
-        return array[index]
+        return array[index] if index is not None else _np(0, s.dtype)
 
     def exec_AssertFail(self, s: ir.AssertFail) -> None:
         from wgkern.errors import KernelAssertionError, format_located
@@ -203,10 +208,13 @@ class Interpreter:
 
     def exec_GlobalStore(self, s: ir.GlobalStore) -> None:
         array, index = self._address(s.ptr)
-        array[index] = self._val(s.value)
+        if index is not None:
+            array[index] = self._val(s.value)
 
     def exec_AtomicOp(self, s: ir.AtomicOp) -> Any:
         array, index = self._address(s.ptr)
+        if index is None:
+            return _np(0, s.dtype)
         old = array[index]
         old_value = old.item() if not s.dtype.is_float else old
         value = self._val(s.value)

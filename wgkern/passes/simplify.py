@@ -16,6 +16,7 @@ from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
 from wgkern.ir.visitor import walk
 from wgkern.lang import types as T
 from wgkern.passes.analysis import has_effects, has_global_effects, stored_allocas
+from wgkern.passes.index_ranges import in_range_ptrs
 
 NAME = "simplify"
 
@@ -260,7 +261,10 @@ _KNOWN_CLASSES = frozenset({
 
 
 class _Simplifier:
-    def __init__(self) -> None:
+    def __init__(self, in_range: set[ir.GlobalPtr]) -> None:
+        # a store forwards its value to later loads only where it cannot be out of range (dropped: the load
+        # reads 0 there); passes/index_ranges.py decides
+        self.in_range = in_range
         self.replaced: dict[ir.Stmt, ir.Stmt] = {}
         self.constants: dict[ir.Stmt, Any] = {}    # Const statement -> its host value
         self.changed = False
@@ -370,7 +374,8 @@ class _Simplifier:
             state.memory[stmt.ptr] = stmt
         elif isinstance(stmt, ir.GlobalStore):
             state.memory.clear()           # another pointer may alias this address
-            state.memory[stmt.ptr] = stmt.value
+            if stmt.ptr in self.in_range:
+                state.memory[stmt.ptr] = stmt.value
         elif isinstance(stmt, ir.AtomicOp):
             state.memory.clear()
         elif isinstance(stmt, ir.LocalLoad):
@@ -479,11 +484,13 @@ def _hoist_constants(block: ir.Block) -> None:
     block.stmts = constants + block.stmts
 
 
-def _simplify_unit(blocks: list[ir.Block], loop: ir.RangeFor | None = None) -> None:
-    """Simplify blocks that form one self-contained unit (a kernel body, or a task's bounds then body)."""
+def _simplify_unit(blocks: list[ir.Block], loop: ir.RangeFor | None = None,
+                   before: tuple[ir.Block, ...] = ()) -> None:
+    """Simplify blocks that form one self-contained unit (a kernel body, or a task's bounds then body).
+    `before`: blocks that run first (a task's bounds, for its body), read for index ranges only."""
     for _ in range(_MAX_ROUNDS):
         _hoist_constants(blocks[0])
-        simplifier = _Simplifier()
+        simplifier = _Simplifier(in_range_ptrs([*before, *blocks]))
         for block in blocks:
             simplifier.run_block(block, _State({}, {}, {}))
             if loop is not None and block is blocks[0]:
@@ -506,7 +513,7 @@ def run(kernel: ir.KernelIR | ir.OffloadedKernel) -> ir.KernelIR | ir.OffloadedK
         for task in kernel.tasks:
             if task.kind == "range":
                 _simplify_unit([task.bounds], task.loop)    # bounds and body share nothing
-                _simplify_unit([task.body])
+                _simplify_unit([task.body], before=(task.bounds,))
             else:
                 _simplify_unit([task.body])
     else:

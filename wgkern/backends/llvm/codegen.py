@@ -11,14 +11,16 @@ from wgkern.errors import InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import UnaryOpKind
 from wgkern.ir.visitor import IRVisitor
+from wgkern.passes.index_ranges import in_range_ptrs
 from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 
 from . import printing, sincos
 from .adstack import AdStackLowering
 from .atomics import AtomicLowering
+from .bounds import BoundsLowering
 from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions, identity
-from .layout import ERROR_WORD_OFFSET, LAUNCH_ID_OFFSET, SCRATCH_OFFSET, SEED_OFFSET, ArgLayout
+from .layout import LAUNCH_ID_OFFSET, SEED_OFFSET, ArgLayout
 from .lowering import Lowerings
 from .ops import BINARY, UNARY, Inst, Intrinsic, Lowering, Math, OpSpelling
 from .target import Target
@@ -27,6 +29,9 @@ from .types import const_literal, llvm_type, memory_type, type_suffix, zero_lite
 # A range task's chunk covers at least this much estimated work (statements x iterations), so cheap bodies
 # get big chunks and launches below two chunks run inline on the calling thread.
 WORK_PER_CHUNK = 16384
+# A range task whose guarded accesses move with its index runs in blocks of this many indices, each checked once
+# (emit_range_task): long enough to vectorise, short enough that only the blocks at a container's ends pay.
+VERSIONED_BLOCK = 2048
 _LOOP_COST_FACTOR = 16
 _HEAVY_STMTS = (ir.AtomicOp, ir.RandomValue)
 _FAST_MATH_OPCODES = frozenset({"fadd", "fsub", "fmul", "fdiv", "fneg"})
@@ -55,13 +60,6 @@ define internal i32 @wk.hash(i32 %a, i32 %b, i32 %c, i32 %d) alwaysinline nounwi
   ret i32 %m4
 }
 """.replace("{m1}", str(0x7FEB352D)).replace("{m2}", str(0x846CA68B - (1 << 32)))
-
-BOUNDS_FAIL_HELPER = """
-define internal void @wk.bounds_fail({gptr} %error_word, i32 %site) cold noinline nounwind {
-  %first = cmpxchg {gptr} %error_word, i32 0, i32 %site monotonic monotonic
-  ret void
-}
-"""
 
 
 def symbol_name(text: str) -> str:
@@ -99,6 +97,7 @@ class ModuleEmitter:
         self.slot_indices: dict[ir.ContainerSlot, int] = {}
         self.adstack_rows: list[int] = []    # first metadata row of each task's stacks (adstack.py)
         self.sincos_operands: set[ir.Stmt] = set()     # f32 values whose sin and cos are fused (sincos.py)
+        self.in_range: set[ir.GlobalPtr] = set()       # accesses that need no check (passes/index_ranges.py)
 
     def declare(self, text: str) -> None:
         self.declarations.add(text)
@@ -114,7 +113,7 @@ class ModuleEmitter:
         return "\n".join(parts)
 
 
-class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
+class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, BoundsLowering):
     """Emits the instructions of one LLVM function from IR blocks. Values map statement -> operand text.
     `worker` is the i32 slice index of the running thread (adstack slices), `task_index` the task's number."""
 
@@ -128,6 +127,9 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
         self.values: dict[ir.Stmt, str] = {}
         self.counter = 0
         self.terminated = False
+        self.current_label = "start"                    # the block instructions go to (finish() opens it)
+        self.guards: dict[ir.GlobalPtr, str] = {}       # checked accesses -> i1 "in range" (bounds.py)
+        self.unguarded: set[ir.GlobalPtr] = set()       # accesses this copy of a loop knows to be in range
         self.loops: list[tuple[str, str]] = []          # (continue label, break label)
         self.loop_slots: dict[ir.RangeFor, str] = {}    # loop -> alloca holding its index
         self.return_label = "exit"
@@ -164,6 +166,7 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
 
     def start_block(self, label: str) -> None:
         self.lines.append(f"{label}:")
+        self.current_label = label
         self.terminated = False
 
     def branch(self, label: str) -> None:
@@ -360,46 +363,32 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
         slot = stmt.container
         index = self.slot_index(slot, stmt)
         strides = self.container_strides(index, slot)
-        offset = None
-        for axis, idx in enumerate(stmt.indices):
-            term = self.value(idx)
-            if strides[axis] != "1":
-                term = self.op(f"mul nsw i32 {term}, {strides[axis]}")
-            offset = term if offset is None else self.op(f"add nsw i32 {offset}, {term}")
-        wide = self.op(f"sext i32 {offset if offset is not None else 0} to i64")
+        if stmt not in self.module.in_range and not self.module.bounds_check:
+            wide = self.guarded_offset(stmt, strides, self.container_count(index, slot))    # bounds.py
+        else:
+            offset = None
+            for axis, idx in enumerate(stmt.indices):
+                term = self.value(idx)
+                if strides[axis] != "1":
+                    term = self.op(f"mul nsw i32 {term}, {strides[axis]}")
+                offset = term if offset is None else self.op(f"add nsw i32 {offset}, {term}")
+            wide = self.op(f"sext i32 {offset if offset is not None else 0} to i64")
         base = self.container_base(index)
         address = self.op(f"getelementptr inbounds {memory_type(slot.dtype)}, {self.module.global_ptr} {base}, "
                           f"i64 {wide}")
-        if self.module.bounds_check:
+        if self.module.bounds_check and stmt not in self.module.in_range:
             address = self.checked_address(stmt, index, address)
         self.values[stmt] = address
 
-    def checked_address(self, stmt: ir.GlobalPtr, slot_index: int, address: str) -> str:
-        """Debug builds: an index outside [0, extent) on any axis records the site in the error word and
-        redirects the access to a scratch element, so nothing outside the container is touched."""
-        in_range = "true"
-        for axis, idx in enumerate(stmt.indices):
-            extent = self.container_extent(slot_index, stmt.container, axis)
-            axis_ok = self.op(f"icmp ult i32 {self.value(idx)}, {extent}")
-            in_range = self.op(f"and i1 {in_range}, {axis_ok}")
-        self.module.bounds_sites.append(stmt)
-        site = len(self.module.bounds_sites)
-        gptr = self.module.global_ptr
-        error_word = self.arg_field(ERROR_WORD_OFFSET, gptr, gptr)
-        scratch = self.arg_field(SCRATCH_OFFSET, gptr, gptr)
-        ok_label, bad_label = self.label("bounds.ok"), self.label("bounds.bad")
-        self.cond_branch(in_range, ok_label, bad_label)
-        self.start_block(bad_label)
-        self.emit(f"call void @wk.bounds_fail({gptr} {error_word}, i32 {site})")
-        self.branch(ok_label)
-        self.start_block(ok_label)
-        self.module.helpers["wk.bounds_fail"] = BOUNDS_FAIL_HELPER.replace("{gptr}", gptr)
-        return self.op(f"select i1 {in_range}, {gptr} {address}, {gptr} {scratch}")
-
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
-        mem = memory_type(stmt.ptr.dtype)
-        raw = self.op(f"load {mem}, {self.module.global_ptr} {self.value(stmt.ptr)}, align {stmt.ptr.dtype.nbytes}")
-        self.values[stmt] = self.from_memory(raw, stmt.ptr.dtype)
+        dtype = stmt.ptr.dtype
+        mem = memory_type(dtype)
+
+
+        def load() -> str:
+            raw = self.op(f"load {mem}, {self.module.global_ptr} {self.value(stmt.ptr)}, align {dtype.nbytes}")
+            return self.from_memory(raw, dtype)
+        self.values[stmt] = self.in_range_only(stmt.ptr, dtype, load)
 
     def visit_GlobalStore(self, stmt: ir.GlobalStore) -> None:
         dtype = stmt.ptr.dtype
@@ -407,7 +396,7 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
         if stmt.value.dtype != dtype:
             value = self.convert(value, stmt.value.dtype, dtype)
         raw = self.to_memory(value, dtype)
-        self.emit(f"store {memory_type(dtype)} {raw}, {self.module.global_ptr} {self.value(stmt.ptr)}, "
+        self.emit(f"store {memory_type(dtype)} {raw}, {self.module.global_ptr} {self.store_address(stmt.ptr)}, "
                   f"align {dtype.nbytes}")
 
     def visit_AtomicOp(self, stmt: ir.AtomicOp) -> None:
@@ -426,7 +415,8 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
             if operand is not None:
                 value = self.value(operand)
                 operands.append(self.convert(value, operand.dtype, dtype) if operand.dtype != dtype else value)
-        self.values[stmt] = self.emit_atomic(stmt, stmt.op, dtype, self.value(stmt.ptr), *operands)
+        self.values[stmt] = self.in_range_only(
+            stmt.ptr, dtype, lambda: self.emit_atomic(stmt, stmt.op, dtype, self.value(stmt.ptr), *operands))
 
     def chunk_register(self, reduction: ChunkReduction) -> str:
         register = self.chunk_registers.get(reduction)
@@ -447,15 +437,8 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
             dtype = reduction.dtype
             self.visit_GlobalPtr(reduction.ptr)
             total = self.op(f"load {llvm_type(dtype)}, ptr {register}")
-            self.emit_atomic(reduction.ptr, reduction.op, dtype, self.value(reduction.ptr), total)
-
-    def visit_AssertFail(self, stmt: ir.AssertFail) -> None:
-        """Recorded in the error word like a failed bounds check (debug=True only); cpu.py raises it."""
-        self.module.bounds_sites.append(stmt)
-        gptr = self.module.global_ptr
-        error_word = self.arg_field(ERROR_WORD_OFFSET, gptr, gptr)
-        self.emit(f"call void @wk.bounds_fail({gptr} {error_word}, i32 {len(self.module.bounds_sites)})")
-        self.module.helpers["wk.bounds_fail"] = BOUNDS_FAIL_HELPER.replace("{gptr}", gptr)
+            self.in_range_only(reduction.ptr, None, lambda: self.emit_atomic(
+                reduction.ptr, reduction.op, dtype, self.value(reduction.ptr), total))
 
     def visit_Print(self, stmt: ir.Print) -> None:
         dtypes = [v.dtype for v in stmt.values]
@@ -535,15 +518,15 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
         filled in by finish() once we know whether the body draws random numbers."""
         self.lines.append("  ;@rng-reset")
 
-    def emit_parallel_body(self, task: ir.Task) -> None:
+    def emit_parallel_body(self, task: ir.Task, next_label: str = "task.next") -> None:
         """One index of a range task, from an open `task.body` block (the index already in its loop slot) to
-        the start of the `task.next` block that advances to the next index."""
+        the start of the `next_label` block that advances to the next index."""
         self.reset_random_counter_deferred()
-        self.loops.append(("task.next", "task.next"))    # `continue` in the parallel body ends this index
+        self.loops.append((next_label, next_label))    # `continue` in the parallel body ends this index
         self.visit_block(task.body)
         self.loops.pop()
-        self.branch("task.next")
-        self.start_block("task.next")
+        self.branch(next_label)
+        self.start_block(next_label)
 
     def visit_SimtOp(self, stmt: ir.SimtOp) -> None:
         """The CPU has wk.global_thread_idx() only (its worker's number); backends/llvm/cpu.py refuses the
@@ -592,28 +575,60 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering):
 
 def emit_range_task(module: ModuleEmitter, task: ir.Task, name: str, task_index: int) -> str:
     """`void name(ptr args, i64 lo, i64 hi, i32 worker)`: runs the body for every index in [lo, hi) on the
-    thread whose adstack slice is `worker`."""
+    thread whose adstack slice is `worker`. Where guarded accesses move with the index (`x[i + k]`), [lo, hi)
+    runs in blocks of VERSIONED_BLOCK indices, and a block whose first and last index keep them all in range
+    runs a copy of the loop without their guards (bounds.py: versioned_ptrs)."""
     fn = FunctionEmitter(module, thread_index=task.loop, task_index=task_index, worker="%worker")
     lo = fn.op("trunc i64 %lo to i32")
     hi = fn.op("trunc i64 %hi to i32")
-    fn.return_label = "task.next"
     slot = fn.entry_op("alloca i32", "idx")
     fn.loop_slots[task.loop] = slot
-    fn.emit(f"store i32 {lo}, ptr {slot}")
-    fn.branch("task.cond")
-    fn.start_block("task.cond")
-    current = fn.op(f"load i32, ptr {slot}")
-    fn.cond_branch(fn.op(f"icmp slt i32 {current}, {hi}"), "task.body", "exit")
     fn.chunk_reductions = chunk_reductions(task)
-    fn.start_block("task.body")
-    fn.emit_parallel_body(task)
-    current = fn.op(f"load i32, ptr {slot}")
-    fn.emit(f"store i32 {fn.op(f'add nsw i32 {current}, 1')}, ptr {slot}")
-    fn.branch("task.cond")
+    versioned = fn.versioned_ptrs(task)
+    if not versioned:
+        emit_index_loop(fn, task, slot, lo, hi, "", "exit")
+    else:
+        block_slot = fn.entry_op("alloca i32", "block")
+        fn.emit(f"store i32 {lo}, ptr {block_slot}")
+        fn.branch("block.cond")
+        fn.start_block("block.cond")
+        start = fn.op(f"load i32, ptr {block_slot}")
+        fn.cond_branch(fn.op(f"icmp slt i32 {start}, {hi}"), "block.body", "exit")
+        fn.start_block("block.body")
+        left = fn.op(f"sub i32 {hi}, {start}")
+        size = fn.op(f"select i1 {fn.op(f'icmp slt i32 {left}, {VERSIONED_BLOCK}')}, i32 {left}, "
+                     f"i32 {VERSIONED_BLOCK}")
+        end = fn.op(f"add nsw i32 {start}, {size}")
+        fn.cond_branch(fn.chunk_in_range(versioned, start, end), "fast.start", "task.start")
+        fn.start_block("fast.start")
+        fn.unguarded = set(versioned)
+        emit_index_loop(fn, task, slot, start, end, "fast.", "block.next")
+        fn.unguarded = set()
+        fn.start_block("task.start")
+        emit_index_loop(fn, task, slot, start, end, "", "block.next")
+        fn.start_block("block.next")
+        fn.emit(f"store i32 {end}, ptr {block_slot}")
+        fn.branch("block.cond")
     fn.start_block("exit")
     fn.flush_chunk_reductions()
     fn.emit("ret void")
     return fn.finish(f"void @{name}(ptr noalias nocapture readonly %args, i64 %lo, i64 %hi, i32 %worker)")
+
+
+def emit_index_loop(fn: FunctionEmitter, task: ir.Task, slot: str, lo: str, hi: str, prefix: str,
+                    done: str) -> None:
+    """The loop over [lo, hi) of a range task's body, its labels prefixed by `prefix`; it ends at `done`."""
+    fn.return_label = f"{prefix}task.next"
+    fn.emit(f"store i32 {lo}, ptr {slot}")
+    fn.branch(f"{prefix}task.cond")
+    fn.start_block(f"{prefix}task.cond")
+    current = fn.op(f"load i32, ptr {slot}")
+    fn.cond_branch(fn.op(f"icmp slt i32 {current}, {hi}"), f"{prefix}task.body", done)
+    fn.start_block(f"{prefix}task.body")
+    fn.emit_parallel_body(task, f"{prefix}task.next")
+    current = fn.op(f"load i32, ptr {slot}")
+    fn.emit(f"store i32 {fn.op(f'add nsw i32 {current}, 1')}, ptr {slot}")
+    fn.branch(f"{prefix}task.cond")
 
 
 def emit_serial_task(module: ModuleEmitter, task: ir.Task, name: str, task_index: int) -> str:
@@ -650,6 +665,7 @@ def emit_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, p
     range tasks through the worker pool's `wk_parallel_for(fn, args, begin, end, grain)`."""
     module = ModuleEmitter(target, layout, prefix, bounds_check, fast_math)
     module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
+    module.in_range = set().union(*(in_range_ptrs((task.bounds, task.body)) for task in kernel.tasks))
     if target.fused_sincos:
         module.sincos_operands = sincos.paired_operands([task.body for task in kernel.tasks])
     rows = 0

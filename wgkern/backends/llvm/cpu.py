@@ -46,23 +46,16 @@ class CpuBuffer:
     nbytes: int
 
 
-def guard_bytes(nbytes: int) -> int:
-    """Spare bytes around a buffer: an index a little outside it (a bug ported programs often have, which
-    Taichi's memory pool absorbs) lands there instead of in the process's heap; debug=True reports it."""
-    return min(max(nbytes, 256), 1 << 16)
-
-
 def _host_bytes(nbytes: int) -> int:
     """The bytes aligned_bytes(nbytes) takes from the host."""
-    return 2 * guard_bytes(nbytes) + max(nbytes, 1) + ALIGNMENT
+    return max(nbytes, 1) + ALIGNMENT
 
 
 def aligned_bytes(nbytes: int) -> tuple[np.ndarray, int]:
-    """A zeroed uint8 array of at least `nbytes` (one byte minimum) starting on an ALIGNMENT boundary, with
-    guard_bytes() of slack before and after it (stencils read index -1 and n as often as n)."""
-    guard = guard_bytes(nbytes)
-    raw = np.zeros(guard + max(nbytes, 1) + ALIGNMENT + guard, dtype=np.uint8)
-    start = guard + (-(raw.ctypes.data + guard) % ALIGNMENT)
+    """A zeroed uint8 array of at least `nbytes` (one byte minimum) starting on an ALIGNMENT boundary. Kernels
+    never access outside it: out-of-range accesses are dropped (bounds.py)."""
+    raw = np.zeros(max(nbytes, 1) + ALIGNMENT, dtype=np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
     array = raw[start:start + max(nbytes, 1)]
     return array, array.ctypes.data
 

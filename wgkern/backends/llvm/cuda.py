@@ -39,7 +39,7 @@ from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pend
 from . import cuda_driver, ptx
 from . import printing as cpu_printing
 from .adstack import CONTEXT_HEADER
-from .cpu import debug_check_error, guard_bytes
+from .cpu import debug_check_error
 from .cuda_codegen import PRINT_HEADER_WORDS, THREADS_PER_BLOCK, block_size, emit_cuda_module
 from wgkern.backends.reductions import chunk_reductions
 from .codegen import symbol_name
@@ -55,11 +55,9 @@ WAVE_BLOCKS_PER_SM = 8                # one full wave: reverse kernels (few idle
 
 @dataclass(eq=False, slots=True)
 class CudaBuffer:
-    """Device memory for one container: `address` is its first byte (the allocation starts `guard` before)."""
+    """Device memory for one container: `address` is its first byte, the start of its own allocation."""
     address: int
     nbytes: int
-    base: int
-    guard: int
 
 
 @dataclass(slots=True)
@@ -322,23 +320,22 @@ class CudaBackend(Backend):
 
     def allocate(self, nbytes: int) -> CudaBuffer:
         self.budget.take(nbytes)
-        guard = guard_bytes(nbytes)
-        total = guard + max(nbytes, 1) + guard
+        total = max(nbytes, 1)
         try:
-            base = self.driver.allocate(total)
+            address = self.driver.allocate(total)
         except Exception:
             self.budget.give(nbytes)
             raise
-        self.driver.zero(base, total)
-        self.live.add(base)
-        return CudaBuffer(base + guard, nbytes, base, guard)
+        self.driver.zero(address, total)
+        self.live.add(address)
+        return CudaBuffer(address, nbytes)
 
     def free(self, buffer: CudaBuffer) -> None:
         """cuMemFree waits for the device to finish work that may still use the memory."""
-        if buffer.base in self.live:
-            self.live.discard(buffer.base)
+        if buffer.address in self.live:
+            self.live.discard(buffer.address)
             self.budget.give(buffer.nbytes)
-            self.driver.free(buffer.base)
+            self.driver.free(buffer.address)
 
     def upload(self, buffer: CudaBuffer, data: np.ndarray, offset: int = 0) -> None:
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from wgkern.errors import CompileError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.passes.analysis import first_simt_use
+from wgkern.passes.index_ranges import in_range_ptrs
 
 from . import printing
 from .codegen import FunctionEmitter, ModuleEmitter, symbol_name
@@ -108,7 +109,8 @@ class CudaFunctionEmitter(CudaSimtLowering, FunctionEmitter):
             self.cond_branch(self.op(f"icmp eq i32 {lane}, 0"), first, rest)
             self.start_block(first)
             self.visit_GlobalPtr(reduction.ptr)
-            self.emit_atomic(reduction.ptr, reduction.op, dtype, self.value(reduction.ptr), total)
+            self.in_range_only(reduction.ptr, None, lambda: self.emit_atomic(
+                reduction.ptr, reduction.op, dtype, self.value(reduction.ptr), total))
             self.branch(rest)
             self.start_block(rest)
 
@@ -210,6 +212,7 @@ def emit_cuda_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Targ
     """(LLVM IR text, one kernel name per task, bounds-checked sites)."""
     module = CudaModuleEmitter(target, layout, prefix, bounds_check, fast_math, print_buffer)
     module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
+    module.in_range = set().union(*(in_range_ptrs((task.bounds, task.body)) for task in kernel.tasks))
     rows = 0
     for task in kernel.tasks:
         module.adstack_rows.append(rows)

@@ -57,18 +57,23 @@ class CudaSimtLowering:
         return names[id(slot)]
 
     def shared_pointer(self, stmt: ir.GlobalPtr) -> None:
+        """The generic address of a shared array's element; guarded as a field's access is (bounds.py)."""
         slot = stmt.container
-        offset = "0"
-        for axis, index in enumerate(stmt.indices):
-            stride = math.prod(slot.shape[axis + 1:])
-            term = self.value(index) if stride == 1 else self.op(f"mul nsw i32 {self.value(index)}, {stride}")
-            offset = term if offset == "0" else self.op(f"add nsw i32 {offset}, {term}")
-        wide = self.op(f"sext i32 {offset} to i64")
-        local = self.op(f"getelementptr inbounds {memory_type(slot.dtype)}, ptr addrspace(3) "
-                        f"{self.shared_global(slot)}, i64 {wide}")
+        strides = [str(math.prod(slot.shape[axis + 1:])) for axis in range(len(slot.shape))]
+        element = memory_type(slot.dtype)
+        if stmt not in self.module.in_range and not self.module.bounds_check:
+            wide = self.guarded_offset(stmt, strides, str(math.prod(slot.shape)))
+        else:
+            offset = "0"
+            for axis, index in enumerate(stmt.indices):
+                term = self.value(index) if strides[axis] == "1" else \
+                    self.op(f"mul nsw i32 {self.value(index)}, {strides[axis]}")
+                offset = term if offset == "0" else self.op(f"add nsw i32 {offset}, {term}")
+            wide = self.op(f"sext i32 {offset} to i64")
+        local = self.op(f"getelementptr inbounds {element}, ptr addrspace(3) {self.shared_global(slot)}, i64 {wide}")
         address = self.op(f"addrspacecast ptr addrspace(3) {local} to ptr")
-        if self.module.bounds_check:       # debug=True: as a field's access (static shape: no slot index)
-            address = self.checked_address(stmt, -1, address)
+        if self.module.bounds_check and stmt not in self.module.in_range:
+            address = self.checked_address(stmt, -1, address)   # debug=True: as a field's (static shape)
         self.values[stmt] = address
 
     # ---- intrinsics -------------------------------------------------------------------------------------

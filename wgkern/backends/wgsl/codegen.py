@@ -28,6 +28,8 @@ from wgkern.backends.wgsl import exact, mathlib
 from wgkern.backends.wgsl.bindings import HALF_PAIRS, BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
 from wgkern.backends.wgsl.simt import SimtLowering
+from wgkern.backends.wgsl.bounds import BoundsLowering
+from wgkern.passes.index_ranges import in_range_ptrs
 from wgkern.backends.wgsl.printing import (LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer,
                                           record_bounds_site)
 from wgkern.backends.wgsl import ops as wops
@@ -224,7 +226,7 @@ def _iterations_under(block: ir.Block, limit: int) -> bool:
     return count(block) is not None
 
 
-class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
+class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, IRVisitor):
     """Lowers the tasks of one OffloadedKernel. `features` are the device's feature names; `adapter` names the
     adapter for error messages. Missing dtype features raise CompileError at the statement's loc."""
 
@@ -302,6 +304,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         self.reductions: dict[ir.AtomicOp, ChunkReduction] = {}     # register reductions (range tasks)
         self.reduction_registers: dict[ChunkReduction, str] = {}
         self.task = task
+        self.in_range = in_range_ptrs((task.bounds, task.body))     # accesses that need no check
+        self.guards: dict[ir.GlobalPtr, str] = {}                   # the others -> their `inside` bit (bounds.py)
         self.uses_simt = task.kind == "range" and first_simt_use(task.body) is not None
         self.block_size = self._block_size(task)
         self.shared: dict[int, ir.ContainerSlot] = {}        # negative decl keys of the task's shared arrays
@@ -560,7 +564,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         self.indent += 1
         for reduction, _, shared in names:
             self.visit(reduction.ptr)        # constant indices: the address is valid here
-            self.emit(f"let {self.fresh()} = {self._atomic_expr(reduction.op, reduction.ptr, f'{shared}[0]')};")
+            self.guarded_statement(reduction.ptr, f"let {self.fresh()} = "
+                                                  f"{self._atomic_expr(reduction.op, reduction.ptr, f'{shared}[0]')};")
         self.indent -= 1
         self.emit("}")
 
@@ -755,13 +760,16 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
             return [] if product == 1 else [wtypes.literal(product, T.i32)]
         return [self._extent(slot, k) for k in range(axis + 1, slot.ndim)]
 
-    def visit_GlobalPtr(self, stmt: ir.GlobalPtr) -> None:
-        decl = self.container(stmt.container, stmt.loc)
+    def _flat_offset(self, stmt: ir.GlobalPtr) -> str:
         terms = [" * ".join([self.value(index), *self._strides(stmt.container, axis)])
                  for axis, index in enumerate(stmt.indices)]
-        offset_expr = " + ".join(terms) if terms else "0i"
-        if self.bounds_sites is not None and stmt.indices:
-            # debug=True: an index outside its axis records the site and the access goes to element 0
+        return " + ".join(terms) if terms else "0i"
+
+    def visit_GlobalPtr(self, stmt: ir.GlobalPtr) -> None:
+        decl = self.container(stmt.container, stmt.loc)
+        offset_expr = self._flat_offset(stmt)
+        if self.bounds_sites is not None and stmt.indices and stmt not in self.in_range:
+            # debug=True: an index outside its axis records the site, and the access is dropped (bounds.py)
             self.bounds_sites.append((self.kernel.name, stmt))
             inside = " && ".join(f"(bitcast<u32>({self.value(index)}) < bitcast<u32>("
                                  f"{self._extent(stmt.container, axis)}))" for axis, index in enumerate(stmt.indices))
@@ -769,6 +777,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
             self.emit(f"let {ok} = {inside};")
             self.emit(f"if (!{ok}) {{ {record_bounds_site(len(self.bounds_sites))} }}")
             offset_expr = f"select(0i, {offset_expr}, {ok})"
+            self.guards[stmt] = ok
+        elif stmt not in self.in_range:
+            offset_expr = f"select(0i, {offset_expr}, {self.range_guard(stmt)})"     # bounds.py
         offset = self.let(stmt, offset_expr)
         self.names[stmt] = f"{decl.name}[{decl.base} + {offset}]" if decl.base else f"{decl.name}[{offset}]"
 
@@ -781,9 +792,11 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         decl = self.decls[self.slot_key(stmt.ptr.container)]
         ref = self.value(stmt.ptr)
         if decl.bits_type == HALF_PAIRS:
-            self.let(stmt, f"wk_load_{self._half_helper('load_half', decl)}({_element_index(ref)})")
-            return
-        self.let(stmt, self._decode(decl, f"atomicLoad(&{ref})" if decl.atomic else ref))
+            loaded = f"wk_load_{self._half_helper('load_half', decl)}({_element_index(ref)})"
+        else:
+            loaded = self._decode(decl, f"atomicLoad(&{ref})" if decl.atomic else ref)
+        inside = self.guards.get(stmt.ptr)     # out of range: element 0 was read, the value is 0
+        self.let(stmt, loaded if inside is None else f"select({wtypes.literal(0, decl.dtype)}, {loaded}, {inside})")
 
     def _half_helper(self, template: str, decl: ContainerDecl, op: AtomicOpKind | None = None) -> str:
         """The name (after `wk_load_`/`wk_atomic_`) of a HALF_PAIRS helper of `decl`: a plain load, or an
@@ -813,10 +826,11 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         decl = self.decls[self.slot_key(stmt.ptr.container)]
         if decl.bits_type == HALF_PAIRS:
             helper = self._half_helper("atomic_half", decl)
-            self.emit(f"_ = wk_atomic_{helper}({_element_index(self.value(stmt.ptr))}, {self.value(stmt.value)});")
+            self.guarded_statement(stmt.ptr, f"_ = wk_atomic_{helper}({_element_index(self.value(stmt.ptr))}, "
+                                             f"{self.value(stmt.value)});")
             return
         ref, value = self.value(stmt.ptr), self._encode(decl, self.value(stmt.value))
-        self.emit(f"atomicStore(&{ref}, {value});" if decl.atomic else f"{ref} = {value};")
+        self.guarded_statement(stmt.ptr, f"atomicStore(&{ref}, {value});" if decl.atomic else f"{ref} = {value};")
 
     def visit_AtomicOp(self, stmt: ir.AtomicOp) -> None:
         decl = self.decls[self.slot_key(stmt.ptr.container)]
@@ -827,8 +841,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
             helper_name = f"cas_{decl.name}"
             self.use_helper("atomic_compare_exchange", wtypes.storage_type(dtype), NAME=helper_name, BUF=decl.name)
             expected = self._encode(decl, self.value(stmt.expected))
-            self.let(stmt, self._decode(decl, f"wk_atomic_{helper_name}({index}, {expected}, "
-                                              f"{self._encode(decl, value)})"))
+            self.guarded_value(stmt, stmt.ptr, wtypes.register_type(dtype), wtypes.literal(0, dtype),
+                               self._decode(decl, f"wk_atomic_{helper_name}({index}, {expected}, "
+                                                  f"{self._encode(decl, value)})"))
             return
         reduction = self.reductions.get(stmt)
         if reduction is not None:          # accumulate in the invocation's register (flushed at the end)
@@ -836,7 +851,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
             self.emit(f"{register} = {self._combine(reduction, register, value)};")
             self.names[stmt] = wtypes.literal(0, dtype)     # unused: only unused atomics are reductions
             return
-        self.let(stmt, self._atomic_expr(stmt.op, stmt.ptr, value))
+        self.guarded_value(stmt, stmt.ptr, wtypes.register_type(dtype), wtypes.literal(0, dtype),
+                           self._atomic_expr(stmt.op, stmt.ptr, value))
 
     def _atomic_expr(self, op: AtomicOpKind, ptr: ir.GlobalPtr, value: str) -> str:
         """The old value of an atomic `op` (not CAS) of register value `value` on the element `ptr` names."""

@@ -1,0 +1,92 @@
+"""Which accesses are proven inside their container (wgkern/passes/index_ranges.py): every proof must be sound
+(an unproven access is only slower, a wrongly proven one writes outside its container)."""
+from __future__ import annotations
+
+from wgkern.ir import nodes as ir
+from wgkern.ir.builder import IRBuilder
+from wgkern.ir.ops import BinaryOpKind as B
+from wgkern.lang import types as T
+from wgkern.passes.index_ranges import in_range_ptrs
+
+F = ir.ContainerSlot(name="f", kind="field", dtype=T.f32, ndim=1, shape=(16,))
+G = ir.ContainerSlot(name="g", kind="field", dtype=T.f32, ndim=2, shape=(4, 8))
+A = ir.ContainerSlot(name="a", kind="ndarray", dtype=T.f32, ndim=2, arg_index=0)
+A_GRAD = ir.ContainerSlot(name="a.grad", kind="ndarray", dtype=T.f32, ndim=2, arg_index=0, is_grad=True)
+C = ir.ContainerSlot(name="c", kind="ndarray", dtype=T.f32, ndim=2, arg_index=1)
+
+
+def _i32(b: IRBuilder, value: int) -> ir.Stmt:
+    return b.const(value, T.i32)
+
+
+def _proven(b: IRBuilder, ptrs: dict[str, ir.GlobalPtr]) -> set[str]:
+    found = in_range_ptrs([b.block])
+    return {name for name, ptr in ptrs.items() if ptr in found}
+
+
+def test_loop_indices_over_a_fields_extent_constants_and_shifts():
+    b = IRBuilder()
+    loop = b.range_for(_i32(b, 0), _i32(b, 16))
+    ptrs = {}
+    with b.at(loop.body):
+        i = b.loop_index(loop)
+        ptrs["f[i]"] = b.global_ptr(F, [i])
+        ptrs["f[i + 1]"] = b.global_ptr(F, [b.add(i, _i32(b, 1))])
+        ptrs["f[i - 1]"] = b.global_ptr(F, [b.sub(i, _i32(b, 1))])
+        ptrs["f[15]"] = b.global_ptr(F, [_i32(b, 15)])
+        ptrs["f[16]"] = b.global_ptr(F, [_i32(b, 16)])
+        ptrs["f[-1]"] = b.global_ptr(F, [_i32(b, -1)])
+        clamped = b.binary(B.MIN, b.binary(B.MAX, b.add(i, _i32(b, 3)), _i32(b, 0)), _i32(b, 15))
+        ptrs["f[clamp(i + 3)]"] = b.global_ptr(F, [clamped])
+        ptrs["f[i % 16]"] = b.global_ptr(F, [b.binary(B.MOD, b.add(i, _i32(b, 5)), _i32(b, 16))])
+        ptrs["f[i % 17]"] = b.global_ptr(F, [b.binary(B.MOD, i, _i32(b, 17))])
+        ptrs["g[i // 4, i % 8]"] = b.global_ptr(G, [b.binary(B.FLOORDIV, i, _i32(b, 4)),
+                                                     b.binary(B.MOD, i, _i32(b, 8))])
+        ptrs["g[i // 2, 0]"] = b.global_ptr(G, [b.binary(B.FLOORDIV, i, _i32(b, 2)), _i32(b, 0)])
+    assert _proven(b, ptrs) == {"f[i]", "f[15]", "f[clamp(i + 3)]", "f[i % 16]", "g[i // 4, i % 8]"}
+
+
+def test_additions_that_wrap_around_i32_prove_nothing():
+    b = IRBuilder()
+    loop = b.range_for(_i32(b, 0), _i32(b, 16))
+    with b.at(loop.body):
+        i = b.loop_index(loop)
+        wrapped = b.add(i, _i32(b, 2 ** 31 - 1))         # i >= 1 wraps to a negative value
+        ptr = b.global_ptr(F, [b.binary(B.MIN, wrapped, _i32(b, 15))])
+    assert not _proven(b, {"f[min(i + 2**31 - 1, 15)]": ptr})
+
+
+def test_an_ndarrays_struct_for_decomposition_is_proven_for_it_and_its_gradient_only():
+    """`for i, j in a` runs one index over max(a.shape[0], 0) * max(a.shape[1], 0) and splits it with // and %."""
+    b = IRBuilder()
+    zero = _i32(b, 0)
+    rows = b.binary(B.MAX, b.insert(ir.ShapeOf(container=A, axis=0, dtype=T.i32)), zero)
+    cols = b.binary(B.MAX, b.insert(ir.ShapeOf(container=A, axis=1, dtype=T.i32)), zero)
+    loop = b.range_for(zero, b.mul(rows, cols))
+    ptrs = {}
+    with b.at(loop.body):
+        k = b.loop_index(loop)
+        i, j = b.binary(B.FLOORDIV, k, cols), b.binary(B.MOD, k, cols)
+        ptrs["a[i, j]"] = b.global_ptr(A, [i, j])
+        ptrs["a.grad[i, j]"] = b.global_ptr(A_GRAD, [i, j])
+        ptrs["c[i, j]"] = b.global_ptr(C, [i, j])          # another argument: its shape may differ
+        ptrs["a[j, i]"] = b.global_ptr(A, [j, i])
+        ptrs["a[i, j - 1]"] = b.global_ptr(A, [i, b.sub(j, _i32(b, 1))])
+        ptrs["a[i % cols, 0]"] = b.global_ptr(A, [b.binary(B.MOD, _i32(b, 3), cols), zero])
+    assert _proven(b, ptrs) == {"a[i, j]", "a.grad[i, j]"}
+
+
+def test_a_range_over_a_shape_proves_that_axis_and_a_serial_loop_counts_too():
+    b = IRBuilder()
+    rows = b.insert(ir.ShapeOf(container=A, axis=0, dtype=T.i32))
+    cols = b.insert(ir.ShapeOf(container=A, axis=1, dtype=T.i32))
+    outer = b.range_for(_i32(b, 0), rows)
+    ptrs = {}
+    with b.at(outer.body):
+        i = b.loop_index(outer)
+        inner = b.range_for(_i32(b, 0), cols, reversed=True)
+        with b.at(inner.body):
+            j = b.loop_index(inner)
+            ptrs["a[i, j]"] = b.global_ptr(A, [i, j])
+            ptrs["a[j, i]"] = b.global_ptr(A, [j, i])
+    assert _proven(b, ptrs) == {"a[i, j]"}

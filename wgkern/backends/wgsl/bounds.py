@@ -1,0 +1,75 @@
+"""Range checks of global accesses in WGSL: the same rule as the LLVM backends (backends/llvm/bounds.py).
+
+An access that passes/index_ranges.py cannot prove inside its container gets `let inside = ...`: its flat
+element offset lies in [0, element count). The access then goes to element 0 of the container where the
+check fails (so a read of an arena binding stays in the container's own slot), a load gives 0 there and a
+store or atomic runs under `if (inside)`. WebGPU's robust buffer access alone would not do: it only keeps an
+access inside the bound buffer, and a packed kernel binds an arena holding many containers (arena.py); on
+Vulkan without robustBufferAccess2 naga clamps the index (`Restrict`), so a write past the end overwrites
+the last element.
+WGSL integers are 32-bit, so the offset of a multi-axis access is computed in i32; to keep that sum from
+wrapping, each index term `index * stride` must lie within +-(2^31 - 1) / ndim, else the access counts as
+out of range. The LLVM backends compute the offset in 64 bits instead; the two differ only for accesses with
+indices beyond that bound on several axes whose terms cancel. debug=True keeps its per-axis check (codegen)."""
+from __future__ import annotations
+
+import math
+
+from wgkern.ir import nodes as ir
+
+I32_MAX = (1 << 31) - 1
+
+
+class BoundsLowering:
+    """Mixin for codegen.WgslCodegen: the `inside` bit of an unproven access and the guarded forms."""
+
+    def range_guard(self, stmt: ir.GlobalPtr) -> str:
+        """Emit `let inside = ...;` for `stmt` (its offset expression is `self._flat_offset(stmt)`); returns
+        the name."""
+        slot = stmt.container
+        ndim = len(stmt.indices)
+        conditions = []
+        if ndim >= 2:
+            for axis, index in enumerate(stmt.indices):
+                factors = self._strides(slot, axis)
+                if slot.shape is not None or not factors:
+                    stride = math.prod(slot.shape[axis + 1:slot.ndim]) if slot.shape is not None else 1
+                    bound = I32_MAX // (ndim * max(stride, 1))
+                    if isinstance(index, ir.Const) and abs(int(index.value)) <= bound:
+                        continue
+                    conditions.append(f"bitcast<u32>({self.value(index)} + {bound}i) <= {2 * bound}u")
+                else:
+                    bound = self.fresh("bound")
+                    self.emit(f"let {bound} = {I32_MAX // ndim}u / u32({' * '.join(factors)});")
+                    conditions.append(f"bitcast<u32>({self.value(index)} + bitcast<i32>({bound})) <= 2u * {bound}")
+        if slot.shape is not None:
+            count = f"{math.prod(slot.shape)}u"
+        else:
+            count = f"u32({' * '.join(self._extent(slot, axis) for axis in range(slot.ndim))})"
+        conditions.append(f"bitcast<u32>({self._flat_offset(stmt)}) < {count}")
+        if len(conditions) > 1:     # one line each, to keep the shader readable
+            names = [self.fresh("term_ok") for _ in conditions[:-1]]
+            for name, condition in zip(names, conditions):
+                self.emit(f"let {name} = {condition};")
+            conditions = [*names, conditions[-1]]
+        inside = self.fresh("inside")
+        self.emit(f"let {inside} = ({') && ('.join(conditions)});")
+        self.guards[stmt] = inside
+        return inside
+
+    def guarded_value(self, stmt: ir.Stmt, ptr: ir.GlobalPtr, register_type: str, zero: str, expr: str) -> None:
+        """`stmt`'s value is `expr` (an atomic or a load through `ptr`) where ptr is inside, else `zero`; an
+        atomic runs only there."""
+        inside = self.guards.get(ptr)
+        if inside is None:
+            self.let(stmt, expr)
+            return
+        name = self.fresh()
+        self.emit(f"var {name}: {register_type} = {zero};")
+        self.emit(f"if ({inside}) {{ {name} = {expr}; }}")
+        self.names[stmt] = name
+
+    def guarded_statement(self, ptr: ir.GlobalPtr, line: str) -> None:
+        """`line` (a store or an atomic whose result is unused) only where `ptr` is inside."""
+        inside = self.guards.get(ptr)
+        self.emit(line if inside is None else f"if ({inside}) {{ {line} }}")
