@@ -65,8 +65,6 @@ def test_particles_stay_in_the_box(arch, demos):
 
 def test_aim_speeds_stay_in_range_and_the_miss_shrinks(arch, demos):
     aim = demos["aim"]
-    wk.reset()
-    wk.init(arch=arch, default_ad_stack_size=4096)
     state: dict = {}
     angles, first, speeds, targets = aim.train(100, state)
     assert np.isfinite(speeds).all() and speeds.min() >= aim.SPEED_MIN and speeds.max() <= aim.SPEED_MAX

@@ -106,8 +106,9 @@ class KernelAssertionError(WkError, AssertionError, RuntimeError):
 
 
 class GlobalAccessRuleError(AutodiffError, KernelAssertionError):
-    """wk.init(debug=True): a differentiated kernel reads a global element that the same launch overwrites later
-    (Taichi's global data access rule). Found at compile time, so an AutodiffError naming the line; also an
+    """A differentiated kernel reads a global element that the same launch overwrites later, and its reverse
+    kernel replays that read (Taichi's global data access rule). Found when the reverse kernel is compiled, so an
+    AutodiffError naming both lines; also an
     AssertionError, as Taichi's and Quadrants' run-time check raises one."""
 
 
@@ -140,4 +141,5 @@ class NotInitializedError(WkError, RuntimeError):
 
 class LinalgError(WkError, RuntimeError):
     """A wk.linalg misuse: a builder overflowed max_num_triplets, shapes of sparse operands differ, a solver
-    was asked to solve before factorizing (Taichi raises TaichiRuntimeError for these)."""
+    was asked to solve before factorizing or after its factorization failed (Taichi raises TaichiRuntimeError
+    for the misuses)."""

@@ -245,6 +245,29 @@ def test_loop_config_serialize_marks_next_loop_only():
     assert [lp.serialize for lp in loops] == [True, False]
 
 
+def test_loop_config_parallelize_one_serializes_and_unknown_keywords_are_errors():
+    @wk.kernel
+    def k():
+        wk.loop_config(parallelize=1)          # Taichi: serialize=True "equals to setting parallelize to 1"
+        for i in range(4):
+            acc[i] = i
+        wk.loop_config(parallelize=8, block_dim_adaptive=False, bit_vectorize=False)
+        for i in range(4):
+            acc[i] = i
+
+    assert [lp.serialize for lp in of_type(build(k), ir.RangeFor)] == [True, False]
+
+    @wk.kernel
+    def misspelt():
+        wk.loop_config(serialise=True)         # ignored, the loop would have run in parallel
+        for i in range(4):
+            acc[i] = i
+
+    with pytest.raises(wk.CompileError, match=r"wk.loop_config\(\) takes the keywords bit_vectorize, block_dim, "
+                                           r"block_dim_adaptive, parallelize, serialize; got serialise"):
+        build(misspelt)
+
+
 def test_nested_loops_and_loop_index():
     @wk.kernel
     def k():

@@ -28,6 +28,8 @@ def test_ndrange_and_loop_config_in_python():
     assert list(wk.ndrange(2, (1, 3))) == [(0, 1), (0, 2), (1, 1), (1, 2)]
     assert list(wk.ndrange(3)) == [(0,), (1,), (2,)]      # tuples, as Taichi's
     assert wk.loop_config(serialize=True) is None
+    with pytest.raises(TypeError, match="serialise"):
+        wk.loop_config(serialise=True)
 
 
 def test_random_in_python():

@@ -216,6 +216,21 @@ def test_vector_type_constructor_and_cast():
     assert run(kir)["out"][0] == 1.5
 
 
+def test_vector_with_dt_casts_each_element_on_its_own():
+    small = FakeField(wk.i8, 1, "small")
+    big = FakeField(wk.u32, 1, "big")
+    wide = FakeField(wk.i64, 2, "wide")
+
+    @wk.kernel
+    def k():
+        v = wk.Vector([small[0], big[0]], dt=wk.i64)      # promoted together first, -128 became 2**32 - 128
+        wide[0] = v[0]
+        wide[1] = v[1]
+
+    got = run(build(k), {"small": np.array([-128], np.int8), "big": np.array([7], np.uint32)})
+    assert got["wide"].tolist() == [-128, 7]
+
+
 def test_vector_ndarray_argument():
     @wk.kernel
     def k(a: wk.types.ndarray()):

@@ -510,3 +510,33 @@ def test_numpy_conversion_and_python_iteration(arch):
     assert list(a) == [0.0, 2.5, 0.0]
     with pytest.raises(TypeError, match=r"of shape \(2, 3\): Python iteration goes over the elements of a 1-D"):
         list(y)
+
+
+def test_a_request_no_memory_can_meet_is_an_out_of_memory_error(arch):
+    """A field or ndarray of 10^13 bytes is refused as wk.OutOfMemoryError naming it, its shape and its bytes
+    (not a numpy MemoryError, an overcommitted buffer that kills the process when touched, or the element-count
+    limit), and the program keeps working. On the CPU the limit is the host's memory (RAM + swap, or the
+    cgroup's limit), held containers included; on WGSL the device's binding size."""
+    with pytest.raises(wk.OutOfMemoryError, match=r"field 'huge' of shape \(1000000, 2500000\) "
+                                                  r"\(10000000000000 bytes\)"):
+        wk.field(wk.f32, shape=(10 ** 6, 2_500_000), name="huge")
+    with pytest.raises(wk.OutOfMemoryError, match=r"ndarray 'grid' of shape \(100000, 100000, 250\) "
+                                                  r"\(10000000000000 bytes\)"):
+        wk.ndarray(wk.types.vector(250, wk.f32), shape=(10 ** 5, 10 ** 5), name="grid")
+    if arch == wk.cpu:
+        from wgkern.backends.llvm.host_memory import host_memory
+        limit = host_memory().limit
+        with pytest.raises(wk.OutOfMemoryError, match=f"'past_ram' .*would exceed .*{limit} bytes in all"):
+            wk.field(wk.u8, shape=limit + 1, name="past_ram")
+        # fields that each fit (their pages untouched) until together they would not: the one past it fails
+        chunk = min(2 ** 31 - 1, limit // 16)                          # f64 elements
+        held = []
+        with pytest.raises(wk.OutOfMemoryError, match="'chunk' .* bytes already held by wgkern would exceed") \
+                as info:
+            for _ in range(limit // (8 * chunk) + 2):
+                held.append(wk.field(wk.f64, shape=chunk, name="chunk"))
+        assert f"with {8 * chunk * len(held)} bytes already held" in str(info.value)
+        held.clear()
+    small = wk.field(wk.f32, shape=4)
+    small.fill(2.0)
+    assert small.to_numpy().tolist() == [2.0] * 4

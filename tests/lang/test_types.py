@@ -30,6 +30,9 @@ def test_types_ndarray_is_called_or_subscripted(arch):
     assert wk.types.ndarray[wk.i32, 1] == wk.types.NDArray[wk.i32, 1] == wk.types.ndarray(wk.i32, 1)
     assert isinstance(wk.types.ndarray(), wk.types.ndarray)
     assert not isinstance(wk.template(), wk.types.ndarray)
+    assert wk.types.ndarray(wk.f32, field_dim=2) == wk.types.ndarray(wk.f32, 2)     # Taichi's older name
+    with pytest.raises(TypeError, match="dim"):           # an unknown keyword was ignored (the ndim unchecked)
+        wk.types.ndarray(wk.f32, dim=2)
 
     @wk.kernel
     def fill(p: NdarrayPair, v: wk.types.ndarray[wk.i32, 1]):

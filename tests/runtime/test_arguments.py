@@ -55,9 +55,12 @@ def test_scalar_errors_name_the_parameter(fake_program):
         spec_of(scalars, 1, 2.5, True, 1.0, 1)
     with pytest.raises(wk.ArgumentError, match="parameter 'a'.*str"):
         spec_of(scalars, "x", 2, True, 1.0, 1)
-    # an int out of the dtype's range wraps, as Taichi and Quadrants pass it (Quadrants' test_arg_alignment)
-    assert spec_of(scalars, 1, 2**40 + 5, True, 1.0, 1).values[1] == 5
-    assert spec_of(scalars, 1, 2**31, True, 1.0, 1).values[1] == -2**31
+    # an int out of the dtype's range is an error (Taichi and Quadrants pass it wrapped: 2**40 as 0)
+    with pytest.raises(wk.ArgumentError, match=r"parameter 'n' is wk.i32 but got 1099511627776, out of its range "
+                                               r"\(wk.i32 holds -2147483648..2147483647\)"):
+        spec_of(scalars, 1, 2**40, True, 1.0, 1)
+    with pytest.raises(wk.ArgumentError, match=r"parameter 'k' is wk.i32 but got np.int64\(2147483648\)"):
+        spec_of(scalars, 1, 2, True, 1.0, np.int64(2**31))
     with pytest.raises(wk.ArgumentError, match="scalars"):
         spec_of(scalars, 1, 2)
     with pytest.raises(wk.ArgumentError):
@@ -408,3 +411,90 @@ def test_template_objects_are_not_kept_alive_by_the_kernel_cache(arch):
         Scaled(k).run()
         assert out[None] == k * 10
         gc.collect()
+
+
+@wk.kernel
+def every_int(a: wk.i8, b: wk.i16, c: wk.i32, d: wk.i64, e: wk.u8, f: wk.u16, g: wk.u32, h: wk.u64):
+    pass
+
+
+INT_PARAMS = [("a", wk.i8), ("b", wk.i16), ("c", wk.i32), ("d", wk.i64), ("e", wk.u8), ("f", wk.u16),
+              ("g", wk.u32), ("h", wk.u64)]
+
+
+@pytest.mark.parametrize("position", range(8))
+def test_integer_scalars_take_exactly_their_range(fake_program, position):
+    name, dtype = INT_PARAMS[position]
+    low = -(1 << (dtype.bits - 1)) if dtype.is_signed else 0
+    high = (1 << (dtype.bits - 1)) - 1 if dtype.is_signed else (1 << dtype.bits) - 1
+    args = [0] * 8
+    for good in (low, high, np.array(high, dtype.np_dtype)[()], True):
+        args[position] = good
+        assert spec_of(every_int, *args).values[position] == int(good)
+    for bad in (low - 1, high + 1, np.int64(low) - 1 if dtype.bits < 64 else np.uint64(2**64 - 1) if
+                dtype.is_signed else np.int64(-1)):
+        args[position] = bad
+        with pytest.raises(wk.ArgumentError, match=rf"parameter '{name}' is {dtype!r} but got .*{int(bad)}\)?, "
+                                                   rf"out of its range \({dtype!r} holds {low}..{high}\)"):
+            spec_of(every_int, *args)
+
+
+@wk.kernel
+def int_vector_arg(v: wk.types.vector(2, wk.u8)):
+    pass
+
+
+def test_integer_vector_components_are_checked(fake_program):
+    assert spec_of(int_vector_arg, [0, 255]).values[1:] == [0, 255]
+    assert spec_of(int_vector_arg, np.array([True, False])).values[1:] == [1, 0]
+    for bad, shown in (([1, 256], "256"), (np.array([-1, 2], np.int64), "-1"), ([1, 2**70], str(2**70))):
+        with pytest.raises(wk.ArgumentError, match=rf"parameter 'v' has wk.u8 components but got {shown}, out of "
+                                                   r"their range \(wk.u8 holds 0..255\)"):
+            spec_of(int_vector_arg, bad)
+    with pytest.raises(wk.ArgumentError, match="parameter 'v' has wk.u8 components but got float64 values"):
+        spec_of(int_vector_arg, [1.5, 2.0])        # numpy's cast would truncate 1.5 to 1
+
+
+INT_PAIR = wk.types.struct(n=wk.i16, v=wk.types.vector(2, wk.i8))
+
+
+@wk.kernel
+def int_struct_arg(p: INT_PAIR):
+    pass
+
+
+def test_integer_struct_members_are_checked(fake_program):
+    assert spec_of(int_struct_arg, INT_PAIR(n=-2**15, v=[-128, 127])).values[1:] == [-2**15, -128, 127]
+    with pytest.raises(wk.ArgumentError, match=r"parameter 'p.n' is wk.i16 but got 32768, out of its range"):
+        spec_of(int_struct_arg, INT_PAIR(n=2**15))
+    with pytest.raises(wk.ArgumentError, match=r"parameter 'p': struct .*member 'v' has wk.i8 components but got "
+                                               r"128, out of their range \(wk.i8 holds -128..127\)"):
+        spec_of(int_struct_arg, {"v": [0, 128]})
+    with pytest.raises(wk.ArgumentError, match=r"member 'v' has wk.i8 components but got 300"):
+        INT_PAIR(v=np.array([300, 0]))              # numpy's assignment would wrap 300 to 44
+
+
+@dataclasses.dataclass(frozen=True)
+class Counts:
+    n: wk.u8
+    scale: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Holder:
+    counts: Counts
+    m: wk.i32 = 0
+
+
+@wk.kernel
+def int_dataclass_arg(h: Holder):
+    pass
+
+
+def test_integer_dataclass_members_are_checked(fake_program):
+    spec_of(int_dataclass_arg, Holder(Counts(255, 1.5), -2**31))
+    with pytest.raises(wk.ArgumentError, match=r"parameter 'h': member 'counts.n' is wk.u8 but holds 256, out of "
+                                               r"its range \(wk.u8 holds 0..255\)"):
+        spec_of(int_dataclass_arg, Holder(Counts(256, 1.5)))
+    with pytest.raises(wk.ArgumentError, match=r"member 'm' is wk.i32 but holds 2147483648"):
+        spec_of(int_dataclass_arg, Holder(Counts(1, 1.5), 2**31))

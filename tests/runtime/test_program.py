@@ -7,7 +7,7 @@ import wgkern as wk
 from wgkern.runtime import program as program_module
 
 STAT_KEYS = {"kernel_compiles", "cache_hits", "launches", "max_reducer_dispatches", "sizer_host_evals",
-             "adstack_heap_bytes", "adstack_heap_grows"}
+             "adstack_heap_bytes", "adstack_heap_grows", "adstack_reruns"}
 
 
 def test_stats_keys_and_reset(fake_program):

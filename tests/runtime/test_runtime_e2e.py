@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import wgkern as wk
+from wgkern.runtime.program import get_program
 
 
 def test_cache_and_generations(arch):
@@ -94,18 +95,27 @@ def test_return_value(arch):
 SMALL_PAIR = wk.types.struct(a=wk.i16, b=wk.f32)
 
 
-def test_integer_arguments_wrap_to_their_dtype(arch):
-    """Quadrants' test_arg_alignment / test_struct_arg pass 255 to an i8 and 65537 to an i16 member: the value
-    wraps as a C cast does, scalars, struct members and vector components alike."""
+def test_integer_arguments_reach_the_kernel_exactly_or_raise(arch):
+    """Each integer type's extremes arrive unchanged, scalars, struct members and vector components alike; one
+    past them is an ArgumentError. (Taichi and Quadrants wrap it as a C cast does: Quadrants' test_arg_alignment
+    passes 255 to an i8 and gets -1.)"""
     pair = SMALL_PAIR
 
     @wk.kernel
-    def small(a: wk.i8, b: wk.u8, c: wk.i32, s: SMALL_PAIR,
-              v: wk.types.vector(2, wk.u16)) -> wk.types.vector(6, wk.i64):
-        return wk.Vector([a, b, c, s.a, v[0], v[1]], dt=wk.i64)
+    def small(a: wk.i8, b: wk.u8, c: wk.i32, d: wk.u32, s: SMALL_PAIR,
+              v: wk.types.vector(2, wk.u16)) -> wk.types.vector(7, wk.i64):
+        return wk.Vector([a, b, c, d, s.a, v[0], v[1]], dt=wk.i64)
 
-    got = small(255, -1, 2**31 + 7, pair(a=65537, b=1.5), [70000, 3])
-    assert got.tolist() == [-1, 255, -2**31 + 7, 1, 70000 - 65536, 3]
+    got = small(-128, 255, -2**31, 2**32 - 1, pair(a=-2**15, b=1.5), [65535, 0])
+    assert got.tolist() == [-128, 255, -2**31, 2**32 - 1, -2**15, 65535, 0]
+    with pytest.raises(wk.ArgumentError, match=r"parameter 'a' is wk.i8 but got 255, out of its range"):
+        small(255, 0, 0, 0, pair(), [0, 0])
+    with pytest.raises(wk.ArgumentError, match=r"parameter 'c' is wk.i32 but got 1099511627776"):
+        small(0, 0, 2**40, 0, pair(), [0, 0])
+    with pytest.raises(wk.ArgumentError, match=r"parameter 's.a' is wk.i16 but got 65537"):
+        small(0, 0, 0, 0, pair(a=65537), [0, 0])
+    with pytest.raises(wk.ArgumentError, match=r"parameter 'v' has wk.u16 components but got 70000"):
+        small(0, 0, 0, 0, pair(), [70000, 3])
 
 
 def test_vector_field_kernel(arch):
@@ -281,6 +291,54 @@ def test_debug_mode_checks_asserts(arch):
 
     unchecked(-1.0)
     assert m.to_numpy().tolist() == [-1.0, -1.0]
+
+
+def test_debug_mode_raises_at_the_launch_that_failed(arch):
+    """wk.init(debug=True) makes launches synchronous (Taichi's debug mode, Quadrants' test_assert): the failing
+    launch call itself raises, naming the line; the launches after it run, and nothing stale is raised later.
+    Without debug a GPU launch returns before the work is done (no submit per launch)."""
+    wk.init(arch=arch, debug=True)
+    x = wk.field(wk.f32, shape=8)
+
+    @wk.kernel
+    def check(limit: wk.f32):
+        for i in x:
+            assert x[i] < limit, "x too large"
+
+    @wk.kernel
+    def shift(k: wk.i32):
+        for i in x:
+            x[i + k] = 1.0
+
+    x[3] = 5.0
+    with pytest.raises(wk.KernelAssertionError, match="kernel check: assertion failed: x too large") as info:
+        check(1.0)
+    assert 'assert x[i] < limit, "x too large"' in str(info.value)
+    with pytest.raises(wk.BoundsCheckError, match="index out of range for x") as info:
+        shift(1)
+    assert "x[i + k] = 1.0" in str(info.value)
+    check(10.0)                          # the next launches work, and no earlier failure is raised again
+    shift(0)
+    wk.sync()
+    assert x.to_numpy().tolist() == [1.0] * 8
+    wk.init(arch=arch)
+    y = wk.field(wk.f32, shape=8)
+
+    @wk.kernel
+    def fill(v: wk.f32):
+        for i in y:
+            y[i] = v
+
+    fill(1.0)
+    wk.sync()
+    backend = get_program().backend
+    counts = backend.stats if isinstance(getattr(backend, "stats", None), dict) else {}
+    submits = counts.get("submits")
+    for _ in range(3):
+        fill(2.0)
+    if submits is not None:              # the WGSL backend counts its queue submits: none per launch
+        assert counts["submits"] == submits
+    assert y.to_numpy().tolist() == [2.0] * 8
 
 
 def test_a_constant_false_assert_fails_where_it_runs(arch):

@@ -138,9 +138,10 @@ class AdStackHeap:
 
 
 def overflow_error(kernel_name: str, spec: StackSpec | None, capacity: int | None) -> AdStackOverflowError:
-    """The error raised at the next sync/read-back after a push went past a stack's capacity."""
-    fix = ("Fix: pass a larger wk.init(ad_stack_size=N), or default_ad_stack_size=N (used for loops whose trip "
-           "count cannot be bounded, such as while loops)")
+    """The error of a push past a stack's capacity: raised by the launch, where the capacity is one the user set
+    (wk.init(ad_stack_size=N)); stacks sized by wgkern never stop on it (runtime/adstack_regrow.py)."""
+    fix = ("It needs more slots than that: pass a larger wk.init(ad_stack_size=N), or leave ad_stack_size unset "
+           "so that every stack is sized at launch and grows where no size can be known in advance")
     if spec is None:
         return AdStackOverflowError(f"adstack overflow in a reverse-mode kernel of '{kernel_name}': a stack's "
                                     f"capacity was exceeded. {fix}")

@@ -66,6 +66,20 @@ class MemoryBudget:
         self.used = max(0, self.used - nbytes)
 
 
+def raise_pending(errors: list[Exception | None]) -> None:
+    """Raise the errors one wait for the device found, as one error: the first in `errors` (a backend lists them
+    in the order that best names the failure: a truncated loop before what it may have caused), with each
+    other one as a note. The caller has cleared every flag these errors came from, so each is reported once and
+    none is raised again by a later, unrelated wait."""
+    found = [error for error in errors if error is not None]
+    if not found:
+        return
+    first = found[0]
+    for other in found[1:]:
+        first.add_note(f"also found by this wait (and cleared): {type(other).__name__}: {other}")
+    raise first
+
+
 class Backend:
     """One device. Buffers are opaque handles; sizes are in bytes of *device* storage."""
 
@@ -77,6 +91,10 @@ class Backend:
 
     def supports(self, dtype: DataType) -> bool:
         return True
+
+    def check_capacity(self, nbytes: int) -> None:
+        """Raise OutOfMemoryError when a buffer of `nbytes` cannot be allocated now (allocate() checks it too;
+        containers ask first, so such a request is refused before any other check of its shape)."""
 
     def allocate(self, nbytes: int) -> Any:
         raise NotImplementedError

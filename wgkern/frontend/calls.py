@@ -86,6 +86,9 @@ def _ported_taichi_func(fn: types.FunctionType) -> types.FunctionType:
     return _PORTED_TAICHI_FUNCS[fn]
 
 
+LOOP_CONFIG_OPTIONS = frozenset({"serialize", "block_dim", "parallelize", "block_dim_adaptive", "bit_vectorize"})
+
+
 def _wgkern_module_for(value: Any) -> Any:
     """wgkern's module standing for a taichi module (taichi -> wgkern, taichi.math -> wgkern.math); other values
     as they are."""
@@ -271,7 +274,12 @@ class CallMixin:
             self.ctx.block_dim_next_loop = self.checked_block_dim(args[0])
             return None
         if callee is wm.loop_config:
-            self.ctx.serialize_next_loop = bool(kwargs.get("serialize", False))
+            unknown = sorted(set(kwargs) - LOOP_CONFIG_OPTIONS)
+            if args or unknown:
+                raise CompileError(f"wk.loop_config() takes the keywords {', '.join(sorted(LOOP_CONFIG_OPTIONS))}; "
+                                   f"got {', '.join(unknown) or f'{len(args)} positional argument(s)'}")
+            # Taichi: serialize=True "equals to setting parallelize to 1"
+            self.ctx.serialize_next_loop = bool(kwargs.get("serialize", False)) or kwargs.get("parallelize") == 1
             if kwargs.get("block_dim") is not None:
                 self.ctx.block_dim_next_loop = self.checked_block_dim(kwargs["block_dim"])
             return None
@@ -795,10 +803,12 @@ class CallMixin:
             n, m = len(rows), len(rows[0])
         else:
             n, m = len(self.flatten_args([rows])), 0
-        flat = vectors.unify_dtype(self.b, self.flatten_args([rows]))
+        flat = self.flatten_args([rows])
         if len(flat) != n * (m or 1):
             raise CompileError("wk.Matrix rows must all have the same length")
-        if dtype is not None:
+        if dtype is None:
+            flat = vectors.unify_dtype(self.b, flat)
+        else:       # each element cast on its own, as Taichi does: an i8 -128 beside a u32 stays -128 in an i64
             flat = [self.b.cast(e, self.as_dtype(dtype)) for e in flat]
         return VectorValue(flat, n, m)
 

@@ -327,15 +327,22 @@ def try_constant(stmt: ir.Stmt) -> int | float | bool | None:
     return to_python(value, stmt.dtype)
 
 
-def evaluate_bounds(task: ir.Task, scalars: Sequence[Any] | None, shapes: Shapes | None
-                    ) -> tuple[int, int] | None:
-    """(begin, end) of a range task computed on the host, or None when its bounds read global memory."""
+def evaluate_bounds(task: ir.Task, scalars: Sequence[Any] | None, shapes: Shapes | None,
+                    read: Callable[[ir.ContainerSlot, list[int]], Any] | None = None) -> tuple[int, int] | None:
+    """(begin, end) of a range task computed on the host. Bounds that read global memory give None, unless
+    `read(slot, indices)` is given to fetch the element (a device read-back)."""
     if task.kind != "range" or task.loop is None:
         raise InternalCompilerError(f"evaluate_bounds on a {task.kind} task {task.name}", task.loc)
     env: dict[ir.Stmt, Value] = {}
     for stmt in task.bounds.stmts:
         if isinstance(stmt, (ir.GlobalLoad, ir.GlobalPtr)):
-            return None
+            if read is None:
+                return None
+            if isinstance(stmt, ir.GlobalPtr):
+                env[stmt] = [int(env[index]) for index in stmt.indices]
+            else:
+                env[stmt] = to_value(read(stmt.ptr.container, env[stmt.ptr]), stmt.dtype)
+            continue
         try:
             env[stmt] = evaluate_stmt(stmt, env, scalars, shapes)
         except NotFoldable as reason:

@@ -65,9 +65,10 @@ class Tape:
     `clear_gradients`), seeds `loss.grad = 1` and replays the `.grad` kernels in reverse order.
     `grad_check=[x, ...]` (Taichi's) then checks each listed field's gradient against finite differences of the
     recorded launches (`TapeGradChecker`) and raises AssertionError when one disagrees. `validation=True` asks
-    for the global data access rule check, which runs under `wk.init(debug=True)` (without it, a warning says so):
-    at compile time within each launch (GlobalAccessRuleError), and at run time across the launches of the tape
-    (the forward launches raise wk.KernelAssertionError where one overwrites an element the tape read before)."""
+    for the run-time check of the global data access rule across the launches of the tape, which runs under
+    `wk.init(debug=True)` (without it, a warning says so): the forward launches raise wk.KernelAssertionError
+    where one overwrites an element the tape read before. (Within one launch, every reverse compile checks the
+    rule, validation or not: GlobalAccessRuleError.)"""
 
     def __init__(self, loss: Any = None, clear_gradients: bool = True, validation: bool = False,
                  grad_check: list[Any] | None = None):

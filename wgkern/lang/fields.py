@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from wgkern.errors import BoundsCheckError, CompileError, WkError
+from wgkern.errors import BoundsCheckError, CompileError, OutOfMemoryError, WkError
 from wgkern.lang.types import DataType, VectorType, to_dtype
 from wgkern.lang.host_matrix import container_element
 
@@ -156,8 +156,6 @@ class Container:
         self.uid = next(_container_uids)     # never reused (unlike id()): part of the sizer's cache tokens
         self.full_shape: tuple[int, ...] = self.shape + self.element_shape
         self.size = math.prod(self.full_shape)
-        if self.size > _MAX_ELEMENTS:
-            raise ValueError(f"{self.kind_name} '{name}' has {self.size} elements; at most 2^31-1 are supported")
         if (needs_grad or needs_dual) and not dtype.is_float:
             raise TypeError(f"{self.kind_name} '{name}': needs_grad/needs_dual need a float dtype, not {dtype!r}")
         program = get_program()
@@ -172,7 +170,15 @@ class Container:
         self._same_storage = self.storage_dtype == dtype.np_dtype
         self.nbytes = self.size * self.storage_dtype.itemsize
         alloc = max(-(-self.nbytes // 4) * 4, 4)       # never a zero-size buffer; 4-byte multiple for WGSL
-        self.buffer = backend.allocate(alloc)
+        try:
+            backend.check_capacity(alloc)          # a request no device could meet is named as such first
+            if self.size > _MAX_ELEMENTS:
+                raise ValueError(f"{self.kind_name} '{name}' has {self.size} elements; at most 2^31-1 are "
+                                 "supported")
+            self.buffer = backend.allocate(alloc)
+        except OutOfMemoryError as exc:
+            raise OutOfMemoryError(f"{self.kind_name} '{name}' of shape {self.full_shape} ({alloc} bytes): "
+                                   f"{exc}") from None
         self._finalizer = weakref.finalize(self, _free_buffer, backend, self.buffer)
         # kept through interpreter exit: exit hooks (wgkern's final sync, a program's atexit handler reading a
         # field) still use it, and a GPU queue must not see it destroyed under pending work

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from wgkern.errors import CompileError, SourceLoc, WkError
+from wgkern.errors import ArgumentError, CompileError, SourceLoc, WkError
+from wgkern.lang.types import DataType, out_of_range, range_text
 
 
 class StructType:
@@ -71,6 +72,20 @@ def from_leaves(stype: StructType, values: Any) -> HostStruct:
     return HostStruct(stype, members)
 
 
+def _check_integer_member(stype: StructType, name: str, dtype: DataType, value: Any) -> None:
+    """Integer vector members take integers their dtype holds: numpy's assignment would truncate floats and
+    wrap numpy integers silently."""
+    import numpy as np
+    source = np.asarray(value)
+    if source.dtype.kind not in "iubO" or (source.dtype.kind == "O" and not all(
+            isinstance(item, (int, np.integer, np.bool_)) for item in source.reshape(-1))):
+        raise ArgumentError(f"struct {stype!r}: member '{name}' has {dtype!r} components but got {value!r}")
+    bad = out_of_range(source, dtype)
+    if bad is not None:
+        raise ArgumentError(f"struct {stype!r}: member '{name}' has {dtype!r} components but got {bad}, out of "
+                            f"their range ({range_text(dtype)})")
+
+
 _MEMBER_VIEWS = {"keys": list, "items": dict.items, "entries": dict}
 
 
@@ -95,6 +110,8 @@ class HostStruct:
             elif hasattr(dtype, "element_shape"):
                 array = np.zeros(dtype.element_shape, dtype.dtype.np_dtype)
                 if value is not None:
+                    if dtype.dtype.is_int:
+                        _check_integer_member(stype, name, dtype.dtype, value)
                     array[...] = value
                 members[name] = host_matrix(array)
             else:

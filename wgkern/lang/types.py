@@ -4,7 +4,7 @@ Owns what a dtype *is* (kind, width, numpy spelling) and how two dtypes combine.
 dtype lives in that backend's types module."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -12,10 +12,20 @@ import numpy as np
 
 @dataclass(frozen=True, slots=True)
 class DataType:
-    """A scalar type. kind: 'f' float, 'i' signed int, 'u' unsigned int, 'b' bool (u1)."""
+    """A scalar type. kind: 'f' float, 'i' signed int, 'u' unsigned int, 'b' bool (u1). `low` and `high` are
+    the smallest and largest value of an integer or bool type (None for floats), computed once here so that
+    checking a kernel argument is two comparisons."""
     name: str
     kind: str
     bits: int
+    low: int | None = field(init=False, compare=False, repr=False)
+    high: int | None = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        low, high = {"f": (None, None), "b": (0, 1), "u": (0, (1 << self.bits) - 1),
+                     "i": (-(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1)}[self.kind]
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "high", high)
 
     @property
     def is_float(self) -> bool:
@@ -163,6 +173,23 @@ def value_fits(value: int, dtype: DataType) -> bool:
     return 0 <= value < (1 << dtype.bits)
 
 
+def out_of_range(values: Any, dtype: DataType) -> int | None:
+    """The first of `values` (a Python int, or an array of integers of any numpy integer or object dtype) that
+    the integer dtype cannot hold, or None if all fit."""
+    array = np.asarray(values)
+    if array.size == 0:
+        return None
+    outside = (array < dtype.low) | (array > dtype.high)
+    if not outside.any():
+        return None
+    return int(array.reshape(-1)[np.argmax(outside.reshape(-1))])
+
+
+def range_text(dtype: DataType) -> str:
+    """`wk.i8 holds -128..127`: for messages about a value an integer dtype cannot hold."""
+    return f"{dtype!r} holds {dtype.low}..{dtype.high}"
+
+
 def wrap_int(value: int, dtype: DataType) -> int:
     """Two's-complement wrap of a Python int into an integer dtype (constant folding uses this)."""
     if dtype.is_bool:
@@ -258,7 +285,13 @@ class NdarrayType:
 
 
 def ndarray(dtype: Any = None, ndim: int | None = None, needs_grad: bool | None = None, boundary: str = "unsafe",
-            element_dim: int | None = None, element_shape: tuple[int, ...] | None = None, **_: Any) -> NdarrayType:
+            element_dim: int | None = None, element_shape: tuple[int, ...] | None = None,
+            field_dim: int | None = None) -> NdarrayType:
+    if field_dim is not None:                   # Taichi's older name for ndim
+        if ndim is not None and ndim != field_dim:
+            raise ValueError(f"wk.types.ndarray(ndim={ndim}, field_dim={field_dim}): field_dim is the older name of "
+                             "ndim; give one")
+        ndim = field_dim
     if element_shape is not None:               # Taichi's element_shape=(n,) / (n, m): vector / matrix elements
         element_shape = (element_shape,) if isinstance(element_shape, int) else tuple(element_shape)
         if len(element_shape) not in (1, 2):

@@ -2,7 +2,8 @@
 matrix-free solvers on fields.
 
 builder.py owns the device-side triplet buffers kernels append to; matrix.py the host CSR matrix and its
-operators; solver.py the direct solvers; cg.py the conjugate-gradient solver of a SparseMatrix; matrixfree.py
+operators; solver.py the direct solvers (dense_factor.py their numpy factorizations where scipy is
+missing); cg.py the conjugate-gradient solver of a SparseMatrix; matrixfree.py
 the matrix-free solvers (LinearOperator, MatrixFreeCG, MatrixFreeBICGSTAB), whose device-side vector algebra
 is in vector_ops.py. How `K[i, j] += v` lowers lives in frontend/sparse_matrix.py."""
 from wgkern.errors import LinalgError

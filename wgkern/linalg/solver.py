@@ -1,9 +1,11 @@
 """`wk.linalg.SparseSolver`: direct solves of SparseMatrix systems on the host, as Taichi's (Eigen's).
 
 LLT and LDLT read only the lower triangle (Eigen's Simplicial solvers do), so they solve the symmetric matrix
-it defines; LLT reports failure (info() False) when that matrix is not positive definite, LDLT when a pivot is
-zero, LU when the matrix is singular. With scipy installed the factorization is SuperLU's (scipy.sparse.linalg.
-splu: diagonal pivots in a symmetric ordering for LLT/LDLT); without it, a dense numpy one (small systems)."""
+it defines. As in Taichi, a failed factorization sets info() False: for LLT a pivot that is not > 0 (the matrix is
+not positive definite), for LDLT and LU a pivot that is 0 (the matrix is singular). solve() after a failure
+raises LinalgError saying why. With scipy installed the factorization is SuperLU's (scipy.sparse.linalg.splu:
+diagonal pivots in a symmetric ordering for LLT/LDLT); without it, a dense one (dense_factor.py) for systems
+up to DENSE_LIMIT unknowns, and beyond that an error saying to install scipy."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,11 +15,15 @@ import numpy as np
 from wgkern.errors import LinalgError
 from wgkern.lang.fields import Ndarray
 from wgkern.lang.types import f32, to_dtype
+from wgkern.linalg import dense_factor
 from wgkern.linalg.matrix import SparseMatrix, as_vector
 
 SOLVER_TYPES = ("LLT", "LDLT", "LU")
 ORDERINGS = ("AMD", "COLAMD")
-DENSE_LIMIT = 8192       # largest system factorized densely when scipy is missing (8192^2 f64 = 512 MiB)
+# Largest system factorized densely when scipy is missing: 4096^2 f64 is 128 MiB, and the factorization's
+# n^3/3 multiply-adds (2 * 10^10) take a few seconds on a CPU.
+DENSE_LIMIT = 4096
+INSTALL_SCIPY = "pip install scipy, or pip install 'wgkern[sparse]'"
 
 
 def _scipy_sparse() -> Any:
@@ -43,7 +49,7 @@ class SparseSolver:
         self.ordering = ordering
         self.matrix: SparseMatrix | None = None
         self._factor: Any = None          # callable: right-hand side (f64) -> solution (f64)
-        self._success = False
+        self._failure: str | None = None  # why the last factorization failed
 
     @staticmethod
     def _check_matrix(sparse_matrix: Any) -> SparseMatrix:
@@ -66,6 +72,8 @@ class SparseSolver:
             raise LinalgError(f"The SparseSolver's dtype {self.dtype!r} is not consistent with the "
                               f"SparseMatrix's dtype {matrix.dtype!r}")
         self.matrix = matrix
+        self._factor = None
+        self._failure = None
 
     def factorize(self, sparse_matrix: SparseMatrix) -> None:
         matrix = self._check_matrix(sparse_matrix)
@@ -79,12 +87,17 @@ class SparseSolver:
             values = np.concatenate([values[lower], values[strict]])
         sparse = _scipy_sparse()
         if sparse is not None:
-            self._factor, self._success = self._factorize_sparse(sparse, matrix.n, rows, cols, values)
+            self._factor, self._failure = self._factorize_sparse(sparse, matrix.n, rows, cols, values)
         else:
-            self._factor, self._success = self._factorize_dense(matrix.n, rows, cols, values)
+            self._factor, self._failure = self._factorize_dense(matrix.n, rows, cols, values)
+
+    def _pivot_failure(self, value: float, where: str) -> str:
+        if self.solver_type == "LLT" and np.isfinite(value) and value != 0:
+            return f"the matrix is not positive definite (pivot {value:g} {where})"
+        return f"the matrix is singular (pivot {value:g} {where})"
 
     def _factorize_sparse(self, sparse: Any, n: int, rows: np.ndarray, cols: np.ndarray,
-                          values: np.ndarray) -> tuple[Any, bool]:
+                          values: np.ndarray) -> tuple[Any, str | None]:
         # in the matrix's own precision, as Eigen factorizes: an f32 singular-but-consistent system (a pure
         # Neumann Poisson matrix) keeps a tiny last pivot there and solves, as it does in Taichi
         system = sparse.csc_matrix((values.astype(self.dtype.np_dtype), (rows, cols)), shape=(n, n))
@@ -94,42 +107,43 @@ class SparseSolver:
             else:      # no row pivoting: U's diagonal holds the LDL^T pivots of a symmetric reordering
                 factor = sparse.linalg.splu(system, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                                             options={"SymmetricMode": True})
-        except RuntimeError:            # SuperLU: "Factor is exactly singular"
-            return None, False
+        except RuntimeError as error:            # SuperLU: "Factor is exactly singular"
+            return None, f"the matrix is singular (SuperLU: {error})"
         pivots = factor.U.diagonal()
-        success = bool(np.all(np.isfinite(pivots)) and np.all(pivots != 0))
-        if self.solver_type == "LLT":
-            success = success and bool(np.all(pivots > 0))
+        bad = ~np.isfinite(pivots) | (pivots <= 0 if self.solver_type == "LLT" else pivots == 0)
+        if bad.any():
+            return None, self._pivot_failure(float(pivots[np.argmax(bad)]), "in SuperLU's reordering")
         dtype = self.dtype.np_dtype
-        return (lambda b: factor.solve(b.astype(dtype)).astype(np.float64)), success
+        return (lambda b: factor.solve(b.astype(dtype)).astype(np.float64)), None
 
-    def _factorize_dense(self, n: int, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> tuple[Any, bool]:
+    def _factorize_dense(self, n: int, rows: np.ndarray, cols: np.ndarray,
+                         values: np.ndarray) -> tuple[Any, str | None]:
         if n > DENSE_LIMIT:
-            raise LinalgError(f"factorizing a {n} x {n} sparse matrix needs scipy (pip install scipy); without it "
-                              f"wk.linalg factorizes densely, up to {DENSE_LIMIT} x {DENSE_LIMIT}")
+            raise LinalgError(f"factorizing a {n} x {n} sparse matrix needs scipy ({INSTALL_SCIPY}); without "
+                              f"it wk.linalg factorizes densely, up to {DENSE_LIMIT} x {DENSE_LIMIT}")
         dense = np.zeros((n, n))
         np.add.at(dense, (rows, cols), values)
-        try:
-            if self.solver_type == "LLT":
-                lower = np.linalg.cholesky(dense)
-                return (lambda b: np.linalg.solve(lower.T, np.linalg.solve(lower, b))), True
-            np.linalg.solve(dense, np.zeros(n))          # raises LinAlgError on a singular matrix
-        except np.linalg.LinAlgError:
-            return None, False
-        return (lambda b: np.linalg.solve(dense, b)), True
+        dense = dense.astype(self.dtype.np_dtype)        # factorized in the matrix's precision, as Eigen does
+        if self.solver_type == "LU":
+            factor = dense_factor.lu(dense)
+        else:
+            factor = dense_factor.ldlt(dense, positive=self.solver_type == "LLT")
+        if isinstance(factor, dense_factor.PivotFailure):
+            return None, self._pivot_failure(factor.value, f"at row {factor.row}")
+        return (lambda b: factor.solve(b).astype(np.float64)), None
 
     def solve(self, b: Any) -> Any:
-        """The solution of A x = b. After a failed factorization (info() False) it is zeros."""
-        if self.matrix is None:
+        """The solution of A x = b. After a failed factorization (info() False) it raises LinalgError."""
+        if self.matrix is None or (self._factor is None and self._failure is None):
             raise LinalgError("call compute() (or analyze_pattern() and factorize()) before solve()")
         vector, source = as_vector(b, "SparseSolver.solve")
         if vector.shape != (self.matrix.n,):
             raise LinalgError(f"SparseSolver.solve: the right-hand side has shape {vector.shape}; the matrix is "
                               f"{self.matrix.shape}")
-        if self._factor is None:
-            solution = np.zeros(self.matrix.m)
-        else:
-            solution = self._factor(np.asarray(vector, np.float64))
+        if self._failure is not None:
+            raise LinalgError(f"SparseSolver.solve: the {self.solver_type} factorization failed: {self._failure}; "
+                              "info() is False. " + _FAILURE_ADVICE[self.solver_type])
+        solution = self._factor(np.asarray(vector, np.float64))
         if isinstance(source, Ndarray):
             out = Ndarray(source.dtype, (self.matrix.m,), name="sparse solve")
             out.from_numpy(solution)
@@ -138,4 +152,11 @@ class SparseSolver:
 
     def info(self) -> bool:
         """True when the last factorization succeeded."""
-        return self._success
+        return self._factor is not None
+
+
+_FAILURE_ADVICE = {
+    "LLT": "LDLT factorizes symmetric indefinite matrices, LU any non-singular one",
+    "LDLT": "LU pivots by rows and factorizes any non-singular matrix",
+    "LU": "a singular system has no unique solution",
+}

@@ -39,21 +39,22 @@ def _dump(dump_dir: str, kernel: ir.KernelIR | ir.OffloadedKernel, number: int, 
     (folder / f"{safe_name}.{number:02d}.{stage}.ir").write_text(format_kernel(kernel, with_locs=True))
 
 
-def run_pipeline(stages: Sequence[ModuleType], kernel: ir.KernelIR,
-                 dump_dir: str | None | object = _FROM_ENVIRONMENT) -> ir.OffloadedKernel:
+def run_pipeline(stages: Sequence[ModuleType], kernel: ir.KernelIR | ir.OffloadedKernel,
+                 dump_dir: str | None | object = _FROM_ENVIRONMENT, after: int = 0) -> ir.OffloadedKernel:
     """Run `stages` in order on `kernel` and return the offloaded result. `dump_dir` defaults to the
     WK_DUMP_IR environment variable (read at call time); None or '' disables dumping. The verifier runs
     after every stage when WK_VERIFY_IR=1 or while dumping (it costs a few ms per kernel, so a plain compile
-    skips it; the test suite always verifies)."""
+    skips it; the test suite always verifies). `after`: how many stages already ran on `kernel` (a
+    REVERSE_FROM_FORWARD run on FORWARD's result numbers its dumps on from FORWARD's)."""
     if dump_dir is _FROM_ENVIRONMENT:
         dump_dir = os.environ.get(DUMP_ENV)
     checking = bool(dump_dir) or os.environ.get(VERIFY_ENV, "") not in ("", "0")
-    if dump_dir:
+    if dump_dir and not after:
         _dump(dump_dir, kernel, 0, "frontend")
-    if checking:
+    if checking and not after:
         # Dtypes are typecheck's to repair; the structure must already hold.
         verify(kernel, check_types=False, stage="frontend")
-    for number, stage in enumerate(stages, start=1):
+    for number, stage in enumerate(stages, start=after + 1):
         kernel = stage.run(kernel)
         if dump_dir:
             _dump(dump_dir, kernel, number, stage.NAME)

@@ -2,7 +2,7 @@
 them into a cache key, the frontend's ArgSpecs and the template values.
 
 Every user mistake (count, kind, dtype, ndim, element shape, non-contiguous numpy array, a container from an
-earlier wk.init) is an ArgumentError naming the parameter. Parameter rules are computed once per kernel."""
+earlier wk.init, an integer its type cannot hold) is an ArgumentError naming the parameter. Parameter rules are computed once per kernel."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,7 +18,7 @@ from wgkern.errors import ArgumentError
 from wgkern.ir.nodes import ArgSpec
 from wgkern.lang.fields import Container, Field, Ndarray
 from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, Template, VectorType,
-                               called_annotation, f32, from_numpy_dtype, i32, to_dtype, wrap_int)
+                               called_annotation, f32, from_numpy_dtype, i32, out_of_range, range_text, to_dtype)
 
 SCALAR, NDARRAY, TEMPLATE, VECTOR, STRUCT, INFER = "scalar", "ndarray", "template", "vector", "struct", "infer"
 SPARSE_MATRIX_BUILDER = "sparse_matrix_builder"     # its buffers are passed as ndarray arguments (wgkern/linalg)
@@ -372,6 +372,7 @@ def _dataclass_part(kernel: Any, rule: ParamRule, value: Any, program: Any,
                                     else annotation.dtype, element, annotation.ndim)
         members.append((path, _ndarray_part(kernel, member_rule, array, program)))
         components.append(array)
+    _check_integer_members(kernel, rule, value, "")
     others = []
     for member in dataclasses.fields(value):
         item = getattr(value, member.name)
@@ -381,6 +382,44 @@ def _dataclass_part(kernel: Any, rule: ParamRule, value: Any, program: Any,
         elif is_dataclass_value(item):
             others.append((member.name, _dataclass_key(item)))
     return (DATACLASS, type(value), tuple(members), tuple(others))
+
+
+_INTEGER_MEMBERS: weakref.WeakKeyDictionary[type, dict[str, DataType]] = weakref.WeakKeyDictionary()
+
+
+def _integer_members(cls: type) -> dict[str, DataType]:
+    """The members of a dataclass type annotated with an integer dtype (`n: wk.i32`), worked out once per type;
+    string annotations are read in the class's module."""
+    found = _INTEGER_MEMBERS.get(cls)
+    if found is None:
+        import sys
+        namespace = vars(sys.modules[cls.__module__]) if cls.__module__ in sys.modules else {}
+        found = {}
+        for member in dataclasses.fields(cls):
+            annotation = member.type
+            if isinstance(annotation, str):
+                try:
+                    annotation = eval(annotation, dict(namespace))  # noqa: S307 - the user's own annotation text
+                except Exception:  # noqa: BLE001 - a name this module cannot resolve: the member is untyped
+                    continue
+            if isinstance(annotation, DataType) and annotation.is_int:
+                found[member.name] = annotation
+        _INTEGER_MEMBERS[cls] = found
+    return found
+
+
+def _check_integer_members(kernel: Any, rule: ParamRule, value: Any, prefix: str) -> None:
+    """Number members annotated with an integer dtype, nested dataclasses included, must be numbers that dtype
+    holds: kernel code would otherwise read a value the annotation says cannot exist."""
+    for name, dtype in _integer_members(type(value)).items():
+        item = getattr(value, name)
+        if isinstance(item, (int, np.integer)) and (item < dtype.low or item > dtype.high):
+            raise ArgumentError(f"{_where(kernel, rule)}: member '{prefix}{name}' is {dtype!r} but holds {item!r}, "
+                                f"out of its range ({range_text(dtype)})")
+    for member in dataclasses.fields(value):
+        item = getattr(value, member.name)
+        if is_dataclass_value(item):
+            _check_integer_members(kernel, rule, item, f"{prefix}{member.name}.")
 
 
 def _dataclass_key(value: Any) -> Any:
@@ -438,8 +477,11 @@ def _scalar_value(kernel: Any, rule: ParamRule, dtype: DataType, value: Any) -> 
             return bool(value)
     else:
         if kind is int or kind is bool or isinstance(value, (np.integer, np.bool_)):
-            # wrapped to the dtype as Taichi and Quadrants pass it (255 as an i8 is -1), as host writes are
-            return wrap_int(int(value), dtype)
+            number = int(value)
+            if number < dtype.low or number > dtype.high:       # Taichi would pass it wrapped (2**40 as 0)
+                raise ArgumentError(f"{_where(kernel, rule)} is {dtype!r} but got {value!r}, out of its range "
+                                    f"({range_text(dtype)})")
+            return number
         if isinstance(value, (float, np.floating)):
             raise ArgumentError(f"{_where(kernel, rule)} is {dtype!r} but got the float {value!r}; "
                                 "pass an int or annotate the parameter as a float type")
@@ -559,18 +601,36 @@ def _vector_value(kernel: Any, rule: ParamRule, value: Any) -> Any:
     assert element is not None
     raw = getattr(value, "to_numpy", lambda: value)()
     try:
-        try:
+        if element.dtype.is_int:
+            data = _integer_components(kernel, rule, element.dtype, np.asarray(raw))
+        else:
             data = np.asarray(raw, dtype=element.dtype.np_dtype)
-        except OverflowError:   # Python ints past an integer dtype's range wrap, as scalar arguments do
-            wrapped = [wrap_int(int(v), element.dtype) for v in np.asarray(raw, dtype=object).reshape(-1)]
-            data = np.array(wrapped, dtype=element.dtype.np_dtype).reshape(np.shape(raw))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ArgumentError):
+            raise
         raise ArgumentError(f"{_where(kernel, rule)} expects a {element!r} value, got {type(value).__name__}") \
             from None
     if data.shape != element.element_shape:
         raise ArgumentError(f"{_where(kernel, rule)} expects {element!r} (shape {element.element_shape}), got "
                             f"shape {data.shape}")
     return data
+
+
+def _integer_components(kernel: Any, rule: ParamRule, dtype: DataType, source: np.ndarray) -> np.ndarray:
+    """The components of a vector or matrix argument of an integer type: each must be an integer (a bool
+    counts) that `dtype` holds, as for a scalar argument; numpy's cast would wrap or truncate silently."""
+    if source.dtype.kind == "O":
+        for item in source.reshape(-1):
+            if not isinstance(item, (int, np.integer, np.bool_)):
+                raise ArgumentError(f"{_where(kernel, rule)} has {dtype!r} components but got {item!r}")
+    elif source.dtype.kind not in "iub":
+        raise ArgumentError(f"{_where(kernel, rule)} has {dtype!r} components but got {source.dtype} values; "
+                            "pass integers or annotate the parameter with a float type")
+    bad = out_of_range(source, dtype)
+    if bad is not None:
+        raise ArgumentError(f"{_where(kernel, rule)} has {dtype!r} components but got {bad}, out of their range "
+                            f"({range_text(dtype)})")
+    return source.astype(dtype.np_dtype)
 
 
 def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program: Any) -> Specialisation:

@@ -1,7 +1,8 @@
 """The options of Taichi's `ti.init` that ported programs pass to `wk.init`, and what each means here.
 
 Acting: `default_fp` / `default_ip` (the dtype of float/int literals, `float` and `int`), `device_memory_GB` (the
-device memory limit, when `device_memory_limit` is not given), `check_out_of_bound` (bounds-checked accesses,
+device memory limit of GPU arches, when `device_memory_limit` is not given; as in Taichi, whose CPU backend takes
+host memory as needed, it does not cap the CPU: backends/llvm/host_memory.py), `check_out_of_bound` (bounds-checked accesses,
 as `debug=True`), `cpu_max_num_threads` (the CPU backend's threads, the launching one included),
 `short_circuit_operators` (run-time `and`/`or` stop evaluating operands once the result is decided), the offline
 cache's `offline_cache_file_path`, `offline_cache_max_size_of_files`, `offline_cache_cleaning_policy` and

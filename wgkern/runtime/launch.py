@@ -19,6 +19,8 @@ from wgkern.passes.analysis import written_slots
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
 from wgkern.runtime import grad_guard
+from wgkern.passes.autodiff.unit_guard import UNIT_STATE_KIND
+from wgkern.runtime.adstack_regrow import WatchedReverseKernel, needs_watch
 from wgkern.runtime.stack_capacities import launch_capacities, plan_capacities
 from wgkern.runtime import program as program_module
 from wgkern.runtime.arguments import NDARRAY, SCALAR, Specialisation, specialise
@@ -81,26 +83,32 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
         _refuse_sparse_matrix_builders(kernel, spec)
     forward = program.kernel_cache.get((kernel, spec.key, False)) if derived else None
     if forward is not None:
-        # The reverse (or forward-mode) pipeline starts from the forward kernel already compiled for this
-        # specialisation (autodiff copies every task it transforms, so the forward IR is left as it is).
         kernel_ir = forward.kernel_ir
-        stages = pipeline.REVERSE_FROM_FORWARD if reverse else pipeline.FORWARD_MODE_FROM_FORWARD
-        offloaded = pipeline.run_pipeline(stages, forward.offloaded)
     else:
         kernel_ir = build_kernel_ir(kernel, spec)
-        stages = pipeline.REVERSE if reverse else pipeline.FORWARD_MODE if forward_mode else pipeline.FORWARD
-        offloaded = pipeline.run_pipeline(stages, kernel_ir)
+    if derived:
+        # The reverse (or forward-mode) pipeline starts from the forward kernel's offloaded IR: the one already
+        # compiled for this specialisation, if any (autodiff copies every task it transforms, so the forward
+        # IR is left as it is).
+        forward_offloaded = forward.offloaded if forward is not None else \
+            pipeline.run_pipeline(pipeline.FORWARD, kernel_ir)
+        stages = pipeline.REVERSE_FROM_FORWARD if reverse else pipeline.FORWARD_MODE_FROM_FORWARD
+        offloaded = pipeline.run_pipeline(stages, forward_offloaded, after=len(pipeline.FORWARD))
+        if reverse:
+            from wgkern.passes.autodiff.checks import check_global_access_rule
+            check_global_access_rule(forward_offloaded, offloaded)
+    else:
+        offloaded = pipeline.run_pipeline(pipeline.FORWARD, kernel_ir)
     if validation:
         from wgkern.passes.autodiff.access_marks import mark_accesses
         offloaded = mark_accesses(offloaded, lambda slot: _access_mark(program, slot))
     if reverse:
         grad_guard.check_adstack_support(offloaded, program.backend)
-        if program.options.debug:
-            from wgkern.passes.autodiff.checks import check_global_access_rule
-            check_global_access_rule(pipeline.run_pipeline(pipeline.FORWARD, build_kernel_ir(kernel, spec)))
     if offloaded.host_loops:
         from wgkern.runtime.host_loops import HostLoopKernel
         compiled = HostLoopKernel(program.backend, offloaded)
+    elif reverse and needs_watch(offloaded, program.options.ad_stack_size):
+        compiled = WatchedReverseKernel(program, offloaded)
     else:
         compiled = program.backend.compile(offloaded)
     program.stats.kernel_compiles += 1
@@ -159,6 +167,9 @@ def _binding_plan(program: Program, kernel: Any, spec: Specialisation, kernel_ir
             argument_slots.append((index, slot.arg_index, slot.is_grad))
             if slot in written and (slot.arg_index, slot.is_grad) not in written_args:
                 written_args.append((slot.arg_index, slot.is_grad))
+        elif slot.kind == UNIT_STATE_KIND:          # bound by WatchedReverseKernel at each launch
+            buffers.append(None)
+            shapes.append(None)
         elif slot.kind == "temp":
             shape = tuple(slot.shape or (1,))
             storage = np.dtype(backend.storage_dtype(slot.dtype))

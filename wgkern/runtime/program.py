@@ -26,6 +26,7 @@ class Stats:
     sizer_host_evals: int = 0
     adstack_heap_bytes: int = 0
     adstack_heap_grows: int = 0
+    adstack_reruns: int = 0        # re-runs of the units whose growable adstacks overflowed
 
     def as_dict(self) -> dict[str, int]:
         return dataclasses.asdict(self)
@@ -89,6 +90,7 @@ class Program:
         self.staging: dict[tuple[Any, tuple[int, ...]], Any] = {}
         self.random_launch_ids: dict[tuple[Any, Any], int] = {}   # (kernel, spec) -> last forward launch id
         self.size_cache: Any = None     # sizing.SizeCache, made on the first launch that sizes adstacks
+        self.unit_states: Any = None    # adstack_regrow.UnitStates, made by the first launch that may grow stacks
         # (kernel, key) -> generations of the containers its loop bounds read at the last forward launch.
         self.bound_records: dict[tuple[Any, Any], list[tuple[Any, int]]] = {}
         # Launches recorded by an active wk.ad.Tape (lang/ad.py), else None.
@@ -145,7 +147,9 @@ def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, defau
     extra = taichi_init_options(taichi_options)
     if ad_stack_size < 0 or default_ad_stack_size <= 0:
         raise ValueError("ad_stack_size must be >= 0 and default_ad_stack_size > 0")
-    if device_memory_limit is None:
+    selection = _select(arch, extra.enable_fallback)
+    if device_memory_limit is None and selection.arch != Arch.cpu:
+        # Taichi's device_memory_GB sizes a GPU's memory pool; its CPU backend takes host memory as needed
         device_memory_limit = extra.device_memory_limit
     from wgkern.runtime import disk_cache
     disk_cache.configure(extra.cache_path, extra.cache_max_bytes, extra.cache_policy, extra.cache_factor)
@@ -153,7 +157,7 @@ def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, defau
                           bool(offline_cache), device_memory_limit, int(random_seed), bool(fast_math),
                           extra.threads, extra.default_fp, extra.default_ip, extra.kernel_profiler,
                           extra.short_circuit_operators)
-    return start(_select(arch, extra.enable_fallback), options)
+    return start(selection, options)
 
 
 def _select(arch: Any, enable_fallback: bool) -> Selection:

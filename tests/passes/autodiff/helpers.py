@@ -11,6 +11,7 @@ from wgkern.ir.builder import IRBuilder
 from wgkern.ir.interpreter import Interpreter
 from wgkern.lang import types as T
 from wgkern.passes.autodiff import make_grad_kernel
+from wgkern.passes.autodiff.unit_guard import HEADER_WORDS, UNIT_STATE_KIND
 
 
 class Host:
@@ -80,6 +81,10 @@ def _arrays(kernel: ir.OffloadedKernel) -> list[np.ndarray]:
     for slot in kernel.containers:
         if slot.kind == "temp":
             out.append(_TEMPS.setdefault(id(slot), np.zeros(slot.shape, slot.dtype.np_dtype)))
+        elif slot.kind == UNIT_STATE_KIND:      # the idle unit state: every unit runs (unit_guard.py)
+            state = np.zeros(HEADER_WORDS + 4096, np.int32)
+            state[1] = 1
+            out.append(state)
         else:
             out.append(slot.host.data)
     return out

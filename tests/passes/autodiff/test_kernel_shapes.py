@@ -150,16 +150,59 @@ def test_nan_propagates_through_the_adjoint():
     np.testing.assert_allclose(x.grad.data[1], 0.25 * 4.0 ** -0.75)
 
 
+def check_access_rule(fn) -> None:
+    """What runtime/launch.py does at every reverse compile: the forward IR checked against its reverse kernel."""
+    from wgkern.passes.pipeline import FORWARD, REVERSE_FROM_FORWARD, run_pipeline
+    forward = compile_forward(fn)
+    check_global_access_rule(forward, run_pipeline(REVERSE_FROM_FORWARD, forward, after=len(FORWARD)))
+
+
 def test_access_rule_violation_is_reported_with_the_line():
     x = FakeField(T.f32, 4, True, "x")
 
     def in_place():
         for i in x:
             v = x[i]
-            x[i] = v * 2.0
+            x[i] = v * v
     with pytest.raises(AutodiffError, match="global data access rule") as info:
-        check_global_access_rule(compile_forward(in_place))
-    assert "x[i] = v * 2.0" in str(info.value)
+        check_access_rule(in_place)
+    assert "x[i] = v * v" in str(info.value) and ":" + str(in_place.__code__.co_firstlineno + 3) in str(info.value)
+
+
+def test_access_rule_lets_through_reads_the_reverse_pass_does_not_replay():
+    # x[i] * 2.0 is linear: its adjoint needs no x[i], so overwriting x[i] afterwards loses nothing
+    x = FakeField(T.f32, 4, True, "x")
+    n = FakeField(T.i32, 4, False, "n")
+
+    def doubled_in_place():
+        for i in x:
+            x[i] = x[i] * 2.0
+            n[i] = n[i] + 1          # an integer no derivative reads
+    check_access_rule(doubled_in_place)
+
+
+def test_access_rule_lets_through_a_read_and_a_store_in_branches_of_one_if():
+    x = FakeField(T.f32, 4, True, "x")
+    y = FakeField(T.f32, 4, True, "y")
+    c = FakeField(T.i32, 4, False, "c")
+
+    def either():
+        for i in x:
+            if c[i] > 0:
+                y[i] = x[i] * x[i]
+            else:
+                x[i] = 0.0
+    check_access_rule(either)
+
+    def either_in_a_loop():          # a later trip of the loop can take the other branch: a real violation
+        for i in x:
+            for k in range(2):
+                if c[i] > k:
+                    y[i] += x[i] * x[i]
+                else:
+                    x[i] = 0.0
+    with pytest.raises(AutodiffError, match="global data access rule"):
+        check_access_rule(either_in_a_loop)
 
 
 def test_access_rule_allows_write_then_read_in_later_task():
@@ -172,13 +215,13 @@ def test_access_rule_allows_write_then_read_in_later_task():
             y[i] = x[i] * 2.0
         for i in y:
             z[None] += y[i]
-    check_global_access_rule(compile_forward(staged))
+    check_access_rule(staged)
 
 
 def test_access_rule_flags_accumulating_into_a_float_value_read_before():
     # Taichi's test_ad_global_data_access_rule_checker: `loss = x * b; b += 100` in one launch; the reverse
-    # pass would replay the read of b after the increment. A counter, or a field without .grad, read then
-    # bumped is allowed.
+    # pass would replay the read of b after the increment. So it would for a field without .grad whose value
+    # a derivative reads (Taichi lets that one through); a counter whose value no derivative reads is fine.
     x = FakeField(T.f32, 4, True, "x")
     b = FakeField(T.f32, (), True, "b")
     loss = FakeField(T.f32, (), True, "loss")
@@ -194,12 +237,19 @@ def test_access_rule_flags_accumulating_into_a_float_value_read_before():
         for i in x:
             n[i] = count[None]
             count[None] += 1
-            loss[None] += x[i] * weight[None]
-            weight[None] += 1.0          # a float field without .grad: not the rule's business, as in Taichi
+            loss[None] += x[i] * n[i]
+
+    def read_then_bump_weight():
+        for i in x:
+            loss[None] += x[i] * weight[None]     # x's gradient is weight's value at this read
+            weight[None] += 1.0
     with pytest.raises(AutodiffError, match="global data access rule") as info:
-        check_global_access_rule(compile_forward(read_then_accumulate))
+        check_access_rule(read_then_accumulate)
     assert "b[None] += 100.0" in str(info.value)
-    check_global_access_rule(compile_forward(read_then_bump_counter))
+    check_access_rule(read_then_bump_counter)
+    with pytest.raises(AutodiffError, match="global data access rule") as info:
+        check_access_rule(read_then_bump_weight)
+    assert "weight[None] += 1.0" in str(info.value)
 
 
 def test_loop_bound_slots_follow_locals_and_arithmetic():

@@ -72,6 +72,7 @@ class AdStackLowering:
             registers = StackRegisters(depth, top, adjoint, primal, slot_stride, capacity, code)
             self.stack_registers[stmt] = registers
         self.emit(f"store i32 0, ptr {registers.depth}")
+        self.emit(f"store i1 false, ptr {self.overflowed_slot()}")    # per unit (unit_guard.py re-runs units)
         self.emit(f"store {ty} {zero_literal(stmt.dtype)}, ptr {registers.top}")
         if registers.adjoint:
             self.emit(f"store {ty} {zero_literal(stmt.dtype)}, ptr {registers.adjoint}")
@@ -120,7 +121,8 @@ class AdStackLowering:
         self.start_block(done_label)
 
     def overflowed_slot(self) -> str:
-        """This thread's 'a push overflowed' register (an i1 alloca, false at function entry)."""
+        """This unit's 'a push overflowed' register (an i1 alloca, false at function entry and at each unit's
+        stack declarations)."""
         slot = self.container_cache.get(("adstack", "overflowed"))
         if slot is None:
             slot = self.entry_op("alloca i1", "overflowed")

@@ -23,9 +23,10 @@ from wgkern.lang.types import DataType
 from wgkern.runtime import disk_cache
 from wgkern.runtime.printing import assertion_message
 
-from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget
+from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
 from .adstack import CONTEXT_HEADER
 from .codegen import emit_module, symbol_name
+from .host_memory import check_host_request, refused_allocation
 from .jit import compile_ir, function_address, optimized_text
 from .layout import ArgLayout, build_layout
 from . import sincos
@@ -49,6 +50,11 @@ def guard_bytes(nbytes: int) -> int:
     """Spare bytes around a buffer: an index a little outside it (a bug ported programs often have, which
     Taichi's memory pool absorbs) lands there instead of in the process's heap; debug=True reports it."""
     return min(max(nbytes, 256), 1 << 16)
+
+
+def _host_bytes(nbytes: int) -> int:
+    """The bytes aligned_bytes(nbytes) takes from the host."""
+    return 2 * guard_bytes(nbytes) + max(nbytes, 1) + ALIGNMENT
 
 
 def aligned_bytes(nbytes: int) -> tuple[np.ndarray, int]:
@@ -187,9 +193,11 @@ class CpuCompiledKernel(CompiledKernel):
             self.backend.pending_error = overflow_error(self.kernel.name, spec, capacity)
 
     def raise_bounds_error(self, args: LaunchArgs) -> None:
+        """A failed debug check of this launch, raised with a recorded adstack overflow (cleared with it)."""
         site = int(self.error_word.view(np.int32)[0])
         self.error_word[:] = 0
-        raise debug_check_error(self.kernel, self.bounds_sites[site - 1], args)
+        pending, self.backend.pending_error = self.backend.pending_error, None
+        raise_pending([debug_check_error(self.kernel, self.bounds_sites[site - 1], args), pending])
 
     def source(self, optimized: bool = False) -> str:
         return optimized_text(self.ir_text) if optimized else self.ir_text
@@ -228,13 +236,18 @@ class CpuBackend(Backend):
     def storage_dtype(self, dtype: DataType) -> np.dtype:
         return dtype.np_dtype
 
+    def check_capacity(self, nbytes: int) -> None:
+        """Host memory (host_memory.py): what the machine can give, less what this backend holds."""
+        check_host_request(_host_bytes(nbytes), self.budget.used)
+
     def allocate(self, nbytes: int) -> CpuBuffer:
+        self.check_capacity(nbytes)
         self.budget.take(nbytes)
         try:
             array, address = aligned_bytes(nbytes)
-        except MemoryError:
+        except MemoryError as exc:
             self.budget.give(nbytes)
-            raise
+            raise refused_allocation(_host_bytes(nbytes), exc) from None
         return CpuBuffer(array, address, nbytes)
 
     def free(self, buffer: CpuBuffer) -> None:

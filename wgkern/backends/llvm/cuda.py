@@ -35,7 +35,7 @@ from wgkern.lang import types as T
 from wgkern.lang.types import DataType
 from wgkern.runtime.printing import decode_words, emit, format_print
 
-from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget
+from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
 from . import cuda_driver, ptx
 from . import printing as cpu_printing
 from .adstack import CONTEXT_HEADER
@@ -196,9 +196,8 @@ class CudaCompiledKernel(CompiledKernel):
         backend.pending = True
         if self.has_prints:
             backend.prints_pending = True
-        if self.error_word is not None:
-            backend.sync()
-            self.check_bounds(args)
+        if self.error_word is not None:     # debug=True: this launch's failed check is raised here, with the rest
+            backend.sync(self.bounds_error(args))
 
     def prepare_adstacks(self, capacities: list[list[int]] | None, plan: list[tuple[TaskLaunch, int | None]]) -> None:
         backend = self.backend
@@ -228,14 +227,17 @@ class CudaCompiledKernel(CompiledKernel):
             stats.adstack_heap_bytes = heap_bytes    # in use by this launch: threads x sum(slot bytes x capacity)
             stats.adstack_heap_grows = backend.adstack_heap.grows
 
-    def check_bounds(self, args: LaunchArgs) -> None:
-        word = np.zeros(2, np.int32)
-        self.backend.driver.download(word.ctypes.data, self.error_word.address, 8)
-        site = int(word[0])
-        if not site:
-            return
-        self.backend.driver.zero(self.error_word.address, 8)
-        raise debug_check_error(self.kernel, self.bounds_sites[site - 1], args)
+    def bounds_error(self, args: LaunchArgs) -> Callable[[], WkError | None]:
+        """After the launch's wait: the failed debug check its error word records (the word cleared), or None."""
+        def read() -> WkError | None:
+            word = np.zeros(2, np.int32)
+            self.backend.driver.download(word.ctypes.data, self.error_word.address, 8)
+            site = int(word[0])
+            if not site:
+                return None
+            self.backend.driver.zero(self.error_word.address, 8)
+            return debug_check_error(self.kernel, self.bounds_sites[site - 1], args)
+        return read
 
     def source(self, optimized: bool = False) -> str:
         """The LLVM IR as generated, or with `optimized=True` the PTX."""
@@ -372,22 +374,24 @@ class CudaBackend(Backend):
         return blocks * THREADS_PER_BLOCK if blocks else 1
 
     # ---- waiting -----------------------------------------------------------------------------------------
-    def sync(self) -> None:
+    def sync(self, launch_error: Callable[[], WkError | None] | None = None) -> None:
+        """Wait for the device, then report (`launch_error`: a debug launch's own check, read after the wait)."""
         if self.pending:
             self.driver.synchronize()
             self.pending = False
-        self._after_wait()
+        self._after_wait(launch_error)
 
-    def _after_wait(self) -> None:
-        """The device is idle: print recorded output, then raise a recorded adstack overflow (once)."""
+    def _after_wait(self, launch_error: Callable[[], WkError | None] | None = None) -> None:
+        """The device is idle: print recorded output, then clear every recorded error (a debug launch's failed
+        check, an adstack overflow, a pending error) and raise them as one (base.raise_pending), so none is
+        raised again by a later wait."""
         if self.prints_pending:
             self.prints_pending = False
             self._drain_prints()
-        if self.adstack_watch:
-            self._check_adstack_overflow()
+        checked = launch_error() if launch_error is not None else None
+        overflow = self._adstack_overflow() if self.adstack_watch else None
         error, self.pending_error = self.pending_error, None
-        if error is not None:
-            raise error
+        raise_pending([checked, error, overflow])
 
     def _drain_prints(self) -> None:
         header = np.zeros(PRINT_HEADER_WORDS, np.int64)
@@ -413,15 +417,16 @@ class CudaBackend(Backend):
                  f"{capacity - PRINT_HEADER_WORDS} words between waits for the device (wk.sync(), "
                  "read-backs)\n")
 
-    def _check_adstack_overflow(self) -> None:
+    def _adstack_overflow(self) -> WkError | None:
+        """The overflow flag after the launches that could set it: a set flag is cleared and returned."""
         flag = np.zeros(2, np.int32)
         self.driver.download(flag.ctypes.data, self.overflow_flag.address, 8)
         watched, self.adstack_watch = self.adstack_watch, {}
         code = int(flag[0])
         if not code:
-            return
+            return None
         self.driver.zero(self.overflow_flag.address, 8)
-        raise overflow_from_flag(code, watched)
+        return overflow_from_flag(code, watched)
 
     # ---- lifetime ----------------------------------------------------------------------------------------
     def shutdown(self) -> None:

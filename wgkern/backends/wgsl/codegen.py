@@ -24,7 +24,7 @@ from wgkern.resources import wgsl_source
 from wgkern.backends.adstack import METADATA_FIELDS, collect_stacks
 from wgkern.passes.analysis import first_simt_use, has_loop, leaves_loop_body
 from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions, identity
-from wgkern.backends.wgsl import mathlib
+from wgkern.backends.wgsl import exact, mathlib
 from wgkern.backends.wgsl.bindings import HALF_PAIRS, BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
 from wgkern.backends.wgsl.simt import SimtLowering
@@ -296,6 +296,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         self.helpers: dict[str, str] = {}
         self.decls: dict[int, ContainerDecl] = {}
         self.uses_f16 = False
+        self.hidden_operands = 0        # exact.hide sites so far
         self.loop_depth = 0
         self.loop_vars: dict[ir.RangeFor, str] = {}
         self.reductions: dict[ir.AtomicOp, ChunkReduction] = {}     # register reductions (range tasks)
@@ -564,7 +565,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         self.emit("}")
 
     def _emit_serial_main(self, task: ir.Task) -> None:
-        builtins = ["@builtin(num_workgroups) wk_num_workgroups: vec3<u32>"] if self.watch_loops else []
+        # num_workgroups: the loop-limit probe's and exact.hide's run-time constants
+        builtins = ["@builtin(num_workgroups) wk_num_workgroups: vec3<u32>"]
         if LOOP_LIMIT in self.features:
             # llvmpipe runs a one-invocation workgroup in a SIMD vector whose other lanes are masked off, yet a
             # `while` whose exit reads memory (`if c[None] == 0: break`) kept those lanes looping until the
@@ -606,8 +608,14 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
         probe = self.fresh("wk_probe")
         self.emit(f"var {probe} = 0u;   // LOOP_LIMIT: did llvmpipe's loop budget run out? (_emit_loop_limit_probe)")
         self.emit(f"loop {{ if ({probe} > wk_num_workgroups.z) {{ break; }} {probe} = {probe} + 1u; }}")
-        self.emit(f"if ({probe} <= wk_num_workgroups.z) {{ "     # any site will do: a store (see adstack.py)
-                  f"atomicStore(&{PRINT_NAME}[{LOOP_LIMIT_WORD}], {self.probe_site}u); }}")
+        # the first task cut short since the last wait names the error (the earliest launch's: the later ones
+        # may only have run into it on its truncated results); a compare-exchange from 0, with no retry loop
+        # (the budget is spent, so a loop here would end at once) and a store if it failed spuriously
+        first, word = self.fresh("wk_first"), f"&{PRINT_NAME}[{LOOP_LIMIT_WORD}]"
+        self.emit(f"if ({probe} <= wk_num_workgroups.z) {{")
+        self.emit(f"  let {first} = atomicCompareExchangeWeak({word}, 0u, {self.probe_site}u);")
+        self.emit(f"  if (!{first}.exchanged && {first}.old_value == 0u) {{ atomicStore({word}, {self.probe_site}u); }}")
+        self.emit("}")
 
     @staticmethod
     def _ends_in_return(block: ir.Block) -> bool:
@@ -677,8 +685,15 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, IRVisitor):
             a = self.value(stmt.lhs)
             self.let(stmt, f"({a} >> {shift}u)" if stmt.op is BinaryOpKind.FLOORDIV else f"({a} & {(1 << shift) - 1})")
             return
-        self.let(stmt, self._spell(spelling, f"binary {stmt.op.value}", dtype, stmt.dtype, stmt.loc,
-                                   a=self.value(stmt.lhs), b=rhs))
+        lhs = self.value(stmt.lhs)
+        hide_lhs, hide_rhs = exact.hidden_operands(stmt, exact.STRICT_FLOATS in self.features)
+        if hide_lhs:      # operands the driver's algebra would rewrite (exact.py)
+            self.hidden_operands += 1
+            lhs = exact.hide(lhs, dtype, self.hidden_operands)
+        if hide_rhs:
+            self.hidden_operands += 1
+            rhs = exact.hide(rhs, dtype, self.hidden_operands)
+        self.let(stmt, self._spell(spelling, f"binary {stmt.op.value}", dtype, stmt.dtype, stmt.loc, a=lhs, b=rhs))
 
     def visit_TernarySelect(self, stmt: ir.TernarySelect) -> None:
         self.let(stmt, f"select({self.value(stmt.false_value)}, {self.value(stmt.true_value)}, "

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from wgkern.backends.adstack import AdStackHeap, layout_task, overflow_from_flag, stack_bytes_per_thread
-from wgkern.backends.base import Backend, CompiledKernel, LaunchArgs, MemoryBudget
+from wgkern.backends.base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
 from wgkern.backends.wgsl import adstack as wadstack
 from wgkern.backends.wgsl import adapters as wadapters
 from wgkern.backends.wgsl.arena import Arena, Arenas, same_buffers
@@ -45,6 +45,7 @@ from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
 from wgkern.backends.wgsl.codegen import (LOOP_LIMIT, NATIVE_DIVISION, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES,
                                          OPAQUE_BOOL_INTS, WORKGROUP_SIZE, TaskShader, WgslCodegen)
 from wgkern.backends.wgsl.encoding import LaunchEncoder
+from wgkern.backends.wgsl.exact import STRICT_FLOATS
 from wgkern.backends.wgsl.shader_module import create_shader_module
 from wgkern.backends.wgsl import printing as wprinting
 from wgkern.errors import (BoundsCheckError, CompileError, InternalCompilerError, KernelAssertionError,
@@ -249,6 +250,8 @@ class WgslCompiledKernel(CompiledKernel):
     def launch(self, args: LaunchArgs) -> None:
         with self.backend.lock:
             self._launch(args)
+            if self.backend.debug:   # debug=True: a failed check raises at the launch that failed, as on the CPU
+                self.backend.sync()
 
     def _launch(self, args: LaunchArgs) -> None:
         if self.has_stacks:
@@ -378,6 +381,8 @@ class WgslBackend(Backend):
         features = {str(f) for f in self.device.features}
         if fast_math:
             features.add(NATIVE_DIVISION)     # the driver's division, ulps off where the driver is (codegen.py)
+        else:
+            features.add(STRICT_FLOATS)       # constants hidden from the driver's reassociation (exact.py)
         if "llvmpipe" in str(self.adapter.info.get("device", "")).lower():
             features.add(NATIVE_DIVISION)     # llvmpipe divides with the CPU's correctly rounded instruction
             features.add(LOOP_LIMIT)          # and ends an invocation's loops after 65535 iterations (codegen.py)
@@ -453,18 +458,26 @@ class WgslBackend(Backend):
         self.release_bytes(buffer.buffer)
         self.retired.append(buffer)
 
-    def _check_adstack_overflow(self) -> None:
-        """Read the overflow flag after the launches that could set it, and raise AdStackOverflowError."""
+    def _adstack_overflow(self) -> WkError | None:
+        """Read the overflow flag after the launches that could set it; a set flag is cleared and returned as
+        an AdStackOverflowError."""
         if not self.adstack_watch:
-            return
+            return None
         watched, self.adstack_watch = self.adstack_watch, {}
         code, self.flag_read = self.flag_read, None
         if code is None:
             code = int(np.frombuffer(self._read(self.adstack_flag, 4, 0), np.uint32)[0])
         if code == 0:
-            return
+            return None
         self.upload(self.adstack_flag, np.zeros(8, np.uint8))
-        raise overflow_from_flag(code, watched)
+        return overflow_from_flag(code, watched)
+
+    def _report_pending(self) -> None:
+        """After a wait: print what kernels recorded, then clear every error flag the waited-for launches set
+        (the print header's loop-limit and debug-check words, the adstack overflow flag) and raise what they
+        say as one error (base.raise_pending): a loop the driver cut short first, as the values it truncated
+        (trip counts, stack depths) may have caused the others."""
+        raise_pending([*self._drain_prints(), self._adstack_overflow()])
 
     # ---- description -----------------------------------------------------------------------------------
     def describe(self) -> str:
@@ -624,13 +637,17 @@ class WgslBackend(Backend):
         self.retired.clear()
 
     # ---- storage ---------------------------------------------------------------------------------------------
-    @_serialized
-    def allocate(self, nbytes: int) -> WgslBuffer:
-        size = max(4, -(-int(nbytes) // 4) * 4)
-        if size > self.max_binding:
+    def check_capacity(self, nbytes: int) -> None:
+        """A buffer larger than one binding can never be bound whole (the budget is checked as it is taken)."""
+        if nbytes > self.max_binding:
             raise OutOfMemoryError(f"a container of {nbytes} bytes exceeds this device's "
                                    f"max_storage_buffer_binding_size of {self.max_binding} bytes "
                                    f"({self.adapter.summary}); the WGSL backend binds each container whole")
+
+    @_serialized
+    def allocate(self, nbytes: int) -> WgslBuffer:
+        size = max(4, -(-int(nbytes) // 4) * 4)
+        self.check_capacity(size)
         self.budget.take(size)
         try:
             buffer = self.device.create_buffer(size=size, usage=self.usage)
@@ -707,8 +724,7 @@ class WgslBackend(Backend):
         """Bytes of the buffer (after all earlier launches); into `out` (uint8, >= nbytes) when given, which
         spares the page faults of a fresh allocation on large read-backs."""
         data = self._read(buffer, nbytes, offset, out)
-        self._drain_prints()
-        self._check_adstack_overflow()
+        self._report_pending()
         return data
 
     def _read(self, buffer: WgslBuffer, nbytes: int, offset: int = 0, out: np.ndarray | None = None) -> np.ndarray:
@@ -786,8 +802,7 @@ class WgslBackend(Backend):
                 self.unwaited = False
             else:
                 self._read(self.ring_handle, 4, 0)
-        self._drain_prints()
-        self._check_adstack_overflow()
+        self._report_pending()
 
     @_serialized
     def print_target(self) -> WgslBuffer:
@@ -799,10 +814,11 @@ class WgslBackend(Backend):
         self.print_header_read = None     # a header read before this launch says nothing about it
         return self.print_buffer
 
-    def _drain_prints(self) -> None:
-        """After a wait: print what kernels recorded (printing.py) and empty the buffer for later launches."""
+    def _drain_prints(self) -> list[WkError]:
+        """After a wait: print what kernels recorded and empty the buffer for later launches; the errors its
+        header records (a loop cut short, then a failed debug check), cleared with it."""
         if not self.prints_pending:
-            return
+            return []
         self.prints_pending = False
         header, self.print_header_read = self.print_header_read, None
         if header is None:
@@ -811,31 +827,35 @@ class WgslBackend(Backend):
         bounds_site = wprinting.recorded_bounds_site(int(header[wprinting.BOUNDS_WORD]))
         loop_limit_site = int(header[wprinting.LOOP_LIMIT_WORD])
         if not reserved and not bounds_site and not loop_limit_site:
-            return
+            return []
         capacity = self.print_buffer.nbytes // 4 - wprinting.HEADER_WORDS
         words = self._read(self.print_buffer, 4 * written, 4 * wprinting.HEADER_WORDS).view(np.uint32) \
             if written else np.zeros(0, np.uint32)
         self.queue.write_buffer(self.print_buffer.buffer, self.print_buffer.offset,
                                 np.zeros(wprinting.HEADER_WORDS, np.uint32))
         wprinting.print_records(words, reserved, written, capacity, self.print_sites)
+        errors: list[WkError] = []
         if loop_limit_site:
             kernel_name, loc, lines = self.loop_limit_sites[loop_limit_site - 1]
             where = f"its loop at line {lines[0]}" if len(lines) == 1 else \
                 f"one of its loops (lines {', '.join(map(str, lines))})" if lines else "a loop of it"
-            raise LoopLimitError(format_located(
+            errors.append(LoopLimitError(format_located(
                 f"kernel {kernel_name}: lavapipe ended {where} early: Mesa's llvmpipe stops the loops of a "
                 f"shader invocation once they have run {LOOP_LIMIT_ITERATIONS} iterations together, so the "
                 "kernel's results are truncated; run it with arch=wk.cpu, or spread the iterations over more "
-                "threads or launches", loc))
+                "threads or launches", loc)))
         if bounds_site and self.bounds_sites is not None:
             kernel_name, ptr = self.bounds_sites[bounds_site - 1]
             if isinstance(ptr, ir.AssertFail):
-                raise KernelAssertionError(format_located(assertion_message(kernel_name, ptr), ptr.loc))
-            shape = ptr.container.shape
-            what = f"of shape {tuple(shape)}" if shape is not None else f"(an ndarray of {ptr.container.ndim} axes)"
-            raise BoundsCheckError(format_located(
-                f"kernel {kernel_name}: index out of range for {ptr.container.name} {what} (debug=True "
-                "redirected the access to element 0)", ptr.loc))
+                errors.append(KernelAssertionError(format_located(assertion_message(kernel_name, ptr), ptr.loc)))
+            else:
+                shape = ptr.container.shape
+                what = f"of shape {tuple(shape)}" if shape is not None else \
+                    f"(an ndarray of {ptr.container.ndim} axes)"
+                errors.append(BoundsCheckError(format_located(
+                    f"kernel {kernel_name}: index out of range for {ptr.container.name} {what} (debug=True "
+                    "redirected the access to element 0)", ptr.loc)))
+        return errors
 
     @_serialized
     def shutdown(self) -> None:

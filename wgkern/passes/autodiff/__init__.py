@@ -6,6 +6,8 @@ adstacks (stack_promotion.py), the adjoint (make_adjoint.py), static stack sizin
 The grad kernel runs the tasks in reverse order, after replaying the serial tasks that compute temporaries."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from wgkern.errors import AutodiffError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
@@ -23,6 +25,7 @@ from wgkern.passes.autodiff.forwarding import forward_locals
 from wgkern.passes.autodiff.loop_control import LoopControlLowering
 from wgkern.passes.autodiff.make_adjoint import AdjointEmitter
 from wgkern.passes.autodiff.stack_promotion import promote_to_stacks
+from wgkern.passes.autodiff.unit_guard import growable_stacks, guard_units, unit_state_slot
 
 NAME = "autodiff"
 
@@ -85,8 +88,16 @@ def _plain_slots(body: ir.Block, unit_loop: ir.RangeFor | None, active: set[ir.S
     return {slot for slot, ok in plain.items() if ok}
 
 
-def differentiate_unit(body: ir.Block, unit_loop: ir.RangeFor | None, grad_slot: DerivedSlots) -> bool:
-    """Rewrite `body` in place into replay + adjoint. Returns False when nothing in it carries a gradient."""
+@dataclass(slots=True)
+class UnitAdjoint:
+    """What differentiate_unit made of a unit body: `sweep_start` is the first statement of the adjoint sweep
+    (None when the sweep is empty); everything before it (stack declarations aside) is the replay."""
+    sweep_start: ir.Stmt | None
+
+
+def differentiate_unit(body: ir.Block, unit_loop: ir.RangeFor | None, grad_slot: DerivedSlots
+                       ) -> UnitAdjoint | None:
+    """Rewrite `body` in place into replay + adjoint. Returns None when nothing in it carries a gradient."""
     lowering = LoopControlLowering().run_body(body, unit_loop)
     forward_locals(body)
     trips = _add_trip_counters(body)
@@ -98,7 +109,7 @@ def differentiate_unit(body: ir.Block, unit_loop: ir.RangeFor | None, grad_slot:
     active = active_values(body, has_adjoint)
     if not active and not any(isinstance(s, (ir.GlobalStore,)) and has_adjoint(s.ptr.container)
                               for s in _walk(body)):
-        return False
+        return None
     skip = {check for check in lowering.exit_checks.values() if check is not None}
     needed, cached = choose_cached(body, active, has_adjoint, skip, set(trips.values()))
     stacks = promote_to_stacks(body, needed.stacked)
@@ -107,11 +118,11 @@ def differentiate_unit(body: ir.Block, unit_loop: ir.RangeFor | None, grad_slot:
     derivative_inputs = insert_cached_derivatives(body, cached)
     saved = _save_stale_values(body, active, has_adjoint, skip, len(stacks), derivative_inputs)
     plain = _plain_slots(body, unit_loop, active, grad_slot)
-    AdjointEmitter(body, unit_loop, active, grad_slot, plain, lowering.exit_checks, trip_stacks, saved,
-                   derivative_inputs).run()
+    sweep_start = AdjointEmitter(body, unit_loop, active, grad_slot, plain, lowering.exit_checks, trip_stacks,
+                                 saved, derivative_inputs).run()
     _check_pushes_precede_adjoints(body)
     size_stacks(body)
-    return True
+    return UnitAdjoint(sweep_start)
 
 
 # Atomics with a reverse-mode rule (make_adjoint.py reverse_AtomicOp). The others are integer-only (and, or,
@@ -198,13 +209,19 @@ def make_grad_kernel(kernel: ir.OffloadedKernel) -> ir.OffloadedKernel:
         replay = _temp_replay(task)
         if replay is not None:
             tasks.append(replay)
+    unit_state: ir.ContainerSlot | None = None
     for task in reversed(kernel.tasks):
         grad_task = _clone_task(task)
-        if differentiate_unit(grad_task.body, grad_task.loop, grad_slot):
+        unit = differentiate_unit(grad_task.body, grad_task.loop, grad_slot)
+        if unit is not None:
             grad_task.name = task.name + "_grad"
             size_task_stacks(grad_task)     # launch-time SizeExprs for stacks the static pre-pass cannot size
+            if growable_stacks(grad_task):  # the rest grow at launch: guard the units for re-runs
+                unit_state = unit_state or unit_state_slot()
+                guard_units(grad_task, unit_state, unit.sweep_start)
             tasks.append(grad_task)
-    grad_kernel = ir.OffloadedKernel(kernel.name + "_grad", kernel.args, grad_slot.containers, tasks, kernel.loc,
+    containers = grad_slot.containers + ([unit_state] if unit_state is not None else [])
+    grad_kernel = ir.OffloadedKernel(kernel.name + "_grad", kernel.args, containers, tasks, kernel.loc,
                                      kernel.returns)
     check_adjoint_reads(kernel, grad_kernel, [slot for slot in grad_slot.by_primal.values() if slot is not None])
     return grad_kernel

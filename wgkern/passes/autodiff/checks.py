@@ -2,9 +2,10 @@
 
 `loop_bound_slots`: containers whose contents decide a loop's trip count (a `.grad` launched after they changed
 would replay a different loop than the forward did, so the runtime refuses it). `check_global_access_rule`:
-the debug-mode check of Taichi's global data access rule (no read of a global element after it was
-overwritten later in the same launch), for the cases decidable at compile time. `check_adjoint_reads`: a kernel
-that reads an adjoint (`x.grad[j]`) its own reverse kernel accumulates into cannot be differentiated."""
+Taichi's global data access rule (no read the reverse pass replays of a global element the same launch
+overwrites later), checked at every reverse compile for the cases decidable at compile time.
+`check_adjoint_reads`: a kernel that reads an adjoint (`x.grad[j]`) its own reverse kernel accumulates into
+cannot be differentiated."""
 from __future__ import annotations
 
 from wgkern.errors import AutodiffError, GlobalAccessRuleError
@@ -74,21 +75,24 @@ def _exit_conditions(block: ir.Block) -> list[ir.Stmt]:
     return conditions
 
 
-def check_global_access_rule(kernel: ir.OffloadedKernel) -> None:
-    """Raise AutodiffError where a launch reads a global element that the same launch overwrites later (the
-    reverse kernel replays reads from memory, so it would see the later value): a store at the same index
-    values later in the same task, or a store to the same container in a later task."""
+def check_global_access_rule(kernel: ir.OffloadedKernel, grad_kernel: ir.OffloadedKernel) -> None:
+    """Raise AutodiffError where a launch of `kernel` reads a global element that the same launch overwrites
+    later and `grad_kernel` (its reverse kernel) replays that read, so it would see the later value: a store at
+    the same index values later in the same task (not in the other branch of an `if` that no loop repeats), or
+    a store to the same container in a later task. Reads the reverse kernel does not replay (their values no
+    derivative needs) break nothing and are let through."""
+    replayed = _replayed_reads(grad_kernel)
     read_by_earlier_tasks: dict[ir.ContainerSlot, ir.Stmt] = {}
     for task in kernel.tasks:
-        loads: dict[tuple[int, tuple[int, ...]], ir.Stmt] = {}
-        for stmt in _walk(task.body):
+        loads: dict[tuple[int, tuple[int, ...]], list[tuple[ir.Stmt, tuple]]] = {}
+        for stmt, path in _walk_with_paths(task.body, ()):
             if isinstance(stmt, ir.GlobalLoad) and stmt.ptr.container.kind != "temp":
-                loads.setdefault(_element(stmt.ptr), stmt)
+                if _read_key(stmt) in replayed:
+                    loads.setdefault(_element(stmt.ptr), []).append((stmt, path))
             elif isinstance(stmt, (ir.GlobalStore, ir.AtomicOp)) and stmt.ptr.container.kind != "temp":
-                if isinstance(stmt, ir.AtomicOp) and stmt.op.value in ("add", "sub") \
-                        and not _has_gradient(stmt.ptr.container):
-                    continue  # a counter or a field without .grad may be read and then bumped
-                reader = loads.get(_element(stmt.ptr)) or read_by_earlier_tasks.get(stmt.ptr.container)
+                reader = next((load for load, load_path in loads.get(_element(stmt.ptr), ())
+                               if not _exclusive(load_path, path)), None)
+                reader = reader or read_by_earlier_tasks.get(stmt.ptr.container)
                 if reader is not None:
                     raise GlobalAccessRuleError(
                         f"global data access rule violated: '{stmt.ptr.container.name}' is overwritten here "
@@ -96,18 +100,42 @@ def check_global_access_rule(kernel: ir.OffloadedKernel) -> None:
                         f"read with the new value. Split the kernel or keep the old value in another field",
                         stmt.loc)
         for stmt in _walk(task.body):
-            if isinstance(stmt, ir.GlobalLoad) and stmt.ptr.container.kind != "temp":
+            if isinstance(stmt, ir.GlobalLoad) and stmt.ptr.container.kind != "temp" \
+                    and _read_key(stmt) in replayed:
                 read_by_earlier_tasks.setdefault(stmt.ptr.container, stmt)
 
 
-def _has_gradient(slot: ir.ContainerSlot) -> bool:
-    """Whether accumulating into `slot` matters to gradients: a float container, and for a field one with a
-    `.grad` (Taichi checks the fields that have adjoints); an ndarray's gradient is known only at launch."""
-    if not slot.dtype.is_float:
-        return False
-    if slot.kind == "field" and slot.host is not None:
-        return getattr(slot.host, "grad", None) is not None
-    return True
+def _read_key(load: ir.GlobalLoad) -> tuple:
+    """A forward load and the reverse kernel's replay of it share their container and source location (the
+    transform copies statements with their loc); two loads of one container on one line share a key, which can
+    only make the check stricter."""
+    loc = load.loc
+    return id(load.ptr.container), None if loc is None else (loc.filename, loc.lineno, loc.col)
+
+
+def _replayed_reads(grad_kernel: ir.OffloadedKernel) -> set[tuple]:
+    return {_read_key(stmt) for block in _task_blocks(grad_kernel) for stmt in _walk(block)
+            if isinstance(stmt, ir.GlobalLoad)}
+
+
+def _walk_with_paths(block: ir.Block, path: tuple):
+    """Statements with the chain of blocks that encloses each: ('if', if, branch) and ('loop', stmt) entries."""
+    for stmt in block.stmts:
+        yield stmt, path
+        for branch, child in enumerate(stmt.blocks()):
+            entry = ("if", stmt, branch) if isinstance(stmt, ir.If) else ("loop", stmt)
+            yield from _walk_with_paths(child, path + (entry,))
+
+
+def _exclusive(first: tuple, second: tuple) -> bool:
+    """Whether two statements can never both run in one thread: they sit in different branches of one `if`
+    that no loop around it (inside the task) runs again."""
+    for a, b in zip(first, second):
+        if a[0] == "loop" and a == b:
+            return False
+        if a != b:
+            return a[0] == "if" and b[0] == "if" and a[1] is b[1]
+    return False
 
 
 def _element(ptr: ir.GlobalPtr) -> tuple[int, tuple[int, ...]]:

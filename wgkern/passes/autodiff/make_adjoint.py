@@ -68,11 +68,13 @@ class AdjointEmitter:
         self.register_sums: dict[ir.RangeFor, dict[tuple, tuple[ir.Alloca, ir.GlobalPtr]]] = {}
 
     # ---- driver --------------------------------------------------------------------------------------
-    def run(self) -> None:
+    def run(self) -> ir.Stmt | None:
+        """Append the adjoint sweep to the replay; returns the sweep's first statement (None when empty)."""
         reverse = ir.Block()
         self.emit_reverse(self.body.stmts, self.body, reverse)
         _strip_primal_effects(self.body)
         self.body.stmts.extend(reverse.stmts)
+        return reverse.stmts[0] if reverse.stmts else None
 
     def emit_reverse(self, stmts: list[ir.Stmt], forward: ir.Block, reverse: ir.Block) -> None:
         self.reverse_of[forward] = reverse
