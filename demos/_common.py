@@ -3,12 +3,24 @@
 Not a demo itself (the leading underscore hides it from `python -m wgkern demo --list`)."""
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from typing import Callable, Iterator
 
 import numpy as np
 
 from wgkern.png import to_rgba, write_png  # noqa: F401 - the demos import them from here
+
+
+def output_path(name: str, out: str | None) -> str:
+    """Where a headless run writes its PNG: `out` when given, else <name>.png in $WK_DEMO_DIR or, without it, in
+    the folder wgkern-demos of the system's temporary directory (never the current directory unasked)."""
+    if out:
+        return out
+    folder = os.environ.get("WK_DEMO_DIR") or os.path.join(tempfile.gettempdir(), "wgkern-demos")
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, f"{name}.png")
 
 
 def show(frames, title: str) -> bool:
@@ -34,7 +46,7 @@ def show(frames, title: str) -> bool:
 def run_frames(name: str, simulate: Callable[[int], Iterator[np.ndarray]], steps: int, headless: bool,
                out: str | None, title: str) -> int:
     """A frame-producing demo's main loop: a window when asked for and available, else run `steps` steps and
-    write the last frame to `out` (default `<name>.png`), reporting the time per step."""
+    write the last frame to `out` (default: output_path's), reporting the time per step."""
     if not headless and show(simulate(10**9), title):
         return 0
     start = time.perf_counter()
@@ -42,7 +54,7 @@ def run_frames(name: str, simulate: Callable[[int], Iterator[np.ndarray]], steps
     for frame in simulate(steps):
         pass
     elapsed = time.perf_counter() - start
-    out = out or f"{name}.png"
+    out = output_path(name, out)
     write_png(out, frame)
     print(f"{name}: {steps} steps in {elapsed:.2f} s ({elapsed / steps * 1e3:.2f} ms/step); wrote {out}")
     return 0

@@ -15,13 +15,18 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import wgkern as wk  # noqa: E402
-from _common import show, to_rgba, write_png  # noqa: E402
+from _common import output_path, show, to_rgba, write_png  # noqa: E402
 
 CANNONS = 64
 DT = 0.01
 DRAG = 0.02
 GRAVITY = 9.81
 WIDTH, HEIGHT = 640, 360
+# Launch speeds stay in [SPEED_MIN, SPEED_MAX] m/s whatever the gradient says: 60 m/s carries a ball past the
+# farthest target (30 m) at every angle, and bounds the while loop's trips (a flight of at most about 6 s, 100
+# steps a second: the per-thread adstack the gradient keeps) however large a step the descent takes; near 0 a
+# ball would never leave the ground.
+SPEED_MIN, SPEED_MAX = 1.0, 60.0
 
 
 def build():
@@ -51,7 +56,7 @@ def build():
     @wk.kernel
     def descend(rate: wk.f32):
         for c in speed:
-            speed[c] = wk.max(speed[c] - rate * speed.grad[c], 1.0)
+            speed[c] = wk.clamp(speed[c] - rate * speed.grad[c], SPEED_MIN, SPEED_MAX)
 
     return speed, angle, target, landing, loss, fire, descend
 
@@ -95,31 +100,39 @@ def render(first: np.ndarray, final: np.ndarray, angles: np.ndarray, targets: np
     return to_rgba(image)
 
 
-def main(arch=None, headless: bool = True, out: str | None = "aim.png", steps: int | None = None) -> int:
-    program = wk.init(arch=arch)
-    steps = steps or 100
+def train(steps: int, state: dict | None = None, report: bool = False) -> tuple[np.ndarray, ...]:
+    """`steps` gradient steps from 12 m/s; (angles, first speeds, trained speeds, targets). `state`, when
+    given, receives the fields."""
     speed, angle, target, landing, loss, fire, descend = build()
+    if state is not None:
+        state.update(speed=speed, landing=landing, loss=loss)
     rng = np.random.default_rng(1)
     speed.from_numpy(np.full(CANNONS, 12.0, np.float32))
     angle.from_numpy(np.linspace(math.radians(20), math.radians(70), CANNONS).astype(np.float32))
     targets = rng.uniform(8.0, 30.0, CANNONS).astype(np.float32)
     target.from_numpy(targets)
-    print(f"aim: {CANNONS} cannons, {steps} gradient steps on {program.arch!r} ({program.description})")
-    angles = angle.to_numpy()
     first_speeds = speed.to_numpy()
-    start = time.perf_counter()
     for step in range(steps):
         loss[None] = 0.0
         with wk.ad.Tape(loss=loss):
             fire()
         descend(0.02)
-        if step % max(steps // 8, 1) == 0 or step == steps - 1:
+        if report and (step % max(steps // 8, 1) == 0 or step == steps - 1):
             print(f"  step {step:3d}: mean squared miss {loss[None] / CANNONS:.4f} m^2")
+    return angle.to_numpy(), first_speeds, speed.to_numpy(), targets
+
+
+def main(arch=None, headless: bool = True, out: str | None = None, steps: int | None = None) -> int:
+    program = wk.init(arch=arch)
+    steps = steps or 100
+    print(f"aim: {CANNONS} cannons, {steps} gradient steps on {program.arch!r} ({program.description})")
+    start = time.perf_counter()
+    angles, first_speeds, speeds, targets = train(steps, report=True)
     elapsed = time.perf_counter() - start
-    frame = render(first_speeds, speed.to_numpy(), angles, targets)
+    frame = render(first_speeds, speeds, angles, targets)
     if not headless and show(iter([frame]), "wgkern differentiable aiming"):
         return 0
-    out = out or "aim.png"
+    out = output_path("aim", out)
     write_png(out, frame)
     print(f"aim: {steps} forward+backward steps in {elapsed:.2f} s; wrote {out}")
     return 0

@@ -47,10 +47,12 @@ def colorize(t: wk.template(), image: wk.template()):
         image[i, j][2] = wk.clamp(3.0 * v - 2.0, 0.0, 1.0) * 0.8 + 0.2 * (1.0 - v)
 
 
-def simulate(steps: int):
-    """Yield an RGBA frame every 10 steps."""
+def simulate(steps: int, state: dict | None = None):
+    """Yield an RGBA frame every 10 steps; `state`, when given, receives the two temperature fields."""
     a = wk.field(wk.f32, shape=(HEIGHT, WIDTH), name="temperature")
     b = wk.field(wk.f32, shape=(HEIGHT, WIDTH), name="temperature_next")
+    if state is not None:
+        state.update(temperature=a, temperature_next=b)
     image = wk.Vector.field(3, wk.f32, shape=(HEIGHT, WIDTH), name="image")
     for step in range(steps):
         heat_sources(a, step * 0.02)
@@ -61,7 +63,7 @@ def simulate(steps: int):
             yield to_rgba(image.to_numpy())
 
 
-def main(arch=None, headless: bool = True, out: str | None = "heat.png", steps: int | None = None) -> int:
+def main(arch=None, headless: bool = True, out: str | None = None, steps: int | None = None) -> int:
     program = wk.init(arch=arch)
     steps = steps or 400
     print(f"heat: {WIDTH}x{HEIGHT} plate, {steps} steps on {program.arch!r} ({program.description})")

@@ -25,6 +25,14 @@ YOUNG, POISSON = 3.0e3, 0.2
 MU = YOUNG / (2 * (1 + POISSON))
 LAMBDA = YOUNG * POISSON / ((1 + POISSON) * (1 - 2 * POISSON))
 SNOW = 1                 # material ids: 0 jelly, 1 snow
+# Snow hardens as it is compressed (exp(10 (1 - plastic))); bounded as the classic MLS-MPM demos bound it, so a
+# strongly compressed or stretched particle neither stiffens without limit (the explicit step would then blow up)
+# nor goes soft as water.
+HARDENING_MIN, HARDENING_MAX = 0.1, 5.0
+# The particles stay where their 3 x 3 stencil lies inside the grid (base >= 0, base + 2 <= GRID - 1), and move
+# less than half a cell per step (the explicit scheme's CFL limit; the walls' velocities are far below it).
+X_MIN, X_MAX = DX, (GRID - 2) * DX
+V_MAX = 0.5 * DX / DT
 
 
 def fields():
@@ -66,7 +74,9 @@ def substep(x: wk.template(), v: wk.template(), affine: wk.template(), deformati
         fx = x[p] / DX - base.cast(float)
         w = weights(fx)
         F = (wk.Matrix.identity(wk.f32, 2) + DT * affine[p]) @ deformation[p]
-        hardening = wk.exp(10.0 * (1.0 - plastic[p])) if material[p] == SNOW else 0.4
+        hardening = 0.4
+        if material[p] == SNOW:
+            hardening = wk.clamp(wk.exp(10.0 * (1.0 - plastic[p])), HARDENING_MIN, HARDENING_MAX)
         U, sigma, V = wk.svd(F)
         J = 1.0
         for d in wk.static(range(2)):
@@ -107,9 +117,12 @@ def substep(x: wk.template(), v: wk.template(), affine: wk.template(), deformati
             weight = w[i][0] * w[j][1]
             new_v += weight * g
             new_affine += (4.0 / DX) * weight * g.outer_product(offset.cast(float) - fx)
+        speed = new_v.norm()
+        if speed > V_MAX:
+            new_v *= V_MAX / speed
         v[p] = new_v
         affine[p] = new_affine
-        x[p] += DT * new_v
+        x[p] = wk.math.clamp(x[p] + DT * new_v, X_MIN, X_MAX)
 
 
 @wk.kernel
@@ -123,9 +136,11 @@ def render(x: wk.template(), material: wk.template(), image: wk.template()):
             image[row, col] = wk.math.vec3(0.95, 0.55, 0.3) if material[p] == 0 else wk.math.vec3(0.85, 0.9, 1.0)
 
 
-def simulate(steps: int):
-    """Yield an RGBA frame every 20 steps."""
+def simulate(steps: int, state: dict | None = None):
+    """Yield an RGBA frame every 20 steps; `state`, when given, receives the fields."""
     f = fields()
+    if state is not None:
+        state.update(f)
     image = wk.Vector.field(3, wk.f32, shape=(HEIGHT, WIDTH))
     seed(f["x"], f["v"], f["deformation"], f["plastic"], f["material"])
     for step in range(steps):
@@ -139,7 +154,7 @@ def simulate(steps: int):
             yield frame
 
 
-def main(arch=None, headless: bool = True, out: str | None = "mpm.png", steps: int | None = None) -> int:
+def main(arch=None, headless: bool = True, out: str | None = None, steps: int | None = None) -> int:
     program = wk.init(arch=arch)
     steps = steps or 1500
     print(f"mpm: {PARTICLES} particles on a {GRID}x{GRID} grid, {steps} steps on {program.arch!r} "

@@ -78,9 +78,11 @@ def colorize(density: wk.template(), image: wk.template()):
         image[i, j] = wk.math.vec3(v * v, v, 0.35 + 0.65 * v)
 
 
-def simulate(steps: int):
-    """Yield an RGBA frame every 5 steps."""
+def simulate(steps: int, state: dict | None = None):
+    """Yield an RGBA frame every 5 steps; `state`, when given, receives the particle fields."""
     px, py, vx, vy, age = (wk.field(wk.f32, shape=COUNT, name=n) for n in ("px", "py", "vx", "vy", "age"))
+    if state is not None:
+        state.update(px=px, py=py, vx=vx, vy=vy, age=age)
     density = wk.field(wk.f32, shape=(HEIGHT, WIDTH), name="density")
     image = wk.Vector.field(3, wk.f32, shape=(HEIGHT, WIDTH), name="image")
     emit(px, py, vx, vy, age)
@@ -92,7 +94,7 @@ def simulate(steps: int):
             yield to_rgba(image.to_numpy())
 
 
-def main(arch=None, headless: bool = True, out: str | None = "particles.png", steps: int | None = None) -> int:
+def main(arch=None, headless: bool = True, out: str | None = None, steps: int | None = None) -> int:
     program = wk.init(arch=arch)
     steps = steps or 600
     print(f"particles: {COUNT} particles, {steps} steps on {program.arch!r} ({program.description})")

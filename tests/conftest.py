@@ -2,7 +2,8 @@
 an in-memory backend that runs kernels with the reference interpreter, for runtime tests without a device).
 
 Vulkan (lavapipe) runs wherever a Vulkan wgpu adapter exists; under CI=true a missing one fails the session.
-WK_ARCH=cpu|vulkan|... restricts the `arch` fixture to that arch."""
+WK_ARCH=cpu|vulkan|... restricts the `arch` fixture to that arch; WK_FAST_MATH=0 makes it call
+wk.init(fast_math=False) (correctly rounded division, no reassociation) instead of the default fast_math=True."""
 from __future__ import annotations
 
 import math
@@ -30,6 +31,7 @@ from wgkern.runtime import program as program_module  # noqa: E402
 from wgkern.runtime.arch import Arch, Selection, list_wgpu_adapters  # noqa: E402
 
 _IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+FAST_MATH = os.environ.get("WK_FAST_MATH", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def _cpu_available() -> tuple[bool, str]:
@@ -82,6 +84,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
                 pytest.exit(f"CI=true but arch '{name}' is unavailable: {why}", returncode=1)
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"wgkern: fast_math={'on' if FAST_MATH else 'off'} in the arch fixture (WK_FAST_MATH)"
+
+
 # Arches a test cannot run on, by the fixture it asks for: `gpu` is `arch` without the CPU backend (wk.simt's
 # block and subgroup features; the CPU's refusal of them is tested on its own). Left out at collection, so they
 # are neither run nor counted as skips.
@@ -110,9 +116,9 @@ def gpu(arch: Arch) -> Arch:
 
 @pytest.fixture
 def arch(request: pytest.FixtureRequest) -> Iterator[Arch]:
-    """A fresh wk.init on each available arch; wk.reset afterwards."""
+    """A fresh wk.init on each available arch (fast_math as WK_FAST_MATH says); wk.reset afterwards."""
     chosen = Arch(request.param)
-    wk.init(arch=chosen)
+    wk.init(arch=chosen, fast_math=FAST_MATH)
     try:
         yield chosen
     finally:

@@ -73,9 +73,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"unknown demo {name!r}; available: {', '.join(demos)}", file=sys.stderr)
         return 2
     headless = args.headless or not _has_display()
-    out = args.out or (f"{name}.png" if headless else None)
     module = _load_demo(demos[name])
-    return int(module.main(arch=args.arch, headless=headless, out=out, steps=args.steps) or 0)
+    return int(module.main(arch=args.arch, headless=headless, out=args.out, steps=args.steps) or 0)
 
 
 def _has_display() -> bool:
@@ -103,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("name", nargs="?", default=None, help="demo name (default: aim, the main demo); --list shows all")
     demo.add_argument("--list", action="store_true", help="list the demos")
     demo.add_argument("--headless", action="store_true", help="render to a PNG instead of a window")
-    demo.add_argument("--out", default=None, metavar="F.png", help="PNG to write (headless; default NAME.png)")
+    demo.add_argument("--out", default=None, metavar="F.png", help="PNG to write (headless; default: NAME.png in $WK_DEMO_DIR, "
+                      "else in wgkern-demos/ of the temporary directory)")
     demo.add_argument("--arch", default=None, help="cpu, vulkan, gpu, ... (default: what wk.init() picks)")
     demo.add_argument("--steps", type=int, default=None, help="simulation steps (default: the demo's own)")
     demo.set_defaults(run=cmd_demo)

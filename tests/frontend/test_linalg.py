@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import wgkern as wk
+from tests.error_bounds import assert_within, f32_bound
 
 
 def _decompose(a: np.ndarray) -> list[np.ndarray]:
@@ -38,6 +39,13 @@ def _special_matrices(d: int) -> list[np.ndarray]:
             np.outer([1.0, 2.0, 3.0], [1.0, 0.0, 1.0]), np.eye(3)]
 
 
+# Operations in sequence behind each entry (tests/error_bounds.py counts each at 8 U): 2x2, the closed-form polar
+# factors (det, B, 1/sqrt|det B|: ~8), one Jacobi rotation of P (~12) and U = R V (3); 3x3, A^T A (5), 6 cyclic
+# sweeps in which each entry takes 3 rotations of ~6 operations each (the rotation's cosine through sqrt and a
+# division, then a 2-term update), A v / sigma with Gram-Schmidt and a cross product (~32).
+_SVD_OPS = {2: 24, 3: 6 * 3 * 6 + 5 + 32}
+
+
 @pytest.mark.parametrize("d", [2, 3])
 def test_svd_and_polar_factorise_with_rotations(arch, d):
     a = np.random.default_rng(d).normal(size=(1024, d, d))
@@ -45,32 +53,47 @@ def test_svd_and_polar_factorise_with_rotations(arch, d):
     a[:len(special)] = special
     u, s, v, r, p = _decompose(a)
     t = (0, 2, 1)
-    atol = 1e-5 * d
-    np.testing.assert_allclose(u @ s @ np.transpose(v, t), a, atol=atol)
-    for orthogonal in (u, v, r):
-        np.testing.assert_allclose(orthogonal @ np.transpose(orthogonal, t), np.broadcast_to(np.eye(d), a.shape),
-                                   atol=atol)
-    np.testing.assert_allclose(np.linalg.det(v), 1.0, atol=atol)
+    norm = np.linalg.norm(a, 2, axis=(1, 2))[:, None, None]           # ||A||_2 of each matrix
+    orth = f32_bound(_SVD_OPS[d])                                     # |Q Q^T - I| entrywise, Q = U, V, R
+    # |U sigma V^T - A| entrywise: the operations on values of size ||A||; the 2x2 svd also leaves an
+    # off-diagonal of P below _DIAGONAL_TOLERANCE (1e-5) unrotated, as Taichi's does
+    recon = f32_bound(_SVD_OPS[d], norm) + (1e-5 if d == 2 else 0.0)
+    # singular values: Weyl's theorem on the reconstruction error (2-norm <= d * entrywise) plus sigma's
+    # distortion by U and V being orthogonal only to within `orth` (2-norm <= d * orth each)
+    sv = d * recon[:, :, 0] + 2 * d * orth * norm[:, :, 0]
+    identity = np.broadcast_to(np.eye(d), a.shape)
+    assert_within(u @ s @ np.transpose(v, t), a, recon, "U sigma V^T = A")
+    for name, orthogonal in (("U", u), ("V", v), ("R", r)):
+        assert_within(orthogonal @ np.transpose(orthogonal, t), identity, orth, f"{name} {name}^T = I")
+    assert_within(np.linalg.det(v), 1.0, d * orth, "det V = 1")               # det(I + E) = 1 + tr E + ...
     sigma = np.diagonal(s, axis1=1, axis2=2)
     assert np.count_nonzero(s - np.einsum("ij,ni->nij", np.eye(d), sigma)) == 0      # diagonal
-    assert (sigma[:, :-1] >= np.abs(sigma[:, 1:]) - 1e-6).all() and (sigma[:, 0] >= 0).all()   # decreasing
-    np.testing.assert_allclose(np.sort(np.abs(sigma), axis=1), np.sort(np.linalg.svd(a, compute_uv=False), axis=1),
-                               atol=atol)
-    np.testing.assert_allclose(r @ p, a, atol=atol)
-    np.testing.assert_allclose(p, np.transpose(p, t), atol=atol)
+    assert (sigma[:, :-1] >= np.abs(sigma[:, 1:]) - sv).all() and (sigma[:, 0] >= 0).all()   # decreasing
+    assert_within(np.sort(np.abs(sigma), axis=1), np.sort(np.linalg.svd(a, compute_uv=False), axis=1), sv,
+                  "singular values")
+    # R P = A: R = U V^T and P = V sigma V^T add 3 operations each to U, sigma, V's
+    polar = f32_bound(_SVD_OPS[d] + 6, norm) + (1e-5 if d == 2 else 0.0)
+    assert_within(r @ p, a, polar, "R P = A")
+    assert_within(p, np.transpose(p, t), polar, "P symmetric")
     sign = np.where(np.linalg.det(a) < 0, -1.0, 1.0)
     if d == 3:      # U, R rotations; the sign of det(A) rides on the last singular value
         for rotation in (u, r):
-            np.testing.assert_allclose(np.linalg.det(rotation), 1.0, atol=atol)
-        np.testing.assert_allclose(np.sign(sigma[:, -1]) * np.abs(sigma).prod(axis=1), np.linalg.det(a), atol=1e-4)
+            assert_within(np.linalg.det(rotation), 1.0, d * orth, "det = 1")
+        # a product of d factors, each within sv of sigma_i <= ||A||
+        assert_within(np.sign(sigma[:, -1]) * np.abs(sigma).prod(axis=1), np.linalg.det(a),
+                      d * sv[:, 0] * norm[:, 0, 0] ** (d - 1), "the product of sigma is det A")
     else:           # Taichi's 2x2: P positive semi-definite, sigma >= 0; U and R reflections where det(A) < 0
-        assert (sigma >= 0).all() and (np.linalg.eigvalsh(p) >= -atol).all()
-        w, q = np.linalg.eigh(np.transpose(a, t) @ a)            # P is the square root of A^T A
-        np.testing.assert_allclose(p, q @ (np.sqrt(np.clip(w, 0, None))[..., None] * np.transpose(q, t)),
-                                   atol=1e-4)
+        # P's eigenvalues are sigma's, within sv
+        assert (sigma >= 0).all() and (np.linalg.eigvalsh(p) >= -sv).all()
+        # P is the square root of A^T A: the Hermitian polar factor moves by at most sqrt(2) times a
+        # perturbation of A (the R P = A bound), and R's departure from orthogonality adds orth * ||A||
+        w, q = np.linalg.eigh(np.transpose(a, t) @ a)
+        assert_within(p, q @ (np.sqrt(np.clip(w, 0, None))[..., None] * np.transpose(q, t)),
+                      np.sqrt(2) * d * (polar + orth * norm), "P = sqrt(A^T A)")
         for orthogonal in (u, r):
-            np.testing.assert_allclose(np.linalg.det(orthogonal), sign, atol=atol)
-    np.testing.assert_allclose(s[0], np.diag(np.sort(np.diagonal(special[0]))[::-1]), atol=1e-6)
+            assert_within(np.linalg.det(orthogonal), sign, d * orth, "det = sign(det A)")
+    # diag(2, 3, 1): sorted decreasing, each within the singular-value bound (||A|| = 3)
+    assert_within(s[0], np.diag(np.sort(np.diagonal(special[0]))[::-1]), sv[0].max(), "sorted diagonal")
 
 
 def test_decompositions_name_what_they_support():
@@ -144,9 +167,18 @@ def test_sym_eig_of_larger_matrices(arch, d):
     A.from_numpy(a.astype(np.float32))
     k()
     w, v = values.to_numpy().astype(np.float64), vectors.to_numpy().astype(np.float64)
-    np.testing.assert_allclose(w, np.linalg.eigvalsh(a), atol=1e-4)          # increasing
-    np.testing.assert_allclose(a @ v, v * w[:, None, :], atol=2e-4)
-    np.testing.assert_allclose(np.transpose(v, (0, 2, 1)) @ v, np.broadcast_to(np.eye(d), (n, d, d)), atol=1e-5)
+    # 12 cyclic sweeps (frontend/linalg.py's _LOOP_SWEEPS); in each, an entry takes the 2d - 3 rotations of its
+    # row's and column's pairs, ~6 operations each (the cosine through sqrt and a division, a 2-term update)
+    ops = 12 * (2 * d - 3) * 6
+    norm = np.linalg.norm(a, 2, axis=(1, 2))[:, None]                # ||A||_2 of each matrix
+    orth = f32_bound(ops)                                            # |V^T V - I| entrywise
+    # Weyl: the eigenvalues of A + E, |E_ij| <= f32_bound(ops, ||A||), move by at most ||E||_2 <= d max|E_ij|
+    values = d * f32_bound(ops, norm)
+    assert_within(w, np.linalg.eigvalsh(a), values, "eigenvalues")       # increasing
+    # A v_k - w_k v_k = (A - w_k) (v_k - exact) + (exact w_k - w_k) v_k: the rotation errors of the columns
+    # (orth, times ||A - w_k|| <= 2 ||A||, per entry over d terms) and the eigenvalue error
+    assert_within(a @ v, v * w[:, None, :], values[:, :, None] + 2 * d * orth * norm[:, :, None], "A v = w v")
+    assert_within(np.transpose(v, (0, 2, 1)) @ v, np.broadcast_to(np.eye(d), (n, d, d)), orth, "V^T V = I")
 
 
 def test_eig_of_general_2x2_matrices(arch):

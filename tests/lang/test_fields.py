@@ -490,6 +490,14 @@ def test_to_torch_and_from_torch(arch, monkeypatch):
     assert list(out["m"].array) == [1.0, 2.0] and out["p"].array.sum() == 4.0
 
 
+def test_to_torch_without_torch_says_what_to_install(arch, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "torch", None)          # an import of torch now raises ImportError
+    v = wk.field(wk.f32, shape=3)
+    with pytest.raises(wk.WkError, match=r"field 'v'\.to_torch\(\) needs PyTorch \(pip install torch"):
+        v.to_torch()
+
+
 def test_numpy_conversion_and_python_iteration(arch):
     # np.asarray(x) is x.to_numpy() for any number of axes; Python iteration covers 1-D containers only (a 2-D
     # field used to iterate as empty)

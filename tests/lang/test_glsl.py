@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 import wgkern as wk
+from tests.error_bounds import assert_within, f32_bound
 
 
 def test_scalar_and_vector_helpers(arch):
@@ -33,23 +34,42 @@ def test_scalar_and_vector_helpers(arch):
             vout[i, 2] = wk.math.refract(d, wk.math.vec2(0.0, 1.0), 3.0)
 
     k()
-    got, vgot = out.to_numpy(), vout.to_numpy()
-    t = np.clip((xs + 1.0) / 3.0, 0.0, 1.0)
-    expected = np.stack([1.0 * (1 - xs) + 3.0 * xs, (xs >= 0.5).astype(np.float32), t * t * (3 - 2 * t),
-                         xs - np.floor(xs), xs - 1.25 * np.floor(xs / 1.25), xs, np.hypot(xs, 2.0),
-                         (xs < 0).astype(np.float32), np.ones(n, np.float32)], axis=1)
-    np.testing.assert_allclose(got, expected, rtol=2e-6, atol=2e-6)
-    d = np.stack([xs, -np.ones(n)], axis=1) / np.hypot(xs, 1.0)[:, None]
+    got, vgot = out.to_numpy().astype(np.float64), vout.to_numpy().astype(np.float64)
+    v = xs.astype(np.float64)
+    t = np.clip((v + 1.0) / 3.0, 0.0, 1.0)
+    assert np.abs(v / 1.25 - np.round(v / 1.25)).min() > f32_bound(2, 3.0)     # mod's floor cannot flip
+    expected = np.stack([1.0 * (1 - v) + 3.0 * v, (v >= 0.5), t * t * (3 - 2 * t), v - np.floor(v),
+                         v - 1.25 * np.floor(v / 1.25), v, np.hypot(v, 2.0), (v < 0), np.ones(n)], axis=1)
+    # per column: the f32 operations behind it and the largest magnitude on the way (tests/error_bounds.py)
+    bounds = np.stack([f32_bound(3, 1 + 3 * np.abs(v)),           # mix: 1 - v, 3 v, the sum
+                       np.zeros(n),                                 # step: a comparison, exact
+                       f32_bound(7, np.full(n, 3.0)),               # smoothstep: (v + 1) / 3, clamp, t t (3 - 2 t)
+                       f32_bound(1, np.abs(v)),                     # fract: v - floor(v)
+                       f32_bound(4, np.abs(v)),                     # mod: v / 1.25 (floor exact), v - 1.25 k
+                       f32_bound(4, np.abs(v)),                     # degrees(radians(v)): two rounded constants
+                       f32_bound(4, np.hypot(v, 2.0)),              # distance: 2 squares, a sum, sqrt
+                       np.zeros(n), np.zeros(n)], axis=1)           # isnan, isinf: exact
+    assert_within(got, expected, bounds, "GLSL scalar helpers")
+    d = np.stack([v, -np.ones(n)], axis=1) / np.hypot(v, 1.0)[:, None]
     normal = np.array([0.0, 1.0])
-    np.testing.assert_allclose(vgot[:, 0], d - 2 * (d @ normal)[:, None] * normal, atol=1e-6)
+    unit = 5          # normalize: a dot product (3), sqrt and a division: |d - exact| <= f32_bound(5, 1)
+    # reflect: d - 2 (d . n) n, 3 more operations on values up to 2
+    assert_within(vgot[:, 0], d - 2 * (d @ normal)[:, None] * normal, f32_bound(unit + 3, 2.0), "reflect")
 
-    def refract(eta: float) -> np.ndarray:
+    def refract(eta: float) -> tuple[np.ndarray, np.ndarray]:
         cos_in = d @ normal
         k_ = 1 - eta * eta * (1 - cos_in ** 2)
         out_ = eta * d - (eta * cos_in + np.sqrt(np.maximum(k_, 0)))[:, None] * normal
-        return np.where((k_ >= 0)[:, None], out_, 0.0)
-    np.testing.assert_allclose(vgot[:, 1], refract(0.75), atol=2e-6)
-    np.testing.assert_allclose(vgot[:, 2], refract(3.0), atol=2e-6)
+        # k: d's error and 4 operations on values up to eta^2; sqrt(k) scales that by 1 / (2 sqrt k) and adds
+        # its own rounding; then eta d - (eta cos + sqrt k) n, 3 operations on values up to eta + 1
+        k_error = f32_bound(unit + 4, eta * eta)
+        assert np.abs(k_).min() > k_error            # the k < 0 test (total internal reflection) cannot flip
+        root = np.sqrt(np.maximum(k_, 1e-30))
+        bound = k_error / (2 * root) + f32_bound(1, root) + f32_bound(unit + 3, eta + 1)
+        return np.where((k_ >= 0)[:, None], out_, 0.0), np.where((k_ >= 0)[:, None], bound[:, None], 0.0)
+    for column, eta in ((1, 0.75), (2, 3.0)):
+        want, bound = refract(eta)
+        assert_within(vgot[:, column], want, bound, f"refract(eta={eta})")
     assert (vgot[:, 2] == 0).any()        # total internal reflection happens in this sweep
 
 
@@ -105,7 +125,10 @@ def test_matrix_and_complex_helpers(arch):
             out[9] = wk.math.cconj(q).y
 
     k()
-    np.testing.assert_allclose(out.to_numpy(), [5.0, 1.0, 0.0, 0.0, 1.0, 5.0, 5.0, 1.0, 2.0, -2.0], atol=1e-6)
+    # at most 8 f32 operations behind each value (cdiv: a complex product, |w|^2 and a division; inverse: the
+    # determinant, a division, a 2-term product) on values up to 5; cos(pi / 2) is f32 pi's, within 1 ulp of 1
+    assert_within(out.to_numpy(), [5.0, 1.0, 0.0, 0.0, 1.0, 5.0, 5.0, 1.0, 2.0, -2.0], f32_bound(8, 5.0),
+                  "mat2 inverse, rotation and complex helpers")
 
 
 def _rx(a):

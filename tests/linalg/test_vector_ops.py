@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import wgkern as wk
+from tests.error_bounds import f32_bound
 from wgkern.linalg import vector_ops
 
 
@@ -35,12 +36,21 @@ def test_dot_matches_numpy(arch, dtype, shape, element, offset):
     space = vector_ops.workspace(a, ("unused",))
     space.state[vector_ops.STATUS] = vector_ops.RUNNING
     vector_ops.dot_into(a, b, space.partials, space.s, vector_ops.DOT_A, space.state, space.layout.as_template())
-    expected = float((a.to_numpy().astype(np.float64) * b.to_numpy()).sum())
-    assert float(space.s[vector_ops.DOT_A]) == pytest.approx(expected, rel=1e-5 if dtype == wk.f32 else 1e-12)
+    products = a.to_numpy().astype(np.float64) * b.to_numpy()
+    expected = float(products.sum())
+    # each product passes through its element's dot (m terms), its block's running sum (BLOCK elements) and the
+    # sum of the partials (one per block): that many roundings, each at most U (f32) or 2^-53 (f64) of the
+    # running sums, which are bounded by sum |a b|
+    elements = products.reshape(products.shape[:len(shape)] + (-1,))
+    m, blocks = elements.shape[-1], -(-int(np.prod(shape)) // vector_ops.BLOCK)
+    ops = m + 1 + min(vector_ops.BLOCK, int(np.prod(shape))) + blocks
+    bound = (f32_bound(ops, np.abs(products).sum()) if dtype == wk.f32
+             else ops * 2.0 ** -53 * np.abs(products).sum())
+    assert float(space.s[vector_ops.DOT_A]) == pytest.approx(expected, abs=bound)
     space.state[vector_ops.STATUS] = vector_ops.CONVERGED     # a stopped solve skips the work
     a.fill(0)
     vector_ops.dot_into(a, b, space.partials, space.s, vector_ops.DOT_A, space.state, space.layout.as_template())
-    assert float(space.s[vector_ops.DOT_A]) == pytest.approx(expected, rel=1e-5 if dtype == wk.f32 else 1e-12)
+    assert float(space.s[vector_ops.DOT_A]) == pytest.approx(expected, abs=bound)
 
 
 def test_workspace_cache_follows_shape_type_and_program(arch):

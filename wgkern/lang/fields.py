@@ -463,7 +463,11 @@ class Container:
     def to_torch(self, device: Any = None, keep_dims: bool = False) -> Any:
         """Taichi's `x.to_torch(device=None)`: a new torch tensor holding the contents (through to_numpy), moved
         to `device` when one is given."""
-        import torch
+        try:
+            import torch
+        except ImportError:
+            raise WkError(f"{self.kind_name} '{self.name}'.to_torch() needs PyTorch (pip install torch, or "
+                          f"pip install 'wgkern[torch]'); to_numpy() gives the contents as a numpy array") from None
         tensor = torch.from_numpy(self.to_numpy(keep_dims=keep_dims))
         return tensor if device is None else tensor.to(device)
 

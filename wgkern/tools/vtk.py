@@ -12,7 +12,8 @@ def write_vtk(scalar_field: Any, filename: str) -> None:
     try:
         from pyevtk.hl import gridToVTK
     except ImportError:
-        raise RuntimeError("write_vtk needs pyevtk to write VTK files (pip install pyevtk)") from None
+        raise RuntimeError("write_vtk needs pyevtk to write VTK files (pip install pyevtk, or pip install "
+                           "'wgkern[vtk]')") from None
     values = np.asarray(scalar_field.to_numpy() if hasattr(scalar_field, "to_numpy") else scalar_field)
     if values.ndim not in (2, 3):
         raise ValueError(f"write_vtk: scalar_field of shape {values.shape}; it must be a 2-D or 3-D scalar field")
