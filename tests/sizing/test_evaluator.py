@@ -53,7 +53,10 @@ class RandomExprs:
         return self.read(scope)
 
     def index(self, scope: list[E.BoundVar], extent: int) -> E.SizeExpr:
-        if scope and self.rng.random() < 0.8:
+        r = self.rng.random()
+        if scope and r < 0.15:       # a computed index (as n-D loops and `n[(i + 1) % N]` give): in bounds
+            return E.modulo(E.Add(self.rng.choice(scope), E.Const(self.rng.randint(-3, 3))), E.Const(extent))
+        if scope and r < 0.8:
             return self.rng.choice(scope)
         return E.Const(self.rng.randint(0, extent - 1))
 
@@ -79,10 +82,14 @@ class RandomExprs:
             begin = E.Const(self.rng.randint(0, 2))
             return E.MaxOverRange(var, begin, self.range_end(scope), self.expr(scope + [var], depth - 1))
         if not self.monotone:
-            kind = self.rng.choice([E.Add, E.Sub, E.Mul, E.Max])
+            kind = self.rng.choice([E.Add, E.Sub, E.Mul, E.Max, E.FloorDiv])
+            if kind is E.FloorDiv and self.rng.random() < 0.7:     # else any divisor (0: both sides raise)
+                return E.FloorDiv(self.expr(scope, depth - 1), E.Const(self.rng.randint(1, 5)))
             return kind(self.expr(scope, depth - 1), self.expr(scope, depth - 1))
-        kind = self.rng.choice([E.Add, E.Mul, E.Max])
+        kind = self.rng.choice([E.Add, E.Mul, E.Max, E.FloorDiv])
         lhs, rhs = self.expr(scope, depth - 1), self.expr(scope, depth - 1)
+        if kind is E.FloorDiv:
+            return E.FloorDiv(lhs, E.Const(self.rng.randint(1, 5)))
         if kind is E.Mul:
             lhs, rhs = E.Max(lhs, E.Const(0)), E.Max(rhs, E.Const(0))
         return kind(lhs, rhs)

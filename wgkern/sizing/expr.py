@@ -2,7 +2,9 @@
 
 Nodes are immutable, hashable and compared by structure, so equal expressions share cache entries and
 reducer results. Leaves that read containers hold the IR `ContainerSlot` itself (identity-hashed); the launch
-context maps it to storage. `MaxOverRange(var, begin, end, body)` is max(0, max of body over var in [begin,
+context maps it to storage. `FloorDiv` is Python's `//` (floor division; a zero divisor is a SizingError on the
+host, and device reducers take only a positive constant divisor). `min(a, b)` needs no node: `minimum` builds
+`a - max(a - b, 0)`, and `a % b` is `a - b * (a // b)` (`modulo`). `MaxOverRange(var, begin, end, body)` is max(0, max of body over var in [begin,
 end)): 0 on an empty range, never negative, which is what a count needs."""
 from __future__ import annotations
 
@@ -93,6 +95,11 @@ class Max(_Binary):
     __slots__ = ()
 
 
+class FloorDiv(_Binary):
+    """lhs // rhs, rounding towards negative infinity."""
+    __slots__ = ()
+
+
 class MaxOverRange(SizeExpr):
     """max(0, max over var in [begin, end) of body). `where` names the loop's source line (for errors; not
     compared)."""
@@ -107,8 +114,9 @@ class MaxOverRange(SizeExpr):
 
 BINARY_OPS: dict[type, Callable[[int, int], int]] = {
     Add: lambda a, b: a + b, Sub: lambda a, b: a - b, Mul: lambda a, b: a * b, Max: max,
+    FloorDiv: lambda a, b: a // b,
 }
-_SYMBOLS = {Add: "+", Sub: "-", Mul: "*"}
+_SYMBOLS = {Add: "+", Sub: "-", Mul: "*", FloorDiv: "//"}
 
 
 # ---- construction helpers (fold constants so printed and cached forms stay small) -----------------------------
@@ -133,6 +141,32 @@ def maximum(a: SizeExpr, b: SizeExpr) -> SizeExpr:
     if isinstance(a, Const) and isinstance(b, Const):
         return Const(max(a.value, b.value))
     return a if a == b else Max(a, b)
+
+
+def sub(a: SizeExpr, b: SizeExpr) -> SizeExpr:
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(a.value - b.value)
+    return a if b == Const(0) else Sub(a, b)
+
+
+def floordiv(a: SizeExpr, b: SizeExpr) -> SizeExpr:
+    if isinstance(a, Const) and isinstance(b, Const) and b.value != 0:
+        return Const(a.value // b.value)
+    return a if b == Const(1) else FloorDiv(a, b)
+
+
+def minimum(a: SizeExpr, b: SizeExpr) -> SizeExpr:
+    """min(a, b) = a - max(a - b, 0): exact, in the grammar's own nodes."""
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(min(a.value, b.value))
+    return a if a == b else Sub(a, Max(Sub(a, b), Const(0)))
+
+
+def modulo(a: SizeExpr, b: SizeExpr) -> SizeExpr:
+    """Python's a % b (the sign of the divisor) = a - b * (a // b)."""
+    if isinstance(a, Const) and isinstance(b, Const) and b.value != 0:
+        return Const(a.value % b.value)
+    return sub(a, mul(b, floordiv(a, b)))
 
 
 def trip_count(begin: SizeExpr, end: SizeExpr) -> SizeExpr:
@@ -186,6 +220,23 @@ def transform(expr: SizeExpr, fn: Callable[[SizeExpr], SizeExpr | None]) -> Size
         return MaxOverRange(expr.var, transform(expr.begin, fn), transform(expr.end, fn),
                             transform(expr.body, fn), expr.where)
     return expr
+
+
+def fold_constants(expr: SizeExpr) -> SizeExpr:
+    """Evaluate every operation whose operands are all constants (a division by zero stays, for the
+    evaluator to report)."""
+    def fold(node: SizeExpr) -> SizeExpr | None:
+        if not isinstance(node, _Binary):
+            return None
+        lhs, rhs = fold_constants(node.lhs), fold_constants(node.rhs)
+        if isinstance(lhs, Const) and isinstance(rhs, Const) and not (type(node) is FloorDiv and rhs.value == 0):
+            return Const(BINARY_OPS[type(node)](lhs.value, rhs.value))
+        return type(node)(lhs, rhs)
+    return transform(expr, fold)
+
+
+def positive_const(node: SizeExpr) -> bool:
+    return isinstance(node, Const) and node.value >= 1
 
 
 def substitute(expr: SizeExpr, values: dict[SizeExpr, int]) -> SizeExpr:
