@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from wgkern.ir import nodes as ir
 from wgkern.sizing import expr as E
+from wgkern.sizing.local_values import reaching_values
 from wgkern.sizing.translate import OutOfGrammar, Translator, _where
 
 
@@ -30,31 +31,16 @@ def _push_chains(body: ir.Block) -> dict[ir.AdStackAlloca, list[list[ir.Stmt]]]:
     return chains
 
 
-def _close_over(expr: E.SizeExpr, loops: list[ir.RangeFor], bounds: list[tuple[E.SizeExpr, E.SizeExpr]],
-                env: dict[ir.RangeFor, E.BoundVar]) -> E.SizeExpr:
-    """Wrap `expr` in MaxOverRange over every serial loop variable it (transitively) depends on, innermost
-    first, so only the unit's parallel index stays free."""
-    for loop, (begin, end) in reversed(list(zip(loops, bounds))):
-        var = env[loop]
-        if var in E.free_vars(expr):
-            expr = E.MaxOverRange(var, begin, end, expr, _where(loop.loc))
-    return expr
-
-
-def push_site_count(chain: list[ir.Stmt], translate: Translator,
-                    env: dict[ir.RangeFor, E.BoundVar]) -> E.SizeExpr:
-    """Product of per-level maxima of the trip counts of `chain` (raises OutOfGrammar)."""
+def push_site_count(chain: list[ir.Stmt], translate: Translator) -> E.SizeExpr:
+    """Product of per-level maxima of the trip counts of `chain` (raises OutOfGrammar): each level's trip
+    count is maximised over every variable but the unit's index (Translator.close)."""
+    keep = {translate.parallel} if translate.parallel is not None else set()
     total: E.SizeExpr = E.Const(1)
-    outer: list[ir.RangeFor] = []
-    outer_bounds: list[tuple[E.SizeExpr, E.SizeExpr]] = []
     for loop in chain:
         if not isinstance(loop, ir.RangeFor):
             raise OutOfGrammar("while loop")
-        begin, end = translate(loop.begin), translate(loop.end)
-        trips = _close_over(E.trip_count(begin, end), outer, outer_bounds, env)
-        total = E.mul(total, trips)
-        outer.append(loop)
-        outer_bounds.append((begin, end))
+        trips = E.trip_count(translate(loop.begin), translate(loop.end))
+        total = E.mul(total, translate.close(trips, keep))
     return total
 
 
@@ -68,7 +54,7 @@ def task_size_exprs(task: ir.Task) -> dict[ir.AdStackAlloca, E.SizeExpr | None]:
         env[task.loop] = parallel
     for number, loop in enumerate(s for s in _walk_loops(task.body)):
         env[loop] = E.BoundVar(f"j{number}")
-    translate = Translator(env)
+    translate = Translator(env, reaching_values(task.body), parallel)
     out: dict[ir.AdStackAlloca, E.SizeExpr | None] = {}
     for stack, sites in chains.items():
         if stack.capacity is not None:
@@ -76,7 +62,7 @@ def task_size_exprs(task: ir.Task) -> dict[ir.AdStackAlloca, E.SizeExpr | None]:
         try:
             per_unit: E.SizeExpr = E.Const(0)
             for chain in sites:
-                per_unit = E.add(per_unit, push_site_count(chain, translate, env))
+                per_unit = E.add(per_unit, push_site_count(chain, translate))
             if parallel is not None and parallel in E.free_vars(per_unit):
                 begin, end = Translator({})(task.loop.begin), Translator({})(task.loop.end)
                 per_unit = E.MaxOverRange(parallel, begin, end, per_unit, _where(task.loop.loc))

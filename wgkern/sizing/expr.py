@@ -235,6 +235,50 @@ def fold_constants(expr: SizeExpr) -> SizeExpr:
     return transform(expr, fold)
 
 
+def direction(expr: SizeExpr, var: BoundVar) -> int | None:
+    """+1 / -1 when `expr` is non-decreasing / non-increasing in `var`, 0 when it does not use it, None when
+    neither is provable."""
+    if expr == var:
+        return 1
+    if var not in free_vars(expr):
+        return 0
+    if isinstance(expr, (Add, Max)):
+        return _same(direction(expr.lhs, var), direction(expr.rhs, var))
+    if isinstance(expr, Sub):
+        rhs = direction(expr.rhs, var)
+        return _same(direction(expr.lhs, var), None if rhs is None else -rhs)
+    if isinstance(expr, FloorDiv) and positive_const(expr.rhs):
+        return direction(expr.lhs, var)
+    if isinstance(expr, Mul):
+        for factor, other in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
+            if isinstance(factor, Const) and factor.value >= 0:
+                return direction(other, var)
+    if isinstance(expr, MaxOverRange) and var not in free_vars(expr.begin) | free_vars(expr.end):
+        return direction(expr.body, var)
+    return None
+
+
+def _same(a: int | None, b: int | None) -> int | None:
+    if a is None or b is None:
+        return None
+    if a == 0 or b == 0 or a == b:
+        return a or b
+    return None
+
+
+def max_over_range(var: BoundVar, begin: SizeExpr, end: SizeExpr, body: SizeExpr, where: str = "") -> SizeExpr:
+    """MaxOverRange(var, begin, end, body), or, when `body` is monotone in `var`, the body at the end of the
+    range that maximises it, clamped at 0 (exact for a non-empty range; for an empty one an upper bound of the
+    0 MaxOverRange gives, so sound wherever a count is bounded)."""
+    sense = direction(body, var)
+    if sense == 0:
+        return maximum(body, Const(0))
+    if sense is None:
+        return MaxOverRange(var, begin, end, body, where)
+    at = sub(end, Const(1)) if sense > 0 else begin
+    return maximum(transform(body, lambda node: at if node == var else None), Const(0))
+
+
 def positive_const(node: SizeExpr) -> bool:
     return isinstance(node, Const) and node.value >= 1
 
