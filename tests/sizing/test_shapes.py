@@ -196,3 +196,138 @@ def test_size_expr_is_printed_in_kernel_ir():
             x[i] = v
     text = printer.format_kernel(compile_grad(kernel))
     assert "size_expr=max(max_{i in 0..3} ((1 + max(n[i], 0))), 1)" in text
+
+
+# ---- shapes the sizer used to leave to default_ad_stack_size -------------------------------------------------
+# Each kernel pushes |v| once per trip plus once before the loop (abs reads v): capacity = 1 + trips.
+
+def _abs_chain_grad(kernel) -> ir.OffloadedKernel:
+    grad = compile_grad(kernel)
+    (stack,) = stacks_of(grad)
+    assert stack.capacity is None and stack.size_expr is not None, "left to default_ad_stack_size"
+    return grad
+
+
+def test_two_d_struct_for_reads_the_bound_at_both_coordinates(make_context):
+    x, n = FakeField(T.f32, (3, 4), True, "x"), FakeField(T.i32, (3, 4), False, "n")
+    n.data[:] = np.arange(12).reshape(3, 4) * 5 % 7 - 1
+
+    def kernel():
+        for i, j in x:
+            v = x[i, j]
+            for _ in range(n[i, j]):
+                v = wm.abs(v)
+            x[i, j] = v
+    grad = _abs_chain_grad(kernel)
+    assert "n[(i // 4), (i - (4 * (i // 4)))]" in str(stacks_of(grad)[0].size_expr)
+    check(grad, [c.host.data for c in grad.containers], make_context, 1 + int(n.data.max()))
+
+
+def test_ndrange_with_begin_end_pairs_reads_only_its_box(make_context):
+    x, n = FakeField(T.f32, (5, 5), True, "x"), FakeField(T.i32, (5, 5), False, "n")
+    n.data[:] = 50                          # outside the box: must not count
+    n.data[1:4, 2:4] = np.arange(6).reshape(3, 2)
+
+    def kernel():
+        for i, j in wk.ndrange((1, 4), (2, 4)):
+            v = x[i, j]
+            for _ in range(n[i, j]):
+                v = wm.abs(v)
+            x[i, j] = v
+    grad = _abs_chain_grad(kernel)
+    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 5)
+
+
+def test_modulo_index_and_step_ranges(make_context):
+    x, n = FakeField(T.f32, 6, True, "x"), FakeField(T.i32, 6, False, "n")
+    n.data[:] = [3, -4, 9, 0, 7, 2]
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            for _ in range(1, n[(i + 1) % 6], 2):       # ceil((n - 1) / 2) trips, 0 when n <= 1
+                v = wm.abs(v)
+            for _ in range(n[i], -3, -3):               # ceil((n + 3) / 3) trips
+                v = wm.abs(v)
+            x[i] = v
+    trips = [max(0, -(-(n.data[(i + 1) % 6] - 1) // 2)) + max(0, -(-(n.data[i] + 3) // 3)) for i in range(6)]
+    grad = _abs_chain_grad(kernel)
+    check(grad, [c.host.data for c in grad.containers], make_context, 1 + max(trips))
+
+
+def test_min_clamp_and_locals_set_in_branches(make_context):
+    x, n = FakeField(T.f32, 5, True, "x"), FakeField(T.i32, 5, False, "n")
+    n.data[:] = [2, 11, -3, 6, 4]
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            m = wk.min(n[i], 8)
+            if v > 0.5:
+                m = m + 3
+            for _ in range(wk.math.clamp(m, 0, 10)):
+                v = wm.abs(v)
+            x[i] = v
+    # the local is min(n, 8) or min(n, 8) + 3 whichever branch ran: bounded by min(max(n) + 3, 10) = 10
+    grad = _abs_chain_grad(kernel)
+    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 10)
+
+
+def test_untranslatable_index_bounds_by_the_whole_axis(make_context):
+    x, n, k = FakeField(T.f32, 4, True, "x"), FakeField(T.i32, 8, False, "n"), FakeField(T.i32, 4, False, "k")
+    n.data[:] = [1, 2, 3, 12, 5, 6, 7, 8]
+    k.data[:] = [0, 1, 2, 6]
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            for _ in range(n[k[i] & 7]):                 # & is outside the grammar: any index of n
+                v = wm.abs(v)
+            x[i] = v
+    grad = _abs_chain_grad(kernel)
+    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 12)
+
+
+def test_func_locals_and_triangular_loops(make_context):
+    x, n = FakeField(T.f32, 4, True, "x"), FakeField(T.i32, 4, False, "n")
+    n.data[:] = [3, 5, 1, 4]
+
+    @wk.func
+    def chain(v, count):
+        m = count - 1
+        for j in range(m + 1):
+            for _ in range(j):
+                v = wm.abs(v)
+        return v
+
+    def kernel():
+        for i in x:
+            x[i] = chain(x[i], n[i])
+    # per-level maxima: n trips of a loop of at most n - 1 trips (the exact need is n (n - 1) / 2)
+    grad = _abs_chain_grad(kernel)
+    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 5 * 4)
+
+
+def test_while_loops_and_self_dependent_locals_stay_unsized():
+    x, n = FakeField(T.f32, 4, True, "x"), FakeField(T.i32, 4, False, "n")
+
+    def with_while():
+        for i in x:
+            v = x[i]
+            m = n[i]
+            while m > 0:
+                v = wm.abs(v)
+                m -= 1
+            x[i] = v
+
+    def with_carried_bound():
+        for i in x:
+            v = x[i]
+            m = 0
+            for _ in range(n[i]):
+                m += 1
+                for _ in range(m):
+                    v = wm.abs(v)
+            x[i] = v
+    assert all(s.size_expr is None for s in stacks_of(compile_grad(with_while)))
+    assert any(s.size_expr is None for s in stacks_of(compile_grad(with_carried_bound)))
