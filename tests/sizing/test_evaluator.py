@@ -245,3 +245,26 @@ def test_dependent_inner_range_over_many_points(make_context):
     context = make_context([A], [a])
     assert evaluate_sizes([expr], context) == [expected]
     assert context.stats.max_reducer_dispatches == 2      # the bounding range of j, then the cross product
+
+
+def test_floor_division_rounds_down_on_every_reducer(make_context):
+    """An n-D loop's flattened index (v // 5, v % 5) and a floor division of negative values: the reducer's
+    bytecode (FLOORDIV) rounds towards negative infinity like Python, so device and host agree exactly."""
+    v = E.BoundVar("v")
+    row, col = E.floordiv(v, E.Const(5)), E.modulo(v, E.Const(5))
+    for shift in (-4, 0, 3):                                # M holds -2 .. 5: quotients of both signs
+        body = E.FloorDiv(E.Add(read(M, row, col), E.Const(shift)), E.Const(3))
+        expr = E.MaxOverRange(v, E.Const(0), E.Const(20), E.Sub(body, E.Const(-2)))
+        want = max(0, max((int(ARRAYS[2][p // 5, p % 5]) + shift) // 3 + 2 for p in range(20)))
+        context = make_context(SLOTS, ARRAYS)
+        assert evaluate_sizes([expr], context) == [want] == [evaluate(expr, context)]
+        assert context.stats.max_reducer_dispatches == 1
+    assert str(row) == "(v // 5)" and str(col) == "(v - (5 * (v // 5)))"
+
+
+def test_division_by_zero_in_a_bound_raises():
+    a = np.array([0, 1], np.int32)
+    i = E.BoundVar("i")
+    expr = E.MaxOverRange(i, E.Const(0), E.Const(2), E.FloorDiv(E.Const(7), read(A, i)))
+    with pytest.raises(SizingError, match="divides by zero"):
+        evaluate_sizes([expr], host_context(ir.OffloadedKernel("k", [], [A], []), [a]))
