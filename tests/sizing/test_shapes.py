@@ -320,14 +320,42 @@ def test_while_loops_and_self_dependent_locals_stay_unsized():
                 m -= 1
             x[i] = v
 
-    def with_carried_bound():
+    def with_doubling_bound():
         for i in x:
             v = x[i]
-            m = 0
+            m = 1
             for _ in range(n[i]):
-                m += 1
+                m = m * 2 + 1                   # not an accumulation m +/- c: no range without iterating
                 for _ in range(m):
                     v = wm.abs(v)
             x[i] = v
     assert all(s.size_expr is None for s in stacks_of(compile_grad(with_while)))
-    assert any(s.size_expr is None for s in stacks_of(compile_grad(with_carried_bound)))
+    assert any(s.size_expr is None for s in stacks_of(compile_grad(with_doubling_bound)))
+
+
+def test_loop_carried_accumulations_are_bounded_by_their_increments(make_context):
+    x, n = FakeField(T.f32, 4, True, "x"), FakeField(T.i32, 4, False, "n")
+    n.data[:] = [3, 6, -1, 2]
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            m = n[i] - 4
+            for j in range(n[i]):
+                m += 2
+                if j % 2 == 0:
+                    m -= 1
+                for _ in range(m):
+                    v = wm.abs(v)
+            x[i] = v
+    grad = compile_grad(kernel)
+    stacks = [s for s in stacks_of(grad) if s.size_expr is not None]
+    assert len(stacks) == len(stacks_of(grad))
+    context = make_context(grad.containers, [c.host.data for c in grad.containers])
+    specs = [spec for task in collect_stacks(grad) for spec in task]
+    capacities = dict(zip([spec.name for spec in specs], capacities_for_launch(specs, context)))
+    measured = measured_pushes(grad, [c.host.data for c in grad.containers], [])
+    for stack in stacks_of(grad):
+        assert capacities[stack.name] >= measured.get(id(stack), 0)
+    # the f32 stack: 1 + n trips of an inner loop bounded by max(n - 4, 0) + 2 n (every +2 counted, the -1 not)
+    assert capacities["v"] == 1 + 6 * (6 - 4 + 2 * 6)

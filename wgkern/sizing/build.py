@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from wgkern.ir import nodes as ir
 from wgkern.sizing import expr as E
-from wgkern.sizing.local_values import reaching_values
+from wgkern.sizing.local_values import local_values
 from wgkern.sizing.translate import OutOfGrammar, Translator, _where
 
 
@@ -54,7 +54,7 @@ def task_size_exprs(task: ir.Task) -> dict[ir.AdStackAlloca, E.SizeExpr | None]:
         env[task.loop] = parallel
     for number, loop in enumerate(s for s in _walk_loops(task.body)):
         env[loop] = E.BoundVar(f"j{number}")
-    translate = Translator(env, reaching_values(task.body), parallel)
+    translate = Translator(env, local_values(task.body), parallel)
     out: dict[ir.AdStackAlloca, E.SizeExpr | None] = {}
     for stack, sites in chains.items():
         if stack.capacity is not None:

@@ -121,17 +121,37 @@ _SYMBOLS = {Add: "+", Sub: "-", Mul: "*", FloorDiv: "//"}
 
 # ---- construction helpers (fold constants so printed and cached forms stay small) -----------------------------
 
+def _split_offset(expr: SizeExpr) -> tuple[SizeExpr | None, int]:
+    """(base, c) with expr = base + c (base None: a constant)."""
+    if isinstance(expr, Const):
+        return None, expr.value
+    if isinstance(expr, (Add, Sub)) and isinstance(expr.rhs, Const):
+        return expr.lhs, expr.rhs.value if isinstance(expr, Add) else -expr.rhs.value
+    return expr, 0
+
+
+def _offset(base: SizeExpr | None, c: int) -> SizeExpr:
+    if base is None:
+        return Const(c)
+    return base if c == 0 else Add(base, Const(c)) if c > 0 else Sub(base, Const(-c))
+
+
 def add(a: SizeExpr, b: SizeExpr) -> SizeExpr:
-    if isinstance(a, Const) and isinstance(b, Const):
-        return Const(a.value + b.value)
-    if a == Const(0):
-        return b
-    return a if b == Const(0) else Add(a, b)
+    """a + b, folding constants (also into an offset: `(x + 1) + 2` is `x + 3`)."""
+    if isinstance(b, Const):
+        base, c = _split_offset(a)
+        return _offset(base, c + b.value)
+    if isinstance(a, Const):
+        base, c = _split_offset(b)
+        return b if a.value == 0 else Add(a, b) if c == 0 else _offset(base, c + a.value)
+    return Add(a, b)
 
 
 def mul(a: SizeExpr, b: SizeExpr) -> SizeExpr:
     if isinstance(a, Const) and isinstance(b, Const):
         return Const(a.value * b.value)
+    if Const(0) in (a, b):
+        return Const(0)
     if a == Const(1):
         return b
     return a if b == Const(1) else Mul(a, b)
@@ -144,9 +164,9 @@ def maximum(a: SizeExpr, b: SizeExpr) -> SizeExpr:
 
 
 def sub(a: SizeExpr, b: SizeExpr) -> SizeExpr:
-    if isinstance(a, Const) and isinstance(b, Const):
-        return Const(a.value - b.value)
-    return a if b == Const(0) else Sub(a, b)
+    if isinstance(b, Const):
+        return add(a, Const(-b.value))
+    return Sub(a, b)
 
 
 def floordiv(a: SizeExpr, b: SizeExpr) -> SizeExpr:

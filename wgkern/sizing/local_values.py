@@ -4,7 +4,10 @@ locals: `m = n[i] + 2; for _ in range(m)`, a func's parameters after inlining, a
 A forward walk over the structured IR keeps, per Alloca, the set of IR values of the stores that may have run
 last (an Alloca starts as zero, `ZERO`). Branches join by union; a loop joins its body's end (and its
 `continue`s) into its head until nothing changes, and its exit is the head joined with its `break`s. A load
-records the set at its position, with the loops that enclose it (the scope its value may use)."""
+records the set at its position, with the loops that enclose it (the scope its value may use); every store is
+listed per Alloca with the loops that enclose it (how often it may run: for accumulations such as `m += 1`).
+After autodiff a local that a loop carries lives on a value stack: the walk lists each stack's pushes the same
+way, and the loops enclosing each read of its top (which returns one of the values pushed)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,9 +37,27 @@ def _join(a: State | None, b: State | None) -> State | None:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Store:
+    """A value stored to a local (or pushed on a stack) and the loops enclosing the store, outermost first."""
+    value: ir.Stmt
+    loops: tuple[ir.Stmt, ...]
+
+
+@dataclass(slots=True)
+class LocalValues:
+    """`loads`: id(LocalLoad) -> Reaching; `stores`: Alloca or AdStackAlloca -> its stores or pushes, in
+    program order; `tops`: id(AdStackLoadTop) -> the loops enclosing it."""
+    loads: dict[int, Reaching]
+    stores: dict[ir.Stmt, list[Store]]
+    tops: dict[int, tuple[ir.Stmt, ...]]
+
+
 class _Walk:
     def __init__(self) -> None:
         self.loads: dict[int, Reaching] = {}
+        self.stores: dict[ir.Stmt, dict[int, Store]] = {}
+        self.tops: dict[int, tuple[ir.Stmt, ...]] = {}
         self.loops: list[ir.Stmt] = []
         self.breaks: list[list[State]] = []
         self.continues: list[list[State]] = []
@@ -52,7 +73,12 @@ class _Walk:
         if isinstance(stmt, ir.Alloca):
             state = dict(state)
             state[stmt] = frozenset((ZERO,))
+        elif isinstance(stmt, ir.AdStackPush):
+            self.stores.setdefault(stmt.stack, {}).setdefault(id(stmt), Store(stmt.value, tuple(self.loops)))
+        elif isinstance(stmt, ir.AdStackLoadTop):
+            self.tops[id(stmt)] = tuple(self.loops)
         elif isinstance(stmt, ir.LocalStore):
+            self.stores.setdefault(stmt.alloca, {}).setdefault(id(stmt), Store(stmt.value, tuple(self.loops)))
             state = dict(state)
             state[stmt.alloca] = frozenset((stmt.value,))
         elif isinstance(stmt, ir.LocalLoad):
@@ -99,8 +125,9 @@ class _Walk:
         return exit_state
 
 
-def reaching_values(body: ir.Block) -> dict[int, Reaching]:
-    """id(LocalLoad) -> the values it may return, for every load in `body`."""
+def local_values(body: ir.Block) -> LocalValues:
+    """What every load of a local in `body` may return, every store to each local and push to each stack."""
     walk = _Walk()
     walk.block(body, {})
-    return walk.loads
+    return LocalValues(walk.loads, {cell: list(stores.values()) for cell, stores in walk.stores.items()},
+                       walk.tops)

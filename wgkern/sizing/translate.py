@@ -7,7 +7,7 @@ from typing import Callable
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
 from wgkern.sizing import expr as E
-from wgkern.sizing.local_values import ZERO, Reaching
+from wgkern.sizing.local_values import ZERO, LocalValues
 
 
 class OutOfGrammar(Exception):
@@ -35,17 +35,19 @@ class Translator:
     `t<k>` with that range (`ranges`), which `close` later maximises over like a loop index. Such values are
     an index a read cannot be translated at (any index inside the container's axis: a max over the axis),
     a local that more than one store may have set, or one set inside a loop that has ended (its range over
-    all of them), and `select` (either operand)."""
+    all of them), a local accumulated by `m += c` / `m -= c` (its other stores, plus or minus every
+    increment times the number of times its store can run), and `select` (either operand)."""
 
-    def __init__(self, env: dict[ir.RangeFor, E.BoundVar], reaching: dict[int, Reaching] | None = None,
+    def __init__(self, env: dict[ir.RangeFor, E.BoundVar], values: LocalValues | None = None,
                  parallel: E.BoundVar | None = None):
         self.env = env
         self.loops = {var: loop for loop, var in env.items()}
-        self.reaching = reaching or {}
+        self.values = values or LocalValues({}, {}, {})
         self.parallel = parallel
         self.memo: dict[int, E.SizeExpr] = {}
         self.ranges: dict[E.BoundVar, tuple[E.SizeExpr, E.SizeExpr, str]] = {}
         self.active: set[int] = set()
+        self.unbounded: set[int] = set()       # locals and stacks `accumulated` could not bound
 
     def __call__(self, value: ir.Stmt) -> E.SizeExpr:
         key = id(value)
@@ -164,15 +166,91 @@ class Translator:
         return kind(slot, tuple(index), slot.dtype)
 
     def t_LocalLoad(self, s: ir.LocalLoad) -> E.SizeExpr:
-        found = self.reaching.get(id(s))
+        found = self.values.loads.get(id(s))
         if found is None or id(s) in self.active:
             raise OutOfGrammar("a local whose value depends on itself")
+        keep = self.scope_at(found.loops)
+        if self.accumulates(s.alloca):
+            return self.accumulated(s.alloca, keep, _where(s.loc), True)
         self.active.add(id(s))
         try:
-            exprs = [E.Const(0) if v == ZERO else self(v) for v in found.values]
+            try:
+                exprs = [E.Const(0) if v == ZERO else self(v) for v in found.values]
+            except OutOfGrammar:
+                return self.accumulated(s.alloca, keep, _where(s.loc), True)
+            return self.one_of(exprs, keep, _where(s.loc))
         finally:
             self.active.discard(id(s))
-        return self.one_of(exprs, self.scope_at(found.loops), _where(s.loc))
+
+    def t_AdStackLoadTop(self, s: ir.AdStackLoadTop) -> E.SizeExpr:
+        """The top of a value stack (a local a loop carries, after autodiff): one of the values pushed."""
+        loops = self.values.tops.get(id(s))
+        if loops is None or id(s) in self.active:
+            raise OutOfGrammar("a stack top whose value depends on itself")
+        keep = self.scope_at(loops)
+        if self.accumulates(s.stack):
+            return self.accumulated(s.stack, keep, _where(s.loc), False)
+        self.active.add(id(s))
+        try:
+            try:
+                exprs = [self(store.value) for store in self.values.stores.get(s.stack, [])]
+            except OutOfGrammar:
+                return self.accumulated(s.stack, keep, _where(s.loc), False)
+            if not exprs:
+                raise OutOfGrammar("a stack without pushes")
+            return self.one_of(exprs, keep, _where(s.loc))
+        finally:
+            self.active.discard(id(s))
+
+    def accumulates(self, cell: ir.Stmt) -> bool:
+        """Is some store to `cell` an increment of a load of itself (then its range comes from accumulated:
+        translating the stores one by one would recurse, or count an increment twice)?"""
+        return any(_increment(store.value, cell, set()) is not None for store in self.values.stores.get(cell, []))
+
+    def accumulated(self, cell: ir.Stmt, keep: set[E.BoundVar], where: str, starts_at_zero: bool) -> E.SizeExpr:
+        """A local (Alloca, or AdStackAlloca: its pushes) whose stores are `m = <value>` or `m = m +/- c`: it
+        lies within [min of the values - every decrement, max of the values + every increment], each increment
+        counted as often as its store can run (the product of the trip counts of its loops). Raises
+        OutOfGrammar for any other store of itself."""
+        if id(cell) in self.unbounded:
+            raise OutOfGrammar("a local that is not an accumulation")
+        self.unbounded.add(id(cell))           # until it succeeds: re-entry (and every later try) fails fast
+        values: list[E.SizeExpr] = [E.Const(0)] if starts_at_zero else []     # an Alloca starts at zero
+        up: E.SizeExpr = E.Const(0)
+        down: E.SizeExpr = E.Const(0)
+        only_unit = {self.parallel} if self.parallel is not None else set()
+        stored = {id(store.value) for store in self.values.stores.get(cell, [])}
+        for store in self.values.stores.get(cell, []):
+            terms = _increment(store.value, cell, stored)
+            if not terms:                      # not an increment (or m = m: nothing new)
+                if terms is None:
+                    values.append(self(store.value))
+                continue
+            change: E.SizeExpr = E.Const(0)
+            for sign, term in terms:
+                change = E.add(change, self(term)) if sign > 0 else E.sub(change, self(term))
+            runs = self.executions(store.loops, only_unit)
+            up = E.add(up, E.mul(self.close(E.maximum(change, E.Const(0)), only_unit), runs))
+            down = E.add(down, E.mul(self.close(E.maximum(E.sub(E.Const(0), change), E.Const(0)), only_unit),
+                                     runs))
+        if not values:
+            raise OutOfGrammar("an accumulation without a starting value")
+        high = low = None
+        for value in sorted(set(values), key=E.format_expr):
+            top, bottom = self.close(value, keep), self.close_below(value, keep)
+            high = top if high is None else E.maximum(high, top)
+            low = bottom if low is None else E.minimum(low, bottom)
+        self.unbounded.discard(id(cell))
+        return self.fresh(E.sub(low, down), E.add(E.add(high, up), E.Const(1)), where)
+
+    def executions(self, loops: tuple[ir.Stmt, ...], keep: set[E.BoundVar]) -> E.SizeExpr:
+        """How often a statement inside `loops` can run in one unit: the product of per-level maximum trips."""
+        total: E.SizeExpr = E.Const(1)
+        for loop in loops:
+            if not isinstance(loop, ir.RangeFor):
+                raise OutOfGrammar("an accumulation inside a while loop")
+            total = E.mul(total, self.close(E.trip_count(self(loop.begin), self(loop.end)), keep))
+        return total
 
     def t_TernarySelect(self, s: ir.TernarySelect) -> E.SizeExpr:
         exprs = [self(s.true_value), self(s.false_value)]
@@ -197,6 +275,28 @@ class Translator:
         if s.bitcast or not _preserves_values(s.operand.dtype, s.dtype):
             raise OutOfGrammar("narrowing or sign-changing cast")
         return self(s.operand)
+
+
+def _reads(value: ir.Stmt, cell: ir.Stmt) -> bool:
+    """Is `value` a load of the local `cell` (or the top of the stack `cell`)?"""
+    return ((isinstance(value, ir.LocalLoad) and value.alloca is cell)
+            or (isinstance(value, ir.AdStackLoadTop) and value.stack is cell))
+
+
+def _increment(value: ir.Stmt, cell: ir.Stmt, stored: set[int], top: bool = True
+               ) -> list[tuple[int, ir.Stmt]] | None:
+    """The terms (sign, c) of `value` = m + sum of sign * c, where m is a value `cell` holds at some time: a
+    load of it, or (below the top) a value stored into it (`ids` in `stored`), once; `m + c`, `c + m`,
+    `m - c`, nested: `(m + 2) - 1`. None for any other value."""
+    if _reads(value, cell) or (not top and id(value) in stored):
+        return []
+    if not isinstance(value, ir.BinaryOp) or value.op not in (BinaryOpKind.ADD, BinaryOpKind.SUB):
+        return None
+    inner = _increment(value.lhs, cell, stored, False)
+    if inner is not None:
+        return inner + [(1 if value.op == BinaryOpKind.ADD else -1, value.rhs)]
+    inner = _increment(value.rhs, cell, stored, False) if value.op == BinaryOpKind.ADD else None
+    return None if inner is None else inner + [(1, value.lhs)]
 
 
 def _extent(slot: ir.ContainerSlot, axis: int) -> E.SizeExpr:
