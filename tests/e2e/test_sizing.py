@@ -254,16 +254,18 @@ def _central_difference(start: np.ndarray, trips: np.ndarray) -> np.ndarray:
 
 
 def _check_chain(kernel, x, y, start: np.ndarray, trips: np.ndarray, capacity: int, threads: int,
-                 written: np.ndarray | bool = True) -> None:
-    """`written`: where the kernel writes y (elsewhere the gradient is 0)."""
+                 written: np.ndarray | bool = True, other_stack_bytes: int = 0) -> None:
+    """`capacity`: of the f32 stack; `other_stack_bytes`: slot bytes x capacity of the kernel's other stacks;
+    `written`: where the kernel writes y (elsewhere the gradient is 0)."""
     x.from_numpy(start.astype(np.float32))
     kernel()
     y.grad.fill(1.0)
     x.grad.fill(0.0)
     kernel.grad()
     wk.sync()
-    assert "size_expr=" in kernel.ir() and "default_ad_stack_size" not in kernel.ir()
-    assert wk.stats()["adstack_heap_bytes"] == _heap_bytes(capacity * 4, threads)
+    stacks = [line for line in kernel.ir().splitlines() if "AdStackAlloca" in line]
+    assert stacks and all("size_expr=" in line or "capacity=" in line for line in stacks), stacks
+    assert wk.stats()["adstack_heap_bytes"] == _heap_bytes(capacity * 4 + other_stack_bytes, threads)
     # f32 forward and backward: each of <= 12 trips adds a relative error of a few ulp (6e-8) to the product
     # of cosines and to v (|d cos / dv| <= 1), so the gradient's error stays below 12 * 4 * 6e-8 < 3e-6 relative
     # plus the absolute rounding of values near 0; rtol 1e-4 / atol 1e-6 leave a wide margin.
@@ -378,3 +380,30 @@ def test_triangular_loops_and_whole_axis_bounds(arch):
     trips = c * (c - 1) // 2
     # per-level maxima: max(n) = 4 trips of an inner loop of at most 3 (the exact need is 4 * 3 / 2 = 6)
     _check_chain(triangle, x, y, start, trips, 4 * 3, 8)
+
+
+def test_loop_carried_counts_are_bounded_by_their_increments(arch):
+    wk.init(arch=arch, default_ad_stack_size=1)
+    x = wk.field(wk.f32, shape=8, needs_grad=True)
+    y = wk.field(wk.f32, shape=8, needs_grad=True)
+    n = wk.field(wk.i32, shape=8)
+    counts = np.array([3, 0, 2, 4, 1, 3, 2, 4], np.int32)
+    n.from_numpy(counts)
+
+    @wk.kernel
+    def growing():
+        for i in x:
+            v = x[i]
+            m = 0
+            for _ in range(n[i]):
+                m += 1
+                for _ in range(m):
+                    v = wk.sin(v) + 0.1
+            y[i] = v
+
+    start = np.linspace(0, 1, 8)
+    trips = counts * (counts + 1) // 2
+    # m is carried on an i32 stack; it starts at 0 and gains 1 per outer trip, so the inner bound m + 1 read
+    # from the stack is at most max(n) + 1 = 5: 4 outer trips x 5 (the exact need is 4 * 5 / 2 = 10). The i32
+    # stack of m holds 1 + max(n) = 5 values, the i32 stack replaying the inner bound max(n) = 4.
+    _check_chain(growing, x, y, start, trips, 4 * 5, 8, other_stack_bytes=4 * (5 + 4))
