@@ -359,3 +359,44 @@ def test_loop_carried_accumulations_are_bounded_by_their_increments(make_context
         assert capacities[stack.name] >= measured.get(id(stack), 0)
     # the f32 stack: 1 + n trips of an inner loop bounded by max(n - 4, 0) + 2 n (every +2 counted, the -1 not)
     assert capacities["v"] == 1 + 6 * (6 - 4 + 2 * 6)
+
+
+def test_two_d_ndarray_loop_divides_by_its_shape(make_context):
+    def kernel(a: wk.types.ndarray(dtype=wk.f32, ndim=2), b: wk.types.ndarray(dtype=wk.i32, ndim=2)):
+        for i, j in a:
+            v = a[i, j]
+            for _ in range(b[i, j]):
+                v = wm.abs(v)
+            a[i, j] = v
+    specs = [ir.ArgSpec(name="a", kind="ndarray", dtype=T.f32, ndim=2, needs_grad=True),
+             ir.ArgSpec(name="b", kind="ndarray", dtype=T.i32, ndim=2)]
+    grad = compile_grad(kernel, specs)
+    bound = np.full((5, 7), 90, np.int32)                   # b is larger than a: its extra cells never count
+    bound[:3, :4] = np.arange(12).reshape(3, 4) % 5
+    bound[2, 3] = 8
+    by_name = {"a": np.ones((3, 4), np.float32), "b": bound, "a.grad": np.zeros((3, 4), np.float32)}
+    check(grad, [by_name[c.name] for c in grad.containers], make_context, 1 + 8)
+
+
+def test_select_float_indices_and_locals_of_ended_loops(make_context):
+    x, n, k = FakeField(T.f32, 4, True, "x"), FakeField(T.i32, 6, False, "n"), FakeField(T.i32, 6, False, "k")
+    x.data[:] = [0.1, 0.9, 0.4, 0.7]
+    n.data[:] = [2, 5, 1, 3, 4, 6]
+    k.data[:] = [1, -2, 4, 0, 2, 3]
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            for _ in range(wk.select(v > 0.5, n[i], k[i] + 1)):    # either operand
+                v = wm.abs(v)
+            for _ in range(n[int(v * 3)]):                         # any index of n
+                v = wm.abs(v)
+            m = 0
+            for j in range(n[i]):
+                m = k[j] + j                                       # the last store of a loop that has ended
+            for _ in range(m):
+                v = wm.abs(v)
+            x[i] = v
+    grad = _abs_chain_grad(kernel)
+    # max over i of 1 + max(n[i], k[i] + 1) + max(n) + max(k[j] + j for j < n[i]): at i = 1, 1 + 5 + 6 + 6
+    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 5 + 6 + 6)

@@ -1,16 +1,17 @@
 """IR -> SizeExpr for the adstacks of one task that the structural pre-pass could not size.
 
 Capacity = max over the task's parallel index of the sum over push sites of the product of the trip counts
-`max(end - begin, 0)` of the loops between the push and the unit's entry. A trip count that depends on an
-enclosing serial loop's index is bounded by MaxOverRange over that loop's range (per-level maxima: sound, loose
-on triangular loops). Loop bounds outside the grammar (locals, while loops, floats, temps) give None: the
-runtime then uses `default_ad_stack_size`, with overflow detection as the safety net."""
+`max(end - begin, 0)` of the loops between the push and the unit's entry. Each trip count is maximised over
+every variable but the parallel index (enclosing serial loops' indices and the fresh variables translate.py
+gives values with no exact form): per-level maxima, sound, loose on triangular loops. A push inside a while
+loop, or a bound translate.py cannot express or bound, gives None: the runtime then uses
+`default_ad_stack_size`, with overflow detection as the safety net (docs/sizing.md lists both)."""
 from __future__ import annotations
 
 from wgkern.ir import nodes as ir
 from wgkern.sizing import expr as E
 from wgkern.sizing.local_values import local_values
-from wgkern.sizing.translate import OutOfGrammar, Translator, _where
+from wgkern.sizing.translate import OutOfGrammar, Translator, where_of
 
 
 def _push_chains(body: ir.Block) -> dict[ir.AdStackAlloca, list[list[ir.Stmt]]]:
@@ -65,7 +66,7 @@ def task_size_exprs(task: ir.Task) -> dict[ir.AdStackAlloca, E.SizeExpr | None]:
                 per_unit = E.add(per_unit, push_site_count(chain, translate))
             if parallel is not None and parallel in E.free_vars(per_unit):
                 begin, end = Translator({})(task.loop.begin), Translator({})(task.loop.end)
-                per_unit = E.MaxOverRange(parallel, begin, end, per_unit, _where(task.loop.loc))
+                per_unit = E.MaxOverRange(parallel, begin, end, per_unit, where_of(task.loop.loc))
             out[stack] = E.maximum(per_unit, E.Const(1))
         except OutOfGrammar:
             out[stack] = None

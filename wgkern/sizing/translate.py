@@ -1,5 +1,7 @@
 """Integer IR values -> SizeExprs: the translation of loop bounds (and what they read) that sizing/build.py
-turns into capacities. Values outside the grammar raise OutOfGrammar."""
+turns into capacities. Exact where the grammar has a form (`//`, `%` and `min` included: n-D loop indices,
+step ranges, clamps); otherwise a fresh variable over a sound range (Translator); values with neither raise
+OutOfGrammar."""
 from __future__ import annotations
 
 from typing import Callable
@@ -21,7 +23,7 @@ _BINARY: dict[BinaryOpKind, Callable[[E.SizeExpr, E.SizeExpr], E.SizeExpr]] = {
 _READ_KINDS: dict[str, type] = {"field": E.FieldLoad, "ndarray": E.NdarrayRead}
 
 
-def _where(loc: object) -> str:
+def where_of(loc: object) -> str:
     lineno = getattr(loc, "lineno", 0)
     return f"{loc} ({loc.text().strip()})" if lineno else ""
 
@@ -74,7 +76,7 @@ class Translator:
             loop = self.loops.get(var)
             if loop is None or var == self.parallel:
                 raise OutOfGrammar("a variable without a range")
-            found = self.ranges[var] = (self(loop.begin), self(loop.end), _where(loop.loc))
+            found = self.ranges[var] = (self(loop.begin), self(loop.end), where_of(loop.loc))
         return found
 
     def depends(self, var: E.BoundVar, seen: set[E.BoundVar] | None = None) -> set[E.BoundVar]:
@@ -162,7 +164,7 @@ class Translator:
             try:
                 index.append(self(value))
             except OutOfGrammar:        # an in-bounds read: any index of the axis bounds it
-                index.append(self.fresh(E.Const(0), _extent(slot, axis), _where(s.loc)))
+                index.append(self.fresh(E.Const(0), _extent(slot, axis), where_of(s.loc)))
         return kind(slot, tuple(index), slot.dtype)
 
     def t_LocalLoad(self, s: ir.LocalLoad) -> E.SizeExpr:
@@ -171,14 +173,14 @@ class Translator:
             raise OutOfGrammar("a local whose value depends on itself")
         keep = self.scope_at(found.loops)
         if self.accumulates(s.alloca):
-            return self.accumulated(s.alloca, keep, _where(s.loc), True)
+            return self.accumulated(s.alloca, keep, where_of(s.loc), True)
         self.active.add(id(s))
         try:
             try:
                 exprs = [E.Const(0) if v == ZERO else self(v) for v in found.values]
             except OutOfGrammar:
-                return self.accumulated(s.alloca, keep, _where(s.loc), True)
-            return self.one_of(exprs, keep, _where(s.loc))
+                return self.accumulated(s.alloca, keep, where_of(s.loc), True)
+            return self.one_of(exprs, keep, where_of(s.loc))
         finally:
             self.active.discard(id(s))
 
@@ -189,16 +191,16 @@ class Translator:
             raise OutOfGrammar("a stack top whose value depends on itself")
         keep = self.scope_at(loops)
         if self.accumulates(s.stack):
-            return self.accumulated(s.stack, keep, _where(s.loc), False)
+            return self.accumulated(s.stack, keep, where_of(s.loc), False)
         self.active.add(id(s))
         try:
             try:
                 exprs = [self(store.value) for store in self.values.stores.get(s.stack, [])]
             except OutOfGrammar:
-                return self.accumulated(s.stack, keep, _where(s.loc), False)
+                return self.accumulated(s.stack, keep, where_of(s.loc), False)
             if not exprs:
                 raise OutOfGrammar("a stack without pushes")
-            return self.one_of(exprs, keep, _where(s.loc))
+            return self.one_of(exprs, keep, where_of(s.loc))
         finally:
             self.active.discard(id(s))
 
@@ -255,7 +257,7 @@ class Translator:
     def t_TernarySelect(self, s: ir.TernarySelect) -> E.SizeExpr:
         exprs = [self(s.true_value), self(s.false_value)]
         keep = set().union(*(E.free_vars(e) for e in exprs))
-        return self.one_of(exprs, keep, _where(s.loc))
+        return self.one_of(exprs, keep, where_of(s.loc))
 
     def t_UnaryOp(self, s: ir.UnaryOp) -> E.SizeExpr:
         if s.op == UnaryOpKind.NEG:
