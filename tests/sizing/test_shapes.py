@@ -400,3 +400,29 @@ def test_select_float_indices_and_locals_of_ended_loops(make_context):
     grad = _abs_chain_grad(kernel)
     # max over i of 1 + max(n[i], k[i] + 1) + max(n) + max(k[j] + j for j < n[i]): at i = 1, 1 + 5 + 6 + 6
     check(grad, [c.host.data for c in grad.containers], make_context, 1 + 5 + 6 + 6)
+
+
+def test_a_local_stored_in_an_earlier_iteration_is_not_read_with_the_current_index(make_context):
+    """`m = j` at the end of an iteration is read as j - 1 by the next one: taken as the current j, the inner
+    loop's j - m trips would be 0 where 1 is made."""
+    x, n = FakeField(T.f32, 2, True, "x"), FakeField(T.i32, 2, False, "n")
+    n.data[:] = [5, 3]
+
+    def kernel():
+        for i in x:
+            v = x[i]
+            m = n[i]
+            for j in range(n[i]):
+                for _ in range(j - m):
+                    v = wm.abs(v)
+                m = j
+            x[i] = v
+    grad = compile_grad(kernel)
+    arrays = [c.host.data for c in grad.containers]
+    context = make_context(grad.containers, arrays)
+    specs = [spec for task in collect_stacks(grad) for spec in task]
+    capacities = dict(zip([spec.name for spec in specs], capacities_for_launch(specs, context)))
+    measured = measured_pushes(grad, arrays, [])
+    assert measured[id(next(s for s in stacks_of(grad) if s.name == "v"))] == 1 + 4
+    for stack in stacks_of(grad):
+        assert stack.size_expr is not None and capacities[stack.name] >= measured.get(id(stack), 0)

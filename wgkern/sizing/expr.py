@@ -296,7 +296,7 @@ def max_over_range(var: BoundVar, begin: SizeExpr, end: SizeExpr, body: SizeExpr
     if sense is None:
         return MaxOverRange(var, begin, end, body, where)
     at = sub(end, Const(1)) if sense > 0 else begin
-    return maximum(transform(body, lambda node: at if node == var else None), Const(0))
+    return maximum(fold_constants(transform(body, lambda node: at if node == var else None)), Const(0))
 
 
 def positive_const(node: SizeExpr) -> bool:

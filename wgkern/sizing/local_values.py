@@ -2,8 +2,10 @@
 locals: `m = n[i] + 2; for _ in range(m)`, a func's parameters after inlining, a local set in an `if`).
 
 A forward walk over the structured IR keeps, per Alloca, the set of IR values of the stores that may have run
-last (an Alloca starts as zero, `ZERO`). Branches join by union; a loop joins its body's end (and its
-`continue`s) into its head until nothing changes, and its exit is the head joined with its `break`s. A load
+last (an Alloca starts as zero, `ZERO`), each with the loops whose back edge it has crossed since its store (a
+value stored in an earlier iteration of a loop used that iteration's index, not the current one). Branches join
+by union; a loop joins its body's end (and its `continue`s) into its head until nothing changes, and its exit
+is the head joined with its `break`s. A load
 records the set at its position, with the loops that enclose it (the scope its value may use); every store is
 listed per Alloca with the loops that enclose it (how often it may run: for accumulations such as `m += 1`).
 After autodiff a local that a loop carries lives on a value stack: the walk lists each stack's pushes the same
@@ -16,14 +18,24 @@ from wgkern.ir import nodes as ir
 
 ZERO = "zero"           # the value of an Alloca before any store
 
-State = dict[ir.Alloca, frozenset]
+Value = tuple[object, frozenset]      # (IR value or ZERO, the loops whose back edge it crossed)
+State = dict[ir.Alloca, frozenset[Value]]
+_INITIAL: frozenset[Value] = frozenset(((ZERO, frozenset()),))
 
 
 @dataclass(frozen=True, slots=True)
 class Reaching:
-    """The values `load` may return (IR values, or ZERO) and the loops enclosing the load, outermost first."""
-    values: frozenset
+    """The values a load may return: (IR value or ZERO, the loops whose back edge it crossed since its store),
+    and the loops enclosing the load, outermost first."""
+    values: frozenset[Value]
     loops: tuple[ir.Stmt, ...]
+
+
+def _crossed(state: State | None, loop: ir.Stmt) -> State | None:
+    """`state` taken around the back edge of `loop`."""
+    if state is None:
+        return None
+    return {alloca: frozenset((v, crossed | {loop}) for v, crossed in values) for alloca, values in state.items()}
 
 
 def _join(a: State | None, b: State | None) -> State | None:
@@ -72,7 +84,7 @@ class _Walk:
     def stmt(self, stmt: ir.Stmt, state: State) -> State | None:
         if isinstance(stmt, ir.Alloca):
             state = dict(state)
-            state[stmt] = frozenset((ZERO,))
+            state[stmt] = _INITIAL
         elif isinstance(stmt, ir.AdStackPush):
             self.stores.setdefault(stmt.stack, {}).setdefault(id(stmt), Store(stmt.value, tuple(self.loops)))
         elif isinstance(stmt, ir.AdStackLoadTop):
@@ -80,10 +92,10 @@ class _Walk:
         elif isinstance(stmt, ir.LocalStore):
             self.stores.setdefault(stmt.alloca, {}).setdefault(id(stmt), Store(stmt.value, tuple(self.loops)))
             state = dict(state)
-            state[stmt.alloca] = frozenset((stmt.value,))
+            state[stmt.alloca] = frozenset(((stmt.value, frozenset()),))
         elif isinstance(stmt, ir.LocalLoad):
             previous = self.loads.get(id(stmt))
-            values = state.get(stmt.alloca, frozenset((ZERO,)))
+            values = state.get(stmt.alloca, _INITIAL)
             if previous is not None:
                 values = values | previous.values
             self.loads[id(stmt)] = Reaching(values, tuple(self.loops))
@@ -114,7 +126,7 @@ class _Walk:
             breaks, continues = self.breaks.pop(), self.continues.pop()
             new_head = head
             for other in [end, *continues]:
-                new_head = _join(new_head, other)
+                new_head = _join(new_head, _crossed(other, loop))
             if new_head == head:
                 break
             head = new_head

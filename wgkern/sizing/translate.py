@@ -116,19 +116,19 @@ class Translator:
                 return False
         return True
 
-    def one_of(self, exprs: list[E.SizeExpr], keep: set[E.BoundVar], where: str) -> E.SizeExpr:
-        """A value equal to one of `exprs` (each may use variables not in `keep`): itself when there is one
-        and it is in scope, else a fresh variable over [min, max + 1) of them all."""
-        exprs = sorted(set(exprs), key=E.format_expr)
-        if len(exprs) == 1 and self.in_scope(exprs[0], keep):
-            return exprs[0]
-        highs = [self.close(e, keep) for e in exprs]
-        lows = [self.close_below(e, keep) for e in exprs]
-        high, low = highs[0], lows[0]
-        for other in highs[1:]:
-            high = E.maximum(high, other)
-        for other in lows[1:]:
-            low = E.minimum(low, other)
+    def one_of(self, candidates: list[tuple[E.SizeExpr, set[E.BoundVar]]], where: str) -> E.SizeExpr:
+        """A value equal to one of the candidates (expr, the loop indices it shares with the place of use, the
+        parallel index included): the expression itself when there is one and it is in scope, else a fresh variable
+        over [min, max + 1) of them all, each closed over the variables it does not share."""
+        unique = sorted(set((e, frozenset(k)) for e, k in candidates), key=lambda c: (E.format_expr(c[0]),
+                                                                                       sorted(v.name for v in c[1])))
+        if len(unique) == 1 and self.in_scope(unique[0][0], set(unique[0][1])):
+            return unique[0][0]
+        high = low = None
+        for expr, shared in unique:
+            top, bottom = self.close(expr, set(shared)), self.close_below(expr, set(shared))
+            high = top if high is None else E.maximum(high, top)
+            low = bottom if low is None else E.minimum(low, bottom)
         return self.fresh(low, E.add(high, E.Const(1)), where)
 
     def scope_at(self, loops: tuple[ir.Stmt, ...]) -> set[E.BoundVar]:
@@ -173,34 +173,36 @@ class Translator:
             raise OutOfGrammar("a local whose value depends on itself")
         keep = self.scope_at(found.loops)
         if self.accumulates(s.alloca):
-            return self.accumulated(s.alloca, keep, where_of(s.loc), True)
+            return self.accumulated(s.alloca, where_of(s.loc), True)
         self.active.add(id(s))
         try:
             try:
-                exprs = [E.Const(0) if v == ZERO else self(v) for v in found.values]
+                candidates = [(E.Const(0) if v == ZERO else self(v), keep - {self.env.get(loop) for loop in crossed})
+                              for v, crossed in found.values]
             except OutOfGrammar:
-                return self.accumulated(s.alloca, keep, where_of(s.loc), True)
-            return self.one_of(exprs, keep, where_of(s.loc))
+                return self.accumulated(s.alloca, where_of(s.loc), True)
+            return self.one_of(candidates, where_of(s.loc))
         finally:
             self.active.discard(id(s))
 
     def t_AdStackLoadTop(self, s: ir.AdStackLoadTop) -> E.SizeExpr:
-        """The top of a value stack (a local a loop carries, after autodiff): one of the values pushed."""
+        """The top of a value stack (a local a loop carries, after autodiff): one of the values pushed, in this
+        iteration or an earlier one."""
         loops = self.values.tops.get(id(s))
         if loops is None or id(s) in self.active:
             raise OutOfGrammar("a stack top whose value depends on itself")
-        keep = self.scope_at(loops)
         if self.accumulates(s.stack):
-            return self.accumulated(s.stack, keep, where_of(s.loc), False)
+            return self.accumulated(s.stack, where_of(s.loc), False)
+        only_unit = self.scope_at(())       # pushed in any earlier iteration: every loop index may differ
         self.active.add(id(s))
         try:
             try:
-                exprs = [self(store.value) for store in self.values.stores.get(s.stack, [])]
+                candidates = [(self(store.value), only_unit) for store in self.values.stores.get(s.stack, [])]
             except OutOfGrammar:
-                return self.accumulated(s.stack, keep, where_of(s.loc), False)
-            if not exprs:
+                return self.accumulated(s.stack, where_of(s.loc), False)
+            if not candidates:
                 raise OutOfGrammar("a stack without pushes")
-            return self.one_of(exprs, keep, where_of(s.loc))
+            return self.one_of(candidates, where_of(s.loc))
         finally:
             self.active.discard(id(s))
 
@@ -209,7 +211,7 @@ class Translator:
         translating the stores one by one would recurse, or count an increment twice)?"""
         return any(_increment(store.value, cell, set()) is not None for store in self.values.stores.get(cell, []))
 
-    def accumulated(self, cell: ir.Stmt, keep: set[E.BoundVar], where: str, starts_at_zero: bool) -> E.SizeExpr:
+    def accumulated(self, cell: ir.Stmt, where: str, starts_at_zero: bool) -> E.SizeExpr:
         """A local (Alloca, or AdStackAlloca: its pushes) whose stores are `m = <value>` or `m = m +/- c`: it
         lies within [min of the values - every decrement, max of the values + every increment], each increment
         counted as often as its store can run (the product of the trip counts of its loops). Raises
@@ -238,8 +240,8 @@ class Translator:
         if not values:
             raise OutOfGrammar("an accumulation without a starting value")
         high = low = None
-        for value in sorted(set(values), key=E.format_expr):
-            top, bottom = self.close(value, keep), self.close_below(value, keep)
+        for value in sorted(set(values), key=E.format_expr):      # stored in any iteration: keep only the unit
+            top, bottom = self.close(value, only_unit), self.close_below(value, only_unit)
             high = top if high is None else E.maximum(high, top)
             low = bottom if low is None else E.minimum(low, bottom)
         self.unbounded.discard(id(cell))
@@ -257,7 +259,7 @@ class Translator:
     def t_TernarySelect(self, s: ir.TernarySelect) -> E.SizeExpr:
         exprs = [self(s.true_value), self(s.false_value)]
         keep = set().union(*(E.free_vars(e) for e in exprs))
-        return self.one_of(exprs, keep, where_of(s.loc))
+        return self.one_of([(e, keep) for e in exprs], where_of(s.loc))
 
     def t_UnaryOp(self, s: ir.UnaryOp) -> E.SizeExpr:
         if s.op == UnaryOpKind.NEG:
