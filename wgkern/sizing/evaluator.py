@@ -14,7 +14,7 @@ from wgkern.sizing import expr as E
 
 TRIPWIRE = 1 << 24          # longest linear host walk of one MaxOverRange
 WALK_BUDGET = 1 << 26       # total host-walk iterations of one evaluation (nested walks multiply)
-VALUE_LIMIT = 1 << 62       # |intermediate| bound of every size computation (host and CPU reducer)
+VALUE_LIMIT = E.VALUE_LIMIT
 
 
 class Leaves(Protocol):

@@ -112,6 +112,8 @@ class MaxOverRange(SizeExpr):
         return (self.begin, self.end, self.body)
 
 
+VALUE_LIMIT = 1 << 62       # |intermediate| bound of every size computation (host evaluator and CPU reducer)
+
 BINARY_OPS: dict[type, Callable[[int, int], int]] = {
     Add: lambda a, b: a + b, Sub: lambda a, b: a - b, Mul: lambda a, b: a * b, Max: max,
     FloorDiv: lambda a, b: a // b,
@@ -243,14 +245,16 @@ def transform(expr: SizeExpr, fn: Callable[[SizeExpr], SizeExpr | None]) -> Size
 
 
 def fold_constants(expr: SizeExpr) -> SizeExpr:
-    """Evaluate every operation whose operands are all constants (a division by zero stays, for the
-    evaluator to report)."""
+    """Evaluate every operation whose operands are all constants (a division by zero or a value outside the
+    checked range stays, for the evaluator to report)."""
     def fold(node: SizeExpr) -> SizeExpr | None:
         if not isinstance(node, _Binary):
             return None
         lhs, rhs = fold_constants(node.lhs), fold_constants(node.rhs)
         if isinstance(lhs, Const) and isinstance(rhs, Const) and not (type(node) is FloorDiv and rhs.value == 0):
-            return Const(BINARY_OPS[type(node)](lhs.value, rhs.value))
+            value = BINARY_OPS[type(node)](lhs.value, rhs.value)
+            if -VALUE_LIMIT < value < VALUE_LIMIT:          # else left for the evaluator to report
+                return Const(value)
         return type(node)(lhs, rhs)
     return transform(expr, fold)
 

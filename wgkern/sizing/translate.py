@@ -177,8 +177,11 @@ class Translator:
         self.active.add(id(s))
         try:
             try:
+                order = {id(store.value): k for k, store in enumerate(self.values.stores.get(s.alloca, []))}
+                ordered = sorted(found.values, key=lambda c: (-1 if c[0] == ZERO else order.get(id(c[0]), 0),
+                                                               len(c[1])))     # program order: stable names
                 candidates = [(E.Const(0) if v == ZERO else self(v), keep - {self.env.get(loop) for loop in crossed})
-                              for v, crossed in found.values]
+                              for v, crossed in ordered]
             except OutOfGrammar:
                 return self.accumulated(s.alloca, where_of(s.loc), True)
             return self.one_of(candidates, where_of(s.loc))
