@@ -8,8 +8,8 @@ by union; a loop joins its body's end (and its `continue`s) into its head until 
 is the head joined with its `break`s. A load
 records the set at its position, with the loops that enclose it (the scope its value may use); every store is
 listed per Alloca with the loops that enclose it (how often it may run: for accumulations such as `m += 1`).
-After autodiff a local that a loop carries lives on a value stack: the walk lists each stack's pushes the same
-way, and the loops enclosing each read of its top (which returns one of the values pushed)."""
+After autodiff a local that a loop carries lives on a value stack: a push is a store to it, a read of its top a
+load, and a pop leaves `ANY` (any value pushed, in any iteration: the top is then an older push)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from wgkern.ir import nodes as ir
 
 ZERO = "zero"           # the value of an Alloca before any store
+ANY = "any"             # any value ever stored to the local (or pushed on the stack)
 
 Value = tuple[object, frozenset]      # (IR value or ZERO, the loops whose back edge it crossed)
 State = dict[ir.Alloca, frozenset[Value]]
 _INITIAL: frozenset[Value] = frozenset(((ZERO, frozenset()),))
+_POPPED: frozenset[Value] = frozenset(((ANY, frozenset()),))
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,18 +60,16 @@ class Store:
 
 @dataclass(slots=True)
 class LocalValues:
-    """`loads`: id(LocalLoad) -> Reaching; `stores`: Alloca or AdStackAlloca -> its stores or pushes, in
-    program order; `tops`: id(AdStackLoadTop) -> the loops enclosing it."""
+    """`loads`: id(LocalLoad or AdStackLoadTop) -> Reaching; `stores`: Alloca or AdStackAlloca -> its stores or
+    pushes, in program order."""
     loads: dict[int, Reaching]
     stores: dict[ir.Stmt, list[Store]]
-    tops: dict[int, tuple[ir.Stmt, ...]]
 
 
 class _Walk:
     def __init__(self) -> None:
         self.loads: dict[int, Reaching] = {}
         self.stores: dict[ir.Stmt, dict[int, Store]] = {}
-        self.tops: dict[int, tuple[ir.Stmt, ...]] = {}
         self.loops: list[ir.Stmt] = []
         self.breaks: list[list[State]] = []
         self.continues: list[list[State]] = []
@@ -82,20 +82,21 @@ class _Walk:
         return state
 
     def stmt(self, stmt: ir.Stmt, state: State) -> State | None:
-        if isinstance(stmt, ir.Alloca):
+        if isinstance(stmt, (ir.Alloca, ir.AdStackAlloca)):
             state = dict(state)
-            state[stmt] = _INITIAL
-        elif isinstance(stmt, ir.AdStackPush):
-            self.stores.setdefault(stmt.stack, {}).setdefault(id(stmt), Store(stmt.value, tuple(self.loops)))
-        elif isinstance(stmt, ir.AdStackLoadTop):
-            self.tops[id(stmt)] = tuple(self.loops)
-        elif isinstance(stmt, ir.LocalStore):
-            self.stores.setdefault(stmt.alloca, {}).setdefault(id(stmt), Store(stmt.value, tuple(self.loops)))
+            state[stmt] = _INITIAL if isinstance(stmt, ir.Alloca) else _POPPED
+        elif isinstance(stmt, (ir.LocalStore, ir.AdStackPush)):
+            cell = stmt.alloca if isinstance(stmt, ir.LocalStore) else stmt.stack
+            self.stores.setdefault(cell, {}).setdefault(id(stmt), Store(stmt.value, tuple(self.loops)))
             state = dict(state)
-            state[stmt.alloca] = frozenset(((stmt.value, frozenset()),))
-        elif isinstance(stmt, ir.LocalLoad):
+            state[cell] = frozenset(((stmt.value, frozenset()),))
+        elif isinstance(stmt, ir.AdStackPop):
+            state = dict(state)
+            state[stmt.stack] = _POPPED
+        elif isinstance(stmt, (ir.LocalLoad, ir.AdStackLoadTop)):
+            cell = stmt.alloca if isinstance(stmt, ir.LocalLoad) else stmt.stack
             previous = self.loads.get(id(stmt))
-            values = state.get(stmt.alloca, _INITIAL)
+            values = state.get(cell, _INITIAL if isinstance(stmt, ir.LocalLoad) else _POPPED)
             if previous is not None:
                 values = values | previous.values
             self.loads[id(stmt)] = Reaching(values, tuple(self.loops))
@@ -138,8 +139,8 @@ class _Walk:
 
 
 def local_values(body: ir.Block) -> LocalValues:
-    """What every load of a local in `body` may return, every store to each local and push to each stack."""
+    """What every load of a local (or stack top) in `body` may return, every store to each local and push to
+    each stack."""
     walk = _Walk()
     walk.block(body, {})
-    return LocalValues(walk.loads, {cell: list(stores.values()) for cell, stores in walk.stores.items()},
-                       walk.tops)
+    return LocalValues(walk.loads, {cell: list(stores.values()) for cell, stores in walk.stores.items()})

@@ -9,7 +9,7 @@ from typing import Callable
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
 from wgkern.sizing import expr as E
-from wgkern.sizing.local_values import ZERO, LocalValues
+from wgkern.sizing.local_values import ANY, ZERO, LocalValues
 
 
 class OutOfGrammar(Exception):
@@ -44,12 +44,13 @@ class Translator:
                  parallel: E.BoundVar | None = None):
         self.env = env
         self.loops = {var: loop for loop, var in env.items()}
-        self.values = values or LocalValues({}, {}, {})
+        self.values = values or LocalValues({}, {})
         self.parallel = parallel
         self.memo: dict[int, E.SizeExpr] = {}
         self.ranges: dict[E.BoundVar, tuple[E.SizeExpr, E.SizeExpr, str]] = {}
         self.active: set[int] = set()
         self.unbounded: set[int] = set()       # locals and stacks `accumulated` could not bound
+        self.cell_ranges: dict[int, E.BoundVar] = {}     # ... and those it did
 
     def __call__(self, value: ir.Stmt) -> E.SizeExpr:
         key = id(value)
@@ -168,57 +169,52 @@ class Translator:
         return kind(slot, tuple(index), slot.dtype)
 
     def t_LocalLoad(self, s: ir.LocalLoad) -> E.SizeExpr:
-        found = self.values.loads.get(id(s))
-        if found is None or id(s) in self.active:
-            raise OutOfGrammar("a local whose value depends on itself")
-        keep = self.scope_at(found.loops)
-        if self.accumulates(s.alloca):
-            return self.accumulated(s.alloca, where_of(s.loc), True)
-        self.active.add(id(s))
-        try:
-            try:
-                order = {id(store.value): k for k, store in enumerate(self.values.stores.get(s.alloca, []))}
-                ordered = sorted(found.values, key=lambda c: (-1 if c[0] == ZERO else order.get(id(c[0]), 0),
-                                                               len(c[1])))     # program order: stable names
-                candidates = [(E.Const(0) if v == ZERO else self(v), keep - {self.env.get(loop) for loop in crossed})
-                              for v, crossed in ordered]
-            except OutOfGrammar:
-                return self.accumulated(s.alloca, where_of(s.loc), True)
-            return self.one_of(candidates, where_of(s.loc))
-        finally:
-            self.active.discard(id(s))
+        return self.cell_value(s, s.alloca, True)
 
     def t_AdStackLoadTop(self, s: ir.AdStackLoadTop) -> E.SizeExpr:
-        """The top of a value stack (a local a loop carries, after autodiff): one of the values pushed, in this
-        iteration or an earlier one."""
-        loops = self.values.tops.get(id(s))
-        if loops is None or id(s) in self.active:
-            raise OutOfGrammar("a stack top whose value depends on itself")
-        if self.accumulates(s.stack):
-            return self.accumulated(s.stack, where_of(s.loc), False)
-        only_unit = self.scope_at(())       # pushed in any earlier iteration: every loop index may differ
-        self.active.add(id(s))
+        return self.cell_value(s, s.stack, False)
+
+    def cell_value(self, load: ir.Stmt, cell: ir.Stmt, starts_at_zero: bool) -> E.SizeExpr:
+        """A load of a local or a value stack's top (a local a loop carries, after autodiff): one of the values
+        that reach it (local_values.py), each closed over the loops whose back edge it crossed. A value that
+        depends on the load itself (a loop-carried `m += c`) makes it an accumulation; once a cell has been
+        bounded as one, a load whose values go through that bound takes the bound itself (they are values the
+        cell holds, so inside it: adding their increments again would count them twice)."""
+        found = self.values.loads.get(id(load))
+        if found is None or id(load) in self.active:
+            raise OutOfGrammar("a local whose value depends on itself")
+        keep = self.scope_at(found.loops)
+        stores = self.values.stores.get(cell, [])
+        order = {id(store.value): k for k, store in enumerate(stores)}
+        reaching: list[tuple[object, set[E.BoundVar]]] = []
+        for value, crossed in sorted(found.values, key=lambda c: (-1 if c[0] in (ZERO, ANY) else
+                                                                 order.get(id(c[0]), 0), len(c[1]))):
+            if value == ANY:                  # after a pop: any push, of any iteration
+                reaching += [(store.value, self.scope_at(())) for store in stores]
+            else:
+                reaching.append((value, keep - {self.env.get(loop) for loop in crossed}))
+        if not reaching:
+            raise OutOfGrammar("a stack read before any push")
+        self.active.add(id(load))
         try:
             try:
-                candidates = [(self(store.value), only_unit) for store in self.values.stores.get(s.stack, [])]
+                candidates = [(E.Const(0) if v == ZERO else self(v), shared) for v, shared in reaching]
             except OutOfGrammar:
-                return self.accumulated(s.stack, where_of(s.loc), False)
-            if not candidates:
-                raise OutOfGrammar("a stack without pushes")
-            return self.one_of(candidates, where_of(s.loc))
+                return self.accumulated(cell, where_of(load.loc), starts_at_zero)
         finally:
-            self.active.discard(id(s))
-
-    def accumulates(self, cell: ir.Stmt) -> bool:
-        """Is some store to `cell` an increment of a load of itself (then its range comes from accumulated:
-        translating the stores one by one would recurse, or count an increment twice)?"""
-        return any(_increment(store.value, cell, set()) is not None for store in self.values.stores.get(cell, []))
+            self.active.discard(id(load))
+        bound = self.cell_ranges.get(id(cell))
+        if bound is not None and any(bound in E.free_vars(e) for e, _ in candidates):
+            return bound
+        return self.one_of(candidates, where_of(load.loc))
 
     def accumulated(self, cell: ir.Stmt, where: str, starts_at_zero: bool) -> E.SizeExpr:
         """A local (Alloca, or AdStackAlloca: its pushes) whose stores are `m = <value>` or `m = m +/- c`: it
         lies within [min of the values - every decrement, max of the values + every increment], each increment
         counted as often as its store can run (the product of the trip counts of its loops). Raises
         OutOfGrammar for any other store of itself."""
+        if id(cell) in self.cell_ranges:
+            return self.cell_ranges[id(cell)]
         if id(cell) in self.unbounded:
             raise OutOfGrammar("a local that is not an accumulation")
         self.unbounded.add(id(cell))           # until it succeeds: re-entry (and every later try) fails fast
@@ -248,7 +244,8 @@ class Translator:
             high = top if high is None else E.maximum(high, top)
             low = bottom if low is None else E.minimum(low, bottom)
         self.unbounded.discard(id(cell))
-        return self.fresh(E.sub(low, down), E.add(E.add(high, up), E.Const(1)), where)
+        bound = self.cell_ranges[id(cell)] = self.fresh(E.sub(low, down), E.add(E.add(high, up), E.Const(1)), where)
+        return bound
 
     def executions(self, loops: tuple[ir.Stmt, ...], keep: set[E.BoundVar]) -> E.SizeExpr:
         """How often a statement inside `loops` can run in one unit: the product of per-level maximum trips."""
