@@ -127,7 +127,7 @@ fn run4(first: u32, st: ptr<function, array<V, STACK>>, masks: ptr<function, arr
             }
             case OP_MAX: { sp--; acc = max((*st)[sp], acc); pc += 1u; }
             case OP_CLAMP0: { acc = max(acc, V(0)); pc += 1u; }
-            case OP_FLOORDIV: {   // d: floor(acc / d) for a constant d >= 1 (truncation, one lower when inexact below 0)
+            case OP_FLOORDIV: {   // d >= 1: floor(acc / d), truncation made one lower when inexact below 0
                 let d = V(bitcast<i32>(code[pc + 1u]));
                 let q = acc / d;
                 acc = q - select(V(0), V(1), (q * d != acc) & (acc < V(0)));

@@ -1,11 +1,11 @@
 """SizeExpr: the closed grammar of adstack capacities that are known only at launch (DESIGN.md "Adstack sizing").
 
-Nodes are immutable, hashable and compared by structure, so equal expressions share cache entries and
-reducer results. Leaves that read containers hold the IR `ContainerSlot` itself (identity-hashed); the launch
-context maps it to storage. `FloorDiv` is Python's `//` (floor division; a zero divisor is a SizingError on the
-host, and device reducers take only a positive constant divisor). `min(a, b)` needs no node: `minimum` builds
-`a - max(a - b, 0)`, and `a % b` is `a - b * (a // b)` (`modulo`). `MaxOverRange(var, begin, end, body)` is max(0, max of body over var in [begin,
-end)): 0 on an empty range, never negative, which is what a count needs."""
+Nodes are immutable, hashable and compared by structure, so equal expressions share cache entries and reducer
+results. Leaves that read containers hold the IR `ContainerSlot` itself (identity-hashed); the launch context maps
+it to storage. `FloorDiv` is Python's `//` (floor division; a zero divisor is a SizingError on the host, and device
+reducers take only a positive constant divisor). `min(a, b)` needs no node: `minimum` builds `a - max(a - b, 0)`,
+and `a % b` is `a - b * (a // b)` (`modulo`). `MaxOverRange(var, begin, end, body)` is max(0, max of body over var
+in [begin, end)): 0 on an empty range, never negative, which is what a count needs."""
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator

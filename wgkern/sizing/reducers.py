@@ -1,13 +1,12 @@
 """Max-reducers: which MaxOverRange nodes are reduced in parallel, and the rounds that schedule them.
 
-A closed MaxOverRange N is recognised when its body uses only constants, its bound variables, integer reads
-indexed by those, `+ - * max`, `//` by a positive constant, and inner MaxOverRanges in monotone positions (left of `-`, either side of
-`+`/`max`, beside a provably non-negative factor of `*`, left of `//` by a positive constant) whose begin is
-closed. Every such variable becomes an
-axis of one cross product; an inner axis whose end depends on outer variables runs over a bounding range
-(a reducer of its own, one round earlier) and is guarded per point, a failed guard giving 0. Because the
-context is monotone and each MaxOverRange is >= 0, the maximum over the cross product equals N exactly.
-Closed inner MaxOverRanges and bounding ranges are reduced first: rounds run deepest first."""
+A closed MaxOverRange N is recognised when its body uses only constants, its bound variables, integer reads indexed
+by those, `+ - * max`, `//` by a positive constant, and inner MaxOverRanges in monotone positions (left of `-`,
+either side of `+`/`max`, beside a provably non-negative factor of `*`, left of `//` by a positive constant) whose
+begin is closed. Every such variable becomes an axis of one cross product; an inner axis whose end depends on outer
+variables runs over a bounding range (a reducer of its own, one round earlier) and is guarded per point, a failed
+guard giving 0. Because the context is monotone and each MaxOverRange is >= 0, the maximum over the cross product
+equals N exactly. Closed inner MaxOverRanges and bounding ranges are reduced first: rounds run deepest first."""
 from __future__ import annotations
 
 from dataclasses import dataclass

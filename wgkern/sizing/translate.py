@@ -30,8 +30,8 @@ def where_of(loc: object) -> str:
 
 class Translator:
     """Translates integer IR values of one unit into SizeExprs. `env` maps its RangeFor loops to their
-    BoundVars (`parallel`: the unit's own index, bound by the caller), `reaching` gives what each local's load
-    may return (local_values.py).
+    BoundVars (`parallel`: the unit's own index, bound by the caller), `values` gives what each load of a local
+    or stack top may return (local_values.py).
 
     A value the grammar has no exact form for may still have a sound range: it becomes a fresh BoundVar
     `t<k>` with that range (`ranges`), which `close` later maximises over like a loop index. Such values are
@@ -119,10 +119,11 @@ class Translator:
 
     def one_of(self, candidates: list[tuple[E.SizeExpr, set[E.BoundVar]]], where: str) -> E.SizeExpr:
         """A value equal to one of the candidates (expr, the loop indices it shares with the place of use, the
-        parallel index included): the expression itself when there is one and it is in scope, else a fresh variable
-        over [min, max + 1) of them all, each closed over the variables it does not share."""
-        unique = sorted(set((e, frozenset(k)) for e, k in candidates), key=lambda c: (E.format_expr(c[0]),
-                                                                                       sorted(v.name for v in c[1])))
+        parallel index included): the expression itself when there is one and it is in scope, else a fresh
+        variable over [min, max + 1) of them all, each closed over the variables it does not share."""
+        def order(candidate: tuple[E.SizeExpr, frozenset]) -> tuple[str, list[str]]:
+            return E.format_expr(candidate[0]), sorted(v.name for v in candidate[1])
+        unique = sorted({(e, frozenset(k)) for e, k in candidates}, key=order)
         if len(unique) == 1 and self.in_scope(unique[0][0], set(unique[0][1])):
             return unique[0][0]
         high = low = None
