@@ -407,3 +407,38 @@ def test_loop_carried_counts_are_bounded_by_their_increments(arch):
     # from the stack is at most max(n) + 1 = 5: 4 outer trips x 5 (the exact need is 4 * 5 / 2 = 10). The i32
     # stack of m holds 1 + max(n) = 5 values, the i32 stack replaying the inner bound max(n) = 4.
     _check_chain(growing, x, y, start, trips, 4 * 5, 8, other_stack_bytes=4 * (5 + 4))
+
+
+def test_sparse_struct_for_is_sized_per_block(arch):
+    """A struct-for over a pointer block runs one unit per block, its cells serially: the stack holds the pushes
+    of every cell of the block, bounded by 4 cells x the largest bound of any cell (active or not)."""
+    wk.init(arch=arch, default_ad_stack_size=1)
+    x = wk.field(wk.f32, needs_grad=True)
+    n = wk.field(wk.i32)
+    block = wk.root.pointer(wk.i, 4).dense(wk.i, 4)
+    block.place(x, x.grad)
+    block.place(n)
+    y = wk.field(wk.f32, shape=16, needs_grad=True)
+    active = np.array([0, 3, 9, 13, 14])                  # blocks 0, 2 and 3 (cells 4-7 stay inactive)
+    counts = np.zeros(16, np.int64)
+    counts[active] = [2, 5, 1, 4, 3]
+
+    @wk.kernel
+    def activate(values: wk.types.ndarray(), cells: wk.types.ndarray()):
+        for c in range(cells.shape[0]):
+            n[cells[c]] = values[c]
+            x[cells[c]] = 0.0
+
+    @wk.kernel
+    def chain():
+        for i in x:
+            v = x[i]
+            for _ in range(n[i]):
+                v = wk.sin(v) + 0.1
+            y[i] = v
+
+    activate(counts[active].astype(np.int32), active.astype(np.int32))
+    start = np.zeros(16)
+    start[active] = np.linspace(0.2, 0.9, len(active))
+    visited = np.arange(16) // 4 != 1                    # every cell of an active block
+    _check_chain(chain, x, y, start, counts, 4 * 5, 4, visited)

@@ -455,3 +455,25 @@ def test_random_kernels_are_sized_soundly(tmp_path):
             sized += 1
             assert capacities[stack.stack_id] >= measured.get(id(stack), 0), (kernel.__name__, stack.size_expr)
     assert sized >= 70 and unsized <= sized // 10, (sized, unsized)
+
+
+@wk.func
+def _rounds(v, extra):
+    count = extra + _ROUNDS_FIELD[None]            # a 0-d field and a parameter that is a scalar argument
+    for _ in range(count):
+        v = wm.abs(v)
+    return v
+
+
+_ROUNDS_FIELD = FakeField(T.i32, (), False, "rounds")
+
+
+def test_funcs_read_zero_d_fields_and_scalar_arguments(make_context):
+    _ROUNDS_FIELD.data[...] = 4
+
+    def kernel(a: wk.types.ndarray(dtype=wk.f32, ndim=1), extra: wk.i32):
+        for i in a:
+            a[i] = _rounds(a[i], extra)
+    grad = compile_grad(kernel, [NDARRAY_F32, ir.ArgSpec(name="extra", kind="scalar", dtype=T.i32)])
+    arrays = {"a": np.ones(3, np.float32), "a.grad": np.zeros(3, np.float32), "rounds": _ROUNDS_FIELD.data}
+    check(grad, [arrays[c.name] for c in grad.containers], make_context, 1 + 7, scalars=[None, 3])
