@@ -37,6 +37,7 @@ const OP_GUARD: u32 = 9u;
 const OP_CLAMP0: u32 = 10u;
 const OP_READ_VAR: u32 = 11u;
 const OP_ENDGUARD: u32 = 12u;
+const OP_FLOORDIV: u32 = 13u;
 const GUARDS: u32 = 8u;
 const FLAG_OVERFLOW: u32 = 1u;
 const FLAG_OUT_OF_BOUNDS: u32 = 2u;
@@ -126,6 +127,12 @@ fn run4(first: u32, st: ptr<function, array<V, STACK>>, masks: ptr<function, arr
             }
             case OP_MAX: { sp--; acc = max((*st)[sp], acc); pc += 1u; }
             case OP_CLAMP0: { acc = max(acc, V(0)); pc += 1u; }
+            case OP_FLOORDIV: {   // d >= 1: floor(acc / d), truncation made one lower when inexact below 0
+                let d = V(bitcast<i32>(code[pc + 1u]));
+                let q = acc / d;
+                acc = q - select(V(0), V(1), (q * d != acc) & (acc < V(0)));
+                pc += 2u;
+            }
             case OP_GUARD: {   // k skip: lanes whose (*coord)[k] is outside [below, acc) drop out until ENDGUARD
                 let v = (*coord)[code[pc + 1u]];
                 let inside = act & ((*st)[sp - 1u] <= v) & (v < acc);

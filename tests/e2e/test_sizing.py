@@ -229,3 +229,218 @@ def test_bounds_from_offset_pairs_are_sized_exactly(arch):
     kernels = getattr(wk.runtime.program.current().backend, "_reducer_kernels", None)
     if kernels is not None:              # CUDA: the bound ran as bytecode on the device, not from a read-back
         assert kernels.runs["job"] >= 1
+
+
+# ---- loop shapes sized exactly (or to a stated sound bound) with default_ad_stack_size=1 -------------------------
+# Every kernel iterates v <- sin(v) + 0.1, which keeps cos(v) of each trip on one f32 stack (4-byte slots), so the
+# capacity is the largest number of trips one parallel index makes. With default_ad_stack_size=1 a stack left
+# unsized would start at one slot and grow (runtime/adstack_regrow.py): re-runs are counted and the heap would
+# not be the exact one, so both are checked.
+
+def _chain_reference(start: np.ndarray, trips: np.ndarray) -> np.ndarray:
+    """f64 forward values of `trips` iterations of v <- sin(v) + 0.1 from `start`, elementwise."""
+    v = start.astype(np.float64).copy()
+    for step in range(int(trips.max(initial=0))):
+        live = trips > step
+        v[live] = np.sin(v[live]) + 0.1
+    return v
+
+
+def _central_difference(start: np.ndarray, trips: np.ndarray) -> np.ndarray:
+    # y[p] depends on x[p] alone, so the gradient of sum(y) is the elementwise derivative. Truncation error
+    # h^2 / 6 * |y'''| <= 1e-10 / 6 * 12^3 < 3e-8 (each trip's map has derivatives <= 1, at most 12 trips),
+    # rounding 1e-16 / h = 1e-11: far below the kernel's f32 error.
+    h = 1e-5
+    return (_chain_reference(start + h, trips) - _chain_reference(start - h, trips)) / (2 * h)
+
+
+def _check_chain(kernel, x, y, start: np.ndarray, trips: np.ndarray, capacity: int, threads: int,
+                 written: np.ndarray | bool = True, other_stack_bytes: int = 0) -> None:
+    """`capacity`: of the f32 stack; `other_stack_bytes`: slot bytes x capacity of the kernel's other stacks;
+    `written`: where the kernel writes y (elsewhere the gradient is 0)."""
+    x.from_numpy(start.astype(np.float32))
+    kernel()
+    y.grad.fill(1.0)
+    x.grad.fill(0.0)
+    kernel.grad()
+    wk.sync()
+    stacks = [line for line in kernel.ir().splitlines() if "AdStackAlloca" in line]
+    assert stacks and all("size_expr=" in line or "capacity=" in line for line in stacks), stacks
+    assert wk.stats()["adstack_heap_bytes"] == _heap_bytes(capacity * 4 + other_stack_bytes, threads)
+    assert wk.stats()["adstack_reruns"] == 0
+    # f32 forward and backward: each of <= 12 trips adds a relative error of a few ulp (6e-8) to the product
+    # of cosines and to v (|d cos / dv| <= 1), so the gradient's error stays below 12 * 4 * 6e-8 < 3e-6 relative
+    # plus the absolute rounding of values near 0; rtol 1e-4 / atol 1e-6 leave a wide margin.
+    expected = np.where(written, _central_difference(start, trips), 0.0)
+    np.testing.assert_allclose(x.grad.to_numpy(), expected, rtol=1e-4, atol=1e-6)
+
+
+def test_two_d_loops_size_each_coordinate_exactly(arch):
+    wk.init(arch=arch, default_ad_stack_size=1)
+    x = wk.field(wk.f32, shape=(6, 5), needs_grad=True)
+    y = wk.field(wk.f32, shape=(6, 5), needs_grad=True)
+    n = wk.field(wk.i32, shape=(6, 5))
+    m = wk.field(wk.i32, shape=6)
+    trips2 = (np.arange(30).reshape(6, 5) * 7) % 11 - 2
+    rows = np.array([3, 0, 5, 1, 2, 4], np.int32)
+    n.from_numpy(trips2.astype(np.int32))
+    m.from_numpy(rows)
+
+    @wk.kernel
+    def struct_for():
+        for i, j in x:
+            v = x[i, j]
+            for _ in range(n[i, j]):
+                v = wk.sin(v) + 0.1
+            for _ in range(m[i]):
+                v = wk.sin(v) + 0.1
+            y[i, j] = v
+
+    start = np.linspace(-1, 1, 30).reshape(6, 5)
+    trips = np.maximum(trips2, 0) + rows[:, None]
+    # two loops: the stack keeps v itself (one push before them, one per trip): 1 + the largest row of trips
+    _check_chain(struct_for, x, y, start, trips, 1 + int(trips.max()), 30)
+
+
+def test_ndrange_box_and_modulo_index_are_exact(arch):
+    wk.init(arch=arch, default_ad_stack_size=1)
+    x = wk.field(wk.f32, shape=(5, 4), needs_grad=True)
+    y = wk.field(wk.f32, shape=(5, 4), needs_grad=True)
+    n = wk.field(wk.i32, shape=(5, 4))
+    bound = np.full((5, 4), 40, np.int32)                   # outside the box: 40 trips nobody makes
+    bound[1:4, 1:3] = [[3, 7], [0, 5], [9, 2]]
+    n.from_numpy(bound)
+
+    @wk.kernel
+    def box():
+        for i, j in wk.ndrange((1, 4), (1, 3)):
+            v = x[i, j]
+            for _ in range(n[(i + 1) % 3 + 1, j]):         # the next row of the box, cyclically
+                v = wk.sin(v) + 0.1
+            y[i, j] = v
+
+    start = np.linspace(0, 1, 20).reshape(5, 4)
+    trips = np.zeros((5, 4), np.int64)
+    written = np.zeros((5, 4), bool)
+    for i in range(1, 4):
+        for j in range(1, 3):
+            trips[i, j] = bound[(i + 1) % 3 + 1, j]
+            written[i, j] = True
+    _check_chain(box, x, y, start, trips, 9, 6, written)
+
+
+def test_func_locals_steps_and_min_are_sized(arch):
+    wk.init(arch=arch, default_ad_stack_size=1)
+    x = wk.field(wk.f32, shape=16, needs_grad=True)
+    y = wk.field(wk.f32, shape=16, needs_grad=True)
+    n = wk.field(wk.i32, shape=16)
+    counts = (np.arange(16) * 5) % 13 - 3
+    n.from_numpy(counts.astype(np.int32))
+
+    @wk.func
+    def chain(v, count):
+        m = wk.min(count, 8)
+        if v > 0.5:
+            m += 2
+        for _ in range(1, m, 2):
+            v = wk.sin(v) + 0.1
+        return v
+
+    @wk.kernel
+    def funcs():
+        for i in x:
+            y[i] = chain(x[i], n[i])
+
+    start = np.linspace(0, 1, 16)
+    m = np.minimum(counts, 8) + np.where(start.astype(np.float32) > 0.5, 2, 0)
+    trips = np.maximum(-(-(m - 1) // 2), 0)
+    # the local is min(n, 8) or min(n, 8) + 2: bounded by max over i of min(n, 8) + 2 = 10, (10 - 1) / 2 -> 5
+    _check_chain(funcs, x, y, start, trips, 5, 16)
+
+
+def test_triangular_loops_and_whole_axis_bounds(arch):
+    wk.init(arch=arch, default_ad_stack_size=1)
+    x = wk.field(wk.f32, shape=8, needs_grad=True)
+    y = wk.field(wk.f32, shape=8, needs_grad=True)
+    n = wk.field(wk.i32, shape=8)
+    k = wk.field(wk.i32, shape=8)
+    counts = np.array([2, 4, 1, 0, 3, 4, 2, 1], np.int32)
+    n.from_numpy(counts)
+    k.from_numpy(np.arange(8, dtype=np.int32)[::-1].copy())
+
+    @wk.kernel
+    def triangle():
+        for i in x:
+            v = x[i]
+            for j in range(n[k[i] & 7]):           # `&` is outside the grammar: bounded by max(n)
+                for _ in range(j):
+                    v = wk.sin(v) + 0.1
+            y[i] = v
+
+    start = np.linspace(0, 1, 8)
+    c = counts[(np.arange(8)[::-1]) & 7]
+    trips = c * (c - 1) // 2
+    # per-level maxima: max(n) = 4 trips of an inner loop of at most 3 (the exact need is 4 * 3 / 2 = 6)
+    _check_chain(triangle, x, y, start, trips, 4 * 3, 8)
+
+
+def test_loop_carried_counts_are_bounded_by_their_increments(arch):
+    wk.init(arch=arch, default_ad_stack_size=1)
+    x = wk.field(wk.f32, shape=8, needs_grad=True)
+    y = wk.field(wk.f32, shape=8, needs_grad=True)
+    n = wk.field(wk.i32, shape=8)
+    counts = np.array([3, 0, 2, 4, 1, 3, 2, 4], np.int32)
+    n.from_numpy(counts)
+
+    @wk.kernel
+    def growing():
+        for i in x:
+            v = x[i]
+            m = 0
+            for _ in range(n[i]):
+                m += 1
+                for _ in range(m):
+                    v = wk.sin(v) + 0.1
+            y[i] = v
+
+    start = np.linspace(0, 1, 8)
+    trips = counts * (counts + 1) // 2
+    # m is carried on an i32 stack; it starts at 0 and gains 1 per outer trip, so the inner bound m + 1 read
+    # from the stack is at most max(n) + 1 = 5: 4 outer trips x 5 (the exact need is 4 * 5 / 2 = 10). The i32
+    # stack of m holds 1 + max(n) = 5 values, the i32 stack replaying the inner bound max(n) = 4.
+    _check_chain(growing, x, y, start, trips, 4 * 5, 8, other_stack_bytes=4 * (5 + 4))
+
+
+def test_sparse_struct_for_is_sized_per_block(arch):
+    """A struct-for over a pointer block runs one unit per block, its cells serially: the stack holds the pushes
+    of every cell of the block, bounded by 4 cells x the largest bound of any cell (active or not)."""
+    wk.init(arch=arch, default_ad_stack_size=1)
+    x = wk.field(wk.f32, needs_grad=True)
+    n = wk.field(wk.i32)
+    block = wk.root.pointer(wk.i, 4).dense(wk.i, 4)
+    block.place(x, x.grad)
+    block.place(n)
+    y = wk.field(wk.f32, shape=16, needs_grad=True)
+    active = np.array([0, 3, 9, 13, 14])                  # blocks 0, 2 and 3 (cells 4-7 stay inactive)
+    counts = np.zeros(16, np.int64)
+    counts[active] = [2, 5, 1, 4, 3]
+
+    @wk.kernel
+    def activate(values: wk.types.ndarray(), cells: wk.types.ndarray()):
+        for c in range(cells.shape[0]):
+            n[cells[c]] = values[c]
+            x[cells[c]] = 0.0
+
+    @wk.kernel
+    def chain():
+        for i in x:
+            v = x[i]
+            for _ in range(n[i]):
+                v = wk.sin(v) + 0.1
+            y[i] = v
+
+    activate(counts[active].astype(np.int32), active.astype(np.int32))
+    start = np.zeros(16)
+    start[active] = np.linspace(0.2, 0.9, len(active))
+    visited = np.arange(16) // 4 != 1                    # every cell of an active block
+    _check_chain(chain, x, y, start, counts, 4 * 5, 4, visited)

@@ -53,7 +53,10 @@ class RandomExprs:
         return self.read(scope)
 
     def index(self, scope: list[E.BoundVar], extent: int) -> E.SizeExpr:
-        if scope and self.rng.random() < 0.8:
+        r = self.rng.random()
+        if scope and r < 0.15:       # a computed index (as n-D loops and `n[(i + 1) % N]` give): in bounds
+            return E.modulo(E.Add(self.rng.choice(scope), E.Const(self.rng.randint(-3, 3))), E.Const(extent))
+        if scope and r < 0.8:
             return self.rng.choice(scope)
         return E.Const(self.rng.randint(0, extent - 1))
 
@@ -79,10 +82,14 @@ class RandomExprs:
             begin = E.Const(self.rng.randint(0, 2))
             return E.MaxOverRange(var, begin, self.range_end(scope), self.expr(scope + [var], depth - 1))
         if not self.monotone:
-            kind = self.rng.choice([E.Add, E.Sub, E.Mul, E.Max])
+            kind = self.rng.choice([E.Add, E.Sub, E.Mul, E.Max, E.FloorDiv])
+            if kind is E.FloorDiv and self.rng.random() < 0.7:     # else any divisor (0: both sides raise)
+                return E.FloorDiv(self.expr(scope, depth - 1), E.Const(self.rng.randint(1, 5)))
             return kind(self.expr(scope, depth - 1), self.expr(scope, depth - 1))
-        kind = self.rng.choice([E.Add, E.Mul, E.Max])
+        kind = self.rng.choice([E.Add, E.Mul, E.Max, E.FloorDiv])
         lhs, rhs = self.expr(scope, depth - 1), self.expr(scope, depth - 1)
+        if kind is E.FloorDiv:
+            return E.FloorDiv(lhs, E.Const(self.rng.randint(1, 5)))
         if kind is E.Mul:
             lhs, rhs = E.Max(lhs, E.Const(0)), E.Max(rhs, E.Const(0))
         return kind(lhs, rhs)
@@ -238,3 +245,26 @@ def test_dependent_inner_range_over_many_points(make_context):
     context = make_context([A], [a])
     assert evaluate_sizes([expr], context) == [expected]
     assert context.stats.max_reducer_dispatches == 2      # the bounding range of j, then the cross product
+
+
+def test_floor_division_rounds_down_on_every_reducer(make_context):
+    """An n-D loop's flattened index (v // 5, v % 5) and a floor division of negative values: the reducer's
+    bytecode (FLOORDIV) rounds towards negative infinity like Python, so device and host agree exactly."""
+    v = E.BoundVar("v")
+    row, col = E.floordiv(v, E.Const(5)), E.modulo(v, E.Const(5))
+    for shift in (-4, 0, 3):                                # M holds -2 .. 5: quotients of both signs
+        body = E.FloorDiv(E.Add(read(M, row, col), E.Const(shift)), E.Const(3))
+        expr = E.MaxOverRange(v, E.Const(0), E.Const(20), E.Sub(body, E.Const(-2)))
+        want = max(0, max((int(ARRAYS[2][p // 5, p % 5]) + shift) // 3 + 2 for p in range(20)))
+        context = make_context(SLOTS, ARRAYS)
+        assert evaluate_sizes([expr], context) == [want] == [evaluate(expr, context)]
+        assert context.stats.max_reducer_dispatches == 1
+    assert str(row) == "(v // 5)" and str(col) == "(v - (5 * (v // 5)))"
+
+
+def test_division_by_zero_in_a_bound_raises():
+    a = np.array([0, 1], np.int32)
+    i = E.BoundVar("i")
+    expr = E.MaxOverRange(i, E.Const(0), E.Const(2), E.FloorDiv(E.Const(7), read(A, i)))
+    with pytest.raises(SizingError, match="divides by zero"):
+        evaluate_sizes([expr], host_context(ir.OffloadedKernel("k", [], [A], []), [a]))

@@ -6,6 +6,7 @@ device only ever loads in-bounds words. An inner MaxOverRange is `begin end GUAR
 points whose axis-k coordinate is outside [begin, end) get 0 (when none is inside GUARD pushes 0 and jumps to
 `skip`); ENDGUARD clamps the body at 0 and restores the enclosing guard mask (nesting <= MAX_GUARDS).
 Fused forms keep the interpreter loop short: READ_VAR k extent binding signed (`c[v_k]` of a 1-D container), CLAMP0 (`max(x, 0)`).
+FLOORDIV d replaces the top by floor(top / d) for a constant d >= 1 (it cannot overflow).
 A read's `signed` word is 1 for signed data, 0 for unsigned; for a device that stores 8- and 16-bit integers at
 their own width (`native_widths`: CUDA) it also carries the element width, `signed | WIDTH_8 or WIDTH_16`
 (no flag: 32-bit words, the only width WGSL storage has).
@@ -18,11 +19,11 @@ from wgkern.sizing import expr as E
 from wgkern.sizing.reducers import PreparedJob
 
 (OP_CONST, OP_VAR, OP_READ, OP_INDEX, OP_ADD, OP_SUB, OP_MUL, OP_MAX, OP_GUARD, OP_CLAMP0, OP_READ_VAR,
- OP_ENDGUARD) = range(1, 13)
+ OP_ENDGUARD, OP_FLOORDIV) = range(1, 14)
 OPERAND_WORDS = {OP_CONST: 1, OP_VAR: 1, OP_READ: 2, OP_INDEX: 1, OP_ADD: 0, OP_SUB: 0, OP_MUL: 0, OP_MAX: 0,
-                 OP_GUARD: 2, OP_CLAMP0: 0, OP_READ_VAR: 4, OP_ENDGUARD: 0}
+                 OP_GUARD: 2, OP_CLAMP0: 0, OP_READ_VAR: 4, OP_ENDGUARD: 0, OP_FLOORDIV: 1}
 STACK_EFFECT = {OP_CONST: 1, OP_VAR: 1, OP_READ: 0, OP_INDEX: 0, OP_ADD: -1, OP_SUB: -1, OP_MUL: -1, OP_MAX: -1,
-                OP_GUARD: -2, OP_CLAMP0: 0, OP_READ_VAR: 1, OP_ENDGUARD: 0}
+                OP_GUARD: -2, OP_CLAMP0: 0, OP_READ_VAR: 1, OP_ENDGUARD: 0, OP_FLOORDIV: 0}
 _BINARY_OPS = {E.Add: OP_ADD, E.Sub: OP_SUB, E.Mul: OP_MUL, E.Max: OP_MAX}
 
 # Flag bits a device reducer ORs into a job's flag word (any of them: host fallback).
@@ -77,6 +78,13 @@ class Encoder:
             self.guards -= 1
             self.emit(OP_ENDGUARD)
             self.words[guard + 2] = len(self.words)
+        elif isinstance(node, E.FloorDiv):
+            if not E.positive_const(node.rhs):
+                raise NotEncodable("division by a non-constant")
+            self.node(node.lhs)
+            if not node.rhs.value <= I32_MAX:
+                raise NotEncodable(f"divisor {node.rhs.value} does not fit i32")
+            self.emit(OP_FLOORDIV, node.rhs.value)
         elif isinstance(node, E.Max) and node.rhs == E.Const(0):
             self.node(node.lhs)
             self.emit(OP_CLAMP0)

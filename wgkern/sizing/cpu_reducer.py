@@ -36,15 +36,18 @@ _BINARY: dict[type, Callable[[Any, Any, Any], Any]] = {
     E.Sub: lambda a, b, m: _check(np.subtract(a, b, dtype=np.int64), m),
     E.Mul: _mul,
     E.Max: lambda a, b, m: np.maximum(a, b, dtype=np.int64),
+    E.FloorDiv: lambda a, b, m: np.floor_divide(a, b, dtype=np.int64),     # b: a positive constant (reducers.py)
 }
 _UNCHECKED: dict[type, Callable[[Any, Any], Any]] = {
     E.Add: lambda a, b: np.add(a, b, dtype=np.int64),
     E.Sub: lambda a, b: np.subtract(a, b, dtype=np.int64),
     E.Mul: lambda a, b: np.multiply(a, b, dtype=np.int64),
     E.Max: lambda a, b: np.maximum(a, b, dtype=np.int64),
+    E.FloorDiv: lambda a, b: np.floor_divide(a, b, dtype=np.int64),
 }
 _MAGNITUDE: dict[type, Callable[[int, int], int]] = {
     E.Add: lambda a, b: a + b, E.Sub: lambda a, b: a + b, E.Mul: lambda a, b: a * b, E.Max: max,
+    E.FloorDiv: lambda a, b: a,
 }
 
 

@@ -214,6 +214,7 @@ decode:
     i32 10, label %op_clamp0
     i32 11, label %op_read_var
     i32 12, label %op_endguard
+    i32 13, label %op_floordiv
   ]
 op_const:
   store i32 %acc, ptr %top_at, align 4
@@ -295,6 +296,18 @@ op_clamp0:
   store i32 %clamped, ptr %acc_v, align 4
   %pc_clamp = add i32 %pc, 1
   store i32 %pc_clamp, ptr %pc_v, align 4
+  br label %fetch
+op_floordiv:                   ; d (a constant >= 1): floor(acc / d), truncation one lower when inexact below 0
+  %fd_q = sdiv i32 %acc, %w1
+  %fd_back = mul i32 %fd_q, %w1
+  %fd_inexact = icmp ne i32 %fd_back, %acc
+  %fd_negative = icmp slt i32 %acc, 0
+  %fd_down = and i1 %fd_inexact, %fd_negative
+  %fd_step = zext i1 %fd_down to i32
+  %fd = sub i32 %fd_q, %fd_step
+  store i32 %fd, ptr %acc_v, align 4
+  %pc_fd = add i32 %pc, 2
+  store i32 %pc_fd, ptr %pc_v, align 4
   br label %fetch
 op_guard:                      ; axis skip: points whose coordinate is outside [below, acc) skip the body
   %g_value = load i32, ptr %axis_at, align 4

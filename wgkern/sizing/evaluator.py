@@ -14,7 +14,7 @@ from wgkern.sizing import expr as E
 
 TRIPWIRE = 1 << 24          # longest linear host walk of one MaxOverRange
 WALK_BUDGET = 1 << 26       # total host-walk iterations of one evaluation (nested walks multiply)
-VALUE_LIMIT = 1 << 62       # |intermediate| bound of every size computation (host and CPU reducer)
+VALUE_LIMIT = E.VALUE_LIMIT
 
 
 class Leaves(Protocol):
@@ -46,14 +46,15 @@ def flat_index(slot: Any, index: list[int], shape: tuple[int, ...]) -> int:
 
 
 def bind_host_leaves(expr: E.SizeExpr, leaves: Leaves) -> E.SizeExpr:
-    """Replace scalar arguments and shapes (known on the host at launch) by constants."""
+    """Replace scalar arguments and shapes (known on the host at launch) by constants, and fold what became
+    constant (a divisor that is a shape becomes the constant device reducers need)."""
     def fold(node: E.SizeExpr) -> E.SizeExpr | None:
         if isinstance(node, E.ScalarArg):
             return E.Const(int(leaves.scalar(node.arg_index)))
         if isinstance(node, E.ShapeOf):
             return E.Const(int(leaves.shape(node.slot)[node.axis]))
         return None
-    return E.transform(expr, fold)
+    return E.fold_constants(E.transform(expr, fold))
 
 
 class HostEvaluator:
@@ -76,7 +77,10 @@ class HostEvaluator:
 
     def binary(self, node: E._Binary, env: dict[E.BoundVar, int]) -> int:
         op = E.BINARY_OPS[type(node)]
-        return checked(op(self.eval(node.lhs, env), self.eval(node.rhs, env)))
+        lhs, rhs = self.eval(node.lhs, env), self.eval(node.rhs, env)
+        if isinstance(node, E.FloorDiv) and rhs == 0:
+            raise SizingError(f"adstack sizing: a loop bound divides by zero ({E.format_expr(node)})")
+        return checked(op(lhs, rhs))
 
     def max_over_range(self, node: E.MaxOverRange, env: dict[E.BoundVar, int]) -> int:
         begin, end = self.eval(node.begin, env), self.eval(node.end, env)
@@ -113,6 +117,7 @@ _RULES: dict[type, Any] = {
     E.Sub: HostEvaluator.binary,
     E.Mul: HostEvaluator.binary,
     E.Max: HostEvaluator.binary,
+    E.FloorDiv: HostEvaluator.binary,
     E.MaxOverRange: HostEvaluator.max_over_range,
 }
 

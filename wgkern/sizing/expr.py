@@ -1,9 +1,11 @@
 """SizeExpr: the closed grammar of adstack capacities that are known only at launch (DESIGN.md "Adstack sizing").
 
-Nodes are immutable, hashable and compared by structure, so equal expressions share cache entries and
-reducer results. Leaves that read containers hold the IR `ContainerSlot` itself (identity-hashed); the launch
-context maps it to storage. `MaxOverRange(var, begin, end, body)` is max(0, max of body over var in [begin,
-end)): 0 on an empty range, never negative, which is what a count needs."""
+Nodes are immutable, hashable and compared by structure, so equal expressions share cache entries and reducer
+results. Leaves that read containers hold the IR `ContainerSlot` itself (identity-hashed); the launch context maps
+it to storage. `FloorDiv` is Python's `//` (floor division; a zero divisor is a SizingError on the host, and device
+reducers take only a positive constant divisor). `min(a, b)` needs no node: `minimum` builds `a - max(a - b, 0)`,
+and `a % b` is `a - b * (a // b)` (`modulo`). `MaxOverRange(var, begin, end, body)` is max(0, max of body over var
+in [begin, end)): 0 on an empty range, never negative, which is what a count needs."""
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator
@@ -93,6 +95,11 @@ class Max(_Binary):
     __slots__ = ()
 
 
+class FloorDiv(_Binary):
+    """lhs // rhs, rounding towards negative infinity."""
+    __slots__ = ()
+
+
 class MaxOverRange(SizeExpr):
     """max(0, max over var in [begin, end) of body). `where` names the loop's source line (for errors; not
     compared)."""
@@ -105,25 +112,48 @@ class MaxOverRange(SizeExpr):
         return (self.begin, self.end, self.body)
 
 
+VALUE_LIMIT = 1 << 62       # |intermediate| bound of every size computation (host evaluator and CPU reducer)
+
 BINARY_OPS: dict[type, Callable[[int, int], int]] = {
     Add: lambda a, b: a + b, Sub: lambda a, b: a - b, Mul: lambda a, b: a * b, Max: max,
+    FloorDiv: lambda a, b: a // b,
 }
-_SYMBOLS = {Add: "+", Sub: "-", Mul: "*"}
+_SYMBOLS = {Add: "+", Sub: "-", Mul: "*", FloorDiv: "//"}
 
 
 # ---- construction helpers (fold constants so printed and cached forms stay small) -----------------------------
 
+def _split_offset(expr: SizeExpr) -> tuple[SizeExpr | None, int]:
+    """(base, c) with expr = base + c (base None: a constant)."""
+    if isinstance(expr, Const):
+        return None, expr.value
+    if isinstance(expr, (Add, Sub)) and isinstance(expr.rhs, Const):
+        return expr.lhs, expr.rhs.value if isinstance(expr, Add) else -expr.rhs.value
+    return expr, 0
+
+
+def _offset(base: SizeExpr | None, c: int) -> SizeExpr:
+    if base is None:
+        return Const(c)
+    return base if c == 0 else Add(base, Const(c)) if c > 0 else Sub(base, Const(-c))
+
+
 def add(a: SizeExpr, b: SizeExpr) -> SizeExpr:
-    if isinstance(a, Const) and isinstance(b, Const):
-        return Const(a.value + b.value)
-    if a == Const(0):
-        return b
-    return a if b == Const(0) else Add(a, b)
+    """a + b, folding constants (also into an offset: `(x + 1) + 2` is `x + 3`)."""
+    if isinstance(b, Const):
+        base, c = _split_offset(a)
+        return _offset(base, c + b.value)
+    if isinstance(a, Const):
+        base, c = _split_offset(b)
+        return b if a.value == 0 else Add(a, b) if c == 0 else _offset(base, c + a.value)
+    return Add(a, b)
 
 
 def mul(a: SizeExpr, b: SizeExpr) -> SizeExpr:
     if isinstance(a, Const) and isinstance(b, Const):
         return Const(a.value * b.value)
+    if Const(0) in (a, b):
+        return Const(0)
     if a == Const(1):
         return b
     return a if b == Const(1) else Mul(a, b)
@@ -133,6 +163,32 @@ def maximum(a: SizeExpr, b: SizeExpr) -> SizeExpr:
     if isinstance(a, Const) and isinstance(b, Const):
         return Const(max(a.value, b.value))
     return a if a == b else Max(a, b)
+
+
+def sub(a: SizeExpr, b: SizeExpr) -> SizeExpr:
+    if isinstance(b, Const):
+        return add(a, Const(-b.value))
+    return Sub(a, b)
+
+
+def floordiv(a: SizeExpr, b: SizeExpr) -> SizeExpr:
+    if isinstance(a, Const) and isinstance(b, Const) and b.value != 0:
+        return Const(a.value // b.value)
+    return a if b == Const(1) else FloorDiv(a, b)
+
+
+def minimum(a: SizeExpr, b: SizeExpr) -> SizeExpr:
+    """min(a, b) = a - max(a - b, 0): exact, in the grammar's own nodes."""
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(min(a.value, b.value))
+    return a if a == b else Sub(a, Max(Sub(a, b), Const(0)))
+
+
+def modulo(a: SizeExpr, b: SizeExpr) -> SizeExpr:
+    """Python's a % b (the sign of the divisor) = a - b * (a // b)."""
+    if isinstance(a, Const) and isinstance(b, Const) and b.value != 0:
+        return Const(a.value % b.value)
+    return sub(a, mul(b, floordiv(a, b)))
 
 
 def trip_count(begin: SizeExpr, end: SizeExpr) -> SizeExpr:
@@ -186,6 +242,69 @@ def transform(expr: SizeExpr, fn: Callable[[SizeExpr], SizeExpr | None]) -> Size
         return MaxOverRange(expr.var, transform(expr.begin, fn), transform(expr.end, fn),
                             transform(expr.body, fn), expr.where)
     return expr
+
+
+def fold_constants(expr: SizeExpr) -> SizeExpr:
+    """Evaluate every operation whose operands are all constants (a division by zero or a value outside the
+    checked range stays, for the evaluator to report)."""
+    def fold(node: SizeExpr) -> SizeExpr | None:
+        if not isinstance(node, _Binary):
+            return None
+        lhs, rhs = fold_constants(node.lhs), fold_constants(node.rhs)
+        if isinstance(lhs, Const) and isinstance(rhs, Const) and not (type(node) is FloorDiv and rhs.value == 0):
+            value = BINARY_OPS[type(node)](lhs.value, rhs.value)
+            if -VALUE_LIMIT < value < VALUE_LIMIT:          # else left for the evaluator to report
+                return Const(value)
+        return type(node)(lhs, rhs)
+    return transform(expr, fold)
+
+
+def direction(expr: SizeExpr, var: BoundVar) -> int | None:
+    """+1 / -1 when `expr` is non-decreasing / non-increasing in `var`, 0 when it does not use it, None when
+    neither is provable."""
+    if expr == var:
+        return 1
+    if var not in free_vars(expr):
+        return 0
+    if isinstance(expr, (Add, Max)):
+        return _same(direction(expr.lhs, var), direction(expr.rhs, var))
+    if isinstance(expr, Sub):
+        rhs = direction(expr.rhs, var)
+        return _same(direction(expr.lhs, var), None if rhs is None else -rhs)
+    if isinstance(expr, FloorDiv) and positive_const(expr.rhs):
+        return direction(expr.lhs, var)
+    if isinstance(expr, Mul):
+        for factor, other in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
+            if isinstance(factor, Const) and factor.value >= 0:
+                return direction(other, var)
+    if isinstance(expr, MaxOverRange) and var not in free_vars(expr.begin) | free_vars(expr.end):
+        return direction(expr.body, var)
+    return None
+
+
+def _same(a: int | None, b: int | None) -> int | None:
+    if a is None or b is None:
+        return None
+    if a == 0 or b == 0 or a == b:
+        return a or b
+    return None
+
+
+def max_over_range(var: BoundVar, begin: SizeExpr, end: SizeExpr, body: SizeExpr, where: str = "") -> SizeExpr:
+    """MaxOverRange(var, begin, end, body), or, when `body` is monotone in `var`, the body at the end of the
+    range that maximises it, clamped at 0 (exact for a non-empty range; for an empty one an upper bound of the
+    0 MaxOverRange gives, so sound wherever a count is bounded)."""
+    sense = direction(body, var)
+    if sense == 0:
+        return maximum(body, Const(0))
+    if sense is None:
+        return MaxOverRange(var, begin, end, body, where)
+    at = sub(end, Const(1)) if sense > 0 else begin
+    return maximum(fold_constants(transform(body, lambda node: at if node == var else None)), Const(0))
+
+
+def positive_const(node: SizeExpr) -> bool:
+    return isinstance(node, Const) and node.value >= 1
 
 
 def substitute(expr: SizeExpr, values: dict[SizeExpr, int]) -> SizeExpr:

@@ -1,12 +1,12 @@
 """Max-reducers: which MaxOverRange nodes are reduced in parallel, and the rounds that schedule them.
 
-A closed MaxOverRange N is recognised when its body uses only constants, its bound variables, integer reads
-indexed by those, `+ - * max`, and inner MaxOverRanges in monotone positions (left of `-`, either side of
-`+`/`max`, beside a provably non-negative factor of `*`) whose begin is closed. Every such variable becomes an
-axis of one cross product; an inner axis whose end depends on outer variables runs over a bounding range
-(a reducer of its own, one round earlier) and is guarded per point, a failed guard giving 0. Because the
-context is monotone and each MaxOverRange is >= 0, the maximum over the cross product equals N exactly.
-Closed inner MaxOverRanges and bounding ranges are reduced first: rounds run deepest first."""
+A closed MaxOverRange N is recognised when its body uses only constants, its bound variables, integer reads indexed
+by those, `+ - * max`, `//` by a positive constant, and inner MaxOverRanges in monotone positions (left of `-`,
+either side of `+`/`max`, beside a provably non-negative factor of `*`, left of `//` by a positive constant) whose
+begin is closed. Every such variable becomes an axis of one cross product; an inner axis whose end depends on outer
+variables runs over a bounding range (a reducer of its own, one round earlier) and is guarded per point, a failed
+guard giving 0. Because the context is monotone and each MaxOverRange is >= 0, the maximum over the cross product
+equals N exactly. Closed inner MaxOverRanges and bounding ranges are reduced first: rounds run deepest first."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -102,6 +102,8 @@ def nonnegative(node: E.SizeExpr) -> bool:
         return nonnegative(node.lhs) or nonnegative(node.rhs)
     if isinstance(node, (E.Add, E.Mul)):
         return nonnegative(node.lhs) and nonnegative(node.rhs)
+    if isinstance(node, E.FloorDiv):
+        return nonnegative(node.lhs) and E.positive_const(node.rhs)
     return False
 
 
@@ -155,6 +157,9 @@ class Recogniser:
         if isinstance(node, E.Mul):
             self.check(node.lhs, monotone and nonnegative(node.rhs))
             self.check(node.rhs, monotone and nonnegative(node.lhs))
+            return
+        if isinstance(node, E.FloorDiv) and E.positive_const(node.rhs):
+            self.check(node.lhs, monotone)      # non-decreasing in lhs for a positive divisor
             return
         if isinstance(node, E.MaxOverRange):
             self.inner(node, monotone)
@@ -261,6 +266,8 @@ def peel(job: Job) -> tuple[E._Read | E.BoundVar, E.SizeExpr] | None:
             found.append(node)
             return RAW
         sides = {E.Add: (True, True), E.Max: (True, True), E.Sub: (True, False)}.get(type(node))
+        if type(node) is E.FloorDiv:
+            sides = (E.positive_const(node.rhs), False)
         if type(node) is E.Mul:
             ok = [isinstance(other, E.Const) and other.value >= 0 for other in (node.rhs, node.lhs)]
             sides = tuple(ok)
