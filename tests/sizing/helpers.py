@@ -11,6 +11,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.interpreter import Interpreter
 from wgkern.passes.adstack_sizing import size_task_stacks
 from wgkern.passes.autodiff import make_grad_kernel
+from wgkern.passes.autodiff.unit_guard import HEADER_WORDS, UNIT_STATE_KIND
 from wgkern.sizing import HostLaunchContext, SizeCache
 
 try:
@@ -51,6 +52,20 @@ def grad_of(forward: ir.OffloadedKernel) -> ir.OffloadedKernel:
     for task in grad.tasks:
         size_task_stacks(task)
     return grad
+
+
+def container_arrays(kernel: ir.OffloadedKernel, units: int = 64) -> list[np.ndarray]:
+    """The data of each container slot: the host field's, or for a grad kernel's unit-state slot the idle state
+    (passes/autodiff/unit_guard.py: every unit runs) with room for `units` units."""
+    arrays = []
+    for slot in kernel.containers:
+        if slot.kind == UNIT_STATE_KIND:
+            state = np.zeros(HEADER_WORDS + units, np.int32)
+            state[1] = 1
+            arrays.append(state)
+        else:
+            arrays.append(slot.host.data)
+    return arrays
 
 
 def stacks_of(kernel: ir.OffloadedKernel) -> list[ir.AdStackAlloca]:

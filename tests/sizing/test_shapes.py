@@ -17,7 +17,7 @@ from wgkern.sizing import capacities_for_launch
 from wgkern.sizing import expr as E
 
 from ..passes.autodiff.helpers import FakeField
-from .helpers import collect_stacks, grad_of, measured_pushes, stacks_of
+from .helpers import collect_stacks, container_arrays, grad_of, measured_pushes, stacks_of
 
 NDARRAY_F32 = ir.ArgSpec(name="a", kind="ndarray", dtype=T.f32, ndim=1, needs_grad=True)
 
@@ -48,7 +48,7 @@ def test_field_bound_range_n_of_i(make_context):
             y[i] = v
     grad = compile_grad(kernel)
     assert "n[i]" in str(stacks_of(grad)[0].size_expr)
-    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 9)
+    check(grad, container_arrays(grad), make_context, 1 + 9)
 
 
 def test_ndarray_shape_bound(make_context):
@@ -76,7 +76,7 @@ def test_range_lo_hi(make_context):
                 v = wm.abs(v)
             x[i] = v
     grad = compile_grad(kernel)
-    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 13)
+    check(grad, container_arrays(grad), make_context, 1 + 13)
 
 
 def test_range_of_parallel_index(make_context):
@@ -89,7 +89,7 @@ def test_range_of_parallel_index(make_context):
                 v = wm.abs(v)
             x[i] = v
     grad = compile_grad(kernel)
-    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 5)
+    check(grad, container_arrays(grad), make_context, 1 + 5)
 
 
 def test_scalar_argument_bound(make_context):
@@ -120,7 +120,7 @@ def test_nested_dependent_bounds(make_context):
     nv = n.data.astype(int)
     expected = max(1 + max(nv[i], 0) * max([max(nv[j] - j, 0) for j in range(nv[i])], default=0)
                    for i in range(6))
-    check(grad, [c.host.data for c in grad.containers], make_context, expected)
+    check(grad, container_arrays(grad), make_context, expected)
 
 
 def test_two_push_sites_add(make_context):
@@ -139,7 +139,7 @@ def test_two_push_sites_add(make_context):
             x[i] = v
     grad = compile_grad(kernel)
     expected = max(1 + n.data[i] + 2 * m.data[i] for i in range(3))
-    check(grad, [c.host.data for c in grad.containers], make_context, int(expected))
+    check(grad, container_arrays(grad), make_context, int(expected))
 
 
 def test_while_loop_uses_default(make_context):
@@ -154,9 +154,7 @@ def test_while_loop_uses_default(make_context):
     grad = compile_grad(kernel)
     dynamic = [s for s in stacks_of(grad) if s.capacity is None]
     assert dynamic and all(s.size_expr is None for s in dynamic)
-    # the grad kernel's last slot is its unit-state container (unit_guard.py), bound by the runtime
-    arrays = [c.host.data if c.host is not None else np.zeros(4, np.int32) for c in grad.containers]
-    context = make_context(grad.containers, arrays)
+    context = make_context(grad.containers, container_arrays(grad))
     for specs in collect_stacks(grad):
         capacities = capacities_for_launch(specs, context)
         for spec, capacity in zip(specs, capacities):
@@ -181,7 +179,7 @@ def test_unreduced_shape_longer_than_tripwire_raises_naming_the_loop():
             x[i] = v
     grad = compile_grad(kernel)
     (specs,) = [s for s in collect_stacks(grad) if s]
-    context = host_context(grad, [c.host.data for c in grad.containers])
+    context = host_context(grad, container_arrays(grad))
     with pytest.raises(SizingError, match=r"test_shapes\.py:\d+.*for i in x"):
         capacities_for_launch(specs, context)
 
@@ -222,7 +220,7 @@ def test_two_d_struct_for_reads_the_bound_at_both_coordinates(make_context):
             x[i, j] = v
     grad = _abs_chain_grad(kernel)
     assert "n[(i // 4), (i - (4 * (i // 4)))]" in str(stacks_of(grad)[0].size_expr)
-    check(grad, [c.host.data for c in grad.containers], make_context, 1 + int(n.data.max()))
+    check(grad, container_arrays(grad), make_context, 1 + int(n.data.max()))
 
 
 def test_ndrange_with_begin_end_pairs_reads_only_its_box(make_context):
@@ -237,7 +235,7 @@ def test_ndrange_with_begin_end_pairs_reads_only_its_box(make_context):
                 v = wm.abs(v)
             x[i, j] = v
     grad = _abs_chain_grad(kernel)
-    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 5)
+    check(grad, container_arrays(grad), make_context, 1 + 5)
 
 
 def test_modulo_index_and_step_ranges(make_context):
@@ -254,7 +252,7 @@ def test_modulo_index_and_step_ranges(make_context):
             x[i] = v
     trips = [max(0, -(-(n.data[(i + 1) % 6] - 1) // 2)) + max(0, -(-(n.data[i] + 3) // 3)) for i in range(6)]
     grad = _abs_chain_grad(kernel)
-    check(grad, [c.host.data for c in grad.containers], make_context, 1 + max(trips))
+    check(grad, container_arrays(grad), make_context, 1 + max(trips))
 
 
 def test_min_clamp_and_locals_set_in_branches(make_context):
@@ -272,7 +270,7 @@ def test_min_clamp_and_locals_set_in_branches(make_context):
             x[i] = v
     # the local is min(n, 8) or min(n, 8) + 3 whichever branch ran: bounded by min(max(n) + 3, 10) = 10
     grad = _abs_chain_grad(kernel)
-    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 10)
+    check(grad, container_arrays(grad), make_context, 1 + 10)
 
 
 def test_untranslatable_index_bounds_by_the_whole_axis(make_context):
@@ -287,7 +285,7 @@ def test_untranslatable_index_bounds_by_the_whole_axis(make_context):
                 v = wm.abs(v)
             x[i] = v
     grad = _abs_chain_grad(kernel)
-    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 12)
+    check(grad, container_arrays(grad), make_context, 1 + 12)
 
 
 def test_func_locals_and_triangular_loops(make_context):
@@ -307,7 +305,7 @@ def test_func_locals_and_triangular_loops(make_context):
             x[i] = chain(x[i], n[i])
     # per-level maxima: n trips of a loop of at most n - 1 trips (the exact need is n (n - 1) / 2)
     grad = _abs_chain_grad(kernel)
-    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 5 * 4)
+    check(grad, container_arrays(grad), make_context, 1 + 5 * 4)
 
 
 def test_while_loops_and_self_dependent_locals_stay_unsized():
@@ -353,10 +351,10 @@ def test_loop_carried_accumulations_are_bounded_by_their_increments(make_context
     grad = compile_grad(kernel)
     stacks = [s for s in stacks_of(grad) if s.size_expr is not None]
     assert len(stacks) == len(stacks_of(grad))
-    context = make_context(grad.containers, [c.host.data for c in grad.containers])
+    context = make_context(grad.containers, container_arrays(grad))
     specs = [spec for task in collect_stacks(grad) for spec in task]
     capacities = dict(zip([spec.name for spec in specs], capacities_for_launch(specs, context)))
-    measured = measured_pushes(grad, [c.host.data for c in grad.containers], [])
+    measured = measured_pushes(grad, container_arrays(grad), [])
     for stack in stacks_of(grad):
         assert capacities[stack.name] >= measured.get(id(stack), 0)
     # the f32 stack: 1 + n trips of an inner loop bounded by max(n - 4, 0) + 2 n (every +2 counted, the -1 not)
@@ -401,7 +399,7 @@ def test_select_float_indices_and_locals_of_ended_loops(make_context):
             x[i] = v
     grad = _abs_chain_grad(kernel)
     # max over i of 1 + max(n[i], k[i] + 1) + max(n) + max(k[j] + j for j < n[i]): at i = 1, 1 + 5 + 6 + 6
-    check(grad, [c.host.data for c in grad.containers], make_context, 1 + 5 + 6 + 6)
+    check(grad, container_arrays(grad), make_context, 1 + 5 + 6 + 6)
 
 
 def test_a_local_stored_in_an_earlier_iteration_is_not_read_with_the_current_index(make_context):
@@ -420,7 +418,7 @@ def test_a_local_stored_in_an_earlier_iteration_is_not_read_with_the_current_ind
                 m = j
             x[i] = v
     grad = compile_grad(kernel)
-    arrays = [c.host.data for c in grad.containers]
+    arrays = container_arrays(grad)
     context = make_context(grad.containers, arrays)
     specs = [spec for task in collect_stacks(grad) for spec in task]
     capacities = dict(zip([spec.name for spec in specs], capacities_for_launch(specs, context)))
@@ -445,7 +443,7 @@ def test_random_kernels_are_sized_soundly(tmp_path):
         module.x.data[:] = rng.random(6)
         module.x2.data[:] = rng.random((3, 4))
         grad = compile_grad(kernel)
-        arrays = [c.host.data for c in grad.containers]
+        arrays = container_arrays(grad)
         specs = [spec for task in collect_stacks(grad) for spec in task]
         capacities = dict(zip([spec.stack_id for spec in specs],
                               capacities_for_launch(specs, host_context(grad, arrays))))
