@@ -266,7 +266,9 @@ def test_far_out_of_range_writes_do_not_crash_the_process(arch, tmp_path):
     script = tmp_path / "scatter.py"
     script.write_text(_SCRIPT.format(arch=arch.value))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=300, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+                          timeout=300, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get(
+                              "PYTHONPATH")]))})
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.split()
     # k = 1000: x[i + 1000] hits x[1000..1023] (24 ones); y = x[i + 1000] + 2 is 3 there, 2 elsewhere;

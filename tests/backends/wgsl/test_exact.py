@@ -33,7 +33,8 @@ def test_the_operands_a_driver_would_rewrite_are_hidden():
         assert hidden_operands(_op(B.ADD, _op(B.MUL, a, b), _op(B.MUL, a, c)), strict) == (False, True)
         assert hidden_operands(_op(B.SUB, a, b), strict) == (False, False)              # nothing to rewrite
         assert hidden_operands(_op(B.MUL, _op(B.MUL, a, b), b), strict) == (False, False)
-        assert hidden_operands(_op(B.DIV, a, a), strict) == (False, False)              # left exact
+        assert hidden_operands(_op(B.DIV, a, a), strict) == (False, True)               # a / a (NVIDIA: 1)
+        assert hidden_operands(_op(B.DIV, a, b), strict) == (False, False)
         ints = _arg(3, T.i32)
         assert hidden_operands(_op(B.SUB, ints, ints), strict) == (False, False)        # integers are exact
     # other constants only without fast math: drivers reassociate them (a + 0.1) + 0.7 -> a + 0.8
@@ -64,4 +65,12 @@ def test_hidden_values_keep_every_bit(dtype):
     x.from_numpy(values)
     copy_through()
     assert "wk_num_workgroups.z - 1u" in copy_through.source()
-    np.testing.assert_array_equal(y.to_numpy().view(np.uint8), values.view(np.uint8))
+    got = y.to_numpy()
+    # Vulkan leaves NaN payloads and subnormals to the device (NVIDIA returns its own NaN and flushes
+    # subnormal results to zero): a NaN stays a NaN, a subnormal its value or a zero of its sign
+    nan = np.isnan(values)
+    assert np.isnan(got[nan]).all()
+    subnormal = (values != 0) & (np.abs(values) < np.finfo(dtype.np_dtype).tiny)
+    flushed = subnormal & (got == 0) & (np.signbit(got) == np.signbit(values))
+    kept = ~nan & ~flushed
+    np.testing.assert_array_equal(got[kept].view(np.uint8), values[kept].view(np.uint8))

@@ -1,9 +1,8 @@
 """CudaBackend: device memory through the CUDA driver API, kernels as PTX from the shared LLVM codegen.
 
-A buffer is device memory (cuMemAlloc) with guard bytes on both sides, as on the CPU: an index a little
-outside a container (which Taichi's memory pool absorbs) lands there instead of faulting the context. Every
-task of a kernel is one PTX kernel (cuda_codegen.py) launched on the legacy default stream, so launches, copies
-and read-backs run in program order; launches return at once, and `sync()` / read-backs wait.
+A buffer is device memory (cuMemAlloc); kernels never access outside it (out-of-range accesses are dropped by
+the shared LLVM codegen, bounds.py). Every task of a kernel is one PTX kernel (cuda_codegen.py) launched on the
+legacy default stream, so launches, copies and read-backs run in program order; launches return at once, and `sync()` / read-backs wait.
 
 Per launch: the argument block (layout.py, with device addresses) is copied into the kernel's parameter
 buffer and passed whole to cuLaunchKernel; the grid is sized from the range evaluated on the host (ir/host_eval):
@@ -27,7 +26,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from wgkern.backends.adstack import METADATA_FIELDS, AdStackHeap, collect_stacks, layout_task, overflow_from_flag
-from wgkern.errors import CompileError, WkError
+from wgkern.errors import CompileError, OutOfMemoryError, WkError
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
@@ -317,6 +316,11 @@ class CudaBackend(Backend):
     # ---- memory ------------------------------------------------------------------------------------------
     def storage_dtype(self, dtype: DataType) -> np.dtype:
         return dtype.np_dtype
+
+    def check_capacity(self, nbytes: int) -> None:
+        """A buffer larger than the device's whole memory can never be allocated."""
+        if nbytes > self.info.total_memory:
+            raise OutOfMemoryError(f"it exceeds the {self.info.total_memory} bytes of memory of {self.info.summary}")
 
     def allocate(self, nbytes: int) -> CudaBuffer:
         self.budget.take(nbytes)

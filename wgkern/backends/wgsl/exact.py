@@ -7,15 +7,16 @@ Mesa's NIR does (its inexact `~` rules in nir_opt_algebraic; measured on lavapip
 through wgpu, the WGSL naga is given being the IEEE expression): `a - a`, `a + (-a)`, `a*b - b*a` become 0 (NaN
 for an inf or NaN `a`), `a * 0.0` becomes 0 (NaN for inf/NaN, -0 for negative `a`), `(a + b) - b` becomes `a`
 (NaN when `b` is inf; rounding otherwise), `(a + 0.1) + 0.7` becomes `a + 0.8`, `a * b + a * c` becomes
-`a * (b + c)` and `a + 0.0` becomes `a` (the sign of -0). Comparisons, min/max and division were left exact.
+`a * (b + c)` and `a + 0.0` becomes `a` (the sign of -0). Comparisons, min/max and division were left exact there; NVIDIA's
+Vulkan driver folds `a / a` to 1 (measured on an H200: `0 / 0` with both operands one kernel argument gave 1).
 
 An operand is hidden by passing it through `bitcast(bits ^ z)` (f64: `select(x, -x, z != 0)`) with `z` a zero
 the driver cannot know at compile time (`num_workgroups.z - 1`: every dispatch is two-dimensional,
 runtime.py), which it cannot see through, so no rule matches; the value is unchanged bit for bit. A hidden constant is loop-invariant, so the
 driver hoists it out of loops. Which operands (hidden_operands):
 - always (also under fast math, so inf and NaN propagate as in Taichi's CPU backend): a zero constant operand,
-  and, for an add or subtract, the right operand when both operands share a value at depth one (the same value,
-  its negation, an operand of an add, subtract or multiply on the other side);
+  for an add or subtract the right operand when both operands share a value at depth one (the same value, its
+  negation, an operand of an add, subtract or multiply on the other side), and a divisor that is the dividend;
 - with `wk.init(fast_math=False)` also every float constant operand (the driver reassociates constants, which
   changes roundings of finite values).
 Rules the patterns do not reach (deeper reassociations, fused multiply-adds of the driver's choosing) remain
@@ -56,8 +57,13 @@ def _hides_constant(operand: ir.Stmt, strict: bool) -> bool:
 
 
 def hidden_operands(stmt: ir.BinaryOp, strict: bool) -> tuple[bool, bool]:
-    """(hide lhs, hide rhs) for a binary op (module docstring); (False, False) but for float add/sub/mul."""
-    if stmt.op not in _ARITHMETIC or not stmt.dtype.is_float:
+    """(hide lhs, hide rhs) for a binary op (module docstring); (False, False) but for float add, subtract,
+    multiply and divide."""
+    if not stmt.dtype.is_float:
+        return False, False
+    if stmt.op is BinaryOpKind.DIV:      # a / a -> 1 (NVIDIA's Vulkan driver; NaN for 0, inf or NaN `a`)
+        return False, stmt.lhs is stmt.rhs
+    if stmt.op not in _ARITHMETIC:
         return False, False
     hide_lhs = _hides_constant(stmt.lhs, strict)
     hide_rhs = _hides_constant(stmt.rhs, strict)
