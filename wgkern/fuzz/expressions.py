@@ -36,8 +36,8 @@ class Expr:
         """This expression times a constant that brings its bound to at most `limit`."""
         if self.bound <= limit:
             return self
-        k = limit / self.bound
-        return Expr(f"{_num(k)} * ({self.text})", limit, self.lip * k, self.depth + 1, self.peak)
+        text, k = _factor(limit / self.bound)
+        return Expr(f"{text} * ({self.text})", self.bound * k, self.lip * k, self.depth + 1, self.peak)
 
     def normalised(self) -> "Expr":
         """Bound at most LOCAL and Lipschitz constant at most 1: what a new local or a func argument stores, so
@@ -45,12 +45,16 @@ class Expr:
         e = self.scaled(LOCAL)
         if e.lip <= 1.0:
             return e
-        k = 1.0 / e.lip
-        return Expr(f"{_num(k)} * ({e.text})", e.bound * k, 1.0, e.depth + 1, e.peak)
+        text, k = _factor(1.0 / e.lip)
+        return Expr(f"{text} * ({e.text})", e.bound * k, e.lip * k, e.depth + 1, e.peak)
 
 
-def _num(v: float) -> str:
-    return f"{v:.6g}" if "e" not in f"{v:.6g}" else f"{v:.8f}"
+def _factor(k: float) -> tuple[str, float]:
+    """`k` > 0 written with 6 significant digits, rounded down, so the bounds computed with it stay bounds."""
+    exponent = math.floor(math.log10(k)) - 5
+    value = math.floor(k / 10.0 ** exponent) * 10.0 ** exponent
+    text = f"{value:.{max(-exponent, 0)}f}"
+    return text, float(text)
 
 
 @dataclasses.dataclass
@@ -83,8 +87,8 @@ def _unary(rng: random.Random, e: Expr, used: set[str]) -> Expr:
     if op in ("sin", "cos", "tanh"):
         return Expr(f"wk.{op}({e.text})", 1.0, lip, d + 1, pk)
     if op == "exp":
-        k = 1.0 / max(b, 1.0)                                   # |k e| <= 1
-        return Expr(f"wk.exp({_num(k)} * ({e.text}))", math.e, lip * k * math.e, d + 2, pk)
+        text, k = _factor(1.0 / max(b, 1.0))                    # |k e| <= 1
+        return Expr(f"wk.exp({text} * ({e.text}))", math.e, lip * k * math.e, d + 2, pk)
     if op == "log":
         # d/de log(e^2 + 1/2) = 2e / (e^2 + 1/2) <= sqrt(2); |log(e^2 + 1/2)| <= max(log 2, log(b^2 + 1/2))
         return Expr(f"wk.log(({e.text}) * ({e.text}) + 0.5)", max(math.log(2.0), math.log(b * b + 0.5)),

@@ -57,6 +57,7 @@ class GeneratedProgram:
     work: int                       # bound on statement executions of one thread
     error_units: float              # sum over statements of depth * peak * capped executions (tolerance.py)
     threads: int                    # threads of all parallel loops together
+    iterations: int                 # bound on the loop iterations of one thread (lavapipe stops at 65535)
 
 
 @dataclasses.dataclass
@@ -210,7 +211,7 @@ class _Generator:
         self.constructs.add("carried_update")
         if rng.random() < 0.3 and e.lip < RHO:
             # v += k * (E - v) == (1 - k) v + k E: (1 - k) + k lip(E) <= RHO for k >= (1 - RHO) / (1 - lip(E))
-            k = rng.uniform((1.0 - RHO) / (1.0 - e.lip), 1.0)
+            k = rng.uniform(1.001 * (1.0 - RHO) / (1.0 - e.lip), 1.0)
             self.out.emit(indent, f"{local.name} += {k:.4f} * ({e.text} - {local.name})")
             return
         c = round(rng.uniform(0.3, RHO - 0.1), 2)
@@ -229,7 +230,7 @@ class _Generator:
         local.accumulations += 1
         executions = mult // local.mult
         e = self.note(expression(rng, leaves, self.ops).scaled(LOCAL))
-        k = (LOCAL / 3) / (executions * max(e.bound, e.lip, 1.0))
+        k = 0.999 * (LOCAL / 3) / (executions * max(e.bound, e.lip, 1.0))
         self.constructs.add("accumulate")
         op = rng.choice(("+=", "-="))
         self.out.emit(indent, f"{local.name} {op} {k:.4g} * ({e.text})")
@@ -486,7 +487,8 @@ class _Generator:
         source = "\n".join(head.lines + body.lines + tail.lines) + "\n"
         self.constructs |= {f"op_{op}" for op in self.ops}
         return GeneratedProgram(self.seed, self.long, source, self.n, self.m, self.p, self.tables,
-                                max(self.sites, 1), tape, self.constructs, self.work, self.error_units, threads)
+                                max(self.sites, 1), tape, self.constructs, self.work, self.error_units, threads,
+                                self.iterations)
 
 
 def generate(seed: int, long: bool = False) -> GeneratedProgram:

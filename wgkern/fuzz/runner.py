@@ -258,11 +258,16 @@ def check_arch(program: GeneratedProgram, path: Path, inputs: Inputs, ref: Refer
 
 
 def run_seed(seed: int, arches: list[str], folder: Path, *, small_stack: bool = False, long: bool = False) -> SeedResult:
-    """Generate the program of `seed`, run every comparison, and classify the outcome. Under default settings an
-    AdStackOverflowError is a failure of its own; the seed then runs again with stacks of OVERFLOW_RETRY slots,
-    so its gradients are still checked (a wrong one there is reported as a wrong gradient)."""
-    program = generate(seed, long)
-    path = folder / f"wk_fuzz_{seed}{'_long' if long else ''}.py"
+    """Generate the program of `seed`, run every comparison, and classify the outcome."""
+    return run_program(generate(seed, long), arches, folder, small_stack=small_stack)
+
+
+def run_program(program: GeneratedProgram, arches: list[str], folder: Path, *, small_stack: bool = False) -> SeedResult:
+    """Run every comparison on `program` (its module is written into `folder`). Under default settings an
+    AdStackOverflowError is a failure of its own; the program then runs again with stacks of OVERFLOW_RETRY
+    slots, so its gradients are still checked (a wrong one there is reported as a wrong gradient)."""
+    seed = program.seed
+    path = folder / f"wk_fuzz_{seed}{'_long' if program.long else ''}.py"
     path.write_text(program.source)
     linecache.checkcache(str(path))
     result = SeedResult(seed, "pass", source=program.source, path=str(path))
