@@ -48,12 +48,16 @@ def main(seeds: int, start: int = 0, arch: str = "all", small_stack: bool = Fals
     results = []
     began = time.perf_counter()
     for seed in range(start, start + seeds):
+        t0 = time.perf_counter()
         result = run_seed(seed, arches, where, small_stack=small_stack, long=long)
+        spent = f"{time.perf_counter() - t0:.1f} s"
         results.append(result)
         if result.failed:
-            print(f"--- seed {seed}: {result.status} ({result.path})\n{result.detail}\n{result.source}", flush=True)
+            print(f"--- seed {seed}: {result.status} ({result.path}, {spent})\n{result.detail}\n{result.source}",
+                  flush=True)
         elif not quiet:
-            print(f"seed {seed}: {result.status}" + (f" ({result.detail})" if result.detail else ""), flush=True)
+            print(f"seed {seed}: {result.status} ({spent})" + (f": {result.detail}" if result.detail else ""),
+                  flush=True)
     print(summary(results, small_stack) + f" [{', '.join(arches)}; {time.perf_counter() - began:.0f} s]")
     return 1 if any(r.failed for r in results) else 0
 
