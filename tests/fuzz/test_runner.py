@@ -12,12 +12,12 @@ from wgkern.fuzz import runner
 from wgkern.fuzz.generator import GeneratedProgram, IntTable
 from wgkern.fuzz.runner import Inputs, Mismatch, Unstable, check_arch, reference, run_program, run_seed
 
-# The seeds CI runs on each arch (about 10 s a seed on lavapipe, 2 s on the CPU).
-CI_SEEDS = list(range(6))
-# Seeds whose f64 reference overflows a default-sized adstack today (a `while` or range-loop shape the sizer
-# cannot bound falls back to 32 slots): each must still give right gradients with larger stacks. When the sizer
-# bounds them, the test says so and the seed leaves this set.
-KNOWN_OVERFLOW = {1, 4, 5}
+# The seeds CI runs on each arch (2 to 20 s a seed on lavapipe, mostly shader compiles; 1 to 8 s on the CPU).
+CI_SEEDS = list(range(4))
+# Seeds whose f64 reference overflows a default-sized adstack today (a `while` loop the sizer cannot bound falls
+# back to 32 slots): each must still give right gradients with larger stacks. When the sizer bounds them, the
+# test says so and the seed leaves this set.
+KNOWN_OVERFLOW = {1}
 
 
 def _arch_name(arch) -> str:
@@ -37,11 +37,13 @@ def test_fixed_seeds(arch, seed, tmp_path):
 
 
 def test_small_stack_gives_right_gradients_or_overflow_and_the_next_seed_runs(arch, tmp_path):
-    statuses = [run_seed(seed, [_arch_name(arch)], tmp_path, small_stack=True).status for seed in (0, 1, 2, 4)]
-    assert set(statuses) <= {"pass", "overflow_expected"}, statuses
-    assert "overflow_expected" in statuses
-    # the process keeps working after an overflow: seed 0 passes under default settings
-    assert run_seed(0, [_arch_name(arch)], tmp_path).status == "pass"
+    results = [run_seed(seed, [_arch_name(arch)], tmp_path, small_stack=True) for seed in (0, 1, 2)]
+    assert {r.status for r in results} <= {"pass", "overflow_expected"}, [(r.status, r.detail) for r in results]
+    assert "overflow_expected" in {r.status for r in results}
+    assert all("capacity 1 " in r.detail or "capacity 2 " in r.detail for r in results if r.detail)
+    # the process keeps working after an overflow: the next seed passes under default settings
+    result = run_seed(3, [_arch_name(arch)], tmp_path)
+    assert result.status == "pass", result.detail
 
 
 # ---- the checks catch what they are for ----------------------------------------------------------------------
