@@ -26,7 +26,7 @@ from wgkern.fuzz import tolerance
 from wgkern.fuzz.generator import SCALAR_MAX, GeneratedProgram, generate
 
 RESAMPLES = 4
-OVERFLOW_RETRY = 4096
+OVERFLOW_RETRY = 4096      # slots per stack when a seed is run again after an overflow (more in --long mode)
 PARAMS = ("x", "w", "p")
 OUTPUTS = ("loss", "out", "y")
 
@@ -264,27 +264,31 @@ def run_seed(seed: int, arches: list[str], folder: Path, *, small_stack: bool = 
 
 def run_program(program: GeneratedProgram, arches: list[str], folder: Path, *, small_stack: bool = False) -> SeedResult:
     """Run every comparison on `program` (its module is written into `folder`). Under default settings an
-    AdStackOverflowError is a failure of its own; the program then runs again with stacks of OVERFLOW_RETRY
-    slots, so its gradients are still checked (a wrong one there is reported as a wrong gradient)."""
+    AdStackOverflowError is a failure of its own; the program then runs again with stacks large enough for
+    every push (a push is a statement execution or a loop trip: program.work + program.iterations bound them),
+    so its gradients are still checked (a wrong one there is reported as a wrong gradient)."""
     seed = program.seed
+    retry = max(OVERFLOW_RETRY, program.work + program.iterations + 2)
     path = folder / f"wk_fuzz_{seed}{'_long' if program.long else ''}.py"
     path.write_text(program.source)
     linecache.checkcache(str(path))
     result = SeedResult(seed, "pass", source=program.source, path=str(path))
     if small_stack:    # a user-set cap of 1 or 2 slots on the arches under test; a reference that does not overflow
         result.status, result.detail = _run(program, path, seed, arches, {"ad_stack_size": 1 + seed % 2},
-                                            OVERFLOW_RETRY)
+                                            retry)
     else:
         result.status, result.detail = _run(program, path, seed, arches, {}, 0)
     if result.status == "overflow" and small_stack and not result.detail.startswith("f64 reference"):
         result.status = "overflow_expected"
     elif result.status == "overflow":
-        status, detail = _run(program, path, seed, arches, {"default_ad_stack_size": OVERFLOW_RETRY}, OVERFLOW_RETRY)
+        status, detail = _run(program, path, seed, arches, {"default_ad_stack_size": retry}, retry)
         if status == "pass":
-            result.detail += f"\n(with default_ad_stack_size={OVERFLOW_RETRY} every comparison passes)"
+            result.detail += f"\n(with default_ad_stack_size={retry} every comparison passes)"
+        elif status == "crash:OutOfMemoryError":     # stacks that large do not fit the device: nothing to check
+            result.detail += f"\n(with default_ad_stack_size={retry} the stacks do not fit: {detail})"
         else:
             result.status = status
-            result.detail = f"with default_ad_stack_size={OVERFLOW_RETRY}: {detail}\n(under default settings: " \
+            result.detail = f"with default_ad_stack_size={retry}: {detail}\n(under default settings: " \
                             f"{result.detail})"
     return result
 
