@@ -264,11 +264,13 @@ def run_seed(seed: int, arches: list[str], folder: Path, *, small_stack: bool = 
 
 def run_program(program: GeneratedProgram, arches: list[str], folder: Path, *, small_stack: bool = False) -> SeedResult:
     """Run every comparison on `program` (its module is written into `folder`). Under default settings an
-    AdStackOverflowError is a failure of its own; the program then runs again with stacks large enough for
-    every push (a push is a statement execution or a loop trip: program.work + program.iterations bound them),
-    so its gradients are still checked (a wrong one there is reported as a wrong gradient)."""
+    AdStackOverflowError is a failure of its own; the program then runs again with larger stacks, so its
+    gradients are still checked (a wrong one there is reported as a wrong gradient): OVERFLOW_RETRY slots, or in
+    --long mode as many as there can be pushes (a push is a statement execution or a loop trip: program.work +
+    program.iterations bound them; loose, so kept to --long, where lavapipe may find them too large)."""
     seed = program.seed
-    retry = max(OVERFLOW_RETRY, program.work + program.iterations + 2)
+    pushes = program.work + program.iterations + 2
+    retry = max(OVERFLOW_RETRY, pushes) if program.long else min(OVERFLOW_RETRY, pushes)
     path = folder / f"wk_fuzz_{seed}{'_long' if program.long else ''}.py"
     path.write_text(program.source)
     linecache.checkcache(str(path))
