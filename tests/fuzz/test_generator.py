@@ -76,3 +76,20 @@ def test_table_bounds_follow_their_base(seed):
     for t in program.tables:
         values = inputs.tables[t.name] - (inputs.tables[t.base] if t.base else 0)
         assert values.min() >= t.low and values.max() <= t.high
+
+
+def test_programs_follow_the_global_data_access_rule_and_index_in_bounds(tmp_path):
+    # debug=True checks the access rule at compile time where it can be decided, and bounds-checks every global
+    # access at run time (an index past N raises there)
+    for seed in (0, 2, 3, 6):
+        program = generate(seed)
+        path = tmp_path / f"wk_fuzz_{seed}.py"
+        path.write_text(program.source)
+        session = Session(program, path, "cpu", fp64=False, stack_options={"default_ad_stack_size": 4096},
+                          debug=True)
+        try:
+            session.set_inputs(draw_inputs(program, seed, 0))
+            _, grads = session.gradient()
+            assert all(np.all(np.isfinite(g)) for g in grads.values())
+        finally:
+            wk.reset()

@@ -87,10 +87,10 @@ class Session:
     """The program loaded under one `wk.init`: forward evaluations and gradients."""
 
     def __init__(self, program: GeneratedProgram, path: Path, arch: str, fp64: bool,
-                 stack_options: dict[str, int] | None = None):
+                 stack_options: dict[str, int] | None = None, debug: bool = False):
         self.program = program
         wk.reset()
-        options: dict[str, Any] = {"arch": getattr(wk, arch), **(stack_options or {})}
+        options: dict[str, Any] = {"arch": getattr(wk, arch), "debug": debug, **(stack_options or {})}
         if fp64:
             options["default_fp"] = wk.f64
         wk.init(**options)
