@@ -249,6 +249,10 @@ def check_arch(program: GeneratedProgram, path: Path, inputs: Inputs, ref: Refer
     if message:
         raise Mismatch("wrong_forward", message)
     after, grads = session.gradient()
+    message = _first_mismatch(f"f32 forward on {arch}, run again before .grad()", after.outputs, forward.outputs,
+                              dict.fromkeys(out_ref, fwd_tol))
+    if message or not np.array_equal(after.trace, forward.trace):
+        raise Mismatch("wrong_forward", message or f"the forward run before .grad() on {arch} took other branches")
     grad_tol = tolerance.f32_tolerance(program.error_units, np.concatenate(list(ref.grads.values())))
     tol = {name: grad_tol + ref.error[name] for name in PARAMS}
     message = _first_mismatch(f"f32 gradient on {arch}", grads, ref.grads, tol)
