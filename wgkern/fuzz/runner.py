@@ -1,5 +1,6 @@
-"""Run one generated program and compare: f64 reverse mode against f64 central differences, f32 results of each
-arch against the f64 reference, and the arches against each other (`run_seed`).
+"""Run one generated program and compare: f64 reverse mode against f64 central differences (on the CPU and on
+every other arch with f64), f32 results of each arch against the f64 reference, and the arches against each
+other (`run_seed`).
 
 The program's module is written to a file and imported after each `wk.init`, so fields belong to that run and
 errors name real lines. The f64 reference runs on the CPU under `wk.init(default_fp=wk.f64)` (the program's
@@ -261,6 +262,29 @@ def check_arch(program: GeneratedProgram, path: Path, inputs: Inputs, ref: Refer
     return forward, grads
 
 
+def check_arch_f64(program: GeneratedProgram, path: Path, inputs: Inputs, ref: Reference, arch: str,
+                   stack_options: dict[str, int]) -> None:
+    """The f64 program on an arch other than the CPU (where it supports f64): forward results within the f64
+    bound of the CPU's, reverse-mode gradients within the reference's own tolerance (as tight as the CPU's f64
+    check, where the f32 bound is loose)."""
+    session = Session(program, path, arch, fp64=True, stack_options=stack_options)
+    if not getattr(wk.runtime.program.current().backend, "supports", lambda dtype: True)(wk.f64):
+        return
+    session.set_inputs(inputs)
+    forward = session.evaluate()
+    if not np.array_equal(forward.trace, ref.base.trace):
+        raise Mismatch("wrong_forward", f"the f64 forward run on {arch} took other branches than on the cpu")
+    out_ref = ref.base.outputs
+    fwd_tol = 2 * tolerance.f64_forward_error(program.error_units, tolerance.scale(np.concatenate(list(out_ref.values()))))
+    message = _first_mismatch(f"f64 forward on {arch}", forward.outputs, out_ref, dict.fromkeys(out_ref, fwd_tol))
+    if message:
+        raise Mismatch("wrong_forward", message)
+    _, grads = session.gradient()
+    message = _first_mismatch(f"f64 reverse mode on {arch} against central differences", grads, ref.grads, ref.error)
+    if message:
+        raise Mismatch("wrong_gradient", message)
+
+
 def run_seed(seed: int, arches: list[str], folder: Path, *, small_stack: bool = False, long: bool = False) -> SeedResult:
     """Generate the program of `seed`, run every comparison, and classify the outcome."""
     return run_program(generate(seed, long), arches, folder, small_stack=small_stack)
@@ -308,6 +332,9 @@ def _run(program: GeneratedProgram, path: Path, seed: int, arches: list[str], st
             try:
                 ref = reference(program, path, inputs, reference_stack)
                 results = {arch: check_arch(program, path, inputs, ref, arch, stack_options) for arch in arches}
+                for arch in arches:
+                    if arch != "cpu":
+                        check_arch_f64(program, path, inputs, ref, arch, stack_options)
             except Unstable as exc:
                 detail = str(exc)
                 continue
