@@ -10,7 +10,8 @@ import pytest
 import wgkern as wk
 from wgkern.fuzz import runner
 from wgkern.fuzz.generator import GeneratedProgram, IntTable
-from wgkern.fuzz.runner import Inputs, Mismatch, Unstable, check_arch, reference, run_program, run_seed
+from wgkern.fuzz.runner import (Inputs, Mismatch, Unstable, check_arch, check_arch_f64, reference, run_program,
+                                run_seed)
 
 # The seeds CI runs on each arch (2 to 20 s a seed on lavapipe, mostly shader compiles; 1 to 8 s on the CPU).
 CI_SEEDS = list(range(4))
@@ -134,4 +135,16 @@ def test_a_wrong_f32_result_is_caught(arch, tmp_path):
     wrong = dataclasses.replace(ref, grads=dict(ref.grads, w=ref.grads["w"] + np.array([0.0, 1e-2])))
     with pytest.raises(Mismatch, match=r"f32 gradient on .*: w\[1\]"):
         check_arch(program, path, _inputs(), wrong, _arch_name(arch), {})
+    wk.reset()
+
+
+def test_a_wrong_f64_gradient_on_an_arch_is_caught(arch, tmp_path):
+    # the f64 check of an arch is as tight as the reference: a change of 1e-5 is caught
+    program = _program("        loss[None] += v * v")
+    path = _write(program, tmp_path)
+    ref = reference(program, path, _inputs(), 0)
+    check_arch_f64(program, path, _inputs(), ref, _arch_name(arch), {})
+    wrong = dataclasses.replace(ref, grads=dict(ref.grads, x=ref.grads["x"] + np.array([0.0, 0.0, 1e-5])))
+    with pytest.raises(Mismatch, match=r"f64 reverse mode on .* against central differences: x\[2\]"):
+        check_arch_f64(program, path, _inputs(), wrong, _arch_name(arch), {})
     wk.reset()
