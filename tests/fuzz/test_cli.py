@@ -3,7 +3,7 @@ status."""
 from __future__ import annotations
 
 from wgkern.__main__ import main as wgkern_main
-from wgkern.fuzz import cli
+from wgkern.fuzz import cli, runner
 from wgkern.fuzz.runner import run_program
 
 from .test_runner import _program
@@ -25,7 +25,7 @@ def test_small_stack_overflows_are_counted_not_failed(tmp_path, capsys):
 
 def test_a_wrong_gradient_is_printed_and_fails_the_run(tmp_path, capsys, monkeypatch):
     program = _program("        loss[None] += wk.stop_grad(v) * v", seed=5)
-    monkeypatch.setattr(cli, "run_seed", lambda seed, arches, folder, **kw: run_program(program, arches, folder))
+    monkeypatch.setattr(runner, "run_seed", lambda seed, arches, folder, **kw: run_program(program, arches, folder))
     assert cli.main(1, 5, "cpu", folder=str(tmp_path)) == 1
     out = capsys.readouterr().out
     assert "--- seed 5: wrong_gradient" in out

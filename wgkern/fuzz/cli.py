@@ -8,8 +8,10 @@ import collections
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from wgkern.fuzz.runner import SeedResult, run_seed
+if TYPE_CHECKING:
+    from wgkern.fuzz.runner import SeedResult
 
 
 def available_arches(requested: str) -> list[str]:
@@ -27,7 +29,7 @@ def available_arches(requested: str) -> list[str]:
     return found
 
 
-def summary(results: list[SeedResult], small_stack: bool) -> str:
+def summary(results: list["SeedResult"], small_stack: bool) -> str:
     counts = collections.Counter(r.status for r in results)
     crashes = {s.split(":", 1)[1]: c for s, c in counts.items() if s.startswith("crash:")}
     overflow = counts["overflow"] + counts["overflow_expected"]
@@ -42,6 +44,7 @@ def summary(results: list[SeedResult], small_stack: bool) -> str:
 
 def main(seeds: int, start: int = 0, arch: str = "all", small_stack: bool = False, long: bool = False,
          folder: str | None = None, quiet: bool = False) -> int:
+    from wgkern.fuzz import runner       # imported here: building the command line parser stays light
     arches = available_arches(arch)
     where = Path(folder or tempfile.mkdtemp(prefix="wk-fuzz-"))
     where.mkdir(parents=True, exist_ok=True)
@@ -49,7 +52,7 @@ def main(seeds: int, start: int = 0, arch: str = "all", small_stack: bool = Fals
     began = time.perf_counter()
     for seed in range(start, start + seeds):
         t0 = time.perf_counter()
-        result = run_seed(seed, arches, where, small_stack=small_stack, long=long)
+        result = runner.run_seed(seed, arches, where, small_stack=small_stack, long=long)
         spent = f"{time.perf_counter() - t0:.1f} s"
         results.append(result)
         if result.failed:
