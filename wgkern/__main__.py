@@ -1,7 +1,8 @@
-"""`python -m wgkern info|bench|demo`: the command line of API.md.
+"""`python -m wgkern info|bench|demo|fuzz`: the command line of API.md.
 
 `info` lists adapters/devices and the arch `wk.init()` would pick; `bench` runs the benchmark suite (bench.py);
-`demo` runs a bundled demo from the demos/ folder (found through wgkern/resources.py)."""
+`demo` runs a bundled demo from the demos/ folder (found through wgkern/resources.py); `fuzz` runs random
+differentiable kernels against f64 finite differences (wgkern/fuzz/)."""
 from __future__ import annotations
 
 import argparse
@@ -107,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--arch", default=None, help="cpu, vulkan, gpu, ... (default: what wk.init() picks)")
     demo.add_argument("--steps", type=int, default=None, help="simulation steps (default: the demo's own)")
     demo.set_defaults(run=cmd_demo)
+    from wgkern.fuzz import cli as fuzz_cli
+    fuzz_cli.add_parser(sub)
     return parser
 
 

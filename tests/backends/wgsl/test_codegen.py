@@ -481,3 +481,26 @@ def test_nested_serial_loops_stretch_their_innermost_loop_on_llvmpipe(arch) -> N
         for j in range(1, n + 1):
             want[i, j] = max(want[i - 1, j], want[i, j - 1]) + (i * j) % 3 // 2
     np.testing.assert_array_equal(table.to_numpy(), want)
+
+
+def test_loop_indices_skip_the_names_of_wgsl_scalar_types(backend) -> None:
+    # 70 loops in a row, each taking one fresh name (its index, i<counter>): the counter passes 32 and 64, and
+    # `var i32 = 0i;` made naga reject the shader (i32 must resolve to a type there)
+    data = slot("data", T.i32, (4,))
+
+    def body(b, index):
+        total = b.alloca(T.i32, "total")
+        for _ in range(70):
+            b.range_for(b.const(0, T.i32), b.const(2, T.i32))
+        last = b.range_for(b.const(0, T.i32), b.const(3, T.i32))
+        with b.at(last.body):
+            b.store(total, b.add(b.load(total), b.loop_index(last)))
+        b.global_store(b.global_ptr(data, [index]), b.add(b.load(total), index))
+
+    k = kernel("many_loops", [data], [range_task("loops", lambda b: b.const(0, T.i32), lambda b: b.const(4, T.i32),
+                                                 body)])
+    source = backend.compile(k).source()
+    names = {line.split()[1] for line in source.splitlines() if line.strip().startswith("var i")}
+    assert {"i31", "i33", "i63", "i65"} <= names and not names & {"i8", "i16", "i32", "i64"}
+    got = run(backend, k, [np.zeros(4, np.int32)], [])
+    np.testing.assert_array_equal(got[0], 3 + np.arange(4))

@@ -94,6 +94,10 @@ def _power_of_two_divisor(stmt: ir.BinaryOp) -> int | None:
 
 # ---- launch arguments -------------------------------------------------------------------------------------
 
+# Scalar type names WGSL predeclares (i32, u32, f32, f16) or reserves (i8, u64, f64, ...): not usable as names.
+WGSL_SCALAR_NAMES = frozenset(f"{kind}{bits}" for kind in "iuf" for bits in (8, 16, 32, 64, 128))
+
+
 @dataclass(frozen=True, slots=True)
 class ParamsLayout:
     """The per-launch struct (launch_id, seed, scalar args, ndarray shapes) read from the argument ring.
@@ -325,8 +329,11 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         self.lines.append("  " * self.indent + line)
 
     def fresh(self, prefix: str = "v") -> str:
+        """A new name `prefix` + counter, never one WGSL predeclares or reserves (`i32`, `f16`, `u64`, ...: the
+        loop indices' prefix `i` reaches them)."""
         self.counter += 1
-        return f"{prefix}{self.counter}"
+        name = f"{prefix}{self.counter}"
+        return self.fresh(prefix) if name in WGSL_SCALAR_NAMES else name
 
     def let(self, stmt: ir.Stmt, expr: str) -> str:
         name = self.fresh()
