@@ -33,6 +33,18 @@ class Reaching:
     loops: tuple[ir.Stmt, ...]
 
 
+def _merged(values: frozenset[Value]) -> frozenset[Value]:
+    """One entry per stored value, with the union of the loops its entries crossed: sound (a bound closed over
+    more loops is no smaller) and what keeps the walk linear, as the sets of crossed loops would otherwise
+    multiply through nested loops."""
+    crossed_by: dict[object, frozenset] = {}
+    for value, crossed in values:
+        crossed_by[value] = crossed_by.get(value, frozenset()) | crossed
+    if len(crossed_by) == len(values):
+        return values
+    return frozenset(crossed_by.items())
+
+
 def _crossed(state: State | None, loop: ir.Stmt) -> State | None:
     """`state` taken around the back edge of `loop`."""
     if state is None:
@@ -47,7 +59,8 @@ def _join(a: State | None, b: State | None) -> State | None:
         return dict(a)
     out = dict(a)
     for alloca, values in b.items():
-        out[alloca] = out.get(alloca, frozenset()) | values
+        old = out.get(alloca)
+        out[alloca] = values if old is None or old == values else _merged(old | values)
     return out
 
 
@@ -98,7 +111,7 @@ class _Walk:
             previous = self.loads.get(id(stmt))
             values = state.get(cell, _INITIAL if isinstance(stmt, ir.LocalLoad) else _POPPED)
             if previous is not None:
-                values = values | previous.values
+                values = _merged(values | previous.values)
             self.loads[id(stmt)] = Reaching(values, tuple(self.loops))
         elif isinstance(stmt, ir.If):
             return _join(self.block(stmt.then_block, state), self.block(stmt.else_block, state))
