@@ -701,10 +701,10 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         hide_lhs, hide_rhs = exact.hidden_operands(stmt, exact.STRICT_FLOATS in self.features)
         if hide_lhs:      # operands the driver's algebra would rewrite (exact.py)
             self.hidden_operands += 1
-            lhs = exact.hide(lhs, dtype, self.hidden_operands)
+            lhs = exact.hide(lhs, dtype, self.hidden_operands, _constant(stmt.lhs))
         if hide_rhs:
             self.hidden_operands += 1
-            rhs = exact.hide(rhs, dtype, self.hidden_operands)
+            rhs = exact.hide(rhs, dtype, self.hidden_operands, _constant(stmt.rhs))
         self.let(stmt, self._spell(spelling, f"binary {stmt.op.value}", dtype, stmt.dtype, stmt.loc, a=lhs, b=rhs))
 
     def visit_TernarySelect(self, stmt: ir.TernarySelect) -> None:
@@ -1008,3 +1008,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
             self._emit_loop_limit_probe()
             self.emit("return;")
 
+
+def _constant(stmt: ir.Stmt) -> float | None:
+    """A float constant operand's value (exact.hide spells a hidden constant from it), else None."""
+    return float(stmt.value) if isinstance(stmt, ir.Const) and stmt.dtype.is_float else None

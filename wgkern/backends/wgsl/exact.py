@@ -23,6 +23,8 @@ Rules the patterns do not reach (deeper reassociations, fused multiply-adds of t
 the driver's (docs/internals.md, IEEE results)."""
 from __future__ import annotations
 
+import math
+
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
 from wgkern.lang import types as T
@@ -72,12 +74,20 @@ def hidden_operands(stmt: ir.BinaryOp, strict: bool) -> tuple[bool, bool]:
     return hide_lhs, hide_rhs
 
 
-def hide(expr: str, dtype: DataType, site: int) -> str:
+def hide(expr: str, dtype: DataType, site: int, constant: float | None = None) -> str:
     """WGSL of `expr` (of float `dtype`) that the driver cannot see through; the same bits at run time. `site`
     (1, 2, ... per shader) makes each hidden value distinct: two equal ones would be merged by the driver's
-    common-subexpression elimination, and `(x + h) - h` folds again."""
+    common-subexpression elimination, and `(x + h) - h` folds again. `constant`: the value when `expr` is a
+    float constant."""
     zero = OPAQUE_ZERO if site == 1 else f"({OPAQUE_ZERO} * {site}u)"
-    if dtype == T.f64:    # a select, as naga types bitcast<vec2<u32>> of an f64 as a 64-bit integer
+    if dtype == T.f64:
+        # naga types bitcast<vec2<u32>> of an f64 as a 64-bit integer, so no bit flip here. A constant is built
+        # from the opaque zero converted to f64 (NVIDIA sees through a select between c and -c, both zeros for
+        # c = 0, and folded inf * 0 to 0); c + 0 is c for c != 0, and -0.0 is the negated zero
+        if constant is not None:
+            if constant == 0.0:
+                return f"-f64({zero})" if math.copysign(1.0, constant) < 0 else f"f64({zero})"
+            return f"({expr} + f64({zero}))"
         return f"select({expr}, -({expr}), {zero} != 0u)"
     if dtype == T.f16:    # f16 -> f32 -> f16 is exact, infinities and NaNs included
         return f"f16({hide(f'f32({expr})', T.f32, site)})"
