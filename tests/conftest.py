@@ -1,7 +1,7 @@
 """Shared fixtures: `arch` (every available arch, a fresh wk.init per test) and `fake_program` (the runtime on
 an in-memory backend that runs kernels with the reference interpreter, for runtime tests without a device).
 
-Vulkan (lavapipe) runs wherever a Vulkan wgpu adapter exists; under CI=true a missing one fails the session.
+Vulkan (lavapipe) runs wherever a Vulkan wgpu adapter exists; under CI=true a missing one fails the test run.
 WK_ARCH=cpu|vulkan|... restricts the `arch` fixture to that arch; WK_FAST_MATH=0 makes it call
 wk.init(fast_math=False) (correctly rounded division, no reassociation) instead of the default fast_math=True."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fixtures of the LLVM CPU backend tests: one CpuBackend for the session."""
+"""Fixtures of the LLVM CPU backend tests: one CpuBackend for the whole test run."""
 from __future__ import annotations
 
 from typing import Iterator

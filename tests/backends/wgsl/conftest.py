@@ -1,4 +1,4 @@
-"""Fixtures of the WGSL backend tests: one WgslBackend on the Vulkan adapter (lavapipe in CI) for the session.
+"""Fixtures of the WGSL backend tests: one WgslBackend on the Vulkan adapter (lavapipe in CI) for the whole test run.
 
 The wgpu device itself comes from adapters.py's process-wide cache, so even several backends cost one device."""
 from __future__ import annotations
