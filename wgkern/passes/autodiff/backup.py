@@ -3,8 +3,8 @@
 The reverse pass recomputes a needed value where it is used. That is exact unless the recomputation reads a
 stack top that a push has changed between the forward read and the reverse point (the reverse point of an
 `If` or loop is after its body; a loop around the use but not around the read repeats its pushes). Such a
-value gets a value stack: pushed right after it is computed, read from the top in reverse, popped at its own
-reverse position."""
+value gets a value stack: pushed right after it is computed (after the exit check for a value computed in a
+While's head), read from the top in reverse, popped at its own reverse position."""
 from __future__ import annotations
 
 import bisect
