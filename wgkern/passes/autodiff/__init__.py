@@ -116,7 +116,8 @@ def differentiate_unit(body: ir.Block, unit_loop: ir.RangeFor | None, grad_slot:
     trip_stacks = {loop: stacks[alloca] for loop, alloca in trips.items()}
     active = active_values(body, has_adjoint)
     derivative_inputs = insert_cached_derivatives(body, cached)
-    saved = _save_stale_values(body, active, has_adjoint, skip, len(stacks), derivative_inputs)
+    saved = _save_stale_values(body, active, has_adjoint, skip, len(stacks), derivative_inputs,
+                               lowering.exit_checks)
     plain = _plain_slots(body, unit_loop, active, grad_slot)
     sweep_start = AdjointEmitter(body, unit_loop, active, grad_slot, plain, lowering.exit_checks, trip_stacks,
                                  saved, derivative_inputs).run()
@@ -154,7 +155,8 @@ def _check_pushes_precede_adjoints(body: ir.Block) -> None:
 
 
 def _save_stale_values(body: ir.Block, active: set[ir.Stmt], has_adjoint, skip: set[ir.If], first_id: int,
-                       derivative_inputs: dict[ir.Stmt, ir.Stmt]) -> dict[ir.Stmt, ir.AdStackAlloca]:
+                       derivative_inputs: dict[ir.Stmt, ir.Stmt], exit_checks: dict[ir.While, ir.If]
+                       ) -> dict[ir.Stmt, ir.AdStackAlloca]:
     """Values the reverse pass needs but cannot recompute exactly get a stack of their own (backup.py), and
     so do the values saved for cached derivatives (derivative_cache.py)."""
     positions = Positions.of(body)
@@ -164,7 +166,7 @@ def _save_stale_values(body: ir.Block, active: set[ir.Stmt], has_adjoint, skip: 
         for value in roots_of(user, active, has_adjoint, skip, set(), set(derivative_inputs)):
             if value not in top_level and value not in stale and is_stale(value, user, top_level, positions, stale):
                 stale.add(value)
-    return insert_value_stacks(body, stale, first_id) if stale else {}
+    return insert_value_stacks(body, stale, first_id, exit_checks) if stale else {}
 
 
 def _clone_task(task: ir.Task) -> ir.Task:

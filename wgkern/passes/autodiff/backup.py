@@ -3,8 +3,8 @@
 The reverse pass recomputes a needed value where it is used. That is exact unless the recomputation reads a
 stack top that a push has changed between the forward read and the reverse point (the reverse point of an
 `If` or loop is after its body; a loop around the use but not around the read repeats its pushes). Such a
-value gets a value stack: pushed right after it is computed, read from the top in reverse, popped at its own
-reverse position."""
+value gets a value stack: pushed right after it is computed (after the exit check for a value computed in a
+While's head), read from the top in reverse, popped at its own reverse position."""
 from __future__ import annotations
 
 import bisect
@@ -90,25 +90,37 @@ def is_stale(value: ir.Stmt, user: ir.Stmt, top_level: set[ir.Stmt], positions: 
     return False
 
 
-def insert_value_stacks(body: ir.Block, values: set[ir.Stmt], first_id: int) -> dict[ir.Stmt, ir.AdStackAlloca]:
-    """Give each value its own stack, pushed right after the value is computed."""
+def insert_value_stacks(body: ir.Block, values: set[ir.Stmt], first_id: int,
+                        exit_checks: dict[ir.While, ir.If]) -> dict[ir.Stmt, ir.AdStackAlloca]:
+    """Give each value its own stack, pushed right after the value is computed, or, for a value computed in a
+    While's head (before its exit check, loop_control.py), right after the exit check: the head runs once more
+    than the counted iterations the reverse pass replays (and pops in), so a push there would leave one entry
+    per loop execution behind and shift every later read of the stack top."""
     stacks: dict[ir.Stmt, ir.AdStackAlloca] = {}
     number = first_id
 
-    def visit(block: ir.Block) -> None:
+    def push_of(stmt: ir.Stmt) -> ir.AdStackPush:
         nonlocal number
+        stack = ir.AdStackAlloca(dtype=stmt.dtype, name="saved", stack_id=number, loc=stmt.loc)
+        number += 1
+        stacks[stmt] = stack
+        return ir.AdStackPush(stack=stack, value=stmt, loc=stmt.loc)
+
+    def visit(block: ir.Block, exit_check: ir.If | None) -> None:
         out: list[ir.Stmt] = []
+        deferred: list[ir.AdStackPush] = []    # pushes of head values, waiting for the exit check
+        in_head = exit_check is not None and exit_check in block.stmts
         for stmt in block.stmts:
             for child in stmt.blocks():
-                visit(child)
+                visit(child, exit_checks.get(stmt) if isinstance(stmt, ir.While) else None)
             out.append(stmt)
-            if stmt in values:
-                stack = ir.AdStackAlloca(dtype=stmt.dtype, name="saved", stack_id=number, loc=stmt.loc)
-                number += 1
-                stacks[stmt] = stack
-                out.append(ir.AdStackPush(stack=stack, value=stmt, loc=stmt.loc))
+            if stmt is exit_check:
+                out.extend(deferred)
+                in_head = False
+            elif stmt in values:
+                (deferred if in_head else out).append(push_of(stmt))
         block.stmts = out
 
-    visit(body)
+    visit(body, None)
     body.stmts[0:0] = list(stacks.values())
     return stacks
