@@ -161,8 +161,7 @@ def test_while_loop_uses_default(make_context):
             assert capacity == (spec.static_capacity or context.default_ad_stack_size)
 
 
-def test_unreduced_shape_longer_than_tripwire_raises_naming_the_loop():
-    from wgkern.errors import SizingError
+def test_unreduced_shape_longer_than_tripwire_gets_a_sound_bound():
     from wgkern.sizing.evaluator import TRIPWIRE
 
     from .helpers import host_context
@@ -179,9 +178,15 @@ def test_unreduced_shape_longer_than_tripwire_raises_naming_the_loop():
             x[i] = v
     grad = compile_grad(kernel)
     (specs,) = [s for s in collect_stacks(grad) if s]
-    context = host_context(grad, container_arrays(grad))
-    with pytest.raises(SizingError, match=r"test_shapes\.py:\d+.*for i in x"):
-        capacities_for_launch(specs, context)
+    arrays = container_arrays(grad)
+    lo.data[:] = np.arange(size + 1) // 2          # j runs over [i // 2, (i + 1) // 2): one value at odd i
+    n.data[:] = 0
+    n.data[[3, size - 2]] = [5, 7]
+    context = host_context(grad, arrays)
+    # exactly 1 + max(n) = 8 pushes at most. The interval bound (never an error) loses the link between
+    # lo[i] and lo[i + 1]: a trip count of at most max(lo) - min(lo) = size // 2 times max(n): sound, loose
+    (capacity,) = capacities_for_launch(specs, context)
+    assert 8 <= capacity <= 1 + (size // 2) * 7
 
 
 def test_size_expr_is_printed_in_kernel_ir():
