@@ -13,6 +13,7 @@ from wgkern.lang import types as T
 from wgkern.sizing import SizeCache, evaluate_sizes
 from wgkern.sizing import expr as E
 from wgkern.sizing.evaluator import TRIPWIRE, evaluate
+from wgkern.sizing.reducers import MAX_POINTS
 
 from .helpers import Generations, Stats, host_context
 
@@ -35,14 +36,15 @@ def read(s: ir.ContainerSlot, *index: E.SizeExpr) -> E.SizeExpr:
 class RandomExprs:
     """Random closed SizeExprs over SLOTS (reads may go out of bounds: both sides must then raise)."""
 
-    def __init__(self, seed: int, monotone: bool = False):
+    def __init__(self, seed: int, monotone: bool = False, names: int = 0):
         self.rng = random.Random(seed)
         self.count = 0
         self.monotone = monotone     # shaped like build.py's output: inner reductions in monotone places
+        self.names = names           # > 0: variables reuse that many names (siblings and shadowing, as build.py)
 
     def var(self) -> E.BoundVar:
         self.count += 1
-        return E.BoundVar(f"v{self.count}")
+        return E.BoundVar(f"v{self.count % self.names if self.names else self.count}")
 
     def leaf(self, scope: list[E.BoundVar]) -> E.SizeExpr:
         r = self.rng.random()
@@ -106,9 +108,10 @@ def outcome(fn):
         return "SizingError"
 
 
+@pytest.mark.parametrize("names", [0, 3])
 @pytest.mark.parametrize("monotone", [False, True])
-def test_random_exprs_host_walk_equals_reducers(make_context, monotone):
-    generator = RandomExprs(seed=7, monotone=monotone)
+def test_random_exprs_host_walk_equals_reducers(make_context, monotone, names):
+    generator = RandomExprs(seed=7, monotone=monotone, names=names)
     exprs = [generator.top() for _ in range(150)]
     context = make_context(SLOTS, ARRAYS)
     reduced = 0
@@ -135,14 +138,64 @@ def test_long_axis_in_grammar(make_context):
     assert context.stats.max_reducer_dispatches == 1
 
 
-def test_out_of_grammar_above_tripwire_raises_naming_the_loop(make_context):
+def test_out_of_grammar_above_tripwire_gets_a_sound_bound(make_context):
     s = slot("big")
     a = np.zeros(TRIPWIRE + 1, np.int32)
+    a[[5, 1000, TRIPWIRE - 3]] = [4, 9, 6]
     i, j = E.BoundVar("i"), E.BoundVar("j")
     inner = E.MaxOverRange(j, i, E.Add(i, E.Const(1)), read(s, j))      # begin depends on i: not reduced
-    expr = E.MaxOverRange(i, E.Const(0), E.Const(TRIPWIRE + 1), inner, "kernel.py:12 (for j in ...)")
-    with pytest.raises(SizingError, match="kernel.py:12"):
-        evaluate_sizes([expr], make_context([s], [a]))
+    walked = E.MaxOverRange(i, E.Const(0), E.Const(TRIPWIRE + 1), inner, "kernel.py:12 (for j in ...)")
+    # exactly max(a) = 9; the interval bound reads a over i's whole range [0, TRIPWIRE]: also 9
+    assert evaluate_sizes([walked], make_context([s], [a])) == [9]
+    # a[j] - j: exactly max over j of a[j] - j = 9 - 1000 -> 0 (a MaxOverRange is never negative); the bound
+    # takes j in [0, TRIPWIRE] independently in both terms: max(a) - 0 = 9, sound but loose
+    loose = E.MaxOverRange(i, E.Const(0), E.Const(TRIPWIRE + 1),
+                           E.MaxOverRange(j, i, E.Add(i, E.Const(1)), E.Sub(read(s, j), j)))
+    assert evaluate_sizes([loose], make_context([s], [a])) == [9]
+
+
+def test_reused_variable_names_are_independent_maxima(make_context):
+    a, b = slot("a"), slot("b")
+    arrays = [np.array([5, 0, 0], np.int32), np.array([0, 0, 7], np.int32)]
+    i, j = E.BoundVar("i"), E.BoundVar("j")
+    m1 = E.MaxOverRange(j, E.Const(0), E.Add(i, E.Const(1)), read(a, j))
+    m2 = E.MaxOverRange(j, E.Const(0), E.Add(i, E.Const(1)), read(b, j))
+    expr = E.MaxOverRange(i, E.Const(0), E.Const(3), E.Mul(m1, m2))
+    # at i = 2: max(a[0..2]) * max(b[0..2]) = 5 * 7 (each j maximised on its own, not one j for both)
+    context = make_context([a, b], arrays)
+    assert evaluate_sizes([expr], context) == [35] == [evaluate(expr, context)]
+    assert context.stats.max_reducer_dispatches >= 1
+
+
+def test_repeated_inner_reductions_share_one_axis():
+    from wgkern.sizing.reducers import Recogniser
+    i, j = E.BoundVar("i"), E.BoundVar("j")
+    inner = E.MaxOverRange(j, E.Const(0), E.Add(i, E.Const(1)), read(A, j))
+    other = E.MaxOverRange(j, E.Const(0), E.Add(i, E.Const(1)), read(B, j))
+    job = Recogniser(lambda dtype: True).job(
+        E.MaxOverRange(i, E.Const(0), E.Const(4), E.Add(E.Mul(inner, inner), E.Add(inner, other))))
+    # i, one axis for the three copies of `inner`, one (renamed) for `other`
+    assert [axis.var.name for axis in job.axes] == ["i", "j", "j#2"]
+
+
+def test_cross_product_past_the_reducer_limit_gets_a_sound_bound(make_context):
+    n = 1 << 11
+    a, b, c = slot("a"), slot("b"), slot("c")
+    rng = np.random.default_rng(5)
+    arrays = [np.arange(n, dtype=np.int32), np.arange(n, dtype=np.int32)[::-1].copy(),
+              rng.integers(-50, 50, n).astype(np.int32)]
+    i, j, k = E.BoundVar("i"), E.BoundVar("j"), E.BoundVar("k")
+    # three axes of 2^11: 2^33 points, over MAX_POINTS; the reducer grammar takes it, so no host walk either
+    body = E.Add(E.Add(read(a, i), read(b, i)), E.Max(read(c, E.modulo(E.Add(i, k), E.Const(n))), j))
+    expr = E.MaxOverRange(i, E.Const(0), E.Const(n),
+                          E.MaxOverRange(j, E.Const(0), E.Add(i, E.Const(1)),
+                                         E.MaxOverRange(k, E.Const(0), E.Const(n), body)))
+    assert MAX_POINTS < n ** 3
+    # a[i] + b[i] = n - 1 at every i; max over k of c[(i + k) % n] = max(c); max over j <= i of j = i, so
+    # the exact value is n - 1 + max(max(c), n - 1) = 2n - 2. The bound enumerates i (n <= SPLIT_BUDGET) and
+    # keeps a[i] + b[i] exact; with j in [0, i] and the whole of c for k it is exact here too.
+    (got,) = evaluate_sizes([expr], make_context([a, b, c], arrays))
+    assert got == 2 * n - 2
 
 
 def test_overflow_raises_never_wraps(make_context):

@@ -2,7 +2,8 @@
 
 Also the host fallback of device reducers (their overflow flag): it computes in int64 with every step checked
 against the host evaluator's limit, so its results are those of the host evaluator, point for point. A read
-of the bare axis variable of a one-axis job is a slice (no index array), the common `max(a[b:e])` case."""
+of the bare axis variable of a one-axis job is a slice (no index array), the common `max(a[b:e])` case. A job
+of more than MAX_POINTS points is not enumerated: it gets the sound upper bound of bounds.py."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -11,6 +12,7 @@ import numpy as np
 
 from wgkern.errors import SizingError
 from wgkern.sizing import expr as E
+from wgkern.sizing.bounds import IntervalBounder
 from wgkern.sizing.evaluator import VALUE_LIMIT, checked
 from wgkern.sizing.reducers import MAX_POINTS, PreparedJob
 
@@ -149,9 +151,8 @@ def run_job(prepared: PreparedJob, arrays: Callable[[Any], np.ndarray],
         return prepared.closed_form
     if prepared.raw is not None:
         return prepared.finish(_slice_max(prepared, arrays, shapes))
-    if total > MAX_POINTS:
-        raise SizingError(f"adstack sizing: bounding a loop's trip count needs {total} evaluations "
-                          f"(limit {MAX_POINTS}); pass wk.init(ad_stack_size=N) to bypass the sizer")
+    if total > MAX_POINTS:             # too costly to enumerate: a sound upper bound instead (bounds.py)
+        return checked(max(IntervalBounder(shapes, arrays).upper(job.node), 0), "a bound of a loop's trip count")
     best = 0
     single = len(job.axes) == 1
     bounds = magnitudes(job.body, prepared)

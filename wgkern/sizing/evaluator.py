@@ -2,8 +2,9 @@
 
 Leaves come from a `Leaves` object (scalars, shapes, single element reads); `results` maps subexpressions
 that reducers (or earlier rounds) already computed to their values; they are substituted before evaluating.
-A MaxOverRange not in `results` is walked linearly; a walk longer than TRIPWIRE iterations raises SizingError
-naming the loop's source line instead of truncating (a truncated maximum would be an unsound capacity)."""
+A MaxOverRange not in `results` is walked linearly. A walk longer than TRIPWIRE iterations, or nested walks past
+WALK_BUDGET in all, are too costly: the outermost walk in progress is replaced by a sound upper bound
+(bounds.py, interval arithmetic over the host's data), never truncated (a truncated maximum would be unsound)."""
 from __future__ import annotations
 
 import math
@@ -11,6 +12,7 @@ from typing import Any, Mapping, Protocol
 
 from wgkern.errors import SizingError
 from wgkern.sizing import expr as E
+from wgkern.sizing.bounds import IntervalBounder
 
 TRIPWIRE = 1 << 24          # longest linear host walk of one MaxOverRange
 WALK_BUDGET = 1 << 26       # total host-walk iterations of one evaluation (nested walks multiply)
@@ -25,6 +27,8 @@ class Leaves(Protocol):
     def shape(self, slot: Any) -> tuple[int, ...]: ...
 
     def read(self, slot: Any, flat_index: int) -> int: ...
+
+    def host_array(self, slot: Any) -> Any: ...
 
 
 def checked(value: int, what: str = "size arithmetic") -> int:
@@ -57,12 +61,18 @@ def bind_host_leaves(expr: E.SizeExpr, leaves: Leaves) -> E.SizeExpr:
     return E.fold_constants(E.transform(expr, fold))
 
 
+class _TooCostly(Exception):
+    """A walk past the tripwire or the budget: unwinds to the outermost walk, which is bounded instead."""
+
+
 class HostEvaluator:
-    """Evaluates one expression; `walked` counts linear-walk iterations (the tripwire's budget)."""
+    """Evaluates one expression; `walked` counts linear-walk iterations (the tripwire's budget), `depth` the
+    walks in progress."""
 
     def __init__(self, leaves: Leaves):
         self.leaves = leaves
         self.walked = 0
+        self.depth = 0
 
     def __call__(self, expr: E.SizeExpr, env: dict[E.BoundVar, int] | None = None) -> int:
         return self.eval(expr, env or {})
@@ -83,21 +93,36 @@ class HostEvaluator:
         return checked(op(lhs, rhs))
 
     def max_over_range(self, node: E.MaxOverRange, env: dict[E.BoundVar, int]) -> int:
+        if self.depth == 0:
+            try:
+                return self.walk(node, env)
+            except _TooCostly:
+                return self.upper_bound(node, env)
+        return self.walk(node, env)
+
+    def walk(self, node: E.MaxOverRange, env: dict[E.BoundVar, int]) -> int:
         begin, end = self.eval(node.begin, env), self.eval(node.end, env)
         length = max(end - begin, 0)
         if length > TRIPWIRE or self.walked + length > WALK_BUDGET:
-            where = f" at {node.where}" if node.where else ""
-            raise SizingError(
-                f"adstack sizing: the loop{where} needs a host walk of {length} iterations to bound its trip "
-                f"count (limit {TRIPWIRE}); this loop-bound shape is not reduced on the device. Fix: pass "
-                "wk.init(ad_stack_size=N), or index the bound array with the loop variable directly")
+            raise _TooCostly()
         self.walked += length
         best = 0
         inner = dict(env)
-        for value in range(begin, end):
-            inner[node.var] = value
-            best = max(best, self.eval(node.body, inner))
+        self.depth += 1
+        try:
+            for value in range(begin, end):
+                inner[node.var] = value
+                best = max(best, self.eval(node.body, inner))
+        finally:
+            self.depth -= 1
         return best
+
+    def upper_bound(self, node: E.MaxOverRange, env: dict[E.BoundVar, int]) -> int:
+        """A sound upper bound of `node` (>= its exact value) by interval arithmetic (bounds.py)."""
+        leaves = self.leaves
+        bounder = IntervalBounder(leaves.shape, leaves.host_array, leaves.scalar)
+        return checked(bounder.upper(node, {var: (value, value) for var, value in env.items()}),
+                       "a bound of a loop's trip count")
 
 
 def _bound_var(ev: HostEvaluator, node: E.BoundVar, env: dict[E.BoundVar, int]) -> int:

@@ -116,7 +116,12 @@ class _Blocked(Exception):
 
 
 class Recogniser:
-    """Builds the Job of a closed MaxOverRange, or says why it cannot (unrecognised / blocked)."""
+    """Builds the Job of a closed MaxOverRange, or says why it cannot (unrecognised / blocked).
+
+    The job body is the node's body with every inner MaxOverRange's variable renamed to its own axis: two
+    different inner reductions that reuse a variable name (build.py numbers variables by loop depth, so
+    `max_{j0} a[j0] * max_{j0} b[j0]` is common) are independent maxima and need independent axes. Structurally
+    equal inner reductions over the same outer axes have the same value at every point and share one axis."""
 
     def __init__(self, read_ok: Callable[[Any], bool]):
         self.read_ok = read_ok
@@ -124,65 +129,75 @@ class Recogniser:
     def job(self, node: E.MaxOverRange) -> Job | None | str:
         """A Job; None when out of the reducer grammar; 'blocked' when an inner closed reduction comes first."""
         self.axes = [Axis(node.var, node.begin, node.end, node.begin, node.end, False)]
-        self.scope = {node.var}
+        self.names: dict[E.BoundVar, E.BoundVar] = {node.var: node.var}     # variable name -> its axis
+        self.enclosing = [node.var]                                           # axes around the current node
+        self.shared: dict[tuple, E.MaxOverRange] = {}                         # inner reduction -> its rewrite
         try:
-            self.check(node.body, True)
+            body = self.check(node.body, True)
         except _Unrecognised:
             return None
         except _Blocked:
             return "blocked"
-        return Job(node, tuple(self.axes), node.body)
+        return Job(node, tuple(self.axes), body)
 
-    def check(self, node: E.SizeExpr, monotone: bool) -> None:
+    def check(self, node: E.SizeExpr, monotone: bool) -> E.SizeExpr:
+        """`node` with its variables renamed to their axes; raises when out of the grammar."""
         if isinstance(node, E.Const):
-            return
+            return node
         if isinstance(node, E.BoundVar):
-            if node not in self.scope:
+            if node not in self.names:
                 raise _Unrecognised()
-            return
+            return self.names[node]
         if isinstance(node, E._Read):
             if node.dtype is None or not node.dtype.is_int or not self.read_ok(node.dtype):
                 raise _Unrecognised()
-            for index in node.index:
-                self.check(index, False)
-            return
+            return type(node)(node.slot, tuple(self.check(index, False) for index in node.index), node.dtype)
         if isinstance(node, (E.Add, E.Max)):
-            self.check(node.lhs, monotone)
-            self.check(node.rhs, monotone)
-            return
+            return type(node)(self.check(node.lhs, monotone), self.check(node.rhs, monotone))
         if isinstance(node, E.Sub):
-            self.check(node.lhs, monotone)
-            self.check(node.rhs, False)
-            return
+            return E.Sub(self.check(node.lhs, monotone), self.check(node.rhs, False))
         if isinstance(node, E.Mul):
-            self.check(node.lhs, monotone and nonnegative(node.rhs))
-            self.check(node.rhs, monotone and nonnegative(node.lhs))
-            return
+            return E.Mul(self.check(node.lhs, monotone and nonnegative(node.rhs)),
+                         self.check(node.rhs, monotone and nonnegative(node.lhs)))
         if isinstance(node, E.FloorDiv) and E.positive_const(node.rhs):
-            self.check(node.lhs, monotone)      # non-decreasing in lhs for a positive divisor
-            return
+            return E.FloorDiv(self.check(node.lhs, monotone), node.rhs)   # non-decreasing in lhs for a positive divisor
         if isinstance(node, E.MaxOverRange):
-            self.inner(node, monotone)
-            return
+            return self.inner(node, monotone)
         raise _Unrecognised()   # ScalarArg / ShapeOf are bound to constants before recognition
 
-    def inner(self, node: E.MaxOverRange, monotone: bool) -> None:
+    def inner(self, node: E.MaxOverRange, monotone: bool) -> E.MaxOverRange:
         if is_closed(node):
             raise _Blocked()
         if not monotone or not is_closed(node.begin):
             raise _Unrecognised()
-        self.check(node.begin, False)
-        self.check(node.end, False)
-        hi = node.end if is_closed(node.end) else self.bounding_end(node.end)
-        self.axes.append(Axis(node.var, node.begin, node.end, node.begin, hi, True))
-        self.scope.add(node.var)
-        self.check(node.body, True)
-        self.scope.discard(node.var)
+        key = (node, tuple(sorted(((v.name, self.names.get(v)) for v in E.free_vars(node)), key=str)))
+        if key in self.shared:
+            return self.shared[key]
+        begin, end = self.check(node.begin, False), self.check(node.end, False)
+        var = node.var
+        taken = {axis.var for axis in self.axes}
+        count = len(taken)
+        while var in taken:
+            var = E.BoundVar(f"{node.var.name}#{count}")
+            count += 1
+        hi = end if is_closed(end) else self.bounding_end(end)
+        self.axes.append(Axis(var, begin, end, begin, hi, True))
+        outer = self.names.get(node.var)
+        self.names[node.var] = var
+        self.enclosing.append(var)
+        body = self.check(node.body, True)
+        self.enclosing.pop()
+        if outer is None:
+            del self.names[node.var]
+        else:
+            self.names[node.var] = outer
+        rewritten = self.shared[key] = E.MaxOverRange(var, begin, end, body, node.where)
+        return rewritten
 
     def bounding_end(self, end: E.SizeExpr) -> E.SizeExpr:
         """max of `end` over the outer axes it depends on: a closed expression (a reducer of its own)."""
         for axis in reversed(self.axes):
-            if axis.var in self.scope and axis.var in E.free_vars(end):
+            if axis.var in self.enclosing and axis.var in E.free_vars(end):
                 end = E.MaxOverRange(axis.var, axis.begin, axis.end, end)
         return end
 
