@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from pathlib import Path
 from typing import Callable, Iterator
 
 import numpy as np
@@ -13,12 +14,24 @@ import numpy as np
 from wgkern.png import to_rgba, write_png  # noqa: F401 - the demos import them from here
 
 
+def default_folder() -> str:
+    """./wgkern-out, unless the current directory lies inside wgkern's own checkout or install folder: a demo
+    never writes into the package or the repository unasked, so there it uses wgkern-out in the temporary
+    directory."""
+    import wgkern
+    here = Path.cwd().resolve()
+    package_home = Path(wgkern.__file__).resolve().parent.parent
+    if here == package_home or package_home in here.parents:
+        return os.path.join(tempfile.gettempdir(), "wgkern-out")
+    return os.path.join(os.curdir, "wgkern-out")
+
+
 def output_path(name: str, out: str | None) -> str:
     """Where a headless run writes its PNG: `out` when given, else <name>.png in $WK_DEMO_DIR or, without it, in
-    the folder wgkern-demos of the system's temporary directory (never the current directory unasked)."""
+    default_folder()."""
     if out:
         return out
-    folder = os.environ.get("WK_DEMO_DIR") or os.path.join(tempfile.gettempdir(), "wgkern-demos")
+    folder = os.environ.get("WK_DEMO_DIR") or default_folder()
     os.makedirs(folder, exist_ok=True)
     return os.path.join(folder, f"{name}.png")
 

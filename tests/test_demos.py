@@ -4,6 +4,8 @@ directory."""
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -85,4 +87,25 @@ def test_headless_run_writes_into_the_demo_folder_not_the_current_directory(name
     wk.reset()
     written = folder / f"{name}.png"
     assert written.is_file() and os.listdir(cwd) == []
+    assert f"wrote {written}" in capsys.readouterr().out
+
+
+def test_headless_default_folder_is_wgkern_out_of_the_current_directory(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("WK_DEMO_DIR", raising=False)
+    assert main(["demo", "heat", "--headless", "--arch", "cpu", "--steps", "2"]) == 0
+    wk.reset()
+    assert os.listdir(tmp_path) == ["wgkern-out"] and (tmp_path / "wgkern-out" / "heat.png").is_file()
+    assert "wgkern-out" in capsys.readouterr().out
+
+
+def test_headless_run_inside_the_wgkern_checkout_writes_outside_it(monkeypatch, capsys):
+    home = Path(wk.__file__).resolve().parent.parent
+    monkeypatch.chdir(home)
+    monkeypatch.delenv("WK_DEMO_DIR", raising=False)
+    before = set(os.listdir(home))
+    assert main(["demo", "heat", "--headless", "--arch", "cpu", "--steps", "2"]) == 0
+    wk.reset()
+    assert set(os.listdir(home)) == before
+    written = Path(tempfile.gettempdir()) / "wgkern-out" / "heat.png"
     assert f"wrote {written}" in capsys.readouterr().out
