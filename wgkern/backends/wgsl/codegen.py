@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from wgkern.errors import CompileError, InternalCompilerError, SourceLoc, WkError
+from wgkern.errors import CompileError, DeviceFeatureError, InternalCompilerError, SourceLoc, WkError
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind
 from wgkern.ir.visitor import IRVisitor, walk
@@ -61,8 +61,8 @@ LLVMPIPE_SERIAL_LANES = 64     # a serial task's workgroup on llvmpipe: a multip
 LLVMPIPE_UNROLL = 8            # iterations per trip of a serial task's long loops on llvmpipe
 LLVMPIPE_FEW_INDICES = 64      # a parallel loop over at most this many indices counts as serial work there
 WORKGROUP_SIZE = 256   # NVIDIA (Vulkan) reaches full occupancy only from 256 (measured: 2x saxpy bandwidth vs 64)
-_NAN32 = "bitcast<f32>(0x7fc00000u)"
-_INF32 = "bitcast<f32>(0x7f800000u)"
+_NAN32 = wtypes.f32_from_bits("0x7fc00000u")
+_INF32 = wtypes.f32_from_bits("0x7f800000u")
 # Ops computed in f64 for f16/f32 operands when the device has shader-f64.
 _VIA_F64 = {BinaryOpKind.POW: wops.Spelling("{T}(wk_pow_f64(f64({a}), f64({b})))", ("math_pow",),
                                             helper_type="f64")}
@@ -275,6 +275,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         if self.uses_f16:
             head.append("enable f16;\n")
         head.append("\n" + self.layout.wgsl_struct())
+        head.append(wtypes.F32_BITS_HELPER)
         head.append("@group(0) @binding(0) var<uniform> wk_params: WkParams;\n")
         declared = {decl.binding: decl for k, decl in self.decls.items() if k >= 0}
         for k, decl in self.decls.items():
@@ -351,8 +352,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
     def require(self, dtype: DataType, loc: SourceLoc) -> None:
         feature = wtypes.REQUIRED_FEATURE.get(dtype)
         if feature is not None and feature not in self.features:
-            raise CompileError(f"{dtype.name} needs the device feature '{feature}', which adapter "
-                               f"'{self.adapter}' lacks", loc)
+            raise DeviceFeatureError(f"{dtype.name} needs the device feature '{feature}', which adapter "
+                                     f"'{self.adapter}' lacks", loc, (feature,))
         if dtype == T.f16:
             self.uses_f16 = True
 
@@ -402,8 +403,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         if task.kind != "range" or not task.loop.block_dim:
             return WORKGROUP_SIZE
         if task.loop.block_dim > self.max_workgroup_size:
-            raise CompileError(f"block_dim={task.loop.block_dim} is more than the {self.max_workgroup_size} "
-                               f"invocations per workgroup adapter '{self.adapter}' allows", task.loop.loc)
+            raise DeviceFeatureError(f"block_dim={task.loop.block_dim} is more than the {self.max_workgroup_size} "
+                                     f"invocations per workgroup adapter '{self.adapter}' allows", task.loop.loc,
+                                     ("max-compute-invocations-per-workgroup",))
         return task.loop.block_dim
 
     def slot_key(self, slot: ir.ContainerSlot) -> int:
@@ -485,10 +487,16 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
             self._declare_reduction_registers(task)
         self.emit("loop {")
         self.indent += 1
+        whole_blocks = self.uses_simt and self._whole_blocks(loop, size)
         if self.uses_simt:
             self.emit("if (wk_base >= wk_count) { break; }")
             self.emit("let wk_k = wk_base + wk_local_index;")
-            self.emit("if (wk_k < wk_count) {")
+            if whole_blocks:
+                # every block is full: no per-invocation bounds test, so barriers and subgroup operations in
+                # the body stay in uniform control flow, as WGSL requires
+                self.emit("{")
+            else:
+                self.emit("if (wk_k < wk_count) {")
             self.indent += 1
         else:
             self.emit("if (wk_k >= wk_count) { break; }")
@@ -523,6 +531,14 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
             self.lines[signature_end:signature_end] = [
                 "        @builtin(subgroup_size) wk_subgroup_size: u32,",
                 "        @builtin(subgroup_invocation_id) wk_subgroup_id: u32,"]
+
+    def _whole_blocks(self, loop: ir.RangeFor, size: int) -> bool:
+        """The range's bounds are constants whose difference is a multiple of the workgroup size."""
+        bounds = [b.value if isinstance(b, ir.Const) else None for b in (loop.begin, loop.end)]
+        if None in bounds:
+            return False
+        count = int(bounds[1]) - int(bounds[0])
+        return count > 0 and count % size == 0
 
     def _declare_reduction_registers(self, task: ir.Task) -> None:
         """Registers for the task's register reductions (backends/reductions.py) of 32- and 64-bit values,
