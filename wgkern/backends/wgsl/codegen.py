@@ -27,7 +27,7 @@ from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions
 from wgkern.backends.wgsl import exact, mathlib
 from wgkern.backends.wgsl.bindings import HALF_PAIRS, BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
-from wgkern.backends.wgsl.simt import SimtLowering
+from wgkern.backends.wgsl.simt import SimtLowering, barrier_only_simt
 from wgkern.backends.wgsl.bounds import BoundsLowering
 from wgkern.passes.index_ranges import in_range_ptrs
 from wgkern.backends.wgsl.printing import (LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer,
@@ -312,6 +312,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         self.in_range = in_range_ptrs((task.bounds, task.body))     # accesses that need no check
         self.guards: dict[ir.GlobalPtr, str] = {}                   # the others -> their `inside` bit (bounds.py)
         self.uses_simt = task.kind == "range" and first_simt_use(task.body) is not None
+        self.lane_mask: str | None = None      # masked lanes: the condition under which side effects happen
         self.block_size = self._block_size(task)
         self.shared: dict[int, ir.ContainerSlot] = {}        # negative decl keys of the task's shared arrays
         self.uses_subgroup_ids = False
@@ -487,14 +488,22 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
             self._declare_reduction_registers(task)
         self.emit("loop {")
         self.indent += 1
-        whole_blocks = self.uses_simt and self._whole_blocks(loop, size)
+        position = "wk_k"
         if self.uses_simt:
             self.emit("if (wk_base >= wk_count) { break; }")
             self.emit("let wk_k = wk_base + wk_local_index;")
-            if whole_blocks:
+            if self._whole_blocks(loop, size):
                 # every block is full: no per-invocation bounds test, so barriers and subgroup operations in
                 # the body stay in uniform control flow, as WGSL requires
                 self.emit("{")
+            elif barrier_only_simt(task.body):
+                # masked lanes: the invocations past the end of a partial block run the body on the last index
+                # with every side effect masked off, so its barriers stay in uniform control flow (WGSL's rule;
+                # Tint enforces it) and they take part in them as CUDA's threads would
+                self.emit("let wk_active = wk_k < wk_count;   // false: a masked lane past the end of the range")
+                self.emit("let wk_kc = select(wk_count - 1u, wk_k, wk_active);")
+                self.emit("{")
+                self.lane_mask, position = "wk_active", "wk_kc"
             else:
                 self.emit("if (wk_k < wk_count) {")
             self.indent += 1
@@ -502,15 +511,16 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
             self.emit("if (wk_k >= wk_count) { break; }")
         index = self.fresh("i")
         if loop.reversed:
-            self.emit(f"let {index} = wk_end - 1i - bitcast<i32>(wk_k);")
+            self.emit(f"let {index} = wk_end - 1i - bitcast<i32>({position});")
         else:
-            self.emit(f"let {index} = wk_begin + bitcast<i32>(wk_k);")
+            self.emit(f"let {index} = wk_begin + bitcast<i32>({position});")
         self.loop_vars = {loop: index}
         self.emit(f"let wk_thread = bitcast<u32>({index});")
         self._emit_rng_counter(task.body)
         if self.stacks[self.task_index]:
             self.emit("var wk_overflowed = false;   // a push of this index overflowed (while loops exit on it)")
         self.visit_block(task.body)
+        self.lane_mask = None
         if self.uses_simt:
             self.indent -= 1
             self.emit("}")
@@ -798,7 +808,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
                                  f"{self._extent(stmt.container, axis)}))" for axis, index in enumerate(stmt.indices))
             ok = self.fresh("inside")
             self.emit(f"let {ok} = {inside};")
-            self.emit(f"if (!{ok}) {{ {record_bounds_site(len(self.bounds_sites))} }}")
+            failed = f"!{ok}" if self.lane_mask is None else f"{self.lane_mask} && !{ok}"
+            self.emit(f"if ({failed}) {{ {record_bounds_site(len(self.bounds_sites))} }}")
             offset_expr = f"select(0i, {offset_expr}, {ok})"
             self.guards[stmt] = ok
         elif stmt not in self.in_range:
@@ -809,7 +820,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
     def visit_AssertFail(self, stmt: ir.AssertFail) -> None:
         """debug=True only: recorded like a failed bounds check; the runtime raises it at the next sync."""
         self.bounds_sites.append((self.kernel.name, stmt))
-        self.emit(record_bounds_site(len(self.bounds_sites)))
+        record = record_bounds_site(len(self.bounds_sites))
+        self.emit(record if self.lane_mask is None else f"if ({self.lane_mask}) {{ {record} }}")
 
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
         decl = self.decls[self.slot_key(stmt.ptr.container)]

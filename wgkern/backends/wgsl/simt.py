@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from wgkern.errors import CompileError, DeviceFeatureError
 from wgkern.ir import nodes as ir
+from wgkern.ir.visitor import walk
 from wgkern.lang import types as T
 from wgkern.passes.analysis import FENCE_OPS
 from wgkern.backends.wgsl import types as wtypes
@@ -47,6 +48,15 @@ def _identity(op: str, dtype: T.DataType) -> str:
         return wtypes.f32_from_bits('0x7f800000u' if op == 'min' else '0xff800000u')
     lowest, highest = (-2 ** 31, 2 ** 31 - 1) if dtype.is_signed else (0, 2 ** 32 - 1)
     return wtypes.literal(highest if op == "min" else lowest, dtype)
+
+
+def barrier_only_simt(body: ir.Block) -> bool:
+    """The task body's wk.simt operations can run in masked lanes (codegen.py, _emit_range_main): barriers,
+    fences and block votes, which mask their own counting, but no subgroup operation (their results would
+    include the masked lanes' values)."""
+    ops = {stmt.op for stmt in walk(body) if isinstance(stmt, ir.SimtOp)}
+    return not any(op.startswith("subgroup.") and op.split(".")[1] not in ("memory_barrier", "mem_fence")
+                   for op in ops)
 
 
 class SimtLowering:
@@ -103,8 +113,10 @@ class SimtLowering:
         self.emit(f"if (wk_local_index == 0u) {{ atomicStore(&{VOTE_NAME}[0], 0u); "
                   f"atomicStore(&{VOTE_NAME}[1], 0u); }}")
         self.emit("workgroupBarrier();")
-        self.emit(f"if ({predicate} != 0i) {{ atomicAdd(&{VOTE_NAME}[0], 1u); }}")
-        self.emit(f"atomicAdd(&{VOTE_NAME}[1], 1u);")
+        counted = self.masked(f"{predicate} != 0i")
+        self.emit(f"if ({counted}) {{ atomicAdd(&{VOTE_NAME}[0], 1u); }}")
+        self.emit(f"atomicAdd(&{VOTE_NAME}[1], 1u);" if self.lane_mask is None else
+                  f"if ({self.lane_mask}) {{ atomicAdd(&{VOTE_NAME}[1], 1u); }}")
         self.emit("workgroupBarrier();")
         nonzero, threads = f"atomicLoad(&{VOTE_NAME}[0])", f"atomicLoad(&{VOTE_NAME}[1])"
         expr = {"sync_count_nonzero": f"bitcast<i32>({nonzero})",
