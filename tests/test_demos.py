@@ -22,8 +22,8 @@ def demos() -> dict:
 
 def _frames(module, steps: int) -> dict:
     state: dict = {}
-    frames = list(module.simulate(steps, state))
-    assert frames and all(f.shape == (module.HEIGHT, module.WIDTH, 4) for f in frames)
+    shapes = [frame.draw().shape for frame in module.simulate(steps, state)]
+    assert shapes and set(shapes) == {(module.HEIGHT, module.WIDTH, 3)}
     return {name: field.to_numpy().astype(np.float64) for name, field in state.items()}
 
 
@@ -88,6 +88,16 @@ def test_headless_run_writes_into_the_demo_folder_not_the_current_directory(name
     written = folder / f"{name}.png"
     assert written.is_file() and os.listdir(cwd) == []
     assert f"wrote {written}" in capsys.readouterr().out
+
+
+def test_all_runs_every_demo_into_the_demo_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WK_DEMO_DIR", str(tmp_path / "shots"))
+    assert main(["demo", "--all", "--arch", "cpu", "--steps", "2"]) == 0
+    wk.reset()
+    assert sorted(os.listdir(tmp_path / "shots")) == ["aim.png", "heat.png", "mpm.png", "particles.png"]
+    assert os.listdir(tmp_path) == ["shots"]
+    assert capsys.readouterr().out.count("wrote ") == 4
 
 
 def test_headless_default_folder_is_wgkern_out_of_the_current_directory(tmp_path, monkeypatch, capsys):
