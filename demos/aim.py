@@ -15,9 +15,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import wgkern as wk  # noqa: E402
+from wgkern.raster import draw_text  # noqa: E402
 from _chart import draw_line_chart  # noqa: E402
 from _common import Demo, Frame, run_frames  # noqa: E402
 from _overlay import BAND_HEIGHT, format_loss  # noqa: E402
+
+TITLE = "Differentiable aiming"  # drawn on every frame, and the window's title
 
 CANNONS = 64
 DT = 0.01
@@ -30,6 +33,9 @@ WIDTH = SCENE_WIDTH + CHART_WIDTH
 CHART_GAP = 8                   # pixels between the title band and the chart, and around the chart
 BACKGROUND = (0.05, 0.07, 0.12)
 FIRST_COLOR, CURRENT_COLOR, TARGET_COLOR = (0.2, 0.35, 0.8), (1.0, 0.6, 0.15), (0.3, 1.0, 0.4)
+LEGEND = (("first volley", FIRST_COLOR), ("current volley", CURRENT_COLOR), ("targets", TARGET_COLOR))
+LEGEND_SIZE = 10                # pixels per line of the legend (crisp: one per font unit)
+LEGEND_WIDTH = 100              # from the scene's right edge
 # Launch speeds stay in [SPEED_MIN, SPEED_MAX] m/s whatever the gradient says: 60 m/s carries a ball past the
 # farthest target (30 m) at every angle, and bounds the while loop's trips (a flight of at most about 6 s, 100
 # steps a second: the per-thread adstack the gradient keeps) however large a step the descent takes; near 0 a
@@ -89,7 +95,7 @@ def render(first: np.ndarray, current: np.ndarray, angles: np.ndarray, targets: 
     current one (orange) and the targets (green ticks); on the right the loss of every iteration so far."""
     image = np.empty((HEIGHT, WIDTH, 3), np.float32)
     image[:] = BACKGROUND
-    draw_scene(image[:, :SCENE_WIDTH], first, current, angles, targets)
+    draw_scene(image[BAND_HEIGHT:, :SCENE_WIDTH], first, current, angles, targets)
     image[BAND_HEIGHT:, SCENE_WIDTH] = (0.25, 0.27, 0.3)
     draw_line_chart(image, *chart_box(), np.arange(1, len(losses) + 1), np.array(losses),
                     "loss: mean squared miss, m^2", "iteration")
@@ -104,14 +110,17 @@ def chart_box() -> tuple[int, int, int, int]:
 
 def draw_scene(image: np.ndarray, first: np.ndarray, current: np.ndarray, angles: np.ndarray,
                targets: np.ndarray) -> None:
-    """The side view into `image` (a float RGB view, rows from the top): 36 m of range across its width."""
+    """The side view into `image` (a float RGB view, rows from the top): 36 m of range across its width, the same
+    scale upwards (the parts of flights above the view are left out), and a legend at the top right."""
     height, width = image.shape[:2]
     scale = (width - 20) / 36.0
     ground = height - 20
 
     def plot(points: np.ndarray, color: tuple[float, float, float]) -> None:
-        cols = np.clip((10 + points[:, 0] * scale).astype(int), 0, width - 2)
-        rows = np.clip((ground - points[:, 1] * scale).astype(int), 0, height - 2)
+        cols = (10 + points[:, 0] * scale).astype(int)
+        rows = (ground - points[:, 1] * scale).astype(int)
+        seen = (rows >= 0) & (rows <= height - 2) & (cols >= 0) & (cols <= width - 2)
+        rows, cols = rows[seen], cols[seen]
         for dr in (0, 1):
             for dc in (0, 1):
                 image[rows + dr, cols + dc] = color
@@ -123,6 +132,9 @@ def draw_scene(image: np.ndarray, first: np.ndarray, current: np.ndarray, angles
     for x in targets:
         col = int(np.clip(10 + x * scale, 0, width - 3))
         image[ground - 6:ground + 6, col:col + 2] = TARGET_COLOR
+    left = width - LEGEND_WIDTH
+    for number, (text, color) in enumerate(LEGEND):
+        draw_text(image, text, left, 6 + number * LEGEND_SIZE, LEGEND_SIZE, np.array(color, np.float32))
 
 
 def simulate(steps: int, state: dict | None = None, report: bool = False):
@@ -166,7 +178,7 @@ def main(arch=None, headless: bool = True, out: str | None = None, steps: int | 
     program = wk.init(arch=arch)
     steps = steps or 100
     print(f"aim: {CANNONS} cannons, {steps} gradient steps on {program.arch!r} ({program.description})")
-    demo = Demo("aim", "Differentiable aiming", f"{CANNONS} cannons", program.arch.name, unit="iteration")
+    demo = Demo("aim", TITLE, f"{CANNONS} cannons", program.arch.name, unit="iteration")
     return run_frames(demo, functools.partial(simulate, report=True), steps, headless, out)
 
 

@@ -13,6 +13,8 @@ import numpy as np  # noqa: E402
 import wgkern as wk  # noqa: E402
 from _common import Demo, Frame, run_frames  # noqa: E402
 
+TITLE = "Heat diffusion"  # drawn on every frame, and the window's title
+
 HEIGHT, WIDTH = 256, 384
 ALPHA = 0.24            # diffusion number; explicit 2-D scheme is stable below 0.25
 
@@ -73,7 +75,7 @@ def main(arch=None, headless: bool = True, out: str | None = None, steps: int | 
     program = wk.init(arch=arch)
     steps = steps or 400
     print(f"heat: {WIDTH}x{HEIGHT} plate, {steps} steps on {program.arch!r} ({program.description})")
-    demo = Demo("heat", "Heat diffusion", f"{WIDTH}x{HEIGHT} plate", program.arch.name)
+    demo = Demo("heat", TITLE, f"{WIDTH}x{HEIGHT} plate", program.arch.name)
     return run_frames(demo, simulate, steps, headless, out)
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ import numpy as np  # noqa: E402
 import wgkern as wk  # noqa: E402
 from _common import Demo, Frame, run_frames  # noqa: E402
 
+TITLE = "MLS-MPM: jelly and snow"  # drawn on every frame, and the window's title
+
 HEIGHT, WIDTH = 256, 384
 PARTICLES = 6000
 GRID = 96
@@ -163,7 +165,7 @@ def main(arch=None, headless: bool = True, out: str | None = None, steps: int | 
     steps = steps or 1500
     print(f"mpm: {PARTICLES} particles on a {GRID}x{GRID} grid, {steps} steps on {program.arch!r} "
           f"({program.description})")
-    demo = Demo("mpm", "MLS-MPM: jelly and snow", f"{PARTICLES} particles", program.arch.name)
+    demo = Demo("mpm", TITLE, f"{PARTICLES} particles", program.arch.name)
     return run_frames(demo, simulate, steps, headless, out)
 
 if __name__ == "__main__":

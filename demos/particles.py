@@ -13,6 +13,8 @@ import numpy as np  # noqa: E402
 import wgkern as wk  # noqa: E402
 from _common import Demo, Frame, run_frames  # noqa: E402
 
+TITLE = "Particle fountain"  # drawn on every frame, and the window's title
+
 COUNT = 32768
 HEIGHT, WIDTH = 256, 384
 GRAVITY = -2.5
@@ -104,7 +106,7 @@ def main(arch=None, headless: bool = True, out: str | None = None, steps: int | 
     program = wk.init(arch=arch)
     steps = steps or 600
     print(f"particles: {COUNT} particles, {steps} steps on {program.arch!r} ({program.description})")
-    demo = Demo("particles", "Particle fountain", f"{COUNT} particles", program.arch.name)
+    demo = Demo("particles", TITLE, f"{COUNT} particles", program.arch.name)
     return run_frames(demo, simulate, steps, headless, out)
 
 if __name__ == "__main__":

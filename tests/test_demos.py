@@ -12,7 +12,13 @@ import pytest
 
 import wgkern as wk
 from wgkern.__main__ import _demo_files, _load_demo, main
+from wgkern.font import text_mask
+from wgkern.png import read_png
+from tests.demo_modules import helper
 from tests.error_bounds import f32_bound
+
+ROOT = Path(__file__).resolve().parent.parent
+SCREENSHOT_BYTES = 150_000          # each README picture stays small
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +125,18 @@ def test_headless_run_inside_the_wgkern_checkout_writes_outside_it(monkeypatch, 
     assert set(os.listdir(home)) == before
     written = Path(tempfile.gettempdir()) / "wgkern-out" / "heat.png"
     assert f"wrote {written}" in capsys.readouterr().out
+
+
+def test_the_readme_shows_each_demos_own_screenshot(demos):
+    section = (ROOT / "README.md").read_text().split("\n## Demos\n", 1)[1].split("\n## ", 1)[0]
+    for name, module in demos.items():
+        path = ROOT / "docs" / "images" / f"{name}.png"
+        assert f"(docs/images/{name}.png)" in section and path.stat().st_size < SCREENSHOT_BYTES, name
+        image = read_png(str(path))
+        assert image.shape == (module.HEIGHT, module.WIDTH, 4), name
+        # made by the demo: its title in the band, white where the (crisp) font mask has ink, as _overlay draws it
+        overlay = helper("_overlay")
+        ink = text_mask(module.TITLE, overlay.TITLE_SIZE) > 0
+        top = left = overlay.MARGIN
+        title = image[top:top + ink.shape[0], left:left + ink.shape[1], :3]
+        assert (title[ink] == 255).all() and (title[~ink] < 255).any(axis=1).all(), name
