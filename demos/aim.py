@@ -2,7 +2,8 @@
 
 Each cannon fires a ball with air drag and steps it until it lands (a trip count known only at run time);
 reverse mode through that loop (adstacks) gives d(miss distance)/d(speed). The frames show the first volley, the
-current one and the loss curve. Run: python -m wgkern demo aim [--headless --out aim.png] [--arch cpu|vulkan] [--steps N]"""
+current one and the loss curve.
+Run: python -m wgkern demo aim [--headless --out aim.png] [--arch cpu|vulkan] [--steps N]"""
 from __future__ import annotations
 
 import functools
