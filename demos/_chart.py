@@ -25,6 +25,7 @@ AXIS_COLOR = np.array([0.55, 0.58, 0.62], np.float32)
 GRID_ALPHA = 0.18
 LABEL_COLOR = np.array([0.8, 0.86, 0.92], np.float32)
 CURVE_COLOR = np.array([1.0, 0.6, 0.15], np.float32)
+CURVE_RADIUS = 1                      # the curve's pixels: each point's and its four neighbours'
 
 
 @dataclass(frozen=True)
@@ -163,8 +164,8 @@ def _draw_axes(canvas: np.ndarray, plot: Plot) -> None:
 
 
 def _draw_curve(canvas: np.ndarray, plot: Plot, xs: np.ndarray, ys: np.ndarray) -> None:
-    """The finite points joined in order by segments between their pixels' centres (a pixel and its four
-    neighbours wide); beyond two points per pixel column an evenly spaced subset (first and last kept) is drawn."""
+    """The finite points joined in order by segments between their pixels' centres, stroked CURVE_RADIUS wide;
+    beyond two points per pixel column an evenly spaced subset (first and last kept) is drawn."""
     keep = np.isfinite(xs) & np.isfinite(ys) & (ys > 0 if plot.y.log else True)
     xs, ys = xs[keep], ys[keep]
     if len(xs) > 2 * plot.width:
@@ -177,4 +178,4 @@ def _draw_curve(canvas: np.ndarray, plot: Plot, xs: np.ndarray, ys: np.ndarray) 
     # the centre of pixel (row, col) as a canvas position (x right, y up, [0, 1]^2): raster.pixel_of's inverse
     points = np.stack([(cols + 0.5) / width, (height - 1 - rows + 0.5) / height], axis=1)
     starts = points[:-1] if len(points) > 1 else points
-    stroke_segments(canvas, starts, points[1:] if len(points) > 1 else points, 1.0, CURVE_COLOR)
+    stroke_segments(canvas, starts, points[1:] if len(points) > 1 else points, CURVE_RADIUS, CURVE_COLOR)

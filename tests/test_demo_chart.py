@@ -44,9 +44,12 @@ def test_the_curve_runs_through_the_pixels_of_its_values():
     rows, cols = plot.pixels(xs, ys)
     assert list(zip(rows, cols)) == [corners[0], *list(zip(rows, cols))[1:4], corners[1]]
     assert np.array_equal(canvas[rows.astype(int), cols.astype(int)], np.tile(chart.CURVE_COLOR, (5, 1)))
-    # nothing of the curve's color outside the area (the labels and axes have their own colors)
-    curve = np.all(canvas == chart.CURVE_COLOR, axis=2)
-    assert curve.sum() > plot.width and not curve[:plot.top - 1].any() and not curve[:, :plot.left - 1].any()
+    # the curve's pixels reach CURVE_RADIUS beyond its end points, no further (labels and axes have other colors)
+    curve_rows, curve_cols = np.nonzero(np.all(canvas == chart.CURVE_COLOR, axis=2))
+    reach = chart.CURVE_RADIUS
+    assert (curve_rows.min(), curve_cols.min()) == (plot.top - reach, plot.left - reach)
+    assert (curve_rows.max(), curve_cols.max()) == (bottom + reach, right + reach)
+    assert len(curve_rows) > plot.width
 
 
 def test_tick_labels_are_the_fonts_masks_beside_their_ticks():
