@@ -105,3 +105,15 @@ def test_a_curve_of_one_or_two_values_is_drawn(count):
     plot = chart.draw_line_chart(canvas, 0, 0, 320, 240, xs, ys, "loss", "iteration")
     rows, cols = plot.pixels(xs, ys)
     assert all(np.array_equal(canvas[int(r), int(c)], chart.CURVE_COLOR) for r, c in zip(rows, cols))
+
+
+def test_a_long_curve_is_thinned_keeping_its_end_points():
+    canvas = _blank()
+    xs = np.arange(1, 20001)
+    ys = 100.0 * np.exp(-xs / 4000.0)                   # 100 down to 0.67: more than a decade, log axis
+    plot = chart.draw_line_chart(canvas, 0, 0, 320, 240, xs, ys, "loss", "iteration")
+    assert plot.y.log
+    rows, cols = plot.pixels(xs[[0, -1]], ys[[0, -1]])
+    assert (int(cols[0]), int(cols[1])) == (plot.left, plot.left + plot.width - 1)
+    for row, col in zip(rows.astype(int), cols.astype(int)):
+        assert np.array_equal(canvas[row, col], chart.CURVE_COLOR)
