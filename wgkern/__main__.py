@@ -80,6 +80,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                   subsequent_indent=" " * 13)
             print("\n".join(lines or [name]))
         return 0 if demos else 1
+    if args.all:
+        if args.out:
+            args.demo_parser.error("argument --out: not allowed with --all (each demo writes its own NAME.png)")
+        for path in demos.values():
+            code = int(_load_demo(path).main(arch=args.arch, headless=True, out=None, steps=args.steps) or 0)
+            if code:
+                return code
+        return 0
     name = args.name or ("aim" if "aim" in demos else next(iter(demos)))
     headless = args.headless or not _has_display()
     module = _load_demo(demos[name])
@@ -113,15 +121,18 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(run=cmd_bench)
     demos = list(_demo_files())
     demo = sub.add_parser("demo", help="run a bundled demo")
-    demo.add_argument("name", nargs="?", default=None, choices=demos or None, metavar="NAME",
-                      help=f"demo to run: {', '.join(demos)} (default: aim, the main demo); --list describes them")
+    which = demo.add_mutually_exclusive_group()
+    which.add_argument("name", nargs="?", default=None, choices=demos or None, metavar="NAME",
+                       help=f"demo to run: {', '.join(demos)} (default: aim, the main demo); --list describes them")
+    which.add_argument("--all", action="store_true",
+                       help="run every demo headless, each writing NAME.png into $WK_DEMO_DIR, else ./wgkern-out/")
     demo.add_argument("--list", action="store_true", help="describe the demos")
     demo.add_argument("--headless", action="store_true", help="render to a PNG instead of a window")
     demo.add_argument("--out", default=None, metavar="F.png",
                       help="PNG to write (headless; default: NAME.png in $WK_DEMO_DIR, else in ./wgkern-out/)")
     demo.add_argument("--arch", default=None, type=arch_name, help=arch_help)
     demo.add_argument("--steps", type=at_least(1), default=None, help="simulation steps (default: the demo's own)")
-    demo.set_defaults(run=cmd_demo)
+    demo.set_defaults(run=cmd_demo, demo_parser=demo)
     from wgkern.fuzz import cli as fuzz_cli
     fuzz_cli.add_parser(sub)
     return parser

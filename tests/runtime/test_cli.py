@@ -101,6 +101,8 @@ def test_bench_better_round_and_unknown_names():
     (["demo", "nope"], "argument NAME: invalid choice: 'nope' \\(choose from 'aim', 'heat', 'mpm', 'particles'\\)"),
     (["demo", "heat", "--steps", "0"], "argument --steps: must be at least 1, got 0"),
     (["fuzz", "--seeds", "-1"], "argument --seeds: must be at least 1, got -1"),
+    (["demo", "--all", "--out", "x.png"], "argument --out: not allowed with --all"),
+    (["demo", "heat", "--all"], "argument --all: not allowed with argument NAME"),
 ])
 def test_bad_options_are_usage_errors_naming_the_option(argv, message, capsys):
     with pytest.raises(SystemExit) as stop:
