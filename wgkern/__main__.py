@@ -49,7 +49,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from wgkern import bench
     return bench.main(arch=args.arch, json_path=args.json, reps=args.reps, only=args.only, compare=args.compare,
-                      rounds=args.rounds)
+                      rounds=args.rounds, plot=args.plot)
 
 
 def _demo_files() -> dict[str, Path]:
@@ -102,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="the standard benchmark suite (docs/benchmarks.md)")
     bench.add_argument("--arch", default=None, type=arch_name, help=arch_help)
     bench.add_argument("--json", default=None, metavar="F", help="also write the results to this JSON file")
+    bench.add_argument("--plot", default=None, metavar="F.png|DIR",
+                       help="also draw the results as a PNG bar chart: this file, or bench-ARCH.png in this folder")
     bench.add_argument("--reps", type=at_least(5), default=7,
                        help="timed repetitions per benchmark, at least 5 (default 7)")
     bench.add_argument("--only", default=None, type=benchmark_names, metavar="NAME[,NAME...]",

@@ -452,14 +452,15 @@ def run_all(arch: Any = None, reps: int = 7, only: list[str] | None = None,
     """Each workload on a fresh init of `toolkit` (so one workload's compiled state never helps another)."""
     reps = max(int(reps), 5)
     header: dict[str, Any] = {"toolkit": toolkit, "python": platform.python_version(),
-                              "machine": platform.machine()}
+                              "machine": platform.machine(),
+                              "date": time.strftime("%Y-%m-%d", time.gmtime())}
     results = []
     for name, bench in BENCHMARKS.items():
         if only and name not in only or toolkit != "wgkern" and name in WGKERN_ONLY:
             continue
         try:
             m, arch_name, device = TOOLKITS[toolkit](arch, name)
-            header.update(arch=arch_name, device=device)
+            header.update(arch=arch_name, device=device, version=str(getattr(m, "__version__", "")))
             results.append(bench(m, reps))
         except Exception as exc:  # noqa: BLE001 - report and go on with the other benchmarks
             results.append(BenchResult(name, None, "", "", None, 0, error=f"{type(exc).__name__}: {exc}"))
@@ -492,10 +493,11 @@ def _better(a: BenchResult | None, b: BenchResult) -> BenchResult:
 
 
 def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: str | None = None,
-         compare: str | None = None, rounds: int | None = None) -> int:
+         compare: str | None = None, rounds: int | None = None, plot: str | None = None) -> int:
     """Run the suite; with `compare`, benchmark by benchmark, the toolkits alternate (wgkern, peer, wgkern,
     peer, ...) for `rounds` rounds (default 2) and each keeps its best round: a machine whose speed drifts
-    (a shared VM) then treats both alike."""
+    (a shared VM) then treats both alike. With `plot` (a .png file or a folder), also draw the run's bar chart
+    (bench_plot.py)."""
     # Cold compiles must be cold in the driver too: Mesa (lavapipe) keeps compiled shaders in a disk cache
     # that would answer for a kernel any earlier run compiled (the same for every toolkit measured here).
     os.environ.setdefault("MESA_SHADER_CACHE_DISABLE", "true")
@@ -511,7 +513,7 @@ def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: st
         for _ in range(rounds):
             for toolkit in toolkits:
                 header, results = run_all(arch, reps, [name], toolkit)
-                headers.setdefault(toolkit, header).update((k, header[k]) for k in ("arch", "device") if k in header)
+                headers.setdefault(toolkit, header).update((k, header[k]) for k in ("arch", "device", "version") if k in header)
                 for result in results:
                     best[toolkit][name] = _better(best[toolkit].get(name), result)
     runs = [(headers.get(toolkit, {"toolkit": toolkit}) | {"rounds": rounds},
@@ -522,4 +524,7 @@ def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: st
         with open(json_path, "w") as f:
             json.dump({header["toolkit"]: {**header, "results": [asdict(r) for r in results]}
                        for header, results in runs}, f, indent=2)
+    if plot:
+        from wgkern.bench_plot import write_chart
+        print(f"chart: {write_chart(runs, plot)}")
     return 1 if any(r.error for _, results in runs for r in results) else 0
