@@ -460,7 +460,9 @@ def run_all(arch: Any = None, reps: int = 7, only: list[str] | None = None,
             continue
         try:
             m, arch_name, device = TOOLKITS[toolkit](arch, name)
-            header.update(arch=arch_name, device=device, version=str(getattr(m, "__version__", "")))
+            version = getattr(m, "__version__", "")         # Quadrants gives a tuple
+            header.update(arch=arch_name, device=device,
+                          version=".".join(map(str, version)) if isinstance(version, tuple) else str(version))
             results.append(bench(m, reps))
         except Exception as exc:  # noqa: BLE001 - report and go on with the other benchmarks
             results.append(BenchResult(name, None, "", "", None, 0, error=f"{type(exc).__name__}: {exc}"))
