@@ -425,6 +425,13 @@ WGKERN_ONLY = {"sizing_reducer", "sizing_hit"}     # measure wgkern internals th
 
 # ---- toolkits ---------------------------------------------------------------------------------------------
 
+def _version_text(m: ModuleType) -> str:
+    """A toolkit's version as text: `__version__` as given, or joined by dots where it is a tuple (Quadrants'
+    (1, 3, 3))."""
+    version = getattr(m, "__version__", "")
+    return ".".join(map(str, version)) if isinstance(version, tuple) else str(version)
+
+
 def _init_wgkern(arch: Any, workload: str) -> tuple[ModuleType, str, str]:
     import wgkern as wk
     program = wk.init(arch=arch, offline_cache=False)
@@ -438,7 +445,7 @@ def _init_quadrants(arch: Any, workload: str) -> tuple[ModuleType, str, str]:
     if workload == "adstack":
         options.update(ad_stack_experimental_enabled=True, ad_stack_size=ADSTACK_MAX_TRIPS + 1)
     qd.init(arch=getattr(qd, name), **options)
-    return qd, name, f"quadrants {getattr(qd, '__version__', '')}".strip()
+    return qd, name, f"quadrants {_version_text(qd)}".strip()
 
 
 TOOLKITS: dict[str, Callable[[Any, str], tuple[ModuleType, str, str]]] = {
@@ -460,9 +467,7 @@ def run_all(arch: Any = None, reps: int = 7, only: list[str] | None = None,
             continue
         try:
             m, arch_name, device = TOOLKITS[toolkit](arch, name)
-            version = getattr(m, "__version__", "")         # Quadrants gives a tuple
-            header.update(arch=arch_name, device=device,
-                          version=".".join(map(str, version)) if isinstance(version, tuple) else str(version))
+            header.update(arch=arch_name, device=device, version=_version_text(m))
             results.append(bench(m, reps))
         except Exception as exc:  # noqa: BLE001 - report and go on with the other benchmarks
             results.append(BenchResult(name, None, "", "", None, 0, error=f"{type(exc).__name__}: {exc}"))

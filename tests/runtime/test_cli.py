@@ -137,3 +137,12 @@ def test_an_unavailable_arch_is_one_line_not_a_traceback():
 def test_module_entry_point():
     result = subprocess.run([sys.executable, "-m", "wgkern", "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "info" in result.stdout and "bench" in result.stdout
+
+
+def test_bench_records_toolkit_versions_as_text():
+    from types import SimpleNamespace
+
+    from wgkern.bench import _version_text
+    assert _version_text(SimpleNamespace(__version__=(1, 3, 3))) == "1.3.3"        # Quadrants' form
+    assert _version_text(SimpleNamespace(__version__="0.1.0")) == "0.1.0"
+    assert _version_text(SimpleNamespace()) == ""
