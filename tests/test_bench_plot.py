@@ -3,6 +3,8 @@ the values (scaled per unit), each toolkit has its colour, failures are written 
 per arch that a PNG reader reads back."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -43,19 +45,33 @@ def _bar_runs(image: np.ndarray, color: np.ndarray) -> list[int]:
     return lengths
 
 
-def test_bar_lengths_follow_values_scaled_per_unit():
+def test_bars_of_several_toolkits_are_scaled_per_benchmark():
     image = render_chart(_runs())
     ours, peers = (_bar_runs(image, c) for c in TOOLKIT_COLORS[:2])
-    # the legend swatch (BAR_HEIGHT square) comes first in each colour; then, for wgkern: saxpy, nbody, compile, sizing_hit
+    # the legend swatch (BAR_HEIGHT square) comes first in each colour; then, for wgkern: saxpy, nbody, compile,
+    # sizing_hit, and for the peer saxpy and compile (its nbody failed)
     assert ours[0] == peers[0] == BAR_HEIGHT
     saxpy, nbody, compile_, sizing_hit = ours[1:]
     peer_saxpy, peer_compile = peers[1:]
-    # each unit's largest bar spans the whole bar area; the others are value / largest of that unit, rounded
-    # to whole pixels (hence the tolerance of 1 pixel)
+    # each benchmark's largest bar spans the whole bar area; the others are value / largest of their benchmark,
+    # rounded to whole pixels (hence the tolerance of 1 pixel)
     span = saxpy
     assert nbody == span and sizing_hit == span and compile_ == span
     assert abs(peer_saxpy - span * 5.0 / 10.0) <= 1
     assert abs(peer_compile - span * 50.0 / 200.0) <= 1
+
+
+def test_bars_of_one_toolkit_are_scaled_per_unit():
+    header, results = _runs()[0]
+    results = results + [BenchResult("sizing_reducer", 2.5, "GB/s", "higher", 1.0, 5),
+                         BenchResult("import", 50.0, "ms", "lower", 50.0, 5)]
+    saxpy, nbody, compile_, sizing_hit, reducer, import_ = _bar_runs(render_chart([(header, results)]),
+                                                                     TOOLKIT_COLORS[0])[1:]
+    # GB/s: saxpy 10 is the largest, the reducer's 2.5 a quarter; ms: compile 200 the largest, import 50 a
+    # quarter; nbody and sizing_hit are alone in their units (whole pixels: a tolerance of 1)
+    span = saxpy
+    assert nbody == span and compile_ == span and sizing_hit == span
+    assert abs(reducer - span / 4) <= 1 and abs(import_ - span / 4) <= 1
 
 
 def test_a_failed_benchmark_is_written_not_drawn():
@@ -63,13 +79,6 @@ def test_a_failed_benchmark_is_written_not_drawn():
     red = (np.abs(image - FAILED) < 0.05).all(axis=-1)
     assert red.sum() > 50                                   # the "FAILED: RuntimeError ..." text
     assert len(_bar_runs(image, TOOLKIT_COLORS[1])) == 3     # swatch + saxpy + compile, no nbody bar
-
-
-def test_one_toolkit_draws_one_bar_per_benchmark():
-    header, results = _runs()[0]
-    image = render_chart([(header, results)])
-    assert len(_bar_runs(image, TOOLKIT_COLORS[0])) == 1 + len(results)
-    assert not (np.abs(image - TOOLKIT_COLORS[1]) < 1e-6).all(axis=-1).any()
 
 
 def test_render_chart_needs_results():
@@ -103,3 +112,28 @@ def test_cli_bench_plot_writes_one_chart_per_arch(arch, tmp_path, capsys):
     image = read_png(str(path))[..., :3].astype(np.float32) / 255.0
     color = np.round(TOOLKIT_COLORS[0] * 255.0) / 255.0
     assert len(_bar_runs(image, color)) == 3                   # the legend swatch and two bars
+
+
+def test_cli_plots_a_saved_run_from_json(tmp_path, capsys):
+    import json
+    from dataclasses import asdict
+
+    saved = tmp_path / "run.json"
+    saved.write_text(json.dumps({header["toolkit"]: {**header, "results": [asdict(r) for r in results]}
+                                 for header, results in _runs()}))
+    assert main(["bench", "--plot", str(tmp_path / "out"), "--from-json", str(saved)]) == 0
+    path = tmp_path / "out" / "bench-cpu.png"
+    assert f"chart: {path}" in capsys.readouterr().out
+    expected = np.clip(render_chart(_runs()) * 255.0 + 0.5, 0, 255).astype(np.uint8)
+    assert (read_png(str(path))[..., :3] == expected).all()
+
+
+def test_cli_from_json_errors_name_the_problem(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", "--from-json", str(tmp_path / "run.json")])
+    assert "argument --from-json: needs --plot" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    assert main(["bench", "--plot", str(tmp_path), "--from-json", str(bad)]) == 1
+    assert re.search(r"bad\.json: not a results file written by `python -m wgkern bench --json`",
+                     capsys.readouterr().err)

@@ -1,10 +1,11 @@
 """Bar charts of benchmark results: `python -m wgkern bench --plot F.png` (or a folder).
 
 Owns the chart's layout: one PNG per arch, one group of bars per benchmark, one bar per toolkit (wgkern, and the
-peer of `--compare`), each labelled with its value and unit. Benchmarks report different units, so a bar's length
-is its value over the largest value of the same unit in the chart: bars of one unit compare with each other,
-bars of different units do not. Drawn with the package's own rasteriser, font and PNG writer (raster.py, font.py,
-png.py); the results come from bench.py as (header, results) pairs, one per toolkit."""
+peer of `--compare`), each labelled with its value and unit. With several toolkits a bar's length is its value
+over the largest value in its group, so each group compares the toolkits; with one toolkit it is the value over
+the largest value of the same unit in the chart (benchmarks report different units, and bars of different units
+do not compare). Drawn with the package's own rasteriser, font and PNG writer (raster.py, font.py, png.py); the
+results come from bench.py as (header, results) pairs, one per toolkit."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -53,8 +54,9 @@ def _value_text(value: float, unit: str) -> str:
 
 def _title(runs: Sequence[Run]) -> tuple[str, str]:
     first = runs[0][0]
-    title = f"python -m wgkern bench on {first.get('arch', '?')}: {first.get('device', '?')}"
-    facts = [f"{h.get('toolkit', '?')} {h['version']}" for h, _ in runs if h.get("version")]
+    title = f"python -m wgkern bench --arch {first.get('arch', '?')}"
+    facts = [str(first.get("device", "?"))]
+    facts += [f"{h.get('toolkit', '?')} {h['version']}" for h, _ in runs if h.get("version")]
     facts += [f"Python {first['python']}"] if first.get("python") else []
     facts += [first["date"]] if first.get("date") else []
     rounds = first.get("rounds", 1)
@@ -72,11 +74,13 @@ def render_chart(runs: Sequence[Run]) -> np.ndarray:
     for k, (_, results) in enumerate(runs):
         for result in results:
             by_name.setdefault(result.name, {})[k] = result
-    largest: dict[str, float] = {}
-    for group in by_name.values():
+    per_group = len(runs) > 1
+    largest: dict[str, float] = {}          # the scale of each group (several toolkits) or unit (one toolkit)
+    for name, group in by_name.items():
         for r in group.values():
             if not r.error and r.value is not None:
-                largest[r.unit] = max(largest.get(r.unit, 0.0), abs(float(r.value)))
+                key = name if per_group else r.unit
+                largest[key] = max(largest.get(key, 0.0), abs(float(r.value)))
 
     title, facts = _title(runs)
     line = text_size("Ag", TEXT_SIZE)[1]
@@ -93,7 +97,9 @@ def render_chart(runs: Sequence[Run]) -> np.ndarray:
     for k, name in enumerate(toolkits):
         fill_rect(canvas, left, top + 1, BAR_HEIGHT, BAR_HEIGHT, TOOLKIT_COLORS[k % len(TOOLKIT_COLORS)])
         left += BAR_HEIGHT + 6 + draw_text(canvas, name, left + BAR_HEIGHT + 6, top, TEXT_SIZE, INK)[0] + 24
-    draw_text(canvas, "bar length: value / largest value of the same unit", left, top + 5, SMALL_SIZE, MUTED)
+    scale_note = "bar length: value / largest value of its benchmark" if per_group else \
+        "bar length: value / largest value of the same unit"
+    draw_text(canvas, scale_note, left, top + 5, SMALL_SIZE, MUTED)
     y = top + legend_height
 
     bar_left = MARGIN + NAME_COLUMN
@@ -111,13 +117,28 @@ def render_chart(runs: Sequence[Run]) -> np.ndarray:
                 draw_text(canvas, message[:110], bar_left, y + (BAR_HEIGHT - 10) // 2, SMALL_SIZE, FAILED)
             else:
                 value = float(r.value)
-                scale = largest.get(r.unit) or 1.0
+                scale = largest.get(name if per_group else r.unit) or 1.0
                 length = max(int(round(bar_span * abs(value) / scale)), 1)
                 fill_rect(canvas, bar_left, y, length, BAR_HEIGHT, TOOLKIT_COLORS[k % len(TOOLKIT_COLORS)])
                 draw_text(canvas, _value_text(value, r.unit), bar_left + length + 8, y - 1, TEXT_SIZE, INK)
             y += BAR_HEIGHT + BAR_GAP
         y += GROUP_GAP
     return canvas
+
+
+def runs_from_json(path: str | Path) -> list[Run]:
+    """The (header, results) pairs of a file written by `bench --json`, in the file's order (wgkern first)."""
+    import json
+
+    from wgkern.bench import BenchResult
+    from wgkern.errors import WkError
+    try:
+        report = json.loads(Path(path).read_text())
+        return [({k: v for k, v in run.items() if k != "results"}, [BenchResult(**r) for r in run["results"]])
+                for run in report.values()]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise WkError(f"{path}: not a results file written by `python -m wgkern bench --json` "
+                      f"({type(exc).__name__}: {exc})") from None
 
 
 def write_chart(runs: Sequence[Run], target: str | Path) -> Path:
