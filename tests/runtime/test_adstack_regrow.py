@@ -51,7 +51,7 @@ def _while_kernel(n_units: int):
 
 
 def _trip_table(arch) -> list[int]:
-    # lavapipe stops an invocation's loops after 65535 iterations (README): 10^4 trips is its largest case
+    # lavapipe stops an invocation's loops after 65535 iterations (docs/backends.md): 10^4 trips is its largest case
     return [1, 33, 10 ** 4] + ([10 ** 6] if arch == wk.cpu else [])
 
 
