@@ -137,3 +137,9 @@ def test_cli_from_json_errors_name_the_problem(tmp_path, capsys):
     assert main(["bench", "--plot", str(tmp_path), "--from-json", str(bad)]) == 1
     assert re.search(r"bad\.json: not a results file written by `python -m wgkern bench --json`",
                      capsys.readouterr().err)
+
+
+def test_cli_plot_target_is_a_png_or_a_folder(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", "--plot", str(tmp_path / "chart.jpg"), "--from-json", "run.json"])
+    assert "argument --plot: expected a .png file or a folder, got" in capsys.readouterr().err

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Sequence
 
-from wgkern.cli_args import arch_name, at_least, benchmark_names
+from wgkern.cli_args import arch_name, at_least, benchmark_names, plot_target
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="the standard benchmark suite (docs/benchmarks.md)")
     bench.add_argument("--arch", default=None, type=arch_name, help=arch_help)
     bench.add_argument("--json", default=None, metavar="F", help="also write the results to this JSON file")
-    bench.add_argument("--plot", default=None, metavar="F.png|DIR",
+    bench.add_argument("--plot", default=None, type=plot_target, metavar="F.png|DIR",
                        help="also draw the results as a PNG bar chart: this file, or bench-ARCH.png in this folder")
     bench.add_argument("--from-json", default=None, metavar="F",
                        help="with --plot: draw the chart of results saved by --json instead of running the suite")

@@ -528,6 +528,7 @@ def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: st
     for header, results in runs:
         print(format_table(header, results))
     if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         with open(json_path, "w") as f:
             json.dump({header["toolkit"]: {**header, "results": [asdict(r) for r in results]}
                        for header, results in runs}, f, indent=2)

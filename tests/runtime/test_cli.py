@@ -58,7 +58,7 @@ def test_demo_headless(arch, name, tmp_path, capsys):
 
 
 def test_bench_json(tmp_path, capsys):
-    path = tmp_path / "bench.json"
+    path = tmp_path / "new folder" / "bench.json"        # its folder is created
     code = main(["bench", "--arch", "cpu", "--only", "launch_overhead", "--reps", "5", "--json", str(path)])
     assert code == 0, capsys.readouterr().out
     report = json.loads(path.read_text())["wgkern"]
