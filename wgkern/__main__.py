@@ -49,8 +49,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from wgkern import bench
     if args.from_json:
-        from wgkern.bench_plot import runs_from_json, write_chart
-        print(f"chart: {write_chart(runs_from_json(args.from_json), args.plot)}")
+        from wgkern.bench_plot import write_chart
+        print(f"chart: {write_chart(bench.load_json(args.from_json), args.plot)}")
         return 0
     return bench.main(arch=args.arch, json_path=args.json, reps=args.reps, only=args.only, compare=args.compare,
                       rounds=args.rounds, plot=args.plot)

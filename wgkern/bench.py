@@ -499,6 +499,19 @@ def _better(a: BenchResult | None, b: BenchResult) -> BenchResult:
     return b if (b.value > a.value if b.better == "higher" else b.value < a.value) else a
 
 
+def load_json(path: str | os.PathLike) -> list[tuple[dict[str, Any], list[BenchResult]]]:
+    """The (header, results) pairs of a file written by `main(json_path=...)`, in the file's order (wgkern
+    first): what bench_plot.py draws."""
+    from wgkern.errors import WkError
+    try:
+        report = json.loads(Path(path).read_text())
+        return [({k: v for k, v in run.items() if k != "results"}, [BenchResult(**r) for r in run["results"]])
+                for run in report.values()]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise WkError(f"{path}: not a results file written by `python -m wgkern bench --json` "
+                      f"({type(exc).__name__}: {exc})") from None
+
+
 def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: str | None = None,
          compare: str | None = None, rounds: int | None = None, plot: str | None = None) -> int:
     """Run the suite; with `compare`, benchmark by benchmark, the toolkits alternate (wgkern, peer, wgkern,

@@ -5,7 +5,7 @@ peer of `--compare`), each labelled with its value and unit. With several toolki
 over the largest value in its group, so each group compares the toolkits; with one toolkit it is the value over
 the largest value of the same unit in the chart (benchmarks report different units, and bars of different units
 do not compare). Drawn with the package's own rasteriser, font and PNG writer (raster.py, font.py, png.py); the
-results come from bench.py as (header, results) pairs, one per toolkit."""
+results come from bench.py as (header, results) pairs, one per toolkit (`bench.load_json` reads a saved run)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -124,21 +124,6 @@ def render_chart(runs: Sequence[Run]) -> np.ndarray:
             y += BAR_HEIGHT + BAR_GAP
         y += GROUP_GAP
     return canvas
-
-
-def runs_from_json(path: str | Path) -> list[Run]:
-    """The (header, results) pairs of a file written by `bench --json`, in the file's order (wgkern first)."""
-    import json
-
-    from wgkern.bench import BenchResult
-    from wgkern.errors import WkError
-    try:
-        report = json.loads(Path(path).read_text())
-        return [({k: v for k, v in run.items() if k != "results"}, [BenchResult(**r) for r in run["results"]])
-                for run in report.values()]
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise WkError(f"{path}: not a results file written by `python -m wgkern bench --json` "
-                      f"({type(exc).__name__}: {exc})") from None
 
 
 def write_chart(runs: Sequence[Run], target: str | Path) -> Path:
