@@ -533,7 +533,8 @@ def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: st
         for _ in range(rounds):
             for toolkit in toolkits:
                 header, results = run_all(arch, reps, [name], toolkit)
-                headers.setdefault(toolkit, header).update((k, header[k]) for k in ("arch", "device", "version") if k in header)
+                headers.setdefault(toolkit, header).update(
+                    (k, header[k]) for k in ("arch", "device", "version") if k in header)
                 for result in results:
                     best[toolkit][name] = _better(best[toolkit].get(name), result)
     runs = [(headers.get(toolkit, {"toolkit": toolkit}) | {"rounds": rounds},
