@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Sequence
 
-from wgkern.cli_args import arch_name, at_least, benchmark_names
+from wgkern.cli_args import arch_name, at_least, benchmark_names, plot_target
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -48,8 +48,12 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from wgkern import bench
+    if args.from_json:
+        from wgkern.bench_plot import write_chart
+        print(f"chart: {write_chart(bench.load_json(args.from_json), args.plot)}")
+        return 0
     return bench.main(arch=args.arch, json_path=args.json, reps=args.reps, only=args.only, compare=args.compare,
-                      rounds=args.rounds)
+                      rounds=args.rounds, plot=args.plot)
 
 
 def _demo_files() -> dict[str, Path]:
@@ -110,6 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="the standard benchmark suite (docs/benchmarks.md)")
     bench.add_argument("--arch", default=None, type=arch_name, help=arch_help)
     bench.add_argument("--json", default=None, metavar="F", help="also write the results to this JSON file")
+    bench.add_argument("--plot", default=None, type=plot_target, metavar="F.png|DIR",
+                       help="also draw the results as a PNG bar chart: this file, or bench-ARCH.png in this folder")
+    bench.add_argument("--from-json", default=None, metavar="F",
+                       help="with --plot: draw the chart of results saved by --json instead of running the suite")
     bench.add_argument("--reps", type=at_least(5), default=7,
                        help="timed repetitions per benchmark, at least 5 (default 7)")
     bench.add_argument("--only", default=None, type=benchmark_names, metavar="NAME[,NAME...]",
@@ -142,7 +150,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a wgkern error caused by the user's input or machine (no such device, ...) is printed as
     one line and exits with status 1, not as a traceback."""
     from wgkern.errors import WkError
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "from_json", None) and not args.plot:
+        parser.error("argument --from-json: needs --plot (where to draw the chart)")
     try:
         return int(args.run(args) or 0)
     except WkError as exc:
