@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from wgkern.errors import InternalCompilerError
+from wgkern.errors import CompileError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import UnaryOpKind
 from wgkern.ir.visitor import IRVisitor
@@ -128,6 +128,7 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         self.counter = 0
         self.terminated = False
         self.current_label = "start"                    # the block instructions go to (finish() opens it)
+        self.current_stmt: ir.Stmt | None = None        # the statement being lowered (for error locations)
         self.guards: dict[ir.GlobalPtr, str] = {}       # checked accesses -> i1 "in range" (bounds.py)
         self.unguarded: set[ir.GlobalPtr] = set()       # accesses this copy of a loop knows to be in range
         self.loops: list[tuple[str, str]] = []          # (continue label, break label)
@@ -160,7 +161,15 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         return name
 
     def entry_op(self, text: str, hint: str = "e") -> str:
+        """An instruction of the entry block. Where the target keeps allocas in their own address space
+        (AMDGPU's private addrspace(5)), an alloca is made there and cast to the generic pointer every other
+        instruction takes (LLVM's address-space inference turns the accesses back into private ones)."""
         name = self.fresh(hint)
+        space = getattr(self.target, "private_address_space", "")
+        if space and text.startswith("alloca "):
+            self.entry.append(f"  {name}.private = {text},{space}")
+            self.entry.append(f"  {name} = addrspacecast ptr{space} {name}.private to ptr")
+            return name
         self.entry.append(f"  {name} = {text}")
         return name
 
@@ -191,6 +200,7 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
 
     def visit(self, stmt: ir.Stmt) -> None:
         self.ensure_open_block()
+        self.current_stmt = stmt
         super().visit(stmt)
 
     # ---- argument block ----------------------------------------------------------------------------------
@@ -305,6 +315,11 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
             return self.call_intrinsic(name, dtype, operands)
         ty = llvm_type(dtype)
         symbol = self.target.math_symbol(name, dtype.bits)
+        if symbol is None:
+            stmt = self.current_stmt
+            raise CompileError(f"{name} of {dtype} has no implementation on the {self.target.name} target yet "
+                               "(no math library is linked for it: see docs/amdgpu.md, 'Math')",
+                               stmt.loc if stmt is not None else None)
         self.module.declare(f"declare {ty} @{symbol}({', '.join([ty] * len(operands))}) "
                             f"{self.target.math_attributes}")
         args = ", ".join(f"{ty} {o}" for o in operands)

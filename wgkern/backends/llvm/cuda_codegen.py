@@ -28,7 +28,7 @@ from .cuda_simt import CudaSimtLowering
 from .layout import ArgLayout
 from .ops import BINARY
 from wgkern.backends.reductions import COMBINE, chunk_reductions
-from .target import Target
+from .target import GpuTarget
 from .types import llvm_type
 
 THREADS_PER_BLOCK = 256
@@ -39,7 +39,9 @@ PRINT_HEADER_WORDS = 4
 class CudaModuleEmitter(ModuleEmitter):
     """ModuleEmitter plus the device print buffer's address and capacity (int64 words) and kernel names."""
 
-    def __init__(self, target: Target, layout: ArgLayout, prefix: str, bounds_check: bool, fast_math: bool,
+    target: GpuTarget
+
+    def __init__(self, target: GpuTarget, layout: ArgLayout, prefix: str, bounds_check: bool, fast_math: bool,
                  print_buffer: tuple[int, int]):
         super().__init__(target, layout, prefix, bounds_check, fast_math)
         self.print_buffer = print_buffer
@@ -48,13 +50,12 @@ class CudaModuleEmitter(ModuleEmitter):
         self.shared_bytes: dict[int, int] = {}      # task index -> bytes of its shared arrays
 
     def text(self) -> str:
-        annotations = [f"!{k + 1} = !{{ptr @{name}, !\"kernel\", i32 1}}" for k, name in enumerate(self.kernels)]
-        marks = ", ".join(f"!{k + 1}" for k in range(len(self.kernels)))
-        return super().text() + "\n".join([f"!nvvm.annotations = !{{{marks}}}", *annotations, ""])
+        return super().text() + "\n".join(self.target.module_trailer(self.kernels))
 
 
-class CudaFunctionEmitter(CudaSimtLowering, FunctionEmitter):
-    """FunctionEmitter with `print` lowered to the device print buffer and wk.simt to CUDA (cuda_simt.py)."""
+class GpuFunctionEmitter(FunctionEmitter):
+    """FunctionEmitter with `print` lowered to the device print buffer; a shared array's element is addressed
+    by the target's `shared_pointer` (wk.simt lowering mixed in by the target's emitter)."""
 
     module: CudaModuleEmitter
 
@@ -86,6 +87,12 @@ class CudaFunctionEmitter(CudaSimtLowering, FunctionEmitter):
         self.emit(f"atomicrmw add ptr {written}, i64 {len(words)} monotonic, align 8")
         self.branch(done)
         self.start_block(done)
+
+
+
+class CudaFunctionEmitter(CudaSimtLowering, GpuFunctionEmitter):
+    """GpuFunctionEmitter with wk.simt lowered to CUDA (cuda_simt.py) and register reductions combined across
+    each warp."""
 
     def flush_chunk_reductions(self) -> None:
         """At a range kernel's end: combine each register across the warp (butterfly shuffles), then lane 0
@@ -130,8 +137,11 @@ class CudaFunctionEmitter(CudaSimtLowering, FunctionEmitter):
         return self.op(f"bitcast i64 {joined} to {llvm_type(dtype)}") if dtype.is_float else joined
 
 
-def _signature(name: str, layout: ArgLayout) -> str:
-    return f"void @{name}(ptr byval([{max(layout.size, 8)} x i8]) align 8 %args)"
+def _finish(fn: FunctionEmitter, name: str) -> str:
+    """The kernel's text: its signature and argument-block prelude from the target."""
+    signature, prelude = fn.module.target.kernel_signature(name, max(fn.module.layout.size, 8))
+    fn.entry[:0] = prelude
+    return fn.finish(signature)
 
 
 def block_size(task: ir.Task) -> int:
@@ -144,27 +154,26 @@ def block_size(task: ir.Task) -> int:
     return task.loop.block_dim or THREADS_PER_BLOCK
 
 
-def emit_range_kernel(module: CudaModuleEmitter, task: ir.Task, name: str, task_index: int) -> str:
+def emit_range_kernel(module: CudaModuleEmitter, task: ir.Task, name: str, task_index: int,
+                      emitter: type[GpuFunctionEmitter]) -> str:
     """Grid-stride loop over the task's range; the thread's global id is its adstack slice. A task that uses
     wk.simt strides over whole blocks instead: index i is thread (i - begin) % block_dim of its block, every
     thread of a block takes the same trips, and in a partial last block the threads past the end skip the
     body (docs/simt.md)."""
     simt = first_simt_use(task.body) is not None
     block_size(task)            # a block_dim past CUDA's limit fails here, at compile time
-    fn = CudaFunctionEmitter(module, thread_index=task.loop, task_index=task_index, worker="%gid")
+    fn = emitter(module, thread_index=task.loop, task_index=task_index, worker="%gid")
+    registers, declarations = module.target.thread_registers()
+    fn.entry.extend(registers)
+    for declaration in declarations:
+        module.declare(declaration)
     fn.entry.extend([
-        "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()",
-        "  %ctaid = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()",
-        "  %ntid = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()",
-        "  %nctaid = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()",
         "  %block_base = mul i32 %ctaid, %ntid",
         "  %gid = add i32 %block_base, %tid",
         "  %ntid64 = zext i32 %ntid to i64",
         "  %nctaid64 = zext i32 %nctaid to i64",
         "  %grid_stride = mul i64 %ntid64, %nctaid64",
     ])
-    for register in ("tid", "ctaid", "ntid", "nctaid"):
-        module.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.{register}.x() nounwind readnone")
     fn.return_label = "task.next"
     fn.visit_block(task.bounds)
     begin = fn.op(f"sext i32 {fn.value(task.loop.begin)} to i64")
@@ -193,23 +202,33 @@ def emit_range_kernel(module: CudaModuleEmitter, task: ir.Task, name: str, task_
     fn.start_block("exit")
     fn.flush_chunk_reductions()
     fn.emit("ret void")
-    return fn.finish(_signature(name, module.layout))
+    return _finish(fn, name)
 
 
-def emit_serial_kernel(module: CudaModuleEmitter, task: ir.Task, name: str, task_index: int) -> str:
+def emit_serial_kernel(module: CudaModuleEmitter, task: ir.Task, name: str, task_index: int,
+                       emitter: type[GpuFunctionEmitter]) -> str:
     """The body once, on one thread (adstack slice 0)."""
-    fn = CudaFunctionEmitter(module, task_index=task_index)
+    fn = emitter(module, task_index=task_index)
     fn.visit_block(task.body)
     fn.branch("exit")
     fn.start_block("exit")
     fn.emit("ret void")
-    return fn.finish(_signature(name, module.layout))
+    return _finish(fn, name)
 
 
-def emit_cuda_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, prefix: str,
+def emit_cuda_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: GpuTarget, prefix: str,
                      print_buffer: tuple[int, int], bounds_check: bool = False,
                      fast_math: bool = False) -> tuple[str, list[str], list]:
-    """(LLVM IR text, one kernel name per task, bounds-checked sites)."""
+    """(LLVM IR text, one kernel name per task, bounds-checked sites) for CUDA."""
+    return emit_gpu_module(kernel, layout, target, prefix, print_buffer, CudaFunctionEmitter, bounds_check,
+                           fast_math)
+
+
+def emit_gpu_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: GpuTarget, prefix: str,
+                    print_buffer: tuple[int, int], emitter: type[GpuFunctionEmitter], bounds_check: bool = False,
+                    fast_math: bool = False) -> tuple[str, list[str], list]:
+    """(LLVM IR text, one kernel name per task, bounds-checked sites): every task as one kernel of `target`,
+    its statements lowered by `emitter` (a FunctionEmitter with the target's print, simt and flush)."""
     module = CudaModuleEmitter(target, layout, prefix, bounds_check, fast_math, print_buffer)
     module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
     module.in_range = set().union(*(in_range_ptrs((task.bounds, task.body)) for task in kernel.tasks))
@@ -222,8 +241,8 @@ def emit_cuda_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Targ
         if task.kind == "range":
             if task.loop is None:
                 raise InternalCompilerError(f"range task {task.name} has no loop", task.loc)
-            module.functions.append(emit_range_kernel(module, task, name, index))
+            module.functions.append(emit_range_kernel(module, task, name, index, emitter))
         else:
-            module.functions.append(emit_serial_kernel(module, task, name, index))
+            module.functions.append(emit_serial_kernel(module, task, name, index, emitter))
         module.kernels.append(name)
     return module.text(), list(module.kernels), module.bounds_sites
