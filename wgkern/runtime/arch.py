@@ -175,8 +175,30 @@ def _pick_adapter(arch: Arch, adapters: list[AdapterInfo]) -> AdapterInfo | None
     return pool[0] if pool else None
 
 
+AMDGPU_COMPILE = "amdgpu-compile"
+
+
+def _names_amdgpu_compile(arch: Any) -> bool:
+    """`arch` (or WK_ARCH, where arch is None) names the AMDGPU compile-check mode."""
+    value = os.environ.get("WK_ARCH") if arch is None else arch
+    return isinstance(value, str) and value.strip().lower().removeprefix("wk.") == AMDGPU_COMPILE
+
+
+def _amdgpu_compile_selection() -> Selection:
+    """WK_ARCH=amdgpu-compile: kernels run on the CPU (the arch reported is wk.cpu) and are also built and
+    checked for AMDGPU (backends/llvm/amdgpu_compile_check.py); ArchUnavailableError without ld.lld."""
+    from wgkern.backends.llvm.amdgpu_compile_check import AmdgpuCompileCheckBackend, require_linker
+    require_linker()
+
+    def make(options: Any) -> Any:
+        return _construct(AmdgpuCompileCheckBackend, options)
+    return Selection(Arch.cpu, make, "LLVM CPU, every kernel also compiled and checked for AMDGPU")
+
+
 def select(arch: Any = None) -> Selection:
     """Resolve `wk.init(arch=...)`: an explicit arch, else WK_ARCH, else the best real GPU, else CPU."""
+    if _names_amdgpu_compile(arch):
+        return _amdgpu_compile_selection()
     requested = parse_arch(arch)
     if requested is None:
         requested = parse_arch(os.environ.get("WK_ARCH") or None)
