@@ -8,19 +8,18 @@ pointer `%args` the shared codegen reads. Thread and block ids come from `llvm.a
 (`llvm.amdgcn.dispatch.ptr`: workgroup_size_x is the u16 at byte 4, grid_size_x the u32 at byte 12). Global
 memory is addrspace(1), block-shared memory addrspace(3), allocas addrspace(5).
 
-Math: without ROCm's ocml bitcode, only the f32 functions the AMDGPU backend of LLVM lowers to instructions
-itself are available (sin, cos, exp, log, log2); every other math function, and every f64 one, has no
-implementation yet and raises a CompileError naming it (docs/amdgpu.md, "Math")."""
+Math: ROCm's ocml bitcode is not linked; every math function (sin, exp, pow, atan2, ... at f32 and f64) is
+wgkern's own, defined in the module as LLVM IR (soft_math.py). LLVM's AMDGPU backend lowers only a few f32 math
+intrinsics itself (with less accuracy), fails on the rest with "no libcall available", and aborts the process
+on f64 sin, so codegen never emits those intrinsics for this target."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import soft_math
 from .target import GpuTarget
 
 TRIPLE = "amdgcn-amd-amdhsa"
-# f32 math the AMDGPU instruction selector lowers without a library call (checked with llvmlite's LLVM:
-# llvm.tan.f32, llvm.atan2.f32 and friends fail with "no libcall available", and f64 sin aborts the process).
-NATIVE_F32_MATH = frozenset({"sin", "cos", "exp", "log", "log2"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,14 +30,16 @@ class Processor:
     name: str
     wave_size: int
     max_vgprs: int           # architectural VGPRs plus AccVGPRs (gfx90a's unified file)
-    max_sgprs: int
+    max_sgprs: int           # as the metadata's .sgpr_count counts them: with VCC, FLAT_SCRATCH, XNACK_MASK
     max_lds_bytes: int
     vgpr_granule: int
 
 
 PROCESSORS = {
-    "gfx90a": Processor("gfx90a", 64, 512, 102, 64 * 1024, 8),     # MI200 (CDNA2)
-    "gfx1100": Processor("gfx1100", 32, 256, 106, 64 * 1024, 8),   # RX 7900 (RDNA3), wave32
+    # MI200 (CDNA2): 102 addressable SGPRs plus VCC, FLAT_SCRATCH and XNACK_MASK (2 each)
+    "gfx90a": Processor("gfx90a", 64, 512, 108, 64 * 1024, 8),
+    # RX 7900 (RDNA3), wave32: 106 addressable SGPRs plus VCC
+    "gfx1100": Processor("gfx1100", 32, 256, 108, 64 * 1024, 8),
 }
 COMPILE_CHECK_PROCESSORS = ("gfx90a", "gfx1100")
 
@@ -49,9 +50,10 @@ class AmdgpuTarget(GpuTarget):
     processor: str = "gfx90a"
 
     def math_symbol(self, name: str, bits: int) -> str | None:
-        if bits == 32 and name in NATIVE_F32_MATH:
-            return f"llvm.{name}.f32"
-        return None
+        return soft_math.symbol(name, bits)
+
+    def math_definitions(self, symbol: str) -> tuple[dict[str, str], list[str]]:
+        return soft_math.definitions(symbol)
 
     def spin_hint(self) -> tuple[str, str]:
         return "", ""

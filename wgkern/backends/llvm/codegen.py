@@ -320,8 +320,14 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
             raise CompileError(f"{name} of {dtype} has no implementation on the {self.target.name} target yet "
                                "(no math library is linked for it: see docs/amdgpu.md, 'Math')",
                                stmt.loc if stmt is not None else None)
-        self.module.declare(f"declare {ty} @{symbol}({', '.join([ty] * len(operands))}) "
-                            f"{self.target.math_attributes}")
+        helpers, declarations = self.target.math_definitions(symbol)
+        for name, text in helpers.items():
+            self.module.helpers.setdefault(name, text)
+        for declaration in declarations:
+            self.module.declare(declaration)
+        if not helpers:
+            self.module.declare(f"declare {ty} @{symbol}({', '.join([ty] * len(operands))}) "
+                                f"{self.target.math_attributes}")
         args = ", ".join(f"{ty} {o}" for o in operands)
         return self.op(f"call {ty} @{symbol}({args})")
 

@@ -34,6 +34,11 @@ class Target:
         has no implementation of the function at that width (codegen raises a CompileError naming it)."""
         return name + "f" if bits == 32 else name
 
+    def math_definitions(self, symbol: str) -> tuple[dict[str, str], list[str]]:
+        """({name: definition}, declarations) the module must hold for a call to `symbol`, where the target
+        defines its math functions in the module itself; ({}, []) where they are declared and linked."""
+        return {}, []
+
     def spin_hint(self) -> tuple[str, str]:
         """(call instruction, declaration) of the CPU's spin-wait hint, or ('', '') if none."""
         machine = platform.machine().lower()
