@@ -45,7 +45,7 @@ class Arch(enum.Enum):
 cpu, cuda, amdgpu, vulkan, metal, dx12, webgpu, gpu = (
     Arch.cpu, Arch.cuda, Arch.amdgpu, Arch.vulkan, Arch.metal, Arch.dx12, Arch.webgpu, Arch.gpu)
 opengl, gles, dx11, cc = Arch.opengl, Arch.gles, Arch.dx11, Arch.cc
-NOT_BUILT = (Arch.amdgpu, Arch.opengl, Arch.gles, Arch.dx11, Arch.cc)
+NOT_BUILT = (Arch.opengl, Arch.gles, Arch.dx11, Arch.cc)
 WGPU_ARCHES = (Arch.vulkan, Arch.metal, Arch.dx12, Arch.webgpu)
 # wgpu adapter `backend_type` strings for the arches that name one graphics API.
 _BACKEND_TYPE_OF = {Arch.vulkan: "Vulkan", Arch.metal: "Metal", Arch.dx12: "D3D12"}
@@ -153,6 +153,26 @@ def _cuda_selection(summary: str) -> Selection:
     return Selection(Arch.cuda, make, summary)
 
 
+def amdgpu_available() -> tuple[bool, str]:
+    """(True, device summary) where an AMD GPU, ROCm's HIP runtime and ld.lld are all here, else (False, what
+    is missing). Never raises."""
+    from wgkern.backends.llvm import amdgpu_link, hip_driver
+    info, reason = hip_driver.probe()
+    if info is None:
+        return False, reason
+    if amdgpu_link.find_linker() is None:
+        return False, ("no ld.lld to link code objects (install ROCm's, or `pip install 'wgkern[amdgpu]'`, or set "
+                       "WK_LLD)")
+    return True, info.summary
+
+
+def _amdgpu_selection(summary: str) -> Selection:
+    def make(options: Any) -> Any:
+        from wgkern.backends.llvm.amdgpu import AmdgpuBackend
+        return _construct(AmdgpuBackend, options)
+    return Selection(Arch.amdgpu, make, summary)
+
+
 def _construct(backend_class: Any, options: Any, *args: Any) -> Any:
     """Build a backend, passing the wk.init options it declares (`debug=...`) by keyword."""
     import inspect
@@ -218,6 +238,13 @@ def select(arch: Any = None) -> Selection:
         adapters, reason = list_wgpu_adapters()
         raise ArchUnavailableError(f"wk.cuda needs an NVIDIA GPU and its driver: {detail}; "
                                    + _found_text(adapters, reason))
+    if requested == Arch.amdgpu:
+        ok, detail = amdgpu_available()
+        if ok:
+            return _amdgpu_selection(detail)
+        adapters, reason = list_wgpu_adapters()
+        raise ArchUnavailableError(f"wk.amdgpu needs an AMD GPU, ROCm's HIP runtime and ld.lld: {detail}; "
+                                   + _found_text(adapters, reason))
     if requested in NOT_BUILT:
         adapters, reason = list_wgpu_adapters()
         raise ArchUnavailableError(f"{requested!r} is not built in this version of wgkern (its backends: wk.cpu, "
@@ -229,6 +256,9 @@ def select(arch: Any = None) -> Selection:
         ok, detail = cuda_available()
         if ok:
             return _cuda_selection(detail)
+        ok, detail = amdgpu_available()
+        if ok:
+            return _amdgpu_selection(detail)
         # Taichi's ti.gpu means "a GPU if there is one": ported programs ask for it everywhere, CI included
         found = ", ".join(f"{a.summary} [{a.backend_type}]" for a in adapters) or "no wgpu adapters"
         print(f"wk.init(arch=wk.gpu): no GPU found ({found}); running on wk.cpu", file=sys.stderr)
@@ -253,5 +283,7 @@ def describe_available() -> list[str]:
         lines.append(f"wgpu: {reason}")
     ok, detail = cuda_available()
     lines.append(f"cuda: {detail}" if ok else f"cuda: unavailable ({detail})")
+    ok, detail = amdgpu_available()
+    lines.append(f"amdgpu: {detail}" if ok else f"amdgpu: unavailable ({detail})")
     lines.append("cpu: LLVM CPU backend (llvmlite)")
     return lines
