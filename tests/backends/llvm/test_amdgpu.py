@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 
+import numpy as np
 import pytest
 
 import wgkern as wk
@@ -217,3 +218,43 @@ def test_messagepack_reader():
     assert unpack(data) == {"a": 1, "bc": [True, None, -3, 300, 1.5, "x" * 40], "d": {}}
     with pytest.raises(ValueError, match="1 bytes after the MessagePack value"):
         unpack(b"\x01\x02")
+
+
+@needs_linker
+def test_compile_check_mode_runs_on_the_cpu_and_builds_every_kernel(monkeypatch):
+    from wgkern.backends.llvm import soft_math
+    from wgkern.backends.llvm.amdgpu_compile_check import AmdgpuCompileCheckBackend
+    wk.init(arch="amdgpu-compile")
+    try:
+        backend = program_module.get_program().backend
+        assert isinstance(backend, AmdgpuCompileCheckBackend) and program_module.get_program().arch is wk.cpu
+        x = wk.field(wk.f64, shape=8)
+
+        @wk.kernel
+        def fill():
+            for i in x:
+                x[i] = wk.exp(wk.cast(i, wk.f64))
+
+        fill()
+        assert np.allclose(x.to_numpy(), np.exp(np.arange(8)), rtol=1e-15)    # the CPU's libm: exact to rounding
+        built = backend.code_objects["fill"]
+        assert [code.processor for code in built] == list(COMPILE_CHECK_PROCESSORS)
+        assert all(read_code_object(code.data).descriptors for code in built)
+
+        @wk.kernel
+        def unbuildable():
+            for i in x:
+                x[i] = wk.sin(x[i])
+
+        monkeypatch.setattr(soft_math, "symbol", lambda name, bits: None)
+        with pytest.raises(CompileError, match=r"sin of f64 has no implementation on the amdgpu \(gfx90a\)"):
+            unbuildable()
+    finally:
+        wk.reset()
+
+
+def test_compile_check_mode_without_a_linker_names_the_remedy(monkeypatch):
+    monkeypatch.setattr(amdgpu_link, "linker_candidates", lambda: [])
+    with pytest.raises(wk.ArchUnavailableError, match=r"amdgpu-compile links AMDGPU code objects with ld.lld.*"
+                                                      r"wgkern\[amdgpu\]"):
+        wk.init(arch="amdgpu-compile")
