@@ -258,3 +258,76 @@ def test_compile_check_mode_without_a_linker_names_the_remedy(monkeypatch):
     with pytest.raises(wk.ArchUnavailableError, match=r"amdgpu-compile links AMDGPU code objects with ld.lld.*"
                                                       r"wgkern\[amdgpu\]"):
         wk.init(arch="amdgpu-compile")
+
+
+@pytest.fixture
+def offloaded(monkeypatch):
+    """Kernels compiled on a CPU program up to the backend: the OffloadedKernel the CPU backend would refuse
+    (it has no wk.simt)."""
+    wk.init(arch=wk.cpu)
+    captured = []
+
+    class Captured(Exception):
+        pass
+
+    def capture(kernel):
+        captured.append(kernel)
+        raise Captured
+
+    monkeypatch.setattr(program_module.get_program().backend, "compile", capture)
+
+    def compile_kernel(kernel, *args):
+        with pytest.raises(Captured):
+            kernel(*args)
+        return captured[-1]
+    yield compile_kernel
+    wk.reset()
+
+
+@needs_linker
+def test_block_shared_arrays_and_barriers_become_lds_and_s_barrier(offloaded):
+    n = 100
+    a = wk.field(wk.f32, shape=n)
+    out = wk.field(wk.i32, shape=n)
+
+    @wk.kernel
+    def block_kernel():
+        wk.loop_config(block_dim=64)
+        for i in range(n):
+            t = wk.simt.block.thread_idx()
+            scalars = wk.simt.block.SharedArray((64,), wk.f32)
+            scalars[t] = a[i]
+            wk.atomic_add(scalars[0], 1.0)
+            wk.simt.block.sync()
+            wk.simt.block.mem_sync()
+            wk.simt.grid.memfence()
+            out[i] = wk.cast(scalars[63 - t], wk.i32) + wk.simt.block.global_thread_idx()
+
+    kernel = offloaded(block_kernel)
+    text = emit_amdgpu_module(kernel, layout_of(kernel), amdgpu_target("gfx1100"), "t", (0, 0))[0]
+    assert "internal addrspace(3) global [64 x float]" in text and "@llvm.amdgcn.s.barrier()" in text
+    assert 'fence syncscope("workgroup") release' in text and 'fence syncscope("agent") seq_cst' in text
+    for code in build_all(kernel) + build_all(kernel, debug=True):
+        assert code.reports[0].lds_bytes == 64 * 4            # the shared array, in LDS
+
+
+def test_shared_arrays_past_lds_and_wave_operations_raise(offloaded):
+    n = 64
+
+    @wk.kernel
+    def too_big():
+        for i in range(n):
+            big = wk.simt.block.SharedArray((16385,), wk.f32)
+            big[i] = 1.0
+
+    @wk.kernel
+    def wave():
+        for i in range(n):
+            wk.simt.warp.shfl_down_i32(wk.u32(0xFFFFFFFF), i, 1)
+
+    kernel = offloaded(too_big)
+    with pytest.raises(CompileError, match="take 65540 bytes, more than AMDGPU's 65536 bytes"):
+        emit_amdgpu_module(kernel, layout_of(kernel), amdgpu_target("gfx90a"), "t", (0, 0))
+    kernel = offloaded(wave)
+    with pytest.raises(CompileError, match=r"wk.simt.warp.shfl_down_i32\(\) is not implemented on the AMDGPU"):
+        emit_amdgpu_module(kernel, layout_of(kernel), amdgpu_target("gfx90a"), "t", (0, 0))

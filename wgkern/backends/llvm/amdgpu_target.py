@@ -5,8 +5,10 @@ kernel-argument segment (`ptr addrspace(4) byref([S x i8])`, the one explicit ar
 `hipModuleLaunchKernel` fills from its `HIP_LAUNCH_PARAM_BUFFER_POINTER`); the prelude casts it to the generic
 pointer `%args` the shared codegen reads. Thread and block ids come from `llvm.amdgcn.workitem.id.x` and
 `llvm.amdgcn.workgroup.id.x`; the block size and the grid size (in work-items) from the HSA dispatch packet
-(`llvm.amdgcn.dispatch.ptr`: workgroup_size_x is the u16 at byte 4, grid_size_x the u32 at byte 12). Global
-memory is addrspace(1), block-shared memory addrspace(3), allocas addrspace(5).
+(`llvm.amdgcn.dispatch.ptr`: workgroup_size_x is the u16 at byte 4, grid_size_x the u32 at byte 12). Container
+bases are loaded as addrspace(1) (global) pointers, shared arrays are addrspace(3) (LDS) globals and allocas
+addrspace(5) (private); all are used through generic pointers, which LLVM's address-space inference turns back
+into each space's instructions.
 
 Math: ROCm's ocml bitcode is not linked; every math function (sin, exp, pow, atan2, ... at f32 and f64) is
 wgkern's own, defined in the module as LLVM IR (soft_math.py). LLVM's AMDGPU backend lowers only a few f32 math
@@ -88,6 +90,6 @@ def amdgpu_target(processor: str) -> AmdgpuTarget:
     facts = PROCESSORS.get(processor)
     if facts is None:
         raise ValueError(f"unknown AMDGPU processor {processor!r}; supported: {', '.join(PROCESSORS)}")
-    return AmdgpuTarget(f"amdgpu ({processor})", global_address_space=" addrspace(1)", fused_sincos=False,
+    return AmdgpuTarget(f"amdgpu ({processor})", container_address_space=" addrspace(1)", fused_sincos=False,
                         aligned_stacks=True, wave_size=facts.wave_size, private_address_space=" addrspace(5)",
-                        processor=processor)
+                        shared_memory=("AMDGPU", facts.max_lds_bytes), processor=processor)

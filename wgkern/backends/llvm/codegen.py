@@ -215,8 +215,21 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         return value
 
     def container_base(self, slot_index: int) -> str:
+        """A container's first element. Where the target names the address space containers live in (AMDGPU's
+        global addrspace(1)) while accesses go through generic pointers (shared arrays are addressed through
+        them too), the base is loaded in that space and cast, so LLVM's address-space inference gives every
+        access derived from it the global space's instructions."""
         gptr = self.module.global_ptr
-        return self.arg_field(self.layout.container_address[slot_index], gptr, gptr)
+        offset = self.layout.container_address[slot_index]
+        space = getattr(self.target, "container_address_space", "")
+        if not space:
+            return self.arg_field(offset, gptr, gptr)
+        cached = self.container_cache.get((offset, "generic"))
+        if cached is None:
+            loaded = self.arg_field(offset, "ptr" + space, "ptr" + space)
+            cached = self.entry_op(f"addrspacecast ptr{space} {loaded} to {gptr}")
+            self.container_cache[(offset, "generic")] = cached
+        return cached
 
     def container_extent(self, slot_index: int, slot: ir.ContainerSlot, axis: int) -> str:
         if slot.shape is not None:

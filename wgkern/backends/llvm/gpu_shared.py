@@ -10,8 +10,6 @@ from wgkern.ir import nodes as ir
 
 from .types import memory_type
 
-MAX_STATIC_SHARED_BYTES = 48 * 1024     # a CUDA block's statically declared shared memory
-
 
 class SharedArrayLowering:
     """Needs from the emitter: op, value, values, module, task_index, guarded_offset, checked_address."""
@@ -21,9 +19,10 @@ class SharedArrayLowering:
         names = self.module.shared_names
         if id(slot) not in names:
             used = self.module.shared_bytes.get(self.task_index, 0) + math.prod(slot.shape) * slot.dtype.nbytes
-            if used > MAX_STATIC_SHARED_BYTES:
-                raise CompileError(f"the shared arrays of one block take {used} bytes, more than CUDA's "
-                                   f"{MAX_STATIC_SHARED_BYTES} bytes of static shared memory per block", slot.loc)
+            owner, limit = self.module.target.shared_memory
+            if used > limit:
+                raise CompileError(f"the shared arrays of one block take {used} bytes, more than {owner}'s "
+                                   f"{limit} bytes of static shared memory per block", slot.loc)
             self.module.shared_bytes[self.task_index] = used
             names[id(slot)] = f"@wk_shared{len(names)}"
             count = math.prod(slot.shape)

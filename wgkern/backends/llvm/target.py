@@ -62,9 +62,12 @@ CPU_TARGET = Target("cpu")
 class GpuTarget(Target):
     """A GPU target of the kernel frame (cuda_codegen.py): one LLVM kernel per task, its argument block passed
     whole as the kernel's parameters. `wave_size`: lanes that run in lock step (the CUDA warp, the AMD wave);
-    `private_address_space`: where allocas live (" addrspace(5)" on AMDGPU; codegen casts them to generic)."""
+    `private_address_space`: where allocas live (" addrspace(5)" on AMDGPU; codegen casts them to generic);
+    `shared_memory`: who sets the limit on a block's shared arrays, and the limit."""
     wave_size: int = 32
     private_address_space: str = ""
+    shared_memory: tuple[str, int] = ("CUDA", 48 * 1024)   # (whose limit, bytes of static shared memory a block has)
+    container_address_space: str = ""       # where container bases point (codegen.container_base), if not generic
 
     def thread_registers(self) -> tuple[list[str], list[str]]:
         """(entry instructions defining i32 %tid, %ctaid, %ntid, %nctaid, their declarations)."""
