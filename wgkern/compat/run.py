@@ -1,0 +1,50 @@
+"""`python -m wgkern run --as quadrants|taichi script.py [args...]` (or `-m module [args...]`): run a Quadrants or
+Taichi program unchanged on wgkern. The toolkit is provided first (compat/__init__.py), then the program runs as
+`__main__` with `sys.argv` and `sys.path[0]` set as `python script.py args` / `python -m module args` set them."""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from wgkern.compat import TOOLKIT_NAMES
+    run = sub.add_parser("run", help="run a Quadrants or Taichi program unchanged on wgkern (docs/porting.md)",
+                         description="Run a program written for Quadrants or Taichi unchanged: `import quadrants` / "
+                                     "`import taichi` give wgkern.")
+    run.add_argument("--as", dest="toolkit", required=True, choices=TOOLKIT_NAMES,
+                     help="the toolkit the program imports")
+    run.add_argument("-m", dest="module", default=None, metavar="MODULE",
+                     help="run a module as `python -m MODULE` does (the arguments after it go to the program)")
+    run.add_argument("program", nargs=argparse.REMAINDER,
+                     help="the script and its arguments (or, with -m, the module's arguments)")
+    run.set_defaults(run=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from wgkern.compat import provide
+    if args.module is None and not args.program:
+        print("python -m wgkern run: give the script to run (or -m MODULE)", file=sys.stderr)
+        return 2
+    provide(args.toolkit)
+    try:
+        if args.module is not None:
+            sys.argv = [args.module, *args.program]
+            sys.path.insert(0, os.getcwd())
+            runpy.run_module(args.module, run_name="__main__", alter_sys=True)
+        else:
+            script, *rest = args.program
+            if not os.path.exists(script):
+                print(f"python -m wgkern run: can't open file {script!r}: no such file", file=sys.stderr)
+                return 2
+            sys.argv = [script, *rest]
+            sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+            runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:       # the program's own exit status, as `python script.py` would give it
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    return 0
