@@ -40,4 +40,5 @@ class BuildPyWithProvideHook(build_py):
         return [*outputs, os.path.join(self.build_lib, PTH_NAME)]
 
 
-setup(cmdclass={"build_py": BuildPyWithProvideHook})
+if __name__ == "__main__":    # setuptools runs this file as __main__; tests read PTH_LINE without building
+    setup(cmdclass={"build_py": BuildPyWithProvideHook})
