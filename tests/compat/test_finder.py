@@ -59,3 +59,15 @@ def test_resolve_reaches_attributes_and_names_what_is_missing():
         finder.resolve("wgkern.lang.math.no_such_name")
     with pytest.raises(ModuleNotFoundError, match="No module named 'nowhere_at_all'"):
         finder.resolve("nowhere_at_all.sub")
+
+
+@pytest.mark.parametrize("name", ["quadrants", "taichi"])
+def test_porting_guide_lists_every_module(name):
+    """The finder's errors send users to docs/porting.md for the list of modules: it has every one."""
+    from tests.compat.programs import REPO
+    guide = (REPO / "docs" / "porting.md").read_text()
+    kit = toolkit(name)
+    for module, target in kit.modules.items():
+        assert f"| `{module}` | `{target}` |" in guide, module
+    for module, feature in kit.missing.items():
+        assert f"- `{module}`: {feature}" in guide, module
