@@ -128,3 +128,21 @@ def test_plain_wgkern_keeps_its_own_rules(monkeypatch):
     wk.init(arch=wk.cpu)
     assert current().options.short_circuit_operators is False
     wk.reset()
+
+
+def test_gpu_without_a_gpu_warns_as_any_missing_arch(conventions, capsys, monkeypatch):
+    from wgkern.runtime import arch as arch_module
+    monkeypatch.setattr(arch_module, "list_wgpu_adapters", lambda: ([], "no adapters in this test"))
+    monkeypatch.setattr(arch_module, "cuda_available", lambda: (False, "no CUDA in this test"))
+    wk.init(arch=wk.gpu)
+    assert current().arch == wk.cpu
+    assert capsys.readouterr().err == (f"[W] {conventions.caller}: Arch=wk.gpu is not supported, falling back to "
+                                       "CPU (no GPU found (no wgpu adapters))\n")
+    wk.init(arch=wk.gpu, log_level="error")
+    assert capsys.readouterr().err == ""
+    with pytest.raises(wk.ArchUnavailableError, match=r"wk.gpu: no GPU found"):
+        wk.init(arch=wk.gpu, enable_fallback=False)
+    ported_init.use(None)                 # plain wgkern: its own line, and wk.gpu always falls back
+    wk.init(arch=wk.gpu, enable_fallback=False)
+    assert current().arch == wk.cpu
+    assert "wk.init(arch=wk.gpu): no GPU found (no wgpu adapters); running on wk.cpu" in capsys.readouterr().err

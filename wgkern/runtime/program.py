@@ -155,7 +155,7 @@ def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, defau
     extra = taichi_init_options(taichi_options)
     if ad_stack_size < 0 or default_ad_stack_size <= 0:
         raise ValueError("ad_stack_size must be >= 0 and default_ad_stack_size > 0")
-    selection = _select(arch, extra.enable_fallback, fallback_note)
+    selection = _select(arch, extra.enable_fallback, fallback_note, ported=conventions is not None)
     webgpu_profile = _webgpu_profile(webgpu_profile, selection.arch)
     if device_memory_limit is None and selection.arch != Arch.cpu:
         # Taichi's device_memory_GB sizes a GPU's memory pool; its CPU backend takes host memory as needed
@@ -184,18 +184,25 @@ def _webgpu_profile(asked: str | None, arch: Arch) -> str | None:
     return asked
 
 
-def _select(arch: Any, enable_fallback: bool, note: Callable[[str, str], None]) -> Selection:
+def _select(arch: Any, enable_fallback: bool, note: Callable[[str, str], None],
+            ported: bool = False) -> Selection:
     """The arch asked for, or the first available one of a list or tuple of arches (Taichi's
     `init(arch=[wk.cuda, wk.vulkan])`); with Taichi's `enable_fallback=True`, when none is available, the CPU
-    (after `note(asked, reason)`) instead of ArchUnavailableError."""
+    (after `note(asked, reason)`) instead of ArchUnavailableError. `ported`: `wk.gpu` without a GPU is noted
+    the same way (else arch.select's own line on stderr says so)."""
     from wgkern.errors import ArchUnavailableError
     choices = list(arch) if isinstance(arch, (list, tuple)) else [arch]
     if not choices:
         raise ValueError("wk.init(arch=[]): give at least one arch")
     reasons = []
+    def no_gpu(reason: str) -> None:     # a ported program's wk.gpu without a GPU: like any missing arch
+        if not enable_fallback:
+            raise ArchUnavailableError(f"wk.gpu: {reason}")
+        note(str(Arch.gpu), reason)
+
     for choice in choices:
         try:
-            return select(choice)
+            return select(choice, no_gpu if ported else None)
         except ArchUnavailableError as exc:
             reasons.append(str(exc))
     asked = ", ".join(str(choice) for choice in choices)
