@@ -56,6 +56,7 @@ import sys as _sys
 # `import wgkern.math as tm` / `import wgkern.types` (Taichi programs import taichi.math that way)
 _sys.modules[__name__ + ".math"] = math
 _sys.modules[__name__ + ".types"] = types
+types.__name__ = __name__ + ".types"    # named as its sys.modules key, as a module is (`from wgkern.types import x`)
 # `ti.experimental.real_func` (Taichi 1.7's spelling of @ti.real_func)
 experimental = type(_sys)(__name__ + ".experimental", "Taichi's ti.experimental names: real_func.")
 experimental.real_func = real_func

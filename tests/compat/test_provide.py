@@ -33,6 +33,17 @@ for name in [*table.missing, toolkit + ".no_such_module"]:
             report["missing"][statement] = "imported"
         except ImportError as exc:
             report["missing"][statement] = f"{type(exc).__name__}: {exc}"
+report["reexports"] = {}
+for module in table.reexports:
+    scope = {}
+    exec(f"from {module} import cpu, vulkan, ndrange, static", scope)
+    report["reexports"][module] = [scope[n] is getattr(wgkern, n) for n in ("cpu", "vulkan", "ndrange", "static")]
+report["package_only"] = {}
+for package in table.packages:
+    try:
+        importlib.import_module(package + "._private_part")
+    except ModuleNotFoundError as exc:
+        report["package_only"][package] = str(exc)
 report["own_specs"] = [m.__spec__.name for m in (wgkern, wgkern.lang.impl, wgkern.lang.math, wgkern.ui)]
 report["math_name"] = wgkern.math.__name__
 print(json.dumps(report))
@@ -57,6 +68,13 @@ def test_module_layout_resolves_to_wgkern(toolkit, tmp_path):
     # a name that is no module of the toolkit's, imported from a module: Python's own error for a missing name
     assert report["missing"][f"from {toolkit} import no_such_module"] == \
         "ImportError: cannot import name 'no_such_module' from 'wgkern' (" + str(wk.__file__) + ")"
+    # `lang` and `lang.misc` hold the top-level names too; the toolkit's packages with unlisted (private)
+    # submodules are packages, so importing one of those gives the finder's error, not "is not a package"
+    assert report["reexports"] == {module: [True] * 4 for module in table.reexports} and table.reexports
+    assert report["package_only"] == {
+        package: f"No module named '{package}._private_part': wgkern stands in for {table.display} "
+                 f"(wgkern.provide('{toolkit}')), and {package}._private_part is not one of the {table.display} "
+                 "modules wgkern provides (docs/porting.md lists them)" for package in table.packages}
     # wgkern's own modules keep their import attributes
     assert report["own_specs"] == ["wgkern", "wgkern.lang.impl", "wgkern.lang.math", "wgkern.ui"]
     assert report["math_name"] == "wgkern.lang.math"

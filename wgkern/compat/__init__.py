@@ -39,7 +39,7 @@ def provide(name: str) -> None:
             where = installed.origin or ", ".join(installed.submodule_search_locations or ())
             print(f"wgkern.provide({name!r}): `import {name}` gives wgkern; the {kit.display} installed at "
                   f"{where} is not used", file=sys.stderr)
-    finder.toolkits[name] = kit
+    finder.add(kit)
     from wgkern.runtime import ported_init
     ported_init.use(kit.init)
 

@@ -36,11 +36,19 @@ class Toolkit:
     modules: Mapping[str, str]
     missing: Mapping[str, str] = field(default_factory=dict)
     init: Any = None      # runtime.ported_init.InitConventions for the toolkit's `init`
+    packages: frozenset[str] = frozenset()     # packages of the toolkit whose submodules the tables do not list
+    reexports: Mapping[str, str] = field(default_factory=dict)  # module -> wgkern object whose __all__ it also has
 
     def is_package(self, module: str) -> bool:
-        """Whether `module` has submodules in the toolkit's layout (as this table lists it)."""
+        """Whether `module` is a package in the toolkit's layout."""
         prefix = module + "."
-        return any(name.startswith(prefix) for name in (*self.modules, *self.missing))
+        return module in self.packages or any(name.startswith(prefix) for name in (*self.modules, *self.missing))
+
+    def children(self, module: str) -> dict[str, str]:
+        """The submodules of `module` this table maps: child name -> wgkern object."""
+        prefix = module + "."
+        return {name[len(prefix):]: target for name, target in self.modules.items()
+                if name.startswith(prefix) and "." not in name[len(prefix):]}
 
 
 def resolve(dotted: str) -> Any:
@@ -73,8 +81,6 @@ class AliasLoader(importlib.abc.Loader):
         obj = resolve(self.target)
         if self.package:
             self.finder.note_package(obj, spec.name)
-            if not isinstance(obj, ModuleType):
-                self.finder.attach_children(obj, spec.name)
         if self.package and not hasattr(obj, "__path__"):
             obj.__path__ = []     # a parent in the toolkit's layout: its children come from this finder
         self._saved[id(obj)] = {name: vars(obj).get(name, _ABSENT) for name in _IMPORT_ATTRIBUTES}
@@ -99,15 +105,28 @@ class ProvideFinder(importlib.abc.MetaPathFinder):
     def note_package(self, obj: Any, name: str) -> None:
         self.packages.setdefault(id(obj), []).append(name)
 
-    def attach_children(self, namespace: Any, name: str) -> None:
-        """A namespace class standing for a toolkit package (`wgkern.types` for `taichi.types`) gets its
-        children as attributes: `from taichi.types import annotations` looks them up there, and a class's
-        `__name__` gives Python no module path to import them by."""
-        toolkit = self.toolkits[name.partition(".")[0]]
+    def add(self, toolkit: Toolkit) -> None:
+        """Answer the imports of `toolkit` from now on. Names the toolkit's modules hold beyond their wgkern
+        objects' are added to those objects here, once: a namespace class standing for a toolkit package
+        (`wgkern.types` for `taichi.types`) gets its children as attributes (`from taichi.types import
+        annotations` looks them up there, and a class's `__name__` gives Python no module path to import them
+        by), and a module that re-exports the toolkit's top-level names (`from quadrants.lang import cpu`) gets
+        those of wgkern's `__all__` it lacks, except its own submodules' names."""
+        if toolkit.name in self.toolkits:
+            return
+        self.toolkits[toolkit.name] = toolkit
         for module, target in toolkit.modules.items():
-            parent, _, child = module.rpartition(".")
-            if parent == name and not hasattr(namespace, child):
-                setattr(namespace, child, resolve(target))
+            obj = resolve(target)
+            if not isinstance(obj, ModuleType) and toolkit.is_package(module):
+                for child, child_target in toolkit.children(module).items():
+                    if not hasattr(obj, child):
+                        setattr(obj, child, resolve(child_target))
+        for module, source in toolkit.reexports.items():
+            obj, names = resolve(toolkit.modules[module]), resolve(source)
+            submodules = toolkit.children(module)
+            for name in names.__all__:
+                if name not in submodules and not hasattr(obj, name):
+                    setattr(obj, name, getattr(names, name))
 
     def find_spec(self, fullname: str, path: Any = None, target: ModuleType | None = None
                   ) -> importlib.machinery.ModuleSpec | None:

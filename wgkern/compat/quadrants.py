@@ -64,6 +64,7 @@ MISSING = {
     "quadrants.sparse": "Quadrants' sparse grids (`qd.sparse`)",
     "quadrants.interop": "Quadrants' torch MPS interop",
     "quadrants.tools.diagnose": "Quadrants' installation diagnosis",
+    "quadrants.types.enums": "Quadrants' enums (`Layout`, `AutodiffMode`, `SNodeGradType`, `Format`)",
 }
 
 # Every keyword Quadrants 1.3.3's `qd.init` accepts: its compile configuration and its own parameters.
@@ -84,4 +85,11 @@ INIT_OPTIONS = frozenset("""
     real_matrix_scalarize saturating_grid_dim timeline vk_api_version print_non_pure src_ll_cache
 """.split())
 
-TOOLKIT = Toolkit("quadrants", "Quadrants", MODULES, MISSING, InitConventions("qd.init", "QD", INIT_OPTIONS))
+# Packages of Quadrants' layout with submodules (private ones) that the tables above do not list.
+PACKAGES = frozenset({"quadrants.ad", "quadrants.algorithms", "quadrants.profiler"})
+
+# Quadrants modules that hold the top-level names as well (`from quadrants.lang import cpu`).
+REEXPORTS = {"quadrants.lang": "wgkern", "quadrants.lang.misc": "wgkern"}
+
+TOOLKIT = Toolkit("quadrants", "Quadrants", MODULES, MISSING, packages=PACKAGES, reexports=REEXPORTS,
+                  init=InitConventions("qd.init", "QD", INIT_OPTIONS))

@@ -69,6 +69,7 @@ MISSING = {
     "taichi.aot": "ahead-of-time modules (`ti.aot`)",
     "taichi.sparse": "Taichi's sparse grids (`ti.sparse`)",
     "taichi.tools.diagnose": "Taichi's installation diagnosis",
+    "taichi.lang.enums": "Taichi's enums (`Layout`, `AutodiffMode`, `SNodeGradType`, `Format`)",
 }
 
 # Every keyword Taichi 1.7.4's `ti.init` accepts: its compile configuration and its own parameters.
@@ -89,4 +90,11 @@ INIT_OPTIONS = frozenset("""
     use_llvm verbose verbose_kernel_launches vk_api_version
 """.split())
 
-TOOLKIT = Toolkit("taichi", "Taichi", MODULES, MISSING, InitConventions("ti.init", "TI", INIT_OPTIONS))
+# Packages of Taichi's layout with submodules (private ones) that the tables above do not list.
+PACKAGES = frozenset({"taichi.ad", "taichi.algorithms", "taichi.graph", "taichi.profiler"})
+
+# Taichi modules that hold the top-level names as well (`from taichi.lang import cpu`).
+REEXPORTS = {"taichi.lang": "wgkern", "taichi.lang.misc": "wgkern"}
+
+TOOLKIT = Toolkit("taichi", "Taichi", MODULES, MISSING, packages=PACKAGES, reexports=REEXPORTS,
+                  init=InitConventions("ti.init", "TI", INIT_OPTIONS))
