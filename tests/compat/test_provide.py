@@ -100,7 +100,7 @@ def _fake_installed_toolkit(folder, name):
 
 def test_installed_toolkit_is_shadowed_with_a_log_line(tmp_path):
     site = _fake_installed_toolkit(tmp_path, "quadrants")
-    code = ("import sys; sys.path.append(sys.argv[1]); import wgkern; wgkern.provide('quadrants'); "
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import wgkern; wgkern.provide('quadrants'); "
             "import quadrants; print(quadrants is wgkern, hasattr(quadrants, 'REAL'))")
     result = run_python(["-c", code, str(site)], cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -111,7 +111,7 @@ def test_installed_toolkit_is_shadowed_with_a_log_line(tmp_path):
 
 def test_toolkit_imported_before_provide_is_refused(tmp_path):
     site = _fake_installed_toolkit(tmp_path, "taichi")
-    code = "import sys; sys.path.append(sys.argv[1]); import taichi; import wgkern; wgkern.provide('taichi')"
+    code = "import sys; sys.path.insert(0, sys.argv[1]); import taichi; import wgkern; wgkern.provide('taichi')"
     result = run_python(["-c", code, str(site)], cwd=tmp_path)
     assert result.returncode == 1
     assert "ImportError: wgkern.provide('taichi'): taichi was already imported from " in result.stderr
