@@ -122,3 +122,12 @@ def test_provide_names_the_toolkits_it_knows():
     with pytest.raises(ValueError, match=r"wgkern.provide\('numpy'\): wgkern stands in for 'quadrants' and "
                                          r"'taichi'"):
         wk.provide("numpy")
+
+
+def test_provide_twice_and_after_a_hand_made_alias(tmp_path):
+    """A program that already put wgkern in sys.modules under the toolkit's name (a hand-made alias) may still
+    call provide, and calling it again changes nothing."""
+    code = ("import sys, json, wgkern; sys.modules['quadrants'] = wgkern; wgkern.provide('quadrants'); "
+            "wgkern.provide('quadrants'); import quadrants.lang.field as f; from wgkern.compat import provided; "
+            "print(json.dumps([f is wgkern.lang.fields, provided(), sys.meta_path.count(sys.meta_path[0])]))")
+    assert last_json(run_python(["-c", code], cwd=tmp_path)) == [True, ["quadrants"], 1]

@@ -9,7 +9,7 @@ import importlib.machinery
 import sys
 
 from wgkern.compat import finder as _finder_module
-from wgkern.compat.finder import Toolkit, installed_finder
+from wgkern.compat.finder import Toolkit, installed_finder, resolve
 from wgkern.compat.startup import TOOLKIT_NAMES
 
 
@@ -29,7 +29,7 @@ def provide(name: str) -> None:
     kit = toolkit(name)
     finder = installed_finder()
     already = sys.modules.get(name)
-    if already is not None and name not in finder.toolkits:
+    if already is not None and name not in finder.toolkits and already is not resolve(kit.modules[name]):
         raise ImportError(f"wgkern.provide({name!r}): {name} was already imported from "
                           f"{getattr(already, '__file__', None) or 'elsewhere'}; call wgkern.provide({name!r}) "
                           f"before the program's first `import {name}`")

@@ -31,8 +31,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     provide(args.toolkit)
     try:
         if args.module is not None:
-            sys.argv = [args.module, *args.program]
-            sys.path.insert(0, os.getcwd())
+            sys.argv = [args.module, *args.program]     # sys.path[0] is the cwd already, as `python -m` sets it
             runpy.run_module(args.module, run_name="__main__", alter_sys=True)
         else:
             script, *rest = args.program
@@ -40,7 +39,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(f"python -m wgkern run: can't open file {script!r}: no such file", file=sys.stderr)
                 return 2
             sys.argv = [script, *rest]
-            sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+            sys.path[0] = os.path.dirname(os.path.abspath(script))     # where `python -m wgkern` put the cwd
             runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:       # the program's own exit status, as `python script.py` would give it
         if exc.code is None or isinstance(exc.code, int):
