@@ -27,12 +27,12 @@ def provide(name: str) -> None:
     not used (a line on stderr says so); one already imported is an ImportError, since its objects would mix
     with wgkern's."""
     kit = toolkit(name)
-    finder = installed_finder()
     already = sys.modules.get(name)
-    if already is not None and name not in finder.toolkits and already is not resolve(kit.modules[name]):
+    if already is not None and name not in provided() and already is not resolve(kit.modules[name]):
         raise ImportError(f"wgkern.provide({name!r}): {name} was already imported from "
                           f"{getattr(already, '__file__', None) or 'elsewhere'}; call wgkern.provide({name!r}) "
                           f"before the program's first `import {name}`")
+    finder = installed_finder()
     if name not in finder.toolkits:
         installed = importlib.machinery.PathFinder.find_spec(name)
         if installed is not None:

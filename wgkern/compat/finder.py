@@ -8,8 +8,8 @@ wgkern.lang.impl`), a name its table lists as missing raises ModuleNotFoundError
 and any other name raises ModuleNotFoundError naming the toolkit. The loader hands Python's import machinery
 the existing object and puts back the import attributes the machinery overwrites on it (`__spec__`, ...), so
 wgkern's own modules stay as they were (a namespace class keeps the ones it lacked, which importlib needs of a
-parent); a table entry that has submodules in the toolkit's layout gets a
-`__path__` (an empty one where wgkern's object is not a package), which Python requires of a parent."""
+parent); a package of the toolkit's layout gets a `__path__` (an empty one where wgkern's object is not a
+package), which Python requires of a parent."""
 from __future__ import annotations
 
 import importlib
@@ -29,15 +29,17 @@ _ABSENT = object()
 class Toolkit:
     """A toolkit wgkern stands in for: its top-level module `name` (`quadrants`), its name in messages
     (`Quadrants`), `modules` (toolkit module -> the dotted name of wgkern's object for it, importable or in
-    `sys.modules`, optionally followed by attribute names: `wgkern.lang.types.types.primitive_types`), and
-    `missing` (toolkit module -> the feature it holds, which wgkern does not have)."""
+    `sys.modules`, optionally followed by attribute names: `wgkern.lang.types.types.primitive_types`),
+    `missing` (toolkit module -> the feature it holds, which wgkern does not have), `packages` (the toolkit's
+    packages whose submodules neither table lists) and `reexports` (toolkit module -> the wgkern object whose
+    `__all__` names it holds too, as `quadrants.lang` holds the top-level names)."""
     name: str
     display: str
     modules: Mapping[str, str]
     missing: Mapping[str, str] = field(default_factory=dict)
     init: Any = None      # runtime.ported_init.InitConventions for the toolkit's `init`
-    packages: frozenset[str] = frozenset()     # packages of the toolkit whose submodules the tables do not list
-    reexports: Mapping[str, str] = field(default_factory=dict)  # module -> wgkern object whose __all__ it also has
+    packages: frozenset[str] = frozenset()
+    reexports: Mapping[str, str] = field(default_factory=dict)
 
     def is_package(self, module: str) -> bool:
         """Whether `module` is a package in the toolkit's layout."""
@@ -99,11 +101,11 @@ class ProvideFinder(importlib.abc.MetaPathFinder):
 
     def __init__(self) -> None:
         self.toolkits: dict[str, Toolkit] = {}
-        # id(wgkern object) -> the toolkit packages it was loaded as (see find_spec)
-        self.packages: dict[int, list[str]] = {}
+        # id(wgkern object) -> the toolkit packages it was loaded as (see _child_of_wgkern_object)
+        self.loaded_packages: dict[int, list[str]] = {}
 
     def note_package(self, obj: Any, name: str) -> None:
-        self.packages.setdefault(id(obj), []).append(name)
+        self.loaded_packages.setdefault(id(obj), []).append(name)
 
     def add(self, toolkit: Toolkit) -> None:
         """Answer the imports of `toolkit` from now on. Names the toolkit's modules hold beyond their wgkern
@@ -149,16 +151,15 @@ class ProvideFinder(importlib.abc.MetaPathFinder):
         raise ModuleNotFoundError(f"No module named {fullname!r}: wgkern stands in for {toolkit.display} "
                                   f"(wgkern.provide({toolkit.name!r})), and {fullname} {why}", name=fullname)
 
-
     def _child_of_wgkern_object(self, fullname: str) -> importlib.machinery.ModuleSpec | None:
         """`from quadrants.math import mathimpl` asks for `wgkern.lang.math.mathimpl` (Python names the child
         after the parent object's own `__name__`): a child that only the toolkit's layout has is given as the
         toolkit's table says; every other name is left to the other finders."""
         parent_name, _, child = fullname.rpartition(".")
         parent = sys.modules.get(parent_name)
-        if parent is None or id(parent) not in self.packages:
+        if parent is None or id(parent) not in self.loaded_packages:
             return None
-        for package in self.packages[id(parent)]:
+        for package in self.loaded_packages[id(parent)]:
             toolkit = self.toolkits.get(package.partition(".")[0])
             alias = f"{package}.{child}"
             if toolkit is None or (alias not in toolkit.modules and alias not in toolkit.missing) \
