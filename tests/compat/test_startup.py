@@ -70,50 +70,70 @@ def test_unknown_name_in_the_variable_is_reported(tmp_path):
            "`import numpy` is left alone" in result.stderr
 
 
-def _build_wheel(tmp_path: Path) -> Path:
-    """A wheel of this checkout, built from a copy (a build writes into the source tree). Without build
-    isolation where this environment can build one (no download); else pip fetches the build requirements."""
+def _copy_source(tmp_path: Path) -> Path:
+    """A copy of this checkout's packaging inputs (a build writes into the source tree)."""
     source = tmp_path / "source"
     source.mkdir()
     for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(REPO / name, source / name)
     for name in ("wgkern", "wgsl", "demos"):
         shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    return source
+
+
+def _pip(*args: str, builds: bool = False) -> None:
+    """pip of this environment. A command that `builds` wgkern runs without build isolation where this
+    environment can build it (no download); else pip fetches the build requirements."""
     can_build_here = importlib.util.find_spec("wheel") and importlib.util.find_spec("setuptools")
-    isolation = ["--no-build-isolation"] if can_build_here else []
-    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *isolation, "-w",
-                             str(tmp_path / "dist"), str(source)], capture_output=True, text=True, timeout=240)
+    isolation = ["--no-build-isolation"] if builds and can_build_here else []
+    result = subprocess.run([sys.executable, "-m", "pip", *args, *isolation], capture_output=True, text=True,
+                            timeout=240)
     assert result.returncode == 0, result.stderr[-3000:]
-    (wheel,) = (tmp_path / "dist").glob("wgkern-*.whl")
-    return wheel
+
+
+def _new_environment(tmp_path: Path) -> tuple[str, Path]:
+    """A new virtual environment without pip: its python, and its site-packages, where a .pth file lists the
+    folders of this environment's numpy and llvmlite (wgkern's dependencies), after the environment's own."""
+    env_dir = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120)
+    python = str(env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
+    purelib = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  capture_output=True, text=True, check=True).stdout.strip())
+    import llvmlite
+    import numpy
+    dependency_dirs = {str(Path(m.__file__).resolve().parents[1]) for m in (numpy, llvmlite)}
+    (purelib / "zz-test-dependencies.pth").write_text("\n".join(sorted(dependency_dirs)) + "\n")
+    return python, purelib
 
 
 def test_wheel_installs_the_hook(tmp_path):
     """The hook as users get it: the .pth at the root of the wheel, installed into a new environment's
     site-packages, provides Quadrants to a program run there, which runs on the wgkern of that install."""
-    wheel = _build_wheel(tmp_path)
+    _pip("wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"), str(_copy_source(tmp_path)), builds=True)
+    (wheel,) = (tmp_path / "dist").glob("wgkern-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         assert archive.read(PTH_NAME).decode() == PTH_LINE
-    env_dir = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120)
-    python = str(env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
-    result = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps",
-                             "--no-index", str(wheel)], capture_output=True, text=True, timeout=240)
-    assert result.returncode == 0, result.stderr[-3000:]
-    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    assert (Path(purelib) / PTH_NAME).read_text() == PTH_LINE
-    # wgkern's dependencies come from this environment, after the new one's own site-packages
-    import llvmlite
-    import numpy
-    dependency_dirs = {str(Path(m.__file__).resolve().parents[1]) for m in (numpy, llvmlite)}
-    (Path(purelib) / "zz-test-dependencies.pth").write_text("\n".join(sorted(dependency_dirs)) + "\n")
+    python, purelib = _new_environment(tmp_path)
+    _pip("--python", python, "install", "-q", "--no-deps", "--no-index", str(wheel))
+    assert (purelib / PTH_NAME).read_text() == PTH_LINE
     program = write_program(tmp_path, "quadrants")
     (tmp_path / "where.py").write_text("import json, quadrants\nprint(json.dumps(quadrants.__file__))\n")
     where = last_json(run_python(["where.py"], cwd=tmp_path, python=python, with_checkout=False,
                                  env={"WGKERN_PROVIDE": "quadrants"}))
-    assert Path(where).resolve().is_relative_to(Path(purelib).resolve())
+    assert Path(where).resolve().is_relative_to(purelib.resolve())
     out = last_json(run_python([str(program), "cpu"], cwd=tmp_path, python=python, with_checkout=False,
                                env={"WGKERN_PROVIDE": "quadrants"}))
     assert out["module"] == "wgkern" and out["arch"] == "wk.cpu"
     check_energy(out, "cpu")
+
+
+def test_editable_install_has_the_hook(tmp_path):
+    """`pip install -e .` keeps the package in the source folder and still puts the .pth in site-packages."""
+    source = _copy_source(tmp_path)
+    python, purelib = _new_environment(tmp_path)
+    _pip("--python", python, "install", "-q", "--no-deps", "-e", str(source), builds=True)
+    assert (purelib / PTH_NAME).read_text() == PTH_LINE
+    (tmp_path / "where.py").write_text("import json, taichi\nprint(json.dumps(taichi.__file__))\n")
+    where = last_json(run_python(["where.py"], cwd=tmp_path, python=python, with_checkout=False,
+                                 env={"WGKERN_PROVIDE": "taichi"}))
+    assert Path(where).resolve() == (source / "wgkern" / "__init__.py").resolve()
