@@ -33,9 +33,12 @@ def test_module_form_sets_argv_and_path(tmp_path):
         "    for i in v:\n"
         "        v[i] = SCALE * i\n"
         "fill()\n"
+        "import os\n"
         "print(json.dumps({'argv': sys.argv, 'name': __name__, 'v': v.to_numpy().tolist(),\n"
-        "                  'arch': str(ti.lang.impl.current_cfg().arch)}))\n")
-    out = last_json(run_python(["-m", "wgkern", "run", "--as", "taichi", "-m", "sim.main", "a", "-b"], cwd=tmp_path))
+        "                  'arch': str(ti.lang.impl.current_cfg().arch), 'env': os.environ['WGKERN_PROVIDE']}))\n")
+    out = last_json(run_python(["-m", "wgkern", "run", "--as", "taichi", "-m", "sim.main", "a", "-b"], cwd=tmp_path,
+                               env={"WGKERN_PROVIDE": "quadrants"}))
+    assert out["env"] == "quadrants,taichi"        # for the processes the program starts
     assert out["name"] == "__main__" and out["argv"][1:] == ["a", "-b"] and out["argv"][0].endswith("main.py")
     assert out["v"] == [0.0, 3.0, 6.0, 9.0]
     assert out["arch"] == "wk.cpu"             # ti.init() with no arch is Taichi's CPU

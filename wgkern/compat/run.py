@@ -1,6 +1,7 @@
 """`python -m wgkern run --as quadrants|taichi script.py [args...]` (or `-m module [args...]`): run a Quadrants or
-Taichi program unchanged on wgkern. The toolkit is provided first (compat/__init__.py), then the program runs as
-`__main__` with `sys.argv` and `sys.path[0]` set as `python script.py args` / `python -m module args` set them."""
+Taichi program unchanged on wgkern. The toolkit is provided first (compat/__init__.py) and named in
+`WGKERN_PROVIDE` for the processes the program starts, then the program runs as `__main__` with `sys.argv` and
+`sys.path[0]` set as `python script.py args` / `python -m module args` set them."""
 from __future__ import annotations
 
 import argparse
@@ -29,6 +30,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("python -m wgkern run: give the script to run (or -m MODULE)", file=sys.stderr)
         return 2
     provide(args.toolkit)
+    # the Python processes the program starts (multiprocessing's spawn, subprocess) get the toolkit too, where
+    # the install's .pth hook reads the variable (compat/startup.py)
+    from wgkern.compat.startup import VARIABLE
+    named = [part.strip() for part in os.environ.get(VARIABLE, "").split(",") if part.strip()]
+    os.environ[VARIABLE] = ",".join(dict.fromkeys([*named, args.toolkit]))
     try:
         if args.module is not None:
             sys.argv = [args.module, *args.program]     # sys.path[0] is the cwd already, as `python -m` sets it
