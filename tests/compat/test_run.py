@@ -54,6 +54,19 @@ def test_exit_status_and_exceptions_of_the_program(tmp_path):
            "Quadrants" in result.stderr and "fails.py\", line 1" in result.stderr
 
 
+def test_a_wgkern_error_of_the_program_is_shown_as_python_shows_it(tmp_path):
+    """A CompileError of the program's kernel: Python's traceback from the program's own frames, exit status 1."""
+    (tmp_path / "bad.py").write_text("import taichi as ti\nti.init()\n\n@ti.kernel\ndef k():\n    ti.get_addr()\n\n"
+                                     "k()\n")
+    result = run_python(["-m", "wgkern", "run", "--as", "taichi", "bad.py"], cwd=tmp_path)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[0] == "Traceback (most recent call last):" and 'bad.py", line 8, in <module>' in lines[1]
+    assert "runpy" not in result.stderr and "run.py" not in result.stderr
+    assert "wgkern.errors.CompileError: bad.py:6:5: wgkern.get_addr: ti.get_addr (the memory address of a field " \
+        "element) is not available" in result.stderr
+
+
 def test_usage_errors(tmp_path):
     result = run_python(["-m", "wgkern", "run", "--as", "quadrants", "nowhere.py"], cwd=tmp_path)
     assert result.returncode == 2 and "can't open file 'nowhere.py'" in result.stderr

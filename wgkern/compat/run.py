@@ -8,6 +8,7 @@ import argparse
 import os
 import runpy
 import sys
+from types import TracebackType
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -52,4 +53,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             return exc.code or 0
         print(exc.code, file=sys.stderr)
         return 1
+    except Exception as exc:        # noqa: BLE001 - reported as Python reports a script's uncaught exception
+        program_frames = _program_frames(exc.__traceback__)
+        sys.excepthook(type(exc), exc.with_traceback(program_frames), program_frames)
+        return 1
     return 0
+
+
+def _program_frames(tb: TracebackType | None) -> TracebackType | None:
+    """The traceback from the program's first frame on (without this module's and runpy's frames)."""
+    start = tb
+    while start is not None and (start.tb_frame.f_code.co_filename == __file__
+                                 or "runpy" in start.tb_frame.f_code.co_filename):
+        start = start.tb_next
+    return start or tb
