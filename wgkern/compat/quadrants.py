@@ -64,6 +64,8 @@ MISSING = {
     "quadrants.sparse": "Quadrants' sparse grids (`qd.sparse`)",
     "quadrants.interop": "Quadrants' torch MPS interop",
     "quadrants.tools.diagnose": "Quadrants' installation diagnosis",
+    "quadrants.examples": "Quadrants' bundled example programs and their helpers (part of the quadrants "
+                          "package)",
     "quadrants.types.enums": "Quadrants' enums (`Layout`, `AutodiffMode`, `SNodeGradType`, `Format`)",
 }
 

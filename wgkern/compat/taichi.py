@@ -69,6 +69,8 @@ MISSING = {
     "taichi.aot": "ahead-of-time modules (`ti.aot`)",
     "taichi.sparse": "Taichi's sparse grids (`ti.sparse`)",
     "taichi.tools.diagnose": "Taichi's installation diagnosis",
+    "taichi.examples": "Taichi's bundled example programs and their helpers (part of the taichi "
+                          "package)",
     "taichi.lang.enums": "Taichi's enums (`Layout`, `AutodiffMode`, `SNodeGradType`, `Format`)",
 }
 
