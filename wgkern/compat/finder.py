@@ -113,22 +113,26 @@ class ProvideFinder(importlib.abc.MetaPathFinder):
         (`wgkern.types` for `taichi.types`) gets its children as attributes (`from taichi.types import
         annotations` looks them up there, and a class's `__name__` gives Python no module path to import them
         by), and a module that re-exports the toolkit's top-level names (`from quadrants.lang import cpu`) gets
-        those of wgkern's `__all__` it lacks, except its own submodules' names."""
+        those of wgkern's `__all__` it lacks, except its own submodules' names and the names wgkern imports on
+        first use."""
         if toolkit.name in self.toolkits:
             return
         self.toolkits[toolkit.name] = toolkit
         for module, target in toolkit.modules.items():
-            obj = resolve(target)
-            if not isinstance(obj, ModuleType) and toolkit.is_package(module):
+            # a namespace class is registered in sys.modules when wgkern is imported; a target not there yet is
+            # a module, whose children the import system sets (importing it here would cost every program)
+            obj = sys.modules.get(target)
+            if obj is not None and not isinstance(obj, ModuleType) and toolkit.is_package(module):
                 for child, child_target in toolkit.children(module).items():
                     if not hasattr(obj, child):
                         setattr(obj, child, resolve(child_target))
         for module, source in toolkit.reexports.items():
             obj, names = resolve(toolkit.modules[module]), resolve(source)
             submodules = toolkit.children(module)
+            defined = vars(names)       # not the names a module __getattr__ imports on first use (wk.GUI)
             for name in names.__all__:
-                if name not in submodules and not hasattr(obj, name):
-                    setattr(obj, name, getattr(names, name))
+                if name in defined and name not in submodules and not hasattr(obj, name):
+                    setattr(obj, name, defined[name])
 
     def find_spec(self, fullname: str, path: Any = None, target: ModuleType | None = None
                   ) -> importlib.machinery.ModuleSpec | None:
