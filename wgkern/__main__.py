@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Sequence
 
-from wgkern.cli_args import arch_name, at_least, benchmark_names
+from wgkern.cli_args import arch_name, at_least, benchmark_names, plot_target
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -49,8 +49,12 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from wgkern import bench
+    if args.from_json:
+        from wgkern.bench_plot import write_chart
+        print(f"chart: {write_chart(bench.load_json(args.from_json), args.plot)}")
+        return 0
     return bench.main(arch=args.arch, json_path=args.json, reps=args.reps, only=args.only, compare=args.compare,
-                      rounds=args.rounds)
+                      rounds=args.rounds, plot=args.plot)
 
 
 def _demo_files() -> dict[str, Path]:
@@ -81,6 +85,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                   subsequent_indent=" " * 13)
             print("\n".join(lines or [name]))
         return 0 if demos else 1
+    if args.all:
+        if args.out:
+            args.demo_parser.error("argument --out: not allowed with --all (each demo writes its own NAME.png)")
+        for path in demos.values():
+            code = int(_load_demo(path).main(arch=args.arch, headless=True, out=None, steps=args.steps) or 0)
+            if code:
+                return code
+        return 0
     name = args.name or ("aim" if "aim" in demos else next(iter(demos)))
     headless = args.headless or not _has_display()
     module = _load_demo(demos[name])
@@ -103,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="the standard benchmark suite (docs/benchmarks.md)")
     bench.add_argument("--arch", default=None, type=arch_name, help=arch_help)
     bench.add_argument("--json", default=None, metavar="F", help="also write the results to this JSON file")
+    bench.add_argument("--plot", default=None, type=plot_target, metavar="F.png|DIR",
+                       help="also draw the results as a PNG bar chart: this file, or bench-ARCH.png in this folder")
+    bench.add_argument("--from-json", default=None, metavar="F",
+                       help="with --plot: draw the chart of results saved by --json instead of running the suite")
     bench.add_argument("--reps", type=at_least(5), default=7,
                        help="timed repetitions per benchmark, at least 5 (default 7)")
     bench.add_argument("--only", default=None, type=benchmark_names, metavar="NAME[,NAME...]",
@@ -114,15 +130,18 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(run=cmd_bench)
     demos = list(_demo_files())
     demo = sub.add_parser("demo", help="run a bundled demo")
-    demo.add_argument("name", nargs="?", default=None, choices=demos or None, metavar="NAME",
-                      help=f"demo to run: {', '.join(demos)} (default: aim, the main demo); --list describes them")
+    which = demo.add_mutually_exclusive_group()
+    which.add_argument("name", nargs="?", default=None, choices=demos or None, metavar="NAME",
+                       help=f"demo to run: {', '.join(demos)} (default: aim, the main demo); --list describes them")
+    which.add_argument("--all", action="store_true",
+                       help="run every demo headless, each writing NAME.png into $WK_DEMO_DIR, else ./wgkern-out/")
     demo.add_argument("--list", action="store_true", help="describe the demos")
     demo.add_argument("--headless", action="store_true", help="render to a PNG instead of a window")
     demo.add_argument("--out", default=None, metavar="F.png",
                       help="PNG to write (headless; default: NAME.png in $WK_DEMO_DIR, else in ./wgkern-out/)")
     demo.add_argument("--arch", default=None, type=arch_name, help=arch_help)
     demo.add_argument("--steps", type=at_least(1), default=None, help="simulation steps (default: the demo's own)")
-    demo.set_defaults(run=cmd_demo)
+    demo.set_defaults(run=cmd_demo, demo_parser=demo)
     from wgkern.fuzz import cli as fuzz_cli
     fuzz_cli.add_parser(sub)
     from wgkern.compat import run as run_cli
@@ -134,7 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a wgkern error caused by the user's input or machine (no such device, ...) is printed as
     one line and exits with status 1, not as a traceback."""
     from wgkern.errors import WkError
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "from_json", None) and not args.plot:
+        parser.error("argument --from-json: needs --plot (where to draw the chart)")
     try:
         return int(args.run(args) or 0)
     except WkError as exc:

@@ -37,3 +37,13 @@ def benchmark_names(value: str) -> str:
         raise argparse.ArgumentTypeError(f"unknown benchmark(s) {', '.join(unknown) or repr(value)}; "
                                          f"choose from: {', '.join(BENCHMARKS)}")
     return ",".join(names)
+
+
+def plot_target(value: str) -> str:
+    """argparse type for `bench --plot`: a .png file, or a folder (an existing one, or a new name without a
+    suffix) that gets bench-ARCH.png; another suffix is a usage error rather than a folder named `chart.jpg`."""
+    from pathlib import Path
+    path = Path(value)
+    if path.suffix.lower() == ".png" or path.is_dir() or not path.suffix:
+        return value
+    raise argparse.ArgumentTypeError(f"expected a .png file or a folder, got {value!r}")

@@ -58,7 +58,7 @@ def test_demo_headless(arch, name, tmp_path, capsys):
 
 
 def test_bench_json(tmp_path, capsys):
-    path = tmp_path / "bench.json"
+    path = tmp_path / "new folder" / "bench.json"        # its folder is created
     code = main(["bench", "--arch", "cpu", "--only", "launch_overhead", "--reps", "5", "--json", str(path)])
     assert code == 0, capsys.readouterr().out
     report = json.loads(path.read_text())["wgkern"]
@@ -101,6 +101,8 @@ def test_bench_better_round_and_unknown_names():
     (["demo", "nope"], "argument NAME: invalid choice: 'nope' \\(choose from 'aim', 'heat', 'mpm', 'particles'\\)"),
     (["demo", "heat", "--steps", "0"], "argument --steps: must be at least 1, got 0"),
     (["fuzz", "--seeds", "-1"], "argument --seeds: must be at least 1, got -1"),
+    (["demo", "--all", "--out", "x.png"], "argument --out: not allowed with --all"),
+    (["demo", "heat", "--all"], "argument --all: not allowed with argument NAME"),
 ])
 def test_bad_options_are_usage_errors_naming_the_option(argv, message, capsys):
     with pytest.raises(SystemExit) as stop:
@@ -137,3 +139,12 @@ def test_an_unavailable_arch_is_one_line_not_a_traceback():
 def test_module_entry_point():
     result = subprocess.run([sys.executable, "-m", "wgkern", "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "info" in result.stdout and "bench" in result.stdout
+
+
+def test_bench_records_toolkit_versions_as_text():
+    from types import SimpleNamespace
+
+    from wgkern.bench import _version_text
+    assert _version_text(SimpleNamespace(__version__=(1, 3, 3))) == "1.3.3"        # Quadrants' form
+    assert _version_text(SimpleNamespace(__version__="0.1.0")) == "0.1.0"
+    assert _version_text(SimpleNamespace()) == ""
