@@ -208,7 +208,9 @@ class CallMixin:
     def static_call(self, node: ast.Call) -> Any:
         if node.keywords or not node.args:
             raise CompileError("wk.static() takes one or more positional expressions")
-        values = [static_eval.evaluate(arg, self.frame.fn, self.frame.scope, self.frame.src.filename)
+        values = [static_eval.resolve(static_eval.evaluate(arg, self.frame.fn, self.frame.scope,
+                                                           self.frame.src.filename, runtime_operands=True),
+                                      lambda operand: self.read_binding(operand.binding))
                   for arg in node.args]
         return values[0] if len(values) == 1 else tuple(values)
 

@@ -1,5 +1,6 @@
 """For loops: `range` (with a compile-time step), `wk.ndrange` and struct-for over a field/ndarray (one RangeFor
-over the product of the extents, indices recovered with // and %), and `wk.static(...)` loops (unrolled).
+over the product of the extents, indices recovered with // and %), and `wk.static(...)` loops (unrolled; their
+items may be runtime variables, `wk.static(enumerate((i, j)))`).
 
 `wk.loop_config(serialize=True)` marks the next RangeFor; `wk.loop_config(block_dim=N)` sets the threads per
 block of the next parallel one. Assigning to a loop variable in the loop's body rebinds
@@ -78,7 +79,7 @@ class LoopMixin:
                 if len(iter_node.args) != 1 or iter_node.keywords:
                     raise CompileError("wk.static() in a for loop takes one iterable")
                 iterable = static_eval.evaluate(iter_node.args[0], self.frame.fn, self.frame.scope,
-                                                self.frame.src.filename)
+                                                self.frame.src.filename, runtime_operands=True)
                 return self.static_loop(node, iterable)
             if callee is wm.grouped:
                 if len(iter_node.args) != 1 or iter_node.keywords:
@@ -313,10 +314,23 @@ class LoopMixin:
         return False
 
     def bind_static_target(self, target: ast.expr, item: Any) -> None:
+        """Bind the loop variables to one item. A runtime name among the items (`wk.static(enumerate((i, j)))`)
+        binds the loop variable to that same variable, as in Taichi: reads see its current value, and an
+        assignment to the loop variable writes the variable itself; other runtime values are fixed ones."""
         if isinstance(target, ast.Name):
-            self.frame.scope.define(target.id, Static(item))
+            if isinstance(item, static_eval.RuntimeOperand):
+                self.frame.scope.define(target.id, item.binding)
+            elif is_runtime(item):
+                self.frame.scope.define(target.id, Fixed(item, "loop variable"))
+            else:
+                self.frame.scope.define(target.id, Static(item))
             return
         if isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(item, static_eval.RuntimeOperand) or is_runtime(item):
+                value = self.read_binding(item.binding) if isinstance(item, static_eval.RuntimeOperand) else item
+                for element, part in zip(target.elts, self.unpack(value, len(target.elts))):
+                    self.bind_static_target(element, part)
+                return
             try:
                 parts = list(item)
             except TypeError:
