@@ -71,10 +71,8 @@ class LoopMixin:
             if callee is builtins.range:
                 return self.range_loop(node, iter_node, serialize)
             if callee is wm.ndrange:
-                if iter_node.keywords:
-                    raise CompileError("wk.ndrange() takes no keyword arguments")
-                dims = [self.ndrange_dim(arg) for arg in self.visit_elements(iter_node.args)]
-                return self.product_loop(node, dims, serialize)
+                dims, order = self.ndrange_call(iter_node)
+                return self.product_loop(node, dims, serialize, order=order)
             if callee is wm.static:
                 if len(iter_node.args) != 1 or iter_node.keywords:
                     raise CompileError("wk.static() in a for loop takes one iterable")
@@ -85,10 +83,9 @@ class LoopMixin:
                 if len(iter_node.args) != 1 or iter_node.keywords:
                     raise CompileError("wk.grouped() takes one field, ndarray or wk.ndrange(...)")
                 inner = iter_node.args[0]
+                order = None
                 if isinstance(inner, ast.Call) and self.visit(inner.func) is wm.ndrange:
-                    if inner.keywords:
-                        raise CompileError("wk.ndrange() takes no keyword arguments")
-                    dims = [self.ndrange_dim(arg) for arg in self.visit_elements(inner.args)]
+                    dims, order = self.ndrange_call(inner)
                     guard = None
                 else:
                     iterable = self.visit(inner)
@@ -101,7 +98,7 @@ class LoopMixin:
                         return None
                     if guard is not None and not serialize and self.blocked_struct_for(node, iterable, dims, True):
                         return None
-                return self.product_loop(node, dims, serialize, grouped=True, guard=guard)
+                return self.product_loop(node, dims, serialize, grouped=True, guard=guard, order=order)
         iterable = self.visit(iter_node)
         dims = self.container_dims(iterable)
         if dims is not None:
@@ -229,6 +226,21 @@ class LoopMixin:
         self.emit_range_for(0, trips, serialize, body, node)
 
     # ---- ndrange / struct-for -----------------------------------------------------------------------------
+    def ndrange_call(self, call: ast.Call) -> tuple[list[tuple[Any, Any]], tuple[int, ...]]:
+        """The (begin, end) of each dimension of `wk.ndrange(...)` and its nesting order (`axes=`, compile-time)."""
+        dims = [self.ndrange_dim(arg) for arg in self.visit_elements(call.args)]
+        axes = None
+        for keyword in call.keywords:
+            if keyword.arg != "axes":
+                raise CompileError(f"wk.ndrange() takes dimensions and axes=, not {keyword.arg or '**'}=")
+            axes = self.visit(keyword.value)
+            if is_runtime(axes) or (isinstance(axes, (tuple, list)) and any(is_runtime(a) for a in axes)):
+                raise CompileError("wk.ndrange(axes=...) must be a compile-time permutation")
+        try:
+            return dims, wm.ndrange_axes(axes, len(dims))
+        except (TypeError, ValueError) as exc:
+            raise CompileError(str(exc)) from None
+
     def ndrange_dim(self, value: Any) -> tuple[Any, Any]:
         if isinstance(value, (tuple, list)):
             if len(value) != 2:
@@ -242,9 +254,11 @@ class LoopMixin:
         return begin, end
 
     def product_loop(self, node: ast.For, dims: list[tuple[Any, Any]], serialize: bool,
-                     grouped: bool = False, guard: Callable[[list[ir.Stmt]], ir.Stmt] | None = None) -> None:
+                     grouped: bool = False, guard: Callable[[list[ir.Stmt]], ir.Stmt] | None = None,
+                     order: tuple[int, ...] | None = None) -> None:
         """One loop over the product of `dims`; `grouped`: the one loop variable is the index vector. `guard`
-        (a struct-for below sparse nodes): the body runs only where it holds."""
+        (a struct-for below sparse nodes): the body runs only where it holds. `order`: the axes from outermost
+        to innermost (the last varies fastest along the flat index); None: 0, 1, ..."""
         if grouped:
             names = self.loop_target_names(node.target, 1)
         else:
@@ -265,8 +279,10 @@ class LoopMixin:
         def body(index: ir.Stmt) -> None:
             values: list[Any] = [None] * len(dims)
             remaining: Any = index
-            for k in range(len(dims) - 1, -1, -1):
-                if k == 0:
+            nesting = order or range(len(dims))
+            for level in range(len(dims) - 1, -1, -1):
+                k = nesting[level]
+                if level == 0:
                     part = remaining
                 else:
                     part = self.binary_values(BinaryOpKind.MOD, remaining, extents[k])
