@@ -29,6 +29,10 @@ class StructType:
         self.host_methods: dict[str, Any] = {}     # a @wk.dataclass's plain Python methods (HostStruct only)
 
     def field(self, shape: Any = (), needs_grad: bool = False, name: str = "", **options: Any) -> StructField:
+        """A struct field; Quadrants' `layout=wk.Layout.AOS / SOA` is taken (lang/layout.py)."""
+        if "layout" in options:
+            from wgkern.lang.layout import check_layout
+            check_layout(options.pop("layout"), f"{self!r}.field")
         return StructField(self, shape, needs_grad, name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> HostStruct:
@@ -397,4 +401,4 @@ class Struct:
     @staticmethod
     def field(members: dict[str, Any], shape: Any = (), needs_grad: bool = False, name: str = "",
               **options: Any) -> StructField:
-        return StructField(StructType(members), shape, needs_grad, name)
+        return StructType(members).field(shape, needs_grad, name, **options)
