@@ -85,6 +85,11 @@ class Backend:
 
     name: str = "?"
 
+    def shared_memory_bytes(self) -> int | None:
+        """The bytes of block-shared memory (wk.simt.block.SharedArray) one block may use; None where the
+        backend has no shared memory (the CPU)."""
+        return None
+
     def storage_dtype(self, dtype: DataType) -> np.dtype:
         """numpy dtype of one element as stored on this device (WGSL widens 8/16-bit ints and bool to 32 bits)."""
         return dtype.np_dtype

@@ -373,7 +373,7 @@ def normalize(a: Any) -> Any:
 
 
 # GLSL-style helpers (kernel-language functions; glsl.py imports this module, hence the late import)
-from wgkern.lang.glsl import (cconj, cdiv, cexp, cinv, clog, clz, cmul, cpow, csqrt, degrees,  # noqa: E402
+from wgkern.lang.glsl import (cconj, cdiv, cexp, cinv, clog, clz, cmul, cpow, csqrt, degrees, ffs,  # noqa: E402
                               determinant, distance, eye, fract, inverse, mix, mod, popcnt, radians, reflect,
                               refract, rot_by_axis, rot_yaw_pitch_roll, rotation2d, rotation3d, scale, smoothstep,
                               step, translate, vdir)
