@@ -89,3 +89,22 @@ print(vel.to_numpy().tolist())
 def test_same_program_as_quadrants(tmp_path):
     ours = same_output_as_quadrants(tmp_path, PROGRAM)
     assert ours[0] == "1 0" and ours[1] == ours[2]
+
+
+def test_struct_field_options_reach_every_member(arch):
+    """offset= and needs_dual= of a struct field apply to its members (as in Quadrants); an option it does not
+    have is a TypeError instead of being dropped."""
+    particle = wk.types.struct(pos=wk.types.vector(2, wk.f32), tag=wk.i32)
+    shifted = particle.field(shape=4, offset=-2, needs_dual=True, layout=wk.Layout.SOA)
+
+    @wk.kernel
+    def fill():
+        for i in shifted:
+            shifted[i].pos = wk.Vector([i, 2 * i], wk.f32)
+            shifted[i].tag = i
+
+    fill()
+    assert shifted.tag.to_numpy().tolist() == [-2, -1, 0, 1] and shifted[-2].tag == -2
+    assert shifted.pos.dual is not None and shifted.tag.dual is None
+    with pytest.raises(TypeError, match="unexpected keyword argument 'order'"):
+        particle.field(shape=4, order="ji")
