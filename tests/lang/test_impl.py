@@ -1,27 +1,10 @@
-"""wk.lang.impl: Quadrants' get_runtime() (default types read in wk.static) and get_max_shared_memory_bytes()."""
+"""wk.lang.impl.get_max_shared_memory_bytes() (Quadrants') against what a block's shared arrays may take on each
+arch."""
 from __future__ import annotations
 
 import pytest
 
 import wgkern as wk
-
-
-def test_get_runtime_follows_the_default_types(arch):
-    runtime = wk.lang.impl.get_runtime()
-    assert runtime.default_fp == wk.f32 and runtime.default_ip == wk.i32
-    out = wk.field(wk.f32, shape=())
-
-    @wk.kernel
-    def k():
-        if wk.static(wk.lang.impl.get_runtime().default_fp == wk.f32):
-            out[None] = 1.0
-        else:
-            out[None] = 2.0
-
-    k()
-    assert out[None] == 1.0
-    wk.init(arch=wk.cpu, default_fp=wk.f64, default_ip=wk.i64)
-    assert runtime.default_fp == wk.f64 and runtime.default_ip == wk.i64 and runtime.arch == wk.cpu
 
 
 def test_max_shared_memory_bytes_is_what_a_block_may_use(arch):
