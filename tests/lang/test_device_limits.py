@@ -1,5 +1,5 @@
-"""wk.lang.impl.get_max_shared_memory_bytes() (Quadrants') against what a block's shared arrays may take on each
-arch."""
+"""wk.lang.impl.get_max_shared_memory_bytes() (Quadrants'; lang/device_limits.py) against what a block's shared arrays
+may take on each arch."""
 from __future__ import annotations
 
 import pytest
