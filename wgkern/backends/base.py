@@ -85,11 +85,6 @@ class Backend:
 
     name: str = "?"
 
-    def shared_memory_bytes(self) -> int | None:
-        """The bytes of block-shared memory (wk.simt.block.SharedArray) one block may use; None where the
-        backend has no shared memory (the CPU)."""
-        return None
-
     def storage_dtype(self, dtype: DataType) -> np.dtype:
         """numpy dtype of one element as stored on this device (WGSL widens 8/16-bit ints and bool to 32 bits)."""
         return dtype.np_dtype
@@ -125,6 +120,11 @@ class Backend:
 
     def host_view(self, buffer: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray | None:
         """A zero-copy numpy view where the buffer lives in host memory (CPU), else None."""
+        return None
+
+    def shared_memory_bytes(self) -> int | None:
+        """The bytes of block-shared memory (wk.simt.block.SharedArray) one block may use; None where the
+        backend has no shared memory (the CPU)."""
         return None
 
     def compile(self, kernel: OffloadedKernel) -> CompiledKernel:
