@@ -43,21 +43,3 @@ def test_graph_replays_its_dispatches_with_the_given_arguments(arch):
     with pytest.raises(wk.ArgumentError, match="'b' has ndim 1, got an ndarray of shape \\(2, 2\\)"):
         graph.run({"a": a, "b": wk.ndarray(wk.f32, (2, 2)), "k": 1.0})
 
-
-def test_quadrants_graph_namespace_spells_do_while(arch):
-    """`qd.graph.do_while` is wk.graph_do_while: the body runs, then again while the counter is non-zero."""
-    assert wk.graph.do_while is wk.graph_do_while
-
-    @wk.kernel(graph=True)
-    def count_down(x: wk.types.ndarray(wk.i32, ndim=1), counter: wk.types.ndarray(wk.i32, ndim=0)):
-        while wk.graph.do_while(counter):
-            for i in range(x.shape[0]):
-                x[i] = x[i] + 2
-            for _ in range(1):
-                counter[()] = counter[()] - 1
-
-    x = wk.ndarray(wk.i32, shape=(8,))
-    counter = wk.ndarray(wk.i32, shape=())
-    counter[()] = 3
-    count_down(x, counter)
-    assert counter[()] == 0 and x.to_numpy().tolist() == [6] * 8

@@ -4,10 +4,7 @@ each `Arg` replaced by the value of its name.
 
 wgkern launches are already batched into one submission per sync, so a graph is its list of launches: running
 it costs what calling the kernels does. An argument's declared kind, dtype and ndim (a texture's dimensions,
-format and channels) are checked against the values given to `run`.
-
-Quadrants' `qd.graph` namespace spells `wk.graph_do_while` as `graph.do_while` (`while wk.graph.do_while(c):` in a
-kernel), the same function."""
+format and channels) are checked against the values given to `run`."""
 from __future__ import annotations
 
 import enum
@@ -15,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wgkern.errors import ArgumentError, WkError
-from wgkern.lang.math import graph_do_while as do_while  # noqa: F401 - Quadrants' qd.graph.do_while
 
 
 class ArgKind(enum.Enum):
