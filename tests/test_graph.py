@@ -42,4 +42,3 @@ def test_graph_replays_its_dispatches_with_the_given_arguments(arch):
         graph.run({"a": a, "b": b})
     with pytest.raises(wk.ArgumentError, match="'b' has ndim 1, got an ndarray of shape \\(2, 2\\)"):
         graph.run({"a": a, "b": wk.ndarray(wk.f32, (2, 2)), "k": 1.0})
-
