@@ -30,7 +30,6 @@ from wgkern.frontend.statements import StatementMixin
 from wgkern.frontend.structs import StructMixin
 from wgkern.frontend.buffer_view import BufferViewMixin
 from wgkern.frontend.texture import TextureMixin
-from wgkern.frontend.tiles import TileMixin
 from wgkern.frontend.values import (DataclassView, GlobalRef, NdarrayRef, ObjectView, VectorValue, describe,
                                     is_python_number, python_number_dtype)
 from wgkern.ir import nodes as ir
@@ -259,7 +258,7 @@ def is_field(obj: Any) -> bool:
 
 
 class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, StructMixin, LoopMixin, SparseMixin,
-                      SparseMatrixMixin, TextureMixin, QuantMixin, BufferViewMixin, TileMixin):
+                      SparseMatrixMixin, TextureMixin, QuantMixin, BufferViewMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx
         self.b = IRBuilder()

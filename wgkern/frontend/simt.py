@@ -1,6 +1,7 @@
 """`wk.simt` calls in kernel code: each intrinsic becomes one `ir.SimtOp` (operands cast to the types the op
 takes, the result typed as Taichi types it), `SharedArray(shape, dtype)` a 'shared' container slot indexed
-like a field, and `loop_config(block_dim=N)` is checked here. Which arch lowers what is the backends' business
+like a field, and `loop_config(block_dim=N)` is checked here; the register tiles' syntax comes with TileMixin
+(frontend/tiles.py). Which arch lowers what is the backends' business
 (the CPU backend refuses every simt op but wk.global_thread_idx(), naming its line)."""
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.errors import CompileError
+from wgkern.frontend.tiles import TileMixin
 from wgkern.frontend.values import GlobalRef, VectorValue, describe, is_runtime
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind
@@ -82,7 +84,7 @@ class SharedArrayRef:
         return GlobalRef(self.slot, [], self.shape + self.element_shape, label or self.slot.name)
 
 
-class SimtMixin:
+class SimtMixin(TileMixin):
     def checked_block_dim(self, value: Any) -> int:
         """N of loop_config(block_dim=N): a compile-time int from 1 up; each GPU backend checks it against its
         own limit (the adapter's invocations per workgroup, CUDA's 1024), the CPU backend ignores it."""

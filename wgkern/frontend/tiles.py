@@ -11,7 +11,6 @@ from typing import Any
 
 from wgkern.errors import CompileError
 from wgkern.frontend.scope import StructVar
-from wgkern.frontend.simt import SharedArrayRef
 from wgkern.frontend.values import NdarrayRef, StructValue, describe
 from wgkern.lang.simt import tile as tiles
 
@@ -38,6 +37,7 @@ class TileSlice:
 
 class TileMixin:
     def is_tile_source(self, base: Any) -> bool:
+        from wgkern.frontend.simt import SharedArrayRef      # simt.py's SimtMixin derives from TileMixin
         return isinstance(base, (NdarrayRef, SharedArrayRef)) or self.is_container(base)
 
     def tile_slice(self, base: Any, elements: list[ast.expr], label: str) -> TileSlice:
