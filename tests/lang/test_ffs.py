@@ -57,4 +57,5 @@ def test_ffs_on_every_integer_width(arch):
 
 
 def test_ffs_same_as_quadrants(tmp_path):
-    assert same_output_as_quadrants(tmp_path, FFS_PROGRAM) == ["[0, 1, 2, 1, 4, 3, 1, 32, 31, 6] [0, 1, 33, 41, 64, 36, 1]"]
+    expected = "[0, 1, 2, 1, 4, 3, 1, 32, 31, 6] [0, 1, 33, 41, 64, 36, 1]"
+    assert same_output_as_quadrants(tmp_path, FFS_PROGRAM) == [expected]

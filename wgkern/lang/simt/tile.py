@@ -16,8 +16,11 @@ program's default float), and a tile `t` has
 
 The subgroup must have N invocations or more (32 on NVIDIA; lavapipe has 8, or 16 when started with
 LP_NATIVE_VECTOR_WIDTH=512), and every invocation of it must take part, as for the subgroup operations. Values
-move by subgroup shuffles, which carry 32-bit values: tiles are f32. The CPU has no subgroups: a tile there is a CompileError, as in Quadrants. The frontend's
-part (the slice syntax, `-=` of an outer product) is frontend/tiles.py."""
+move by subgroup shuffles, which carry 32-bit values: tiles are f32. The CPU has no subgroups: a tile there is a
+CompileError, as in Quadrants. The frontend's part (the slice syntax, `-=` of an outer product) is
+frontend/tiles.py."""
+# No `from __future__ import annotations`: the funcs' parameter annotations (T.template()) are read as objects,
+# and the tile type's member annotation is set from closure values (_make_tile_type).
 
 from typing import Any
 
