@@ -31,6 +31,8 @@ from wgkern.lang.stream import Event, Stream, create_event, create_stream
 from wgkern.lang.math import (assume_in_range, eig, frexp, graph_do_while, make_spd, no_activate, stream_parallel,
                               volatile_load)
 from wgkern.lang.tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
+from wgkern.lang.layout import Layout
+from wgkern.lang.simt.tile import outer
 from wgkern.lang.texture import Format, Texture
 from wgkern.lang.types import Template
 from wgkern.lang.matrix import Matrix, Vector
@@ -110,7 +112,7 @@ __all__ = [
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "eig", "BufferView", "perf_dispatch", "Stream", "Event", "create_stream", "create_event",
-    "no_activate", "stream_parallel", "volatile_load", "graph_do_while", "Backend",
+    "no_activate", "stream_parallel", "volatile_load", "graph_do_while", "Backend", "Layout", "outer",
     "Tensor", "tensor", "StructField", "simt", "global_thread_idx", "VectorTensor", "MatrixTensor", "wrap",
     "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported",
     "is_extension_enabled", "experimental", "provide",

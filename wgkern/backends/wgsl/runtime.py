@@ -361,6 +361,9 @@ class WgslBackend(Backend):
     name = "wgsl"
     supports_adstack = True
 
+    def shared_memory_bytes(self) -> int | None:
+        return self.max_workgroup_storage         # the adapter's max-compute-workgroup-storage-size
+
     def __init__(self, adapter: Any = None, kind: str = "webgpu", debug: bool = False,
                  device_memory_limit: int | None = None, fast_math: bool = False, webgpu_profile: str | None = None):
         import wgpu
