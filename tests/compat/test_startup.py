@@ -9,6 +9,7 @@ import runpy
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -86,8 +87,11 @@ def _pip(*args: str, builds: bool = False) -> None:
     environment can build it (no download); else pip fetches the build requirements."""
     can_build_here = importlib.util.find_spec("wheel") and importlib.util.find_spec("setuptools")
     isolation = ["--no-build-isolation"] if builds and can_build_here else []
+    # away from the checkout and its PYTHONPATH: pip would take the checkout's wgkern.egg-info (an editable
+    # install's metadata, on sys.path through the current folder) for wgkern being installed already
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     result = subprocess.run([sys.executable, "-m", "pip", *args, *isolation], capture_output=True, text=True,
-                            timeout=240)
+                            timeout=240, cwd=tempfile.gettempdir(), env=env)
     assert result.returncode == 0, result.stderr[-3000:]
 
 
