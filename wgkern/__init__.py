@@ -31,6 +31,8 @@ from wgkern.lang.stream import Event, Stream, create_event, create_stream
 from wgkern.lang.math import (assume_in_range, eig, frexp, graph_do_while, make_spd, no_activate, stream_parallel,
                               volatile_load)
 from wgkern.lang.tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
+from wgkern.lang.layout import Layout
+from wgkern.lang.simt.tile import outer
 from wgkern.lang.texture import Format, Texture
 from wgkern.lang.types import Template
 from wgkern.lang.matrix import Matrix, Vector
@@ -51,10 +53,12 @@ from wgkern.runtime.arch import amdgpu, cc, cpu, cuda, dx11, dx12, gles, gpu, me
 from wgkern.runtime.extensions import extension, is_extension_enabled, is_extension_supported
 from wgkern.runtime.program import init, reset, stats, sync
 from wgkern import algorithms, profiler
+from wgkern.compat import provide  # `wgkern.provide("quadrants")`: run Quadrants / Taichi programs unchanged
 import sys as _sys
 # `import wgkern.math as tm` / `import wgkern.types` (Taichi programs import taichi.math that way)
 _sys.modules[__name__ + ".math"] = math
 _sys.modules[__name__ + ".types"] = types
+types.__name__ = __name__ + ".types"    # named as its sys.modules key, as a module is (`from wgkern.types import x`)
 # `ti.experimental.real_func` (Taichi 1.7's spelling of @ti.real_func)
 experimental = type(_sys)(__name__ + ".experimental", "Taichi's ti.experimental names: real_func.")
 experimental.real_func = real_func
@@ -108,10 +112,10 @@ __all__ = [
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "eig", "BufferView", "perf_dispatch", "Stream", "Event", "create_stream", "create_event",
-    "no_activate", "stream_parallel", "volatile_load", "graph_do_while", "Backend",
+    "no_activate", "stream_parallel", "volatile_load", "graph_do_while", "Backend", "Layout", "outer",
     "Tensor", "tensor", "StructField", "simt", "global_thread_idx", "VectorTensor", "MatrixTensor", "wrap",
     "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported",
-    "is_extension_enabled", "experimental",
+    "is_extension_enabled", "experimental", "provide",
 ]
 
 

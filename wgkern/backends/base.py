@@ -122,6 +122,11 @@ class Backend:
         """A zero-copy numpy view where the buffer lives in host memory (CPU), else None."""
         return None
 
+    def shared_memory_bytes(self) -> int | None:
+        """The bytes of block-shared memory (wk.simt.block.SharedArray) one block may use; None where the
+        backend has no shared memory (the CPU)."""
+        return None
+
     def compile(self, kernel: OffloadedKernel) -> CompiledKernel:
         raise NotImplementedError
 

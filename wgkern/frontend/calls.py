@@ -33,6 +33,7 @@ from wgkern.lang.kernel import BoundFunc, BoundKernel, Func, Kernel
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.simt import SIMT_CALLS
 from wgkern.lang.simt.block import SharedArray
+from wgkern.lang.simt.tile import outer as tile_outer
 from wgkern.lang.structs import Struct, StructType
 from wgkern.runtime.program import sync as program_sync
 
@@ -123,6 +124,8 @@ class CallMixin:
             raise CompileError(f"{describe(callee)} is not callable in kernel code")
         if callee is wm.static:
             return self.static_call(node)
+        if callee is tile_outer:
+            return self.outer_product(node)             # frontend/tiles.py
         if callee is wm.static_print:
             print(*[self.static_print_value(arg) for arg in node.args])
             return None
@@ -208,7 +211,9 @@ class CallMixin:
     def static_call(self, node: ast.Call) -> Any:
         if node.keywords or not node.args:
             raise CompileError("wk.static() takes one or more positional expressions")
-        values = [static_eval.evaluate(arg, self.frame.fn, self.frame.scope, self.frame.src.filename)
+        values = [static_eval.resolve(static_eval.evaluate(arg, self.frame.fn, self.frame.scope,
+                                                           self.frame.src.filename, runtime_operands=True),
+                                      lambda operand: self.read_binding(operand.binding))
                   for arg in node.args]
         return values[0] if len(values) == 1 else tuple(values)
 

@@ -774,7 +774,11 @@ def field(dtype: Any, shape: Any = None, needs_grad: bool = False, needs_dual: b
           offset: Any = None, **unknown: Any) -> Field:
     """`wk.field(dtype or wk.types.vector(...), shape, needs_grad=False, needs_dual=False, name='', offset=None)`.
     `offset` (one int per axis) is the index of the first element: kernels, loops over the field and host
-    indexing use indices from offset to offset + shape - 1; to_numpy()/from_numpy() arrays start at element 0."""
+    indexing use indices from offset to offset + shape - 1; to_numpy()/from_numpy() arrays start at element 0.
+    A vector or matrix field also takes Quadrants' `layout=wk.Layout.AOS / SOA` (lang/layout.py)."""
+    if "layout" in unknown and isinstance(dtype, VectorType):
+        from wgkern.lang.layout import check_layout
+        check_layout(unknown.pop("layout"), "wk.field")
     if unknown:
         raise TypeError(f"wk.field() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
     from wgkern.lang import quant

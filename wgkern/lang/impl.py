@@ -13,3 +13,6 @@ def current_cfg() -> SimpleNamespace:
     options = dataclasses.asdict(program.options)
     options.update(arch=program.arch, default_fp=T.DEFAULT_FLOAT, default_ip=T.DEFAULT_INT)
     return SimpleNamespace(**options)
+
+
+from wgkern.lang.device_limits import get_max_shared_memory_bytes  # noqa: E402,F401 - Quadrants' name here

@@ -215,8 +215,10 @@ def _amdgpu_compile_selection() -> Selection:
     return Selection(Arch.cpu, make, "LLVM CPU, every kernel also compiled and checked for AMDGPU")
 
 
-def select(arch: Any = None) -> Selection:
-    """Resolve `wk.init(arch=...)`: an explicit arch, else WK_ARCH, else the best real GPU, else CPU."""
+def select(arch: Any = None, gpu_fallback_note: Callable[[str], None] | None = None) -> Selection:
+    """Resolve `wk.init(arch=...)`: an explicit arch, else WK_ARCH, else the best real GPU, else CPU.
+    `wk.gpu` on a machine without a GPU gives the CPU after `gpu_fallback_note(why)` (default: a line on
+    stderr)."""
     if _names_amdgpu_compile(arch):
         return _amdgpu_compile_selection()
     requested = parse_arch(arch)
@@ -261,7 +263,10 @@ def select(arch: Any = None) -> Selection:
             return _amdgpu_selection(detail)
         # Taichi's ti.gpu means "a GPU if there is one": ported programs ask for it everywhere, CI included
         found = ", ".join(f"{a.summary} [{a.backend_type}]" for a in adapters) or "no wgpu adapters"
-        print(f"wk.init(arch=wk.gpu): no GPU found ({found}); running on wk.cpu", file=sys.stderr)
+        if gpu_fallback_note is None:
+            print(f"wk.init(arch=wk.gpu): no GPU found ({found}); running on wk.cpu", file=sys.stderr)
+        else:
+            gpu_fallback_note(f"no GPU found ({found})")
         return _cpu_selection()
     if best is None:
         want = {Arch.gpu: "a discrete or integrated GPU adapter (wgpu)",

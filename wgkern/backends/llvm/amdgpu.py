@@ -48,6 +48,9 @@ class AmdgpuBackend(CudaBackend):
     def open_driver(self) -> Any:
         return hip_driver.driver()
 
+    def shared_memory_bytes(self) -> int | None:
+        return PROCESSORS[self.arch].max_lds_bytes      # LDS per workgroup
+
     def device_arch(self) -> str:
         processor = self.info.processor
         if processor not in PROCESSORS:

@@ -259,6 +259,9 @@ class CudaBackend(Backend):
     supports_adstack = True
     kernel_class = CudaCompiledKernel
 
+    def shared_memory_bytes(self) -> int | None:
+        return CUDA_TARGET.shared_memory[1]       # shared arrays are declared statically (docs/simt.md)
+
     def __init__(self, debug: bool = False, fast_math: bool = False, device_memory_limit: int | None = None,
                  offline_cache: bool = True):
         self.driver = self.open_driver()
