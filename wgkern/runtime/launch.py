@@ -25,6 +25,7 @@ from wgkern.runtime.stack_capacities import launch_capacities, plan_capacities
 from wgkern.runtime import program as program_module
 from wgkern.runtime.arguments import NDARRAY, SCALAR, Specialisation, specialise
 from wgkern.runtime.program import Program
+from wgkern.runtime.materialization import materialize_if_needed
 
 
 FORWARD_MODE_KEY = "forward mode"    # kernel_cache key part of forward-mode variants (False/True: forward/.grad)
@@ -291,8 +292,8 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
     if program.profiler is not None and not program.profiler.timing:    # wgkern/profiler.py
         return program.profiler.time(kernel.name + ("_grad" if reverse else ""),
                                      lambda: launch_kernel(kernel, args, kwargs, reverse), program.sync)
-    if program.pending_layouts:                                          # @wk.layout (lang/legacy.py)
-        program.run_pending_layouts()
+    if program.unmaterialized:                 # new containers or @wk.layout functions (materialization.py)
+        materialize_if_needed(program)
     spec = specialise(kernel, args, kwargs, program)
     if reverse:
         forward = program.kernel_cache.get((kernel, spec.key, False)) \
