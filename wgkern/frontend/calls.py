@@ -86,7 +86,8 @@ def _ported_taichi_func(fn: types.FunctionType) -> types.FunctionType:
     return _PORTED_TAICHI_FUNCS[fn]
 
 
-LOOP_CONFIG_OPTIONS = frozenset({"serialize", "block_dim", "parallelize", "block_dim_adaptive", "bit_vectorize"})
+LOOP_CONFIG_OPTIONS = frozenset({"serialize", "block_dim", "parallelize", "block_dim_adaptive", "bit_vectorize",
+                                 "name"})
 
 
 def _wgkern_module_for(value: Any) -> Any:

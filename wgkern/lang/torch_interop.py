@@ -12,6 +12,7 @@ Zero-copy needs the data in host memory the kernels use directly, which only the
   tensor. A tensor on another torch device is refused with an ArgumentError (move it to the CPU first)."""
 from __future__ import annotations
 
+import ctypes
 import sys
 import weakref
 from typing import Any
@@ -23,11 +24,12 @@ from wgkern.errors import ArgumentError, WkError
 _CPU = (1, 0)      # DLPack's (kDLCPU, device 0)
 
 
-def _torch() -> Any:
+def _torch(container: Any = None) -> Any:
     try:
         import torch
     except ImportError:
-        raise WkError("to_torch() needs PyTorch (pip install torch, or pip install 'wgkern[torch]'); to_numpy() "
+        what = f"{container.kind_name} '{container.name}'.to_torch()" if container is not None else "to_torch()"
+        raise WkError(f"{what} needs PyTorch (pip install torch, or pip install 'wgkern[torch]'); to_numpy() "
                       "gives the contents as a numpy array") from None
     return torch
 
@@ -49,7 +51,7 @@ def _zero_copy_refusal(container: Any, device: Any) -> str | None:
 
 def container_to_torch(container: Any, device: Any, keep_dims: bool, copy: bool | None) -> Any:
     """Container.to_torch (see the module docstring)."""
-    torch = _torch()
+    torch = _torch(container)
     if copy is not True:
         refusal = _zero_copy_refusal(container, device)
         if refusal is None:
@@ -72,8 +74,30 @@ def is_torch_tensor(value: Any) -> bool:
 _adopted: dict[int, tuple[Any, tuple[Any, ...], Any]] = {}
 
 
-def _forget(ident: int) -> None:
-    _adopted.pop(ident, None)
+_NUMPY_DTYPES: dict[Any, np.dtype] = {}     # torch dtype -> numpy dtype
+
+
+def _numpy_dtype(torch_dtype: Any, where: str) -> np.dtype:
+    dtype = _NUMPY_DTYPES.get(torch_dtype)
+    if dtype is None:
+        torch = _torch()
+        try:
+            dtype = torch.empty(0, dtype=torch_dtype).numpy().dtype
+        except TypeError:
+            raise ArgumentError(f"{where} got a torch tensor of {torch_dtype}, which has no numpy/wgkern "
+                                "counterpart") from None
+        _NUMPY_DTYPES[torch_dtype] = dtype
+    return dtype
+
+
+def _memory_of(tensor: Any, dtype: np.dtype) -> np.ndarray:
+    """A numpy array over the tensor's elements (its strides too), reached by address: a numpy view made by
+    `tensor.numpy()` would keep torch from ever resizing the tensor's storage."""
+    shape = tuple(tensor.shape)
+    strides = tuple(stride * dtype.itemsize for stride in tensor.stride())
+    span = 1 + sum((size - 1) * stride for size, stride in zip(shape, tensor.stride())) if tensor.numel() else 1
+    raw = np.ctypeslib.as_array((ctypes.c_uint8 * (span * dtype.itemsize)).from_address(tensor.data_ptr()))
+    return np.lib.stride_tricks.as_strided(raw.view(dtype), shape, strides)
 
 
 def torch_argument(value: Any, program: Any, where: str) -> Any:
@@ -82,23 +106,23 @@ def torch_argument(value: Any, program: Any, where: str) -> Any:
     if value.device.type != "cpu":
         raise ArgumentError(f"{where} got a torch tensor on {value.device}; wgkern takes CPU tensors as ndarray "
                             "arguments (pass tensor.cpu(), and copy the result back)")
-    array = value.detach().numpy()            # shares the tensor's memory (strided views too)
-    if not program.backend.adopts_host_memory or not array.flags.c_contiguous:
-        return array                          # staged: copied in, and back out when the kernel writes it
-    if array.dtype == np.bool_:
-        return array                          # stored as u1 elsewhere in wgkern; staged
+    dtype = _numpy_dtype(value.dtype, where)
+    if not program.backend.adopts_host_memory or not value.is_contiguous() or dtype == np.bool_:
+        return _memory_of(value, dtype)       # staged: copied in, and back out into the tensor when written
     ident = id(value)
     signature = (value.data_ptr(), tuple(value.shape), value.dtype, program.id)
     cached = _adopted.get(ident)
     if cached is not None and cached[0]() is value and cached[1] == signature:
         return cached[2]
+    # The cache entry is checked against the tensor's address and shape at every call, and dropped with the
+    # tensor, so the adopted ndarray is only used while that memory is the tensor's.
+    memory = _memory_of(value, dtype)
     from wgkern.lang.fields import Ndarray
     from wgkern.lang.types import from_numpy_dtype
-    adopted = Ndarray(from_numpy_dtype(array.dtype), array.shape, name=f"torch tensor {tuple(value.shape)}",
-                      host_memory=array)
+    adopted = Ndarray(from_numpy_dtype(dtype), tuple(value.shape), name=f"torch tensor {tuple(value.shape)}",
+                      host_memory=memory)
     try:
-        weakref.finalize(value, _forget, ident)
-        reference = weakref.ref(value)
+        reference = weakref.ref(value, lambda _, ident=ident: _adopted.pop(ident, None))
     except TypeError:                         # not weakly referable: adopted afresh at each call
         return adopted
     _adopted[ident] = (reference, signature, adopted)
