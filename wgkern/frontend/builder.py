@@ -609,13 +609,14 @@ class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, Str
         else:
             self.frame.scope.define(name, Fixed(vector, "kernel argument"))
 
-    def resolve_annotation(self, annotation: Any) -> Any:
-        """Annotations may be strings (`from __future__ import annotations`): evaluate them in the function's
-        globals."""
+    def resolve_annotation(self, annotation: Any, fn: Any = None) -> Any:
+        """Annotations may be strings (`from __future__ import annotations`): evaluate them in the globals of the
+        function they annotate (`fn`; by default the one being built)."""
         if not isinstance(annotation, str):
             return T.called_annotation(annotation)
-        namespace = dict(getattr(self.frame.fn, "__globals__", {}))
-        namespace.update(closure_values(self.frame.fn))
+        fn = self.frame.fn if fn is None else fn
+        namespace = dict(getattr(fn, "__globals__", {}))
+        namespace.update(closure_values(fn))
         try:
             return T.called_annotation(eval(annotation, namespace))  # noqa: S307 - the user's own annotation
         except Exception as exc:

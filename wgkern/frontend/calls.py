@@ -941,14 +941,14 @@ class CallMixin:
         wk.template() parameter is passed by reference (its binding), as in Taichi, where a func may update the
         caller's struct through it; everything else by value."""
         if param is not None and isinstance(node, ast.Name):
-            annotation = self.resolve_annotation(param.annotation)
+            annotation = self.resolve_annotation(param.annotation, func.fn)     # in the func's module
             binding = self.frame.scope.lookup(node.id)
             if isinstance(annotation, T.Template) and isinstance(binding, (LocalVar, VectorVar, GlobalVar,
                                                                            StructVar)):
                 return _ByReference(binding)
         value = self.visit(node)
         if isinstance(value, GlobalRef):
-            if param is not None and isinstance(self.resolve_annotation(param.annotation), T.Template):
+            if param is not None and isinstance(self.resolve_annotation(param.annotation, func.fn), T.Template):
                 return _ByReference(GlobalVar(value.slot, value.element_shape, value))
             value = self.load_ref(value)
         return value
