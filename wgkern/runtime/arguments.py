@@ -18,6 +18,7 @@ from wgkern.errors import ArgumentError
 from wgkern.ir.nodes import ArgSpec
 from wgkern.lang.fields import Container, Field, Ndarray
 from wgkern.lang.torch_interop import is_torch_tensor, torch_argument
+from wgkern.runtime.argument_cache import DATACLASS_ARGUMENTS
 from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, Template, VectorType,
                                called_annotation, f32, from_numpy_dtype, i32, out_of_range, range_text, to_dtype)
 
@@ -694,7 +695,8 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
             components.append(value._texels)
             parts.append((TEXTURE, part))
         elif kind == DATACLASS or (kind == TEMPLATE and is_dataclass_value(value)):
-            part = _dataclass_part(kernel, rule, value, program, components)
+            part = DATACLASS_ARGUMENTS.part(rule, value, program, components, template_key,
+                                            lambda out: _dataclass_part(kernel, rule, value, program, out))
             templates[index] = value
             parts.append((DATACLASS, part))
         else:
