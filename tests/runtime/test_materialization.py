@@ -112,3 +112,4 @@ def test_runtime_defaults_follow_init(arch):
     wk.init(arch=arch, default_fp=wk.f64)
     assert get_runtime().default_fp == wk.f64
     assert get_runtime().default_ip == wk.i32
+    assert get_runtime().arch == arch

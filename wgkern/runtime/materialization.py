@@ -16,7 +16,8 @@ from wgkern.runtime import program as program_module
 
 class PyQuadrants:
     """Quadrants' Python-side runtime object: `materialize()`, `clear()`, `sync()`, `prog` (the running program,
-    with `prog.synchronize()`), `materialized`, `default_fp` / `default_ip`."""
+    with `prog.synchronize()`), `materialized`, and the running program's `arch`, `default_fp` / `default_ip`
+    (read when asked: they follow wk.init)."""
 
     def __init__(self) -> None:
         self.materialized = False
@@ -46,6 +47,10 @@ class PyQuadrants:
     def prog(self) -> Any:
         """The running program (`prog.synchronize()` waits for launched work)."""
         return program_module.get_program()
+
+    @property
+    def arch(self) -> Any:
+        return program_module.get_program().arch
 
     @property
     def default_fp(self) -> Any:
