@@ -36,8 +36,7 @@ def _torch(container: Any = None) -> Any:
 
 def _zero_copy_refusal(container: Any, device: Any) -> str | None:
     """Why `container` cannot be shared with torch without a copy (for `device`), or None when it can."""
-    if container._view is None and container.buffer is not None and container.program.backend.host_view(
-            container.buffer, container.storage_dtype, container.full_shape) is None:
+    if container._host_ready() is None:       # (placing a .grad placeholder first, as any host access)
         return (f"{container.kind_name} '{container.name}' lives in device memory on {container.program.arch!r}; "
                 "zero-copy to_torch(copy=False) needs the CPU arch (copy=None or copy=True copies)")
     if not container._same_storage:
