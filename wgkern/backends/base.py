@@ -91,8 +91,12 @@ class Backend:
 
     adopts_host_memory = False       # adopt() works: kernels run on host memory (the CPU backend)
 
+    def missing_features(self, dtype: DataType) -> tuple[str, ...]:
+        """Device features `dtype` needs that this device lacks (none: the dtype works here)."""
+        return ()
+
     def supports(self, dtype: DataType) -> bool:
-        return True
+        return not self.missing_features(dtype)
 
     def check_capacity(self, nbytes: int) -> None:
         """Raise OutOfMemoryError when a buffer of `nbytes` cannot be allocated now (allocate() checks it too;
