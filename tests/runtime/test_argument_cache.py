@@ -111,3 +111,39 @@ def test_a_new_program_checks_again(arch, checks):
     wk.init(arch=arch)
     with pytest.raises(wk.ArgumentError, match=r"created before the last wk\.reset\(\)/wk\.init\(\)"):
         combine(state)
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenInner:
+    values: wk.types.NDArray[wk.f32, 1]
+    mode: Mode
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenState:
+    out: wk.types.NDArray[wk.f32, 1]
+    inner: FrozenInner
+    factor: float
+    extra: list
+
+
+@wk.kernel
+def combine_frozen(state: FrozenState):
+    for i in state.out:
+        state.out[i] = state.inner.values[i] * state.factor + wk.static(len(state.extra))
+
+
+def test_frozen_values_recheck_gradients_and_keyed_members(arch, checks):
+    state = FrozenState(wk.ndarray(wk.f32, 4), FrozenInner(filled(2.0), Mode.MUL), 3.0, [])
+    for _ in range(3):
+        combine_frozen(state)
+    assert len(checks) == 1
+    np.testing.assert_array_equal(state.out.to_numpy(), np.full(4, 6.0, np.float32))
+    state.extra.append(1)                  # a mutable member of a frozen value, changed in place
+    combine_frozen(state)
+    np.testing.assert_array_equal(state.out.to_numpy(), np.full(4, 7.0, np.float32))
+    state.inner.values.grad = wk.ndarray(wk.f32, 4)
+    combine_frozen(state)
+    assert len(checks) == 3
+    combine_frozen(state)
+    assert len(checks) == 3

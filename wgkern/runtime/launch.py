@@ -370,7 +370,7 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
     if entry.bound_sources:
         program.bound_records[(kernel, spec.key)] = grad_guard.snapshot(
             entry.bound_sources, values, {index: user_array for index, user_array, _ in staged} if staged else None,
-            [arg.name for arg in entry.arg_specs])
+            [arg.name for arg in entry.arg_specs] if staged else None)
     if entry.returns:
         return _read_return(program, entry)
     return None
