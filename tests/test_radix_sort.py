@@ -100,3 +100,39 @@ def test_bad_parameters(arch, end_bit, depth, message):
     made, dtype = containers(np.zeros(4, np.uint32), 1, 4)
     with pytest.raises(wk.WkError, match=message):
         sort_keys(made["keys"], made["tmp_keys"], made["scratch"], made["n"], dtype, end_bit, depth)
+
+
+@wk.func
+def sort_through_a_func(keys: wk.template(), tmp_keys: wk.template(), scratch: wk.template(), n: wk.template()):
+    sort(keys, tmp_keys, keys, tmp_keys, scratch, n, wk.i32, False, 32, 1)
+
+
+@wk.kernel
+def sort_in_a_loop(keys: wk.types.ndarray(), tmp_keys: wk.types.ndarray(), scratch: wk.types.ndarray(),
+                   n: wk.types.ndarray()):
+    for _ in range(2):
+        sort(keys, tmp_keys, keys, tmp_keys, scratch, n, wk.i32, False, 32, 1)
+
+
+@wk.kernel
+def sort_under_an_if(keys: wk.types.ndarray(), tmp_keys: wk.types.ndarray(), scratch: wk.types.ndarray(),
+                     n: wk.types.ndarray()):
+    if n[()] > 1:
+        sort_through_a_func(keys, tmp_keys, scratch, n)
+
+
+@wk.kernel
+def sort_at_top_level_through_a_func(keys: wk.types.ndarray(), tmp_keys: wk.types.ndarray(),
+                                     scratch: wk.types.ndarray(), n: wk.types.ndarray()):
+    sort_through_a_func(keys, tmp_keys, scratch, n)
+
+
+def test_the_sort_is_called_at_the_top_level(arch):
+    keys = np.array([5, -3, 9, 0, -3, 2], np.int32)
+    made, _ = containers(keys, 1, keys.size)
+    arguments = (made["keys"], made["tmp_keys"], made["scratch"], made["n"])
+    for kernel in (sort_in_a_loop, sort_under_an_if):
+        with pytest.raises(wk.CompileError, match=r"wk\.func 'sort' must be called at the top level of a kernel"):
+            kernel(*arguments)
+    sort_at_top_level_through_a_func(*arguments)
+    np.testing.assert_array_equal(made["keys"].to_numpy(), np.sort(keys))

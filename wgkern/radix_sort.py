@@ -181,15 +181,15 @@ def _scatter(source: template(), target: template(), source_values: template(), 
                 target_values[position] = source_values[i]
 
 
-@func
+@func(requires_top_level=True)
 def sort(keys: template(), tmp_keys: template(), values: template(), tmp_values: template(), scratch: template(),
          n: template(), key_dtype: template(), has_values: template(), end_bit: template(),
          log256_max_n: template()):
     """Sort the first n[()] of `keys` (and `values` with them when `has_values`) in place, ascending and stable,
     by their `end_bit` low bits (a multiple of 16; key_dtype's width sorts by the whole key), through `tmp_keys`
     / `tmp_values` of the same size and a u32 `scratch` of `sort_scratch_slots(capacity, log256_max_n)` slots.
-    Call it at the top level of a kernel (inside a loop or `if` its phases would not run one after another);
-    n[()] must not exceed 256 ** log256_max_n nor the buffers' size."""
+    Call it at the top level of a kernel (inside a run-time loop or `if` it is a CompileError: its phases would
+    not run one after another); n[()] must not exceed 256 ** log256_max_n nor the buffers' size."""
     passes = wm.static(_checked_passes(key_dtype, end_bit))
     depth = wm.static(_checked_depth(log256_max_n))
     for p in wm.static(range(passes)):

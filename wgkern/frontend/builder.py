@@ -205,6 +205,7 @@ class BuildContext:
         self.ndarray_slots: dict[tuple[int, bool], ir.ContainerSlot] = {}
         self.sources: dict[Any, FunctionSource] = {}
         self.func_stack: list[Any] = []
+        self.enclosed_func_calls = 0       # funcs being inlined from inside a run-time loop or `if`
         self.plain_funcs: dict[Any, Func] = {}
         self.random_sites = 0
         self.serialize_next_loop = False

@@ -912,6 +912,11 @@ class CallMixin:
             raise CompileError(f"recursion deeper than {_MAX_RECURSION} levels: '{func.name}' calls itself "
                                f"({chain} -> ...); funcs are inlined, so recursion must end at compile time "
                                "(e.g. `if wk.static(n > 0):` on a wk.template() argument)")
+        if getattr(func, "requires_top_level", False) and (self.in_runtime_loop() or self.frame.branch_depth
+                                                           or self.ctx.enclosed_func_calls):
+            raise CompileError(f"wk.func '{func.name}' must be called at the top level of a kernel: its loops run "
+                               "one after another as launches, which they cannot do inside a run-time loop or "
+                               "`if` (also through the funcs calling it)")
         params = list(func.signature.parameters.values())
         for param in params:
             if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
@@ -976,6 +981,8 @@ class CallMixin:
         annotation = func.signature.return_annotation
         frame.ret = ReturnState(self.return_mode(src.tree),
                                 None if annotation is inspect.Signature.empty else annotation)
+        enclosed = bool(self.in_runtime_loop() or caller.branch_depth)
+        self.ctx.enclosed_func_calls += enclosed
         self.frame = frame
         self.ctx.func_stack.append(func)
         try:
@@ -1002,6 +1009,7 @@ class CallMixin:
             raise type(exc)(exc.message + context, exc.loc) from None
         finally:
             self.ctx.func_stack.pop()
+            self.ctx.enclosed_func_calls -= enclosed
             self.frame = caller
         ret = frame.ret
         if ret.mode == "flag":
