@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from types import SimpleNamespace
 
+from wgkern.lang.device_limits import get_max_shared_memory_bytes  # noqa: F401 - Quadrants' name here
 from wgkern.runtime.materialization import PyQuadrants, get_runtime  # noqa: F401 - Quadrants' names here
 
 
@@ -17,5 +18,3 @@ def current_cfg() -> SimpleNamespace:
     options.update(arch=program.arch, default_fp=T.DEFAULT_FLOAT, default_ip=T.DEFAULT_INT)
     return SimpleNamespace(**options)
 
-
-from wgkern.lang.device_limits import get_max_shared_memory_bytes  # noqa: E402,F401 - Quadrants' name here
