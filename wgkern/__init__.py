@@ -10,6 +10,7 @@ from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentE
 from wgkern.lang import ad
 from wgkern.lang import exception as _exception  # `ti.lang.exception.TaichiCompilationError`
 from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg()` (lang/impl.py)
+from wgkern.lang import _template_mapper as _template_mapper  # noqa: F401 - `qd.lang._template_mapper`
 from wgkern.lang import misc as _misc  # noqa: F401 - `ti.lang.misc.loop_unique` (lang/misc.py)
 from wgkern.lang import math
 from wgkern.lang import simt
@@ -78,16 +79,9 @@ complex_kernel = ad.grad_replaced
 complex_kernel_grad = ad.grad_for
 # Taichi's and Quadrants' exception names, so a ported `except ti.TaichiCompilationError:` catches ours
 globals().update(_exception.ALIASES)
-# Taichi's log levels, for `wk.init(log_level=...)` and `wk.set_logging_level(...)`: wgkern writes no log, so the
-# level changes nothing, but a ported program's calls run.
-TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL = "trace", "debug", "info", "warn", "error", "critical"
-
-
-def set_logging_level(level: str) -> None:
-    """Taichi's `ti.set_logging_level`: checks the level name (wgkern itself writes no log)."""
-    if level not in (TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL):
-        raise ValueError(f"unknown log level {level!r}; use wk.TRACE, wk.DEBUG, wk.INFO, wk.WARN, wk.ERROR or "
-                         "wk.CRITICAL")
+# Taichi's log levels and threshold (wgkern/_logging.py); `wk._logging` holds the writers (Quadrants' qd._logging)
+from wgkern import _logging
+from wgkern._logging import CRITICAL, DEBUG, ERROR, INFO, TRACE, WARN, set_logging_level
 
 __version__ = "0.1.0"
 

@@ -65,8 +65,12 @@ def run_python(args: list[str], cwd: Path, env: dict[str, str] | None = None, py
     """`python args...` in a fresh interpreter; this checkout's wgkern first on the path unless told otherwise;
     WK_ARCH and WGKERN_PROVIDE removed so that only what the test passes decides."""
     full_env = {k: v for k, v in os.environ.items() if k not in ("WK_ARCH", "WGKERN_PROVIDE", "PYTHONPATH")}
-    if with_checkout:
-        full_env["PYTHONPATH"] = str(REPO)
+    # entries of the caller's PYTHONPATH that hold no wgkern (where wgpu or llvmlite may have been put) stay
+    others = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+              if entry and not (Path(entry) / "wgkern").is_dir()]
+    paths = [str(REPO)] * with_checkout + others
+    if paths:
+        full_env["PYTHONPATH"] = os.pathsep.join(paths)
     full_env.update(env or {})
     return subprocess.run([python, *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=300)
 

@@ -10,6 +10,8 @@ MODULES = {
     "quadrants": "wgkern",
     "quadrants.lang": "wgkern.lang",
     "quadrants.lang.impl": "wgkern.lang.impl",
+    "quadrants.lang._template_mapper": "wgkern.lang._template_mapper",
+    "quadrants._logging": "wgkern._logging",
     "quadrants.lang.misc": "wgkern.lang.misc",
     "quadrants.lang.ops": "wgkern.lang.ops",
     "quadrants.lang.expr": "wgkern.lang.expr",
@@ -53,8 +55,6 @@ MODULES = {
 
 # Quadrants module -> the feature it holds, which wgkern does not have (importing it raises, saying so).
 MISSING = {
-    "quadrants._logging": "Quadrants' logger (`qd._logging`)",
-    "quadrants.lang._template_mapper": "Quadrants' template-argument mapper",
     "quadrants.lang.util": "Quadrants' internal helpers (dtype conversions between Quadrants, numpy and torch, "
                            "scope checks)",
     "quadrants.lang._fast_caching": "Quadrants' source-hash kernel cache (`@qd.kernel(fastcache=True)` is "

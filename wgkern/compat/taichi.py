@@ -10,6 +10,7 @@ MODULES = {
     "taichi": "wgkern",
     "taichi.lang": "wgkern.lang",
     "taichi.lang.impl": "wgkern.lang.impl",
+    "taichi._logging": "wgkern._logging",
     "taichi.lang.misc": "wgkern.lang.misc",
     "taichi.lang.ops": "wgkern.lang.ops",
     "taichi.lang.expr": "wgkern.lang.expr",
@@ -62,7 +63,6 @@ MODULES = {
 
 # Taichi module -> the feature it holds, which wgkern does not have (importing it raises, saying so).
 MISSING = {
-    "taichi._logging": "Taichi's logger (`ti._logging`; `ti.set_logging_level` exists)",
     "taichi.lang.util": "Taichi's internal helpers (dtype conversions between Taichi, numpy and torch, scope "
                         "checks)",
     "taichi.lang.mesh": "MeshTaichi meshes (`ti.Mesh`)",

@@ -298,9 +298,10 @@ def grouped(iterable: Any) -> Iterator[tuple[int, ...]]:
 
 
 def loop_config(*, serialize: bool = False, block_dim: int | None = None, parallelize: int | None = None,
-                block_dim_adaptive: bool = True, bit_vectorize: bool = False) -> None:
+                block_dim_adaptive: bool = True, bit_vectorize: bool = False, name: str | None = None) -> None:
     """`wk.loop_config(serialize=True)` before a loop: run that loop serially (so does Taichi's `parallelize=1`;
-    other thread counts, `block_dim_adaptive` and `bit_vectorize` are accepted and change nothing); `block_dim=N`:
+    other thread counts, `block_dim_adaptive`, `bit_vectorize` and Quadrants' `name` (a label for profilers) are
+    accepted and change nothing); `block_dim=N`:
     run the next parallel loop in blocks of N threads (wk.simt.block's unit; docs/simt.md). A no-op outside
     kernels."""
     return None

@@ -82,6 +82,8 @@ class Program:
         self.lazy_grad = False        # wk.root.lazy_grad() was called: every float field has a .grad
         self.lazy_dual = False        # wk.root.lazy_dual() was called: every float field has a .dual
         self.pending_layouts: list[Any] = []   # @wk.layout functions not run yet (lang/legacy.py)
+        # containers or layouts were declared since the last materialisation (runtime/materialization.py)
+        self.unmaterialized = False
         self.alive = True
         self.profiler: Any = None     # wgkern/profiler.py, with wk.init(kernel_profiler=True)
         self.fwd_mode: Any = None     # the open wk.ad.FwdMode block: launches compute tangents too
@@ -105,6 +107,10 @@ class Program:
     def sync(self) -> None:
         self.pending_work = False
         self.backend.sync()
+
+    def synchronize(self) -> None:
+        """Quadrants' `get_runtime().prog.synchronize()`: `sync()`."""
+        self.sync()
 
     def run_pending_layouts(self) -> None:
         """Run the @wk.layout functions registered so far (Taichi ran them when the first kernel or field
@@ -251,7 +257,14 @@ def start(selection: Selection, options: InitOptions | None = None) -> Program:
 
 def reset() -> None:
     """`wk.reset`: release every device resource; containers made so far become unusable. Literal types go back
-    to f32/i32 (a later wk.init sets them again)."""
+    to f32/i32 (a later wk.init sets them again). Runs through Quadrants' `get_runtime().clear()`
+    (runtime/materialization.py), which calls release_current()."""
+    from wgkern.runtime.materialization import get_runtime
+    get_runtime().clear()
+
+
+def release_current() -> None:
+    """Drop the current Program and release its device resources (the work of `wk.reset`)."""
     global _current
     program, _current = _current, None
     T.set_default_types()
@@ -272,9 +285,10 @@ def get_program() -> Program:
 
 
 def sync() -> None:
-    """`wk.sync`: wait for all launched work; raises pending device-side errors (adstack overflow)."""
-    if _current is not None:
-        _current.sync()
+    """`wk.sync`: materialise what was declared since the last launch (runtime/materialization.py), then wait
+    for all launched work; raises pending device-side errors (adstack overflow)."""
+    from wgkern.runtime.materialization import get_runtime
+    get_runtime().sync()
 
 
 def stats(reset: bool = False) -> dict[str, int]:
