@@ -109,7 +109,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 # Arches a test cannot run on, by the fixture it asks for: `gpu` is `arch` without the CPU backend (wk.simt's
 # block and subgroup features; the CPU's refusal of them is tested on its own). Left out at collection, so they
 # are neither run nor counted as skips.
-_FIXTURE_EXCLUDES = {"gpu": {"cpu"}}
+_FIXTURE_EXCLUDES = {"gpu": {"cpu", "amdgpu-compile"}}
+# WK_ARCH=amdgpu-compile: the `arch` fixture is wk.cpu, every kernel also built and checked for AMDGPU
+# (backends/llvm/amdgpu_compile_check.py); without ld.lld its tests are skipped, naming what is missing.
+_RUNS_AS = {"amdgpu-compile": Arch.cpu}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -135,8 +138,9 @@ def gpu(arch: Arch) -> Arch:
 @pytest.fixture
 def arch(request: pytest.FixtureRequest) -> Iterator[Arch]:
     """A fresh wk.init on each available arch (fast_math as WK_FAST_MATH says); wk.reset afterwards."""
-    chosen = Arch(request.param)
-    wk.init(arch=chosen, fast_math=FAST_MATH)      # wk.init reads WK_WEBGPU_PROFILE itself
+    chosen = _RUNS_AS.get(request.param) or Arch(request.param)
+    wk.init(arch=request.param if request.param in _RUNS_AS else chosen,
+            fast_math=FAST_MATH)                   # wk.init reads WK_WEBGPU_PROFILE itself
     try:
         yield chosen
     finally:

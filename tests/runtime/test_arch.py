@@ -20,6 +20,7 @@ def adapters(monkeypatch):
     found: list[AdapterInfo] = []
     monkeypatch.setattr(arch_module, "list_wgpu_adapters", lambda: (list(found), ""))
     monkeypatch.setattr(arch_module, "cuda_available", lambda: (False, "no CUDA driver in this test"))
+    monkeypatch.setattr(arch_module, "amdgpu_available", lambda: (False, "no HIP runtime in this test"))
     monkeypatch.delenv("WK_ARCH", raising=False)
     return found
 
@@ -73,9 +74,14 @@ def test_missing_backend_type(adapters):
         select("dx12")
 
 
-def test_amdgpu_not_built_and_cuda_needs_a_driver(adapters, monkeypatch):
-    with pytest.raises(wk.ArchUnavailableError, match="not built"):
+def test_amdgpu_needs_hip_and_cuda_needs_a_driver(adapters, monkeypatch):
+    monkeypatch.setattr(arch_module, "amdgpu_available", lambda: (False, "no libamdhip64 here"))
+    with pytest.raises(wk.ArchUnavailableError, match="wk.amdgpu needs an AMD GPU, ROCm's HIP runtime and ld.lld: "
+                                                      "no libamdhip64 here"):
         select(wk.amdgpu)
+    monkeypatch.setattr(arch_module, "amdgpu_available", lambda: (True, "Test AMD GPU (gfx90a)"))
+    assert select(wk.amdgpu).arch is Arch.amdgpu
+    assert select(wk.gpu).arch is Arch.amdgpu              # ti.gpu: no wgpu GPU, no CUDA, an AMD GPU
     monkeypatch.setattr(arch_module, "cuda_available", lambda: (False, "no libcuda here"))
     with pytest.raises(wk.ArchUnavailableError, match="wk.cuda needs an NVIDIA GPU and its driver: no libcuda here"):
         select(wk.cuda)
@@ -121,7 +127,7 @@ def test_current_cfg_names_the_running_arch_and_options(arch):
 
 def test_taichi_arches_without_a_backend_and_extension_queries(adapters):
     adapters.extend([LAVAPIPE])
-    for arch in (wk.opengl, wk.gles, wk.dx11, wk.cc, wk.amdgpu):
+    for arch in (wk.opengl, wk.gles, wk.dx11, wk.cc):
         with pytest.raises(wk.ArchUnavailableError, match="not built in this version of wgkern"):
             select(arch)
     supported = wk.is_extension_supported

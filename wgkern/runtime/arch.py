@@ -45,7 +45,7 @@ class Arch(enum.Enum):
 cpu, cuda, amdgpu, vulkan, metal, dx12, webgpu, gpu = (
     Arch.cpu, Arch.cuda, Arch.amdgpu, Arch.vulkan, Arch.metal, Arch.dx12, Arch.webgpu, Arch.gpu)
 opengl, gles, dx11, cc = Arch.opengl, Arch.gles, Arch.dx11, Arch.cc
-NOT_BUILT = (Arch.amdgpu, Arch.opengl, Arch.gles, Arch.dx11, Arch.cc)
+NOT_BUILT = (Arch.opengl, Arch.gles, Arch.dx11, Arch.cc)
 WGPU_ARCHES = (Arch.vulkan, Arch.metal, Arch.dx12, Arch.webgpu)
 # wgpu adapter `backend_type` strings for the arches that name one graphics API.
 _BACKEND_TYPE_OF = {Arch.vulkan: "Vulkan", Arch.metal: "Metal", Arch.dx12: "D3D12"}
@@ -153,6 +153,26 @@ def _cuda_selection(summary: str) -> Selection:
     return Selection(Arch.cuda, make, summary)
 
 
+def amdgpu_available() -> tuple[bool, str]:
+    """(True, device summary) where an AMD GPU, ROCm's HIP runtime and ld.lld are all here, else (False, what
+    is missing). Never raises."""
+    from wgkern.backends.llvm import amdgpu_link, hip_driver
+    info, reason = hip_driver.probe()
+    if info is None:
+        return False, reason
+    if amdgpu_link.find_linker() is None:
+        return False, ("no ld.lld to link code objects (install ROCm's, or `pip install 'wgkern[amdgpu]'`, or set "
+                       "WK_LLD)")
+    return True, info.summary
+
+
+def _amdgpu_selection(summary: str) -> Selection:
+    def make(options: Any) -> Any:
+        from wgkern.backends.llvm.amdgpu import AmdgpuBackend
+        return _construct(AmdgpuBackend, options)
+    return Selection(Arch.amdgpu, make, summary)
+
+
 def _construct(backend_class: Any, options: Any, *args: Any) -> Any:
     """Build a backend, passing the wk.init options it declares (`debug=...`) by keyword."""
     import inspect
@@ -175,10 +195,32 @@ def _pick_adapter(arch: Arch, adapters: list[AdapterInfo]) -> AdapterInfo | None
     return pool[0] if pool else None
 
 
+AMDGPU_COMPILE = "amdgpu-compile"
+
+
+def _names_amdgpu_compile(arch: Any) -> bool:
+    """`arch` (or WK_ARCH, where arch is None) names the AMDGPU compile-check mode."""
+    value = os.environ.get("WK_ARCH") if arch is None else arch
+    return isinstance(value, str) and value.strip().lower().removeprefix("wk.") == AMDGPU_COMPILE
+
+
+def _amdgpu_compile_selection() -> Selection:
+    """WK_ARCH=amdgpu-compile: kernels run on the CPU (the arch reported is wk.cpu) and are also built and
+    checked for AMDGPU (backends/llvm/amdgpu_compile_check.py); ArchUnavailableError without ld.lld."""
+    from wgkern.backends.llvm.amdgpu_compile_check import AmdgpuCompileCheckBackend, require_linker
+    require_linker()
+
+    def make(options: Any) -> Any:
+        return _construct(AmdgpuCompileCheckBackend, options)
+    return Selection(Arch.cpu, make, "LLVM CPU, every kernel also compiled and checked for AMDGPU")
+
+
 def select(arch: Any = None, gpu_fallback_note: Callable[[str], None] | None = None) -> Selection:
     """Resolve `wk.init(arch=...)`: an explicit arch, else WK_ARCH, else the best real GPU, else CPU.
     `wk.gpu` on a machine without a GPU gives the CPU after `gpu_fallback_note(why)` (default: a line on
     stderr)."""
+    if _names_amdgpu_compile(arch):
+        return _amdgpu_compile_selection()
     requested = parse_arch(arch)
     if requested is None:
         requested = parse_arch(os.environ.get("WK_ARCH") or None)
@@ -198,6 +240,13 @@ def select(arch: Any = None, gpu_fallback_note: Callable[[str], None] | None = N
         adapters, reason = list_wgpu_adapters()
         raise ArchUnavailableError(f"wk.cuda needs an NVIDIA GPU and its driver: {detail}; "
                                    + _found_text(adapters, reason))
+    if requested == Arch.amdgpu:
+        ok, detail = amdgpu_available()
+        if ok:
+            return _amdgpu_selection(detail)
+        adapters, reason = list_wgpu_adapters()
+        raise ArchUnavailableError(f"wk.amdgpu needs an AMD GPU, ROCm's HIP runtime and ld.lld: {detail}; "
+                                   + _found_text(adapters, reason))
     if requested in NOT_BUILT:
         adapters, reason = list_wgpu_adapters()
         raise ArchUnavailableError(f"{requested!r} is not built in this version of wgkern (its backends: wk.cpu, "
@@ -209,6 +258,9 @@ def select(arch: Any = None, gpu_fallback_note: Callable[[str], None] | None = N
         ok, detail = cuda_available()
         if ok:
             return _cuda_selection(detail)
+        ok, detail = amdgpu_available()
+        if ok:
+            return _amdgpu_selection(detail)
         # Taichi's ti.gpu means "a GPU if there is one": ported programs ask for it everywhere, CI included
         found = ", ".join(f"{a.summary} [{a.backend_type}]" for a in adapters) or "no wgpu adapters"
         if gpu_fallback_note is None:
@@ -236,5 +288,7 @@ def describe_available() -> list[str]:
         lines.append(f"wgpu: {reason}")
     ok, detail = cuda_available()
     lines.append(f"cuda: {detail}" if ok else f"cuda: unavailable ({detail})")
+    ok, detail = amdgpu_available()
+    lines.append(f"amdgpu: {detail}" if ok else f"amdgpu: unavailable ({detail})")
     lines.append("cpu: LLVM CPU backend (llvmlite)")
     return lines

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from wgkern.errors import InternalCompilerError
+from wgkern.errors import CompileError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import UnaryOpKind
 from wgkern.ir.visitor import IRVisitor
@@ -128,6 +128,7 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         self.counter = 0
         self.terminated = False
         self.current_label = "start"                    # the block instructions go to (finish() opens it)
+        self.current_stmt: ir.Stmt | None = None        # the statement being lowered (for error locations)
         self.guards: dict[ir.GlobalPtr, str] = {}       # checked accesses -> i1 "in range" (bounds.py)
         self.unguarded: set[ir.GlobalPtr] = set()       # accesses this copy of a loop knows to be in range
         self.loops: list[tuple[str, str]] = []          # (continue label, break label)
@@ -160,7 +161,15 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         return name
 
     def entry_op(self, text: str, hint: str = "e") -> str:
+        """An instruction of the entry block. Where the target keeps allocas in their own address space
+        (AMDGPU's private addrspace(5)), an alloca is made there and cast to the generic pointer every other
+        instruction takes (LLVM's address-space inference turns the accesses back into private ones)."""
         name = self.fresh(hint)
+        space = getattr(self.target, "private_address_space", "")
+        if space and text.startswith("alloca "):
+            self.entry.append(f"  {name}.private = {text},{space}")
+            self.entry.append(f"  {name} = addrspacecast ptr{space} {name}.private to ptr")
+            return name
         self.entry.append(f"  {name} = {text}")
         return name
 
@@ -191,6 +200,7 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
 
     def visit(self, stmt: ir.Stmt) -> None:
         self.ensure_open_block()
+        self.current_stmt = stmt
         super().visit(stmt)
 
     # ---- argument block ----------------------------------------------------------------------------------
@@ -205,8 +215,21 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         return value
 
     def container_base(self, slot_index: int) -> str:
+        """A container's first element. Where the target names the address space containers live in (AMDGPU's
+        global addrspace(1)) while accesses go through generic pointers (shared arrays are addressed through
+        them too), the base is loaded in that space and cast, so LLVM's address-space inference gives every
+        access derived from it the global space's instructions."""
         gptr = self.module.global_ptr
-        return self.arg_field(self.layout.container_address[slot_index], gptr, gptr)
+        offset = self.layout.container_address[slot_index]
+        space = getattr(self.target, "container_address_space", "")
+        if not space:
+            return self.arg_field(offset, gptr, gptr)
+        cached = self.container_cache.get((offset, "generic"))
+        if cached is None:
+            loaded = self.arg_field(offset, "ptr" + space, "ptr" + space)
+            cached = self.entry_op(f"addrspacecast ptr{space} {loaded} to {gptr}")
+            self.container_cache[(offset, "generic")] = cached
+        return cached
 
     def container_extent(self, slot_index: int, slot: ir.ContainerSlot, axis: int) -> str:
         if slot.shape is not None:
@@ -305,8 +328,19 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
             return self.call_intrinsic(name, dtype, operands)
         ty = llvm_type(dtype)
         symbol = self.target.math_symbol(name, dtype.bits)
-        self.module.declare(f"declare {ty} @{symbol}({', '.join([ty] * len(operands))}) "
-                            f"{self.target.math_attributes}")
+        if symbol is None:
+            stmt = self.current_stmt
+            raise CompileError(f"{name} of {dtype} has no implementation on the {self.target.name} target yet "
+                               "(no math library is linked for it: see docs/amdgpu.md, 'Math')",
+                               stmt.loc if stmt is not None else None)
+        helpers, declarations = self.target.math_definitions(symbol)
+        for name, text in helpers.items():
+            self.module.helpers.setdefault(name, text)
+        for declaration in declarations:
+            self.module.declare(declaration)
+        if not helpers:
+            self.module.declare(f"declare {ty} @{symbol}({', '.join([ty] * len(operands))}) "
+                                f"{self.target.math_attributes}")
         args = ", ".join(f"{ty} {o}" for o in operands)
         return self.op(f"call {ty} @{symbol}({args})")
 

@@ -36,7 +36,6 @@ from wgkern.runtime.printing import decode_words, emit, format_print
 
 from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
 from . import cuda_driver, ptx
-from .cuda_simt import MAX_STATIC_SHARED_BYTES
 from . import printing as cpu_printing
 from .adstack import CONTEXT_HEADER
 from .cpu import debug_check_error
@@ -147,20 +146,26 @@ class CudaCompiledKernel(CompiledKernel):
         prefix = f"wk_{symbol_name(kernel.name)[:60]}"      # one module per kernel: names need not be unique
         self.has_prints = any(isinstance(stmt, ir.Print) for task in kernel.tasks for stmt in walk(task.body))
         print_buffer = (backend.print_buffer.address, PRINT_BUFFER_WORDS) if self.has_prints else (0, 0)
-        self.ir_text, names, self.bounds_sites = emit_cuda_module(
-            kernel, self.layout, CUDA_TARGET, prefix, print_buffer, backend.debug, backend.fast_math)
-        generated = time.perf_counter()
-        # kernels that print have the print buffer's address in their code: not worth caching
-        self.ptx = ptx.cached_ptx(self.ir_text, backend.arch, backend.offline_cache and not self.has_prints)
-        self.module = driver.load_module(self.ptx)
+        names, generated = self.build_module(prefix, print_buffer)
         self.tasks = [TaskLaunch(driver.function(self.module, name), task, kernel.containers,
                                  self._max_blocks(task), backend.capped_blocks)
                       for name, task in zip(names, kernel.tasks)]
         self.params = ctypes.create_string_buffer(max(self.layout.size, 8))
         self.params_size = ctypes.c_size_t(max(self.layout.size, 8))
-        self.extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(self.params), 2,
-                                           ctypes.addressof(self.params_size), 0)
+        self.extra = driver.launch_extra(self.params, self.params_size)
         self.times = (generated - started, time.perf_counter() - generated)
+
+    def build_module(self, prefix: str, print_buffer: tuple[int, int]) -> tuple[list[str], float]:
+        """Generate, compile and load the kernel's module (sets ir_text, bounds_sites, ptx, module): (one
+        kernel name per task, the time code generation ended)."""
+        backend = self.backend
+        self.ir_text, names, self.bounds_sites = emit_cuda_module(
+            self.kernel, self.layout, CUDA_TARGET, prefix, print_buffer, backend.debug, backend.fast_math)
+        generated = time.perf_counter()
+        # kernels that print have the print buffer's address in their code: not worth caching
+        self.ptx = ptx.cached_ptx(self.ir_text, backend.arch, backend.offline_cache and not self.has_prints)
+        self.module = backend.driver.load_module(self.ptx)
+        return names, generated
 
     def _max_blocks(self, task: ir.Task) -> int:
         """One thread per index, except: reverse kernels (the heap holds a slice per thread) and tasks with
@@ -184,13 +189,13 @@ class CudaCompiledKernel(CompiledKernel):
             self.prepare_adstacks(args.extra.get("adstack_capacities"), plan)
         packed = self.layout.pack(args)
         ctypes.memmove(self.params, packed, len(packed))
-        launch = backend.driver.lib.cuLaunchKernel
+        launch = backend.driver.launch_function
         for task, blocks in plan:
             if blocks is None:
                 continue
             code = launch(task.function, blocks, 1, 1, task.threads, 1, 1, 0, None, None, self.extra)
             if code:
-                backend.driver.check(code, f"cuLaunchKernel ({self.kernel.name})")
+                backend.driver.check(code, f"{getattr(launch, '__name__', 'launch')} ({self.kernel.name})")
         backend.pending = True
         if self.has_prints:
             backend.prints_pending = True
@@ -252,15 +257,16 @@ class CudaBackend(Backend):
 
     name = "cuda"
     supports_adstack = True
+    kernel_class = CudaCompiledKernel
 
     def shared_memory_bytes(self) -> int | None:
-        return MAX_STATIC_SHARED_BYTES            # shared arrays are declared statically (docs/simt.md)
+        return CUDA_TARGET.shared_memory[1]       # shared arrays are declared statically (docs/simt.md)
 
     def __init__(self, debug: bool = False, fast_math: bool = False, device_memory_limit: int | None = None,
                  offline_cache: bool = True):
-        self.driver = cuda_driver.driver()
+        self.driver = self.open_driver()
         self.info = self.driver.info
-        self.arch = ptx.architecture(self.info.compute_capability)
+        self.arch = self.device_arch()
         self.budget = MemoryBudget(device_memory_limit)
         self.debug = debug
         self.fast_math = fast_math
@@ -280,6 +286,13 @@ class CudaBackend(Backend):
         self.compiled: list[CudaCompiledKernel] = []
         self._reducer_kernels: Any = None
         self.released = False
+
+    def open_driver(self) -> Any:
+        return cuda_driver.driver()
+
+    def device_arch(self) -> str:
+        """What kernels are compiled for: the `sm_XY` of the device."""
+        return ptx.architecture(self.info.compute_capability)
 
     @property
     def print_buffer(self) -> CudaBuffer:
@@ -364,7 +377,7 @@ class CudaBackend(Backend):
 
     # ---- kernels -----------------------------------------------------------------------------------------
     def compile(self, kernel: ir.OffloadedKernel) -> CudaCompiledKernel:
-        compiled = CudaCompiledKernel(kernel, self)
+        compiled = self.kernel_class(kernel, self)
         self.compiled.append(compiled)
         return compiled
 

@@ -1,91 +1,25 @@
-"""LLVM IR for the CUDA backend: every task of an OffloadedKernel as one PTX kernel, sharing codegen.py.
+"""LLVM IR for the CUDA backend: gpu_codegen.py's kernel frame with CUDA's emitter.
 
-Statements are emitted by codegen.FunctionEmitter exactly as on the CPU (same lowerings, atomics, adstacks,
-random numbers); what differs is the frame around a task body and `print`:
-- Each task is a kernel `void <name>(ptr byval([S x i8]) align 8 %args)`: the launch's argument block
-  (layout.py, device addresses in place of host ones) is the kernel's parameter block, passed whole by
-  cuLaunchKernel, so a launch uploads nothing.
-- A range task evaluates its bounds in the kernel and runs a grid-stride loop: thread g of G handles indices
-  begin + g, begin + g + G, ... So any grid size is correct; the runtime picks one from the host-evaluated range
-  (or a capped grid when the bounds read device memory). The adstack slice of a thread is g (slot-major heap).
-  Register reductions (reductions.py) are combined across each warp at the kernel's end and flushed with one
-  atomic per warp.
-- A serial task is launched as one thread.
-- `print(...)` appends a record to a device print buffer (an atomic add reserves it: word 0 counts reserved
-  words, word 1 written ones; records start at word HEADER_WORDS as [site, value words...], each value widened
-  to 64 bits as runtime/printing.py decodes them); the backend prints them when it next waits for the device.
-Kernels are marked with `!nvvm.annotations` (LLVM also accepts them from older llvmlite builds)."""
+CudaFunctionEmitter lowers wk.simt to CUDA (cuda_simt.py) and combines register reductions (reductions.py)
+across each warp at the kernel's end, flushing them with one atomic per warp. Kernels take the argument block
+`byval` and are marked with `!nvvm.annotations` (target.CudaTarget)."""
 from __future__ import annotations
 
-from wgkern.errors import CompileError, InternalCompilerError
+from wgkern.backends.reductions import COMBINE
 from wgkern.ir import nodes as ir
-from wgkern.passes.analysis import first_simt_use
-from wgkern.passes.index_ranges import in_range_ptrs
 
-from . import printing
-from .codegen import FunctionEmitter, ModuleEmitter, symbol_name
 from .cuda_simt import CudaSimtLowering
+from .gpu_codegen import (  # noqa: F401 - the CUDA backend and its tests import the frame's constants from here
+    MAX_THREADS_PER_BLOCK, PRINT_HEADER_WORDS, THREADS_PER_BLOCK, GpuFunctionEmitter, block_size, emit_gpu_module)
 from .layout import ArgLayout
 from .ops import BINARY
-from wgkern.backends.reductions import COMBINE, chunk_reductions
-from .target import Target
+from .target import GpuTarget
 from .types import llvm_type
 
-THREADS_PER_BLOCK = 256
-MAX_THREADS_PER_BLOCK = 1024     # CUDA's limit on every GPU it runs
-PRINT_HEADER_WORDS = 4
 
-
-class CudaModuleEmitter(ModuleEmitter):
-    """ModuleEmitter plus the device print buffer's address and capacity (int64 words) and kernel names."""
-
-    def __init__(self, target: Target, layout: ArgLayout, prefix: str, bounds_check: bool, fast_math: bool,
-                 print_buffer: tuple[int, int]):
-        super().__init__(target, layout, prefix, bounds_check, fast_math)
-        self.print_buffer = print_buffer
-        self.kernels: list[str] = []
-        self.shared_names: dict[int, str] = {}      # id(shared slot) -> its addrspace(3) global (cuda_simt.py)
-        self.shared_bytes: dict[int, int] = {}      # task index -> bytes of its shared arrays
-
-    def text(self) -> str:
-        annotations = [f"!{k + 1} = !{{ptr @{name}, !\"kernel\", i32 1}}" for k, name in enumerate(self.kernels)]
-        marks = ", ".join(f"!{k + 1}" for k in range(len(self.kernels)))
-        return super().text() + "\n".join([f"!nvvm.annotations = !{{{marks}}}", *annotations, ""])
-
-
-class CudaFunctionEmitter(CudaSimtLowering, FunctionEmitter):
-    """FunctionEmitter with `print` lowered to the device print buffer and wk.simt to CUDA (cuda_simt.py)."""
-
-    module: CudaModuleEmitter
-
-    def visit_GlobalPtr(self, stmt: ir.GlobalPtr) -> None:
-        if stmt.container.kind == "shared":
-            self.shared_pointer(stmt)
-        else:
-            super().visit_GlobalPtr(stmt)
-
-    def visit_Print(self, stmt: ir.Print) -> None:
-        dtypes = [v.dtype for v in stmt.values]
-        site = printing.register_site(stmt.pieces, dtypes, stmt.formats)
-        words = [str(site)]
-        for value, dtype in zip(stmt.values, dtypes):
-            words.append(self.print_word(self.value(value), dtype))
-        address, capacity = self.module.print_buffer
-        buffer = self.op(f"inttoptr i64 {address} to ptr")
-        start = self.op(f"atomicrmw add ptr {buffer}, i64 {len(words)} monotonic, align 8")
-        end = self.op(f"add i64 {start}, {len(words) + PRINT_HEADER_WORDS}")
-        write, done = self.label("print.write"), self.label("print.done")
-        self.cond_branch(self.op(f"icmp ule i64 {end}, {capacity}"), write, done)
-        self.start_block(write)
-        first = self.op(f"add i64 {start}, {PRINT_HEADER_WORDS}")
-        for k, word in enumerate(words):
-            position = self.op(f"add i64 {first}, {k}")
-            slot = self.op(f"getelementptr inbounds i64, ptr {buffer}, i64 {position}")
-            self.emit(f"store i64 {word}, ptr {slot}, align 8")
-        written = self.op(f"getelementptr inbounds i64, ptr {buffer}, i64 1")
-        self.emit(f"atomicrmw add ptr {written}, i64 {len(words)} monotonic, align 8")
-        self.branch(done)
-        self.start_block(done)
+class CudaFunctionEmitter(CudaSimtLowering, GpuFunctionEmitter):
+    """GpuFunctionEmitter with wk.simt lowered to CUDA (cuda_simt.py) and register reductions combined across
+    each warp."""
 
     def flush_chunk_reductions(self) -> None:
         """At a range kernel's end: combine each register across the warp (butterfly shuffles), then lane 0
@@ -130,100 +64,10 @@ class CudaFunctionEmitter(CudaSimtLowering, FunctionEmitter):
         return self.op(f"bitcast i64 {joined} to {llvm_type(dtype)}") if dtype.is_float else joined
 
 
-def _signature(name: str, layout: ArgLayout) -> str:
-    return f"void @{name}(ptr byval([{max(layout.size, 8)} x i8]) align 8 %args)"
-
-
-def block_size(task: ir.Task) -> int:
-    """Threads per block of a task: loop_config(block_dim=N), else THREADS_PER_BLOCK (1 for serial tasks)."""
-    if task.kind != "range":
-        return 1
-    if task.loop.block_dim > MAX_THREADS_PER_BLOCK:
-        raise CompileError(f"block_dim={task.loop.block_dim} is more than CUDA's {MAX_THREADS_PER_BLOCK} threads "
-                           "per block", task.loop.loc)
-    return task.loop.block_dim or THREADS_PER_BLOCK
-
-
-def emit_range_kernel(module: CudaModuleEmitter, task: ir.Task, name: str, task_index: int) -> str:
-    """Grid-stride loop over the task's range; the thread's global id is its adstack slice. A task that uses
-    wk.simt strides over whole blocks instead: index i is thread (i - begin) % block_dim of its block, every
-    thread of a block takes the same trips, and in a partial last block the threads past the end skip the
-    body (docs/simt.md)."""
-    simt = first_simt_use(task.body) is not None
-    block_size(task)            # a block_dim past CUDA's limit fails here, at compile time
-    fn = CudaFunctionEmitter(module, thread_index=task.loop, task_index=task_index, worker="%gid")
-    fn.entry.extend([
-        "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()",
-        "  %ctaid = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()",
-        "  %ntid = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()",
-        "  %nctaid = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()",
-        "  %block_base = mul i32 %ctaid, %ntid",
-        "  %gid = add i32 %block_base, %tid",
-        "  %ntid64 = zext i32 %ntid to i64",
-        "  %nctaid64 = zext i32 %nctaid to i64",
-        "  %grid_stride = mul i64 %ntid64, %nctaid64",
-    ])
-    for register in ("tid", "ctaid", "ntid", "nctaid"):
-        module.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.{register}.x() nounwind readnone")
-    fn.return_label = "task.next"
-    fn.visit_block(task.bounds)
-    begin = fn.op(f"sext i32 {fn.value(task.loop.begin)} to i64")
-    end = fn.op(f"sext i32 {fn.value(task.loop.end)} to i64")
-    count = fn.op(f"sub i64 {end}, {begin}")
-    counter = fn.entry_op("alloca i64", "k")
-    index_slot = fn.entry_op("alloca i32", "idx")
-    fn.loop_slots[task.loop] = index_slot
-    fn.emit(f"store i64 {fn.op(('zext i32 %block_base' if simt else 'zext i32 %gid') + ' to i64')}, ptr {counter}")
-    fn.branch("task.cond")
-    fn.start_block("task.cond")
-    k = fn.op(f"load i64, ptr {counter}")
-    fn.cond_branch(fn.op(f"icmp slt i64 {k}, {count}"), "task.block" if simt else "task.body", "exit")
-    fn.chunk_reductions = chunk_reductions(task)
-    if simt:
-        fn.start_block("task.block")
-        k = fn.op(f"add i64 {k}, {fn.op('zext i32 %tid to i64')}")
-        fn.cond_branch(fn.op(f"icmp slt i64 {k}, {count}"), "task.body", "task.next")
-    fn.start_block("task.body")
-    index = fn.op(f"add i64 {k}, {begin}")
-    fn.emit(f"store i32 {fn.op(f'trunc i64 {index} to i32')}, ptr {index_slot}")
-    fn.emit_parallel_body(task)
-    k = fn.op(f"load i64, ptr {counter}")
-    fn.emit(f"store i64 {fn.op(f'add i64 {k}, %grid_stride')}, ptr {counter}")
-    fn.branch("task.cond")
-    fn.start_block("exit")
-    fn.flush_chunk_reductions()
-    fn.emit("ret void")
-    return fn.finish(_signature(name, module.layout))
-
-
-def emit_serial_kernel(module: CudaModuleEmitter, task: ir.Task, name: str, task_index: int) -> str:
-    """The body once, on one thread (adstack slice 0)."""
-    fn = CudaFunctionEmitter(module, task_index=task_index)
-    fn.visit_block(task.body)
-    fn.branch("exit")
-    fn.start_block("exit")
-    fn.emit("ret void")
-    return fn.finish(_signature(name, module.layout))
-
-
-def emit_cuda_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, prefix: str,
+def emit_cuda_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: GpuTarget, prefix: str,
                      print_buffer: tuple[int, int], bounds_check: bool = False,
                      fast_math: bool = False) -> tuple[str, list[str], list]:
-    """(LLVM IR text, one kernel name per task, bounds-checked sites)."""
-    module = CudaModuleEmitter(target, layout, prefix, bounds_check, fast_math, print_buffer)
-    module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
-    module.in_range = set().union(*(in_range_ptrs((task.bounds, task.body)) for task in kernel.tasks))
-    rows = 0
-    for task in kernel.tasks:
-        module.adstack_rows.append(rows)
-        rows += sum(isinstance(s, ir.AdStackAlloca) for s in task.body.stmts)
-    for index, task in enumerate(kernel.tasks):
-        name = f"{prefix}_t{index}_{symbol_name(task.name)}"[:120]
-        if task.kind == "range":
-            if task.loop is None:
-                raise InternalCompilerError(f"range task {task.name} has no loop", task.loc)
-            module.functions.append(emit_range_kernel(module, task, name, index))
-        else:
-            module.functions.append(emit_serial_kernel(module, task, name, index))
-        module.kernels.append(name)
-    return module.text(), list(module.kernels), module.bounds_sites
+    """(LLVM IR text, one kernel name per task, bounds-checked sites) for CUDA."""
+    return emit_gpu_module(kernel, layout, target, prefix, print_buffer, CudaFunctionEmitter, bounds_check,
+                           fast_math)
+

@@ -136,6 +136,7 @@ class Driver:
         self.bound_thread: int | None = None
         self.bind()
         self.info = self._describe(ordinal)
+        self.launch_function = lib.cuLaunchKernel
         self.released = False
 
     # ---- errors ------------------------------------------------------------------------------------------
@@ -245,12 +246,17 @@ class Driver:
         if not self.released:
             self.lib.cuModuleUnload(module)
 
+    def launch_extra(self, params: Any, params_size: Any) -> Any:
+        """cuLaunchKernel's `extra` passing the ctypes buffer `params` (its size in the size_t `params_size`) as
+        the kernel's whole parameter block; the caller keeps both alive."""
+        return (_vp * 5)(_LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(params), _LAUNCH_PARAM_BUFFER_SIZE,
+                         ctypes.addressof(params_size), _LAUNCH_PARAM_END)
+
     def launch(self, function: Any, blocks: int, threads: int, params: bytes) -> None:
         """Launch `function` on `blocks` x `threads` with `params` as its whole parameter block."""
         size = _size(len(params))
         buffer = ctypes.create_string_buffer(params, len(params))
-        extra = (_vp * 5)(_LAUNCH_PARAM_BUFFER_POINTER, ctypes.cast(buffer, _vp).value,
-                          _LAUNCH_PARAM_BUFFER_SIZE, ctypes.cast(ctypes.byref(size), _vp).value, _LAUNCH_PARAM_END)
+        extra = self.launch_extra(buffer, size)
         self.check(self.lib.cuLaunchKernel(function, blocks, 1, 1, threads, 1, 1, 0, None, None, extra),
                    "cuLaunchKernel")
 

@@ -1,4 +1,4 @@
-"""CUDA lowering of `wk.simt` (ir.SimtOp) and of a block's shared arrays: mixed into CudaFunctionEmitter.
+"""CUDA lowering of `wk.simt` (ir.SimtOp), with the shared arrays of gpu_shared.py: mixed into CudaFunctionEmitter.
 
 Shared arrays are module globals in the shared address space (addrspace 3), addressed through generic
 pointers like every other access. Block barriers are `bar.sync` (the voting ones `bar.red`); warp intrinsics
@@ -14,10 +14,10 @@ from wgkern.ir import nodes as ir
 from wgkern.lang import types as T
 from wgkern.passes.analysis import FENCE_OPS
 
-from .types import float_literal, llvm_type, memory_type
+from .gpu_shared import SharedArrayLowering
+from .types import float_literal, llvm_type
 
 WARP_SIZE = 32
-MAX_STATIC_SHARED_BYTES = 48 * 1024     # a CUDA block's statically declared shared memory
 _COMBINE = {"add": ("add", "fadd"), "mul": ("mul", "fmul"), "and": ("and", None), "or": ("or", None),
             "xor": ("xor", None)}
 _SHUFFLE_MODES = {"shuffle": "idx", "broadcast": "idx", "shuffle_xor": "bfly", "shuffle_up": "up",
@@ -35,46 +35,9 @@ def _identity(op: str, dtype: T.DataType) -> str:
     return str(value)
 
 
-class CudaSimtLowering:
+class CudaSimtLowering(SharedArrayLowering):
     """Needs from the emitter: op, emit, values, value, module, label, branch, cond_branch, start_block; the
     range kernel's %tid and %gid registers."""
-
-    # ---- shared arrays ----------------------------------------------------------------------------------
-    def shared_global(self, slot: ir.ContainerSlot) -> str:
-        """The module global of a shared array (one per slot; a task's arrays are its own)."""
-        names = self.module.shared_names
-        if id(slot) not in names:
-            used = self.module.shared_bytes.get(self.task_index, 0) + math.prod(slot.shape) * slot.dtype.nbytes
-            if used > MAX_STATIC_SHARED_BYTES:
-                raise CompileError(f"the shared arrays of one block take {used} bytes, more than CUDA's "
-                                   f"{MAX_STATIC_SHARED_BYTES} bytes of static shared memory per block", slot.loc)
-            self.module.shared_bytes[self.task_index] = used
-            names[id(slot)] = f"@wk_shared{len(names)}"
-            count = math.prod(slot.shape)
-            self.module.helpers[names[id(slot)]] = (
-                f"{names[id(slot)]} = internal addrspace(3) global [{count} x {memory_type(slot.dtype)}] undef, "
-                f"align 16   ; SharedArray of line {slot.loc.lineno if slot.loc else '?'}")
-        return names[id(slot)]
-
-    def shared_pointer(self, stmt: ir.GlobalPtr) -> None:
-        """The generic address of a shared array's element; guarded as a field's access is (bounds.py)."""
-        slot = stmt.container
-        strides = [str(math.prod(slot.shape[axis + 1:])) for axis in range(len(slot.shape))]
-        element = memory_type(slot.dtype)
-        if stmt not in self.module.in_range and not self.module.bounds_check:
-            wide = self.guarded_offset(stmt, strides, str(math.prod(slot.shape)))
-        else:
-            offset = "0"
-            for axis, index in enumerate(stmt.indices):
-                term = self.value(index) if strides[axis] == "1" else \
-                    self.op(f"mul nsw i32 {self.value(index)}, {strides[axis]}")
-                offset = term if offset == "0" else self.op(f"add nsw i32 {offset}, {term}")
-            wide = self.op(f"sext i32 {offset} to i64")
-        local = self.op(f"getelementptr inbounds {element}, ptr addrspace(3) {self.shared_global(slot)}, i64 {wide}")
-        address = self.op(f"addrspacecast ptr addrspace(3) {local} to ptr")
-        if self.module.bounds_check and stmt not in self.module.in_range:
-            address = self.checked_address(stmt, -1, address)   # debug=True: as a field's (static shape)
-        self.values[stmt] = address
 
     # ---- intrinsics -------------------------------------------------------------------------------------
     def call(self, name: str, ret: str, params: list[tuple[str, str]]) -> str:

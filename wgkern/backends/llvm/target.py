@@ -1,9 +1,13 @@
-"""Target hooks: what differs between the LLVM targets that share codegen.py (CPU and CUDA; AMDGPU later).
+"""Target hooks: what differs between the LLVM targets that share codegen.py (CPU, CUDA and AMDGPU).
 
 A Target names math-library functions, the spin-wait hint, address spaces and function attributes. The CPU
 target calls the process's libm (symbols resolve from the running Python process); the CUDA target calls
 libdevice's `__nv_*` functions (ptx.py links them) and keeps pointers generic (PTX addresses global memory
-through generic pointers; the backend's loads are cheap either way)."""
+through generic pointers; the backend's loads are cheap either way).
+
+A GpuTarget adds what the GPU kernel frame (cuda_codegen.py) needs: the thread and block registers, the kernel's
+signature and how kernels are marked, the wave width, and the address space of allocas. CUDA and AMDGPU are the
+two rows of that table; the AMDGPU one (amdgpu_target.py) is parameterised by the gfx processor."""
 from __future__ import annotations
 
 import platform
@@ -25,9 +29,15 @@ class Target:
     # adstack elements naturally aligned in the heap (slot-major layouts with aligned bases); else byte-aligned
     aligned_stacks: bool = False
 
-    def math_symbol(self, name: str, bits: int) -> str:
-        """libm spelling: sinf for f32, sin for f64 (f16 is computed in f32 by codegen)."""
+    def math_symbol(self, name: str, bits: int) -> str | None:
+        """libm spelling: sinf for f32, sin for f64 (f16 is computed in f32 by codegen); None where the target
+        has no implementation of the function at that width (codegen raises a CompileError naming it)."""
         return name + "f" if bits == 32 else name
+
+    def math_definitions(self, symbol: str) -> tuple[dict[str, str], list[str]]:
+        """({name: definition}, declarations) the module must hold for a call to `symbol`, where the target
+        defines its math functions in the module itself; ({}, []) where they are declared and linked."""
+        return {}, []
 
     def spin_hint(self) -> tuple[str, str]:
         """(call instruction, declaration) of the CPU's spin-wait hint, or ('', '') if none."""
@@ -49,11 +59,52 @@ CPU_TARGET = Target("cpu")
 
 
 @dataclass(frozen=True, slots=True)
-class CudaTarget(Target):
-    """NVPTX: libdevice math (`__nv_sinf` for f32, `__nv_sin` for f64), no fused CPU sincos helper."""
+class GpuTarget(Target):
+    """A GPU target of the kernel frame (cuda_codegen.py): one LLVM kernel per task, its argument block passed
+    whole as the kernel's parameters. `wave_size`: lanes that run in lock step (the CUDA warp, the AMD wave);
+    `private_address_space`: where allocas live (" addrspace(5)" on AMDGPU; codegen casts them to generic);
+    `shared_memory`: who sets the limit on a block's shared arrays, and the limit."""
+    wave_size: int = 32
+    private_address_space: str = ""
+    shared_memory: tuple[str, int] = ("CUDA", 48 * 1024)   # (whose limit, bytes of static shared memory a block has)
+    container_address_space: str = ""       # where container bases point (codegen.container_base), if not generic
 
-    def math_symbol(self, name: str, bits: int) -> str:
+    def thread_registers(self) -> tuple[list[str], list[str]]:
+        """(entry instructions defining i32 %tid, %ctaid, %ntid, %nctaid, their declarations)."""
+        raise NotImplementedError
+
+    def kernel_signature(self, name: str, args_bytes: int) -> tuple[str, list[str]]:
+        """(the kernel's `define` signature, entry instructions that make the argument block the generic
+        pointer %args)."""
+        raise NotImplementedError
+
+    def module_trailer(self, kernels: list[str]) -> list[str]:
+        """Lines after the module's functions that mark `kernels` as kernels (none where the calling
+        convention does)."""
+        return []
+
+
+@dataclass(frozen=True, slots=True)
+class CudaTarget(GpuTarget):
+    """NVPTX: libdevice math (`__nv_sinf` for f32, `__nv_sin` for f64), no fused CPU sincos helper; thread and
+    block registers from `llvm.nvvm.read.ptx.sreg.*`; kernels take the argument block `byval` and are marked with
+    `!nvvm.annotations`."""
+
+    def math_symbol(self, name: str, bits: int) -> str | None:
         return "__nv_" + (name + "f" if bits == 32 else name)
+
+    def thread_registers(self) -> tuple[list[str], list[str]]:
+        names = ("tid", "ctaid", "ntid", "nctaid")
+        return ([f"  %{r} = call i32 @llvm.nvvm.read.ptx.sreg.{r}.x()" for r in names],
+                [f"declare i32 @llvm.nvvm.read.ptx.sreg.{r}.x() nounwind readnone" for r in names])
+
+    def kernel_signature(self, name: str, args_bytes: int) -> tuple[str, list[str]]:
+        return f"void @{name}(ptr byval([{args_bytes} x i8]) align 8 %args)", []
+
+    def module_trailer(self, kernels: list[str]) -> list[str]:
+        annotations = [f"!{k + 1} = !{{ptr @{name}, !\"kernel\", i32 1}}" for k, name in enumerate(kernels)]
+        marks = ", ".join(f"!{k + 1}" for k in range(len(kernels)))
+        return [f"!nvvm.annotations = !{{{marks}}}", *annotations, ""]
 
     def spin_hint(self) -> tuple[str, str]:
         return "", ""

@@ -1,0 +1,61 @@
+"""AmdgpuBackend (`wk.amdgpu`): the CUDA backend's runtime (cuda.py: buffers, argument blocks, grids, adstack heap,
+print buffer, waits) driving the HIP runtime (hip_driver.py), with kernels compiled, linked and checked by
+amdgpu_compile.py for the device's gfx processor. Written against HIP's documented API and NOT run on an AMD GPU
+(docs/amdgpu.md).
+
+What differs from CUDA: each kernel's module is a linked code object for the device's processor (one of
+amdgpu_target.PROCESSORS, else ArchUnavailableError); launch-time sizing reads bounds back to the host (no
+device reducer kernels: `sizing_reducer` is None); `source(optimized=True)` is the optimised LLVM IR."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from wgkern.errors import ArchUnavailableError
+
+from . import hip_driver
+from .amdgpu_compile import build_code_object
+from .amdgpu_target import PROCESSORS
+from .cuda import CudaBackend, CudaCompiledKernel
+
+
+class AmdgpuCompiledKernel(CudaCompiledKernel):
+    """One kernel's code object on one AmdgpuBackend."""
+
+    def build_module(self, prefix: str, print_buffer: tuple[int, int]) -> tuple[list[str], float]:
+        backend = self.backend
+        started = time.perf_counter()
+        # kernels that print have the print buffer's address in their code: not worth caching
+        built = build_code_object(self.kernel, self.layout, backend.arch, prefix, print_buffer, backend.debug,
+                                  backend.fast_math, backend.offline_cache and not self.has_prints)
+        self.ir_text, self.bounds_sites, self.code_object = built.ir_text, built.bounds_sites, built
+        self.ptx = ""                        # CUDA's field; the code object is `code_object.data`
+        self.module = backend.driver.load_module(built.data)
+        return built.kernel_names, started
+
+    def source(self, optimized: bool = False) -> str:
+        """The LLVM IR as generated (`optimized=True`: the same; the code object is binary)."""
+        return self.ir_text
+
+
+class AmdgpuBackend(CudaBackend):
+    """Device 0 of the HIP runtime."""
+
+    name = "amdgpu"
+    kernel_class = AmdgpuCompiledKernel
+    sizing_reducer = None             # sizing reads bounds back (sizing/adapters.py)
+
+    def open_driver(self) -> Any:
+        return hip_driver.driver()
+
+    def shared_memory_bytes(self) -> int | None:
+        return PROCESSORS[self.arch].max_lds_bytes      # LDS per workgroup
+
+    def device_arch(self) -> str:
+        processor = self.info.processor
+        if processor not in PROCESSORS:
+            raise ArchUnavailableError(f"wk.amdgpu compiles for {', '.join(PROCESSORS)}; this GPU is {processor}")
+        return processor
+
+    def describe(self) -> str:
+        return f"amdgpu on {self.info.summary}"

@@ -1,0 +1,55 @@
+"""One kernel through the whole AMDGPU pipeline: LLVM IR (amdgpu_codegen.py) -> object (amdgpu_object.py) ->
+linked code object (amdgpu_link.py) -> checked (amdgpu_check.py), for one gfx processor.
+
+Linked code objects are kept in the offline cache (`amdgpu/`, runtime/disk_cache.py) keyed by the IR text and
+the processor; a cached one is checked again when read (the checks are cheap and the expectations come from
+the kernel, not from the cache)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wgkern.ir import nodes as ir
+from wgkern.runtime import disk_cache
+
+from .amdgpu_check import ExpectedKernel, KernelReport, check_code_object
+from .amdgpu_codegen import emit_amdgpu_module
+from .amdgpu_link import link_code_object
+from .amdgpu_object import compile_object
+from .amdgpu_target import amdgpu_target
+from .gpu_codegen import block_size
+from .layout import ArgLayout
+
+
+@dataclass(frozen=True, slots=True)
+class AmdgpuCodeObject:
+    """A kernel's linked, checked code object for one processor: one GPU kernel per task, in task order."""
+    processor: str
+    ir_text: str
+    kernel_names: list[str]
+    data: bytes
+    reports: list[KernelReport]
+    bounds_sites: list
+
+
+def build_code_object(kernel: ir.OffloadedKernel, layout: ArgLayout, processor: str, prefix: str,
+                      print_buffer: tuple[int, int], bounds_check: bool = False, fast_math: bool = False,
+                      use_cache: bool = True) -> AmdgpuCodeObject:
+    """Compile, link and check `kernel` for `processor`; CompileError on a kernel the backend cannot build or
+    a code object that fails a check."""
+    target = amdgpu_target(processor)
+    text, names, sites = emit_amdgpu_module(kernel, layout, target, prefix, print_buffer, bounds_check, fast_math)
+    data = None
+    key = ""
+    if use_cache:
+        import llvmlite
+        key = disk_cache.cache_key(text, processor, llvmlite.__version__)
+        data = disk_cache.load("amdgpu", key, ".hsaco")
+    if data is None:
+        obj, _ = compile_object(text, processor)
+        data = link_code_object(obj)
+        if use_cache:
+            disk_cache.store("amdgpu", key, ".hsaco", data)
+    expected = [ExpectedKernel(name, block_size(task), task.kind == "range")
+                for name, task in zip(names, kernel.tasks)]
+    reports = check_code_object(data, processor, expected, max(layout.size, 8))
+    return AmdgpuCodeObject(processor, text, names, data, reports, sites)
