@@ -18,6 +18,7 @@ from wgkern.errors import CompileError, InternalCompilerError, WkError
 from wgkern.frontend import arith, intrinsics
 from wgkern.frontend.calls import CallMixin
 from wgkern.frontend.expressions import ExpressionMixin
+from wgkern.frontend.graph_regions import GraphRegionMixin
 from wgkern.frontend.loops import LoopMixin, StaticExit
 from wgkern.frontend.quant import QuantMixin
 from wgkern.frontend.sparse import SparseMixin
@@ -258,7 +259,7 @@ def is_field(obj: Any) -> bool:
 
 
 class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, StructMixin, LoopMixin, SparseMixin,
-                      SparseMatrixMixin, TextureMixin, QuantMixin, BufferViewMixin):
+                      SparseMatrixMixin, TextureMixin, QuantMixin, BufferViewMixin, GraphRegionMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx
         self.b = IRBuilder()
@@ -516,6 +517,9 @@ class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, Str
         self.frame = Frame(src, is_kernel=True, assigned=assigned_names(src.tree),
                            reduction_names=reduction_names(src.tree, kernel.fn))
         self.b.loc = src.def_loc
+        if getattr(kernel, "checkpoints", False):
+            raise CompileError(f"kernel '{kernel.name}' is declared @kernel(checkpoints=True): pausable graph "
+                               "kernels (Quadrants' qd.checkpoint) are not available", src.def_loc)
         params = list(kernel.signature.parameters.values())
         if len(params) > len(self.ctx.arg_specs):
             raise InternalCompilerError(f"kernel '{kernel.name}' has {len(params)} parameters but "

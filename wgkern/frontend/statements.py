@@ -463,10 +463,14 @@ class StatementMixin:
     # ---- control flow ----------------------------------------------------------------------------------------
     def visit_With(self, node: ast.With) -> bool:
         """`with wk.stream_parallel():` (Quadrants) around top-level loops: the body as written (its loops stay
-        top-level, so parallel). No other context manager has a meaning in kernels."""
+        top-level, so parallel). `with wk.graph.parallel_context():` / `with wk.graph.parallel():` regions and
+        sections: frontend/graph_regions.py. No other context manager has a meaning in kernels."""
         for item in node.items:
             context = item.context_expr
             callee = self.visit(context.func) if isinstance(context, ast.Call) else None
+            kind = self.graph_region_kind(context, callee)
+            if kind is not None:
+                return self.visit_graph_region(node, kind)
             if callee is not wm.stream_parallel or item.optional_vars is not None or context.args \
                     or context.keywords:
                 raise CompileError("'with' is not supported inside kernels, except `with wk.stream_parallel():`")

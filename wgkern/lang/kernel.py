@@ -66,11 +66,13 @@ def _load_launcher() -> Callable[..., Any]:
 class Kernel:
     """An entry point called from Python. Calling it compiles (once per argument specialisation) and launches."""
 
-    def __init__(self, fn: Callable[..., Any]):
+    def __init__(self, fn: Callable[..., Any], graph: bool = False, checkpoints: bool = False):
         self.fn = fn
         self.name = fn.__name__
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters.values())
+        self.graph = graph               # @wk.kernel(graph=True): may hold wk.graph.parallel_context() regions
+        self.checkpoints = checkpoints   # @wk.kernel(checkpoints=True): refused when it compiles (frontend)
         functools.update_wrapper(self, fn)
         self.last_compiled: Any = None   # runtime.launch.CompiledEntry of the most recent launch
 
@@ -138,16 +140,14 @@ def kernel(_fn: Callable[..., Any] | None = None, *, pure: bool | None = None, f
            graph: bool = False, checkpoints: bool = False) -> Any:
     """`@wk.kernel`, also as `@wk.kernel(...)` with Quadrants' options: `pure`/`fastcache` (wgkern caches
     compiled kernels by their argument specialisation anyway) and `graph` (launches are already batched into
-    one submission) change nothing; `checkpoints` (pausable graph kernels) is not available."""
-    if checkpoints:
-        raise WkError("@wk.kernel(checkpoints=True): pausable graph kernels (Quadrants' qd.checkpoint) are not "
-                      "available")
+    one submission) changes nothing but allows `wk.graph.parallel_context()` regions in the kernel;
+    `checkpoints` (pausable graph kernels) is not available: such a kernel raises CompileError when first called."""
     if _fn is None:
-        return kernel
+        return functools.partial(kernel, pure=pure, fastcache=fastcache, graph=graph, checkpoints=checkpoints)
     if getattr(_fn, "_wk_perf_dispatch_registered", False):
         raise WkError(f"KERNEL_ANNOTATION_ORDER: '{_fn.__name__}' is registered with a wk.perf_dispatch before "
                       "@wk.kernel makes it a kernel; write @dispatcher.register above @wk.kernel")
-    return Kernel(_fn)
+    return Kernel(_fn, graph=graph, checkpoints=checkpoints)
 
 
 def func(fn: Callable[..., Any] | None = None, *, is_real_function: bool = False,
