@@ -246,6 +246,11 @@ class Container:
         """copy.copy: the same container (a shallow copy shares the memory, as Taichi documents)."""
         return self
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """pickle: the contents and what makes an equal container on unpickling (lang/container_pickle.py)."""
+        from wgkern.lang.container_pickle import reduce_container
+        return reduce_container(self)
+
     def __deepcopy__(self, memo: dict[int, Any]) -> Container:
         """copy.deepcopy: a new container of the same kind, dtype and shape holding a copy of the contents."""
         out = type(self)(self.dtype, self.shape, self.element_type, f"{self.name} (copy)",
