@@ -420,3 +420,24 @@ def test_vector_transpose_names_the_replacements():
 
     check(compile_error(k), "write `a @ b.transpose()` as a.outer_product(b)",
           "m = d @ d.transpose()  # err-vectranspose")
+
+
+def test_identity_comparison_outside_static():
+    # Taichi and Quadrants refuse `is` in kernel code: it would compare Python objects, not values
+    @wk.kernel
+    def k():
+        a = x is grid  # err-is
+        x[0] = a
+
+    @wk.kernel
+    def k_not():
+        x[0] = x is not grid  # err-is-not
+
+    @wk.kernel
+    def k_static():
+        x[0] = wk.static(x is not grid)
+
+    check(compile_error(k), 'Operator "is" is not supported in kernel code', "a = x is grid  # err-is")
+    check(compile_error(k_not), 'write wk.static(a is not b) for a compile-time test',
+          "x[0] = x is not grid  # err-is-not")
+    assert of_type(build(k_static), ir.GlobalStore)

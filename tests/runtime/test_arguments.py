@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -86,6 +87,15 @@ def test_ndarray_specs(fake_program):
 def test_unknown_keyword_argument_is_named(fake_program):
     with pytest.raises(wk.ArgumentError, match="kernel 'vector_arg\\(v, s\\)' has no parameter named 'b'"):
         spec_of(vector_arg, (1, 2, 3), b=1)
+
+
+def test_wrong_calls_are_described_in_quadrants_words(fake_program):
+    for args, kwargs, problem in (((1, 2, 3), {}, "Too many arguments: expected at most 2 positional, got 3"),
+                                  ((), {"s": 1.0}, "Missing argument 'v'"),
+                                  (((1, 2, 3),), {"v": 1, "s": 2}, "Multiple values for argument 'v'"),
+                                  (((1, 2, 3),), {"s": 1, "b": 2}, "no parameter named 'b'")):
+        with pytest.raises(wk.ArgumentError, match=re.escape(problem)):
+            spec_of(vector_arg, *args, **kwargs)
 
 
 def test_ndarray_errors(fake_program):

@@ -29,7 +29,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.ops import INT_ONLY_ATOMIC, AtomicOpKind, BinaryOpKind, UnaryOpKind
 from wgkern.lang import math as wm
 from wgkern.lang import types as T
-from wgkern.lang.kernel import BoundFunc, BoundKernel, Func, Kernel
+from wgkern.lang.kernel import BoundFunc, BoundKernel, Func, Kernel, call_problems
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.simt import SIMT_CALLS
 from wgkern.lang.simt.block import SharedArray
@@ -931,7 +931,8 @@ class CallMixin:
         try:
             bound = func.signature.bind(*args, **kwargs)
         except TypeError as exc:
-            raise CompileError(f"wrong arguments in the call to wk.func '{func.name}': {exc}") from None
+            problems = call_problems(func.signature, len(args), kwargs) or str(exc)
+            raise CompileError(f"wrong arguments in the call to wk.func '{func.name}': {problems}") from None
         bound.apply_defaults()
         return self.inline(func, bound.arguments)
 

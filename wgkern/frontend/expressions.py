@@ -438,6 +438,13 @@ class ExpressionMixin:
         return arith.unary(self.b, UNARY_OPS[op_type], value)
 
     def visit_Compare(self, node: ast.Compare) -> Any:
+        for op in node.ops:
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                # as in Taichi and Quadrants: identity is a question about Python objects, asked in wk.static
+                name = "is" if isinstance(op, ast.Is) else "is not"
+                raise CompileError(f'Operator "{name}" is not supported in kernel code: it compares Python '
+                                   f"objects; write wk.static(a {name} b) for a compile-time test, or ==/!= "
+                                   "to compare values")
         left = self.rvalue(node.left)
         runtime_parts: list[Any] = []
         for op, right_node in zip(node.ops, node.comparators):

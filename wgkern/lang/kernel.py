@@ -48,6 +48,33 @@ class BoundFunc:
         return self.func(self.instance, *args, **kwargs)
 
 
+def call_problems(signature: inspect.Signature, positional: int, keywords: Any) -> str:
+    """What is wrong with calling `signature` with `positional` positional arguments and these keyword names, in
+    Quadrants' words ("Too many arguments", "Missing argument 'b'", "Multiple values for argument 'a'",
+    "Unexpected argument 'd'"), for the errors of kernel and func calls."""
+    kinds = inspect.Parameter
+    params = list(signature.parameters.values())
+    slots = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    var_positional = any(p.kind is kinds.VAR_POSITIONAL for p in params)
+    var_keyword = any(p.kind is kinds.VAR_KEYWORD for p in params)
+    problems = []
+    if positional > len(slots) and not var_positional:
+        problems.append(f"Too many arguments: expected at most {len(slots)} positional, got {positional}")
+    filled = {p.name for p in slots[:positional]}
+    keywords = list(keywords)
+    for name in keywords:
+        if name in filled:
+            problems.append(f"Multiple values for argument '{name}'")
+        elif (name not in signature.parameters or signature.parameters[name].kind is kinds.POSITIONAL_ONLY) \
+                and not var_keyword:
+            problems.append(f"Unexpected argument '{name}'")
+    for p in params:
+        if p.default is kinds.empty and p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD) \
+                and p.name not in filled and p.name not in keywords:
+            problems.append(f"Missing argument '{p.name}'")
+    return "; ".join(problems)
+
+
 _launch_kernel: Callable[..., Any] | None = None   # runtime.launch.launch_kernel, imported on first call
 # One launch at a time across threads: a launch stages numpy arguments and reads return values through buffers
 # its compiled entry owns, so two threads launching one kernel would overwrite each other's (Taichi's and

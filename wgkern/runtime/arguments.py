@@ -447,9 +447,11 @@ def _bind(kernel: Any, rules: list[ParamRule], args: tuple[Any, ...], kwargs: di
     try:
         bound = kernel.signature.bind(*args, **kwargs)
     except TypeError as exc:
+        from wgkern.lang.kernel import call_problems
         names = ", ".join(r.name for r in rules)
+        problems = call_problems(kernel.signature, len(args), kwargs) or str(exc)
         raise ArgumentError(f"kernel '{kernel.name}({names})' called with {len(args)} positional and "
-                            f"{len(kwargs)} keyword arguments: {exc}") from None
+                            f"{len(kwargs)} keyword arguments: {problems}") from None
     bound.apply_defaults()
     return list(bound.arguments.values())
 
