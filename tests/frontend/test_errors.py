@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import statistics
 
+import numpy as np
 import pytest
 
-from tests.frontend.helpers import FakeField, build, of_type, wk
+from tests.frontend.helpers import FakeField, build, of_type, run, wk
 from wgkern.ir import nodes as ir
 
 x = FakeField(wk.f32, 8, "x")
@@ -441,3 +442,27 @@ def test_identity_comparison_outside_static():
     check(compile_error(k_not), 'write wk.static(a is not b) for a compile-time test',
           "x[0] = x is not grid  # err-is-not")
     assert of_type(build(k_static), ir.GlobalStore)
+
+
+def test_negative_vector_indices():
+    # Taichi and Quadrants refuse them (a field's offset indices are another matter: see test_offset)
+    @wk.kernel
+    def k(i: wk.i32):
+        v = wk.Vector([i, i + 1, i + 2])
+        ix[0] = v[:-1].sum()  # err-negslice
+
+    @wk.kernel
+    def k_index(i: wk.i32):
+        m = wk.Matrix([[i, 1], [2, 3]])
+        ix[0] = m[1, -1]  # err-negindex
+
+    @wk.kernel
+    def k_reversed(i: wk.i32):
+        v = wk.Vector([i, i + 1, i + 2])
+        ix[0] = v[::-1][0]
+
+    check(compile_error(k, wk.i32), "Negative indices are not supported in Quadrants kernels, nor in Taichi's or "
+          "wgkern's: slice(None, -1, None) in an index of a 3 vector/matrix", "ix[0] = v[:-1].sum()  # err-negslice")
+    check(compile_error(k_index, wk.i32), "-1 in an index of a 2x2 vector/matrix; count from 0 (0..1)",
+          "ix[0] = m[1, -1]  # err-negindex")
+    assert run(build(k_reversed, wk.i32), {"ix": np.zeros(8, np.int32)}, [5])["ix"][0] == 7

@@ -272,6 +272,12 @@ class ExpressionMixin:
         for i in indices:
             if not is_runtime(i) and not isinstance(i, (int, slice)):
                 raise CompileError(f"vector/matrix indices must be integers or slices, got {i!r}")
+            bounds = (i.start, i.stop) if isinstance(i, slice) else (i,)
+            if any(isinstance(b, int) and not is_runtime(b) and b < 0 for b in bounds):
+                # Taichi and Quadrants refuse them; counting from the end would silently differ from their code
+                raise CompileError(f"Negative indices are not supported in Quadrants kernels, nor in Taichi's or "
+                                   f"wgkern's: {i!r} in an index of a {'x'.join(map(str, shape))} vector/matrix; "
+                                   f"count from 0 (0..{shape[0] - 1})")
         picks_one = len(indices) == len(shape) and not any(isinstance(i, slice) for i in indices)
         if picks_one and any(is_runtime(i) for i in indices):
             flat = self.element_index(indices[0], shape, 0)
@@ -317,7 +323,7 @@ class ExpressionMixin:
             if is_runtime(i):
                 axes.append([self.element_index(i, shape, len(axes))])
                 continue
-            position = i if i >= 0 else i + n
+            position = i
             if not 0 <= position < n:
                 raise CompileError(f"index {i} is out of range for a size-{n} axis")
             axes.append([position])
