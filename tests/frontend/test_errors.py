@@ -178,6 +178,17 @@ def test_break_in_static_loop_under_runtime_if():
 
     check(compile_error(k, 0), "'break' of a wk.static loop under a run-time 'if' is not supported",
           "break  # err-sbreak")
+    check(compile_error(k, 0), "You are trying to `break` a static `for` loop", "break  # err-sbreak")
+
+
+def test_break_in_outermost_loop_names_quadrants_phrase():
+    @wk.kernel
+    def k():
+        for i in range(4):
+            break  # err-pbreak
+
+    check(compile_error(k), "Cannot break in the outermost loop: 'break' is not allowed in a kernel's outermost "
+          "(parallel) loop", "break  # err-pbreak")
 
 
 def test_runtime_range_step():
@@ -245,6 +256,40 @@ def test_nested_def():
             pass
 
     check(compile_error(k), "nested function definitions are not supported", "def g():  # err-def")
+    check(compile_error(k), "Function definition is not allowed in 'wk.kernel'", "def g():  # err-def")
+
+    qd = wk            # the message spells the decorator as the program does
+
+    @qd.func
+    def f():
+        def h():  # err-def-func
+            pass
+
+    @qd.kernel
+    def calls():
+        f()
+
+    check(compile_error(calls), "Function definition is not allowed in 'qd.func': nested function definitions are "
+          "not supported inside kernels (Unsupported node \"FunctionDef\"); define 'h' outside as a func",
+          "def h():  # err-def-func")
+
+
+def test_unsupported_nodes_are_named():
+    @wk.kernel
+    def k():
+        raise ValueError()  # err-raise
+
+    check(compile_error(k), "'raise' is not supported inside kernels (Unsupported node \"Raise\")",
+          "raise ValueError()  # err-raise")
+
+
+def test_a_dtype_cast_takes_one_expression():
+    @wk.kernel
+    def k():
+        ix[0] = wk.i32(1, 2)  # err-cast2
+
+    check(compile_error(k), "i32() takes exactly one argument: A primitive type can only decorate a single "
+          "expression.", "ix[0] = wk.i32(1, 2)  # err-cast2")
 
 
 def test_ndrange_outside_for():

@@ -98,6 +98,19 @@ def test_wrong_calls_are_described_in_quadrants_words(fake_program):
             spec_of(vector_arg, *args, **kwargs)
 
 
+def test_ndarray_errors_carry_quadrants_phrases(fake_program):
+    b = np.zeros(4, np.int32)
+    v = wk.ndarray(wk.types.vector(3, wk.f32), shape=5)
+    with pytest.raises(wk.ArgumentError, match=re.escape("Invalid value for argument a - required array has "
+                                                         "dtype=wk.f32")):
+        spec_of(arrays, np.zeros((2, 2), np.float64), b, v)
+    with pytest.raises(wk.ArgumentError, match=re.escape("Invalid type for argument a, got 1.5")):
+        spec_of(arrays, 1.5, b, v)
+    with pytest.raises(wk.ArgumentError, match=re.escape("Invalid value for argument v - required "
+                                                         "element_shape=(3,), array with element shape of (2,)")):
+        spec_of(arrays, wk.ndarray(wk.f32, shape=(2, 2)), b, np.zeros((5, 2), np.float32))
+
+
 def test_ndarray_errors(fake_program):
     b = np.zeros(4, np.int32)
     v = wk.ndarray(wk.types.vector(3, wk.f32), shape=5)

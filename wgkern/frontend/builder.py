@@ -59,7 +59,8 @@ def unsupported_message(node: ast.AST) -> str:
     what = UNSUPPORTED.get(kind, f"'{kind}' syntax")
     hint = " (use them inside wk.static(...))" if kind in STATIC_ONLY else \
         " (except as arguments of print())" if kind == "JoinedStr" else ""
-    return f"{what} {'are' if what.endswith('s') else 'is'} not supported inside kernels{hint}"
+    return f"{what} {'are' if what.endswith('s') else 'is'} not supported inside kernels{hint} (Unsupported node " \
+           f'"{kind}")'
 
 
 @dataclass(eq=False)
@@ -288,6 +289,11 @@ class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, Str
             raise CompileError(f"{type(exc).__name__}: {exc}", loc) from None
         finally:
             self.b.loc = saved
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        kind = "kernel" if self.frame.is_kernel else "func"
+        raise CompileError(f"Function definition is not allowed in '{self.frame.src.decorator_module}.{kind}': "
+                           f"{unsupported_message(node)}; define '{node.name}' outside as a func")
 
     def visit_body(self, stmts: list[ast.stmt]) -> bool | StaticExit:
         """Visit statements in order; after one that may `return` from a func, guard the rest. True when the

@@ -292,7 +292,10 @@ class CallMixin:
         if callee is wm.bit_cast:
             return self.bit_cast_call(args, kwargs)
         if isinstance(callee, T.DataType):
-            return self.cast_to(self.one_arg(args, kwargs, callee.name), callee)
+            if len(args) != 1 or kwargs:
+                raise CompileError(f"{callee.name}() takes exactly one argument: A primitive type can only decorate "
+                                   "a single expression.")
+            return self.cast_to(args[0], callee)
         if callee in CAST_BUILTINS and not static_args:
             return self.cast_to(self.one_arg(args, kwargs, callee.__name__), CAST_BUILTINS[callee]())
         if isinstance(callee, type) and issubclass(callee, np.generic):

@@ -573,11 +573,13 @@ class StatementMixin:
             raise CompileError(f"'{what}' outside a loop")
         if loops[-1] == "static":
             if self.frame.branch_depth > self.frame.loop_branch_depths[-1]:
-                raise CompileError(f"'{what}' of a wk.static loop under a run-time 'if' is not supported (the "
-                                   "loop is unrolled at compile time; make the condition wk.static(...))")
+                raise CompileError(f"'{what}' of a wk.static loop under a run-time 'if' is not supported: You are "
+                                   f"trying to `{what}` a static `for` loop, which is unrolled at compile time; "
+                                   "make the condition wk.static(...)")
             return True
         if loops[-1] == "parallel" and what == "break":
-            raise CompileError("'break' is not allowed in a kernel's outermost (parallel) loop; put the loop "
+            raise CompileError("Cannot break in the outermost loop: 'break' is not allowed in a kernel's outermost "
+                               "(parallel) loop; put the loop "
                                "inside another one, or run it serially with wk.loop_config(serialize=True)")
         return False
 

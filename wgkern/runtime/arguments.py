@@ -1,13 +1,15 @@
 """Kernel argument specialisation: checks a call's arguments against the parameters' annotations and turns
 them into a cache key, the frontend's ArgSpecs and the template values.
 
-Every user mistake (count, kind, dtype, ndim, element shape, non-contiguous numpy array, a container from an
-earlier wk.init, an integer its type cannot hold) is an ArgumentError naming the parameter. Parameter rules are computed once per kernel."""
+Every user mistake (count, kind, dtype, ndim, element shape, a container from an earlier wk.init, an integer its
+type cannot hold) is an ArgumentError naming the parameter, with Quadrants' phrase for it where a ported test
+matches one ("Invalid value for argument x - ..."). Non-contiguous numpy arrays are accepted (copied in and out). Parameter rules are computed once per kernel."""
 from __future__ import annotations
 
 import dataclasses
 import inspect
 import itertools
+import reprlib
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -514,7 +516,9 @@ def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tup
             tail = element.element_shape
             if value.shape[value.ndim - len(tail):] != tail or value.ndim < len(tail):
                 raise ArgumentError(f"{_where(kernel, rule)}: expects elements of shape {tail} "
-                                    f"({element!r}); the numpy array has shape {value.shape}")
+                                    f"({element!r}); the numpy array has shape {value.shape} (Invalid value for "
+                                    f"argument {rule.name} - required element_shape={tail}, array with element "
+                                    f"shape of {value.shape[max(value.ndim - len(tail), 0):]})")
         ndim = value.ndim - (len(element.element_shape) if element is not None else 0)
         has_grad = False
         is_numpy = True
@@ -523,12 +527,14 @@ def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tup
                             "by closure, or annotate the parameter wk.template())")
     else:
         raise ArgumentError(f"{_where(kernel, rule)} expects a wk.ndarray or a numpy array, got "
-                            f"{type(value).__name__}")
+                            f"{type(value).__name__} (Invalid type for argument {rule.name}, got "
+                            f"{reprlib.repr(value)})")
     # A numpy array for a vector/matrix annotation keeps its own scalar dtype (Quadrants compiles for it: a
     # float64 (n, 3) array passes for dtype=wk.math.vec3); a scalar annotation's dtype must match.
     numpy_for_vectors = is_numpy and rule.element_type is not None
     if rule.dtype is not None and dtype != rule.dtype and not numpy_for_vectors:
-        raise ArgumentError(f"{_where(kernel, rule)} expects dtype {rule.dtype!r}, got {dtype!r}")
+        raise ArgumentError(f"{_where(kernel, rule)} expects dtype {rule.dtype!r}, got {dtype!r} (Invalid value "
+                            f"for argument {rule.name} - required array has dtype={rule.dtype!r})")
     if rule.element_dim and not is_numpy and (element is None or len(element.element_shape) != rule.element_dim):
         kind = "vector" if rule.element_dim == 1 else "matrix"
         raise ArgumentError(f"{_where(kernel, rule)} expects {kind} elements, got "
