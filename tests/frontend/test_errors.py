@@ -511,3 +511,21 @@ def test_negative_vector_indices():
     check(compile_error(k_index, wk.i32), "-1 in an index of a 2x2 vector/matrix; count from 0 (0..1)",
           "ix[0] = m[1, -1]  # err-negindex")
     assert run(build(k_reversed, wk.i32), {"ix": np.zeros(8, np.int32)}, [5])["ix"][0] == 7
+
+
+def test_too_many_element_indices_name_the_expected_count():
+    vx = FakeField(wk.types.vector(3, wk.f32), 4, "vx")
+
+    @wk.kernel
+    def local():
+        v = wk.Vector([1.0, 2.0, 3.0])
+        x[0] = v[0, 0]  # err-vec2
+
+    @wk.kernel
+    def element():
+        x[0] = vx[1][0, 0]  # err-elem2
+
+    check(compile_error(local), "a vector of 3 elements takes 1 index, got 2 (Expected 1 indices, got 2)",
+          "x[0] = v[0, 0]  # err-vec2")
+    check(compile_error(element), "elements of 'vx' have shape (3,); got 2 indices (Expected 1 indices, got 2)",
+          "x[0] = vx[1][0, 0]  # err-elem2")

@@ -240,7 +240,8 @@ class ExpressionMixin:
                 return self.vector_subscript(self.load_ref(base), indices)    # x[i][:, j] read as a value
             if len(indices) > len(base.element_shape):
                 raise CompileError(f"elements of '{base.label}' have shape {base.element_shape}; got "
-                                   f"{len(indices)} indices")
+                                   f"{len(indices)} indices (Expected {len(base.element_shape)} indices, got "
+                                   f"{len(indices)})")
             extra = [self.as_index(i) for i in indices]
             if base.clamp:
                 extra = self.clamp_element_indices(extra, base.element_shape)
@@ -268,7 +269,7 @@ class ExpressionMixin:
         if not 1 <= len(indices) <= len(shape):
             what = (f"a vector of {shape[0]} elements takes 1 index" if len(shape) == 1 else
                     f"a {shape[0]}x{shape[1]} matrix takes 1 or 2 indices (a row, or a row and a column)")
-            raise CompileError(f"{what}, got {len(indices)}")
+            raise CompileError(f"{what}, got {len(indices)} (Expected {len(shape)} indices, got {len(indices)})")
         for i in indices:
             if not is_runtime(i) and not isinstance(i, (int, slice)):
                 raise CompileError(f"vector/matrix indices must be integers or slices, got {i!r}")
