@@ -287,6 +287,11 @@ class CallMixin:
             return self.sync_in_kernel(args, kwargs)
         if callee in SIMT_CALLS or callee is SharedArray:
             return self.simt_call(callee, args, kwargs)
+        if callee is wm.bit_width:
+            value = self.as_value(self.one_arg(args, kwargs, "bit_width"))      # a Python int: the default int
+            if isinstance(value, VectorValue):
+                raise CompileError(f"wk.bit_width() takes a scalar, got {describe(value)}")
+            return value.dtype.bits
         if callee is wm.cast:
             return self.cast_call(args, kwargs)
         if callee is wm.bit_cast:
