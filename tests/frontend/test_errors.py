@@ -529,3 +529,57 @@ def test_too_many_element_indices_name_the_expected_count():
           "x[0] = v[0, 0]  # err-vec2")
     check(compile_error(element), "elements of 'vx' have shape (3,); got 2 indices (Expected 1 indices, got 2)",
           "x[0] = vx[1][0, 0]  # err-elem2")
+
+
+def test_errors_carry_quadrants_phrases():
+    # ported pytest.raises(match=...) tests look for these phrases; wgkern's own wording comes first
+    @wk.kernel
+    def ndrange_triple():
+        for i in wk.ndrange((1, 2, 3)):  # err-nd3
+            x[0] = i
+
+    @wk.kernel
+    def ndrange_float():
+        for i in wk.ndrange((1.5, 4)):  # err-ndf
+            x[0] = i
+
+    @wk.kernel
+    def return_in_loop() -> wk.i32:
+        for i in range(4):
+            return i  # err-ret
+
+    @wk.kernel
+    def no_return() -> wk.i32:  # err-noret
+        x[0] = 1.0
+
+    @wk.kernel
+    def bit_not_float(a: wk.f32):
+        x[0] = ~a  # err-bnot
+
+    @wk.kernel
+    def static_runtime(a: wk.f32):
+        if wk.static(a > 0.5):  # err-srt
+            x[0] = 1.0
+
+    @wk.kernel
+    def slice_runtime(i: wk.i32):
+        v = wk.Vector([1.0, 2.0, 3.0])
+        x[0] = v[i:].sum()  # err-vslice
+
+    @wk.kernel
+    def atomic_on_list():
+        wk.atomic_min([1.0, 2.0], 0.5)  # err-atl
+
+    check(compile_error(ndrange_triple), "Every argument of ndrange should be a scalar or a tuple/list like "
+          "(begin, end)", "for i in wk.ndrange((1, 2, 3)):  # err-nd3")
+    check(compile_error(ndrange_float), "Every argument of ndrange should be an integer scalar or a tuple/list of "
+          "(int, int)", "for i in wk.ndrange((1.5, 4)):  # err-ndf")
+    check(compile_error(return_in_loop), "Return inside non-static if/for is not supported", "return i  # err-ret")
+    check(compile_error(no_return), "Kernel has a return type but does not have a return statement",
+          "def no_return() -> wk.i32:  # err-noret")
+    check(compile_error(bit_not_float, wk.f32), "takes integral inputs only", "x[0] = ~a  # err-bnot")
+    check(compile_error(static_runtime, wk.f32), "must be compile-time constants", "if wk.static(a > 0.5):")
+    check(compile_error(slice_runtime, wk.i32), "Quadrants does not support variables in slice now",
+          "x[0] = v[i:].sum()  # err-vslice")
+    check(compile_error(atomic_on_list), "cannot use a non-writable target as the first operand of atomic_min",
+          "wk.atomic_min([1.0, 2.0], 0.5)  # err-atl")

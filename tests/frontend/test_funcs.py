@@ -515,5 +515,6 @@ def test_func_with_a_return_type_and_no_return_names_the_func(arch):
     def foo() -> wk.i32:
         return bar()
 
-    with pytest.raises(wk.CompileError, match="wk.func 'bar' has a return type but no 'return' statement"):
+    with pytest.raises(wk.CompileError, match="wk.func 'bar' has a return type but no 'return' statement "
+                                              r"\(Function has a return type but does not have a return "):
         foo()

@@ -535,7 +535,7 @@ class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, Str
         self.visit_body(src.tree.body)
         if self.has_return_annotation() and not self.ctx.return_slots:
             raise CompileError(f"kernel '{kernel.name}' has a return type but no 'return' statement gives a "
-                               "value", src.def_loc)
+                               "value (Kernel has a return type but does not have a return statement)", src.def_loc)
         return ir.KernelIR(kernel.name, list(self.ctx.arg_specs), self.ctx.slots, self.b.block, src.def_loc,
                            self.ctx.return_slots)
 

@@ -861,7 +861,8 @@ class CallMixin:
             target = self.subscript(target, [None], getattr(target, "name", "") or "0-d field")
         if not isinstance(target, GlobalRef):
             raise CompileError(f"wk.atomic_{op.value}: the destination (first argument) must be a writable "
-                               f"field/ndarray element or local variable, got {describe(target)}")
+                               f"field/ndarray element or local variable, got {describe(target)} (cannot use a "
+                               f"non-writable target as the first operand of atomic_{op.value})")
         return self.global_atomic(op, target, value, expected)
 
     def global_atomic(self, op: AtomicOpKind, ref: GlobalRef, value: Any, expected: Any = None) -> Any:
@@ -999,7 +1000,8 @@ class CallMixin:
                 frame.ret.entry_index = len(self.b.block.stmts)
             self.visit_body(src.tree.body)
             if frame.ret.mode == "none" and frame.ret.annotation not in (None, "None", type(None)):
-                raise CompileError(f"wk.func '{func.name}' has a return type but no 'return' statement",
+                raise CompileError(f"wk.func '{func.name}' has a return type but no 'return' statement (Function "
+                                   "has a return type but does not have a return statement)",
                                    call_loc)
         except CompileError as exc:
             if exc.loc is not None and exc.loc.filename == call_loc.filename and exc.loc.lineno == call_loc.lineno:

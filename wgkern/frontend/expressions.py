@@ -97,7 +97,8 @@ class ExpressionMixin:
     def visit_Slice(self, node: ast.Slice) -> slice:
         parts = [self.visit(p) if p is not None else None for p in (node.lower, node.upper, node.step)]
         if any(is_runtime(p) for p in parts):
-            raise CompileError("slice bounds must be compile-time constants")
+            raise CompileError("slice bounds must be compile-time constants (Quadrants does not support variables "
+                               "in slice now, nor does wgkern)")
         return slice(*parts)
 
     # ---- attributes ---------------------------------------------------------------------------------------

@@ -588,7 +588,8 @@ class StatementMixin:
             self.func_return(node)
             return
         if self.in_runtime_loop() or self.frame.branch_depth > 0:
-            raise CompileError("'return' inside a run-time if/for/while of a kernel is not supported (only at "
+            raise CompileError("Return inside non-static if/for is not supported: "
+                               "'return' inside a run-time if/for/while of a kernel is not supported (only at "
                                "the top level or under wk.static conditions and loops; use a flag, or move the "
                                "logic into a wk.func)")
         value = None if node.value is None else self.visit(node.value)

@@ -47,7 +47,8 @@ def evaluate(node: ast.expr, fn: Callable[..., Any], scope: Scope, filename: str
     except NameError as exc:
         name = getattr(exc, "name", None)
         if name in runtime_names:
-            raise CompileError(f"wk.static() needs compile-time values, but '{name}' is a runtime value") from None
+            raise CompileError(f"wk.static() needs compile-time values, but '{name}' is a runtime value (its "
+                               "arguments must be compile-time constants)") from None
         raise CompileError(f"name '{name}' is not defined") from None
     except WkError:
         raise
