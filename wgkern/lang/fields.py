@@ -384,7 +384,8 @@ class Container:
             key = (key,)
         if len(key) != len(self.shape) and len(key) != len(self.full_shape):
             raise IndexError(f"{self.kind_name} '{self.name}' of shape {self.shape} indexed with {len(key)} "
-                             f"indices" + (" (use [None] for a 0-d container)" if not self.shape else ""))
+                             f"indices ({len(self.shape)}d {self.kind_name} indexed with {len(key)}d indices)"
+                             + (" (use [None] for a 0-d container)" if not self.shape else ""))
         index = []
         offset = self.offset
         for axis, (k, extent) in enumerate(zip(key, self.full_shape)):
