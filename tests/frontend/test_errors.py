@@ -466,6 +466,8 @@ def test_vector_transpose_names_the_replacements():
 
     check(compile_error(k), "write `a @ b.transpose()` as a.outer_product(b)",
           "m = d @ d.transpose()  # err-vectranspose")
+    check(compile_error(k), "(`transpose()` cannot apply to a vector. If you want something like "
+          "`a @ b.transpose()`, write `a.outer_product(b)` instead.)", "m = d @ d.transpose()  # err-vectranspose")
 
 
 def test_identity_comparison_outside_static():

@@ -308,8 +308,8 @@ class ExpressionMixin:
         kind = (f"vector of {n} elements" if len(shape) == 1 else
                 f"{shape[0]}x{shape[1]} matrix ({('row', 'column')[axis]})")
         with self.b.at(self.b.if_(outside).then_block):
-            self.b.insert(ir.AssertFail(message=f"index out of range for a {kind}: a run-time index must lie in "
-                                                f"0..{n - 1}"))
+            self.b.insert(ir.AssertFail(message=f"index out of range for a {kind} (Out of bound access): a "
+                                                f"run-time index must lie in 0..{n - 1}"))
         return position
 
     def selection_axes(self, shape: tuple[int, ...], indices: list[Any]) -> tuple[list[list[Any]], tuple[int, ...]]:
