@@ -518,3 +518,17 @@ def test_func_with_a_return_type_and_no_return_names_the_func(arch):
     with pytest.raises(wk.CompileError, match="wk.func 'bar' has a return type but no 'return' statement "
                                               r"\(Function has a return type but does not have a return "):
         foo()
+
+
+def test_a_vector_parameter_names_the_expected_length():
+    @wk.func
+    def norm3(v: wk.types.vector(3, wk.f32)) -> wk.f32:
+        return v.norm()
+
+    @wk.kernel
+    def k():
+        out[0] = norm3(wk.Vector([1.0, 2.0]))
+
+    with pytest.raises(wk.CompileError, match=re.escape("parameter 'v' expects wk.types.vector(3, wk.f32), got ") +
+                       ".*" + re.escape("('v' is expected to be a Matrix with n 3, but got 2)")):
+        build(k)

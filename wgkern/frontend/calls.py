@@ -1047,7 +1047,9 @@ class CallMixin:
             value = self.cast_to(value, self.as_dtype(annotation))
             if isinstance(annotation, T.VectorType) and (not isinstance(value, VectorValue)
                                                          or value.shape != annotation.element_shape):
-                raise CompileError(f"parameter '{name}' expects {annotation!r}, got {describe(value)}")
+                got = value.shape[0] if isinstance(value, VectorValue) else 1
+                raise CompileError(f"parameter '{name}' expects {annotation!r}, got {describe(value)} ('{name}' is "
+                                   f"expected to be a Matrix with n {annotation.n}, but got {got})")
         elif not is_runtime(value) and name not in self.frame.assigned:
             scope.define(name, Static(value))      # a Python number stays compile-time until assigned
             return
