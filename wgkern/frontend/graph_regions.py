@@ -20,14 +20,14 @@ from wgkern.lang import graph_regions
 _REGION, _SECTION = "parallel_context", "parallel"
 
 
-def _spelling(func: ast.expr) -> str:
+def spelling(func: ast.expr) -> str:
     try:
         return ast.unparse(func)
     except Exception:  # noqa: BLE001 - a name for a message only
         return "wk.graph.parallel"
 
 
-def _module_prefix(func: ast.expr, default: str = "wk") -> str:
+def module_prefix(func: ast.expr, default: str = "wk") -> str:
     """`qd` for `qd.graph.parallel` / `qd.static`: the name the kernel's module alias starts with."""
     while isinstance(func, ast.Attribute):
         func = func.value
@@ -79,7 +79,7 @@ class GraphRegionMixin:
 
     def visit_graph_region(self, node: ast.With, kind: str) -> bool:
         call = node.items[0].context_expr
-        name = _spelling(call.func)
+        name = spelling(call.func)
         if len(node.items) != 1 or node.items[0].optional_vars is not None:
             raise CompileError(f"'with {name}():' takes no 'as' target and no other context manager")
         if call.args or call.keywords:
@@ -89,7 +89,7 @@ class GraphRegionMixin:
             if not self.graph_region_depth:
                 raise CompileError(f"{name}() can only be used directly inside a {region}() region")
             return self._translate_section(node)
-        prefix = _module_prefix(call.func)
+        prefix = module_prefix(call.func)
         if not self.frame.is_kernel:
             raise CompileError(f"{name}() can only be used inside @{prefix}.kernel, not @{prefix}.func")
         if not getattr(self.ctx.kernel, "graph", False):
@@ -142,7 +142,7 @@ class GraphRegionMixin:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.While) and _call_named(node.test, "do_while"):
                     raise CompileError(
-                        f"{_spelling(node.test.func)}() cannot appear inside a {section}() section: a section is "
+                        f"{spelling(node.test.func)}() cannot appear inside a {section}() section: a section is "
                         "straight-line task work (put the region inside the do_while loop instead)",
                         self.frame.src.loc(node))
                 if not isinstance(node, ast.With):
@@ -150,10 +150,10 @@ class GraphRegionMixin:
                 for item in node.items:
                     expr = item.context_expr
                     if _is_checkpoint(expr):
-                        raise CompileError(f"{_spelling(expr.func)}() cannot appear inside a {section}() section: a "
+                        raise CompileError(f"{spelling(expr.func)}() cannot appear inside a {section}() section: a "
                                            "section is straight-line task work", self.frame.src.loc(node))
                     if _call_named(expr, _REGION):
-                        raise CompileError(f"{_spelling(expr.func)}() cannot appear inside a {section}() section",
+                        raise CompileError(f"{spelling(expr.func)}() cannot appear inside a {section}() section",
                                            self.frame.src.loc(node))
                     if _call_named(expr, _SECTION):
                         raise CompileError(f"{section}() sections cannot be nested inside one another",

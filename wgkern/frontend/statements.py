@@ -14,6 +14,7 @@ import numpy as np
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.expressions import PYTHON_BINARY
+from wgkern.frontend.graph_regions import module_prefix, spelling
 from wgkern.frontend.loops import StaticExit
 from wgkern.frontend.sparse_matrix import SparseMatrixEntry
 from wgkern.lang.structs import StructType, leaf_types
@@ -533,6 +534,11 @@ class StatementMixin:
         parallel tasks, as Quadrants' host-side fallback of a CUDA graph does; elsewhere it stays a loop in
         kernel code."""
         test = node.test
+        if not getattr(self.ctx.kernel, "graph", False):
+            # as in Quadrants: the loop runs its body's loops as host-repeated tasks, a graph kernel's construct
+            prefix = module_prefix(test.func)
+            raise CompileError(f"{spelling(test.func)}() requires @{prefix}.kernel(graph=True): write "
+                               f"@{prefix}.kernel(graph=True) above '{self.ctx.kernel.name}'")
         if len(test.args) != 1 or test.keywords:
             raise CompileError("wk.graph_do_while(c) takes one argument: a 0-d integer ndarray or field")
         counter = self.visit(test.args[0])
