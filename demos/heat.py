@@ -8,8 +8,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import numpy as np  # noqa: E402
+
 import wgkern as wk  # noqa: E402
-from _common import run_frames, to_rgba  # noqa: E402
+from _common import Demo, Frame, run_frames  # noqa: E402
+
+TITLE = "Heat diffusion"  # drawn on every frame, and the window's title
 
 HEIGHT, WIDTH = 256, 384
 ALPHA = 0.24            # diffusion number; explicit 2-D scheme is stable below 0.25
@@ -48,7 +52,7 @@ def colorize(t: wk.template(), image: wk.template()):
 
 
 def simulate(steps: int, state: dict | None = None):
-    """Yield an RGBA frame every 10 steps; `state`, when given, receives the two temperature fields."""
+    """Yield a Frame every 10 steps and after the last; `state`, when given, receives the two temperature fields."""
     a = wk.field(wk.f32, shape=(HEIGHT, WIDTH), name="temperature")
     b = wk.field(wk.f32, shape=(HEIGHT, WIDTH), name="temperature_next")
     if state is not None:
@@ -59,15 +63,20 @@ def simulate(steps: int, state: dict | None = None):
         diffuse(a, b, ALPHA)
         a, b = b, a
         if step % 10 == 9 or step == steps - 1:
-            colorize(a, image)
-            yield to_rgba(image.to_numpy())
+            yield Frame(step + 1, lambda: picture(a, image))
+
+
+def picture(temperature, image) -> np.ndarray:
+    colorize(temperature, image)
+    return image.to_numpy()
 
 
 def main(arch=None, headless: bool = True, out: str | None = None, steps: int | None = None) -> int:
     program = wk.init(arch=arch)
     steps = steps or 400
     print(f"heat: {WIDTH}x{HEIGHT} plate, {steps} steps on {program.arch!r} ({program.description})")
-    return run_frames("heat", simulate, steps, headless, out, "wgkern heat diffusion")
+    demo = Demo("heat", TITLE, f"{WIDTH}x{HEIGHT} plate", program.arch.name)
+    return run_frames(demo, simulate, steps, headless, out)
 
 if __name__ == "__main__":
     sys.exit(main())

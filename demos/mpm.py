@@ -12,7 +12,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 
 import wgkern as wk  # noqa: E402
-from _common import run_frames, to_rgba  # noqa: E402
+from _common import Demo, Frame, run_frames  # noqa: E402
+
+TITLE = "MLS-MPM: jelly and snow"  # drawn on every frame, and the window's title
 
 HEIGHT, WIDTH = 256, 384
 PARTICLES = 6000
@@ -137,7 +139,8 @@ def render(x: wk.template(), material: wk.template(), image: wk.template()):
 
 
 def simulate(steps: int, state: dict | None = None):
-    """Yield an RGBA frame every 20 steps; `state`, when given, receives the fields."""
+    """Yield a Frame every 20 steps and after the last; `state`, when given, receives the fields. Raises
+    FloatingPointError at the first frame whose particle positions are not all finite."""
     f = fields()
     if state is not None:
         state.update(f)
@@ -147,11 +150,14 @@ def simulate(steps: int, state: dict | None = None):
         substep(f["x"], f["v"], f["affine"], f["deformation"], f["plastic"], f["material"], f["grid_v"],
                 f["grid_m"])
         if step % 20 == 19 or step == steps - 1:
-            render(f["x"], f["material"], image)
-            frame = to_rgba(image.to_numpy())
             if not np.isfinite(f["x"].to_numpy()).all():
-                raise FloatingPointError("mpm: the simulation diverged")
-            yield frame
+                raise FloatingPointError(f"mpm: the simulation diverged by step {step + 1}")
+            yield Frame(step + 1, lambda: picture(f, image))
+
+
+def picture(f: dict, image) -> np.ndarray:
+    render(f["x"], f["material"], image)
+    return image.to_numpy()
 
 
 def main(arch=None, headless: bool = True, out: str | None = None, steps: int | None = None) -> int:
@@ -159,7 +165,8 @@ def main(arch=None, headless: bool = True, out: str | None = None, steps: int | 
     steps = steps or 1500
     print(f"mpm: {PARTICLES} particles on a {GRID}x{GRID} grid, {steps} steps on {program.arch!r} "
           f"({program.description})")
-    return run_frames("mpm", simulate, steps, headless, out, "wgkern mpm")
+    demo = Demo("mpm", TITLE, f"{PARTICLES} particles", program.arch.name)
+    return run_frames(demo, simulate, steps, headless, out)
 
 if __name__ == "__main__":
     sys.exit(main())

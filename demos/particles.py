@@ -8,8 +8,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import numpy as np  # noqa: E402
+
 import wgkern as wk  # noqa: E402
-from _common import run_frames, to_rgba  # noqa: E402
+from _common import Demo, Frame, run_frames  # noqa: E402
+
+TITLE = "Particle fountain"  # drawn on every frame, and the window's title
 
 COUNT = 32768
 HEIGHT, WIDTH = 256, 384
@@ -79,7 +83,7 @@ def colorize(density: wk.template(), image: wk.template()):
 
 
 def simulate(steps: int, state: dict | None = None):
-    """Yield an RGBA frame every 5 steps; `state`, when given, receives the particle fields."""
+    """Yield a Frame every 5 steps and after the last; `state`, when given, receives the particle fields."""
     px, py, vx, vy, age = (wk.field(wk.f32, shape=COUNT, name=n) for n in ("px", "py", "vx", "vy", "age"))
     if state is not None:
         state.update(px=px, py=py, vx=vx, vy=vy, age=age)
@@ -89,16 +93,21 @@ def simulate(steps: int, state: dict | None = None):
     for step in range(steps):
         advance(px, py, vx, vy, age, 1.0 / 240.0)
         if step % 5 == 4 or step == steps - 1:
-            splat(px, py, age, density)
-            colorize(density, image)
-            yield to_rgba(image.to_numpy())
+            yield Frame(step + 1, lambda: picture(px, py, age, density, image))
+
+
+def picture(px, py, age, density, image) -> np.ndarray:
+    splat(px, py, age, density)
+    colorize(density, image)
+    return image.to_numpy()
 
 
 def main(arch=None, headless: bool = True, out: str | None = None, steps: int | None = None) -> int:
     program = wk.init(arch=arch)
     steps = steps or 600
     print(f"particles: {COUNT} particles, {steps} steps on {program.arch!r} ({program.description})")
-    return run_frames("particles", simulate, steps, headless, out, "wgkern particles")
+    demo = Demo("particles", TITLE, f"{COUNT} particles", program.arch.name)
+    return run_frames(demo, simulate, steps, headless, out)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -32,6 +32,9 @@ from wgkern.runtime.arch import Arch, Selection, list_wgpu_adapters  # noqa: E40
 
 _IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 FAST_MATH = os.environ.get("WK_FAST_MATH", "1").strip().lower() not in ("0", "false", "no", "off")
+# WK_WEBGPU_PROFILE=baseline: every WGSL device wk.init makes offers only what WebGPU guarantees; a test whose
+# kernel needs a feature the profile leaves out (f64, int64, subgroups) is reported as skipped, naming it.
+WEBGPU_PROFILE = os.environ.get("WK_WEBGPU_PROFILE") or None
 
 
 def _cpu_available() -> tuple[bool, str]:
@@ -85,7 +88,22 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return f"wgkern: fast_math={'on' if FAST_MATH else 'off'} in the arch fixture (WK_FAST_MATH)"
+    profile = f", webgpu_profile={WEBGPU_PROFILE} on WGSL arches (WK_WEBGPU_PROFILE)" if WEBGPU_PROFILE else ""
+    return f"wgkern: fast_math={'on' if FAST_MATH else 'off'} in the arch fixture (WK_FAST_MATH){profile}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """Under WK_WEBGPU_PROFILE, a test stopped by DeviceFeatureError (a feature the profile leaves out) is a
+    skip that names the feature; every other outcome stands."""
+    outcome = yield
+    if not WEBGPU_PROFILE or call.excinfo is None or not call.excinfo.errisinstance(wk.DeviceFeatureError):
+        return
+    report = outcome.get_result()
+    features = ", ".join(call.excinfo.value.features) or "a device feature"
+    report.outcome = "skipped"
+    report.longrepr = (str(item.path), item.location[1] or 0,
+                       f"Skipped: needs {features}, which webgpu_profile={WEBGPU_PROFILE!r} leaves out")
 
 
 # Arches a test cannot run on, by the fixture it asks for: `gpu` is `arch` without the CPU backend (wk.simt's
@@ -118,7 +136,7 @@ def gpu(arch: Arch) -> Arch:
 def arch(request: pytest.FixtureRequest) -> Iterator[Arch]:
     """A fresh wk.init on each available arch (fast_math as WK_FAST_MATH says); wk.reset afterwards."""
     chosen = Arch(request.param)
-    wk.init(arch=chosen, fast_math=FAST_MATH)
+    wk.init(arch=chosen, fast_math=FAST_MATH)      # wk.init reads WK_WEBGPU_PROFILE itself
     try:
         yield chosen
     finally:

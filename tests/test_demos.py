@@ -4,13 +4,21 @@ directory."""
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import wgkern as wk
 from wgkern.__main__ import _demo_files, _load_demo, main
+from wgkern.font import text_mask
+from wgkern.png import read_png
+from tests.demo_modules import helper
 from tests.error_bounds import f32_bound
+
+ROOT = Path(__file__).resolve().parent.parent
+SCREENSHOT_BYTES = 150_000          # each README picture stays small
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +28,8 @@ def demos() -> dict:
 
 def _frames(module, steps: int) -> dict:
     state: dict = {}
-    frames = list(module.simulate(steps, state))
-    assert frames and all(f.shape == (module.HEIGHT, module.WIDTH, 4) for f in frames)
+    shapes = [frame.draw().shape for frame in module.simulate(steps, state)]
+    assert shapes and set(shapes) == {(module.HEIGHT, module.WIDTH, 3)}
     return {name: field.to_numpy().astype(np.float64) for name, field in state.items()}
 
 
@@ -86,3 +94,49 @@ def test_headless_run_writes_into_the_demo_folder_not_the_current_directory(name
     written = folder / f"{name}.png"
     assert written.is_file() and os.listdir(cwd) == []
     assert f"wrote {written}" in capsys.readouterr().out
+
+
+def test_all_runs_every_demo_into_the_demo_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WK_DEMO_DIR", str(tmp_path / "shots"))
+    assert main(["demo", "--all", "--arch", "cpu", "--steps", "2"]) == 0
+    wk.reset()
+    assert sorted(os.listdir(tmp_path / "shots")) == ["aim.png", "heat.png", "mpm.png", "particles.png"]
+    assert os.listdir(tmp_path) == ["shots"]
+    assert capsys.readouterr().out.count("wrote ") == 4
+
+
+def test_headless_default_folder_is_wgkern_out_of_the_current_directory(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("WK_DEMO_DIR", raising=False)
+    assert main(["demo", "heat", "--headless", "--arch", "cpu", "--steps", "2"]) == 0
+    wk.reset()
+    assert os.listdir(tmp_path) == ["wgkern-out"] and (tmp_path / "wgkern-out" / "heat.png").is_file()
+    assert "wgkern-out" in capsys.readouterr().out
+
+
+def test_headless_run_inside_the_wgkern_checkout_writes_outside_it(monkeypatch, capsys):
+    home = Path(wk.__file__).resolve().parent.parent
+    monkeypatch.chdir(home)
+    monkeypatch.delenv("WK_DEMO_DIR", raising=False)
+    before = set(os.listdir(home))
+    assert main(["demo", "heat", "--headless", "--arch", "cpu", "--steps", "2"]) == 0
+    wk.reset()
+    assert set(os.listdir(home)) == before
+    written = Path(tempfile.gettempdir()) / "wgkern-out" / "heat.png"
+    assert f"wrote {written}" in capsys.readouterr().out
+
+
+def test_the_readme_shows_each_demos_own_screenshot(demos):
+    section = (ROOT / "README.md").read_text().split("\n## Demos\n", 1)[1].split("\n## ", 1)[0]
+    for name, module in demos.items():
+        path = ROOT / "docs" / "images" / f"{name}.png"
+        assert f"(docs/images/{name}.png)" in section and path.stat().st_size < SCREENSHOT_BYTES, name
+        image = read_png(str(path))
+        assert image.shape == (module.HEIGHT, module.WIDTH, 4), name
+        # made by the demo: its title in the band, white where the (crisp) font mask has ink, as _overlay draws it
+        overlay = helper("_overlay")
+        ink = text_mask(module.TITLE, overlay.TITLE_SIZE) > 0
+        top = left = overlay.MARGIN
+        title = image[top:top + ink.shape[0], left:left + ink.shape[1], :3]
+        assert (title[ink] == 255).all() and (title[~ink] < 255).any(axis=1).all(), name

@@ -56,6 +56,17 @@ def test_the_docs_have_python_examples():
     assert len(_cases()) >= 5
 
 
+def test_ci_runs_the_readme_test_command():
+    """.ci/run runs the test command the README gives (the README's second ```bash block), word for word."""
+    readme = (ROOT / "README.md").read_text()
+    commands = re.findall(r"```bash\n(.*?)\n```", readme, re.S)
+    assert len(commands) >= 2 and "pytest" in commands[1], commands
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    # a line of .ci/run is the command, possibly followed by `|| status=1` (it records a failure and goes on)
+    assert any(line.split(" || ")[0].strip() == commands[1].strip() for line in ci), \
+        f"README's test command {commands[1]!r} is not a line of .ci/run"
+
+
 @pytest.mark.parametrize("program, marks", _cases())
 def test_python_example_runs_as_written(program, marks, tmp_path):
     if "needs vulkan" in marks:

@@ -5,7 +5,7 @@ backends load at `wk.init`. Compilation lives in frontend/, passes/ and backends
 from __future__ import annotations
 
 from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentError, AutodiffError, BoundsCheckError,
-                           CompileError, DeviceLostError, KernelAssertionError, LoopLimitError, OutOfMemoryError,
+                           CompileError, DeviceFeatureError, DeviceLostError, KernelAssertionError, LoopLimitError, OutOfMemoryError,
                            SizingError, WkError)
 from wgkern.lang import ad
 from wgkern.lang import exception as _exception  # `ti.lang.exception.TaichiCompilationError`
@@ -101,7 +101,7 @@ __all__ = [
     "static_assert", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint1", "uint8",
     "uint16", "uint32", "uint64", "x64", "x86_64", "arm64", "profiler", "set_logging_level",
     "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL",
-    "WkError", "CompileError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
+    "WkError", "CompileError", "DeviceFeatureError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError", "LoopLimitError",
     "raw_div", "raw_mod", "bit_shr", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
     "Template", "var", "global_var", "require_version", "indices", "ext_arr", "any_arr", "layout", "Tape", "clear_all_gradients", "complex_kernel",

@@ -6,13 +6,17 @@ differentiable kernels against f64 finite differences (wgkern/fuzz/)."""
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import os
 import platform
 import sys
+import textwrap
 from pathlib import Path
 from types import ModuleType
 from typing import Sequence
+
+from wgkern.cli_args import arch_name, at_least, benchmark_names, plot_target
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -44,8 +48,12 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from wgkern import bench
+    if args.from_json:
+        from wgkern.bench_plot import write_chart
+        print(f"chart: {write_chart(bench.load_json(args.from_json), args.plot)}")
+        return 0
     return bench.main(arch=args.arch, json_path=args.json, reps=args.reps, only=args.only, compare=args.compare,
-                      rounds=args.rounds)
+                      rounds=args.rounds, plot=args.plot)
 
 
 def _demo_files() -> dict[str, Path]:
@@ -62,17 +70,29 @@ def _load_demo(path: Path) -> ModuleType:
     return module
 
 
+def demo_summary(path: Path) -> str:
+    """The first paragraph of a demo's docstring, on one line (read from the file: listing imports no demo)."""
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    return " ".join(doc.strip().split("\n\n")[0].split())
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     demos = _demo_files()
     if args.list or not demos:
         for name, path in demos.items():
-            doc = (_load_demo(path).__doc__ or "").strip().splitlines()
-            print(f"{name:12s} {doc[0] if doc else ''}")
+            lines = textwrap.wrap(demo_summary(path), width=100, initial_indent=f"{name:12s} ",
+                                  subsequent_indent=" " * 13)
+            print("\n".join(lines or [name]))
         return 0 if demos else 1
+    if args.all:
+        if args.out:
+            args.demo_parser.error("argument --out: not allowed with --all (each demo writes its own NAME.png)")
+        for path in demos.values():
+            code = int(_load_demo(path).main(arch=args.arch, headless=True, out=None, steps=args.steps) or 0)
+            if code:
+                return code
+        return 0
     name = args.name or ("aim" if "aim" in demos else next(iter(demos)))
-    if name not in demos:
-        print(f"unknown demo {name!r}; available: {', '.join(demos)}", file=sys.stderr)
-        return 2
     headless = args.headless or not _has_display()
     module = _load_demo(demos[name])
     return int(module.main(arch=args.arch, headless=headless, out=args.out, steps=args.steps) or 0)
@@ -85,37 +105,60 @@ def _has_display() -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from wgkern.bench import BENCHMARKS
     parser = argparse.ArgumentParser(prog="python -m wgkern", description="wgkern command line")
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="adapters/devices found and which arch wk.init() would pick")
     info.set_defaults(run=cmd_info)
+    arch_help = "cpu, vulkan, cuda, gpu, ... (default: what wk.init() picks)"
     bench = sub.add_parser("bench", help="the standard benchmark suite (docs/benchmarks.md)")
-    bench.add_argument("--arch", default=None, help="cpu, vulkan, gpu, ... (default: what wk.init() picks)")
+    bench.add_argument("--arch", default=None, type=arch_name, help=arch_help)
     bench.add_argument("--json", default=None, metavar="F", help="also write the results to this JSON file")
-    bench.add_argument("--reps", type=int, default=7, help="timed repetitions per benchmark (>= 5)")
-    bench.add_argument("--only", default=None, help="comma-separated benchmark names to run")
+    bench.add_argument("--plot", default=None, type=plot_target, metavar="F.png|DIR",
+                       help="also draw the results as a PNG bar chart: this file, or bench-ARCH.png in this folder")
+    bench.add_argument("--from-json", default=None, metavar="F",
+                       help="with --plot: draw the chart of results saved by --json instead of running the suite")
+    bench.add_argument("--reps", type=at_least(5), default=7,
+                       help="timed repetitions per benchmark, at least 5 (default 7)")
+    bench.add_argument("--only", default=None, type=benchmark_names, metavar="NAME[,NAME...]",
+                       help="benchmarks to run (default all): " + ", ".join(BENCHMARKS))
     bench.add_argument("--compare", default=None, choices=["quadrants"],
                        help="also run the same workloads with this toolkit (installed separately), same arch")
-    bench.add_argument("--rounds", type=int, default=None,
+    bench.add_argument("--rounds", type=at_least(1), default=None,
                        help="rounds per benchmark, toolkits alternating, best kept (default: 2 with --compare, else 1)")
     bench.set_defaults(run=cmd_bench)
+    demos = list(_demo_files())
     demo = sub.add_parser("demo", help="run a bundled demo")
-    demo.add_argument("name", nargs="?", default=None, help="demo name (default: aim, the main demo); --list shows all")
-    demo.add_argument("--list", action="store_true", help="list the demos")
+    which = demo.add_mutually_exclusive_group()
+    which.add_argument("name", nargs="?", default=None, choices=demos or None, metavar="NAME",
+                       help=f"demo to run: {', '.join(demos)} (default: aim, the main demo); --list describes them")
+    which.add_argument("--all", action="store_true",
+                       help="run every demo headless, each writing NAME.png into $WK_DEMO_DIR, else ./wgkern-out/")
+    demo.add_argument("--list", action="store_true", help="describe the demos")
     demo.add_argument("--headless", action="store_true", help="render to a PNG instead of a window")
-    demo.add_argument("--out", default=None, metavar="F.png", help="PNG to write (headless; default: NAME.png in $WK_DEMO_DIR, "
-                      "else in wgkern-demos/ of the temporary directory)")
-    demo.add_argument("--arch", default=None, help="cpu, vulkan, gpu, ... (default: what wk.init() picks)")
-    demo.add_argument("--steps", type=int, default=None, help="simulation steps (default: the demo's own)")
-    demo.set_defaults(run=cmd_demo)
+    demo.add_argument("--out", default=None, metavar="F.png",
+                      help="PNG to write (headless; default: NAME.png in $WK_DEMO_DIR, else in ./wgkern-out/)")
+    demo.add_argument("--arch", default=None, type=arch_name, help=arch_help)
+    demo.add_argument("--steps", type=at_least(1), default=None, help="simulation steps (default: the demo's own)")
+    demo.set_defaults(run=cmd_demo, demo_parser=demo)
     from wgkern.fuzz import cli as fuzz_cli
     fuzz_cli.add_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return int(args.run(args) or 0)
+    """Run one command; a wgkern error caused by the user's input or machine (no such device, ...) is printed as
+    one line and exits with status 1, not as a traceback."""
+    from wgkern.errors import WkError
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "from_json", None) and not args.plot:
+        parser.error("argument --from-json: needs --plot (where to draw the chart)")
+    try:
+        return int(args.run(args) or 0)
+    except WkError as exc:
+        print(f"python -m wgkern {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -425,6 +425,13 @@ WGKERN_ONLY = {"sizing_reducer", "sizing_hit"}     # measure wgkern internals th
 
 # ---- toolkits ---------------------------------------------------------------------------------------------
 
+def _version_text(m: ModuleType) -> str:
+    """A toolkit's version as text: `__version__` as given, or joined by dots where it is a tuple (Quadrants'
+    (1, 3, 3))."""
+    version = getattr(m, "__version__", "")
+    return ".".join(map(str, version)) if isinstance(version, tuple) else str(version)
+
+
 def _init_wgkern(arch: Any, workload: str) -> tuple[ModuleType, str, str]:
     import wgkern as wk
     program = wk.init(arch=arch, offline_cache=False)
@@ -438,7 +445,7 @@ def _init_quadrants(arch: Any, workload: str) -> tuple[ModuleType, str, str]:
     if workload == "adstack":
         options.update(ad_stack_experimental_enabled=True, ad_stack_size=ADSTACK_MAX_TRIPS + 1)
     qd.init(arch=getattr(qd, name), **options)
-    return qd, name, f"quadrants {getattr(qd, '__version__', '')}".strip()
+    return qd, name, f"quadrants {_version_text(qd)}".strip()
 
 
 TOOLKITS: dict[str, Callable[[Any, str], tuple[ModuleType, str, str]]] = {
@@ -452,14 +459,15 @@ def run_all(arch: Any = None, reps: int = 7, only: list[str] | None = None,
     """Each workload on a fresh init of `toolkit` (so one workload's compiled state never helps another)."""
     reps = max(int(reps), 5)
     header: dict[str, Any] = {"toolkit": toolkit, "python": platform.python_version(),
-                              "machine": platform.machine()}
+                              "machine": platform.machine(),
+                              "date": time.strftime("%Y-%m-%d", time.gmtime())}
     results = []
     for name, bench in BENCHMARKS.items():
         if only and name not in only or toolkit != "wgkern" and name in WGKERN_ONLY:
             continue
         try:
             m, arch_name, device = TOOLKITS[toolkit](arch, name)
-            header.update(arch=arch_name, device=device)
+            header.update(arch=arch_name, device=device, version=_version_text(m))
             results.append(bench(m, reps))
         except Exception as exc:  # noqa: BLE001 - report and go on with the other benchmarks
             results.append(BenchResult(name, None, "", "", None, 0, error=f"{type(exc).__name__}: {exc}"))
@@ -491,11 +499,25 @@ def _better(a: BenchResult | None, b: BenchResult) -> BenchResult:
     return b if (b.value > a.value if b.better == "higher" else b.value < a.value) else a
 
 
+def load_json(path: str | os.PathLike) -> list[tuple[dict[str, Any], list[BenchResult]]]:
+    """The (header, results) pairs of a file written by `main(json_path=...)`, in the file's order (wgkern
+    first): what bench_plot.py draws."""
+    from wgkern.errors import WkError
+    try:
+        report = json.loads(Path(path).read_text())
+        return [({k: v for k, v in run.items() if k != "results"}, [BenchResult(**r) for r in run["results"]])
+                for run in report.values()]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise WkError(f"{path}: not a results file written by `python -m wgkern bench --json` "
+                      f"({type(exc).__name__}: {exc})") from None
+
+
 def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: str | None = None,
-         compare: str | None = None, rounds: int | None = None) -> int:
+         compare: str | None = None, rounds: int | None = None, plot: str | None = None) -> int:
     """Run the suite; with `compare`, benchmark by benchmark, the toolkits alternate (wgkern, peer, wgkern,
     peer, ...) for `rounds` rounds (default 2) and each keeps its best round: a machine whose speed drifts
-    (a shared VM) then treats both alike."""
+    (a shared VM) then treats both alike. With `plot` (a .png file or a folder), also draw the run's bar chart
+    (bench_plot.py)."""
     # Cold compiles must be cold in the driver too: Mesa (lavapipe) keeps compiled shaders in a disk cache
     # that would answer for a kernel any earlier run compiled (the same for every toolkit measured here).
     os.environ.setdefault("MESA_SHADER_CACHE_DISABLE", "true")
@@ -511,7 +533,8 @@ def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: st
         for _ in range(rounds):
             for toolkit in toolkits:
                 header, results = run_all(arch, reps, [name], toolkit)
-                headers.setdefault(toolkit, header).update((k, header[k]) for k in ("arch", "device") if k in header)
+                headers.setdefault(toolkit, header).update(
+                    (k, header[k]) for k in ("arch", "device", "version") if k in header)
                 for result in results:
                     best[toolkit][name] = _better(best[toolkit].get(name), result)
     runs = [(headers.get(toolkit, {"toolkit": toolkit}) | {"rounds": rounds},
@@ -519,7 +542,11 @@ def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: st
     for header, results in runs:
         print(format_table(header, results))
     if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         with open(json_path, "w") as f:
             json.dump({header["toolkit"]: {**header, "results": [asdict(r) for r in results]}
                        for header, results in runs}, f, indent=2)
+    if plot:
+        from wgkern.bench_plot import write_chart
+        print(f"chart: {write_chart(runs, plot)}")
     return 1 if any(r.error for _, results in runs for r in results) else 0

@@ -71,6 +71,15 @@ class CompileError(WkError, SyntaxError):
         return self.msg
 
 
+class DeviceFeatureError(CompileError):
+    """Kernel code or data that needs a device feature (f64, int64, subgroups, ...) or a larger device limit
+    (workgroup size) than the selected device has. `.features`: the names of the missing features / limits."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, features: tuple[str, ...] = ()):
+        super().__init__(message, loc)
+        self.features = features
+
+
 class AutodiffError(CompileError):
     """A kernel (or part of one) that cannot be differentiated exactly."""
 

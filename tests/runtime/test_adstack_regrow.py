@@ -51,7 +51,7 @@ def _while_kernel(n_units: int):
 
 
 def _trip_table(arch) -> list[int]:
-    # lavapipe stops an invocation's loops after 65535 iterations (README): 10^4 trips is its largest case
+    # lavapipe stops an invocation's loops after 65535 iterations (docs/backends.md): 10^4 trips is its largest case
     return [1, 33, 10 ** 4] + ([10 ** 6] if arch == wk.cpu else [])
 
 
@@ -263,6 +263,26 @@ def test_a_capacity_the_user_set_raises_at_the_launch_and_leaves_the_program_usa
         walk.grad(C)
     wk.sync()                                     # raised once
     counts = np.array([3, 7, 1, 0], np.int32)     # fits the cap: the unit states were left clean
+    n.from_numpy(counts)
+    x.grad.fill(0.0)
+    walk(C)
+    walk.grad(C)
+    np.testing.assert_allclose(x.grad.to_numpy(), _reference(xs, counts), rtol=_rtol(counts))
+
+
+def test_a_capped_overflow_with_more_units_than_the_idle_unit_states_hold(arch):
+    """With ad_stack_size set, the unit states are never grown to the task's units (nothing re-runs); clearing
+    them after an overflow of a 100-unit task must stay within them and still raise AdStackOverflowError."""
+    wk.init(arch=arch, ad_stack_size=8)
+    x, n, loss, walk = _while_kernel(100)
+    xs = np.linspace(-1.0, 1.0, 100).astype(np.float32)
+    x.from_numpy(xs)
+    n.from_numpy(np.full(100, 20, np.int32))
+    walk(C)
+    loss.grad[None] = 1.0
+    with pytest.raises(wk.AdStackOverflowError, match=r"walk.*capacity 8.*ad_stack_size"):
+        walk.grad(C)
+    counts = (np.arange(100) % 8).astype(np.int32)     # fits the cap
     n.from_numpy(counts)
     x.grad.fill(0.0)
     walk(C)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import struct
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import pytest
 
 import wgkern as wk
 from wgkern.__main__ import main
+from wgkern.bench import main as bench_main
 
 
 def _read_png(path) -> np.ndarray:
@@ -56,7 +58,7 @@ def test_demo_headless(arch, name, tmp_path, capsys):
 
 
 def test_bench_json(tmp_path, capsys):
-    path = tmp_path / "bench.json"
+    path = tmp_path / "new folder" / "bench.json"        # its folder is created
     code = main(["bench", "--arch", "cpu", "--only", "launch_overhead", "--reps", "5", "--json", str(path)])
     assert code == 0, capsys.readouterr().out
     report = json.loads(path.read_text())["wgkern"]
@@ -87,9 +89,62 @@ def test_bench_better_round_and_unknown_names():
     narrow = BenchResult("y", 3.0, "GB/s", "higher", 3.0, 5)
     assert _better(narrow, wide) is wide
     with pytest.raises(ValueError, match="unknown benchmark.*nope.*saxpy"):
-        main(["bench", "--arch", "cpu", "--only", "nope"])
+        bench_main(arch="cpu", only="nope")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "--only", "saxpy,nope"], "argument --only: unknown benchmark.*nope; choose from: saxpy, "),
+    (["bench", "--reps", "3"], "argument --reps: must be at least 5, got 3"),
+    (["bench", "--reps", "many"], "argument --reps: expected an integer, got 'many'"),
+    (["bench", "--rounds", "0"], "argument --rounds: must be at least 1"),
+    (["bench", "--arch", "nope"], "argument --arch: unknown arch 'nope'; expected one of: cpu, "),
+    (["demo", "nope"], "argument NAME: invalid choice: 'nope' \\(choose from 'aim', 'heat', 'mpm', 'particles'\\)"),
+    (["demo", "heat", "--steps", "0"], "argument --steps: must be at least 1, got 0"),
+    (["fuzz", "--seeds", "-1"], "argument --seeds: must be at least 1, got -1"),
+    (["demo", "--all", "--out", "x.png"], "argument --out: not allowed with --all"),
+    (["demo", "heat", "--all"], "argument --all: not allowed with argument NAME"),
+])
+def test_bad_options_are_usage_errors_naming_the_option(argv, message, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_help_lists_the_benchmark_and_demo_names():
+    for command, names in (("bench", ["saxpy", "launch_overhead", "adstack", "import"]),
+                           ("demo", ["aim", "heat", "mpm", "particles"])):
+        result = subprocess.run([sys.executable, "-m", "wgkern", command, "--help"], capture_output=True, text=True)
+        assert result.returncode == 0
+        text = " ".join(result.stdout.split())
+        assert all(name in text for name in names), (command, text)
+
+
+def test_demo_list_gives_whole_first_paragraphs(capsys):
+    assert main(["demo", "--list"]) == 0
+    listed = " ".join(capsys.readouterr().out.split())
+    assert "atomic particle-to-grid scatter. Rendered to a PNG." in listed
+
+
+def test_an_unavailable_arch_is_one_line_not_a_traceback():
+    # wk.cuda on a machine without the NVIDIA driver (the CI machine), or an arch no machine here has
+    arch = "amdgpu"
+    result = subprocess.run([sys.executable, "-m", "wgkern", "demo", "heat", "--headless", "--arch", arch],
+                            capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("python -m wgkern demo: ArchUnavailableError: ")
 
 
 def test_module_entry_point():
     result = subprocess.run([sys.executable, "-m", "wgkern", "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "info" in result.stdout and "bench" in result.stdout
+
+
+def test_bench_records_toolkit_versions_as_text():
+    from types import SimpleNamespace
+
+    from wgkern.bench import _version_text
+    assert _version_text(SimpleNamespace(__version__=(1, 3, 3))) == "1.3.3"        # Quadrants' form
+    assert _version_text(SimpleNamespace(__version__="0.1.0")) == "0.1.0"
+    assert _version_text(SimpleNamespace()) == ""

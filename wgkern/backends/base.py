@@ -89,8 +89,12 @@ class Backend:
         """numpy dtype of one element as stored on this device (WGSL widens 8/16-bit ints and bool to 32 bits)."""
         return dtype.np_dtype
 
+    def missing_features(self, dtype: DataType) -> tuple[str, ...]:
+        """Device features `dtype` needs that this device lacks (none: the dtype works here)."""
+        return ()
+
     def supports(self, dtype: DataType) -> bool:
-        return True
+        return not self.missing_features(dtype)
 
     def check_capacity(self, nbytes: int) -> None:
         """Raise OutOfMemoryError when a buffer of `nbytes` cannot be allocated now (allocate() checks it too;

@@ -66,9 +66,10 @@ def main(seeds: int, start: int = 0, arch: str = "all", small_stack: bool = Fals
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from wgkern.cli_args import at_least
     fuzz = sub.add_parser("fuzz", help="random differentiable kernels checked against f64 finite differences")
-    fuzz.add_argument("--seeds", type=int, default=20, help="how many seeds to run (default 20)")
-    fuzz.add_argument("--start", type=int, default=0, help="first seed (default 0)")
+    fuzz.add_argument("--seeds", type=at_least(1), default=20, help="how many seeds to run (default 20)")
+    fuzz.add_argument("--start", type=at_least(0), default=0, help="first seed (default 0)")
     fuzz.add_argument("--arch", default="all", choices=["cpu", "vulkan", "cuda", "all"],
                       help="arches to test in f32 (default all available; the f64 reference runs on the CPU)")
     fuzz.add_argument("--small-stack", action="store_true",

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from wgkern.errors import BoundsCheckError, CompileError, OutOfMemoryError, WkError
+from wgkern.errors import BoundsCheckError, CompileError, DeviceFeatureError, OutOfMemoryError, WkError
 from wgkern.lang.types import DataType, VectorType, to_dtype
 from wgkern.lang.host_matrix import container_element
 
@@ -163,8 +163,11 @@ class Container:
             needs_grad = needs_grad or program.lazy_grad      # after wk.root.lazy_grad(), as in Taichi
             needs_dual = needs_dual or program.lazy_dual      # after wk.root.lazy_dual()
         backend = program.backend
-        if not backend.supports(dtype):
-            raise WkError(f"{dtype!r} is not supported on {program.arch!r} ({program.description})")
+        missing = backend.missing_features(dtype)
+        if missing:
+            raise DeviceFeatureError(f"{self.kind_name} '{name}': {dtype!r} needs the device feature(s) "
+                                     f"{', '.join(missing)}, which {program.arch!r} ({program.description}) lacks",
+                                     features=missing)
         self.program = program
         self.storage_dtype: np.dtype = np.dtype(backend.storage_dtype(dtype))
         self._same_storage = self.storage_dtype == dtype.np_dtype

@@ -72,9 +72,10 @@ class UnitStates:
 
     def idle(self, units: int | None = None) -> None:
         """Back to [0, 1, 0, ...]: after re-runs that finished (every mark cleared), or, given `units`, after a
-        failure that may have left marks on the first `units` units."""
+        failure that may have left marks on the first `units` units. Marks exist only within the buffer (a
+        capped launch never grows it to its units, and a mark past its end was an out-of-range store, dropped)."""
         if units is not None:
-            self.backend.upload(self.buffer, np.zeros(units + HEADER_WORDS, np.int32))
+            self.backend.upload(self.buffer, np.zeros(min(units + HEADER_WORDS, self.words), np.int32))
         self.backend.upload(self.buffer, _IDLE_HEADER)
 
 

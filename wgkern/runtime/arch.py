@@ -158,7 +158,7 @@ def _construct(backend_class: Any, options: Any, *args: Any) -> Any:
     import inspect
     accepted = inspect.signature(backend_class).parameters
     kwargs = {name: getattr(options, name) for name in ("debug", "fast_math", "threads", "device_memory_limit",
-                                                         "offline_cache")
+                                                         "offline_cache", "webgpu_profile")
               if name in accepted and options is not None}
     return backend_class(*args, **kwargs)
 

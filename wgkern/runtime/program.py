@@ -53,6 +53,7 @@ class InitOptions:
     default_ip: Any = None                # dtype of int literals and `int` (None: i32)
     kernel_profiler: bool = False         # time every launch (wgkern/profiler.py)
     short_circuit_operators: bool = False  # Taichi's: run-time `and`/`or` skip operands once decided
+    webgpu_profile: str | None = None     # WGSL arches: "baseline" limits the device to what WebGPU guarantees
 
 
 _program_ids = itertools.count(1)
@@ -139,7 +140,7 @@ _current: Program | None = None
 
 def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, default_ad_stack_size: int = 32,
          offline_cache: bool = True, device_memory_limit: int | None = None, random_seed: int = 0,
-         fast_math: bool = True, **taichi_options: Any) -> Program:
+         fast_math: bool = True, webgpu_profile: str | None = None, **taichi_options: Any) -> Program:
     """`wk.init`: drop any current Program and make a new one on the selected arch. Also takes the options of
     Taichi's `ti.init` that ported programs pass (init_options.py): those with a meaning here act, the others
     are accepted; anything else is a TypeError."""
@@ -148,6 +149,7 @@ def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, defau
     if ad_stack_size < 0 or default_ad_stack_size <= 0:
         raise ValueError("ad_stack_size must be >= 0 and default_ad_stack_size > 0")
     selection = _select(arch, extra.enable_fallback)
+    webgpu_profile = _webgpu_profile(webgpu_profile, selection.arch)
     if device_memory_limit is None and selection.arch != Arch.cpu:
         # Taichi's device_memory_GB sizes a GPU's memory pool; its CPU backend takes host memory as needed
         device_memory_limit = extra.device_memory_limit
@@ -156,8 +158,23 @@ def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, defau
     options = InitOptions(bool(debug) or extra.debug, int(ad_stack_size), int(default_ad_stack_size),
                           bool(offline_cache), device_memory_limit, int(random_seed), bool(fast_math),
                           extra.threads, extra.default_fp, extra.default_ip, extra.kernel_profiler,
-                          extra.short_circuit_operators)
+                          extra.short_circuit_operators, webgpu_profile)
     return start(selection, options)
+
+
+def _webgpu_profile(asked: str | None, arch: Arch) -> str | None:
+    """The WebGPU profile of a WGSL device: `asked`, else $WK_WEBGPU_PROFILE (which checks a whole program
+    against the profile unchanged, and means nothing on the CPU or CUDA)."""
+    import os
+    from wgkern.backends.wgsl.adapters import check_profile
+    wgsl = arch not in (Arch.cpu, Arch.cuda, Arch.amdgpu)
+    if asked is None:
+        return check_profile(os.environ.get("WK_WEBGPU_PROFILE") or None) if wgsl else None
+    check_profile(asked)
+    if not wgsl:
+        raise ValueError(f"webgpu_profile={asked!r} restricts a wgpu device; wk.init selected {arch.value}, which "
+                         f"is not a WGSL arch (use vulkan, metal, dx12 or webgpu)")
+    return asked
 
 
 def _select(arch: Any, enable_fallback: bool) -> Selection:

@@ -249,3 +249,30 @@ def test_one_buffer_in_an_atomic_and_a_plain_slot_shares_one_arena(backend, monk
     backend.free(shared)
     device.buffers = device.buffers[:2]
     device.free()
+
+
+_MOVE_OUT_OF_LAST_ARENA = """
+import numpy as np
+from wgkern.backends.wgsl import adapters
+from wgkern.backends.wgsl.runtime import WgslBackend
+backend = WgslBackend(adapters.find_adapter("vulkan"))
+small = backend.allocate(64)
+backend.upload(small, np.arange(16, dtype=np.float32).view(np.uint8))
+first = backend.arenas.gather([small], 1)          # small is the only resident of a new arena
+backend.sync()
+big = backend.allocate(2 * 1024 * 1024)            # does not fit in the first arena's room
+second = backend.arenas.gather([small, big], 1)    # small moves out: the first arena loses its last resident
+assert second is not first and small.arena is second
+backend.sync()                                     # submits the recorded copy out of the first arena
+print(backend.download(small, 64).view(np.float32).tolist())
+"""
+
+
+def test_moving_the_last_resident_out_of_an_arena_keeps_it_until_the_copy_is_submitted(backend) -> None:
+    # in a child process: wgpu aborts the process on a submit that reads a destroyed buffer
+    import subprocess
+    import sys
+    result = subprocess.run([sys.executable, "-c", _MOVE_OUT_OF_LAST_ARENA], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split("\n")[0] == str([float(v) for v in range(16)])

@@ -163,3 +163,71 @@ def test_block_dim_past_lavapipe_limit_is_an_error(vulkan):
 
     with pytest.raises(wk.CompileError, match=rf"block_dim={limit + 1} is more than the {limit} invocations"):
         wide()
+
+
+def test_a_partial_block_of_a_run_time_range_runs_masked_lanes_through_its_barriers(vulkan, capfd):
+    """n = 100 over blocks of 32: the last block has 4 real invocations and 28 masked lanes. The barrier stays
+    in uniform control flow (no per-invocation `if` around the body, as WGSL requires), and the masked lanes
+    store nothing, count in no vote, print nothing and raise no bounds error."""
+    block, n = 32, 100
+    x = wk.field(wk.i32, shape=n + 1)
+    out = wk.field(wk.i32, shape=(n, 3))
+    touched = wk.field(wk.i32, shape=())
+
+    @wk.kernel
+    def partial(n: wk.i32):
+        wk.loop_config(block_dim=block)
+        for i in range(n):
+            shared = wk.simt.block.SharedArray((block,), wk.i32)
+            t = wk.simt.block.thread_idx()
+            shared[t] = x[i] + x[i + 1]           # x[n] exists: the last real index reads it
+            real = wk.simt.block.sync_count_nonzero(1)      # a barrier too
+            total = 0
+            for k in range(real):                # the slots of masked lanes hold whatever was there before
+                total += shared[k]
+            out[i, 0] = total
+            out[i, 1] = real
+            out[i, 2] = t
+            wk.atomic_add(touched[None], 1)
+            if i == n - 1:
+                print("last", i)
+
+    x.from_numpy(np.arange(n + 1, dtype=np.int32))
+    partial(n)
+    wk.sync()
+    source = partial.source()
+    assert "let wk_active = wk_k < wk_count;" in source and "if (wk_k < wk_count) {" not in source
+    got = out.to_numpy()
+    pair = np.arange(n) * 2 + 1                                  # x[i] + x[i + 1]
+    for start in range(0, n, block):
+        real = min(block, n - start)
+        assert (got[start:start + real, 0] == pair[start:start + real].sum()).all(), start
+        assert (got[start:start + real, 1] == real).all()
+        assert (got[start:start + real, 2] == np.arange(real)).all()
+    assert touched[None] == n
+    assert capfd.readouterr().out.count("last 99") == 1
+
+
+def test_masked_lanes_raise_no_bounds_error_under_debug(capfd):
+    try:
+        wk.init(arch=wk.vulkan, debug=True)
+    except wk.ArchUnavailableError as exc:
+        pytest.skip(f"no Vulkan adapter: {exc}")
+    try:
+        x = wk.field(wk.f32, shape=40)
+        out = wk.field(wk.f32, shape=40)
+
+        @wk.kernel
+        def neighbours(n: wk.i32):
+            wk.loop_config(block_dim=32)
+            for i in range(n):
+                wk.simt.block.sync()
+                if i + 1 < n:
+                    out[i] = x[i + 1]
+
+        x.from_numpy(np.arange(40, dtype=np.float32))
+        neighbours(40)           # 8 masked lanes in the second block
+        wk.sync()
+        np.testing.assert_array_equal(out.to_numpy()[:39], np.arange(1, 40, dtype=np.float32))
+    finally:
+        wk.reset()

@@ -26,13 +26,33 @@ WANTED_LIMITS = (
     "max-compute-workgroups-per-dimension", "max-dynamic-storage-buffers-per-pipeline-layout",
 )
 
+# webgpu_profile="baseline": what every WebGPU implementation guarantees (the WebGPU spec's default limits, no
+# optional feature), so a program tried on any machine is known to fit Metal, D3D12 and browsers.
+WEBGPU_PROFILES = ("baseline",)
+WEBGPU_DEFAULT_LIMITS = {
+    "max-texture-dimension-1d": 8192, "max-texture-dimension-2d": 8192, "max-texture-dimension-3d": 2048,
+    "max-texture-array-layers": 256, "max-bind-groups": 4, "max-bind-groups-plus-vertex-buffers": 24,
+    "max-bindings-per-bind-group": 1000, "max-dynamic-uniform-buffers-per-pipeline-layout": 8,
+    "max-dynamic-storage-buffers-per-pipeline-layout": 4, "max-sampled-textures-per-shader-stage": 16,
+    "max-samplers-per-shader-stage": 16, "max-storage-buffers-per-shader-stage": 8,
+    "max-storage-textures-per-shader-stage": 4, "max-uniform-buffers-per-shader-stage": 12,
+    "max-uniform-buffer-binding-size": 65536, "max-storage-buffer-binding-size": 134217728,
+    "min-uniform-buffer-offset-alignment": 256, "min-storage-buffer-offset-alignment": 256,
+    "max-vertex-buffers": 8, "max-buffer-size": 268435456, "max-vertex-attributes": 16,
+    "max-vertex-buffer-array-stride": 2048, "max-inter-stage-shader-variables": 16, "max-color-attachments": 8,
+    "max-color-attachment-bytes-per-sample": 32, "max-compute-workgroup-storage-size": 16384,
+    "max-compute-invocations-per-workgroup": 256, "max-compute-workgroup-size-x": 256,
+    "max-compute-workgroup-size-y": 256, "max-compute-workgroup-size-z": 64,
+    "max-compute-workgroups-per-dimension": 65535,
+}
+
 
 @dataclass(slots=True)
 class _ProcessCache:
     """Adapters (enumerated once) and one device per adapter. Never cleared: wgpu devices are not cheap to
     recreate, and wk.reset must not pay 0.5 s."""
     adapters: list[Any] | None = None
-    devices: dict[int, Any] = field(default_factory=dict)
+    devices: dict[tuple[int, str | None], Any] = field(default_factory=dict)
 
 
 _PROCESS_CACHE = _ProcessCache()
@@ -88,12 +108,24 @@ def find_adapter(kind: str = "webgpu", adapters: list[Any] | None = None) -> Any
                                "(mesa-vulkan-drivers gives lavapipe)")
 
 
-def device_for(adapter: Any) -> Any:
-    """The process-wide device of `adapter`, created on first use with the features and limits we use."""
-    device = _PROCESS_CACHE.devices.get(id(adapter))
+def check_profile(profile: str | None) -> str | None:
+    if profile is not None and profile not in WEBGPU_PROFILES:
+        raise ValueError(f"webgpu_profile={profile!r}: expected None or one of {', '.join(map(repr, WEBGPU_PROFILES))}")
+    return profile
+
+
+def device_for(adapter: Any, profile: str | None = None) -> Any:
+    """The process-wide device of `adapter`, created on first use: with the features and limits we use, or under
+    `profile="baseline"` with no optional feature and WebGPU's default limits (one device per profile)."""
+    key = (id(adapter), check_profile(profile))
+    device = _PROCESS_CACHE.devices.get(key)
     if device is None:
-        features = [f for f in WANTED_FEATURES if f in adapter.features]
-        limits = {name: adapter.limits[name] for name in WANTED_LIMITS if name in adapter.limits}
+        if profile == "baseline":
+            features: list[str] = []
+            limits = {name: value for name, value in WEBGPU_DEFAULT_LIMITS.items() if name in adapter.limits}
+        else:
+            features = [f for f in WANTED_FEATURES if f in adapter.features]
+            limits = {name: adapter.limits[name] for name in WANTED_LIMITS if name in adapter.limits}
         device = adapter.request_device_sync(required_features=features, required_limits=limits)
-        _PROCESS_CACHE.devices[id(adapter)] = device
+        _PROCESS_CACHE.devices[key] = device
     return device

@@ -99,6 +99,9 @@ class Arenas:
         encoder = backend._copy_encoder()
         encoder.copy_buffer_to_buffer(handle.buffer, handle.offset, arena.handle.buffer, offset, handle.capacity)
         if handle.arena is not None:
+            # the copy just recorded reads the old arena: if this was its last resident, it must be retired
+            # after the submit, not destroyed now (wgpu aborts a submit that uses a destroyed buffer)
+            backend.pending_buffers.add(handle.arena.handle)
             self.leave(handle)
         else:
             backend.keepalive.append(handle.buffer)   # dropped after the submit that copies out of it

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wgkern.errors import CompileError, SourceLoc
+from wgkern.errors import CompileError, DeviceFeatureError, SourceLoc
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind
 from wgkern.ir.visitor import walk
@@ -45,9 +45,9 @@ def _atomic_element(slot: ir.ContainerSlot, op_kinds: set[AtomicOpKind], feature
             {wops.INT64_ATOMIC_FEATURE[o] for o in op_kinds}
         missing = sorted(needed - features)
         if missing:
-            raise CompileError(f"atomic {'/'.join(sorted(o.value for o in op_kinds))} on {dtype.name} container "
-                               f"{slot.name} needs device feature(s) {', '.join(missing)}, which adapter "
-                               f"'{adapter}' lacks", loc)
+            raise DeviceFeatureError(f"atomic {'/'.join(sorted(o.value for o in op_kinds))} on {dtype.name} "
+                                     f"container {slot.name} needs device feature(s) {', '.join(missing)}, which "
+                                     f"adapter '{adapter}' lacks", loc, tuple(missing))
         if dtype.is_float:
             return "atomic<u64>", "u64"
     return f"atomic<{wtypes.storage_type(dtype)}>", None

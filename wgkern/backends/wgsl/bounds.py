@@ -57,10 +57,17 @@ class BoundsLowering:
         self.guards[stmt] = inside
         return inside
 
+    def masked(self, condition: str | None) -> str | None:
+        """`condition` and the lane mask of masked lanes (codegen.py, _emit_range_main), either may be None."""
+        mask = self.lane_mask
+        if mask is None or condition is None:
+            return condition if mask is None else mask
+        return f"({mask} && {condition})"
+
     def guarded_value(self, stmt: ir.Stmt, ptr: ir.GlobalPtr, register_type: str, zero: str, expr: str) -> None:
         """`stmt`'s value is `expr` (an atomic or a load through `ptr`) where ptr is inside, else `zero`; an
-        atomic runs only there."""
-        inside = self.guards.get(ptr)
+        atomic runs only there (and only in an active lane)."""
+        inside = self.masked(self.guards.get(ptr))
         if inside is None:
             self.let(stmt, expr)
             return
@@ -70,6 +77,7 @@ class BoundsLowering:
         self.names[stmt] = name
 
     def guarded_statement(self, ptr: ir.GlobalPtr, line: str) -> None:
-        """`line` (a store or an atomic whose result is unused) only where `ptr` is inside."""
-        inside = self.guards.get(ptr)
+        """`line` (a store or an atomic whose result is unused) only where `ptr` is inside (and only in an active
+        lane)."""
+        inside = self.masked(self.guards.get(ptr))
         self.emit(line if inside is None else f"if ({inside}) {{ {line} }}")

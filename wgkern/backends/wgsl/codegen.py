@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from wgkern.errors import CompileError, InternalCompilerError, SourceLoc, WkError
+from wgkern.errors import CompileError, DeviceFeatureError, InternalCompilerError, SourceLoc, WkError
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind
 from wgkern.ir.visitor import IRVisitor, walk
@@ -27,7 +27,7 @@ from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions
 from wgkern.backends.wgsl import exact, mathlib
 from wgkern.backends.wgsl.bindings import HALF_PAIRS, BindingPlan, binding_plan, collect_atomics, slot_element
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
-from wgkern.backends.wgsl.simt import SimtLowering
+from wgkern.backends.wgsl.simt import SimtLowering, barrier_only_simt
 from wgkern.backends.wgsl.bounds import BoundsLowering
 from wgkern.passes.index_ranges import in_range_ptrs
 from wgkern.backends.wgsl.printing import (LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer,
@@ -61,8 +61,8 @@ LLVMPIPE_SERIAL_LANES = 64     # a serial task's workgroup on llvmpipe: a multip
 LLVMPIPE_UNROLL = 8            # iterations per trip of a serial task's long loops on llvmpipe
 LLVMPIPE_FEW_INDICES = 64      # a parallel loop over at most this many indices counts as serial work there
 WORKGROUP_SIZE = 256   # NVIDIA (Vulkan) reaches full occupancy only from 256 (measured: 2x saxpy bandwidth vs 64)
-_NAN32 = "bitcast<f32>(0x7fc00000u)"
-_INF32 = "bitcast<f32>(0x7f800000u)"
+_NAN32 = wtypes.f32_from_bits("0x7fc00000u")
+_INF32 = wtypes.f32_from_bits("0x7f800000u")
 # Ops computed in f64 for f16/f32 operands when the device has shader-f64.
 _VIA_F64 = {BinaryOpKind.POW: wops.Spelling("{T}(wk_pow_f64(f64({a}), f64({b})))", ("math_pow",),
                                             helper_type="f64")}
@@ -275,6 +275,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         if self.uses_f16:
             head.append("enable f16;\n")
         head.append("\n" + self.layout.wgsl_struct())
+        head.append(wtypes.F32_BITS_HELPER)
         head.append("@group(0) @binding(0) var<uniform> wk_params: WkParams;\n")
         declared = {decl.binding: decl for k, decl in self.decls.items() if k >= 0}
         for k, decl in self.decls.items():
@@ -311,6 +312,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         self.in_range = in_range_ptrs((task.bounds, task.body))     # accesses that need no check
         self.guards: dict[ir.GlobalPtr, str] = {}                   # the others -> their `inside` bit (bounds.py)
         self.uses_simt = task.kind == "range" and first_simt_use(task.body) is not None
+        self.lane_mask: str | None = None      # masked lanes: the condition under which side effects happen
         self.block_size = self._block_size(task)
         self.shared: dict[int, ir.ContainerSlot] = {}        # negative decl keys of the task's shared arrays
         self.uses_subgroup_ids = False
@@ -351,8 +353,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
     def require(self, dtype: DataType, loc: SourceLoc) -> None:
         feature = wtypes.REQUIRED_FEATURE.get(dtype)
         if feature is not None and feature not in self.features:
-            raise CompileError(f"{dtype.name} needs the device feature '{feature}', which adapter "
-                               f"'{self.adapter}' lacks", loc)
+            raise DeviceFeatureError(f"{dtype.name} needs the device feature '{feature}', which adapter "
+                                     f"'{self.adapter}' lacks", loc, (feature,))
         if dtype == T.f16:
             self.uses_f16 = True
 
@@ -402,8 +404,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         if task.kind != "range" or not task.loop.block_dim:
             return WORKGROUP_SIZE
         if task.loop.block_dim > self.max_workgroup_size:
-            raise CompileError(f"block_dim={task.loop.block_dim} is more than the {self.max_workgroup_size} "
-                               f"invocations per workgroup adapter '{self.adapter}' allows", task.loop.loc)
+            raise DeviceFeatureError(f"block_dim={task.loop.block_dim} is more than the {self.max_workgroup_size} "
+                                     f"invocations per workgroup adapter '{self.adapter}' allows", task.loop.loc,
+                                     ("max-compute-invocations-per-workgroup",))
         return task.loop.block_dim
 
     def slot_key(self, slot: ir.ContainerSlot) -> int:
@@ -485,24 +488,39 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
             self._declare_reduction_registers(task)
         self.emit("loop {")
         self.indent += 1
+        position = "wk_k"
         if self.uses_simt:
             self.emit("if (wk_base >= wk_count) { break; }")
             self.emit("let wk_k = wk_base + wk_local_index;")
-            self.emit("if (wk_k < wk_count) {")
+            if self._whole_blocks(loop, size):
+                # every block is full: no per-invocation bounds test, so barriers and subgroup operations in
+                # the body stay in uniform control flow, as WGSL requires
+                self.emit("{")
+            elif barrier_only_simt(task.body):
+                # masked lanes: the invocations past the end of a partial block run the body on the last index
+                # with every side effect masked off, so its barriers stay in uniform control flow (WGSL's rule;
+                # Tint enforces it) and they take part in them as CUDA's threads would
+                self.emit("let wk_active = wk_k < wk_count;   // false: a masked lane past the end of the range")
+                self.emit("let wk_kc = select(wk_count - 1u, wk_k, wk_active);")
+                self.emit("{")
+                self.lane_mask, position = "wk_active", "wk_kc"
+            else:
+                self.emit("if (wk_k < wk_count) {")
             self.indent += 1
         else:
             self.emit("if (wk_k >= wk_count) { break; }")
         index = self.fresh("i")
         if loop.reversed:
-            self.emit(f"let {index} = wk_end - 1i - bitcast<i32>(wk_k);")
+            self.emit(f"let {index} = wk_end - 1i - bitcast<i32>({position});")
         else:
-            self.emit(f"let {index} = wk_begin + bitcast<i32>(wk_k);")
+            self.emit(f"let {index} = wk_begin + bitcast<i32>({position});")
         self.loop_vars = {loop: index}
         self.emit(f"let wk_thread = bitcast<u32>({index});")
         self._emit_rng_counter(task.body)
         if self.stacks[self.task_index]:
             self.emit("var wk_overflowed = false;   // a push of this index overflowed (while loops exit on it)")
         self.visit_block(task.body)
+        self.lane_mask = None
         if self.uses_simt:
             self.indent -= 1
             self.emit("}")
@@ -523,6 +541,14 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
             self.lines[signature_end:signature_end] = [
                 "        @builtin(subgroup_size) wk_subgroup_size: u32,",
                 "        @builtin(subgroup_invocation_id) wk_subgroup_id: u32,"]
+
+    def _whole_blocks(self, loop: ir.RangeFor, size: int) -> bool:
+        """The range's bounds are constants whose difference is a multiple of the workgroup size."""
+        bounds = [b.value if isinstance(b, ir.Const) else None for b in (loop.begin, loop.end)]
+        if None in bounds:
+            return False
+        count = int(bounds[1]) - int(bounds[0])
+        return count > 0 and count % size == 0
 
     def _declare_reduction_registers(self, task: ir.Task) -> None:
         """Registers for the task's register reductions (backends/reductions.py) of 32- and 64-bit values,
@@ -782,7 +808,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
                                  f"{self._extent(stmt.container, axis)}))" for axis, index in enumerate(stmt.indices))
             ok = self.fresh("inside")
             self.emit(f"let {ok} = {inside};")
-            self.emit(f"if (!{ok}) {{ {record_bounds_site(len(self.bounds_sites))} }}")
+            failed = f"!{ok}" if self.lane_mask is None else f"{self.lane_mask} && !{ok}"
+            self.emit(f"if ({failed}) {{ {record_bounds_site(len(self.bounds_sites))} }}")
             offset_expr = f"select(0i, {offset_expr}, {ok})"
             self.guards[stmt] = ok
         elif stmt not in self.in_range:
@@ -793,7 +820,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
     def visit_AssertFail(self, stmt: ir.AssertFail) -> None:
         """debug=True only: recorded like a failed bounds check; the runtime raises it at the next sync."""
         self.bounds_sites.append((self.kernel.name, stmt))
-        self.emit(record_bounds_site(len(self.bounds_sites)))
+        record = record_bounds_site(len(self.bounds_sites))
+        self.emit(record if self.lane_mask is None else f"if ({self.lane_mask}) {{ {record} }}")
 
     def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
         decl = self.decls[self.slot_key(stmt.ptr.container)]

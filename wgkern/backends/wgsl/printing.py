@@ -65,12 +65,16 @@ class PrintLowering:
         for value, dtype in zip(stmt.values, dtypes):
             words.extend(encode(self.value(value), dtype))
         start = self.fresh("p")
+        if self.lane_mask is not None:      # a masked lane (codegen.py) prints nothing
+            self.emit(f"if ({self.lane_mask}) {{")
         self.emit(f"let {start} = atomicAdd(&{PRINT_NAME}[0], {len(words)}u);   // print(): reserve a record")
         self.emit(f"if ({start} + {len(words) + HEADER_WORDS}u <= arrayLength(&{PRINT_NAME})) {{")
         for k, word in enumerate(words):
             self.emit(f"  atomicStore(&{PRINT_NAME}[{start} + {HEADER_WORDS + k}u], {word});")
         self.emit(f"  atomicAdd(&{PRINT_NAME}[1], {len(words)}u);")
         self.emit("}")
+        if self.lane_mask is not None:
+            self.emit("}")
 
     def print_declaration(self) -> str:
         return f"@group(0) @binding({self.print_binding}) var<storage, read_write> {PRINT_NAME}: array<atomic<u32>>;\n"

@@ -361,7 +361,7 @@ class WgslBackend(Backend):
     supports_adstack = True
 
     def __init__(self, adapter: Any = None, kind: str = "webgpu", debug: bool = False,
-                 device_memory_limit: int | None = None, fast_math: bool = False):
+                 device_memory_limit: int | None = None, fast_math: bool = False, webgpu_profile: str | None = None):
         import wgpu
         self.lock = threading.RLock()     # see the module docstring, Threads
         self.debug = debug
@@ -370,7 +370,8 @@ class WgslBackend(Backend):
         self.buffer_sizes: dict[int, int] = {}    # id(wgpu buffer) -> bytes taken from the budget
         self._wgpu = wgpu
         self.adapter = adapter if adapter is not None else wadapters.find_adapter(kind)
-        self.device = wadapters.device_for(self.adapter)
+        self.webgpu_profile = webgpu_profile
+        self.device = wadapters.device_for(self.adapter, webgpu_profile)
         # On a CPU adapter (lavapipe) the "device" is this machine's cores: the sizer reads bounds back and
         # reduces them with numpy (measured ~4 GB/s over 2^24 i32) instead of in the WGSL reducer (~1 GB/s).
         cpu_adapter = self.adapter.info.get("adapter_type") == "CPU"
@@ -486,9 +487,9 @@ class WgslBackend(Backend):
     def storage_dtype(self, dtype: DataType) -> np.dtype:
         return wtypes.storage_dtype(dtype)
 
-    def supports(self, dtype: DataType) -> bool:
+    def missing_features(self, dtype: DataType) -> tuple[str, ...]:
         feature = wtypes.REQUIRED_FEATURE.get(dtype)
-        return feature is None or feature in self.features
+        return () if feature is None or feature in self.features else (feature,)
 
     # ---- pipelines and bind groups -------------------------------------------------------------------------
     def pipeline_layout(self, containers: int) -> Any:

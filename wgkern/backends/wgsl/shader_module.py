@@ -14,11 +14,28 @@ through wgpu-py's cffi library (with wgpu-py's error capture, so naga's validati
 `create_shader_module` is used instead."""
 from __future__ import annotations
 
+import hashlib
+import os
+from pathlib import Path
 from typing import Any
+
+DUMP_ENV = "WK_DUMP_WGSL"
+
+
+def dump_shader(wgsl: str) -> None:
+    """Write `wgsl` to $WK_DUMP_WGSL/wgsl-<hash>.wgsl (read at call time; nothing when unset): the shaders a run
+    compiles, for reading or for checking with another WGSL compiler (tools/check_wgsl)."""
+    folder = os.environ.get(DUMP_ENV)
+    if folder:
+        path = Path(folder) / f"wgsl-{hashlib.sha1(wgsl.encode()).hexdigest()[:16]}.wgsl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            path.write_text(wgsl)
 
 
 def create_shader_module(device: Any, wgsl: str) -> Any:
     """`device.create_shader_module(code=wgsl)`, without loop bounding where wgpu-native offers that."""
+    dump_shader(wgsl)
     try:
         from wgpu.backends.wgpu_native import _api
         ffi, lib, libf = _api.ffi, _api.lib, _api.libf

@@ -7,8 +7,9 @@ WGSL's subgroup builtins (the device's 'subgroup' feature); scans WGSL has no bu
 subgroupShuffleUp. wk.simt.warp (CUDA's warp with its lane masks) is refused: docs/simt.md."""
 from __future__ import annotations
 
-from wgkern.errors import CompileError
+from wgkern.errors import CompileError, DeviceFeatureError
 from wgkern.ir import nodes as ir
+from wgkern.ir.visitor import walk
 from wgkern.lang import types as T
 from wgkern.passes.analysis import FENCE_OPS
 from wgkern.backends.wgsl import types as wtypes
@@ -44,9 +45,18 @@ def _identity(op: str, dtype: T.DataType) -> str:
     if op == "and":
         return wtypes.literal(-1 if dtype.is_signed else 0xFFFFFFFF, dtype)
     if dtype.is_float:
-        return f"bitcast<f32>({'0x7f800000u' if op == 'min' else '0xff800000u'})"
+        return wtypes.f32_from_bits('0x7f800000u' if op == 'min' else '0xff800000u')
     lowest, highest = (-2 ** 31, 2 ** 31 - 1) if dtype.is_signed else (0, 2 ** 32 - 1)
     return wtypes.literal(highest if op == "min" else lowest, dtype)
+
+
+def barrier_only_simt(body: ir.Block) -> bool:
+    """The task body's wk.simt operations can run in masked lanes (codegen.py, _emit_range_main): barriers,
+    fences and block votes, which mask their own counting, but no subgroup operation (their results would
+    include the masked lanes' values)."""
+    ops = {stmt.op for stmt in walk(body) if isinstance(stmt, ir.SimtOp)}
+    return not any(op.startswith("subgroup.") and op.split(".")[1] not in ("memory_barrier", "mem_fence")
+                   for op in ops)
 
 
 class SimtLowering:
@@ -78,8 +88,13 @@ class SimtLowering:
             # its memory model orders other invocations' plain accesses only at barriers (docs/simt.md)
             self.emit("// wk.simt.block.mem_fence(): no WGSL instruction; block.sync() orders shared memory")
         elif stmt.op in ("grid.memfence", "grid.mem_fence"):
-            # WGSL's one ordering point for storage memory; it is a workgroup barrier too (docs/simt.md)
-            self.emit("storageBarrier();")
+            if self.task.kind != "range":
+                # one invocation runs a serial task: nothing to order, and a barrier after the other lanes'
+                # early return would sit in non-uniform control flow, which WGSL rejects
+                self.emit("// wk.simt.grid.mem_fence() in a serial task: one invocation, nothing to order")
+            else:
+                # WGSL's one ordering point for storage memory; it is a workgroup barrier too (docs/simt.md)
+                self.emit("storageBarrier();")
         elif name == "thread_idx":
             self.let(stmt, "bitcast<i32>(wk_local_index)")
         elif name == "global_thread_idx":
@@ -98,8 +113,10 @@ class SimtLowering:
         self.emit(f"if (wk_local_index == 0u) {{ atomicStore(&{VOTE_NAME}[0], 0u); "
                   f"atomicStore(&{VOTE_NAME}[1], 0u); }}")
         self.emit("workgroupBarrier();")
-        self.emit(f"if ({predicate} != 0i) {{ atomicAdd(&{VOTE_NAME}[0], 1u); }}")
-        self.emit(f"atomicAdd(&{VOTE_NAME}[1], 1u);")
+        counted = self.masked(f"{predicate} != 0i")
+        self.emit(f"if ({counted}) {{ atomicAdd(&{VOTE_NAME}[0], 1u); }}")
+        self.emit(f"atomicAdd(&{VOTE_NAME}[1], 1u);" if self.lane_mask is None else
+                  f"if ({self.lane_mask}) {{ atomicAdd(&{VOTE_NAME}[1], 1u); }}")
         self.emit("workgroupBarrier();")
         nonzero, threads = f"atomicLoad(&{VOTE_NAME}[0])", f"atomicLoad(&{VOTE_NAME}[1])"
         expr = {"sync_count_nonzero": f"bitcast<i32>({nonzero})",
@@ -113,14 +130,15 @@ class SimtLowering:
             self.emit(f"// wk.simt.subgroup.{name}(): no WGSL instruction; subgroup.sync() orders the subgroup")
             return
         if SUBGROUP_FEATURE not in self.features:
-            raise CompileError(f"wk.simt.subgroup.{name}() needs the device feature '{SUBGROUP_FEATURE}', which "
-                               f"adapter '{self.adapter}' lacks", stmt.loc)
+            raise DeviceFeatureError(f"wk.simt.subgroup.{name}() needs the device feature '{SUBGROUP_FEATURE}', "
+                                     f"which adapter '{self.adapter}' lacks", stmt.loc, (SUBGROUP_FEATURE,))
         args = [self.value(a) for a in stmt.args]
         self.uses_subgroup_ids = True
         if name in ("barrier", "sync"):
             if SUBGROUP_BARRIER_FEATURE not in self.features:
-                raise CompileError(f"wk.simt.subgroup.{name}() needs the device feature "
-                                   f"'{SUBGROUP_BARRIER_FEATURE}', which adapter '{self.adapter}' lacks", stmt.loc)
+                raise DeviceFeatureError(f"wk.simt.subgroup.{name}() needs the device feature "
+                                         f"'{SUBGROUP_BARRIER_FEATURE}', which adapter '{self.adapter}' lacks",
+                                         stmt.loc, (SUBGROUP_BARRIER_FEATURE,))
             self.emit("subgroupBarrier();")
             return
         if name == "group_size":

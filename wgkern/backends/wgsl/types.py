@@ -51,6 +51,15 @@ PARAM_TYPE: dict[DataType, tuple[str, str]] = {
 _FLOAT_SUFFIX = {T.f16: "h", T.f32: "f", T.f64: "lf"}
 _INT_SUFFIX = {"i32": "i", "u32": "u", "i64": "li", "u64": "lu"}
 _INF_NAN_BITS = {"inf": "0x7f800000u", "-inf": "0xff800000u", "nan": "0x7fc00000u"}
+# Infinities and NaNs are built at run time by this function, never as `bitcast<f32>(0x7f800000u)`: WGSL's
+# constant evaluation must reject a non-finite constant (Tint does; naga lets it through), while a call of a
+# function declared in the shader is not a constant expression. Every shader declares it (codegen.py).
+F32_BITS_HELPER = "fn wk_f32_bits(bits: u32) -> f32 { return bitcast<f32>(bits); }\n"
+
+
+def f32_from_bits(bits: str) -> str:
+    """An f32 expression with the bit pattern `bits` (a u32 literal) that is never a constant expression."""
+    return f"wk_f32_bits({bits})"
 
 
 def register_type(dtype: DataType) -> str:
@@ -85,7 +94,7 @@ def literal(value: int | float | bool, dtype: DataType) -> str:
 def _float_literal(value: float, dtype: DataType) -> str:
     if math.isnan(value) or math.isinf(value):
         key = "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-        as_f32 = f"bitcast<f32>({_INF_NAN_BITS[key]})"
+        as_f32 = f32_from_bits(_INF_NAN_BITS[key])
         return as_f32 if dtype == T.f32 else f"{REGISTER_TYPE[dtype]}({as_f32})"
     rounded = float(dtype.np_dtype.type(value))
     if math.isinf(rounded):
