@@ -846,7 +846,9 @@ def test_graph_do_while_errors_name_the_condition(arch):
         on_a_vector(c1)
     with pytest.raises(wk.CompileError, match="'continue' in a wk.graph_do_while loop"):
         with_continue(c0)
-    with pytest.raises(wk.CompileError, match="nonexistent"):
+    with pytest.raises(wk.CompileError, match=r"name 'nonexistent' is not defined \(the condition of "
+                                              r"wk\.graph_do_while\(\) does not resolve to an ndarray kernel "
+                                              r"parameter\)"):
         unknown_name(c0)
 
     qd = wk          # as Quadrants spells it: a graph kernel's construct (without graph=True Quadrants refuses it)

@@ -541,9 +541,14 @@ class StatementMixin:
                                f"@{prefix}.kernel(graph=True) above '{self.ctx.kernel.name}'")
         if len(test.args) != 1 or test.keywords:
             raise CompileError("wk.graph_do_while(c) takes one argument: a 0-d integer ndarray or field")
-        counter = self.visit(test.args[0])
+        unresolved = f"the condition of {spelling(test.func)}() does not resolve to an ndarray kernel parameter"
+        try:
+            counter = self.visit(test.args[0])
+        except CompileError as exc:           # an unknown name or attribute: say what the condition must be
+            raise CompileError(f"{exc.message} ({unresolved})", exc.loc) from None
         if not _zero_d_integer_container(counter):
-            raise CompileError(f"wk.graph_do_while(c) takes a 0-d integer ndarray or field, not {describe(counter)}")
+            raise CompileError(f"wk.graph_do_while(c) takes a 0-d integer ndarray or field, not {describe(counter)} "
+                               f"({unresolved} or field)")
         for inner in _statements_of_this_loop(node.body):
             if isinstance(inner, ast.Continue):
                 raise CompileError("'continue' in a wk.graph_do_while loop would skip its condition; use an 'if'")
