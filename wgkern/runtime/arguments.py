@@ -515,10 +515,15 @@ def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tup
         if element is not None:
             tail = element.element_shape
             if value.shape[value.ndim - len(tail):] != tail or value.ndim < len(tail):
+                if rule.ndim is not None and value.ndim != rule.ndim + len(tail):     # Quadrants' two phrasings
+                    quadrants = (f"required array has ndim={rule.ndim} element_dim={len(tail)}, array with "
+                                 f"{value.ndim} dimensions is provided")
+                else:
+                    quadrants = (f"required element_shape={tail}, array with element shape of "
+                                 f"{value.shape[max(value.ndim - len(tail), 0):]}")
                 raise ArgumentError(f"{_where(kernel, rule)}: expects elements of shape {tail} "
                                     f"({element!r}); the numpy array has shape {value.shape} (Invalid value for "
-                                    f"argument {rule.name} - required element_shape={tail}, array with element "
-                                    f"shape of {value.shape[max(value.ndim - len(tail), 0):]})")
+                                    f"argument {rule.name} - {quadrants})")
         ndim = value.ndim - (len(element.element_shape) if element is not None else 0)
         has_grad = False
         is_numpy = True
