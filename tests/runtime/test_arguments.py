@@ -93,9 +93,12 @@ def test_wrong_calls_are_described_in_quadrants_words(fake_program):
     for args, kwargs, problem in (((1, 2, 3), {}, "Too many arguments: expected at most 2 positional, got 3"),
                                   ((), {"s": 1.0}, "Missing argument 'v'"),
                                   (((1, 2, 3),), {"v": 1, "s": 2}, "Multiple values for argument 'v'"),
-                                  (((1, 2, 3),), {"s": 1, "b": 2}, "no parameter named 'b'")):
-        with pytest.raises(wk.ArgumentError, match=re.escape(problem)):
+                                  (((1, 2, 3),), {"s": 1, "b": 2}, "no parameter named 'b' (Unexpected "
+                                                                   "argument 'b')")):
+        with pytest.raises(wk.ArgumentError, match=re.escape(problem)) as caught:
             spec_of(vector_arg, *args, **kwargs)
+        # a CompileError too (Quadrants raises QuadrantsSyntaxError), and still a TypeError
+        assert isinstance(caught.value, wk.CompileError) and isinstance(caught.value, TypeError)
 
 
 def test_ndarray_errors_carry_quadrants_phrases(fake_program):

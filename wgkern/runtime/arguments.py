@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from wgkern.errors import ArgumentError
+from wgkern.errors import ArgumentError, CallError
 from wgkern.ir.nodes import ArgSpec
 from wgkern.lang.fields import Container, Field, Ndarray
 from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, Template, VectorType,
@@ -445,15 +445,16 @@ def _bind(kernel: Any, rules: list[ParamRule], args: tuple[Any, ...], kwargs: di
     unknown = [name for name in kwargs if name not in kernel.signature.parameters]
     if unknown:
         names = ", ".join(r.name for r in rules)
-        raise ArgumentError(f"kernel '{kernel.name}({names})' has no parameter named {', '.join(map(repr, unknown))}")
+        raise CallError(f"kernel '{kernel.name}({names})' has no parameter named {', '.join(map(repr, unknown))} "
+                        f"({'; '.join(f'Unexpected argument {name!r}' for name in unknown)})")
     try:
         bound = kernel.signature.bind(*args, **kwargs)
     except TypeError as exc:
         from wgkern.lang.kernel import call_problems
         names = ", ".join(r.name for r in rules)
         problems = call_problems(kernel.signature, len(args), kwargs) or str(exc)
-        raise ArgumentError(f"kernel '{kernel.name}({names})' called with {len(args)} positional and "
-                            f"{len(kwargs)} keyword arguments: {problems}") from None
+        raise CallError(f"kernel '{kernel.name}({names})' called with {len(args)} positional and "
+                        f"{len(kwargs)} keyword arguments: {problems}") from None
     bound.apply_defaults()
     return list(bound.arguments.values())
 
