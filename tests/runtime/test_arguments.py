@@ -112,6 +112,9 @@ def test_ndarray_errors_carry_quadrants_phrases(fake_program):
     with pytest.raises(wk.ArgumentError, match=re.escape("Invalid value for argument v - required "
                                                          "element_shape=(3,), array with element shape of (2,)")):
         spec_of(arrays, wk.ndarray(wk.f32, shape=(2, 2)), b, np.zeros((5, 2), np.float32))
+    with pytest.raises(wk.ArgumentError, match=re.escape("Invalid value for argument a - required array has ndim=2, "
+                                                         "array with 4 dimensions is provided")):
+        spec_of(arrays, np.zeros((2, 2, 2, 2), np.float32), b, v)
     with pytest.raises(wk.ArgumentError, match=re.escape("Invalid value for argument v - required array has ndim=1 "
                                                          "element_dim=1, array with 3 dimensions is provided")):
         spec_of(arrays, wk.ndarray(wk.f32, shape=(2, 2)), b, np.zeros((5, 2, 2), np.float32))

@@ -552,7 +552,9 @@ def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tup
         raise ArgumentError(f"{_where(kernel, rule)} expects scalar elements of {rule.dtype!r}, got "
                             f"{element!r}")
     if rule.ndim is not None and ndim != rule.ndim:
-        raise ArgumentError(f"{_where(kernel, rule)} expects ndim={rule.ndim}, got an array with ndim={ndim}")
+        raise ArgumentError(f"{_where(kernel, rule)} expects ndim={rule.ndim}, got an array with ndim={ndim} "
+                            f"(Invalid value for argument {rule.name} - required array has ndim={rule.ndim}, array "
+                            f"with {ndim} dimensions is provided)")
     element_shape = element.element_shape if element is not None else ()
     return (NDARRAY, dtype, ndim, element_shape, has_grad, is_numpy)
 
