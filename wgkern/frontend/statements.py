@@ -474,7 +474,10 @@ class StatementMixin:
                 return self.visit_graph_region(node, kind)
             if callee is not wm.stream_parallel or item.optional_vars is not None or context.args \
                     or context.keywords:
-                raise CompileError("'with' is not supported inside kernels, except `with wk.stream_parallel():`")
+                why = ("it only supports qd.stream_parallel() and qd.graph regions" if isinstance(context, ast.Call)
+                       else "it requires a call expression")     # Quadrants' phrases
+                raise CompileError(f"'with' is not supported inside kernels, except `with wk.stream_parallel():` "
+                                   f"({why})")
         return self.visit_body(node.body)
 
     def visit_If(self, node: ast.If) -> bool:
