@@ -10,6 +10,7 @@ from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentE
 from wgkern.lang import ad
 from wgkern.lang import exception as _exception  # `ti.lang.exception.TaichiCompilationError`
 from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg()` (lang/impl.py)
+from wgkern.lang import _template_mapper as _template_mapper  # noqa: F401 - `qd.lang._template_mapper`
 from wgkern.lang import misc as _misc  # noqa: F401 - `ti.lang.misc.loop_unique` (lang/misc.py)
 from wgkern.lang import math
 from wgkern.lang import simt
@@ -31,6 +32,8 @@ from wgkern.lang.stream import Event, Stream, create_event, create_stream
 from wgkern.lang.math import (assume_in_range, eig, frexp, graph_do_while, make_spd, no_activate, stream_parallel,
                               volatile_load)
 from wgkern.lang.tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
+from wgkern.lang.layout import Layout
+from wgkern.lang.simt.tile import outer
 from wgkern.lang.texture import Format, Texture
 from wgkern.lang.types import Template
 from wgkern.lang.matrix import Matrix, Vector
@@ -51,10 +54,12 @@ from wgkern.runtime.arch import amdgpu, cc, cpu, cuda, dx11, dx12, gles, gpu, me
 from wgkern.runtime.extensions import extension, is_extension_enabled, is_extension_supported
 from wgkern.runtime.program import init, reset, stats, sync
 from wgkern import algorithms, profiler
+from wgkern.compat import provide  # `wgkern.provide("quadrants")`: run Quadrants / Taichi programs unchanged
 import sys as _sys
 # `import wgkern.math as tm` / `import wgkern.types` (Taichi programs import taichi.math that way)
 _sys.modules[__name__ + ".math"] = math
 _sys.modules[__name__ + ".types"] = types
+types.__name__ = __name__ + ".types"    # named as its sys.modules key, as a module is (`from wgkern.types import x`)
 # `ti.experimental.real_func` (Taichi 1.7's spelling of @ti.real_func)
 experimental = type(_sys)(__name__ + ".experimental", "Taichi's ti.experimental names: real_func.")
 experimental.real_func = real_func
@@ -74,16 +79,9 @@ complex_kernel = ad.grad_replaced
 complex_kernel_grad = ad.grad_for
 # Taichi's and Quadrants' exception names, so a ported `except ti.TaichiCompilationError:` catches ours
 globals().update(_exception.ALIASES)
-# Taichi's log levels, for `wk.init(log_level=...)` and `wk.set_logging_level(...)`: wgkern writes no log, so the
-# level changes nothing, but a ported program's calls run.
-TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL = "trace", "debug", "info", "warn", "error", "critical"
-
-
-def set_logging_level(level: str) -> None:
-    """Taichi's `ti.set_logging_level`: checks the level name (wgkern itself writes no log)."""
-    if level not in (TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL):
-        raise ValueError(f"unknown log level {level!r}; use wk.TRACE, wk.DEBUG, wk.INFO, wk.WARN, wk.ERROR or "
-                         "wk.CRITICAL")
+# Taichi's log levels and threshold (wgkern/_logging.py); `wk._logging` holds the writers (Quadrants' qd._logging)
+from wgkern import _logging
+from wgkern._logging import CRITICAL, DEBUG, ERROR, INFO, TRACE, WARN, set_logging_level
 
 __version__ = "0.1.0"
 
@@ -108,10 +106,10 @@ __all__ = [
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",
     "deactivate_all_snodes", "pure", "ScalarNdarray", "VectorNdarray", "MatrixNdarray", "assume_in_range", "frexp",
     "make_spd", "eig", "BufferView", "perf_dispatch", "Stream", "Event", "create_stream", "create_event",
-    "no_activate", "stream_parallel", "volatile_load", "graph_do_while", "Backend",
+    "no_activate", "stream_parallel", "volatile_load", "graph_do_while", "Backend", "Layout", "outer",
     "Tensor", "tensor", "StructField", "simt", "global_thread_idx", "VectorTensor", "MatrixTensor", "wrap",
     "SNode", "FieldsBuilder", "SNodeTree", "BitpackedFields", "algorithms", "real_func", "opengl", "gles", "dx11", "cc", "extension", "is_extension_supported",
-    "is_extension_enabled", "experimental",
+    "is_extension_enabled", "experimental", "provide",
 ]
 
 

@@ -1,8 +1,9 @@
-"""`python -m wgkern info|bench|demo|fuzz`: the command line of API.md.
+"""`python -m wgkern info|bench|demo|fuzz|run`: the command line of API.md.
 
 `info` lists adapters/devices and the arch `wk.init()` would pick; `bench` runs the benchmark suite (bench.py);
 `demo` runs a bundled demo from the demos/ folder (found through wgkern/resources.py); `fuzz` runs random
-differentiable kernels against f64 finite differences (wgkern/fuzz/)."""
+differentiable kernels against f64 finite differences (wgkern/fuzz/); `run --as quadrants|taichi` runs a Quadrants
+or Taichi program unchanged (wgkern/compat/run.py)."""
 from __future__ import annotations
 
 import argparse
@@ -143,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=cmd_demo, demo_parser=demo)
     from wgkern.fuzz import cli as fuzz_cli
     fuzz_cli.add_parser(sub)
+    from wgkern.compat import run as run_cli
+    run_cli.add_parser(sub)
     return parser
 
 

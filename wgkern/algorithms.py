@@ -13,7 +13,10 @@ operator as a compile-time argument; the identity is stored in a one-element fie
 `device_select` (stream compaction) scans the flags and scatters each selected element to its rank.
 `device_radix_sort` is a stable LSB radix sort of one bit per pass: the keys are mapped to u32 codes that order
 as the keys do, each pass scans the flags of the elements whose bit is 0 and moves every element to its rank
-among its kind; the keys (and values) are gathered in the final order at the end."""
+among its kind; the keys (and values) are gathered in the final order at the end.
+
+Quadrants' composable radix sort, `sort(...)` (a func called at the top level of a kernel) and
+`sort_scratch_slots(n, log256_max_n)`, lives in radix_sort.py."""
 from __future__ import annotations
 
 from typing import Any
@@ -23,6 +26,7 @@ from wgkern.lang import math as wm
 from wgkern.lang.fields import Field, field
 from wgkern.lang.kernel import func, kernel
 from wgkern.lang.types import f32, i32, template, u32
+from wgkern.radix_sort import sort, sort_scratch_slots  # noqa: F401 - Quadrants' qd.algorithms.sort
 
 
 @kernel

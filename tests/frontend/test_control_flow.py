@@ -251,7 +251,7 @@ def test_loop_config_parallelize_one_serializes_and_unknown_keywords_are_errors(
         wk.loop_config(parallelize=1)          # Taichi: serialize=True "equals to setting parallelize to 1"
         for i in range(4):
             acc[i] = i
-        wk.loop_config(parallelize=8, block_dim_adaptive=False, bit_vectorize=False)
+        wk.loop_config(parallelize=8, block_dim_adaptive=False, bit_vectorize=False, name="label")
         for i in range(4):
             acc[i] = i
 
@@ -264,7 +264,7 @@ def test_loop_config_parallelize_one_serializes_and_unknown_keywords_are_errors(
             acc[i] = i
 
     with pytest.raises(wk.CompileError, match=r"wk.loop_config\(\) takes the keywords bit_vectorize, block_dim, "
-                                           r"block_dim_adaptive, parallelize, serialize; got serialise"):
+                                           r"block_dim_adaptive, name, parallelize, serialize; got serialise"):
         build(misspelt)
 
 

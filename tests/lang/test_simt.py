@@ -15,7 +15,7 @@ def test_simt_resolves_like_taichi():
     assert wk.simt.block.SharedArray is not None
     assert callable(wk.simt.block.sync) and callable(wk.simt.warp.shfl_down_i32)
     assert callable(wk.simt.subgroup.exclusive_xor) and callable(wk.simt.grid.memfence)
-    assert len(SIMT_CALLS) == 66 and wk.global_thread_idx in SIMT_CALLS
+    assert len(SIMT_CALLS) == 93 and wk.global_thread_idx in SIMT_CALLS
     with pytest.raises(wk.WkError, match="inside a @wk.kernel"):
         wk.simt.block.sync()
 

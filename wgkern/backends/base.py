@@ -89,6 +89,8 @@ class Backend:
         """numpy dtype of one element as stored on this device (WGSL widens 8/16-bit ints and bool to 32 bits)."""
         return dtype.np_dtype
 
+    adopts_host_memory = False       # adopt() works: kernels run on host memory (the CPU backend)
+
     def missing_features(self, dtype: DataType) -> tuple[str, ...]:
         """Device features `dtype` needs that this device lacks (none: the dtype works here)."""
         return ()
@@ -106,6 +108,11 @@ class Backend:
     def free(self, buffer: Any) -> None:
         raise NotImplementedError
 
+    def adopt(self, memory: np.ndarray) -> Any:
+        """A buffer over existing host memory (a C-contiguous array that outlives the buffer: a CPU torch
+        tensor's storage), used without a copy; only where `adopts_host_memory` (the CPU)."""
+        raise NotImplementedError(f"{type(self).__name__} runs kernels on device memory; host memory is copied")
+
     def upload(self, buffer: Any, data: np.ndarray, offset: int = 0) -> None:
         """Copy host bytes into buffer at byte offset (after all earlier launches that use it)."""
         raise NotImplementedError
@@ -120,6 +127,11 @@ class Backend:
 
     def host_view(self, buffer: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray | None:
         """A zero-copy numpy view where the buffer lives in host memory (CPU), else None."""
+        return None
+
+    def shared_memory_bytes(self) -> int | None:
+        """The bytes of block-shared memory (wk.simt.block.SharedArray) one block may use; None where the
+        backend has no shared memory (the CPU)."""
         return None
 
     def compile(self, kernel: OffloadedKernel) -> CompiledKernel:

@@ -207,6 +207,7 @@ class BuildContext:
         self.ndarray_slots: dict[tuple[int, bool], ir.ContainerSlot] = {}
         self.sources: dict[Any, FunctionSource] = {}
         self.func_stack: list[Any] = []
+        self.enclosed_func_calls = 0       # funcs being inlined from inside a run-time loop or `if`
         self.plain_funcs: dict[Any, Func] = {}
         self.random_sites = 0
         self.serialize_next_loop = False
@@ -619,13 +620,14 @@ class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, Str
         else:
             self.frame.scope.define(name, Fixed(vector, "kernel argument"))
 
-    def resolve_annotation(self, annotation: Any) -> Any:
-        """Annotations may be strings (`from __future__ import annotations`): evaluate them in the function's
-        globals."""
+    def resolve_annotation(self, annotation: Any, fn: Any = None) -> Any:
+        """Annotations may be strings (`from __future__ import annotations`): evaluate them in the globals of the
+        function they annotate (`fn`; by default the one being built)."""
         if not isinstance(annotation, str):
             return T.called_annotation(annotation)
-        namespace = dict(getattr(self.frame.fn, "__globals__", {}))
-        namespace.update(closure_values(self.frame.fn))
+        fn = self.frame.fn if fn is None else fn
+        namespace = dict(getattr(fn, "__globals__", {}))
+        namespace.update(closure_values(fn))
         try:
             return T.called_annotation(eval(annotation, namespace))  # noqa: S307 - the user's own annotation
         except Exception as exc:

@@ -33,6 +33,7 @@ from wgkern.lang.kernel import BoundFunc, BoundKernel, Func, Kernel, call_proble
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.simt import SIMT_CALLS
 from wgkern.lang.simt.block import SharedArray
+from wgkern.lang.simt.tile import outer as tile_outer
 from wgkern.lang.structs import Struct, StructType
 from wgkern.runtime.program import sync as program_sync
 
@@ -86,7 +87,8 @@ def _ported_taichi_func(fn: types.FunctionType) -> types.FunctionType:
     return _PORTED_TAICHI_FUNCS[fn]
 
 
-LOOP_CONFIG_OPTIONS = frozenset({"serialize", "block_dim", "parallelize", "block_dim_adaptive", "bit_vectorize"})
+LOOP_CONFIG_OPTIONS = frozenset({"serialize", "block_dim", "parallelize", "block_dim_adaptive", "bit_vectorize",
+                                 "name"})
 
 
 def _wgkern_module_for(value: Any) -> Any:
@@ -123,6 +125,8 @@ class CallMixin:
             raise CompileError(f"{describe(callee)} is not callable in kernel code")
         if callee is wm.static:
             return self.static_call(node)
+        if callee is tile_outer:
+            return self.outer_product(node)             # frontend/tiles.py
         if callee is wm.static_print:
             print(*[self.static_print_value(arg) for arg in node.args])
             return None
@@ -208,7 +212,9 @@ class CallMixin:
     def static_call(self, node: ast.Call) -> Any:
         if node.keywords or not node.args:
             raise CompileError("wk.static() takes one or more positional expressions")
-        values = [static_eval.evaluate(arg, self.frame.fn, self.frame.scope, self.frame.src.filename)
+        values = [static_eval.resolve(static_eval.evaluate(arg, self.frame.fn, self.frame.scope,
+                                                           self.frame.src.filename, runtime_operands=True),
+                                      lambda operand: self.read_binding(operand.binding))
                   for arg in node.args]
         return values[0] if len(values) == 1 else tuple(values)
 
@@ -920,6 +926,11 @@ class CallMixin:
             raise CompileError(f"recursion deeper than {_MAX_RECURSION} levels: '{func.name}' calls itself "
                                f"({chain} -> ...); funcs are inlined, so recursion must end at compile time "
                                "(e.g. `if wk.static(n > 0):` on a wk.template() argument)")
+        if getattr(func, "requires_top_level", False) and (self.in_runtime_loop() or self.frame.branch_depth
+                                                           or self.ctx.enclosed_func_calls):
+            raise CompileError(f"wk.func '{func.name}' must be called at the top level of a kernel: its loops run "
+                               "one after another as launches, which they cannot do inside a run-time loop or "
+                               "`if` (also through the funcs calling it)")
         params = list(func.signature.parameters.values())
         for param in params:
             if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
@@ -950,14 +961,14 @@ class CallMixin:
         wk.template() parameter is passed by reference (its binding), as in Taichi, where a func may update the
         caller's struct through it; everything else by value."""
         if param is not None and isinstance(node, ast.Name):
-            annotation = self.resolve_annotation(param.annotation)
+            annotation = self.resolve_annotation(param.annotation, func.fn)     # in the func's module
             binding = self.frame.scope.lookup(node.id)
             if isinstance(annotation, T.Template) and isinstance(binding, (LocalVar, VectorVar, GlobalVar,
                                                                            StructVar)):
                 return _ByReference(binding)
         value = self.visit(node)
         if isinstance(value, GlobalRef):
-            if param is not None and isinstance(self.resolve_annotation(param.annotation), T.Template):
+            if param is not None and isinstance(self.resolve_annotation(param.annotation, func.fn), T.Template):
                 return _ByReference(GlobalVar(value.slot, value.element_shape, value))
             value = self.load_ref(value)
         return value
@@ -985,6 +996,8 @@ class CallMixin:
         annotation = func.signature.return_annotation
         frame.ret = ReturnState(self.return_mode(src.tree),
                                 None if annotation is inspect.Signature.empty else annotation)
+        enclosed = bool(self.in_runtime_loop() or caller.branch_depth)
+        self.ctx.enclosed_func_calls += enclosed
         self.frame = frame
         self.ctx.func_stack.append(func)
         try:
@@ -1012,6 +1025,7 @@ class CallMixin:
             raise type(exc)(exc.message + context, exc.loc) from None
         finally:
             self.ctx.func_stack.pop()
+            self.ctx.enclosed_func_calls -= enclosed
             self.frame = caller
         ret = frame.ret
         if ret.mode == "flag":

@@ -199,6 +199,9 @@ class ExpressionMixin:
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.visit(node.value)
         index_node = node.slice
+        elements = index_node.elts if isinstance(index_node, ast.Tuple) else [index_node]
+        if any(isinstance(e, ast.Slice) for e in elements) and self.is_tile_source(base):
+            return self.tile_slice(base, elements, ast.unparse(node.value))      # frontend/tiles.py
         if isinstance(index_node, ast.Tuple):
             indices = self.visit_elements(index_node.elts)
         else:

@@ -1,5 +1,6 @@
 """For loops: `range` (with a compile-time step), `wk.ndrange` and struct-for over a field/ndarray (one RangeFor
-over the product of the extents, indices recovered with // and %), and `wk.static(...)` loops (unrolled).
+over the product of the extents, indices recovered with // and %), and `wk.static(...)` loops (unrolled; their
+items may be runtime variables, `wk.static(enumerate((i, j)))`).
 
 `wk.loop_config(serialize=True)` marks the next RangeFor; `wk.loop_config(block_dim=N)` sets the threads per
 block of the next parallel one. Assigning to a loop variable in the loop's body rebinds
@@ -70,24 +71,21 @@ class LoopMixin:
             if callee is builtins.range:
                 return self.range_loop(node, iter_node, serialize)
             if callee is wm.ndrange:
-                if iter_node.keywords:
-                    raise CompileError("wk.ndrange() takes no keyword arguments")
-                dims = [self.ndrange_dim(arg) for arg in self.visit_elements(iter_node.args)]
-                return self.product_loop(node, dims, serialize)
+                dims, order = self.ndrange_call(iter_node)
+                return self.product_loop(node, dims, serialize, order=order)
             if callee is wm.static:
                 if len(iter_node.args) != 1 or iter_node.keywords:
                     raise CompileError("wk.static() in a for loop takes one iterable")
                 iterable = static_eval.evaluate(iter_node.args[0], self.frame.fn, self.frame.scope,
-                                                self.frame.src.filename)
+                                                self.frame.src.filename, runtime_operands=True)
                 return self.static_loop(node, iterable)
             if callee is wm.grouped:
                 if len(iter_node.args) != 1 or iter_node.keywords:
                     raise CompileError("wk.grouped() takes one field, ndarray or wk.ndrange(...)")
                 inner = iter_node.args[0]
+                order = None
                 if isinstance(inner, ast.Call) and self.visit(inner.func) is wm.ndrange:
-                    if inner.keywords:
-                        raise CompileError("wk.ndrange() takes no keyword arguments")
-                    dims = [self.ndrange_dim(arg) for arg in self.visit_elements(inner.args)]
+                    dims, order = self.ndrange_call(inner)
                     guard = None
                 else:
                     iterable = self.visit(inner)
@@ -100,7 +98,7 @@ class LoopMixin:
                         return None
                     if guard is not None and not serialize and self.blocked_struct_for(node, iterable, dims, True):
                         return None
-                return self.product_loop(node, dims, serialize, grouped=True, guard=guard)
+                return self.product_loop(node, dims, serialize, grouped=True, guard=guard, order=order)
         iterable = self.visit(iter_node)
         dims = self.container_dims(iterable)
         if dims is not None:
@@ -228,6 +226,21 @@ class LoopMixin:
         self.emit_range_for(0, trips, serialize, body, node)
 
     # ---- ndrange / struct-for -----------------------------------------------------------------------------
+    def ndrange_call(self, call: ast.Call) -> tuple[list[tuple[Any, Any]], tuple[int, ...]]:
+        """The (begin, end) of each dimension of `wk.ndrange(...)` and its nesting order (`axes=`, compile-time)."""
+        dims = [self.ndrange_dim(arg) for arg in self.visit_elements(call.args)]
+        axes = None
+        for keyword in call.keywords:
+            if keyword.arg != "axes":
+                raise CompileError(f"wk.ndrange() takes dimensions and axes=, not {keyword.arg or '**'}=")
+            axes = self.visit(keyword.value)
+            if is_runtime(axes) or (isinstance(axes, (tuple, list)) and any(is_runtime(a) for a in axes)):
+                raise CompileError("wk.ndrange(axes=...) must be a compile-time permutation")
+        try:
+            return dims, wm.ndrange_axes(axes, len(dims))
+        except (TypeError, ValueError) as exc:
+            raise CompileError(str(exc)) from None
+
     def ndrange_dim(self, value: Any) -> tuple[Any, Any]:
         if isinstance(value, (tuple, list)):
             if len(value) != 2:
@@ -243,9 +256,11 @@ class LoopMixin:
         return begin, end
 
     def product_loop(self, node: ast.For, dims: list[tuple[Any, Any]], serialize: bool,
-                     grouped: bool = False, guard: Callable[[list[ir.Stmt]], ir.Stmt] | None = None) -> None:
+                     grouped: bool = False, guard: Callable[[list[ir.Stmt]], ir.Stmt] | None = None,
+                     order: tuple[int, ...] | None = None) -> None:
         """One loop over the product of `dims`; `grouped`: the one loop variable is the index vector. `guard`
-        (a struct-for below sparse nodes): the body runs only where it holds."""
+        (a struct-for below sparse nodes): the body runs only where it holds. `order`: the axes from outermost
+        to innermost (the last varies fastest along the flat index); None: 0, 1, ..."""
         if grouped:
             names = self.loop_target_names(node.target, 1)
         else:
@@ -266,8 +281,10 @@ class LoopMixin:
         def body(index: ir.Stmt) -> None:
             values: list[Any] = [None] * len(dims)
             remaining: Any = index
-            for k in range(len(dims) - 1, -1, -1):
-                if k == 0:
+            nesting = order or range(len(dims))
+            for level in range(len(dims) - 1, -1, -1):
+                k = nesting[level]
+                if level == 0:
                     part = remaining
                 else:
                     part = self.binary_values(BinaryOpKind.MOD, remaining, extents[k])
@@ -315,10 +332,23 @@ class LoopMixin:
         return False
 
     def bind_static_target(self, target: ast.expr, item: Any) -> None:
+        """Bind the loop variables to one item. A runtime name among the items (`wk.static(enumerate((i, j)))`)
+        binds the loop variable to that same variable, as in Taichi: reads see its current value, and an
+        assignment to the loop variable writes the variable itself; other runtime values are fixed ones."""
         if isinstance(target, ast.Name):
-            self.frame.scope.define(target.id, Static(item))
+            if isinstance(item, static_eval.RuntimeOperand):
+                self.frame.scope.define(target.id, item.binding)
+            elif is_runtime(item):
+                self.frame.scope.define(target.id, Fixed(item, "loop variable"))
+            else:
+                self.frame.scope.define(target.id, Static(item))
             return
         if isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(item, static_eval.RuntimeOperand) or is_runtime(item):
+                value = self.read_binding(item.binding) if isinstance(item, static_eval.RuntimeOperand) else item
+                for element, part in zip(target.elts, self.unpack(value, len(target.elts))):
+                    self.bind_static_target(element, part)
+                return
             try:
                 parts = list(item)
             except TypeError:

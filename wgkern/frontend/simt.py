@@ -1,6 +1,7 @@
 """`wk.simt` calls in kernel code: each intrinsic becomes one `ir.SimtOp` (operands cast to the types the op
 takes, the result typed as Taichi types it), `SharedArray(shape, dtype)` a 'shared' container slot indexed
-like a field, and `loop_config(block_dim=N)` is checked here. Which arch lowers what is the backends' business
+like a field, and `loop_config(block_dim=N)` is checked here; the register tiles' syntax comes with TileMixin
+(frontend/tiles.py). Which arch lowers what is the backends' business
 (the CPU backend refuses every simt op but wk.global_thread_idx(), naming its line)."""
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.errors import CompileError
+from wgkern.frontend.tiles import TileMixin
 from wgkern.frontend.values import GlobalRef, VectorValue, describe, is_runtime
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind
@@ -52,8 +54,23 @@ _SIZED: dict[str, tuple[str, str]] = {
     **{f"subgroup.exclusive_{k}": ("exclusive", k) for k in _COMBINE},
     "subgroup.all_true": ("vote", "and"), "subgroup.any_true": ("vote", "or"), "subgroup.all_equal": ("equal", "and"),
 }
-# The value the sized exclusive scans give a group's first invocation (min / max take it as an argument).
+# The value the sized exclusive scans give a group's first invocation (min / max take it as an argument, or in
+# the _tiled spelling get the type's largest / smallest value).
 _EXCLUSIVE_IDENTITY = {"add": 0, "mul": 1, "or": 0, "xor": 0, "and": -1}
+# Quadrants 1.3's names of the sized forms: op_tiled(value, log2_size) is op(value, log2_size).
+_TILED = {f"{op}_tiled": op for op in _SIZED}
+# segmented_reduce_<op>_tiled(value, head_flag, log2_size): an inclusive scan within each group that restarts at
+# every invocation whose head_flag is nonzero (the group's first is always a start).
+_SEGMENTED = {f"subgroup.segmented_reduce_{k}_tiled": k for k in ("add", "min", "max")}
+
+
+def extreme(dtype: T.DataType, largest: bool) -> Any:
+    """The largest (or smallest) value of a 32-bit subgroup dtype: infinities for f32."""
+    if dtype.is_float:
+        return float("inf") if largest else float("-inf")
+    if dtype.is_signed:
+        return 2 ** 31 - 1 if largest else -2 ** 31
+    return 2 ** 32 - 1 if largest else 0
 
 
 @dataclass(eq=False)
@@ -67,7 +84,7 @@ class SharedArrayRef:
         return GlobalRef(self.slot, [], self.shape + self.element_shape, label or self.slot.name)
 
 
-class SimtMixin:
+class SimtMixin(TileMixin):
     def checked_block_dim(self, value: Any) -> int:
         """N of loop_config(block_dim=N): a compile-time int from 1 up; each GPU backend checks it against its
         own limit (the adapter's invocations per workgroup, CUDA's 1024), the CPU backend ignores it."""
@@ -84,6 +101,12 @@ class SimtMixin:
         op = SIMT_CALLS[callee]
         if op in _SIZED and len(args) + len(kwargs) >= 2:
             return self.sized_subgroup_op(op, args, kwargs)
+        if op in _TILED:
+            if "predicate" in kwargs:          # the tiled votes name their value 'predicate'
+                kwargs["value"] = kwargs.pop("predicate")
+            return self.sized_subgroup_op(_TILED[op], args, kwargs, spelled=op)
+        if op in _SEGMENTED:
+            return self.segmented_subgroup_op(op, args, kwargs)
         params = params_of(callee)
         values = list(args)
         for name in params[len(values):]:
@@ -98,6 +121,8 @@ class SimtMixin:
             dtype = None
         elif op in _I32_RESULT:
             dtype = T.i32
+        elif op == "subgroup.ballot":
+            dtype = T.u64
         elif op.endswith("_i32"):
             dtype = T.i32
         elif op.endswith("_f32"):
@@ -106,22 +131,20 @@ class SimtMixin:
             dtype = operands[0].dtype
         return self.b.insert(ir.SimtOp(op=op, args=operands, dtype=dtype))
 
-    def sized_subgroup_op(self, op: str, args: list[Any], kwargs: dict[str, Any]) -> ir.Stmt:
-        """op(value, log2_size) of _SIZED (exclusive_min/max: (value, log2_size, identity)). 2**log2_size must not
-        exceed the subgroup's size (group_size(); 8 on lavapipe)."""
+    def sized_subgroup_op(self, op: str, args: list[Any], kwargs: dict[str, Any], spelled: str = "") -> ir.Stmt:
+        """op(value, log2_size) of _SIZED (exclusive_min/max: (value, log2_size, identity), or without the identity
+        where `spelled` is the _tiled name the call used). 2**log2_size must not exceed the subgroup's size
+        (group_size(); 8 on lavapipe)."""
         shape, name = _SIZED[op]
-        names = ("value", "log2_size") + (("identity",) if shape == "exclusive" and name in ("min", "max") else ())
+        needs_identity = shape == "exclusive" and name in ("min", "max") and not spelled
+        names = ("value", "log2_size") + (("identity",) if needs_identity else ())
+        op = spelled or op
         values = dict(zip(names, args))
         if len(args) > len(names) or set(kwargs) - set(names) or set(kwargs) & set(values) \
                 or len(values) + len(kwargs) != len(names):
             raise CompileError(f"wk.simt.{op}() takes ({', '.join(names)})")
         values.update(kwargs)
-        size = values["log2_size"]
-        if is_runtime(size) or isinstance(size, bool) or not isinstance(size, (int, np.integer)) \
-                or not 0 <= size <= 7:
-            raise CompileError(f"wk.simt.{op}(): log2_size must be a compile-time int from 0 to 7 (groups of up to "
-                               f"128 invocations), got {describe(size)}")
-        size = int(size)
+        size = self.log2_size(op, values["log2_size"])
         b = self.b
         kind = _COMBINE[name]
         if shape in ("vote", "equal"):
@@ -138,8 +161,12 @@ class SimtMixin:
         if shape in ("inclusive", "exclusive"):
             in_group = b.binary(BinaryOpKind.BIT_AND, self.subgroup_lane(), b.const((1 << size) - 1, T.i32))
             if shape == "exclusive":     # shift by one invocation, the identity on each group's first
-                identity = values["identity"] if "identity" in values else _EXCLUSIVE_IDENTITY[name]
-                identity = b.cast(self.as_scalar(self.as_value(identity)), value.dtype)
+                if "identity" in values:
+                    identity = b.cast(self.as_scalar(self.as_value(values["identity"])), value.dtype)
+                elif name in ("min", "max"):
+                    identity = b.const(extreme(value.dtype, largest=name == "min"), value.dtype)
+                else:
+                    identity = b.cast(b.const(_EXCLUSIVE_IDENTITY[name], T.i32), value.dtype)
                 first = b.binary(BinaryOpKind.CMP_EQ, in_group, b.const(0, T.i32))
                 value = b.select(first, identity, self.shuffle("shuffle_up", value, b.const(1, T.i32)))
             for step in range(size):
@@ -153,6 +180,42 @@ class SimtMixin:
             else:                    # butterfly: every invocation ends with the whole group's value
                 partner = self.shuffle("shuffle_xor", value, b.const(1 << step, T.u32))
             value = b.binary(kind, value, partner)
+        return value
+
+    def log2_size(self, op: str, size: Any) -> int:
+        if is_runtime(size) or isinstance(size, bool) or not isinstance(size, (int, np.integer)) \
+                or not 0 <= size <= 7:
+            raise CompileError(f"wk.simt.{op}(): log2_size must be a compile-time int from 0 to 7 (groups of up to "
+                               f"128 invocations), got {describe(size)}")
+        return int(size)
+
+    def segmented_subgroup_op(self, op: str, args: list[Any], kwargs: dict[str, Any]) -> ir.Stmt:
+        """segmented_reduce_<add|min|max>_tiled(value, head_flag, log2_size): each invocation combines the values
+        from its segment's start (the nearest invocation at or below it in its group whose head_flag is nonzero,
+        else the group's first) up to itself. The start is found by a max-scan of the head positions in the group,
+        then a scan whose step d takes the invocation d below only where the start is at least d below."""
+        names = ("value", "head_flag", "log2_size")
+        values = dict(zip(names, args))
+        if len(args) > len(names) or set(kwargs) - set(names) or set(kwargs) & set(values) \
+                or len(values) + len(kwargs) != len(names):
+            raise CompileError(f"wk.simt.{op}() takes ({', '.join(names)})")
+        values.update(kwargs)
+        size = self.log2_size(op, values["log2_size"])
+        value = self.simt_operand(op, "value", values["value"])
+        head = self.simt_operand(op, "predicate", values["head_flag"])
+        b = self.b
+        in_group = b.binary(BinaryOpKind.BIT_AND, self.subgroup_lane(), b.const((1 << size) - 1, T.i32))
+        start = b.select(b.binary(BinaryOpKind.CMP_NE, head, b.const(0, T.i32)), in_group, b.const(0, T.i32))
+        for step in range(size):       # the largest head position at or below each invocation, in its group
+            partner = self.shuffle("shuffle_up", start, b.const(1 << step, T.i32))
+            inside = b.binary(BinaryOpKind.CMP_GE, in_group, b.const(1 << step, T.i32))
+            start = b.select(inside, b.binary(BinaryOpKind.MAX, start, partner), start)
+        distance = b.binary(BinaryOpKind.SUB, in_group, start)
+        kind = _COMBINE[_SEGMENTED[op]]
+        for step in range(size):
+            partner = self.shuffle("shuffle_up", value, b.const(1 << step, T.i32))
+            reach = b.binary(BinaryOpKind.CMP_GE, distance, b.const(1 << step, T.i32))
+            value = b.select(reach, b.binary(kind, value, partner), value)
         return value
 
     def subgroup_lane(self) -> ir.Stmt:

@@ -333,6 +333,8 @@ class StatementMixin:
             return
         if isinstance(target, ast.Starred):
             raise CompileError("starred assignment targets are not supported")
+        if self.tile_assignment(target, value):         # t[:] = a[r0:r1, c0:c1] and back (frontend/tiles.py)
+            return
         self.write_place(self.target_place(target), value, static)
 
     def unpack(self, value: Any, count: int) -> list[Any]:
@@ -394,6 +396,8 @@ class StatementMixin:
             self.assign_name(name, value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if self.tile_update(node):                      # t -= wk.outer(u, v) (frontend/tiles.py)
+            return
         op_type = type(node.op)
         place = self.target_place(node.target)
         if isinstance(place, str) and self.frame.scope.lookup(place) is None:

@@ -1,8 +1,9 @@
 """Taichi's `taichi.lang.expr.Expr`, the class of a kernel-scope value. Programs ask
 `wk.static(isinstance(x, ti.lang.expr.Expr))` to tell a vector or matrix variable of the kernel from a field
-(a sorting network that reads `x.n` of one and `x.shape[0]` of the other). Inside wk.static a vector variable
-is its shape stand-in (frontend/scope.py VectorShape), so that is what the check matches; a field, a Python
-value or a host vector is not an Expr, as in Taichi."""
+(a sorting network that reads `x.n` of one and `x.shape[0]` of the other). Inside wk.static a runtime variable
+is a stand-in (frontend/static_eval.py RuntimeOperand, with the shape of a vector variable; frontend/scope.py
+VectorShape where only shapes are given), so that is what the check matches; a field, a Python value or a host
+vector is not an Expr, as in Taichi."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,7 +12,8 @@ from typing import Any
 class _ExprClass(type):
     def __instancecheck__(cls, obj: Any) -> bool:
         from wgkern.frontend.scope import VectorShape
-        return isinstance(obj, VectorShape)
+        from wgkern.frontend.static_eval import RuntimeOperand
+        return isinstance(obj, (VectorShape, RuntimeOperand))
 
 
 class Expr(metaclass=_ExprClass):

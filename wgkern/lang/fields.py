@@ -132,13 +132,16 @@ class Container:
     is_field: bool = False
     kind_name: str = "container"
     _is_staging = False      # a numpy argument's device copy (runtime/launch.py)
+    _adopted = False         # uses another library's memory (host_memory=, lang/torch_interop.py)
     _names = 0
     offset: tuple[int, ...] = ()     # a field's index of its first element per axis (wk.field(offset=...))
     quant: Any = None                # a field of a wk.types.quant type: every write rounds (lang/quant.py)
     quant_group: Any = None          # its shared-exponent group (BitpackedFields.place(shared_exponent=True))
 
     def __init__(self, dtype: Any, shape: Any, element_type: Any = None, name: str = "", *,
-                 needs_grad: bool = False, needs_dual: bool = False):
+                 needs_grad: bool = False, needs_dual: bool = False, host_memory: np.ndarray | None = None):
+        """`host_memory`: a C-contiguous array of the container's full shape and storage dtype whose memory the
+        container uses without a copy (backend.adopt; lang/torch_interop.py passes a CPU torch tensor's)."""
         from wgkern.runtime.program import get_program
         if element_type is None:
             dtype, element_type = _split_dtype(dtype)
@@ -178,7 +181,7 @@ class Container:
             if self.size > _MAX_ELEMENTS:
                 raise ValueError(f"{self.kind_name} '{name}' has {self.size} elements; at most 2^31-1 are "
                                  "supported")
-            self.buffer = backend.allocate(alloc)
+            self.buffer = backend.allocate(alloc) if host_memory is None else backend.adopt(host_memory)
         except OutOfMemoryError as exc:
             raise OutOfMemoryError(f"{self.kind_name} '{name}' of shape {self.full_shape} ({alloc} bytes): "
                                    f"{exc}") from None
@@ -188,7 +191,9 @@ class Container:
         self._finalizer.atexit = False
         self._view: np.ndarray | None = backend.host_view(self.buffer, self.storage_dtype, self.full_shape)
         self._exports: list[weakref.ref[np.ndarray]] = []
+        self._adopted = host_memory is not None   # its memory belongs to another library, which may write it
         program.containers.add(self)
+        program.unmaterialized = True       # materialised before the next launch or host access (materialization.py)
         if needs_grad:
             self.grad = type(self)(dtype, self.shape, element_type, f"{name}.grad")
         if needs_dual:
@@ -211,6 +216,8 @@ class Container:
     def dlpack_live(self) -> bool:
         """True while a DLPack export of this container may still be in use (its memory can change behind
         wgkern's back, so nothing keyed on `generation` may be cached)."""
+        if self._adopted:
+            return True
         self._exports = [ref for ref in self._exports if ref() is not None]
         return bool(self._exports)
 
@@ -224,6 +231,9 @@ class Container:
         Reads always wait (and so raise pending device errors, API.md); writes wait only when they go
         through a host view, since a backend orders its uploads after earlier launches itself."""
         self._check()
+        if self.program.unmaterialized:
+            from wgkern.runtime.materialization import materialize_if_needed
+            materialize_if_needed(self.program)
         self._materialize()
         view = self._view
         if not write or view is not None:
@@ -469,16 +479,17 @@ class Container:
         if self.quant_group is not None:
             self.quant_group.requantize_host()
 
-    def to_torch(self, device: Any = None, keep_dims: bool = False) -> Any:
-        """Taichi's `x.to_torch(device=None)`: a new torch tensor holding the contents (through to_numpy), moved
-        to `device` when one is given."""
-        try:
-            import torch
-        except ImportError:
-            raise WkError(f"{self.kind_name} '{self.name}'.to_torch() needs PyTorch (pip install torch, or "
-                          f"pip install 'wgkern[torch]'); to_numpy() gives the contents as a numpy array") from None
-        tensor = torch.from_numpy(self.to_numpy(keep_dims=keep_dims))
-        return tensor if device is None else tensor.to(device)
+    def to_torch(self, device: Any = None, keep_dims: bool = False, *, copy: bool | None = True) -> Any:
+        """Taichi's and Quadrants' `x.to_torch(device=None, copy=True)`: a new tensor holding the contents;
+        `copy=False` a tensor sharing the container's memory (CPU only, else ValueError), `copy=None` that where
+        possible, else a copy (lang/torch_interop.py)."""
+        from wgkern.lang.torch_interop import container_to_torch
+        return container_to_torch(self, device, keep_dims, copy)
+
+    def _unwrap(self) -> "Container":
+        """Quadrants' `qd.Tensor(x)._unwrap()`: the field or ndarray itself (wgkern's containers are their own
+        Tensor wrappers, lang/tensor.py)."""
+        return self
 
     def from_torch(self, tensor: Any) -> None:
         """Taichi's `x.from_torch(t)`: copy a torch tensor (on any device) in, as from_numpy does."""
@@ -780,7 +791,11 @@ def field(dtype: Any, shape: Any = None, needs_grad: bool = False, needs_dual: b
           offset: Any = None, **unknown: Any) -> Field:
     """`wk.field(dtype or wk.types.vector(...), shape, needs_grad=False, needs_dual=False, name='', offset=None)`.
     `offset` (one int per axis) is the index of the first element: kernels, loops over the field and host
-    indexing use indices from offset to offset + shape - 1; to_numpy()/from_numpy() arrays start at element 0."""
+    indexing use indices from offset to offset + shape - 1; to_numpy()/from_numpy() arrays start at element 0.
+    A vector or matrix field also takes Quadrants' `layout=wk.Layout.AOS / SOA` (lang/layout.py)."""
+    if "layout" in unknown and isinstance(dtype, VectorType):
+        from wgkern.lang.layout import check_layout
+        check_layout(unknown.pop("layout"), "wk.field")
     if unknown:
         raise TypeError(f"wk.field() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
     from wgkern.lang import quant

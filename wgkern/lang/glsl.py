@@ -48,6 +48,20 @@ def mod(x, y):
 
 
 @func
+def ffs(x):
+    """The 1-based position of the lowest set bit of an i32, u32, i64 or u64 (0 for 0), as an i32; the bit
+    pattern counts, so ffs(-1) == 1 (Quadrants' qd.math.ffs, CUDA's __ffs)."""
+    low = _wm.cast(x, _u32)                       # int -> int conversions wrap: the low 32 bits
+    high = _wm.cast((x >> 16) >> 16, _u32)        # bits 32..63 of a 64-bit x; of a 32-bit x, used only if x == 0
+    n = 0
+    if low != 0:
+        n = popcnt((low & (~low + 1)) - 1) + 1    # the set bits below the lowest one, plus one
+    elif high != 0:
+        n = popcnt((high & (~high + 1)) - 1) + 33
+    return n
+
+
+@func
 def radians(x):
     return x * _RADIANS_PER_DEGREE
 

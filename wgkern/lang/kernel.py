@@ -15,6 +15,8 @@ from wgkern.errors import WkError
 class Func:
     """A device function: inlined into the kernels that call it."""
 
+    requires_top_level = False     # @wk.func(requires_top_level=True): calls only at a kernel's top level
+
     def __init__(self, fn: Callable[..., Any]):
         self.fn = fn
         self.name = fn.__name__
@@ -92,6 +94,8 @@ def _load_launcher() -> Callable[..., Any]:
 
 class Kernel:
     """An entry point called from Python. Calling it compiles (once per argument specialisation) and launches."""
+
+    requires_top_level = False     # @wk.func(requires_top_level=True): calls only at a kernel's top level
 
     def __init__(self, fn: Callable[..., Any], graph: bool = False, checkpoints: bool = False):
         self.fn = fn
@@ -180,10 +184,13 @@ def kernel(_fn: Callable[..., Any] | None = None, *, pure: bool | None = None, f
 def func(fn: Callable[..., Any] | None = None, *, is_real_function: bool = False,
          requires_top_level: bool = False) -> Any:
     """`@wk.func`, also as `@wk.func(...)`: Taichi's real functions (`is_real_function=True`) are inlined like
-    every func."""
+    every func; Quadrants' `requires_top_level=True` makes a call from inside a run-time loop or `if` a
+    CompileError (the func's loops must run as launches one after another)."""
     if fn is None:
-        return func
-    return Func(fn)
+        return functools.partial(func, is_real_function=is_real_function, requires_top_level=requires_top_level)
+    made = Func(fn)
+    made.requires_top_level = requires_top_level
+    return made
 
 
 def real_func(fn: Callable[..., Any]) -> Func:

@@ -73,5 +73,7 @@ def layout(fn: Callable[[], Any]) -> Callable[[], Any]:
     if not callable(fn):
         raise WkError(f"@wk.layout decorates a function that places fields, got {fn!r}")
     from wgkern.runtime.program import get_program
-    get_program().pending_layouts.append(fn)
+    program = get_program()
+    program.pending_layouts.append(fn)
+    program.unmaterialized = True
     return fn

@@ -248,11 +248,41 @@ def static_assert(condition: Any, message: str = "static assertion failed") -> N
         raise WkError(message)
 
 
-def ndrange(*dims: Any) -> Iterator[Any]:
+def ndrange(*dims: Any, axes: Any = None) -> Iterator[Any]:
     """`for i, j in wk.ndrange(n, (lo, hi))`: one parallel loop over the product of the ranges. Outside kernels
-    (and in wk.static(...)): the index tuples, one-element ones included, as Taichi's."""
+    (and in wk.static(...)): the index tuples, one-element ones included, as Taichi's.
+
+    `axes` (Quadrants' `ndrange(..., axes=perm)`): a permutation of range(len(dims)) giving the nesting order,
+    outermost first (`axes=(1, 0)`: the first axis varies fastest), e.g. to step through memory laid out with
+    `wk.tensor(..., layout=perm)` in order. The loop variables stay the axes' own indices; only the order in
+    which index tuples are visited (and which ones neighbouring threads get) changes. None: (0, 1, ...)."""
+    order = ndrange_axes(axes, len(dims))
     ranges = [range(*d) if isinstance(d, (tuple, list)) else range(d) for d in dims]
-    return itertools.product(*ranges)
+    if order == tuple(range(len(dims))):
+        return itertools.product(*ranges)
+    inverse = [order.index(axis) for axis in range(len(dims))]
+    return (tuple(physical[k] for k in inverse) for physical in itertools.product(*(ranges[a] for a in order)))
+
+
+def ndrange_axes(axes: Any, count: int) -> tuple[int, ...]:
+    """The nesting order `wk.ndrange(..., axes=axes)` of `count` dimensions asks for, checked as Quadrants
+    checks it (TypeError / ValueError naming the argument)."""
+    if axes is None:
+        return tuple(range(count))
+    try:
+        order = tuple(axes)
+    except TypeError:
+        raise TypeError(f"wk.ndrange(axes={axes!r}) takes a tuple of axis numbers") from None
+    if len(order) != count:
+        raise ValueError(f"wk.ndrange(axes={order!r}) has {len(order)} entries but ndrange was called with {count} "
+                         "dimension argument(s); they must match")
+    for entry in order:
+        if isinstance(entry, (bool, np.bool_)) or not isinstance(entry, (int, np.integer)):
+            raise TypeError(f"wk.ndrange(axes={order!r}) entries must be Python ints; got "
+                            f"{type(entry).__name__} ({entry!r})")
+    if sorted(int(e) for e in order) != list(range(count)):
+        raise ValueError(f"wk.ndrange(axes={order!r}) is not a permutation of range({count})")
+    return tuple(int(e) for e in order)
 
 
 def grouped(iterable: Any) -> Iterator[tuple[int, ...]]:
@@ -268,9 +298,10 @@ def grouped(iterable: Any) -> Iterator[tuple[int, ...]]:
 
 
 def loop_config(*, serialize: bool = False, block_dim: int | None = None, parallelize: int | None = None,
-                block_dim_adaptive: bool = True, bit_vectorize: bool = False) -> None:
+                block_dim_adaptive: bool = True, bit_vectorize: bool = False, name: str | None = None) -> None:
     """`wk.loop_config(serialize=True)` before a loop: run that loop serially (so does Taichi's `parallelize=1`;
-    other thread counts, `block_dim_adaptive` and `bit_vectorize` are accepted and change nothing); `block_dim=N`:
+    other thread counts, `block_dim_adaptive`, `bit_vectorize` and Quadrants' `name` (a label for profilers) are
+    accepted and change nothing); `block_dim=N`:
     run the next parallel loop in blocks of N threads (wk.simt.block's unit; docs/simt.md). A no-op outside
     kernels."""
     return None
@@ -343,7 +374,7 @@ def normalize(a: Any) -> Any:
 
 
 # GLSL-style helpers (kernel-language functions; glsl.py imports this module, hence the late import)
-from wgkern.lang.glsl import (cconj, cdiv, cexp, cinv, clog, clz, cmul, cpow, csqrt, degrees,  # noqa: E402
+from wgkern.lang.glsl import (cconj, cdiv, cexp, cinv, clog, clz, cmul, cpow, csqrt, degrees, ffs,  # noqa: E402
                               determinant, distance, eye, fract, inverse, mix, mod, popcnt, radians, reflect,
                               refract, rot_by_axis, rot_yaw_pitch_roll, rotation2d, rotation3d, scale, smoothstep,
                               step, translate, vdir)

@@ -28,8 +28,14 @@ class StructType:
         self.methods = dict(methods or {})
         self.host_methods: dict[str, Any] = {}     # a @wk.dataclass's plain Python methods (HostStruct only)
 
-    def field(self, shape: Any = (), needs_grad: bool = False, name: str = "", **options: Any) -> StructField:
-        return StructField(self, shape, needs_grad, name)
+    def field(self, shape: Any = (), needs_grad: bool = False, name: str = "", offset: Any = None,
+              needs_dual: bool = False, layout: Any = None) -> StructField:
+        """A struct field: each member a field of `shape` (with its `offset`, `needs_grad` for float members and
+        `needs_dual`); Quadrants' `layout=wk.Layout.AOS / SOA` is taken (lang/layout.py)."""
+        if layout is not None:
+            from wgkern.lang.layout import check_layout
+            check_layout(layout, f"{self!r}.field")
+        return StructField(self, shape, needs_grad, name, offset=offset, needs_dual=needs_dual)
 
     def __call__(self, *args: Any, **kwargs: Any) -> HostStruct:
         return HostStruct(self, member_values(self, args, kwargs, repr(self)))
@@ -154,7 +160,8 @@ class HostStruct:
 class StructField:
     """The member fields of a struct field; see the module docstring."""
 
-    def __init__(self, struct_type: StructType, shape: Any, needs_grad: bool, name: str):
+    def __init__(self, struct_type: StructType, shape: Any, needs_grad: bool, name: str, offset: Any = None,
+                 needs_dual: bool = False):
         from wgkern.lang.fields import _caller_variable_name, field
         name = name or _caller_variable_name() or "struct"
         object.__setattr__(self, "name", name)
@@ -162,15 +169,18 @@ class StructField:
         members: dict[str, Any] = {}
         for member, dtype in struct_type.members.items():
             if isinstance(dtype, StructType):
-                members[member] = StructField(dtype, shape, needs_grad, f"{name}.{member}")
+                members[member] = StructField(dtype, shape, needs_grad, f"{name}.{member}", offset=offset,
+                                              needs_dual=needs_dual)
                 continue
             float_member = getattr(dtype, "is_float", None)
             if float_member is None:
                 float_member = getattr(getattr(dtype, "dtype", None), "is_float", dtype is float)
             members[member] = field(dtype, shape=shape, needs_grad=needs_grad and bool(float_member),
-                                    name=f"{name}.{member}")
+                                    needs_dual=needs_dual and bool(float_member), name=f"{name}.{member}",
+                                    offset=offset)
         object.__setattr__(self, "members", members)
         object.__setattr__(self, "shape", next(iter(members.values())).shape)
+        object.__setattr__(self, "offset", next(iter(members.values())).offset)   # the members' (offset=)
 
     _place_node: Any = None             # set by node.place(s) (lang/snode.py)
 
@@ -398,4 +408,4 @@ class Struct:
     @staticmethod
     def field(members: dict[str, Any], shape: Any = (), needs_grad: bool = False, name: str = "",
               **options: Any) -> StructField:
-        return StructField(StructType(members), shape, needs_grad, name)
+        return StructType(members).field(shape, needs_grad, name, **options)

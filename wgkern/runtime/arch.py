@@ -175,8 +175,10 @@ def _pick_adapter(arch: Arch, adapters: list[AdapterInfo]) -> AdapterInfo | None
     return pool[0] if pool else None
 
 
-def select(arch: Any = None) -> Selection:
-    """Resolve `wk.init(arch=...)`: an explicit arch, else WK_ARCH, else the best real GPU, else CPU."""
+def select(arch: Any = None, gpu_fallback_note: Callable[[str], None] | None = None) -> Selection:
+    """Resolve `wk.init(arch=...)`: an explicit arch, else WK_ARCH, else the best real GPU, else CPU.
+    `wk.gpu` on a machine without a GPU gives the CPU after `gpu_fallback_note(why)` (default: a line on
+    stderr)."""
     requested = parse_arch(arch)
     if requested is None:
         requested = parse_arch(os.environ.get("WK_ARCH") or None)
@@ -209,7 +211,10 @@ def select(arch: Any = None) -> Selection:
             return _cuda_selection(detail)
         # Taichi's ti.gpu means "a GPU if there is one": ported programs ask for it everywhere, CI included
         found = ", ".join(f"{a.summary} [{a.backend_type}]" for a in adapters) or "no wgpu adapters"
-        print(f"wk.init(arch=wk.gpu): no GPU found ({found}); running on wk.cpu", file=sys.stderr)
+        if gpu_fallback_note is None:
+            print(f"wk.init(arch=wk.gpu): no GPU found ({found}); running on wk.cpu", file=sys.stderr)
+        else:
+            gpu_fallback_note(f"no GPU found ({found})")
         return _cpu_selection()
     if best is None:
         want = {Arch.gpu: "a discrete or integrated GPU adapter (wgpu)",

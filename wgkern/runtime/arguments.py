@@ -19,6 +19,8 @@ import numpy as np
 from wgkern.errors import ArgumentError, CallError
 from wgkern.ir.nodes import ArgSpec
 from wgkern.lang.fields import Container, Field, Ndarray
+from wgkern.lang.torch_interop import is_torch_tensor, torch_argument
+from wgkern.runtime.argument_cache import DATACLASS_ARGUMENTS
 from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, Template, VectorType,
                                called_annotation, f32, from_numpy_dtype, i32, out_of_range, range_text, to_dtype)
 
@@ -677,6 +679,8 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
                 values[index] = _scalar_value(kernel, rule, dtype, value)
             parts.append((SCALAR, dtype))
         elif kind == NDARRAY:
+            if not isinstance(value, (Ndarray, np.ndarray)) and is_torch_tensor(value):
+                value = values[index] = torch_argument(value, program, _where(kernel, rule))
             parts.append((NDARRAY, _ndarray_part(kernel, rule, value, program)))
         elif kind == VECTOR:
             components.extend(_vector_value(kernel, rule, value).reshape(-1).tolist())
@@ -707,7 +711,8 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
             components.append(value._texels)
             parts.append((TEXTURE, part))
         elif kind == DATACLASS or (kind == TEMPLATE and is_dataclass_value(value)):
-            part = _dataclass_part(kernel, rule, value, program, components)
+            part = DATACLASS_ARGUMENTS.part(rule, value, program, components, template_key,
+                                            lambda out: _dataclass_part(kernel, rule, value, program, out))
             templates[index] = value
             parts.append((DATACLASS, part))
         else:
@@ -741,7 +746,7 @@ def _infer(kernel: Any, rule: ParamRule, value: Any) -> tuple[str, ParamRule]:
     if isinstance(value, (int, float, np.integer, np.floating)):
         return SCALAR, ParamRule(rule.name, SCALAR, to_dtype(type(value) if isinstance(value, (int, float))
                                                             else value.dtype))
-    if isinstance(value, (Ndarray, np.ndarray)):
+    if isinstance(value, (Ndarray, np.ndarray)) or is_torch_tensor(value):
         return NDARRAY, ParamRule(rule.name, NDARRAY)
     from wgkern.lang.texture import Texture
     if isinstance(value, Texture):

@@ -57,6 +57,12 @@ TAICHI_ACCEPTED = frozenset({
 })
 
 
+# The Taichi options that change what wgkern does (see the module docstring).
+TAICHI_ACTING = frozenset({"default_fp", "default_ip", "device_memory_GB", "check_out_of_bound", "cpu_max_num_threads",
+                           "short_circuit_operators", "offline_cache_file_path", "offline_cache_max_size_of_files",
+                           "offline_cache_cleaning_policy", "offline_cache_cleaning_factor", "enable_fallback"})
+
+
 @dataclass(frozen=True, slots=True)
 class TaichiOptions:
     debug: bool = False
@@ -75,10 +81,7 @@ class TaichiOptions:
 
 def taichi_init_options(options: dict[str, Any]) -> TaichiOptions:
     """Sort the keywords `wk.init` does not name itself (see the module docstring)."""
-    known = {"default_fp", "default_ip", "device_memory_GB", "check_out_of_bound", "cpu_max_num_threads",
-             "short_circuit_operators", "offline_cache_file_path", "offline_cache_max_size_of_files",
-             "offline_cache_cleaning_policy", "offline_cache_cleaning_factor", "enable_fallback"}
-    unknown = sorted(set(options) - known - TAICHI_ACCEPTED)
+    unknown = sorted(set(options) - TAICHI_ACTING - TAICHI_ACCEPTED)
     if unknown:
         raise TypeError(f"wk.init() got unexpected keyword arguments: {', '.join(unknown)}")
     memory = options.get("device_memory_GB")

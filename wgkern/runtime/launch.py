@@ -25,6 +25,7 @@ from wgkern.runtime.stack_capacities import launch_capacities, plan_capacities
 from wgkern.runtime import program as program_module
 from wgkern.runtime.arguments import NDARRAY, SCALAR, Specialisation, specialise
 from wgkern.runtime.program import Program
+from wgkern.runtime.materialization import materialize_if_needed
 
 
 FORWARD_MODE_KEY = "forward mode"    # kernel_cache key part of forward-mode variants (False/True: forward/.grad)
@@ -291,8 +292,8 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
     if program.profiler is not None and not program.profiler.timing:    # wgkern/profiler.py
         return program.profiler.time(kernel.name + ("_grad" if reverse else ""),
                                      lambda: launch_kernel(kernel, args, kwargs, reverse), program.sync)
-    if program.pending_layouts:                                          # @wk.layout (lang/legacy.py)
-        program.run_pending_layouts()
+    if program.unmaterialized:                 # new containers or @wk.layout functions (materialization.py)
+        materialize_if_needed(program)
     spec = specialise(kernel, args, kwargs, program)
     if reverse:
         forward = program.kernel_cache.get((kernel, spec.key, False)) \
@@ -317,7 +318,7 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
     values = spec.values
     staged: list[tuple[int, np.ndarray, Ndarray]] = []
     for index in entry.numpy_args:
-        device_copy = _stage_numpy(program, index, values[index], spec.arg_specs[index])
+        device_copy = _stage_numpy(program, index, values[index], entry.arg_specs[index])
         staged.append((index, values[index], device_copy))
         values[index] = device_copy
     buffers = entry.static_buffers
@@ -330,7 +331,7 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
             if is_grad:
                 container = container.grad
                 if container is None:
-                    raise ArgumentError(f"kernel '{kernel.name}', parameter '{spec.arg_specs[arg_index].name}': "
+                    raise ArgumentError(f"kernel '{kernel.name}', parameter '{entry.arg_specs[arg_index].name}': "
                                         "the kernel uses .grad but the ndarray has needs_grad=False")
             buffers[slot_index] = container.buffer
             shapes[slot_index] = container.full_shape
@@ -369,7 +370,7 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
     if entry.bound_sources:
         program.bound_records[(kernel, spec.key)] = grad_guard.snapshot(
             entry.bound_sources, values, {index: user_array for index, user_array, _ in staged} if staged else None,
-            [arg.name for arg in spec.arg_specs])
+            [arg.name for arg in entry.arg_specs] if staged else None)
     if entry.returns:
         return _read_return(program, entry)
     return None

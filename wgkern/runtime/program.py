@@ -5,10 +5,11 @@ only mutable global of the package). The launch sequence lives in launch.py, arc
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from wgkern.errors import ArgumentError
 from wgkern.lang import types as T
@@ -81,6 +82,8 @@ class Program:
         self.lazy_grad = False        # wk.root.lazy_grad() was called: every float field has a .grad
         self.lazy_dual = False        # wk.root.lazy_dual() was called: every float field has a .dual
         self.pending_layouts: list[Any] = []   # @wk.layout functions not run yet (lang/legacy.py)
+        # containers or layouts were declared since the last materialisation (runtime/materialization.py)
+        self.unmaterialized = False
         self.alive = True
         self.profiler: Any = None     # wgkern/profiler.py, with wk.init(kernel_profiler=True)
         self.fwd_mode: Any = None     # the open wk.ad.FwdMode block: launches compute tangents too
@@ -104,6 +107,10 @@ class Program:
     def sync(self) -> None:
         self.pending_work = False
         self.backend.sync()
+
+    def synchronize(self) -> None:
+        """Quadrants' `get_runtime().prog.synchronize()`: `sync()`."""
+        self.sync()
 
     def run_pending_layouts(self) -> None:
         """Run the @wk.layout functions registered so far (Taichi ran them when the first kernel or field
@@ -144,11 +151,17 @@ def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, defau
     """`wk.init`: drop any current Program and make a new one on the selected arch. Also takes the options of
     Taichi's `ti.init` that ported programs pass (init_options.py): those with a meaning here act, the others
     are accepted; anything else is a TypeError."""
+    from wgkern.runtime import ported_init
     from wgkern.runtime.init_options import taichi_init_options
+    conventions = ported_init.current()
+    fallback_note = _wgkern_fallback_note
+    if conventions is not None:        # a Taichi or Quadrants program runs (wgkern.provide): its init's rules
+        arch, taichi_options = conventions.read(arch, taichi_options)
+        fallback_note = functools.partial(conventions.fallback_note, taichi_options)
     extra = taichi_init_options(taichi_options)
     if ad_stack_size < 0 or default_ad_stack_size <= 0:
         raise ValueError("ad_stack_size must be >= 0 and default_ad_stack_size > 0")
-    selection = _select(arch, extra.enable_fallback)
+    selection = _select(arch, extra.enable_fallback, fallback_note, ported=conventions is not None)
     webgpu_profile = _webgpu_profile(webgpu_profile, selection.arch)
     if device_memory_limit is None and selection.arch != Arch.cpu:
         # Taichi's device_memory_GB sizes a GPU's memory pool; its CPU backend takes host memory as needed
@@ -177,18 +190,38 @@ def _webgpu_profile(asked: str | None, arch: Arch) -> str | None:
     return asked
 
 
-def _select(arch: Any, enable_fallback: bool) -> Selection:
-    """The arch asked for; with Taichi's `enable_fallback=True` a missing one gives the CPU (with a note on
-    stderr) instead of ArchUnavailableError."""
+def _select(arch: Any, enable_fallback: bool, note: Callable[[str, str], None],
+            ported: bool = False) -> Selection:
+    """The arch asked for, or the first available one of a list or tuple of arches (Taichi's
+    `init(arch=[wk.cuda, wk.vulkan])`); with Taichi's `enable_fallback=True`, when none is available, the CPU
+    (after `note(asked, reason)`) instead of ArchUnavailableError. `ported`: `wk.gpu` without a GPU is noted
+    the same way (else arch.select's own line on stderr says so)."""
     from wgkern.errors import ArchUnavailableError
-    try:
-        return select(arch)
-    except ArchUnavailableError as exc:
+    choices = list(arch) if isinstance(arch, (list, tuple)) else [arch]
+    if not choices:
+        raise ValueError("wk.init(arch=[]): give at least one arch")
+    reasons = []
+    def no_gpu(reason: str) -> None:     # a ported program's wk.gpu without a GPU: like any missing arch
         if not enable_fallback:
-            raise
-        import sys
-        print(f"wk.init(enable_fallback=True): {exc}; running on wk.cpu", file=sys.stderr)
-        return select(Arch.cpu)
+            raise ArchUnavailableError(f"wk.gpu: {reason}")
+        note(str(Arch.gpu), reason)
+
+    for choice in choices:
+        try:
+            return select(choice, no_gpu if ported else None)
+        except ArchUnavailableError as exc:
+            reasons.append(str(exc))
+    asked = ", ".join(str(choice) for choice in choices)
+    if not enable_fallback:
+        raise ArchUnavailableError("; ".join(reasons) if len(choices) == 1 else
+                                   f"none of the arches [{asked}] is available here: " + "; ".join(reasons))
+    note(asked, "; ".join(reasons))
+    return select(Arch.cpu)
+
+
+def _wgkern_fallback_note(asked: str, reason: str) -> None:
+    import sys
+    print(f"wk.init(enable_fallback=True): {reason}; running on wk.cpu", file=sys.stderr)
 
 
 def _finish_at_exit() -> None:
@@ -224,7 +257,14 @@ def start(selection: Selection, options: InitOptions | None = None) -> Program:
 
 def reset() -> None:
     """`wk.reset`: release every device resource; containers made so far become unusable. Literal types go back
-    to f32/i32 (a later wk.init sets them again)."""
+    to f32/i32 (a later wk.init sets them again). Runs through Quadrants' `get_runtime().clear()`
+    (runtime/materialization.py), which calls release_current()."""
+    from wgkern.runtime.materialization import get_runtime
+    get_runtime().clear()
+
+
+def release_current() -> None:
+    """Drop the current Program and release its device resources (the work of `wk.reset`)."""
     global _current
     program, _current = _current, None
     T.set_default_types()
@@ -245,9 +285,10 @@ def get_program() -> Program:
 
 
 def sync() -> None:
-    """`wk.sync`: wait for all launched work; raises pending device-side errors (adstack overflow)."""
-    if _current is not None:
-        _current.sync()
+    """`wk.sync`: materialise what was declared since the last launch (runtime/materialization.py), then wait
+    for all launched work; raises pending device-side errors (adstack overflow)."""
+    from wgkern.runtime.materialization import get_runtime
+    get_runtime().sync()
 
 
 def stats(reset: bool = False) -> dict[str, int]:

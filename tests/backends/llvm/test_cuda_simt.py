@@ -203,3 +203,24 @@ def test_block_dim_past_cuda_limit_is_an_error(offloaded):
     with pytest.raises(wk.CompileError, match=r"block_dim=2048 is more than CUDA's 1024 threads per block") as info:
         to_ptx(kernel)
     assert "wk.loop_config(block_dim=2048)" in str(info.value) or "for i in range(8)" in str(info.value)
+
+
+def test_quadrants_ballot_and_tiled_subgroup_ops_become_ptx(offloaded):
+    """subgroup.ballot is the warp's vote.ballot over the active lanes widened to u64; the *_tiled and segmented
+    forms are shuffles (run on a GPU by tests/lang/test_simt_tiled.py under WK_ARCH=cuda)."""
+    n = 64
+    x = wk.field(wk.i32, shape=n)
+    masks = wk.field(wk.u64, shape=n)
+
+    @wk.kernel
+    def tiled_kernel():
+        for i in range(n):
+            v = x[i]
+            masks[i] = wk.simt.subgroup.ballot(v > 0)
+            x[i] = wk.simt.subgroup.reduce_all_add_tiled(v, 5) + wk.simt.subgroup.exclusive_max_tiled(v, 3) \
+                + wk.simt.subgroup.segmented_reduce_min_tiled(v, v & 1, 5) + wk.simt.subgroup.all_true_tiled(v, 2)
+
+    code = to_ptx(offloaded(tiled_kernel))
+    for instruction in ("vote.sync.ballot.b32", "activemask.b32", "shfl.sync.bfly.b32", "shfl.sync.up.b32",
+                        "cvt.u64.u32"):
+        assert instruction in code, instruction

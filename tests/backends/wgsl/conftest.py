@@ -16,7 +16,9 @@ def backend() -> Iterator[object]:
         adapter = adapters.find_adapter("vulkan")
     except (ArchUnavailableError, ImportError) as exc:
         pytest.skip(f"no Vulkan wgpu adapter: {exc}")
+    import os
     from wgkern.backends.wgsl.runtime import WgslBackend
-    wgsl_backend = WgslBackend(adapter)
+    # WK_WEBGPU_PROFILE (tests/conftest.py) restricts this backend's device as it does wk.init's
+    wgsl_backend = WgslBackend(adapter, webgpu_profile=os.environ.get("WK_WEBGPU_PROFILE") or None)
     yield wgsl_backend
     wgsl_backend.shutdown()

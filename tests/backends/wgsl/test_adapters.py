@@ -60,4 +60,4 @@ def test_real_enumeration_has_a_vulkan_adapter_and_the_device_is_cached(backend)
     adapter = adapters.find_adapter("vulkan")
     assert adapter.info["backend_type"] == "Vulkan"
     assert adapters.device_for(adapter) is adapters.device_for(adapter)
-    assert backend.device is adapters.device_for(backend.adapter)
+    assert backend.device is adapters.device_for(backend.adapter, backend.webgpu_profile)

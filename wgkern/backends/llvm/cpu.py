@@ -40,10 +40,12 @@ _PLACEHOLDER = "wkSYMBOLS_"     # replaced by a digest of the module (CpuCompile
 
 @dataclass(eq=False, slots=True)
 class CpuBuffer:
-    """Host memory for one container: `array` is uint8 and 64-byte aligned; `address` its first byte."""
+    """Host memory for one container: `array` is uint8 and 64-byte aligned (or, `adopted`, memory of another
+    library's array, aligned to its elements); `address` its first byte."""
     array: np.ndarray
     address: int
     nbytes: int
+    adopted: bool = False
 
 
 def _host_bytes(nbytes: int) -> int:
@@ -245,7 +247,15 @@ class CpuBackend(Backend):
 
     def free(self, buffer: CpuBuffer) -> None:
         """Memory returns to numpy when the last reference (views included) goes away; the budget now."""
-        self.budget.give(buffer.nbytes)
+        if not buffer.adopted:
+            self.budget.give(buffer.nbytes)
+
+    adopts_host_memory = True
+
+    def adopt(self, memory: np.ndarray) -> CpuBuffer:
+        """Kernels read and write `memory` itself (not counted in the budget: its owner allocated it)."""
+        raw = memory.reshape(-1).view(np.uint8)
+        return CpuBuffer(raw, raw.ctypes.data, raw.size, adopted=True)
 
     def upload(self, buffer: CpuBuffer, data: np.ndarray, offset: int = 0) -> None:
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)

@@ -36,6 +36,7 @@ from wgkern.runtime.printing import decode_words, emit, format_print
 
 from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
 from . import cuda_driver, ptx
+from .cuda_simt import MAX_STATIC_SHARED_BYTES
 from . import printing as cpu_printing
 from .adstack import CONTEXT_HEADER
 from .cpu import debug_check_error
@@ -251,6 +252,9 @@ class CudaBackend(Backend):
 
     name = "cuda"
     supports_adstack = True
+
+    def shared_memory_bytes(self) -> int | None:
+        return MAX_STATIC_SHARED_BYTES            # shared arrays are declared statically (docs/simt.md)
 
     def __init__(self, debug: bool = False, fast_math: bool = False, device_memory_limit: int | None = None,
                  offline_cache: bool = True):

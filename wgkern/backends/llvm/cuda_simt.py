@@ -179,6 +179,8 @@ class CudaSimtLowering:
         first = self.call("llvm.cttz.i32", "i32", [("i32", mask), ("i1", "true")])
         if name == "elect":
             return self.as_i32_flag(self.op(f"icmp eq i32 {self.lane()}, {first}"))
+        if name == "ballot":            # the warp's 32 lanes, zero-extended to the u64 of Quadrants' ballot
+            return self.op(f"zext i32 {self.vote('ballot', mask, self.nonzero(args[0]))} to i64")
         if name in ("all_true", "any_true"):
             return self.as_i32_flag(self.vote("all" if name == "all_true" else "any", mask, self.nonzero(args[0])))
         if name == "broadcast_first":

@@ -48,8 +48,8 @@ from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.backends.wgsl.exact import STRICT_FLOATS
 from wgkern.backends.wgsl.shader_module import create_shader_module
 from wgkern.backends.wgsl import printing as wprinting
-from wgkern.errors import (BoundsCheckError, CompileError, InternalCompilerError, KernelAssertionError,
-                           LoopLimitError, OutOfMemoryError, WkError, format_located)
+from wgkern.errors import (BoundsCheckError, CompileError, DeviceFeatureError, InternalCompilerError,
+                           KernelAssertionError, LoopLimitError, OutOfMemoryError, WkError, format_located)
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
 from wgkern.lang import types as T
@@ -184,10 +184,11 @@ class WgslCompiledKernel(CompiledKernel):
         packed = len(kernel.containers) + reserved > limit
         self.plan: BindingPlan = binding_plan(kernel, backend.features, backend.adapter.summary, packed)
         if self.plan.bindings + reserved > limit:
-            raise CompileError(f"kernel '{kernel.name}' touches {len(kernel.containers)} containers of "
-                               f"{self.plan.bindings} distinct element types; packed binding needs one storage "
-                               f"buffer per type plus {reserved} for the runtime, and this device allows {limit} "
-                               f"per shader stage", kernel.loc)
+            raise DeviceFeatureError(f"kernel '{kernel.name}' touches {len(kernel.containers)} containers of "
+                                     f"{self.plan.bindings} distinct element types; packed binding needs one "
+                                     f"storage buffer per type plus {reserved} for the runtime, and this device "
+                                     f"allows {limit} per shader stage", kernel.loc,
+                                     ("max-storage-buffers-per-shader-stage",))
         self.last_packing: tuple[Any, int, tuple[WgslBuffer, ...], list[int]] | None = None
         self.adstack_code = backend.register_adstack_kernel(self)
         codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
@@ -359,6 +360,9 @@ class WgslBackend(Backend):
     """One wgpu device (shared process-wide, adapters.py). `adapter`: a wgpu adapter, else `kind` picks one."""
     name = "wgsl"
     supports_adstack = True
+
+    def shared_memory_bytes(self) -> int | None:
+        return self.max_workgroup_storage         # the adapter's max-compute-workgroup-storage-size
 
     def __init__(self, adapter: Any = None, kind: str = "webgpu", debug: bool = False,
                  device_memory_limit: int | None = None, fast_math: bool = False, webgpu_profile: str | None = None):

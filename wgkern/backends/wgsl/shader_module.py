@@ -24,7 +24,7 @@ DUMP_ENV = "WK_DUMP_WGSL"
 
 def dump_shader(wgsl: str) -> None:
     """Write `wgsl` to $WK_DUMP_WGSL/wgsl-<hash>.wgsl (read at call time; nothing when unset): the shaders a run
-    compiles, for reading or for checking with another WGSL compiler (tools/check_wgsl)."""
+    compiles (those naga accepted), for reading or for checking with another WGSL compiler (tools/check_wgsl)."""
     folder = os.environ.get(DUMP_ENV)
     if folder:
         path = Path(folder) / f"wgsl-{hashlib.sha1(wgsl.encode()).hexdigest()[:16]}.wgsl"
@@ -35,7 +35,12 @@ def dump_shader(wgsl: str) -> None:
 
 def create_shader_module(device: Any, wgsl: str) -> Any:
     """`device.create_shader_module(code=wgsl)`, without loop bounding where wgpu-native offers that."""
+    module = _create(device, wgsl)
     dump_shader(wgsl)
+    return module
+
+
+def _create(device: Any, wgsl: str) -> Any:
     try:
         from wgpu.backends.wgpu_native import _api
         ffi, lib, libf = _api.ffi, _api.lib, _api.libf

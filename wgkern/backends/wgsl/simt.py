@@ -152,6 +152,10 @@ class SimtLowering:
             self.let(stmt, f"select(0i, 1i, {builtin}({args[0]} != 0i))")
         elif name == "all_equal":
             self.let(stmt, f"select(0i, 1i, subgroupAll({args[0]} == subgroupBroadcastFirst({args[0]})))")
+        elif name == "ballot":           # lanes 0..31 in .x, 32..63 in .y
+            mask = self.fresh("ballot")
+            self.emit(f"let {mask} = subgroupBallot({args[0]} != 0i);")
+            self.let(stmt, f"((u64({mask}.y) << 32u) | u64({mask}.x))")
         elif name == "broadcast_first":
             self.let(stmt, f"subgroupBroadcastFirst({args[0]})")
         elif name in _SHUFFLES:

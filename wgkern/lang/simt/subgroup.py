@@ -1,7 +1,10 @@
 """`wk.simt.subgroup`: the invocations that run in lockstep (a WGSL subgroup, a CUDA warp). Taichi's list of
 operations; values are 32-bit ints or floats. Quadrants' sized forms add a compile-time log2_size to the reductions,
 scans and votes (`inclusive_add(v, 3)`, `all_true(c, 2)`, `exclusive_min(v, 3, identity)`): they work on each group
-of 2**log2_size consecutive invocations (frontend/simt.py unrolls them into shuffles)."""
+of 2**log2_size consecutive invocations (frontend/simt.py unrolls them into shuffles). Quadrants 1.3's names for
+those sized forms end in `_tiled` (`reduce_all_add_tiled(v, 5)`, `exclusive_min_tiled(v, 3)` with the type's largest
+value as the identity), and `segmented_reduce_*_tiled(v, head, log2_size)` scan within segments that start where
+`head` is nonzero; `ballot(p)` is the subgroup's u64 bitmask of nonzero predicates."""
 from __future__ import annotations
 
 from wgkern.lang.simt._intrinsic import intrinsic
@@ -74,3 +77,31 @@ shuffle_up = intrinsic("subgroup", "shuffle_up", ('value', 'offset'),
                        "value of invocation invocation_id() - offset (unspecified where that is < 0).")
 shuffle_down = intrinsic("subgroup", "shuffle_down", ('value', 'offset'),
                          "value of invocation invocation_id() + offset (unspecified past the subgroup).")
+ballot = intrinsic("subgroup", "ballot", ('predicate',),
+                   "A u64 bitmask of the subgroup: bit i is set where invocation i's predicate is nonzero.")
+
+
+def _tiled(name: str, params: tuple[str, ...], doc: str) -> None:
+    globals()[name] = intrinsic("subgroup", name, params, doc)
+
+
+for _op in ("add", "min", "max"):
+    _tiled(f"reduce_{_op}_tiled", ('value', 'log2_size'),
+           f"{_op} of value over each group of 2**log2_size consecutive invocations, valid on the group's first.")
+    _tiled(f"reduce_all_{_op}_tiled", ('value', 'log2_size'),
+           f"{_op} of value over each group of 2**log2_size consecutive invocations, on all of them.")
+    _tiled(f"segmented_reduce_{_op}_tiled", ('value', 'head_flag', 'log2_size'),
+           f"Inclusive {_op} scan within each group of 2**log2_size consecutive invocations that restarts at every "
+           "invocation whose head_flag is nonzero (and at the group's first).")
+for _op in ("add", "mul", "min", "max", "and", "or", "xor"):
+    _tiled(f"inclusive_{_op}_tiled", ('value', 'log2_size'),
+           f"Inclusive {_op} scan within each group of 2**log2_size consecutive invocations.")
+    _tiled(f"exclusive_{_op}_tiled", ('value', 'log2_size'),
+           f"Exclusive {_op} scan within each group of 2**log2_size consecutive invocations (the identity on the "
+           "group's first; for min / max the type's largest / smallest value).")
+_tiled("all_true_tiled", ('predicate', 'log2_size'),
+       "1 on every invocation of a group of 2**log2_size when predicate is nonzero on all of them, else 0.")
+_tiled("any_true_tiled", ('predicate', 'log2_size'),
+       "1 on every invocation of a group of 2**log2_size when predicate is nonzero on one of them, else 0.")
+_tiled("all_equal_tiled", ('value', 'log2_size'),
+       "1 on every invocation of a group of 2**log2_size when value is the same on all of them, else 0.")

@@ -1,0 +1,63 @@
+"""Genesis (PyPI genesis-world) on wgkern: the falling-box scene (falling_box.py) run on Quadrants and on wgkern
+in place of Quadrants (`python -m wgkern run --as quadrants`), each in a subprocess, with the box's trajectories
+compared.
+
+How to run: in an environment holding genesis-world 1.4.5, quadrants 1.3.3 and a CPU build of torch next to
+wgkern's own requirements,
+    python -m pytest -q tests/clients/genesis
+The tests skip, saying which, when genesis-world or quadrants is not installed or `python -m wgkern run` is not
+available. A first run compiles every Genesis kernel on both toolkits (minutes each); later runs use the
+toolkits' kernel caches."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SCENE = Path(__file__).with_name("falling_box.py")
+REPOSITORY = Path(__file__).resolve().parents[3]
+TIMEOUT_S = 3600
+
+
+def _missing() -> str | None:
+    for module, package in (("genesis", "genesis-world"), ("quadrants", "quadrants"), ("torch", "torch")):
+        if importlib.util.find_spec(module) is None:
+            return f"{package} is not installed (pip install genesis-world==1.4.5 quadrants==1.3.3 torch)"
+    if importlib.util.find_spec("wgkern.compat") is None:
+        return "`python -m wgkern run --as quadrants` (wgkern.compat) is not available in this wgkern"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+
+
+def _run(command: list[str], out: Path) -> np.ndarray:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPOSITORY),
+                                                                    os.environ.get("PYTHONPATH")])))
+    done = subprocess.run(command + [str(SCENE), str(out)], env=env, capture_output=True, text=True,
+                          timeout=TIMEOUT_S)
+    assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    return np.load(out)
+
+
+@pytest.fixture(scope="module")
+def quadrants_trajectory(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
+    return _run([sys.executable], tmp_path_factory.mktemp("quadrants") / "trajectory.npy")
+
+
+def test_falling_box_matches_quadrants_on_cpu(quadrants_trajectory: np.ndarray, tmp_path: Path):
+    ours = _run([sys.executable, "-m", "wgkern", "run", "--as", "quadrants"], tmp_path / "trajectory.npy")
+    assert ours.shape == quadrants_trajectory.shape == (100, 3)
+    # The box falls 0.9 m and rests on the plane: both toolkits run the same f32 solver, so the positions differ
+    # by rounding, which the contact solve's iterations amplify; the bound is the issue's acceptance criterion
+    # (1e-4 of the distance from the origin, per step), about 1e3 f32 ulps (the measured gap is under 1e-6).
+    gap = np.abs(ours - quadrants_trajectory).max(axis=1) / np.linalg.norm(quadrants_trajectory, axis=1)
+    step = int(np.argmax(gap))
+    assert gap[step] <= 1e-4, (f"step {step}: wgkern {ours[step]}, Quadrants {quadrants_trajectory[step]} "
+                               f"({gap[step]:.2e} of |pos|)")
+    assert quadrants_trajectory[-1, 2] == pytest.approx(0.1, abs=1e-3)     # resting on its half height
