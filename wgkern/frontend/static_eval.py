@@ -33,7 +33,8 @@ def closure_values(fn: Callable[..., Any]) -> dict[str, Any]:
 
 
 def runtime_value_error(name: str) -> CompileError:
-    return CompileError(f"wk.static() needs compile-time values, but '{name}' is a runtime value")
+    return CompileError(f"wk.static() needs compile-time values, but '{name}' is a runtime value (its arguments "
+                        "must be compile-time constants)")
 
 
 class RuntimeAttribute(AttributeError):
