@@ -20,6 +20,8 @@ def test_taichi_and_quadrants_exception_names_catch_ours():
     # Taichi's module path for them too (Quadrants' tests catch `ti.lang.exception.QuadrantsCompilationError`)
     assert wk.lang.exception.QuadrantsCompilationError is wk.CompileError
     assert wk.lang.exception.TaichiRuntimeError is wk.WkError
+    # a host-side index of the wrong length is an IndexError, which Quadrants calls QuadrantsIndexError
+    assert wk.lang.exception.QuadrantsIndexError is IndexError and issubclass(wk.BoundsCheckError, IndexError)
 
 
 def test_types_namespace_has_taichis_names():

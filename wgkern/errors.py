@@ -97,6 +97,11 @@ class ArgumentError(WkError, TypeError, ValueError):
     Quadrants raises that for an ndarray of the wrong ndim or element type, TypeError for a wrong dtype."""
 
 
+class CallError(ArgumentError, CompileError):
+    """A kernel called with arguments that do not bind to its parameters (too many, missing, unknown or given
+    twice): an ArgumentError, and a CompileError as well, as Quadrants raises a syntax error for it."""
+
+
 class AdStackOverflowError(WkError, RuntimeError):
     """A reverse-mode kernel pushed past an adstack's capacity."""
 

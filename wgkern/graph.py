@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wgkern.errors import ArgumentError, WkError
+from wgkern.lang.graph_regions import parallel, parallel_context  # noqa: F401 - Quadrants' qd.graph namespace
+from wgkern.lang.math import graph_do_while as do_while  # noqa: F401 - Quadrants' qd.graph.do_while
 
 
 class ArgKind(enum.Enum):

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import statistics
 
+import numpy as np
 import pytest
 
-from tests.frontend.helpers import FakeField, build, of_type, wk
+from tests.frontend.helpers import FakeField, build, of_type, run, wk
 from wgkern.ir import nodes as ir
 
 x = FakeField(wk.f32, 8, "x")
@@ -177,6 +178,17 @@ def test_break_in_static_loop_under_runtime_if():
 
     check(compile_error(k, 0), "'break' of a wk.static loop under a run-time 'if' is not supported",
           "break  # err-sbreak")
+    check(compile_error(k, 0), "You are trying to `break` a static `for` loop", "break  # err-sbreak")
+
+
+def test_break_in_outermost_loop_names_quadrants_phrase():
+    @wk.kernel
+    def k():
+        for i in range(4):
+            break  # err-pbreak
+
+    check(compile_error(k), "Cannot break in the outermost loop: 'break' is not allowed in a kernel's outermost "
+          "(parallel) loop", "break  # err-pbreak")
 
 
 def test_runtime_range_step():
@@ -244,6 +256,40 @@ def test_nested_def():
             pass
 
     check(compile_error(k), "nested function definitions are not supported", "def g():  # err-def")
+    check(compile_error(k), "Function definition is not allowed in 'wk.kernel'", "def g():  # err-def")
+
+    qd = wk            # the message spells the decorator as the program does
+
+    @qd.func
+    def f():
+        def h():  # err-def-func
+            pass
+
+    @qd.kernel
+    def calls():
+        f()
+
+    check(compile_error(calls), "Function definition is not allowed in 'qd.func': nested function definitions are "
+          "not supported inside kernels (Unsupported node \"FunctionDef\"); define 'h' outside as a func",
+          "def h():  # err-def-func")
+
+
+def test_unsupported_nodes_are_named():
+    @wk.kernel
+    def k():
+        raise ValueError()  # err-raise
+
+    check(compile_error(k), "'raise' is not supported inside kernels (Unsupported node \"Raise\")",
+          "raise ValueError()  # err-raise")
+
+
+def test_a_dtype_cast_takes_one_expression():
+    @wk.kernel
+    def k():
+        ix[0] = wk.i32(1, 2)  # err-cast2
+
+    check(compile_error(k), "i32() takes exactly one argument: A primitive type can only decorate a single "
+          "expression.", "ix[0] = wk.i32(1, 2)  # err-cast2")
 
 
 def test_ndrange_outside_for():
@@ -420,3 +466,122 @@ def test_vector_transpose_names_the_replacements():
 
     check(compile_error(k), "write `a @ b.transpose()` as a.outer_product(b)",
           "m = d @ d.transpose()  # err-vectranspose")
+    check(compile_error(k), "(`transpose()` cannot apply to a vector. If you want something like "
+          "`a @ b.transpose()`, write `a.outer_product(b)` instead.)", "m = d @ d.transpose()  # err-vectranspose")
+
+
+def test_identity_comparison_outside_static():
+    # Taichi and Quadrants refuse `is` in kernel code: it would compare Python objects, not values
+    @wk.kernel
+    def k():
+        a = x is grid  # err-is
+        x[0] = a
+
+    @wk.kernel
+    def k_not():
+        x[0] = x is not grid  # err-is-not
+
+    @wk.kernel
+    def k_static():
+        x[0] = wk.static(x is not grid)
+
+    check(compile_error(k), 'Operator "is" is not supported in kernel code', "a = x is grid  # err-is")
+    check(compile_error(k_not), 'write wk.static(a is not b) for a compile-time test',
+          "x[0] = x is not grid  # err-is-not")
+    assert of_type(build(k_static), ir.GlobalStore)
+
+
+def test_negative_vector_indices():
+    # Taichi and Quadrants refuse them (a field's offset indices are another matter: see test_offset)
+    @wk.kernel
+    def k(i: wk.i32):
+        v = wk.Vector([i, i + 1, i + 2])
+        ix[0] = v[:-1].sum()  # err-negslice
+
+    @wk.kernel
+    def k_index(i: wk.i32):
+        m = wk.Matrix([[i, 1], [2, 3]])
+        ix[0] = m[1, -1]  # err-negindex
+
+    @wk.kernel
+    def k_reversed(i: wk.i32):
+        v = wk.Vector([i, i + 1, i + 2])
+        ix[0] = v[::-1][0]
+
+    check(compile_error(k, wk.i32), "Negative indices are not supported in Quadrants kernels, nor in Taichi's or "
+          "wgkern's: slice(None, -1, None) in an index of a 3 vector/matrix", "ix[0] = v[:-1].sum()  # err-negslice")
+    check(compile_error(k_index, wk.i32), "-1 in an index of a 2x2 vector/matrix; count from 0 (0..1)",
+          "ix[0] = m[1, -1]  # err-negindex")
+    assert run(build(k_reversed, wk.i32), {"ix": np.zeros(8, np.int32)}, [5])["ix"][0] == 7
+
+
+def test_too_many_element_indices_name_the_expected_count():
+    vx = FakeField(wk.types.vector(3, wk.f32), 4, "vx")
+
+    @wk.kernel
+    def local():
+        v = wk.Vector([1.0, 2.0, 3.0])
+        x[0] = v[0, 0]  # err-vec2
+
+    @wk.kernel
+    def element():
+        x[0] = vx[1][0, 0]  # err-elem2
+
+    check(compile_error(local), "a vector of 3 elements takes 1 index, got 2 (Expected 1 indices, got 2)",
+          "x[0] = v[0, 0]  # err-vec2")
+    check(compile_error(element), "elements of 'vx' have shape (3,); got 2 indices (Expected 1 indices, got 2)",
+          "x[0] = vx[1][0, 0]  # err-elem2")
+
+
+def test_errors_carry_quadrants_phrases():
+    # ported pytest.raises(match=...) tests look for these phrases; wgkern's own wording comes first
+    @wk.kernel
+    def ndrange_triple():
+        for i in wk.ndrange((1, 2, 3)):  # err-nd3
+            x[0] = i
+
+    @wk.kernel
+    def ndrange_float():
+        for i in wk.ndrange((1.5, 4)):  # err-ndf
+            x[0] = i
+
+    @wk.kernel
+    def return_in_loop() -> wk.i32:
+        for i in range(4):
+            return i  # err-ret
+
+    @wk.kernel
+    def no_return() -> wk.i32:  # err-noret
+        x[0] = 1.0
+
+    @wk.kernel
+    def bit_not_float(a: wk.f32):
+        x[0] = ~a  # err-bnot
+
+    @wk.kernel
+    def static_runtime(a: wk.f32):
+        if wk.static(a > 0.5):  # err-srt
+            x[0] = 1.0
+
+    @wk.kernel
+    def slice_runtime(i: wk.i32):
+        v = wk.Vector([1.0, 2.0, 3.0])
+        x[0] = v[i:].sum()  # err-vslice
+
+    @wk.kernel
+    def atomic_on_list():
+        wk.atomic_min([1.0, 2.0], 0.5)  # err-atl
+
+    check(compile_error(ndrange_triple), "Every argument of ndrange should be a scalar or a tuple/list like "
+          "(begin, end)", "for i in wk.ndrange((1, 2, 3)):  # err-nd3")
+    check(compile_error(ndrange_float), "Every argument of ndrange should be an integer scalar or a tuple/list of "
+          "(int, int)", "for i in wk.ndrange((1.5, 4)):  # err-ndf")
+    check(compile_error(return_in_loop), "Return inside non-static if/for is not supported", "return i  # err-ret")
+    check(compile_error(no_return), "Kernel has a return type but does not have a return statement",
+          "def no_return() -> wk.i32:  # err-noret")
+    check(compile_error(bit_not_float, wk.f32), "takes integral inputs only", "x[0] = ~a  # err-bnot")
+    check(compile_error(static_runtime, wk.f32), "must be compile-time constants", "if wk.static(a > 0.5):")
+    check(compile_error(slice_runtime, wk.i32), "Quadrants does not support variables in slice now",
+          "x[0] = v[i:].sum()  # err-vslice")
+    check(compile_error(atomic_on_list), "cannot use a non-writable target as the first operand of atomic_min",
+          "wk.atomic_min([1.0, 2.0], 0.5)  # err-atl")

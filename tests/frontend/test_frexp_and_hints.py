@@ -98,7 +98,25 @@ def test_other_context_managers_and_checkpoints_are_refused(arch):
         with open("f"):
             pass
 
-    with pytest.raises(wk.CompileError, match=r"except `with wk.stream_parallel\(\):`"):
+    with pytest.raises(wk.CompileError, match=r"except `with wk.stream_parallel\(\):` \(it only supports "
+                                              r"qd.stream_parallel\(\) and qd.graph regions\)"):
         bad()
-    with pytest.raises(wk.WkError, match="checkpoints=True"):
-        wk.kernel(checkpoints=True)
+
+    lock = open
+
+    @wk.kernel
+    def not_a_call():
+        with lock:
+            pass
+
+    with pytest.raises(wk.CompileError, match=r"\(it requires a call expression\)"):
+        not_a_call()
+
+    # a checkpoints kernel is refused when it compiles, not when it is declared: a module that declares one and
+    # never calls it still imports (as under Quadrants)
+    @wk.kernel(checkpoints=True)
+    def pausable():
+        pass
+
+    with pytest.raises(wk.CompileError, match="checkpoints=True"):
+        pausable()

@@ -1,6 +1,8 @@
 """@wk.func inlining: return values, early returns, by-value arguments, templates, recursion."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.frontend.helpers import FakeField, build, of_type, run, wk
@@ -237,6 +239,34 @@ def test_wrong_arity_is_a_compile_error():
     with pytest.raises(wk.CompileError, match="wrong arguments in the call to wk.func 'square'") as info:
         build(k)
     assert "iout[0] = square(1, 2)" in str(info.value)
+
+
+def test_wrong_calls_name_each_problem_in_quadrants_words():
+    @wk.func
+    def three(a, b, c=0):
+        return a + b + c
+
+    @wk.kernel
+    def too_many():
+        iout[0] = three(1, 2, 3, 4)
+
+    @wk.kernel
+    def missing():
+        iout[0] = three(1, c=3)
+
+    @wk.kernel
+    def twice():
+        iout[0] = three(1, a=3, b=3)
+
+    @wk.kernel
+    def unknown():
+        iout[0] = three(1, 2, d=3)
+
+    for kernel, problem in ((too_many, "Too many arguments: expected at most 3 positional, got 4"),
+                            (missing, "Missing argument 'b'"), (twice, "Multiple values for argument 'a'"),
+                            (unknown, "Unexpected argument 'd'")):
+        with pytest.raises(wk.CompileError, match=re.escape(f"in the call to wk.func 'three': {problem}")):
+            build(kernel)
 
 
 def test_error_inside_func_points_into_the_func():
@@ -485,5 +515,20 @@ def test_func_with_a_return_type_and_no_return_names_the_func(arch):
     def foo() -> wk.i32:
         return bar()
 
-    with pytest.raises(wk.CompileError, match="wk.func 'bar' has a return type but no 'return' statement"):
+    with pytest.raises(wk.CompileError, match="wk.func 'bar' has a return type but no 'return' statement "
+                                              r"\(Function has a return type but does not have a return "):
         foo()
+
+
+def test_a_vector_parameter_names_the_expected_length():
+    @wk.func
+    def norm3(v: wk.types.vector(3, wk.f32)) -> wk.f32:
+        return v.norm()
+
+    @wk.kernel
+    def k():
+        out[0] = norm3(wk.Vector([1.0, 2.0]))
+
+    with pytest.raises(wk.CompileError, match=re.escape("parameter 'v' expects wk.types.vector(3, wk.f32), got ") +
+                       ".*" + re.escape("('v' is expected to be a Matrix with n 3, but got 2)")):
+        build(k)

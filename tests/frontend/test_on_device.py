@@ -846,8 +846,23 @@ def test_graph_do_while_errors_name_the_condition(arch):
         on_a_vector(c1)
     with pytest.raises(wk.CompileError, match="'continue' in a wk.graph_do_while loop"):
         with_continue(c0)
-    with pytest.raises(wk.CompileError, match="nonexistent"):
+    with pytest.raises(wk.CompileError, match=r"name 'nonexistent' is not defined \(the condition of "
+                                              r"wk\.graph_do_while\(\) does not resolve to an ndarray kernel "
+                                              r"parameter\)"):
         unknown_name(c0)
+
+    qd = wk          # as Quadrants spells it: a graph kernel's construct (without graph=True Quadrants refuses it)
+
+    @wk.kernel
+    def not_graph(c: wk.types.ndarray(wk.i32, ndim=0)):
+        while qd.graph.do_while(c):
+            c[()] = c[()] - 1
+
+    c0.from_numpy(np.array(3, np.int32))
+    with pytest.raises(wk.CompileError, match=r"qd\.graph\.do_while\(\) requires @qd\.kernel\(graph=True\): write "
+                                              r"@qd\.kernel\(graph=True\) above 'not_graph'"):
+        not_graph(c0)
+    assert c0.to_numpy() == 3
     with pytest.raises(wk.WkError, match="inside a @wk.kernel"):
         wk.graph_do_while(c0)
 

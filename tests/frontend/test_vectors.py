@@ -607,7 +607,8 @@ def test_debug_checks_run_time_indices_into_local_vectors_and_matrices(arch):
     assert read_matrix(2, 1) == 3
     for i in (2, -1):
         with pytest.raises(wk.KernelAssertionError,
-                           match=r"index out of range for a vector of 2 elements: a run-time index must lie in "
+                           match=r"index out of range for a vector of 2 elements \(Out of bound access\): a "
+                                 r"run-time index must lie in "
                                  r"0\.\.1") as caught:
             write_vector(i)
             wk.sync()

@@ -111,3 +111,28 @@ def test_debug_mode_checks_the_window(arch):
         sub(data[:16], 16)
         wk.sync()
     assert data[15] == 1.0
+
+    @wk.kernel
+    def construct(arr: wk.types.ndarray(wk.f32, ndim=1), offset: wk.i32):
+        view = BufferView(arr, offset, 8)
+        view[0] = 3.0
+
+    construct(data, N - 8)
+    with pytest.raises(AssertionError, match=r"BufferView Out Of Range: BufferView\(ndarray, offset, size\) exceeds "
+                                             r"the ndarray \(BufferView construction out of range\)"):
+        construct(data, N - 7)
+        wk.sync()
+    assert data[N - 8] == 3.0
+
+
+def test_a_view_slice_with_a_step_is_refused(arch):
+    data = wk.ndarray(wk.f32, shape=N)
+
+    @wk.kernel
+    def strided(v: BufferView[wk.f32]):
+        s = v[::2]
+        s[0] = 1.0
+
+    with pytest.raises(wk.CompileError, match="BufferView slices take step=1, got step=2 .*an explicit step is not "
+                                              "supported"):
+        strided(data[:16])

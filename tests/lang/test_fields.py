@@ -540,3 +540,12 @@ def test_a_request_no_memory_can_meet_is_an_out_of_memory_error(arch):
     small = wk.field(wk.f32, shape=4)
     small.fill(2.0)
     assert small.to_numpy().tolist() == [2.0] * 4
+
+
+def test_host_indices_of_the_wrong_length_name_both_counts(arch):
+    x = wk.ndarray(wk.f32, shape=(4, 4))
+    with pytest.raises(wk.QuadrantsIndexError, match=r"ndarray 'x' of shape \(4, 4\) indexed with 1 indices "
+                                                      r"\(2d ndarray indexed with 1d indices\)"):
+        x[0]
+    with pytest.raises(IndexError, match=r"2d ndarray indexed with 3d indices"):
+        x[0, 0, 0]

@@ -479,3 +479,4 @@ def test_a_dataclass_member_with_a_default_value_is_an_error_naming_it():
             b: float = 3.14
 
     assert caught.value.lineno is not None and "b: float = 3.14" in str(caught.value)
+    assert "Default value in @dataclass is not supported." in str(caught.value)      # Quadrants' phrase

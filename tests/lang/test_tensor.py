@@ -28,8 +28,33 @@ def test_tensor_makes_fields_and_ndarrays(arch):
     np.testing.assert_array_equal(array.to_numpy(), [[0, 1, 2], [10, 11, 12]])
     with pytest.raises(ValueError, match="permutation of range\\(2\\)"):
         wk.tensor(wk.f32, (2, 3), layout=(0, 0))
-    with pytest.raises(ValueError, match="wk.Backend.FIELD or wk.Backend.NDARRAY"):
+    with pytest.raises(ValueError, match="backend='field' is not a valid wk.Backend"):
         wk.tensor(wk.f32, 3, backend="field")
+
+
+def test_tensor_factories_take_int_backends_and_only_portable_keywords(arch):
+    # Quadrants' Backend is an IntEnum: 0 and 1 name the backends; the factories take only the keywords both
+    # backends understand, so a program does not work on one backend and fail on the other
+    assert issubclass(wk.Backend, int) and wk.Backend.FIELD == 0 and int(wk.Backend.NDARRAY) == 1
+    assert isinstance(wk.tensor(wk.f32, 3, backend=0), wk.Field)
+    assert isinstance(wk.Vector.tensor(2, wk.f32, 3, backend=1), wk.VectorNdarray)
+    assert isinstance(wk.Matrix.tensor(2, 2, wk.f32, 3, backend=wk.Backend.FIELD, needs_grad=True).grad, wk.Field)
+    for bad in (42, True, "field", None):
+        with pytest.raises(ValueError, match=f"backend={bad!r} is not a valid wk.Backend"):
+            wk.tensor(wk.f32, 3, backend=bad)
+    with pytest.raises(TypeError, match=r"wk.tensor\(\) got unexpected keyword argument\(s\) \['offset'\]"):
+        wk.tensor(wk.f32, (4, 5), backend=wk.Backend.FIELD, offset=(1, 1))
+    with pytest.raises(TypeError, match=r"does not accept order=; pass layout="):
+        wk.tensor(wk.f32, (4, 5), order="ji")
+    with pytest.raises(TypeError, match=r"wk.Vector.tensor\(...\) does not accept order= \(or layout=\)"):
+        wk.Vector.tensor(3, wk.f32, 4, order="ji")
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['layout'\]"):
+        wk.Matrix.tensor(2, 2, wk.f32, 4, layout=(0,))
+    with pytest.raises(TypeError, match="layout= is not supported with vector or matrix dtypes"):
+        wk.tensor(wk.types.vector(3, wk.f32), 4, layout=(0,))
+    existing = wk.ndarray(wk.f32, 3)
+    with pytest.raises(TypeError, match="allocates a new container.*wk.wrap"):
+        wk.tensor(existing, 3)
 
 
 def test_ndarray_annotation_with_subscripts(arch):

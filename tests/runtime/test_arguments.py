@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -86,6 +87,37 @@ def test_ndarray_specs(fake_program):
 def test_unknown_keyword_argument_is_named(fake_program):
     with pytest.raises(wk.ArgumentError, match="kernel 'vector_arg\\(v, s\\)' has no parameter named 'b'"):
         spec_of(vector_arg, (1, 2, 3), b=1)
+
+
+def test_wrong_calls_are_described_in_quadrants_words(fake_program):
+    for args, kwargs, problem in (((1, 2, 3), {}, "Too many arguments: expected at most 2 positional, got 3"),
+                                  ((), {"s": 1.0}, "Missing argument 'v'"),
+                                  (((1, 2, 3),), {"v": 1, "s": 2}, "Multiple values for argument 'v'"),
+                                  (((1, 2, 3),), {"s": 1, "b": 2}, "no parameter named 'b' (Unexpected "
+                                                                   "argument 'b')")):
+        with pytest.raises(wk.ArgumentError, match=re.escape(problem)) as caught:
+            spec_of(vector_arg, *args, **kwargs)
+        # a CompileError too (Quadrants raises QuadrantsSyntaxError), and still a TypeError
+        assert isinstance(caught.value, wk.CompileError) and isinstance(caught.value, TypeError)
+
+
+def test_ndarray_errors_carry_quadrants_phrases(fake_program):
+    b = np.zeros(4, np.int32)
+    v = wk.ndarray(wk.types.vector(3, wk.f32), shape=5)
+    with pytest.raises(wk.ArgumentError, match=re.escape("Invalid value for argument a - required array has "
+                                                         "dtype=wk.f32")):
+        spec_of(arrays, np.zeros((2, 2), np.float64), b, v)
+    with pytest.raises(wk.ArgumentError, match=re.escape("Invalid type for argument a, got 1.5")):
+        spec_of(arrays, 1.5, b, v)
+    with pytest.raises(wk.ArgumentError, match=re.escape("Invalid value for argument v - required "
+                                                         "element_shape=(3,), array with element shape of (2,)")):
+        spec_of(arrays, wk.ndarray(wk.f32, shape=(2, 2)), b, np.zeros((5, 2), np.float32))
+    with pytest.raises(wk.ArgumentError, match=re.escape("Invalid value for argument a - required array has ndim=2, "
+                                                         "array with 4 dimensions is provided")):
+        spec_of(arrays, np.zeros((2, 2, 2, 2), np.float32), b, v)
+    with pytest.raises(wk.ArgumentError, match=re.escape("Invalid value for argument v - required array has ndim=1 "
+                                                         "element_dim=1, array with 3 dimensions is provided")):
+        spec_of(arrays, wk.ndarray(wk.f32, shape=(2, 2)), b, np.zeros((5, 2, 2), np.float32))
 
 
 def test_ndarray_errors(fake_program):

@@ -13,6 +13,7 @@ MODULES = {
     "quadrants.lang._template_mapper": "wgkern.lang._template_mapper",
     "quadrants._logging": "wgkern._logging",
     "quadrants.lang.misc": "wgkern.lang.misc",
+    "quadrants.lang.graph": "wgkern.graph",             # qd.graph: do_while, parallel_context, parallel
     "quadrants.lang.ops": "wgkern.lang.ops",
     "quadrants.lang.expr": "wgkern.lang.expr",
     "quadrants.lang.exception": "wgkern.lang.exception",
@@ -59,7 +60,6 @@ MISSING = {
                            "scope checks)",
     "quadrants.lang._fast_caching": "Quadrants' source-hash kernel cache (`@qd.kernel(fastcache=True)` is "
                                     "accepted; wgkern's offline cache keys the compiled code)",
-    "quadrants.lang.graph": "Quadrants' graph API (`qd.graph`)",
     "quadrants.lang.mesh": "meshes (`qd.Mesh`)",
     "quadrants.sparse": "Quadrants' sparse grids (`qd.sparse`)",
     "quadrants.interop": "Quadrants' torch MPS interop",

@@ -53,7 +53,8 @@ def unary(b: IRBuilder, op: UnaryOpKind, x: ir.Stmt) -> ir.Stmt:
         return b.unary(op, b.cast(x, T.u1))
     if op is UnaryOpKind.BIT_NOT:
         if x.dtype.is_float:
-            raise CompileError(f"operator '~' needs an integer operand, got {x.dtype.name}")
+            raise CompileError(f"operator '~' needs an integer operand, got {x.dtype.name} (it takes integral "
+                               "inputs only)")
         if x.dtype.is_bool:
             return b.unary(UnaryOpKind.LOGICAL_NOT, x)
         return b.unary(op, x)

@@ -60,7 +60,7 @@ class BufferViewMixin:
         offset, size = self.as_index(values["offset"]), self.as_index(values["size"])
         extent = self.b.insert(ir.ShapeOf(container=self.ctx.ndarray_slot(array), axis=0, dtype=T.i32))
         self.check_window(offset, size, extent, "BufferView Out Of Range: BufferView(ndarray, offset, size) "
-                                                "exceeds the ndarray")
+                                                "exceeds the ndarray (BufferView construction out of range)")
         return BufferViewRef(array.name, array, offset, size)
 
     def buffer_view_attribute(self, view: BufferViewRef, attr: str) -> Any:
@@ -91,7 +91,8 @@ class BufferViewMixin:
         if len(indices) == 1 and isinstance(indices[0], slice):        # v[a:b]: a subview
             key = indices[0]
             if key.step not in (None, 1):
-                raise CompileError(f"BufferView slices take step=1, got step={key.step}")
+                raise CompileError(f"BufferView slices take step=1, got step={key.step} (a view is contiguous: an "
+                                   "explicit step is not supported)")
             if any(is_runtime(bound) for bound in (key.start, key.stop)) or \
                     any(bound is not None and bound < 0 for bound in (key.start, key.stop)):
                 raise CompileError("a BufferView slice in kernel code takes non-negative compile-time bounds; use "

@@ -18,6 +18,7 @@ from wgkern.errors import CompileError, InternalCompilerError, WkError
 from wgkern.frontend import arith, intrinsics
 from wgkern.frontend.calls import CallMixin
 from wgkern.frontend.expressions import ExpressionMixin
+from wgkern.frontend.graph_regions import GraphRegionMixin
 from wgkern.frontend.loops import LoopMixin, StaticExit
 from wgkern.frontend.quant import QuantMixin
 from wgkern.frontend.sparse import SparseMixin
@@ -58,7 +59,8 @@ def unsupported_message(node: ast.AST) -> str:
     what = UNSUPPORTED.get(kind, f"'{kind}' syntax")
     hint = " (use them inside wk.static(...))" if kind in STATIC_ONLY else \
         " (except as arguments of print())" if kind == "JoinedStr" else ""
-    return f"{what} {'are' if what.endswith('s') else 'is'} not supported inside kernels{hint}"
+    return f"{what} {'are' if what.endswith('s') else 'is'} not supported inside kernels{hint} (Unsupported node " \
+           f'"{kind}")'
 
 
 @dataclass(eq=False)
@@ -259,7 +261,7 @@ def is_field(obj: Any) -> bool:
 
 
 class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, StructMixin, LoopMixin, SparseMixin,
-                      SparseMatrixMixin, TextureMixin, QuantMixin, BufferViewMixin):
+                      SparseMatrixMixin, TextureMixin, QuantMixin, BufferViewMixin, GraphRegionMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx
         self.b = IRBuilder()
@@ -288,6 +290,11 @@ class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, Str
             raise CompileError(f"{type(exc).__name__}: {exc}", loc) from None
         finally:
             self.b.loc = saved
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        kind = "kernel" if self.frame.is_kernel else "func"
+        raise CompileError(f"Function definition is not allowed in '{self.frame.src.decorator_module}.{kind}': "
+                           f"{unsupported_message(node)}; define '{node.name}' outside as a func")
 
     def visit_body(self, stmts: list[ast.stmt]) -> bool | StaticExit:
         """Visit statements in order; after one that may `return` from a func, guard the rest. True when the
@@ -517,6 +524,9 @@ class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, Str
         self.frame = Frame(src, is_kernel=True, assigned=assigned_names(src.tree),
                            reduction_names=reduction_names(src.tree, kernel.fn))
         self.b.loc = src.def_loc
+        if getattr(kernel, "checkpoints", False):
+            raise CompileError(f"kernel '{kernel.name}' is declared @kernel(checkpoints=True): pausable graph "
+                               "kernels (Quadrants' qd.checkpoint) are not available", src.def_loc)
         params = list(kernel.signature.parameters.values())
         if len(params) > len(self.ctx.arg_specs):
             raise InternalCompilerError(f"kernel '{kernel.name}' has {len(params)} parameters but "
@@ -526,7 +536,7 @@ class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, Str
         self.visit_body(src.tree.body)
         if self.has_return_annotation() and not self.ctx.return_slots:
             raise CompileError(f"kernel '{kernel.name}' has a return type but no 'return' statement gives a "
-                               "value", src.def_loc)
+                               "value (Kernel has a return type but does not have a return statement)", src.def_loc)
         return ir.KernelIR(kernel.name, list(self.ctx.arg_specs), self.ctx.slots, self.b.block, src.def_loc,
                            self.ctx.return_slots)
 

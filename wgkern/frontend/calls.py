@@ -29,7 +29,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.ops import INT_ONLY_ATOMIC, AtomicOpKind, BinaryOpKind, UnaryOpKind
 from wgkern.lang import math as wm
 from wgkern.lang import types as T
-from wgkern.lang.kernel import BoundFunc, BoundKernel, Func, Kernel
+from wgkern.lang.kernel import BoundFunc, BoundKernel, Func, Kernel, call_problems
 from wgkern.lang.matrix import Matrix, Vector
 from wgkern.lang.simt import SIMT_CALLS
 from wgkern.lang.simt.block import SharedArray
@@ -293,12 +293,20 @@ class CallMixin:
             return self.sync_in_kernel(args, kwargs)
         if callee in SIMT_CALLS or callee is SharedArray:
             return self.simt_call(callee, args, kwargs)
+        if callee is wm.bit_width:
+            value = self.as_value(self.one_arg(args, kwargs, "bit_width"))      # a Python int: the default int
+            if isinstance(value, VectorValue):
+                raise CompileError(f"wk.bit_width() takes a scalar, got {describe(value)}")
+            return value.dtype.bits
         if callee is wm.cast:
             return self.cast_call(args, kwargs)
         if callee is wm.bit_cast:
             return self.bit_cast_call(args, kwargs)
         if isinstance(callee, T.DataType):
-            return self.cast_to(self.one_arg(args, kwargs, callee.name), callee)
+            if len(args) != 1 or kwargs:
+                raise CompileError(f"{callee.name}() takes exactly one argument: A primitive type can only decorate "
+                                   "a single expression.")
+            return self.cast_to(args[0], callee)
         if callee in CAST_BUILTINS and not static_args:
             return self.cast_to(self.one_arg(args, kwargs, callee.__name__), CAST_BUILTINS[callee]())
         if isinstance(callee, type) and issubclass(callee, np.generic):
@@ -859,7 +867,8 @@ class CallMixin:
             target = self.subscript(target, [None], getattr(target, "name", "") or "0-d field")
         if not isinstance(target, GlobalRef):
             raise CompileError(f"wk.atomic_{op.value}: the destination (first argument) must be a writable "
-                               f"field/ndarray element or local variable, got {describe(target)}")
+                               f"field/ndarray element or local variable, got {describe(target)} (cannot use a "
+                               f"non-writable target as the first operand of atomic_{op.value})")
         return self.global_atomic(op, target, value, expected)
 
     def global_atomic(self, op: AtomicOpKind, ref: GlobalRef, value: Any, expected: Any = None) -> Any:
@@ -942,7 +951,8 @@ class CallMixin:
         try:
             bound = func.signature.bind(*args, **kwargs)
         except TypeError as exc:
-            raise CompileError(f"wrong arguments in the call to wk.func '{func.name}': {exc}") from None
+            problems = call_problems(func.signature, len(args), kwargs) or str(exc)
+            raise CompileError(f"wrong arguments in the call to wk.func '{func.name}': {problems}") from None
         bound.apply_defaults()
         return self.inline(func, bound.arguments)
 
@@ -1003,7 +1013,8 @@ class CallMixin:
                 frame.ret.entry_index = len(self.b.block.stmts)
             self.visit_body(src.tree.body)
             if frame.ret.mode == "none" and frame.ret.annotation not in (None, "None", type(None)):
-                raise CompileError(f"wk.func '{func.name}' has a return type but no 'return' statement",
+                raise CompileError(f"wk.func '{func.name}' has a return type but no 'return' statement (Function "
+                                   "has a return type but does not have a return statement)",
                                    call_loc)
         except CompileError as exc:
             if exc.loc is not None and exc.loc.filename == call_loc.filename and exc.loc.lineno == call_loc.lineno:
@@ -1050,7 +1061,9 @@ class CallMixin:
             value = self.cast_to(value, self.as_dtype(annotation))
             if isinstance(annotation, T.VectorType) and (not isinstance(value, VectorValue)
                                                          or value.shape != annotation.element_shape):
-                raise CompileError(f"parameter '{name}' expects {annotation!r}, got {describe(value)}")
+                got = value.shape[0] if isinstance(value, VectorValue) else 1
+                raise CompileError(f"parameter '{name}' expects {annotation!r}, got {describe(value)} ('{name}' is "
+                                   f"expected to be a Matrix with n {annotation.n}, but got {got})")
         elif not is_runtime(value) and name not in self.frame.assigned:
             scope.define(name, Static(value))      # a Python number stays compile-time until assigned
             return

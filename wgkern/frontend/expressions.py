@@ -97,7 +97,8 @@ class ExpressionMixin:
     def visit_Slice(self, node: ast.Slice) -> slice:
         parts = [self.visit(p) if p is not None else None for p in (node.lower, node.upper, node.step)]
         if any(is_runtime(p) for p in parts):
-            raise CompileError("slice bounds must be compile-time constants")
+            raise CompileError("slice bounds must be compile-time constants (Quadrants does not support variables "
+                               "in slice now, nor does wgkern)")
         return slice(*parts)
 
     # ---- attributes ---------------------------------------------------------------------------------------
@@ -243,7 +244,8 @@ class ExpressionMixin:
                 return self.vector_subscript(self.load_ref(base), indices)    # x[i][:, j] read as a value
             if len(indices) > len(base.element_shape):
                 raise CompileError(f"elements of '{base.label}' have shape {base.element_shape}; got "
-                                   f"{len(indices)} indices")
+                                   f"{len(indices)} indices (Expected {len(base.element_shape)} indices, got "
+                                   f"{len(indices)})")
             extra = [self.as_index(i) for i in indices]
             if base.clamp:
                 extra = self.clamp_element_indices(extra, base.element_shape)
@@ -271,10 +273,16 @@ class ExpressionMixin:
         if not 1 <= len(indices) <= len(shape):
             what = (f"a vector of {shape[0]} elements takes 1 index" if len(shape) == 1 else
                     f"a {shape[0]}x{shape[1]} matrix takes 1 or 2 indices (a row, or a row and a column)")
-            raise CompileError(f"{what}, got {len(indices)}")
+            raise CompileError(f"{what}, got {len(indices)} (Expected {len(shape)} indices, got {len(indices)})")
         for i in indices:
             if not is_runtime(i) and not isinstance(i, (int, slice)):
                 raise CompileError(f"vector/matrix indices must be integers or slices, got {i!r}")
+            bounds = (i.start, i.stop) if isinstance(i, slice) else (i,)
+            if any(isinstance(b, int) and not is_runtime(b) and b < 0 for b in bounds):
+                # Taichi and Quadrants refuse them; counting from the end would silently differ from their code
+                raise CompileError(f"Negative indices are not supported in Quadrants kernels, nor in Taichi's or "
+                                   f"wgkern's: {i!r} in an index of a {'x'.join(map(str, shape))} vector/matrix; "
+                                   f"count from 0 (0..{shape[0] - 1})")
         picks_one = len(indices) == len(shape) and not any(isinstance(i, slice) for i in indices)
         if picks_one and any(is_runtime(i) for i in indices):
             flat = self.element_index(indices[0], shape, 0)
@@ -303,8 +311,8 @@ class ExpressionMixin:
         kind = (f"vector of {n} elements" if len(shape) == 1 else
                 f"{shape[0]}x{shape[1]} matrix ({('row', 'column')[axis]})")
         with self.b.at(self.b.if_(outside).then_block):
-            self.b.insert(ir.AssertFail(message=f"index out of range for a {kind}: a run-time index must lie in "
-                                                f"0..{n - 1}"))
+            self.b.insert(ir.AssertFail(message=f"index out of range for a {kind} (Out of bound access): a "
+                                                f"run-time index must lie in 0..{n - 1}"))
         return position
 
     def selection_axes(self, shape: tuple[int, ...], indices: list[Any]) -> tuple[list[list[Any]], tuple[int, ...]]:
@@ -320,7 +328,7 @@ class ExpressionMixin:
             if is_runtime(i):
                 axes.append([self.element_index(i, shape, len(axes))])
                 continue
-            position = i if i >= 0 else i + n
+            position = i
             if not 0 <= position < n:
                 raise CompileError(f"index {i} is out of range for a size-{n} axis")
             axes.append([position])
@@ -441,6 +449,13 @@ class ExpressionMixin:
         return arith.unary(self.b, UNARY_OPS[op_type], value)
 
     def visit_Compare(self, node: ast.Compare) -> Any:
+        for op in node.ops:
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                # as in Taichi and Quadrants: identity is a question about Python objects, asked in wk.static
+                name = "is" if isinstance(op, ast.Is) else "is not"
+                raise CompileError(f'Operator "{name}" is not supported in kernel code: it compares Python '
+                                   f"objects; write wk.static(a {name} b) for a compile-time test, or ==/!= "
+                                   "to compare values")
         left = self.rvalue(node.left)
         runtime_parts: list[Any] = []
         for op, right_node in zip(node.ops, node.comparators):

@@ -244,13 +244,15 @@ class LoopMixin:
     def ndrange_dim(self, value: Any) -> tuple[Any, Any]:
         if isinstance(value, (tuple, list)):
             if len(value) != 2:
-                raise CompileError("wk.ndrange() dimensions are n or (begin, end)")
+                raise CompileError(f"wk.ndrange() dimensions are n or (begin, end), got {value!r} (Every argument "
+                                   "of ndrange should be a scalar or a tuple/list like (begin, end))")
             begin, end = value
         else:
             begin, end = 0, value
         for bound in (begin, end):
             if isinstance(bound, (float, np.floating)):
-                raise CompileError(f"wk.ndrange() bounds must be integers, got {bound!r}")
+                raise CompileError(f"wk.ndrange() bounds must be integers, got {bound!r} (Every argument of "
+                                   "ndrange should be an integer scalar or a tuple/list of (int, int))")
         return begin, end
 
     def product_loop(self, node: ast.For, dims: list[tuple[Any, Any]], serialize: bool,

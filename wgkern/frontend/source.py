@@ -35,6 +35,16 @@ class FunctionSource:
     def def_loc(self) -> SourceLoc:
         return self.loc(self.tree)
 
+    @property
+    def decorator_module(self) -> str:
+        """`qd` for a function decorated `@qd.kernel` / `@qd.func(...)`: the name the program gives the package,
+        for messages that name its decorators as the program spells them ('wk' when there is none)."""
+        for decorator in self.tree.decorator_list:
+            node = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                return node.value.id
+        return "wk"
+
 
 def _leading_spaces(line: str) -> int:
     return len(line) - len(line.lstrip())

@@ -14,6 +14,7 @@ import numpy as np
 from wgkern.errors import CompileError
 from wgkern.frontend import arith, vectors
 from wgkern.frontend.expressions import PYTHON_BINARY
+from wgkern.frontend.graph_regions import module_prefix, spelling
 from wgkern.frontend.loops import StaticExit
 from wgkern.frontend.sparse_matrix import SparseMatrixEntry
 from wgkern.lang.structs import StructType, leaf_types
@@ -467,13 +468,20 @@ class StatementMixin:
     # ---- control flow ----------------------------------------------------------------------------------------
     def visit_With(self, node: ast.With) -> bool:
         """`with wk.stream_parallel():` (Quadrants) around top-level loops: the body as written (its loops stay
-        top-level, so parallel). No other context manager has a meaning in kernels."""
+        top-level, so parallel). `with wk.graph.parallel_context():` / `with wk.graph.parallel():` regions and
+        sections: frontend/graph_regions.py. No other context manager has a meaning in kernels."""
         for item in node.items:
             context = item.context_expr
             callee = self.visit(context.func) if isinstance(context, ast.Call) else None
+            kind = self.graph_region_kind(context, callee)
+            if kind is not None:
+                return self.visit_graph_region(node, kind)
             if callee is not wm.stream_parallel or item.optional_vars is not None or context.args \
                     or context.keywords:
-                raise CompileError("'with' is not supported inside kernels, except `with wk.stream_parallel():`")
+                why = ("it only supports qd.stream_parallel() and qd.graph regions" if isinstance(context, ast.Call)
+                       else "it requires a call expression")     # Quadrants' phrases
+                raise CompileError(f"'with' is not supported inside kernels, except `with wk.stream_parallel():` "
+                                   f"({why})")
         return self.visit_body(node.body)
 
     def visit_If(self, node: ast.If) -> bool:
@@ -533,11 +541,21 @@ class StatementMixin:
         parallel tasks, as Quadrants' host-side fallback of a CUDA graph does; elsewhere it stays a loop in
         kernel code."""
         test = node.test
+        if not getattr(self.ctx.kernel, "graph", False):
+            # as in Quadrants: the loop runs its body's loops as host-repeated tasks, a graph kernel's construct
+            prefix = module_prefix(test.func)
+            raise CompileError(f"{spelling(test.func)}() requires @{prefix}.kernel(graph=True): write "
+                               f"@{prefix}.kernel(graph=True) above '{self.ctx.kernel.name}'")
         if len(test.args) != 1 or test.keywords:
             raise CompileError("wk.graph_do_while(c) takes one argument: a 0-d integer ndarray or field")
-        counter = self.visit(test.args[0])
+        unresolved = f"the condition of {spelling(test.func)}() does not resolve to an ndarray kernel parameter"
+        try:
+            counter = self.visit(test.args[0])
+        except CompileError as exc:           # an unknown name or attribute: say what the condition must be
+            raise CompileError(f"{exc.message} ({unresolved})", exc.loc) from None
         if not _zero_d_integer_container(counter):
-            raise CompileError(f"wk.graph_do_while(c) takes a 0-d integer ndarray or field, not {describe(counter)}")
+            raise CompileError(f"wk.graph_do_while(c) takes a 0-d integer ndarray or field, not {describe(counter)} "
+                               f"({unresolved} or field)")
         for inner in _statements_of_this_loop(node.body):
             if isinstance(inner, ast.Continue):
                 raise CompileError("'continue' in a wk.graph_do_while loop would skip its condition; use an 'if'")
@@ -573,11 +591,13 @@ class StatementMixin:
             raise CompileError(f"'{what}' outside a loop")
         if loops[-1] == "static":
             if self.frame.branch_depth > self.frame.loop_branch_depths[-1]:
-                raise CompileError(f"'{what}' of a wk.static loop under a run-time 'if' is not supported (the "
-                                   "loop is unrolled at compile time; make the condition wk.static(...))")
+                raise CompileError(f"'{what}' of a wk.static loop under a run-time 'if' is not supported: You are "
+                                   f"trying to `{what}` a static `for` loop, which is unrolled at compile time; "
+                                   "make the condition wk.static(...)")
             return True
         if loops[-1] == "parallel" and what == "break":
-            raise CompileError("'break' is not allowed in a kernel's outermost (parallel) loop; put the loop "
+            raise CompileError("Cannot break in the outermost loop: 'break' is not allowed in a kernel's outermost "
+                               "(parallel) loop; put the loop "
                                "inside another one, or run it serially with wk.loop_config(serialize=True)")
         return False
 
@@ -586,7 +606,8 @@ class StatementMixin:
             self.func_return(node)
             return
         if self.in_runtime_loop() or self.frame.branch_depth > 0:
-            raise CompileError("'return' inside a run-time if/for/while of a kernel is not supported (only at "
+            raise CompileError("Return inside non-static if/for is not supported: "
+                               "'return' inside a run-time if/for/while of a kernel is not supported (only at "
                                "the top level or under wk.static conditions and loops; use a flag, or move the "
                                "logic into a wk.func)")
         value = None if node.value is None else self.visit(node.value)

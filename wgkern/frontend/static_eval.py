@@ -33,7 +33,8 @@ def closure_values(fn: Callable[..., Any]) -> dict[str, Any]:
 
 
 def runtime_value_error(name: str) -> CompileError:
-    return CompileError(f"wk.static() needs compile-time values, but '{name}' is a runtime value")
+    return CompileError(f"wk.static() needs compile-time values, but '{name}' is a runtime value (its arguments "
+                        "must be compile-time constants)")
 
 
 class RuntimeAttribute(AttributeError):
@@ -121,7 +122,8 @@ def evaluate(node: ast.expr, fn: Callable[..., Any], scope: Scope, filename: str
     except NameError as exc:
         name = getattr(exc, "name", None)
         if name in runtime_names:
-            raise CompileError(f"wk.static() needs compile-time values, but '{name}' is a runtime value") from None
+            raise CompileError(f"wk.static() needs compile-time values, but '{name}' is a runtime value (its "
+                               "arguments must be compile-time constants)") from None
         raise CompileError(f"name '{name}' is not defined") from None
     except RuntimeAttribute as exc:
         raise runtime_value_error(exc.name) from None

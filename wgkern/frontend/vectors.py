@@ -130,7 +130,8 @@ def transpose(b: IRBuilder, v: VectorValue) -> VectorValue:
     if not v.is_matrix:
         raise CompileError("transpose() needs a matrix, not a vector (older Taichi treated vectors as n x 1 "
                            "matrices): write `a @ b.transpose()` as a.outer_product(b) and `a.transpose() @ b` as "
-                           "a.dot(b)")
+                           "a.dot(b) (`transpose()` cannot apply to a vector. If you want something like "
+                           "`a @ b.transpose()`, write `a.outer_product(b)` instead.)")
     return VectorValue([v.at(i, j) for j in range(v.m) for i in range(v.n)], v.m, v.n)
 
 

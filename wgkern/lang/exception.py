@@ -7,6 +7,7 @@ from wgkern.errors import ArgumentError, CompileError, KernelAssertionError, WkE
 _KINDS = {
     "CompilationError": CompileError, "SyntaxError": CompileError, "TypeError": CompileError,
     "NameError": CompileError, "RuntimeTypeError": ArgumentError, "RuntimeError": WkError,
+    "IndexError": IndexError,     # a host-side index of the wrong length; BoundsCheckError is one too
     "AssertionError": KernelAssertionError,
 }
 ALIASES: dict[str, type] = {prefix + kind: error

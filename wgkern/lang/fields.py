@@ -259,6 +259,11 @@ class Container:
         """copy.copy: the same container (a shallow copy shares the memory, as Taichi documents)."""
         return self
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """pickle: the contents and what makes an equal container on unpickling (lang/container_pickle.py)."""
+        from wgkern.lang.container_pickle import reduce_container
+        return reduce_container(self)
+
     def __deepcopy__(self, memo: dict[int, Any]) -> Container:
         """copy.deepcopy: a new container of the same kind, dtype and shape holding a copy of the contents."""
         out = type(self)(self.dtype, self.shape, self.element_type, f"{self.name} (copy)",
@@ -392,7 +397,8 @@ class Container:
             key = (key,)
         if len(key) != len(self.shape) and len(key) != len(self.full_shape):
             raise IndexError(f"{self.kind_name} '{self.name}' of shape {self.shape} indexed with {len(key)} "
-                             f"indices" + (" (use [None] for a 0-d container)" if not self.shape else ""))
+                             f"indices ({len(self.shape)}d {self.kind_name} indexed with {len(key)}d indices)"
+                             + (" (use [None] for a 0-d container)" if not self.shape else ""))
         index = []
         offset = self.offset
         for axis, (k, extent) in enumerate(zip(key, self.full_shape)):

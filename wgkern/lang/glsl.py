@@ -9,6 +9,7 @@ from wgkern.lang import math as _wm
 from wgkern.lang.types import i32 as _i32
 from wgkern.lang.types import template as _template
 from wgkern.lang.types import u32 as _u32
+from wgkern.lang.types import u64 as _u64
 from wgkern.lang.matrix import Matrix as _Matrix
 from wgkern.lang.matrix import Vector as _Vector
 
@@ -247,9 +248,7 @@ def solve(a, b):
 
 
 @func
-def popcnt(x):
-    """The number of set bits of a 32-bit integer."""
-    v = _wm.cast(x, _u32)
+def _popcnt32(v):
     v = v - ((v >> 1) & 0x55555555)
     v = (v & 0x33333333) + ((v >> 2) & 0x33333333)
     v = (v + (v >> 4)) & 0x0F0F0F0F
@@ -257,9 +256,7 @@ def popcnt(x):
 
 
 @func
-def clz(x):
-    """The number of leading zero bits of a 32-bit integer (32 for 0)."""
-    v = _wm.cast(x, _u32)
+def _clz32(v):
     n = 0
     if v == 0:
         n = 32
@@ -268,4 +265,30 @@ def clz(x):
             if v >> (32 - shift) == 0:
                 n += shift
                 v = v << shift
+    return n
+
+
+@func
+def popcnt(x):
+    """The number of set bits of an integer (of its 64 bits for a 64-bit dtype, else of its low 32 bits)."""
+    n = 0
+    if _wm.bit_width(x) == 64:
+        v = _wm.cast(x, _u64)
+        n = _popcnt32(_wm.cast(v >> 32, _u32)) + _popcnt32(_wm.cast(v & 0xFFFFFFFF, _u32))
+    else:
+        n = _popcnt32(_wm.cast(x, _u32))
+    return n
+
+
+@func
+def clz(x):
+    """The number of leading zero bits of an integer: of 64 bits for a 64-bit dtype (64 for 0), else of 32 bits
+    (32 for 0)."""
+    n = 0
+    if _wm.bit_width(x) == 64:
+        v = _wm.cast(x, _u64)
+        high = _wm.cast(v >> 32, _u32)
+        n = _clz32(high) if high != 0 else 32 + _clz32(_wm.cast(v & 0xFFFFFFFF, _u32))
+    else:
+        n = _clz32(_wm.cast(x, _u32))
     return n

@@ -50,6 +50,33 @@ class BoundFunc:
         return self.func(self.instance, *args, **kwargs)
 
 
+def call_problems(signature: inspect.Signature, positional: int, keywords: Any) -> str:
+    """What is wrong with calling `signature` with `positional` positional arguments and these keyword names, in
+    Quadrants' words ("Too many arguments", "Missing argument 'b'", "Multiple values for argument 'a'",
+    "Unexpected argument 'd'"), for the errors of kernel and func calls."""
+    kinds = inspect.Parameter
+    params = list(signature.parameters.values())
+    slots = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    var_positional = any(p.kind is kinds.VAR_POSITIONAL for p in params)
+    var_keyword = any(p.kind is kinds.VAR_KEYWORD for p in params)
+    problems = []
+    if positional > len(slots) and not var_positional:
+        problems.append(f"Too many arguments: expected at most {len(slots)} positional, got {positional}")
+    filled = {p.name for p in slots[:positional]}
+    keywords = list(keywords)
+    for name in keywords:
+        if name in filled:
+            problems.append(f"Multiple values for argument '{name}'")
+        elif (name not in signature.parameters or signature.parameters[name].kind is kinds.POSITIONAL_ONLY) \
+                and not var_keyword:
+            problems.append(f"Unexpected argument '{name}'")
+    for p in params:
+        if p.default is kinds.empty and p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD) \
+                and p.name not in filled and p.name not in keywords:
+            problems.append(f"Missing argument '{p.name}'")
+    return "; ".join(problems)
+
+
 _launch_kernel: Callable[..., Any] | None = None   # runtime.launch.launch_kernel, imported on first call
 # One launch at a time across threads: a launch stages numpy arguments and reads return values through buffers
 # its compiled entry owns, so two threads launching one kernel would overwrite each other's (Taichi's and
@@ -70,11 +97,13 @@ class Kernel:
 
     requires_top_level = False     # @wk.func(requires_top_level=True): calls only at a kernel's top level
 
-    def __init__(self, fn: Callable[..., Any]):
+    def __init__(self, fn: Callable[..., Any], graph: bool = False, checkpoints: bool = False):
         self.fn = fn
         self.name = fn.__name__
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters.values())
+        self.graph = graph               # @wk.kernel(graph=True): may hold wk.graph.parallel_context() regions
+        self.checkpoints = checkpoints   # @wk.kernel(checkpoints=True): refused when it compiles (frontend)
         functools.update_wrapper(self, fn)
         self.last_compiled: Any = None   # runtime.launch.CompiledEntry of the most recent launch
 
@@ -142,16 +171,14 @@ def kernel(_fn: Callable[..., Any] | None = None, *, pure: bool | None = None, f
            graph: bool = False, checkpoints: bool = False) -> Any:
     """`@wk.kernel`, also as `@wk.kernel(...)` with Quadrants' options: `pure`/`fastcache` (wgkern caches
     compiled kernels by their argument specialisation anyway) and `graph` (launches are already batched into
-    one submission) change nothing; `checkpoints` (pausable graph kernels) is not available."""
-    if checkpoints:
-        raise WkError("@wk.kernel(checkpoints=True): pausable graph kernels (Quadrants' qd.checkpoint) are not "
-                      "available")
+    one submission) changes nothing but allows `wk.graph.parallel_context()` regions in the kernel;
+    `checkpoints` (pausable graph kernels) is not available: such a kernel raises CompileError when first called."""
     if _fn is None:
-        return kernel
+        return functools.partial(kernel, pure=pure, fastcache=fastcache, graph=graph, checkpoints=checkpoints)
     if getattr(_fn, "_wk_perf_dispatch_registered", False):
         raise WkError(f"KERNEL_ANNOTATION_ORDER: '{_fn.__name__}' is registered with a wk.perf_dispatch before "
                       "@wk.kernel makes it a kernel; write @dispatcher.register above @wk.kernel")
-    return Kernel(_fn)
+    return Kernel(_fn, graph=graph, checkpoints=checkpoints)
 
 
 def func(fn: Callable[..., Any] | None = None, *, is_real_function: bool = False,

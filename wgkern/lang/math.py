@@ -419,6 +419,14 @@ def no_activate(*fields: Any) -> None:
     return None
 
 
+def bit_width(value: Any) -> int:
+    """`wk.bit_width(x)` in kernel code: the number of bits of x's scalar dtype, a compile-time int (32 for an
+    i32, 64 for an f64), so a func can choose a code path per width (popcnt / clz of 64-bit integers)."""
+    if hasattr(value, "dtype") and hasattr(value.dtype, "itemsize"):
+        return value.dtype.itemsize * 8                   # numpy scalars and arrays in Python scope
+    raise WkError("wk.bit_width(x) takes a scalar value of kernel code or a numpy value")
+
+
 def volatile_load(value: Any) -> Any:
     """Quadrants' `volatile_load(x)`: x's current value. Every global read in wgkern is a fresh load (nothing
     is cached across a spin loop's iterations), so it is a plain read."""

@@ -350,7 +350,8 @@ def dataclass(cls: type) -> StructType:
     defaulted = [name for name in members if name in vars(cls)]
     if defaulted:        # a struct's members start at zero: a default value would be silently dropped
         raise CompileError(f"@wk.dataclass {cls.__name__}: default values of members are not supported "
-                           f"({', '.join(defaulted)}); members start at zero", _member_loc(cls, defaulted[0]))
+                           f"({', '.join(defaulted)}); members start at zero (Default value in @dataclass is not "
+                           "supported.)", _member_loc(cls, defaulted[0]))
     stype = StructType(members, name=cls.__name__, methods=methods)
     stype.host_methods = plain
     return stype

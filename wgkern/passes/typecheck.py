@@ -89,7 +89,7 @@ def _binary(r: _Repairer, s: ir.BinaryOp) -> None:
 def _unary(r: _Repairer, s: ir.UnaryOp) -> None:
     t = s.operand.dtype
     if s.op in INT_ONLY_UNARY and not t.is_int:
-        raise CompileError(f"`{_name(s.op)}` needs an integer operand, got {t.name}"
+        raise CompileError(f"`{_name(s.op)}` needs an integer operand, got {t.name}: it takes integral inputs only"
                            + (" (use `not` for bools)" if t.is_bool else ""), s.loc)
     if s.op in BOOL_ONLY_UNARY:
         target = T.u1

@@ -1,20 +1,22 @@
 """Kernel argument specialisation: checks a call's arguments against the parameters' annotations and turns
 them into a cache key, the frontend's ArgSpecs and the template values.
 
-Every user mistake (count, kind, dtype, ndim, element shape, non-contiguous numpy array, a container from an
-earlier wk.init, an integer its type cannot hold) is an ArgumentError naming the parameter. Parameter rules are computed once per kernel."""
+Every user mistake (count, kind, dtype, ndim, element shape, a container from an earlier wk.init, an integer its
+type cannot hold) is an ArgumentError naming the parameter, with Quadrants' phrase for it where a ported test
+matches one ("Invalid value for argument x - ..."). Non-contiguous numpy arrays are accepted (copied in and out). Parameter rules are computed once per kernel."""
 from __future__ import annotations
 
 import dataclasses
 import inspect
 import itertools
+import reprlib
 import weakref
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from wgkern.errors import ArgumentError
+from wgkern.errors import ArgumentError, CallError
 from wgkern.ir.nodes import ArgSpec
 from wgkern.lang.fields import Container, Field, Ndarray
 from wgkern.lang.torch_interop import is_torch_tensor, torch_argument
@@ -445,13 +447,16 @@ def _bind(kernel: Any, rules: list[ParamRule], args: tuple[Any, ...], kwargs: di
     unknown = [name for name in kwargs if name not in kernel.signature.parameters]
     if unknown:
         names = ", ".join(r.name for r in rules)
-        raise ArgumentError(f"kernel '{kernel.name}({names})' has no parameter named {', '.join(map(repr, unknown))}")
+        raise CallError(f"kernel '{kernel.name}({names})' has no parameter named {', '.join(map(repr, unknown))} "
+                        f"({'; '.join(f'Unexpected argument {name!r}' for name in unknown)})")
     try:
         bound = kernel.signature.bind(*args, **kwargs)
     except TypeError as exc:
+        from wgkern.lang.kernel import call_problems
         names = ", ".join(r.name for r in rules)
-        raise ArgumentError(f"kernel '{kernel.name}({names})' called with {len(args)} positional and "
-                            f"{len(kwargs)} keyword arguments: {exc}") from None
+        problems = call_problems(kernel.signature, len(args), kwargs) or str(exc)
+        raise CallError(f"kernel '{kernel.name}({names})' called with {len(args)} positional and "
+                        f"{len(kwargs)} keyword arguments: {problems}") from None
     bound.apply_defaults()
     return list(bound.arguments.values())
 
@@ -513,8 +518,15 @@ def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tup
         if element is not None:
             tail = element.element_shape
             if value.shape[value.ndim - len(tail):] != tail or value.ndim < len(tail):
+                if rule.ndim is not None and value.ndim != rule.ndim + len(tail):     # Quadrants' two phrasings
+                    quadrants = (f"required array has ndim={rule.ndim} element_dim={len(tail)}, array with "
+                                 f"{value.ndim} dimensions is provided")
+                else:
+                    quadrants = (f"required element_shape={tail}, array with element shape of "
+                                 f"{value.shape[max(value.ndim - len(tail), 0):]}")
                 raise ArgumentError(f"{_where(kernel, rule)}: expects elements of shape {tail} "
-                                    f"({element!r}); the numpy array has shape {value.shape}")
+                                    f"({element!r}); the numpy array has shape {value.shape} (Invalid value for "
+                                    f"argument {rule.name} - {quadrants})")
         ndim = value.ndim - (len(element.element_shape) if element is not None else 0)
         has_grad = False
         is_numpy = True
@@ -523,12 +535,14 @@ def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tup
                             "by closure, or annotate the parameter wk.template())")
     else:
         raise ArgumentError(f"{_where(kernel, rule)} expects a wk.ndarray or a numpy array, got "
-                            f"{type(value).__name__}")
+                            f"{type(value).__name__} (Invalid type for argument {rule.name}, got "
+                            f"{reprlib.repr(value)})")
     # A numpy array for a vector/matrix annotation keeps its own scalar dtype (Quadrants compiles for it: a
     # float64 (n, 3) array passes for dtype=wk.math.vec3); a scalar annotation's dtype must match.
     numpy_for_vectors = is_numpy and rule.element_type is not None
     if rule.dtype is not None and dtype != rule.dtype and not numpy_for_vectors:
-        raise ArgumentError(f"{_where(kernel, rule)} expects dtype {rule.dtype!r}, got {dtype!r}")
+        raise ArgumentError(f"{_where(kernel, rule)} expects dtype {rule.dtype!r}, got {dtype!r} (Invalid value "
+                            f"for argument {rule.name} - required array has dtype={rule.dtype!r})")
     if rule.element_dim and not is_numpy and (element is None or len(element.element_shape) != rule.element_dim):
         kind = "vector" if rule.element_dim == 1 else "matrix"
         raise ArgumentError(f"{_where(kernel, rule)} expects {kind} elements, got "
@@ -540,7 +554,9 @@ def _ndarray_part(kernel: Any, rule: ParamRule, value: Any, program: Any) -> tup
         raise ArgumentError(f"{_where(kernel, rule)} expects scalar elements of {rule.dtype!r}, got "
                             f"{element!r}")
     if rule.ndim is not None and ndim != rule.ndim:
-        raise ArgumentError(f"{_where(kernel, rule)} expects ndim={rule.ndim}, got an array with ndim={ndim}")
+        raise ArgumentError(f"{_where(kernel, rule)} expects ndim={rule.ndim}, got an array with ndim={ndim} "
+                            f"(Invalid value for argument {rule.name} - required array has ndim={rule.ndim}, array "
+                            f"with {ndim} dimensions is provided)")
     element_shape = element.element_shape if element is not None else ()
     return (NDARRAY, dtype, ndim, element_shape, has_grad, is_numpy)
 

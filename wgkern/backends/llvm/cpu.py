@@ -73,7 +73,7 @@ def debug_check_error(kernel: ir.OffloadedKernel, site: ir.Stmt, args: LaunchArg
         slot_index = next(k for k, slot in enumerate(kernel.containers) if slot is site.container)
         shape = tuple(args.shapes[slot_index])
     message = (f"kernel {kernel.name}: index out of range for {site.container.name} of shape "
-               f"{tuple(shape)} (debug=True skipped the access)")
+               f"{tuple(shape)} (Out of bound access; debug=True skipped it)")
     return BoundsCheckError(format_located(message, site.loc))
 
 

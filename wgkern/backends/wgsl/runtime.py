@@ -858,8 +858,8 @@ class WgslBackend(Backend):
                 what = f"of shape {tuple(shape)}" if shape is not None else \
                     f"(an ndarray of {ptr.container.ndim} axes)"
                 errors.append(BoundsCheckError(format_located(
-                    f"kernel {kernel_name}: index out of range for {ptr.container.name} {what} (debug=True "
-                    "redirected the access to element 0)", ptr.loc)))
+                    f"kernel {kernel_name}: index out of range for {ptr.container.name} {what} (Out of bound "
+                    "access; debug=True redirected it to element 0)", ptr.loc)))
         return errors
 
     @_serialized
