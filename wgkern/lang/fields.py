@@ -21,6 +21,7 @@ import numpy as np
 from wgkern.errors import BoundsCheckError, CompileError, DeviceFeatureError, OutOfMemoryError, WkError
 from wgkern.lang.types import DataType, VectorType, to_dtype
 from wgkern.lang.host_matrix import container_element
+from wgkern.lang.scalar_component import ScalarComponent
 
 _MAX_ELEMENTS = 2**31 - 1   # index arithmetic is i32 (docs/internals.md)
 
@@ -690,37 +691,6 @@ class Field(Container):
             raise
         if dual_placeholder is not None:        # kept: `place(x, x.dual)` names it, or it takes shape when used
             self.dual = dual_placeholder
-
-
-class ScalarComponent:
-    """What `field.get_scalar_field(...)` returns. Fields keep an element's components together here, so placing
-    a component places the whole field (the other components then land beside it, under the same node, which
-    is the shape Taichi gives them); `wk.block_local` takes it as the hint it is. On the host it reads and writes
-    that component of the field's elements."""
-
-    def __init__(self, field: Field, indices: tuple[int, ...]) -> None:
-        self.field = field
-        self.indices = indices
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.field.shape
-
-    @property
-    def dtype(self) -> Any:
-        return self.field.dtype
-
-    def _key(self, key: Any) -> tuple[Any, ...]:
-        return (key if isinstance(key, tuple) else (key,)) + self.indices
-
-    def __getitem__(self, key: Any) -> Any:
-        return self.field[self._key(key)]
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self.field[self._key(key)] = value
-
-    def to_numpy(self) -> np.ndarray:
-        return self.field.to_numpy()[(Ellipsis,) + self.indices]
 
 
 class Ndarray(Container):
