@@ -706,10 +706,12 @@ class Ndarray(Container):
 
 
 class _FieldKind(type):
-    """`isinstance(x, wk.ScalarField)` / `wk.MatrixField` (Taichi's class names): fields of scalar elements,
-    and of vector/matrix elements."""
+    """`isinstance(x, wk.ScalarField)` / `wk.MatrixField` (Taichi's class names): fields of scalar elements
+    (and one component of a vector field, `v.get_scalar_field(i)`), and of vector/matrix elements."""
 
     def __instancecheck__(cls, obj: Any) -> bool:
+        if isinstance(obj, ScalarComponent):
+            return not cls._vector_elements
         return isinstance(obj, Field) and bool(obj.element_shape) == cls._vector_elements
 
 
