@@ -36,16 +36,23 @@ def _free_buffer(backend: Any, buffer: Any) -> None:
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # `name = <...>field(` or `name = <...>ndarray(` (optionally `self.name`, optionally annotated)
 _ASSIGNED_NAME = re.compile(r"^\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*[\w.]*(?:field|ndarray)\(")
+# `name = factory()`: a call without arguments, the whole statement
+_ASSIGNED_FACTORY_CALL = re.compile(r"^\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*[\w.]+\(\s*\)\s*(?:#.*)?$")
 
 
 def _caller_variable_name() -> str:
     """`x = wk.field(...)` in user code -> 'x' (for messages), found from the first frame outside wgkern;
-    '' when the line is not a plain single assignment."""
+    '' when the line is not a plain single assignment. When that frame is a lambda (difftaichi's
+    `scalar = lambda: ti.field(dtype=real)`, then `x = scalar()`), the lambda's caller names the field."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame = frame.f_back
     if frame is None:
         return ""
+    if frame.f_code.co_name == "<lambda>" and frame.f_back is not None:
+        caller = frame.f_back
+        match = _ASSIGNED_FACTORY_CALL.match(linecache.getline(caller.f_code.co_filename, caller.f_lineno))
+        return match.group(1) if match else ""
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
     statements = line.split(";")
     if len(statements) > 1:          # `x = wk.field(...); n = wk.field(...)`: the statement making this call
