@@ -397,6 +397,42 @@ def test_a_tape_clears_adjoints_only_and_keeps_the_duals_of_forward_mode(arch):
         wk.ad.clear_all_gradients("primal")
 
 
+def test_a_tape_clears_adjoints_on_entry_and_keeps_what_its_block_seeds(arch):
+    """Taichi's Tape clears the adjoints on entry, not on exit, so an adjoint the block seeds outside the recorded
+    kernels reaches the replay: difftaichi's water_renderer writes its image's `.grad` from a network's gradient
+    inside the Tape (a no_grad function) and the renderer's kernels carry it to the height field. With
+    image = 3 h^2 and image.grad seeded with g, h.grad = 6 g h exactly (small integers, exact in f32)."""
+    h = wk.field(wk.f32, shape=4, needs_grad=True)
+    image = wk.field(wk.f32, shape=4, needs_grad=True)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def render():
+        for i in h:
+            image[i] = 3 * h[i] ** 2
+
+    @wk.kernel
+    def seed(g: wk.types.ndarray()):
+        for i in image:
+            image.grad[i] = g[i]
+
+    @wk.ad.no_grad
+    def network():
+        seed(np.array([1, 2, 3, 4], dtype=np.float32))
+
+    h.from_numpy(np.array([1, 2, 3, 4], dtype=np.float32))
+    h.grad.fill(100.0)                      # stale adjoints of an earlier step: cleared on entry
+    with wk.ad.Tape(loss=loss):
+        render()
+        network()
+    want = 6 * np.array([1, 2, 3, 4]) * np.array([1, 2, 3, 4])
+    np.testing.assert_array_equal(h.grad.to_numpy(), want)
+    with wk.ad.Tape(loss=loss, clear_gradients=False):     # kept and accumulated into
+        render()
+        network()
+    np.testing.assert_array_equal(h.grad.to_numpy(), 2 * want)
+
+
 def test_grad_replaced_functions_have_grad_and_no_grad_takes_python_functions(arch):
     x = wk.field(wk.f32, shape=8, needs_grad=True)
     total = wk.field(wk.f32, shape=(), needs_grad=True)

@@ -226,6 +226,21 @@ def test_names_come_from_the_assignment(fake_program):
     assert (x.name, n.name) == ("x", "n")
 
 
+def test_fields_made_by_a_lambda_factory_take_the_callers_name(fake_program):
+    """difftaichi declares `scalar = lambda: ti.field(dtype=real)` and then `loss = scalar()`; messages (a host
+    index outside a field, for one) name 'loss', not a generated name."""
+    scalar = lambda: wk.field(dtype=wk.f32)                 # noqa: E731 - the idiom under test
+    vec = lambda: wk.Vector.field(2, dtype=wk.f32, shape=3)  # noqa: E731
+    loss = scalar()
+    velocity = vec()  # a trailing comment
+    pair = (scalar(), vec())
+    x, v = vec(), vec()
+    assert (loss.name, velocity.name, loss.grad.name) == ("loss", "velocity", "loss.grad")
+    assert all(f.name.startswith("field") for f in (*pair, x, v))       # not a single assignment: generated
+    with pytest.raises(wk.BoundsCheckError, match="axis 0 of field 'velocity' \\(extent 3\\)"):
+        velocity[5]
+
+
 def test_vector_and_matrix_ndarrays(arch):
     a = wk.Vector.ndarray(3, wk.f32, shape=4)
     m = wk.Matrix.ndarray(2, 2, wk.f32, shape=2, needs_grad=True)

@@ -174,3 +174,24 @@ def test_stpq_swizzles_and_taichis_errors_for_components_a_vector_lacks():
     with pytest.raises(wk.WkError, match="value len does not match the swizzle pattern=xy"):
         a.xy = [1, 2, 3]
     assert a.tolist() == [1.0, 2.0]
+
+
+def test_entries_read_in_python_are_python_scalars(arch):
+    """Taichi gives a vector element's entries as Python floats and ints (difftaichi prints and sums them);
+    numpy's float32 scalars would print as `np.float32(...)` and keep later host arithmetic in f32."""
+    v = wk.Vector.field(2, dtype=wk.f32, shape=3)
+    m = wk.Matrix.field(2, 2, dtype=wk.f32, shape=())
+    iv = wk.Vector.field(3, dtype=wk.i32, shape=())
+    v[1] = [0.3, 2.5]
+    m[None] = [[1.0, 2.0], [3.0, 4.0]]
+    iv[None] = [1, -2, 3]
+    element = v[1]
+    entries = [element[0], element.x, element.y, m[None][0, 1], m[None][1][0], *element]
+    assert all(type(e) is float for e in entries), [type(e) for e in entries]
+    assert [type(e) for e in (iv[None][1], iv[None].z, *iv[None])] == [int] * 5
+    assert repr([v[1][1], iv[None][1]]) == "[2.5, -2]"
+    # the f32 value, widened: host arithmetic on it is then in f64 (as on Taichi's Python floats)
+    assert element[0] == float(np.float32(0.3)) and 0.1 * element[0] == 0.1 * float(np.float32(0.3))
+    assert isinstance(m[None][0], np.ndarray) and m[None][0].y == 2.0      # rows stay vectors
+    element[0] = 4.0                                                         # and writes still store
+    assert v[1][0] == 4.0

@@ -332,3 +332,53 @@ def test_shifted_copies_across_many_blocks(arch, offset):
     kept = (target >= 0) & (target < n)
     want_z[target[kept]] = -np.arange(n)[kept]
     np.testing.assert_array_equal(z.to_numpy(), want_z)
+
+
+def test_the_flat_offset_follows_axis_order_whatever_the_nesting(arch):
+    """Placed fields are stored row-major in axis order (i, j, k, l) whatever the nesting of their dense nodes,
+    and the flat offset that decides an access outside an axis is over that layout. difftaichi's
+    misc/rigid_body_* examples place x with dense(l, steps).dense(i, 1) (shape (1, steps)) and write x[t, 0]:
+    for t >= 1 its flat offset t * steps is outside the field, so the write is dropped and a read gives 0, on
+    every arch. (Taichi's release build computes the offset along the nesting, l outer, and reaches x[0, t]
+    instead; its debug mode reports the access, as wgkern's does.)"""
+    steps = 8
+    x = wk.field(wk.f32)
+    y = wk.field(wk.f32)
+    wk.root.dense(wk.l, steps).dense(wk.i, 1).place(x)
+    wk.root.dense(wk.l, steps).dense(wk.i, 3).place(y)
+    assert x.shape == (1, steps) and y.shape == (3, steps)
+
+    @wk.kernel
+    def write():
+        for t in range(steps):
+            x[t, 0] = t + 1.0
+            y[t, 1] = 10.0 + t
+
+    @wk.kernel
+    def read(t: wk.i32) -> wk.f32:
+        return x[t, 0]
+
+    write()
+    want_x = np.zeros((1, steps), np.float32)
+    want_x[0, 0] = 1.0                          # t = 0 only
+    want_y = np.zeros((3, steps), np.float32)
+    for t in range(steps):
+        flat = t * steps + 1                    # row-major over (i, l)
+        if flat < y.to_numpy().size:
+            want_y.reshape(-1)[flat] = 10.0 + t
+    np.testing.assert_array_equal(x.to_numpy(), want_x)
+    np.testing.assert_array_equal(y.to_numpy(), want_y)
+    assert [read(t) for t in range(3)] == [1.0, 0.0, 0.0]
+
+    wk.init(arch=arch, debug=True)
+    z = wk.field(wk.f32)
+    wk.root.dense(wk.l, steps).dense(wk.i, 1).place(z)
+
+    @wk.kernel
+    def write_debug():
+        for t in range(steps):
+            z[t, 0] = 1.0       # the reported line
+
+    with pytest.raises(wk.BoundsCheckError, match=r"(?s)index out of range for z of shape \(1, 8\).*z\[t, 0\]"):
+        write_debug()
+        wk.sync()

@@ -79,3 +79,25 @@ def test_import_is_light_and_fast():
     code = "import sys, wgkern; print([m for m in sys.modules if m.split('.')[0] in ('wgpu', 'llvmlite')])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_total_compilation_time_grows_with_compiles_only(arch):
+    """Taichi's `prog.get_total_compilation_time()` (smoke_taichi_gpu prints it every iteration): seconds spent
+    compiling, which a cached launch does not add to and a kernel's `.grad` compile does."""
+    program = program_module.current()
+    assert program.get_total_compilation_time() == 0.0
+    x = wk.field(wk.f32, shape=8, needs_grad=True)
+    y = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def total():
+        for i in x:
+            y[None] += x[i] ** 2
+
+    total()
+    first = program.get_total_compilation_time()
+    assert first > 0.0
+    total()
+    assert program.get_total_compilation_time() == first
+    total.grad()
+    assert program.get_total_compilation_time() > first

@@ -270,7 +270,8 @@ class CallMixin:
                 raise CompileError(f"{callee.__name__}() takes a vector, got {describe(value)}")
             return vectors.call_method(self.b, value, callee.__name__, [])
         if callee is wm.block_local or callee is wm.cache_read_only:
-            from wgkern.lang.fields import Container, ScalarComponent
+            from wgkern.lang.fields import Container
+            from wgkern.lang.scalar_component import ScalarComponent
             if kwargs or not all(isinstance(a, (GlobalRef, Container, ScalarComponent)) for a in args):
                 raise CompileError(f"{describe(callee)} takes fields")
             return None

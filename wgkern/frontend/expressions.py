@@ -20,6 +20,7 @@ from wgkern.frontend.sparse_matrix import SparseMatrixRef
 from wgkern.frontend.buffer_view import BufferViewRef
 from wgkern.frontend.texture import Texture, TextureRef
 from wgkern.lang.matrix import Matrix, Vector
+from wgkern.lang.scalar_component import ScalarComponent
 from wgkern.lang.structs import StructField
 from wgkern.frontend.simt import SharedArrayRef
 from wgkern.frontend.values import (AtomicMethod, BoundMethod, GlobalRef, NdarrayRef, StructElement, StructValue,
@@ -229,6 +230,14 @@ class ExpressionMixin:
             return dynamic if dynamic is not None else StructElement(base, self.expand_indices(indices), label)
         if isinstance(base, BufferViewRef):
             return self.buffer_view_subscript(base, indices)
+        if isinstance(base, ScalarComponent):        # v.get_scalar_field(c)[I]: component c of v[I]
+            given = [i for i in self.expand_indices(indices) if i is not None]
+            if len(given) != len(base.shape):
+                raise CompileError(f"component field '{base.name}' has shape {base.shape}: index it with "
+                                   f"{len(base.shape) if base.shape else '[None]'}"
+                                   f"{' indices' if base.shape else ''}, not {len(given)}")
+            element = self.subscript(base.field, indices, label)
+            return self.subscript(element, list(base.indices), label)
         if isinstance(base, SharedArrayRef):
             base = base.ref(label)
         if isinstance(base, NdarrayRef) or self.is_container(base):

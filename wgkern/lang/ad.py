@@ -60,9 +60,11 @@ class ReplacedCall:
 
 
 class Tape:
-    """`with wk.ad.Tape(loss=y): ...` records kernel launches; on entry it sets `loss` to 0 (as Taichi's Tape
-    does, so kernels accumulating into it start afresh); on exit it clears the adjoints (when
-    `clear_gradients`), seeds `loss.grad = 1` and replays the `.grad` kernels in reverse order.
+    """`with wk.ad.Tape(loss=y): ...` records kernel launches; on entry it clears the adjoints (when
+    `clear_gradients` and the loss is a field) and sets `loss` to 0, as Taichi's Tape does (kernels accumulating
+    into it start afresh, and adjoints the block itself seeds, such as difftaichi's water_renderer writing an
+    image's `.grad` from a network, are kept); on exit it seeds `loss.grad = 1` and replays the `.grad` kernels
+    in reverse order.
     `grad_check=[x, ...]` (Taichi's) then checks each listed field's gradient against finite differences of the
     recorded launches (`TapeGradChecker`) and raises AssertionError when one disagrees. `validation=True` asks
     for the run-time check of the global data access rule across the launches of the tape, which runs under
@@ -110,6 +112,8 @@ class Tape:
             for mark in program.access_marks.values():
                 mark.fill(0)
             program.tape_validation = True
+        if self.clear_gradients and self.loss is not None and getattr(self.loss, "is_field", True):
+            clear_all_gradients()
         if self.loss is not None:
             self.loss.fill(0)
         if self.grad_check:
@@ -134,9 +138,7 @@ class Tape:
                 for entry in self.entries]
 
     def grad(self) -> None:
-        """Clear, seed and replay (what leaving the `with` block does)."""
-        if self.clear_gradients:
-            clear_all_gradients()
+        """Seed and replay (what leaving the `with` block does)."""
         if self.loss is not None:
             self.loss.grad.fill(1)
         for entry in reversed(self.entries):

@@ -21,6 +21,7 @@ import numpy as np
 from wgkern.errors import BoundsCheckError, CompileError, DeviceFeatureError, OutOfMemoryError, WkError
 from wgkern.lang.types import DataType, VectorType, to_dtype
 from wgkern.lang.host_matrix import container_element
+from wgkern.lang.scalar_component import ScalarComponent
 
 _MAX_ELEMENTS = 2**31 - 1   # index arithmetic is i32 (docs/internals.md)
 
@@ -35,16 +36,23 @@ def _free_buffer(backend: Any, buffer: Any) -> None:
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # `name = <...>field(` or `name = <...>ndarray(` (optionally `self.name`, optionally annotated)
 _ASSIGNED_NAME = re.compile(r"^\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*[\w.]*(?:field|ndarray)\(")
+# `name = factory()`: a call without arguments, the whole statement
+_ASSIGNED_FACTORY_CALL = re.compile(r"^\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*[\w.]+\(\s*\)\s*(?:#.*)?$")
 
 
 def _caller_variable_name() -> str:
     """`x = wk.field(...)` in user code -> 'x' (for messages), found from the first frame outside wgkern;
-    '' when the line is not a plain single assignment."""
+    '' when the line is not a plain single assignment. When that frame is a lambda (difftaichi's
+    `scalar = lambda: ti.field(dtype=real)`, then `x = scalar()`), the lambda's caller names the field."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame = frame.f_back
     if frame is None:
         return ""
+    if frame.f_code.co_name == "<lambda>" and frame.f_back is not None:
+        caller = frame.f_back
+        match = _ASSIGNED_FACTORY_CALL.match(linecache.getline(caller.f_code.co_filename, caller.f_lineno))
+        return match.group(1) if match else ""
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
     statements = line.split(";")
     if len(statements) > 1:          # `x = wk.field(...); n = wk.field(...)`: the statement making this call
@@ -709,37 +717,6 @@ class Field(Container):
             self.dual = dual_placeholder
 
 
-class ScalarComponent:
-    """What `field.get_scalar_field(...)` returns. Fields keep an element's components together here, so placing
-    a component places the whole field (the other components then land beside it, under the same node, which
-    is the shape Taichi gives them); `wk.block_local` takes it as the hint it is. On the host it reads and writes
-    that component of the field's elements."""
-
-    def __init__(self, field: Field, indices: tuple[int, ...]) -> None:
-        self.field = field
-        self.indices = indices
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.field.shape
-
-    @property
-    def dtype(self) -> Any:
-        return self.field.dtype
-
-    def _key(self, key: Any) -> tuple[Any, ...]:
-        return (key if isinstance(key, tuple) else (key,)) + self.indices
-
-    def __getitem__(self, key: Any) -> Any:
-        return self.field[self._key(key)]
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self.field[self._key(key)] = value
-
-    def to_numpy(self) -> np.ndarray:
-        return self.field.to_numpy()[(Ellipsis,) + self.indices]
-
-
 class Ndarray(Container):
     """`wk.ndarray`: a container passed to kernels as an argument (`wk.types.ndarray()` parameters)."""
     is_field = False
@@ -753,10 +730,12 @@ class Ndarray(Container):
 
 
 class _FieldKind(type):
-    """`isinstance(x, wk.ScalarField)` / `wk.MatrixField` (Taichi's class names): fields of scalar elements,
-    and of vector/matrix elements."""
+    """`isinstance(x, wk.ScalarField)` / `wk.MatrixField` (Taichi's class names): fields of scalar elements
+    (and one component of a vector field, `v.get_scalar_field(i)`), and of vector/matrix elements."""
 
     def __instancecheck__(cls, obj: Any) -> bool:
+        if isinstance(obj, ScalarComponent):
+            return not cls._vector_elements
         return isinstance(obj, Field) and bool(obj.element_shape) == cls._vector_elements
 
 

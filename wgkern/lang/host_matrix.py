@@ -5,7 +5,8 @@ or matrix field (`v[i]`) give a `HostMatrix`: an ordinary numpy array (arithmeti
 functions all as usual) that also has `norm`, `norm_sqr`, `normalized`, `dot`, `cross`, `outer_product`,
 `determinant`, `inverse`, `trace`, `to_numpy`, `x`/`y`/`z`/`w`, swizzles (`v.xyz`, `v.xy = ...`, `v.rgb`, `v.st`) and
 `n`/`m`, as Taichi programs use them in
-Python scope. Reductions give Python-side numpy scalars; `to_numpy()` a plain array. Augmented assignment
+Python scope. An entry (`v[0]`, `v.x`, `m[i, j]`, iterating a vector) is a Python int, float or bool, as in Taichi;
+reductions give Python-side numpy scalars; `to_numpy()` a plain array. Augmented assignment
 (`v += w`) makes a new value with the promoted dtype, as in Taichi, rather than numpy's in-place update.
 
 An element read from a container (`v[i]`, `s[i].pos`) writes through: `v[i][1] = 9.0`, `v[i].y = 7.0`,
@@ -31,6 +32,16 @@ class HostMatrix(np.ndarray):
         source = getattr(obj, "_source", None)
         # views of an element write through too; arithmetic results (new memory) do not
         self._source = source if source is not None and np.may_share_memory(self, obj) else None
+
+    def __getitem__(self, key: Any) -> Any:
+        """A single entry is a Python int, float or bool (as Taichi gives, and as a scalar field's element
+        read is); slices and rows stay HostMatrix views."""
+        value = super().__getitem__(key)
+        return value.item() if isinstance(value, np.generic) else value
+
+    def __iter__(self) -> Any:
+        """A vector's entries as Python scalars (see __getitem__); a matrix's rows as vectors."""
+        return iter(self.tolist()) if self.ndim == 1 else super().__iter__()
 
     def __setitem__(self, key: Any, value: Any) -> None:
         super().__setitem__(key, value)

@@ -131,7 +131,7 @@ class SNode:
                 raise WkError(f"place(offset={offset!r}): give one integer per axis of the shape {self.shape}")
         if self.kind == "place":
             raise WkError("place() hangs fields below a dense/pointer/bitmasked/dynamic node, not below a field")
-        from wgkern.lang.fields import ScalarComponent
+        from wgkern.lang.scalar_component import ScalarComponent
         from wgkern.lang.structs import StructField
         for field in fields:
             if isinstance(field, (list, tuple)):        # Taichi's place([x, y])

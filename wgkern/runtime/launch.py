@@ -7,6 +7,7 @@ Python path is a few list operations. Compilation itself lives in frontend/, pas
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -256,7 +257,9 @@ def get_entry(program: Program, kernel: Any, spec: Specialisation, reverse: bool
     cache_key = (kernel, spec.key, FORWARD_MODE_KEY if forward_mode else VALIDATION_KEY if validation else reverse)
     entry = program.kernel_cache.get(cache_key)
     if entry is None:
+        started = time.perf_counter()
         entry = _compile_entry(program, kernel, spec, reverse, forward_mode, validation)
+        program.compile_seconds += time.perf_counter() - started
         program.kernel_cache[cache_key] = entry
     else:
         program.stats.cache_hits += 1

@@ -69,6 +69,7 @@ class Program:
         self.description = selection.description
         self.options = options
         self.stats = Stats()
+        self.compile_seconds = 0.0      # wall time spent compiling kernels (runtime/launch.py get_entry)
         self.backend = selection.make_backend(options)
         try:
             self.backend.runtime_stats = self.stats
@@ -137,6 +138,12 @@ class Program:
             self.backend.shutdown()
         finally:
             self.backend = None
+
+    def get_total_compilation_time(self) -> float:
+        """Taichi's `get_runtime().prog.get_total_compilation_time()`: seconds spent compiling kernels (their
+        forward, reverse and forward-mode versions) since `wk.init`; a kernel found in the offline cache counts
+        the time it took to load."""
+        return self.compile_seconds
 
     def __repr__(self) -> str:
         return f"<wk.Program #{self.id} {self.arch!r}: {self.description}>"
