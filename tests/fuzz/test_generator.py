@@ -9,7 +9,7 @@ import pytest
 
 import wgkern as wk
 from wgkern.fuzz.generator import DEFAULT_MAX_TRIP, ITERATION_CAP, LONG_MAX_TRIP, generate
-from wgkern.fuzz.runner import Session, draw_inputs
+from wgkern.fuzz.runner import ProgramRun, draw_inputs
 
 CONSTRUCTS = {
     # loops and control flow
@@ -59,10 +59,10 @@ def test_generated_kernels_compile_and_run_forward(tmp_path):
         program = generate(seed)
         path = tmp_path / f"wk_fuzz_{seed}.py"
         path.write_text(program.source)
-        session = Session(program, path, "cpu", fp64=False)
+        run = ProgramRun(program, path, "cpu", fp64=False)
         try:
-            session.set_inputs(draw_inputs(program, seed, 0))
-            result = session.evaluate()
+            run.set_inputs(draw_inputs(program, seed, 0))
+            result = run.evaluate()
             assert np.isfinite(result.objective)
             assert np.all(result.trace >= 0)
         finally:
@@ -85,11 +85,11 @@ def test_programs_follow_the_global_data_access_rule_and_index_in_bounds(tmp_pat
         program = generate(seed)
         path = tmp_path / f"wk_fuzz_{seed}.py"
         path.write_text(program.source)
-        session = Session(program, path, "cpu", fp64=False, stack_options={"default_ad_stack_size": 4096},
+        run = ProgramRun(program, path, "cpu", fp64=False, stack_options={"default_ad_stack_size": 4096},
                           debug=True)
         try:
-            session.set_inputs(draw_inputs(program, seed, 0))
-            _, grads = session.gradient()
+            run.set_inputs(draw_inputs(program, seed, 0))
+            _, grads = run.gradient()
             assert all(np.all(np.isfinite(g)) for g in grads.values())
         finally:
             wk.reset()

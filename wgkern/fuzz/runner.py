@@ -84,7 +84,7 @@ def draw_inputs(program: GeneratedProgram, seed: int, attempt: int) -> Inputs:
     return Inputs(params, tables, weights, int(rng.integers(0, SCALAR_MAX + 1)))
 
 
-class Session:
+class ProgramRun:
     """The program loaded under one `wk.init`: forward evaluations and gradients."""
 
     def __init__(self, program: GeneratedProgram, path: Path, arch: str, fp64: bool,
@@ -176,15 +176,15 @@ def reference(program: GeneratedProgram, path: Path, inputs: Inputs, default_ad_
     """f64 on the CPU: central differences at steps h and h/2 (no trace count may change), and the f64 reverse-mode
     gradient checked against them."""
     options = {"default_ad_stack_size": default_ad_stack_size} if default_ad_stack_size else {}
-    session = Session(program, path, "cpu", fp64=True, stack_options=options)
-    session.set_inputs(inputs)
-    base = session.evaluate()
+    run = ProgramRun(program, path, "cpu", fp64=True, stack_options=options)
+    run.set_inputs(inputs)
+    base = run.evaluate()
     value_scale = max(abs(base.objective), 1.0)
     eps_f = tolerance.f64_forward_error(program.error_units, value_scale)
     grads: dict[str, np.ndarray] = {}
     error: dict[str, np.ndarray] = {}
     try:
-        ad_base, ad = session.gradient()
+        ad_base, ad = run.gradient()
     except wk.AdStackOverflowError as exc:
         raise Mismatch("overflow", f"f64 reference on cpu: {exc}") from None
     if not np.array_equal(ad_base.trace, base.trace):
@@ -195,7 +195,7 @@ def reference(program: GeneratedProgram, path: Path, inputs: Inputs, default_ad_
         error[name] = np.zeros_like(values)
         for k in range(values.size):
             h = tolerance.fd_step(program.error_units, value_scale, values[k])
-            d = [_difference(session, inputs, name, values, k, step, base.trace) for step in (h, h / 2)]
+            d = [_difference(run, inputs, name, values, k, step, base.trace) for step in (h, h / 2)]
             grads[name][k] = d[1]
             error[name][k] = tolerance.f64_tolerance(d[0], d[1], eps_f, h / 2)
             if abs(ad[name][k] - d[1]) > error[name][k]:
@@ -206,7 +206,7 @@ def reference(program: GeneratedProgram, path: Path, inputs: Inputs, default_ad_
     return Reference(base, grads, error)
 
 
-def _difference(session: Session, inputs: Inputs, name: str, values: np.ndarray, k: int, h: float,
+def _difference(run: ProgramRun, inputs: Inputs, name: str, values: np.ndarray, k: int, h: float,
                 trace: np.ndarray) -> float:
     results = []
     for sign in (1.0, -1.0):
@@ -215,13 +215,13 @@ def _difference(session: Session, inputs: Inputs, name: str, values: np.ndarray,
         params = dict(inputs.params)
         params[name] = moved
         for pname, pvalues in params.items():
-            getattr(session.module, pname).from_numpy(pvalues.astype(np.float64))
-        ev = session.evaluate()
+            getattr(run.module, pname).from_numpy(pvalues.astype(np.float64))
+        ev = run.evaluate()
         if not np.array_equal(ev.trace, trace):
             raise Unstable(f"a float comparison flips when {name}[{k}] moves by {sign * h:.3g}")
         results.append(ev.objective)
     for pname, pvalues in inputs.params.items():
-        getattr(session.module, pname).from_numpy(pvalues.astype(np.float64))
+        getattr(run.module, pname).from_numpy(pvalues.astype(np.float64))
     return (results[0] - results[1]) / (2.0 * h)
 
 
@@ -239,9 +239,9 @@ def _first_mismatch(label: str, got: dict[str, np.ndarray], want: dict[str, np.n
 
 def check_arch(program: GeneratedProgram, path: Path, inputs: Inputs, ref: Reference, arch: str,
                stack_options: dict[str, int]) -> tuple[Evaluation, dict[str, np.ndarray]]:
-    session = Session(program, path, arch, fp64=False, stack_options=stack_options)
-    session.set_inputs(inputs)
-    forward = session.evaluate()
+    run = ProgramRun(program, path, arch, fp64=False, stack_options=stack_options)
+    run.set_inputs(inputs)
+    forward = run.evaluate()
     if not np.array_equal(forward.trace, ref.base.trace):
         raise Unstable(f"a float comparison takes another side in f32 on {arch}")
     out_ref = ref.base.outputs
@@ -249,7 +249,7 @@ def check_arch(program: GeneratedProgram, path: Path, inputs: Inputs, ref: Refer
     message = _first_mismatch(f"f32 forward on {arch}", forward.outputs, out_ref, dict.fromkeys(out_ref, fwd_tol))
     if message:
         raise Mismatch("wrong_forward", message)
-    after, grads = session.gradient()
+    after, grads = run.gradient()
     message = _first_mismatch(f"f32 forward on {arch}, run again before .grad()", after.outputs, forward.outputs,
                               dict.fromkeys(out_ref, fwd_tol))
     if message or not np.array_equal(after.trace, forward.trace):
@@ -268,11 +268,11 @@ def check_arch_f64(program: GeneratedProgram, path: Path, inputs: Inputs, ref: R
     bound of the CPU's, reverse-mode gradients within the reference's own tolerance (as tight as the CPU's f64
     check, where the f32 bound is loose)."""
     try:
-        session = Session(program, path, arch, fp64=True, stack_options=stack_options)
+        run = ProgramRun(program, path, arch, fp64=True, stack_options=stack_options)
     except wk.DeviceFeatureError:
         return              # no f64 on this device (no shader-f64, or wk.init(webgpu_profile="baseline"))
-    session.set_inputs(inputs)
-    forward = session.evaluate()
+    run.set_inputs(inputs)
+    forward = run.evaluate()
     if not np.array_equal(forward.trace, ref.base.trace):
         raise Mismatch("wrong_forward", f"the f64 forward run on {arch} took other branches than on the cpu")
     out_ref = ref.base.outputs
@@ -280,7 +280,7 @@ def check_arch_f64(program: GeneratedProgram, path: Path, inputs: Inputs, ref: R
     message = _first_mismatch(f"f64 forward on {arch}", forward.outputs, out_ref, dict.fromkeys(out_ref, fwd_tol))
     if message:
         raise Mismatch("wrong_forward", message)
-    _, grads = session.gradient()
+    _, grads = run.gradient()
     message = _first_mismatch(f"f64 reverse mode on {arch} against central differences", grads, ref.grads, ref.error)
     if message:
         raise Mismatch("wrong_gradient", message)
