@@ -92,6 +92,15 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"wgkern: fast_math={'on' if FAST_MATH else 'off'} in the arch fixture (WK_FAST_MATH){profile}"
 
 
+def skip_if_profile_lacks_a_feature(done: Any) -> None:
+    """For a test that runs a program in a subprocess (a `subprocess.CompletedProcess`): under
+    WK_WEBGPU_PROFILE, a program stopped by DeviceFeatureError makes the test a skip naming the error, as the
+    in-process hook below does; any other outcome is the test's to judge."""
+    if WEBGPU_PROFILE and done.returncode != 0 and "DeviceFeatureError: " in done.stderr:
+        message = done.stderr.split("DeviceFeatureError: ")[-1].strip().splitlines()[0]
+        pytest.skip(f"the program needs what webgpu_profile={WEBGPU_PROFILE!r} leaves out: {message}")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
     """Under WK_WEBGPU_PROFILE, a test stopped by DeviceFeatureError (a feature the profile leaves out) is a

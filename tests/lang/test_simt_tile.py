@@ -14,6 +14,8 @@ import textwrap
 import numpy as np
 import pytest
 
+from tests.conftest import skip_if_profile_lacks_a_feature
+
 import wgkern as wk
 
 PRELUDE = """
@@ -30,6 +32,7 @@ def run_tile_program(tmp_path, arch, body: str, module: str = "wgkern", tile: in
     env = {**os.environ, "TILE_ARCH": str(arch.value if hasattr(arch, "value") else arch),
            "LP_NATIVE_VECTOR_WIDTH": str(32 * tile)}
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=400, env=env)
+    skip_if_profile_lacks_a_feature(done)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
