@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.ir.nodes import OffloadedKernel
-from wgkern.lang.types import DataType
+from wgkern.dtypes import DataType
 
 
 @dataclass(slots=True)

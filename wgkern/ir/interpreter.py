@@ -14,7 +14,7 @@ from wgkern.errors import AdStackOverflowError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.host_eval import NotFoldable, fold_binary, fold_cast, fold_unary
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 
 
 class _Break(Exception):

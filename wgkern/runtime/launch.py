@@ -244,7 +244,7 @@ def _return_element_shapes(kernel: Any, count: int) -> list[tuple[int, ...] | No
 def _access_mark(program: Program, slot: Any) -> Any:
     """The i32 field holding the access marks of field `slot.host` (one per element and component)."""
     from wgkern.lang.fields import Field
-    from wgkern.lang.types import i32
+    from wgkern.dtypes import i32
     mark = program.access_marks.get(id(slot.host))
     if mark is None or mark.full_shape != tuple(slot.shape):    # (a new field where a released one was)
         mark = Field(i32, slot.shape, name=f"{slot.name}.access_mark")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from wgkern.errors import ArgumentError
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 from wgkern.runtime.arch import Arch, Selection, select
 
 

@@ -12,8 +12,8 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.ops import UnaryOpKind
 from wgkern.ir.visitor import IRVisitor
 from wgkern.passes.index_ranges import in_range_ptrs
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
 
 from . import printing, sincos
 from .adstack import AdStackLowering

@@ -30,8 +30,8 @@ from wgkern.errors import CompileError, OutOfMemoryError, WkError
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
 from wgkern.runtime.printing import decode_words, emit, format_print
 
 from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending

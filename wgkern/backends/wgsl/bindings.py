@@ -11,8 +11,8 @@ from wgkern.errors import CompileError, DeviceFeatureError, SourceLoc
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind
 from wgkern.ir.visitor import walk
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 

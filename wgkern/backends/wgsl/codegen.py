@@ -18,8 +18,8 @@ from wgkern.errors import CompileError, DeviceFeatureError, InternalCompilerErro
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind
 from wgkern.ir.visitor import IRVisitor, walk
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
 from wgkern.resources import wgsl_source
 from wgkern.backends.adstack import METADATA_FIELDS, collect_stacks
 from wgkern.passes.analysis import first_simt_use, has_loop, leaves_loop_body

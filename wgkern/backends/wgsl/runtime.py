@@ -52,8 +52,8 @@ from wgkern.errors import (BoundsCheckError, CompileError, DeviceFeatureError, I
                            KernelAssertionError, LoopLimitError, OutOfMemoryError, WkError, format_located)
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
 from wgkern.runtime.printing import assertion_message
 
 def _serialized(method: Callable[..., Any]) -> Callable[..., Any]:
