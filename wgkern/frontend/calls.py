@@ -643,7 +643,7 @@ class CallMixin:
                 text("]")
                 return
             if isinstance(arg, str) or (not is_runtime(arg) and not isinstance(arg, (GlobalRef, VectorValue))):
-                from wgkern.runtime.printing import format_constant, format_value
+                from wgkern.ir.printing import format_constant, format_value
                 if isinstance(arg, (float, np.floating)) and not spec and not in_string:
                     text(format_value(arg, T.DEFAULT_FLOAT))     # a float literal prints as a float value
                 else:
@@ -731,7 +731,7 @@ class CallMixin:
         return FStringParts(parts)
 
     def check_format_spec(self, dtype: Any, spec: str) -> None:
-        from wgkern.runtime.printing import format_value
+        from wgkern.ir.printing import format_value
         try:
             format_value(0, dtype, spec)
         except (ValueError, TypeError) as exc:

@@ -6,7 +6,7 @@ host memory as needed, it does not cap the CPU: backends/llvm/host_memory.py), `
 as `debug=True`), `cpu_max_num_threads` (the CPU backend's threads, the launching one included),
 `short_circuit_operators` (run-time `and`/`or` stop evaluating operands once the result is decided), the offline
 cache's `offline_cache_file_path`, `offline_cache_max_size_of_files`, `offline_cache_cleaning_policy` and
-`offline_cache_cleaning_factor` (runtime/disk_cache.py), `enable_fallback=True` (a missing arch gives the CPU
+`offline_cache_cleaning_factor` (disk_cache.py), `enable_fallback=True` (a missing arch gives the CPU
 instead of ArchUnavailableError; unlike Taichi's, wk.init's default is False).
 Accepted because they ask for what wgkern always does or only tune Taichi's or Quadrants' own machinery (memory
 pool, logging, IR printing, the Vulkan API version, SNode packing, dynamic indexing of local vectors, optimisation
@@ -90,7 +90,7 @@ def taichi_init_options(options: dict[str, Any]) -> TaichiOptions:
         raise ValueError(f"cpu_max_num_threads must be a positive int, not {threads!r}")
     if memory is not None and not memory > 0:
         raise ValueError(f"device_memory_GB must be positive, not {memory!r}")
-    from wgkern.runtime.disk_cache import POLICIES
+    from wgkern.disk_cache import POLICIES
     policy = options.get("offline_cache_cleaning_policy")
     if policy is not None and policy not in POLICIES:
         raise ValueError(f"offline_cache_cleaning_policy must be one of {', '.join(map(repr, POLICIES))}, "

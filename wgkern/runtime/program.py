@@ -173,7 +173,7 @@ def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, defau
     if device_memory_limit is None and selection.arch != Arch.cpu:
         # Taichi's device_memory_GB sizes a GPU's memory pool; its CPU backend takes host memory as needed
         device_memory_limit = extra.device_memory_limit
-    from wgkern.runtime import disk_cache
+    from wgkern import disk_cache
     disk_cache.configure(extra.cache_path, extra.cache_max_bytes, extra.cache_policy, extra.cache_factor)
     options = InitOptions(bool(debug) or extra.debug, int(ad_stack_size), int(default_ad_stack_size),
                           bool(offline_cache), device_memory_limit, int(random_seed), bool(fast_math),

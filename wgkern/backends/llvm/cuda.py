@@ -32,7 +32,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
 from wgkern import dtypes as T
 from wgkern.dtypes import DataType
-from wgkern.runtime.printing import decode_words, emit, format_print
+from wgkern.ir.printing import decode_words, emit, format_print
 
 from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
 from . import cuda_driver, ptx

@@ -4,7 +4,7 @@
 adds it to the shared engine; symbols then resolve with `function_address`. Modules are known by their text:
 one already in the engine is not added again (so a module's symbols must be named after its content, see
 cpu.py), and with `use_cache` the object code MCJIT produces is kept in the offline cache
-(runtime/disk_cache.py, `cpu/`), from where a later process loads it without parsing or optimising. llvmlite
+(disk_cache.py, `cpu/`), from where a later process loads it without parsing or optimising. llvmlite
 is imported here, so nothing imports it before a CPU backend is created."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import llvmlite.binding as llvm
 
-from wgkern.runtime import disk_cache
+from wgkern import disk_cache
 
 # Part of every cache key: bump when optimize() or the engine's settings change what a module compiles to.
 OBJECT_FORMAT = "mcjit-o3-slp-1"

@@ -54,7 +54,7 @@ from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
 from wgkern import dtypes as T
 from wgkern.dtypes import DataType
-from wgkern.runtime.printing import assertion_message
+from wgkern.ir.printing import assertion_message
 
 def _serialized(method: Callable[..., Any]) -> Callable[..., Any]:
     """Run a WgslBackend method holding the backend's lock (see the module docstring, Threads)."""
