@@ -340,7 +340,7 @@ def bench_sizing_reducer(m: ModuleType, reps: int) -> BenchResult:
     from wgkern.ir import nodes as ir
     from wgkern.runtime import program as program_module
     from wgkern.sizing import E, SizeCache, capacities_for_launch
-    from wgkern.sizing.adapters import launch_context
+    from wgkern.runtime.sizing_context import launch_context
     counts = m.field(m.i32, shape=REDUCER_N)
     values = np.random.default_rng(7).integers(0, 1000, REDUCER_N, dtype=np.int32)
     values[REDUCER_N // 3] = 4321

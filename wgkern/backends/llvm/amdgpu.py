@@ -43,7 +43,7 @@ class AmdgpuBackend(CudaBackend):
 
     name = "amdgpu"
     kernel_class = AmdgpuCompiledKernel
-    sizing_reducer = None             # sizing reads bounds back (sizing/adapters.py)
+    sizing_reducer = None             # sizing reads bounds back (runtime/sizing_context.py)
 
     def open_driver(self) -> Any:
         return hip_driver.driver()

@@ -309,8 +309,8 @@ class CudaBackend(Backend):
     supports_gpu_timer = True
 
     def sizing_reducer(self, address_of: Callable[[Any], int], shape: Callable[[Any], tuple[int, ...]]) -> Any:
-        """The launch-time sizer's device reducer (sizing/cuda_reducer.py), its kernels compiled on first use."""
-        from wgkern.sizing.cuda_reducer import CudaReducer, ReducerKernels
+        """The launch-time sizer's device reducer (backends/llvm/cuda_sizing_reducer.py), its kernels compiled on first use."""
+        from wgkern.backends.llvm.cuda_sizing_reducer import CudaReducer, ReducerKernels
         if self._reducer_kernels is None:
             self._reducer_kernels = ReducerKernels(self)
         return CudaReducer(self._reducer_kernels, address_of, shape)

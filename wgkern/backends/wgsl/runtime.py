@@ -381,7 +381,7 @@ class WgslBackend(Backend):
         cpu_adapter = self.adapter.info.get("adapter_type") == "CPU"
         self.host_sizing = cpu_adapter
         self.batch_limit = BATCH_LIMIT_CPU if cpu_adapter else BATCH_LIMIT_GPU
-        self.sizing_scratch: dict[int, np.ndarray] = {}     # reused read-back arrays (sizing/adapters.py)
+        self.sizing_scratch: dict[int, np.ndarray] = {}     # reused read-back arrays (runtime/sizing_context.py)
         self.queue = self.device.queue
         features = {str(f) for f in self.device.features}
         if fast_math:
