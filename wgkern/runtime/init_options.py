@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from wgkern.errors import WkError
+
 TAICHI_ACCEPTED = frozenset({
     "device_memory_fraction",   # Taichi pre-allocates a pool of this size; wgkern allocates per container
     "packed",                   # wgkern's fields are always packed (no power-of-two padding)
@@ -116,3 +118,20 @@ def taichi_init_options(options: dict[str, Any]) -> TaichiOptions:
         cache_factor=factor,
         enable_fallback=bool(options.get("enable_fallback", False)),
     )
+
+
+# The Taichi release whose Python API wgkern follows: `wk.require_version` compares against it.
+TAICHI_API_VERSION = (1, 7, 4)
+
+
+def require_version(major: int, minor: int | None = None, patch: int | None = None) -> None:
+    """Taichi's `ti.require_version(major, minor, patch)`: a program written for Taichi 0.x or 1.x up to
+    `TAICHI_API_VERSION` runs as it is; one asking for a later Taichi raises, naming both versions."""
+    parts = (major, minor, patch) if minor is not None else tuple(int(p) for p in str(major).split("."))
+    if not all(isinstance(p, int) and not isinstance(p, bool) or p is None for p in parts):
+        raise WkError(f"wk.require_version{parts!r}: give integer version numbers, e.g. require_version(1, 7, 0)")
+    wanted = tuple(p or 0 for p in parts) + (0,) * (3 - len(parts))
+    if wanted > TAICHI_API_VERSION:
+        have = ".".join(map(str, TAICHI_API_VERSION))
+        raise WkError(f"this program requires Taichi {'.'.join(map(str, wanted))}; wgkern follows the API of "
+                      f"Taichi {have}")
