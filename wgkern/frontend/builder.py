@@ -39,7 +39,7 @@ from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import types as T
 from wgkern.lang.kernel import Func
 from wgkern.lang.structs import StructType
-from wgkern.runtime.arguments import dataclass_ndarray_members, is_dataclass_value, object_ndarray_members
+from wgkern.lang.arguments import dataclass_ndarray_members, is_dataclass_value, object_ndarray_members
 
 UNSUPPORTED = {
     "ClassDef": "class definitions", "FunctionDef": "nested function definitions",

@@ -2,7 +2,7 @@
 
 A builder owns four wk.ndarrays: rows, cols, values (max_num_triplets each) and a one-element counter. A kernel
 parameter annotated `wk.types.sparse_matrix_builder()` receives them as ndarray arguments
-(runtime/arguments.py); `K[i, j] += v` bumps the counter atomically and stores the triplet only below capacity
+(lang/arguments.py); `K[i, j] += v` bumps the counter atomically and stores the triplet only below capacity
 (frontend/sparse_matrix.py), so an overflow never writes out of bounds and `build()` reports it."""
 from __future__ import annotations
 
