@@ -139,7 +139,7 @@ class Container:
     """Common part of Field and Ndarray: one dense row-major buffer of shape `shape + element_shape`."""
     is_field: bool = False
     kind_name: str = "container"
-    _is_staging = False      # a numpy argument's device copy (lang/launch.py)
+    _is_staging = False      # a numpy argument's device copy (launch.py)
     _adopted = False         # uses another library's memory (host_memory=, lang/torch_interop.py)
     _names = 0
     offset: tuple[int, ...] = ()     # a field's index of its first element per axis (wk.field(offset=...))
@@ -578,7 +578,7 @@ class Field(Container):
     """`wk.field`: a global container, bound into kernels by closure."""
     is_field = True
     kind_name = "field"
-    _in_kernel = False        # set when a compiled kernel binds it (lang/launch.py): its shape is final
+    _in_kernel = False        # set when a compiled kernel binds it (launch.py): its shape is final
     _adjoint_of: Field | None = None    # the field whose `.grad` / `.dual` placeholder this is (see field())
     _place_node: Any = None             # the SNode it was placed under (lang/snode.py), if any
     _activity_of: Any = None            # the sparse SNode whose activity this internal field holds

@@ -1,7 +1,7 @@
 """`@wk.kernel` and `@wk.func`: the user's decorators and the Kernel/Func objects they make.
 
 A Kernel only holds the Python function and forwards calls to the runtime's launch sequence
-(lang/launch.py); compilation lives in frontend/, passes/ and backends/."""
+(launch.py); compilation lives in frontend/, passes/ and backends/."""
 from __future__ import annotations
 
 import functools
@@ -87,7 +87,7 @@ LAUNCH_LOCK = threading.RLock()
 def _load_launcher() -> Callable[..., Any]:
     """Import the launch sequence once (an import statement per call costs ~1 us of launch overhead)."""
     global _launch_kernel
-    from wgkern.lang.launch import launch_kernel
+    from wgkern.launch import launch_kernel
     _launch_kernel = launch_kernel
     return launch_kernel
 
@@ -118,16 +118,16 @@ class Kernel:
     def grad(self, *args: Any, **kwargs: Any) -> Any:
         if self.no_grad:
             return None
-        from wgkern.lang.launch import launch_kernel
+        from wgkern.launch import launch_kernel
         with LAUNCH_LOCK:
             return launch_kernel(self, args, kwargs, reverse=True)
 
     def ir(self) -> str:
-        from wgkern.lang.launch import kernel_ir_text
+        from wgkern.launch import kernel_ir_text
         return kernel_ir_text(self)
 
     def source(self, arch: Any = None) -> str:
-        from wgkern.lang.launch import kernel_source
+        from wgkern.launch import kernel_source
         return kernel_source(self, arch)
 
     def __repr__(self) -> str:

@@ -69,7 +69,7 @@ class Program:
         self.description = selection.description
         self.options = options
         self.stats = Stats()
-        self.compile_seconds = 0.0      # wall time spent compiling kernels (lang/launch.py get_entry)
+        self.compile_seconds = 0.0      # wall time spent compiling kernels (launch.py get_entry)
         self.backend = selection.make_backend(options)
         try:
             self.backend.runtime_stats = self.stats
@@ -91,7 +91,7 @@ class Program:
         if options.kernel_profiler:
             from wgkern.profiler import KernelProfiler
             self.profiler = KernelProfiler()
-        # numpy-argument staging buffers, reused by (dtype, shape) (lang/launch.py).
+        # numpy-argument staging buffers, reused by (dtype, shape) (launch.py).
         self.staging: dict[tuple[Any, tuple[int, ...]], Any] = {}
         self.random_launch_ids: dict[tuple[Any, Any], int] = {}   # (kernel, spec) -> last forward launch id
         self.size_cache: Any = None     # sizing.SizeCache, made on the first launch that sizes adstacks

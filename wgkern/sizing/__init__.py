@@ -1,7 +1,7 @@
 """Launch-time adstack sizing: SizeExpr, the one host evaluator, max-reducers, caches (DESIGN.md "One
 size-expression evaluator").
 
-INTEGRATION CONTRACT (for lang/launch.py and the backends)
+INTEGRATION CONTRACT (for launch.py and the backends)
 ------------------------------------------------------------
 Compile time: after autodiff, `passes.adstack_sizing.size_task_stacks(task)` sets `stack.size_expr` on every
 stack of a grad task whose static `capacity` is None (None stays None: out of grammar -> default size).
