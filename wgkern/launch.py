@@ -7,6 +7,7 @@ Python path is a few list operations. Compilation itself lives in frontend/, pas
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,7 @@ import numpy as np
 
 from wgkern.backends.base import LaunchArgs
 from wgkern.errors import ArgumentError, WkError
+from wgkern.lang import kernel as kernel_module
 from wgkern.lang.fields import Container, Ndarray
 from wgkern.passes.analysis import written_slots
 from wgkern.ir import nodes as ir
@@ -440,3 +442,6 @@ def kernel_source(kernel: Any, arch: Any = None) -> str:
         raise WkError(f"kernel.source({wanted!r}): the current program runs on {program.arch!r}; call "
                       f"wk.init(arch={wanted!r}) first")
     return _entry_for_introspection(kernel).compiled.source()
+
+
+kernel_module.install_launcher(sys.modules[__name__])

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from wgkern.errors import CompileError, WkError
 from wgkern.frontend.scope import Scope, VectorShape
-from wgkern.lang import fields
+from wgkern.lang import expr, fields
 
 
 def closure_values(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -70,6 +70,9 @@ class RuntimeOperand:
         return f"<runtime value '{self.name}'>"
 
     __hash__ = object.__hash__
+
+
+expr.STAND_IN_CLASSES.extend((RuntimeOperand, VectorShape))   # `isinstance(x, ti.lang.expr.Expr)` (lang/expr.py)
 
 
 def _refuse(self: RuntimeOperand, *args: Any) -> Any:
