@@ -28,12 +28,13 @@ function withoutComments(code) {
 }
 
 // The first feature of `code` that the baseline profile leaves out, or undefined.
-export function outsideBaseline(code) {
+function outsideBaseline(code) {
   const text = withoutComments(code);
   return OUTSIDE_BASELINE.find(([pattern]) => pattern.test(text))?.[1];
 }
 
 // naga's message for a failure: its full report for naga's own errors (they name the line), else the JS error.
+// A panic in naga traps the WebAssembly instance; later shaders are still tried, and the run fails either way.
 function message(error) {
   if (error instanceof WebAssembly.RuntimeError) return `naga panicked (${error.message})`;
   return (error.formatted ?? String(error.message ?? error)).trimEnd();
@@ -43,7 +44,7 @@ function message(error) {
 // by its value before naga's MSL and HLSL writers run (which reject `override`), so each `override` becomes a
 // `const` of its default, and a bool override is also tried with the other value (wgkern's runtime makes the
 // pipelines of a range task with `wk_flat` true and false). Returns [[label, code], ...].
-export function pipelineVariants(code) {
+function pipelineVariants(code) {
   const declaration = /^(\s*)override\s+(\w+)\s*:\s*(\w+)\s*=\s*([^;]+);/gm;
   let variants = [['', code]];
   for (const [, , name, type, value] of code.matchAll(declaration)) {
@@ -59,9 +60,12 @@ export function pipelineVariants(code) {
 
 // [] when naga parses, validates and writes each pipeline of `code` as MSL and as HLSL; else one
 // [stage, message] per failure.
-export function translate(code) {
+function translate(code) {
   const outside = outsideBaseline(code);
-  if (outside) return [['profile', `uses ${outside}, which webgpu_profile="baseline" leaves out: never sent to naga's MSL writer`]];
+  if (outside) {
+    const why = `uses ${outside}, which webgpu_profile="baseline" leaves out: never sent to naga's MSL writer`;
+    return [['profile', why]];
+  }
   let variants;
   try {
     variants = pipelineVariants(code);
@@ -82,10 +86,12 @@ export function translate(code) {
       module?.free();
       continue;
     }
-    for (const [stage, write] of [
+    const writers = [
       [`MSL ${MSL_VERSION.join('.')}`, () => writeMsl(module, info, { langVersion: MSL_VERSION })],
-      [`HLSL SM ${HLSL_SHADER_MODEL.replace('_', '.')}`, () => writeHlsl(module, info, { shaderModel: HLSL_SHADER_MODEL })],
-    ]) {
+      [`HLSL SM ${HLSL_SHADER_MODEL.replace('_', '.')}`,
+        () => writeHlsl(module, info, { shaderModel: HLSL_SHADER_MODEL })],
+    ];
+    for (const [stage, write] of writers) {
       try {
         write();
       } catch (error) {
@@ -98,18 +104,17 @@ export function translate(code) {
   return failures;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const folder = process.argv[2];
-  const files = readdirSync(folder).filter((name) => name.endsWith('.wgsl')).sort();
-  let rejected = 0;
-  for (const name of files) {
-    const failures = translate(readFileSync(join(folder, name), 'utf8'));
-    if (failures.length) rejected += 1;
-    for (const [stage, text] of failures) {
-      console.log(`REJECTED ${join(folder, name)} (${stage}): ${text.split('\n').join('\n    ')}`);
-    }
+const folder = process.argv[2];
+const files = readdirSync(folder).filter((name) => name.endsWith('.wgsl')).sort();
+let rejected = 0;
+for (const name of files) {
+  const failures = translate(readFileSync(join(folder, name), 'utf8'));
+  if (failures.length) rejected += 1;
+  for (const [stage, text] of failures) {
+    console.log(`REJECTED ${join(folder, name)} (${stage}): ${text.split('\n').join('\n    ')}`);
   }
-  console.log(`check_wgsl naga ${nagaVersion}: ${files.length} shaders, ${files.length - rejected} translated to MSL and ` +
-              `HLSL, ${rejected} rejected`);
-  process.exit(rejected ? 1 : 0);
 }
+const translated = files.length - rejected;
+console.log(`check_wgsl naga ${nagaVersion}: ${files.length} shaders, ${translated} translated to MSL and HLSL, ` +
+            `${rejected} rejected`);
+process.exit(rejected ? 1 : 0);
