@@ -106,6 +106,10 @@ function translate(code) {
 
 const folder = process.argv[2];
 const files = readdirSync(folder).filter((name) => name.endsWith('.wgsl')).sort();
+if (!files.length) {
+  console.log(`check_wgsl naga: no .wgsl file in ${folder} (was the suite run with WK_DUMP_WGSL set to it?)`);
+  process.exit(1);
+}
 let rejected = 0;
 for (const name of files) {
   const failures = translate(readFileSync(join(folder, name), 'utf8'));

@@ -172,3 +172,10 @@ def test_an_override_without_a_value_is_a_rejection(run_naga, tmp_path):
     status, output, counts = run_naga(tmp_path)
     assert (status, counts) == (1, (1, 0, 1)), output
     assert "open.wgsl (overrides): an override the check cannot give a value: override count: u32;" in output
+
+
+def test_a_folder_without_shaders_is_a_failure(run_naga, tmp_path):
+    result = subprocess.run([str(NODE), str(TOOLS / "naga.mjs"), str(tmp_path)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 1
+    assert f"check_wgsl naga: no .wgsl file in {tmp_path}" in result.stdout
