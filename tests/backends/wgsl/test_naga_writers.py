@@ -3,7 +3,8 @@ naga that wgpu uses on Metal and D3D12) through tools/check_wgsl/naga.mjs, as .c
 of the suite; and that check's own behaviour: it names the file and gives naga's message, it tries each value of
 a bool override (the runtime makes a pipeline for each), and a shader using f64 never reaches the MSL writer.
 
-Needs `npm install` in tools/check_wgsl (.ci/check-wgsl runs it before the suite); skipped without it."""
+The tests that run naga.mjs need `npm install` in tools/check_wgsl (.ci/check-wgsl runs it before the suite) and
+are skipped without it."""
 from __future__ import annotations
 
 import re
