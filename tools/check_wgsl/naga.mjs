@@ -1,8 +1,8 @@
 // Translate every .wgsl file of a folder to MSL and HLSL with naga's writers (npm naga-wasm: the naga that wgpu
 // uses on Metal and D3D12, compiled to WebAssembly), as wgpu does when it makes a compute pipeline there.
-// The shaders are meant to be those of a run under wk.init(webgpu_profile="baseline"): a shader that uses a type
-// the profile leaves out (f64, i64/u64, f16, atomic<f32>) or an `enable` directive is reported as a failure of the
-// profile and never sent to a writer (Metal has no f64: naga's MSL writer panics on it).
+// The shaders are meant to be those of a run under wk.init(webgpu_profile="baseline"): a shader that uses what the
+// profile leaves out (f64, i64/u64, f16, atomic<f32>, subgroup operations) or an `enable` directive is reported as
+// a failure of the profile and never sent to a writer (Metal has no f64: naga's MSL writer panics on it).
 // Prints one line per rejected shader (file, writer, naga's message) and a summary; exit status 1 on any rejection.
 //   node naga.mjs FOLDER
 import { readdirSync, readFileSync } from 'node:fs';
@@ -14,12 +14,13 @@ const MSL_VERSION = [2, 0];
 const HLSL_SHADER_MODEL = '5_1';
 
 // What the baseline profile leaves out, as it shows in WGSL source (comments stripped first): the types by name,
-// and literals typed by suffix (`1.0lf`, `2li`, `3lu`, `0.5h`).
+// literals typed by suffix (`1.0lf`, `2li`, `3lu`, `0.5h`), subgroup built-in functions and values.
 const OUTSIDE_BASELINE = [
   [/\bf64\b|\b\d[\d.]*(?:[eE][+-]?\d+)?lf\b/, 'f64 (device feature shader-f64)'],
   [/\b[iu]64\b|\b(?:0[xX][\da-fA-F]+|\d+)l[iu]\b/, '64-bit integers (device feature shader-int64)'],
   [/\bf16\b|\b\d[\d.]*(?:[eE][+-]?\d+)?h\b/, 'f16 (device feature shader-f16)'],
   [/\batomic\s*<\s*f32\s*>/, 'atomic<f32> (device feature shader-float32-atomic)'],
+  [/\b(?:subgroup|quad)[A-Z]\w*\s*\(|\bsubgroup_\w+\b/, 'subgroup operations (device feature subgroup)'],
   [/^\s*enable\b[^;]*;/m, 'an enable directive (an optional WebGPU feature)'],
 ];
 

@@ -138,6 +138,8 @@ def test_a_shader_using_f64_never_reaches_the_msl_writer(run_naga, tmp_path):
     ("var<workgroup> w: atomic<f32>;\n", "atomic<f32>"),
     ("fn wide(v: i64) -> i64 { return v; }\n", "64-bit integers"),
     ("enable f16;\nfn half(v: f16) -> f16 { return v; }\n", "f16"),
+    ("fn total(v: f32) -> f32 { return subgroupAdd(v); }\n", "subgroup operations"),
+    ("enable clip_distances;\n", "an enable directive"),
 ])
 def test_other_types_the_profile_leaves_out_are_refused(run_naga, tmp_path, source, feature):
     write_shader(tmp_path, "outside", source + "@compute @workgroup_size(1) fn main() { a[0] = 1.0; }\n")
@@ -169,7 +171,8 @@ def test_each_value_of_a_bool_override_is_translated(run_naga, tmp_path):
 
 
 def test_an_override_without_a_value_is_a_rejection(run_naga, tmp_path):
-    write_shader(tmp_path, "open", "override count: u32;\n@compute @workgroup_size(1) fn main() { a[0] = f32(count); }\n")
+    write_shader(tmp_path, "open", "override count: u32;\n"
+                 "@compute @workgroup_size(1) fn main() { a[0] = f32(count); }\n")
     status, output, counts = run_naga(tmp_path)
     assert (status, counts) == (1, (1, 0, 1)), output
     assert "open.wgsl (overrides): an override the check cannot give a value: override count: u32;" in output
