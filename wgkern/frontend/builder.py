@@ -16,10 +16,14 @@ import numpy as np
 
 from wgkern.errors import CompileError, InternalCompilerError, WkError
 from wgkern.frontend import arith, intrinsics
+from wgkern.frontend.atomic_calls import AtomicMixin
+from wgkern.frontend.builtin_calls import BuiltinCallMixin
 from wgkern.frontend.calls import CallMixin
 from wgkern.frontend.expressions import ExpressionMixin
+from wgkern.frontend.func_calls import FuncCallMixin
 from wgkern.frontend.graph_regions import GraphRegionMixin
 from wgkern.frontend.loops import LoopMixin, StaticExit
+from wgkern.frontend.print_calls import PrintMixin
 from wgkern.frontend.quant import QuantMixin
 from wgkern.frontend.sparse import SparseMixin
 from wgkern.frontend.sparse_matrix import SparseMatrixMixin
@@ -260,8 +264,9 @@ def is_field(obj: Any) -> bool:
     return isinstance(obj, Container)
 
 
-class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, StructMixin, LoopMixin, SparseMixin,
-                      SparseMatrixMixin, TextureMixin, QuantMixin, BufferViewMixin, GraphRegionMixin):
+class FunctionBuilder(ExpressionMixin, CallMixin, BuiltinCallMixin, FuncCallMixin, AtomicMixin, PrintMixin, SimtMixin,
+                      StatementMixin, StructMixin, LoopMixin, SparseMixin, SparseMatrixMixin, TextureMixin, QuantMixin,
+                      BufferViewMixin, GraphRegionMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx
         self.b = IRBuilder()

@@ -106,7 +106,7 @@ class ExpressionMixin:
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         var = self.struct_var_of(node.value)
         if var is not None:       # p.m reads one member; p.method is called on the variable itself
-            from wgkern.frontend.calls import _ByReference
+            from wgkern.frontend.func_calls import _ByReference
             if node.attr in var.stype.methods:
                 return self.struct_attribute(StructValue(var.stype, {}), node.attr, _ByReference(var))
             member = self.struct_member_binding(node)

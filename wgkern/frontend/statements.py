@@ -77,7 +77,7 @@ def runtime_message(msg: ast.expr) -> ast.Call | None:
     """An assert message that formats values (Taichi's `assert c, "x = %d" % x`, an f-string, `"{}".format(x)`),
     as the print() call that shows it; None for a plain message. A printf field becomes an f-string field with
     the same spec (print() reads printf's conversions); `%s` prints the value as print() would."""
-    from wgkern.frontend.calls import is_str_format
+    from wgkern.frontend.print_calls import is_str_format
     if isinstance(msg, ast.JoinedStr) or is_str_format(msg):
         text = msg
     elif isinstance(msg, ast.BinOp) and isinstance(msg.op, ast.Mod) and isinstance(msg.left, ast.Constant) \

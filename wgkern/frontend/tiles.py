@@ -123,7 +123,7 @@ class TileMixin:
         return var if var is not None and tiles.is_tile_type(var.stype) else None
 
     def call_tile_method(self, tile: StructVar | StructValue, name: str, *args: Any) -> Any:
-        from wgkern.frontend.calls import _ByReference
+        from wgkern.frontend.func_calls import _ByReference
         method = tile.stype.methods[name]
         receiver = _ByReference(tile) if isinstance(tile, StructVar) else tile
         bound = method.signature.bind(receiver, *args)
