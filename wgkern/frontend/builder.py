@@ -16,6 +16,7 @@ import numpy as np
 
 from wgkern.errors import CompileError, InternalCompilerError, WkError
 from wgkern.frontend import arith, intrinsics
+from wgkern.frontend.assignments import AssignmentMixin
 from wgkern.frontend.atomic_calls import AtomicMixin
 from wgkern.frontend.builtin_calls import BuiltinCallMixin
 from wgkern.frontend.calls import CallMixin
@@ -265,8 +266,8 @@ def is_field(obj: Any) -> bool:
 
 
 class FunctionBuilder(ExpressionMixin, CallMixin, BuiltinCallMixin, FuncCallMixin, AtomicMixin, PrintMixin, SimtMixin,
-                      StatementMixin, StructMixin, LoopMixin, SparseMixin, SparseMatrixMixin, TextureMixin, QuantMixin,
-                      BufferViewMixin, GraphRegionMixin):
+                      StatementMixin, AssignmentMixin, StructMixin, LoopMixin, SparseMixin, SparseMatrixMixin,
+                      TextureMixin, QuantMixin, BufferViewMixin, GraphRegionMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx
         self.b = IRBuilder()

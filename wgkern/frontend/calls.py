@@ -23,7 +23,8 @@ from wgkern.frontend.buffer_view import BufferViewMethod
 from wgkern.frontend.texture import TextureMethod
 from wgkern.lang.buffer_view import BufferView
 from wgkern.frontend.scope import Fixed, Static
-from wgkern.frontend.values import (AtomicMethod, BoundMethod, ElementShape, GlobalRef, NdarrayRef, VectorValue, describe, is_runtime)
+from wgkern.frontend.values import (AtomicMethod, BoundMethod, ElementShape, GlobalRef, NdarrayRef, VectorValue,
+                                    describe, is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import math as wm

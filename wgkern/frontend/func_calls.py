@@ -8,7 +8,8 @@ from typing import Any
 
 from wgkern.errors import CompileError
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
-from wgkern.frontend.values import (GlobalRef, StructElement, StructValue, VectorValue, describe, is_python_number, is_runtime)
+from wgkern.frontend.values import (GlobalRef, StructElement, StructValue, VectorValue, describe, is_python_number,
+                                    is_runtime)
 from wgkern.ir import nodes as ir
 from wgkern.lang import types as T
 from wgkern.lang.kernel import Func, call_problems
