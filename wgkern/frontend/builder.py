@@ -33,6 +33,7 @@ from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, Str
 from wgkern.frontend.source import FunctionSource, parse_function
 from wgkern.frontend.static_eval import closure_values
 from wgkern.frontend.statements import StatementMixin
+from wgkern.frontend.subscripts import SubscriptMixin
 from wgkern.frontend.structs import StructMixin
 from wgkern.frontend.buffer_view import BufferViewMixin
 from wgkern.frontend.texture import TextureMixin
@@ -265,9 +266,9 @@ def is_field(obj: Any) -> bool:
     return isinstance(obj, Container)
 
 
-class FunctionBuilder(ExpressionMixin, CallMixin, BuiltinCallMixin, FuncCallMixin, AtomicMixin, PrintMixin, SimtMixin,
-                      StatementMixin, AssignmentMixin, StructMixin, LoopMixin, SparseMixin, SparseMatrixMixin,
-                      TextureMixin, QuantMixin, BufferViewMixin, GraphRegionMixin):
+class FunctionBuilder(ExpressionMixin, SubscriptMixin, CallMixin, BuiltinCallMixin, FuncCallMixin, AtomicMixin,
+                      PrintMixin, SimtMixin, StatementMixin, AssignmentMixin, StructMixin, LoopMixin, SparseMixin,
+                      SparseMatrixMixin, TextureMixin, QuantMixin, BufferViewMixin, GraphRegionMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx
         self.b = IRBuilder()
