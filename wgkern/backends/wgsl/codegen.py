@@ -29,6 +29,7 @@ from wgkern.backends.wgsl.bindings import HALF_PAIRS, BindingPlan, binding_plan,
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
 from wgkern.backends.wgsl.simt import SimtLowering, barrier_only_simt
 from wgkern.backends.wgsl.bounds import BoundsLowering
+from wgkern.backends.wgsl.split import SplitLowering
 from wgkern.passes.index_ranges import in_range_ptrs
 from wgkern.backends.wgsl.printing import (LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer,
                                           record_bounds_site)
@@ -176,6 +177,8 @@ class ContainerDecl:
     atomic: bool = False
     bits_type: str | None = None  # atomic<u32>/<u64> holding float bits (compare-exchange loop), or HALF_PAIRS
     base: str | None = None       # packed binding: the arena offset (i32 expression) added to every index
+    windows: int = 1              # bindings of a container larger than one (split.py), from `binding` on
+    shift: int = 0                # log2 of the elements per window
 
 
 def _element_index(ref: str) -> str:
@@ -230,7 +233,7 @@ def _iterations_under(block: ir.Block, limit: int) -> bool:
     return count(block) is not None
 
 
-class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, IRVisitor):
+class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, SplitLowering, IRVisitor):
     """Lowers the tasks of one OffloadedKernel. `features` are the device's feature names; `adapter` names the
     adapter for error messages. Missing dtype features raise CompileError at the statement's loc."""
 
@@ -283,6 +286,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
                 head.append(self.shared_declaration(decl.name, self.shared[k], decl.element))
         self.check_shared_bytes(list(self.shared.values()), self.max_workgroup_storage)
         for binding, decl in sorted(declared.items()):
+            if decl.windows > 1:
+                head.append(self.window_declarations(decl))
+                continue
             what = f"arena of {decl.dtype.name} containers" if decl.base is not None else decl.dtype.name
             head.append(f"@group(0) @binding({binding}) var<storage, read_write> {decl.name}: "
                         f"array<{decl.element}>;  // {what}\n")
@@ -311,6 +317,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         self.task = task
         self.in_range = in_range_ptrs((task.bounds, task.body))     # accesses that need no check
         self.guards: dict[ir.GlobalPtr, str] = {}                   # the others -> their `inside` bit (bounds.py)
+        self.split_ptrs: dict[ir.GlobalPtr, tuple[str, str]] = {}   # accesses to windows -> (window, index)
         self.uses_simt = task.kind == "range" and first_simt_use(task.body) is not None
         self.lane_mask: str | None = None      # masked lanes: the condition under which side effects happen
         self.block_size = self._block_size(task)
@@ -449,6 +456,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
             else:
                 name, base = f"c{k}_{_identifier(slot.name)}", None
             decl = ContainerDecl(name, binding, slot.dtype, element, k in self.atomic_ops, bits, base)
+            decl.windows = self.plan.windows_of(k)
+            if decl.windows > 1:
+                decl.shift = (self.plan.window_bytes // self.plan.slot_element_bytes[k]).bit_length() - 1
             self.decls[k] = decl
         return decl
 
@@ -597,8 +607,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         self.indent += 1
         for reduction, _, shared in names:
             self.visit(reduction.ptr)        # constant indices: the address is valid here
-            self.guarded_statement(reduction.ptr, f"let {self.fresh()} = "
-                                                  f"{self._atomic_expr(reduction.op, reduction.ptr, f'{shared}[0]')};")
+            self.per_window(reduction.ptr, None, lambda: self.guarded_statement(
+                reduction.ptr, f"let {self.fresh()} = {self._atomic_expr(reduction.op, reduction.ptr, f'{shared}[0]')};"))
         self.indent -= 1
         self.emit("}")
 
@@ -669,6 +679,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         if stmt.dtype is not None:
             self.require(stmt.dtype, stmt.loc)
         try:
+            ptr = getattr(stmt, "ptr", None)
+            if ptr is not None and ptr in self.split_ptrs and stmt not in self.reductions:
+                return self.per_window(ptr, stmt, lambda: super(WgslCodegen, self).visit(stmt))
             return super().visit(stmt)
         except WkError:
             raise
@@ -816,6 +829,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
             offset_expr = f"select(0i, {offset_expr}, {self.range_guard(stmt)})"     # bounds.py
         offset = self.let(stmt, offset_expr)
         self.names[stmt] = f"{decl.name}[{decl.base} + {offset}]" if decl.base else f"{decl.name}[{offset}]"
+        if decl.windows > 1:
+            self.split_offset(stmt, decl, offset)
 
     def visit_AssertFail(self, stmt: ir.AssertFail) -> None:
         """debug=True only: recorded like a failed bounds check; the runtime raises it at the next sync."""
