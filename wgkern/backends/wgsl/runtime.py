@@ -290,7 +290,7 @@ class WgslCompiledKernel(CompiledKernel):
         backend.ring_used = offset + self.stride
         if self.has_prints:
             bound = (*bound, backend.print_target())
-        key = (self.params_size, *bound)
+        key = (self.params_size, self.windows, *bound)
         bind_group = backend.bind_groups.get(key)
         if bind_group is None:
             bind_group = backend.bind_group(key)
@@ -348,7 +348,7 @@ class WgslCompiledKernel(CompiledKernel):
         buffers = (*bound, heap, backend.adstack_flag)
         if self.has_prints:
             buffers = (*buffers, backend.print_target())
-        key = (self.params_size, *buffers)
+        key = (self.params_size, self.windows, *buffers)
         bind_group = backend.bind_groups.get(key) or backend.bind_group(key)
         compute_pass = backend.compute_pass or backend.begin_pass()
         backend.launch_encoder.set_bind_group(compute_pass, bind_group, offset)
@@ -459,7 +459,7 @@ class WgslBackend(Backend):
         self.arenas = Arenas(self)
         self.timer: TimestampRecorder | None = None
         # adstacks: one growable heap, an overflow flag word, and which kernel each flag code names
-        self.adstack_heap = AdStackHeap(self.allocate, self._retire)
+        self.adstack_heap = AdStackHeap(self.allocate_binding, self._retire)
         self.adstack_flag = self.allocate(8)
         self.adstack_kernels: dict[int, WgslCompiledKernel] = {}
         self.adstack_watch: dict[int, tuple[WgslCompiledKernel, list[list[int]]]] = {}
@@ -557,10 +557,13 @@ class WgslBackend(Backend):
 
     @_serialized
     def bind_group(self, key: tuple[Any, ...]) -> Any:
-        params_size, buffers = key[0], key[1:]
+        """`key`: (argument bytes, the kernel's windows per container slot, the bound buffers)."""
+        params_size, windows, buffers = key[0], key[1], key[2:]
         entries = [{"binding": 0, "resource": {"buffer": self.ring_buffer, "offset": 0, "size": params_size}}]
-        for b in buffers:      # a buffer larger than one binding is bound as its windows (split.py)
-            for offset, size in wsplit.windows(b, self.max_binding, self.window_bytes):
+        for k, b in enumerate(buffers):     # a container bound as windows (split.py); the rest whole
+            split = k < len(windows) and windows[k] > 1
+            for offset, size in wsplit.windows(b, self.max_binding, self.window_bytes) if split else \
+                    [(b.offset, b.capacity)]:
                 entries.append({"binding": len(entries), "resource": {"buffer": b.buffer, "offset": offset,
                                                                       "size": size}})
         count = len(entries) - 1
@@ -690,6 +693,13 @@ class WgslBackend(Backend):
         self.live.add(handle)
         self.split_buffers += size > self.max_binding
         return handle
+
+    def allocate_binding(self, nbytes: int) -> WgslBuffer:
+        """A buffer always bound whole (the adstack heap: its growth stops at the binding limit)."""
+        if nbytes > self.max_binding:
+            raise OutOfMemoryError(f"{nbytes} bytes exceed this device's max_storage_buffer_binding_size of "
+                                   f"{self.max_binding} bytes ({self.adapter.summary})")
+        return self.allocate(nbytes)
 
     @_serialized
     def release_bytes(self, buffer: Any) -> None:
