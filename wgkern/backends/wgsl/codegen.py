@@ -62,6 +62,16 @@ LLVMPIPE_SERIAL_LANES = 64     # a serial task's workgroup on llvmpipe: a multip
 LLVMPIPE_UNROLL = 8            # iterations per trip of a serial task's long loops on llvmpipe
 LLVMPIPE_FEW_INDICES = 64      # a parallel loop over at most this many indices counts as serial work there
 WORKGROUP_SIZE = 256   # NVIDIA (Vulkan) reaches full occupancy only from 256 (measured: 2x saxpy bandwidth vs 64)
+
+
+def default_workgroup_size(max_invocations: int) -> int:
+    """Invocations per workgroup of range tasks without loop_config(block_dim=...): WORKGROUP_SIZE where the
+    device allows it (`max_invocations`: the smaller of max_compute_invocations_per_workgroup and
+    max_compute_workgroup_size_x), else the largest power of two within the limit (128 on Dawn's
+    compatibility mode)."""
+    if max_invocations >= WORKGROUP_SIZE:
+        return WORKGROUP_SIZE
+    return 1 << (max(int(max_invocations), 1).bit_length() - 1)
 _NAN32 = wtypes.f32_from_bits("0x7fc00000u")
 _INF32 = wtypes.f32_from_bits("0x7f800000u")
 # Ops computed in f64 for f16/f32 operands when the device has shader-f64.
@@ -244,6 +254,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
                  max_workgroup_storage: int = 16384):
         self.kernel = kernel
         self.max_workgroup_size = max_workgroup_size    # the adapter's invocations per workgroup
+        self.workgroup_size = default_workgroup_size(max_workgroup_size)    # range tasks without block_dim
         self.max_workgroup_storage = max_workgroup_storage   # and bytes of workgroup memory (shared arrays)
         # print(): sites go to the backend's table (printing.py); the buffer is the binding after the stacks'.
         # debug=True (bounds_sites given): every global access is checked and a failure recorded in that buffer
@@ -407,12 +418,14 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         return template.substitute(T=reg, Z=f"{reg}(0)", O=f"{reg}(1)", NAN=nan, INF=inf, **extra) + "\n"
 
     def _block_size(self, task: ir.Task) -> int:
-        """The range task's workgroup size: loop_config(block_dim=N), else WORKGROUP_SIZE."""
+        """The range task's workgroup size: loop_config(block_dim=N), else the device's default
+        (default_workgroup_size)."""
         if task.kind != "range" or not task.loop.block_dim:
-            return WORKGROUP_SIZE
+            return self.workgroup_size
         if task.loop.block_dim > self.max_workgroup_size:
-            raise DeviceFeatureError(f"block_dim={task.loop.block_dim} is more than the {self.max_workgroup_size} "
-                                     f"invocations per workgroup adapter '{self.adapter}' allows", task.loop.loc,
+            raise DeviceFeatureError(f"kernel '{self.kernel.name}': block_dim={task.loop.block_dim} is more than "
+                                     f"the {self.max_workgroup_size} invocations per workgroup adapter "
+                                     f"'{self.adapter}' allows", task.loop.loc,
                                      ("max-compute-invocations-per-workgroup",))
         return task.loop.block_dim
 
@@ -590,13 +603,17 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
                  enumerate(self.reduction_registers.items())]
         for reduction, _, shared in names:
             self.helpers[shared] = (f"var<workgroup> {shared}: array<{wtypes.register_type(reduction.dtype)}, "
-                                    f"{WORKGROUP_SIZE}>;\n")
+                                    f"{self.block_size}>;\n")
         self.emit("// register reductions: combine over the workgroup, then one atomic per workgroup")
         for _, name, shared in names:
             self.emit(f"{shared}[wk_local_index] = {name};")
         self.emit("workgroupBarrier();")
-        self.emit(f"for (var wk_half = {WORKGROUP_SIZE // 2}u; wk_half > 0u; wk_half = wk_half >> 1u) {{")
-        self.emit("  if (wk_local_index < wk_half) {")
+        # a block of any size: halves of the next power of two, each lane's partner inside the block
+        size = self.block_size
+        top = 1 << (size - 1).bit_length()
+        partner = "" if top == size else f" && wk_local_index + wk_half < {size}u"
+        self.emit(f"for (var wk_half = {top // 2}u; wk_half > 0u; wk_half = wk_half >> 1u) {{")
+        self.emit(f"  if (wk_local_index < wk_half{partner}) {{")
         for reduction, _, shared in names:
             combined = self._combine(reduction, f"{shared}[wk_local_index]", f"{shared}[wk_local_index + wk_half]")
             self.emit(f"    {shared}[wk_local_index] = {combined};")

@@ -45,7 +45,8 @@ from wgkern.backends.adstack import collect_stacks
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
 from wgkern.backends.wgsl import split as wsplit
 from wgkern.backends.wgsl.codegen import (LOOP_LIMIT, NATIVE_DIVISION, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES,
-                                         OPAQUE_BOOL_INTS, WORKGROUP_SIZE, TaskShader, WgslCodegen)
+                                         OPAQUE_BOOL_INTS, TaskShader, WgslCodegen,
+                                         default_workgroup_size)
 from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.backends.wgsl.exact import STRICT_FLOATS
 from wgkern.backends.wgsl.shader_module import create_shader_module
@@ -101,7 +102,7 @@ class WgslBuffer:
 
 # ---- per-task dispatch sizing ------------------------------------------------------------------------------
 
-def fold_groups(groups: int, workgroup: int = WORKGROUP_SIZE) -> tuple[int, int]:
+def fold_groups(groups: int, workgroup: int) -> tuple[int, int]:
     """Workgroup counts past 65535 fold into 2-D; the shader's grid-stride loop covers anything capped."""
     groups = min(groups, MAX_THREADS // workgroup)
     if groups <= MAX_DIMENSION:
@@ -110,7 +111,7 @@ def fold_groups(groups: int, workgroup: int = WORKGROUP_SIZE) -> tuple[int, int]
     return -(-groups // rows), rows
 
 
-def _groups_for(begin: int, end: int, workgroup: int = WORKGROUP_SIZE) -> tuple[int, int, bool] | None:
+def _groups_for(begin: int, end: int, workgroup: int) -> tuple[int, int, bool] | None:
     """(x, y, flat): the workgroups (of `workgroup` invocations) of a launch over [begin, end), and whether they
     cover every index with one invocation each (then the flat pipeline runs; a capped dispatch needs the
     grid-stride loop)."""
@@ -143,7 +144,7 @@ class TaskDispatch:
         return self.loop
 
 
-def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot], workgroup: int = WORKGROUP_SIZE
+def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot], workgroup: int
                     ) -> Callable[[Sequence[Any], Sequence[tuple[int, ...]]], tuple[int, int] | None]:
     """Precompute as much of the dispatch size as possible: constant bounds are sized once; bounds that read
     global memory get a capped dispatch (the shader computes them); the rest are evaluated per launch.
@@ -322,7 +323,7 @@ class WgslCompiledKernel(CompiledKernel):
             groups = task.groups(args.scalars, args.shapes)
             if groups is not None and specs:
                 per_thread = max(stack_bytes_per_thread(specs, caps, wadstack.words_of), 1)
-                size = task.shader.workgroup_size       # loop_config(block_dim=N) or WORKGROUP_SIZE
+                size = task.shader.workgroup_size       # loop_config(block_dim=N) or the device's default
                 fit = backend.max_binding // 4 // per_thread // size
                 if fit < 1:
                     raise OutOfMemoryError(f"kernel '{self.kernel.name}': one workgroup's adstacks need "
@@ -422,6 +423,7 @@ class WgslBackend(Backend):
         self.max_binding = int(self.limits["max-storage-buffer-binding-size"])
         self.max_workgroup_size = min(int(self.limits["max-compute-invocations-per-workgroup"]),
                                       int(self.limits["max-compute-workgroup-size-x"]))
+        self.workgroup_size = default_workgroup_size(self.max_workgroup_size)    # range tasks' default
         self.max_workgroup_storage = int(self.limits["max-compute-workgroup-storage-size"])
         self.max_buffer = int(self.limits["max-buffer-size"])
         self.window_bytes = wsplit.chunk_bytes(self.max_binding)    # containers past one binding (split.py)
@@ -478,8 +480,8 @@ class WgslBackend(Backend):
     def adstack_threads(self, range_size: int) -> int:
         """Slice-owning threads of a task of `range_size` indices: one per dispatched invocation (capped by
         the heap's binding size at launch)."""
-        groups = _groups_for(0, range_size)
-        return groups[0] * groups[1] * WORKGROUP_SIZE if groups else 1
+        groups = _groups_for(0, range_size, self.workgroup_size)
+        return groups[0] * groups[1] * self.workgroup_size if groups else 1
 
     def _retire(self, buffer: WgslBuffer) -> None:
         """An outgrown heap: released once the recorded work that uses it has been submitted."""
