@@ -23,14 +23,20 @@ def require_buffer(nbytes: int) -> None:
         pytest.skip(f"needs a buffer of {nbytes} bytes; this device's max_buffer_size is {limit}")
 
 
+def repeated(period: list[float], n: int) -> np.ndarray:
+    """`period` repeated to n f32 values (index arithmetic over 10^8 int64 values is slow)."""
+    rows = np.broadcast_to(np.asarray(period, np.float32), (-(-n // len(period)), len(period)))
+    return rows.reshape(-1)[:n]
+
+
 def pattern(n: int) -> np.ndarray:
-    """i % 1000 as f32 (built by repeating one period: index arithmetic over 10^8 int64 is slow)."""
-    return np.resize(np.arange(1000, dtype=np.float32), n)
+    """i % 1000."""
+    return repeated(list(range(1000)), n)
 
 
 def powers(n: int) -> np.ndarray:
-    """2^(i % 3) as f32."""
-    return np.resize(np.array([1.0, 2.0, 4.0], np.float32), n)
+    """2^(i % 3)."""
+    return repeated([1.0, 2.0, 4.0], n)
 
 
 def assert_equal(got: np.ndarray, expected: np.ndarray | float) -> None:
