@@ -172,3 +172,12 @@ def test_too_many_windows_for_the_device_names_the_container(small_windows) -> N
     with pytest.raises(DeviceFeatureError, match=rf"kernel 'touch' needs {limit + 1} storage buffer bindings .* "
                                                  rf"container\(s\) 'big' \({limit} windows\)"):
         touch(big)
+
+
+def test_the_split_saxpy_benchmark_measures_a_split_field(small_windows, monkeypatch) -> None:
+    from wgkern.bench import bench_split_saxpy
+    lower_binding_limit(small_windows, monkeypatch, 1 << 16)
+    row = bench_split_saxpy(wk, 5)
+    assert row.name == "split_saxpy" and row.value > 0 and not row.error
+    assert "binding limit 65536 B" in row.detail
+    assert small_windows.split_buffers == 2        # the 5/4 pair: two windows each
