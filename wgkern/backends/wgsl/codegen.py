@@ -696,7 +696,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         if stmt.dtype is not None:
             self.require(stmt.dtype, stmt.loc)
         try:
-            ptr = getattr(stmt, "ptr", None)
+            ptr = getattr(stmt, "ptr", None) if self.split_ptrs else None
             if ptr is not None and ptr in self.split_ptrs and stmt not in self.reductions:
                 return self.per_window(ptr, stmt, lambda: super(WgslCodegen, self).visit(stmt))
             return super().visit(stmt)
