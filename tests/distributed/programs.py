@@ -10,8 +10,6 @@ import wgkern as wk
 
 N = 16
 
-x = None          # the module-path program's fields, declared by build()
-
 
 def build() -> SimpleNamespace:
     """Fields x (needs_grad), the energy's loss, and kernels; targets t_i = i / N."""
