@@ -131,8 +131,11 @@ class DevicePool:
             try:
                 results[index] = transport.get(ready[0])
             except BaseException:
-                for ref in running:
-                    ray.cancel(ref)
+                for ref in running:          # the sweep is over: its other calls need not finish
+                    try:
+                        ray.cancel(ref)
+                    except Exception:  # noqa: BLE001 - a call that cannot be cancelled runs to its end
+                        pass
                 raise
             done += 1
             if progress is not None:

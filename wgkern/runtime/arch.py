@@ -218,7 +218,6 @@ def wgpu_devices(arch: Arch, adapters: list[AdapterInfo]) -> list[AdapterInfo]:
         pool = [a for a in pool if a.is_real_gpu]
     elif arch in _BACKEND_TYPE_OF:
         pool = [a for a in pool if a.backend_type == _BACKEND_TYPE_OF[arch]]
-    pool.sort(key=lambda a: {"DiscreteGPU": 0, "IntegratedGPU": 1}.get(a.adapter_type, 2))
     visible = devices.apply_cuda_visible(pool)
     return sorted(visible, key=lambda a: {"DiscreteGPU": 0, "IntegratedGPU": 1}.get(a.adapter_type, 2))
 
