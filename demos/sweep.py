@@ -140,7 +140,11 @@ def main(arch=None, headless: bool = True, out: str | None = None, steps: int | 
          actors: int | None = None, sweep: int | None = None) -> int:
     from wgkern.distributed import DevicePool
     steps, points = steps or DEFAULT_STEPS, sweep or DEFAULT_POINTS
-    started = start_ray()
+    try:
+        started = start_ray()
+    except ImportError as exc:
+        print(f"sweep: {exc}", file=sys.stderr)
+        return 1
     try:
         begin = time.perf_counter()
         with DevicePool(program, arch=arch, actors=actors) as pool:
