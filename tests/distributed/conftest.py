@@ -25,14 +25,16 @@ def import_ray() -> Any:
 
 @pytest.fixture(scope="package")
 def ray_cluster(tmp_path_factory) -> Iterator[Any]:
-    """Ray on this machine with 2 CPUs; its workers import this checkout's wgkern and tests, and share one
-    offline cache folder of their own."""
+    """Ray on this machine with 2 CPUs and no GPU; its workers import this checkout's wgkern and tests, and they
+    and this process share one offline cache folder of their own."""
     ray = import_ray()
     cache = tmp_path_factory.mktemp("actor-cache")
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": path, "WK_CACHE_DIR": str(cache)}})
     try:
-        yield ray
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("WK_CACHE_DIR", str(cache))
+            yield ray
     finally:
         ray.shutdown()
