@@ -27,7 +27,7 @@ def _device_count(arch) -> int:
 
 def test_device_zero_runs_a_kernel_and_one_past_the_last_is_refused_by_name(arch):
     wk.reset()
-    wk.init(arch=arch, device=0)
+    wk.init(arch=arch, device=np.int64(0))          # numpy integers are indices too
     x = wk.field(wk.f32, shape=8)
 
     @wk.kernel

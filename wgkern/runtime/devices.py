@@ -12,6 +12,7 @@ drivers, the order CUDA uses under CUDA_DEVICE_ORDER=PCI_BUS_ID, and its default
 model) and an entry that is not an integer is an error naming the variable."""
 from __future__ import annotations
 
+import operator
 import os
 from typing import Any, Sequence
 
@@ -23,10 +24,14 @@ def check_index(device: Any) -> int | None:
     """`device` as given to wk.init: None (the default device) or a non-negative int; else a ValueError."""
     if device is None:
         return None
-    if isinstance(device, bool) or not isinstance(device, int) or device < 0:
+    try:
+        index = operator.index(device)          # ints and numpy integers; not floats or strings
+    except TypeError:
+        index = -1
+    if isinstance(device, bool) or index < 0:
         raise ValueError(f"wk.init(device={device!r}): expected a device index, an int >= 0 "
                          "(`python -m wgkern info` lists the devices with their indices)")
-    return device
+    return index
 
 
 def out_of_range(arch_name: str, device: int, names: Sequence[str], why: str = "") -> ValueError:
