@@ -253,7 +253,8 @@ class CudaCompiledKernel(CompiledKernel):
 
 
 class CudaBackend(Backend):
-    """Device 0 of the CUDA driver. `debug` compiles bounds-checked global accesses (wk.init(debug=True))."""
+    """Device `device` (an ordinal, runtime/devices.py) of the CUDA driver. `debug` compiles bounds-checked global
+    accesses (wk.init(debug=True))."""
 
     name = "cuda"
     supports_adstack = True
@@ -263,8 +264,8 @@ class CudaBackend(Backend):
         return CUDA_TARGET.shared_memory[1]       # shared arrays are declared statically (docs/simt.md)
 
     def __init__(self, debug: bool = False, fast_math: bool = False, device_memory_limit: int | None = None,
-                 offline_cache: bool = True):
-        self.driver = self.open_driver()
+                 offline_cache: bool = True, device: int = 0):
+        self.driver = self.open_driver(device)
         self.info = self.driver.info
         self.arch = self.device_arch()
         self.budget = MemoryBudget(device_memory_limit)
@@ -287,8 +288,8 @@ class CudaBackend(Backend):
         self._reducer_kernels: Any = None
         self.released = False
 
-    def open_driver(self) -> Any:
-        return cuda_driver.driver()
+    def open_driver(self, ordinal: int) -> Any:
+        return cuda_driver.driver(ordinal)
 
     def device_arch(self) -> str:
         """What kernels are compiled for: the `sm_XY` of the device."""

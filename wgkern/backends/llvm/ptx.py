@@ -109,11 +109,12 @@ def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
     if "@__nv_" in ir_text:
         libdevice_bitcode()           # the key names the libdevice in use
     key = _cache_key(ir_text, arch)
-    stored = disk_cache.load("cuda", key, ".ptx")
-    if stored is not None:
-        return stored.decode()
-    code = compile_ptx(ir_text, arch, True)[0]
-    disk_cache.store("cuda", key, ".ptx", code.encode())
+    with disk_cache.building("cuda", key):       # processes sharing the cache compile each module once
+        stored = disk_cache.load("cuda", key, ".ptx")
+        if stored is not None:
+            return stored.decode()
+        code = compile_ptx(ir_text, arch, True)[0]
+        disk_cache.store("cuda", key, ".ptx", code.encode())
     return code
 
 
