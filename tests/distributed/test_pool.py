@@ -14,7 +14,7 @@ import wgkern as wk
 from tests.distributed import programs
 from wgkern.distributed import DevicePool, load_program, lookup
 from wgkern.distributed import pool as pool_module
-from wgkern.runtime import disk_cache
+from wgkern import disk_cache
 
 # Every gradient here is exact in f32: x = 0 and the targets i/16 are exact, and 2 * weight * (x - i/16) for
 # weights of a few units is a small multiple of 1/16, as is every sum of them below; so results compare equal.

@@ -1,7 +1,7 @@
 """One small adapter per backend: a sizing LaunchContext built from a launch's `LaunchArgs`.
 
 CPU (any backend with host views): containers are numpy views, reductions run in numpy. CUDA (a backend with
-`sizing_reducer`): reductions and gathered reads run on the device (cuda_reducer.py); what the reducer
+`sizing_reducer`): reductions and gathered reads run on the device (backends/llvm/cuda_sizing_reducer.py); what the reducer
 grammar cannot express comes from one read-back of each container per launch. WGSL (a backend with
 a wgpu `device`): reductions run in the generic max-reducer pipeline, compiled once per backend and kept on it;
 pending launches are flushed first so the reducers see their writes. A WGSL backend on a CPU adapter

@@ -487,7 +487,7 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         self.emit(f"call void @wk_print(i32 {site}, ptr {words})")
 
     def print_word(self, operand: str, dtype: DataType) -> str:
-        """One printed value as a 64-bit word (runtime/printing.decode_words' encoding: ints sign- or
+        """One printed value as a 64-bit word (ir/printing.decode_words' encoding: ints sign- or
         zero-extended, floats as float64 bits)."""
         if dtype.is_float:
             wide = operand if dtype.bits == 64 else self.op(f"fpext {llvm_type(dtype)} {operand} to double")

@@ -1,4 +1,4 @@
-"""runtime/disk_cache.py shared by several processes: concurrent writers of one key, and `building`, which makes
+"""disk_cache.py shared by several processes: concurrent writers of one key, and `building`, which makes
 processes asking for the same entry at once compile it once."""
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from wgkern.runtime import disk_cache
+from wgkern import disk_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 
 _WRITER = """
 import sys
-from wgkern.runtime import disk_cache
+from wgkern import disk_cache
 tag = sys.argv[1].encode()
 for i in range(300):
     disk_cache.store("cpu", "shared", ".o", tag * (1000 + i % 7))
@@ -48,7 +48,7 @@ def test_concurrent_writers_of_one_key_leave_a_whole_entry(tmp_path, monkeypatch
 
 _BUILDER = """
 import sys, time
-from wgkern.runtime import disk_cache
+from wgkern import disk_cache
 with disk_cache.building("cpu", "k"):
     if disk_cache.load("cpu", "k", ".o") is None:
         print("built", flush=True)
