@@ -15,7 +15,11 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
 from wgkern.lang import types as T
 from wgkern.lang.matrix import Matrix, Vector
-from wgkern.frontend.calls import SEQUENCE_REDUCTIONS
+
+
+# `sum`, `min` and `max` of a sequence in kernel code: the binary operation they fold with.
+SEQUENCE_REDUCTIONS = {builtins.sum: BinaryOpKind.ADD, builtins.min: BinaryOpKind.MIN,
+                       builtins.max: BinaryOpKind.MAX}
 
 
 class BuiltinCallMixin:

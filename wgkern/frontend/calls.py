@@ -36,13 +36,12 @@ from wgkern.lang.simt.block import SharedArray
 from wgkern.lang.simt.tile import outer as tile_outer
 from wgkern.lang.structs import Struct, StructType
 from wgkern.runtime.program import sync as program_sync
-from wgkern.frontend.func_calls import _hashable
+from wgkern.frontend.builtin_calls import SEQUENCE_REDUCTIONS
+from wgkern.frontend.frames import hashable
 
 CAST_BUILTINS = {builtins.int: lambda: T.DEFAULT_INT, builtins.float: lambda: T.DEFAULT_FLOAT,
                  builtins.bool: lambda: T.u1}     # read at compile time: wk.init(default_fp=...) sets them
 # Python's reductions of a list, for lists holding run-time values (`sum([I[i] * n ** i for i in ...])`)
-SEQUENCE_REDUCTIONS = {builtins.sum: BinaryOpKind.ADD, builtins.min: BinaryOpKind.MIN,
-                       builtins.max: BinaryOpKind.MAX}
 
 
 def _is_user_function(callee: Any) -> bool:
@@ -115,7 +114,7 @@ class CallMixin:
             if isinstance(target, NdarrayRef) or (getattr(target, "is_field", False) and hasattr(target, "shape")):
                 return self.fill_in_kernel(target, node)
         callee = self.visit(node.func)
-        if not _hashable(callee):
+        if not hashable(callee):
             raise CompileError(f"{describe(callee)} is not callable in kernel code")
         if callee is wm.static:
             return self.static_call(node)

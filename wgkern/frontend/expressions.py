@@ -152,7 +152,7 @@ class ExpressionMixin:
         return value
 
     def is_container(self, obj: Any) -> bool:
-        from wgkern.frontend.builder import is_field
+        from wgkern.frontend.frames import is_field
         return is_field(obj)
 
     @staticmethod

@@ -37,14 +37,6 @@ def _binding_kind(binding: Any) -> Any:
     return ()
 
 
-def _hashable(obj: Any) -> bool:
-    try:
-        hash(obj)
-    except TypeError:
-        return False
-    return True
-
-
 class _ByReference:
     """A caller's local variable passed to a wk.template() parameter."""
 
@@ -124,7 +116,7 @@ class FuncCallMixin:
         return None
 
     def inline(self, func: Func, arguments: dict[str, Any]) -> Any:
-        from wgkern.frontend.builder import Frame, ReturnState, assigned_names, reduction_names
+        from wgkern.frontend.frames import Frame, ReturnState, assigned_names, reduction_names
         src = self.ctx.source_of(func.fn)
         caller = self.frame
         call_loc = self.b.loc

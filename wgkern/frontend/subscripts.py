@@ -14,7 +14,7 @@ from wgkern.frontend.sparse_matrix import SparseMatrixRef
 from wgkern.frontend.buffer_view import BufferViewRef
 from wgkern.lang.scalar_component import ScalarComponent
 from wgkern.lang.structs import StructField
-from wgkern.frontend.simt import SharedArrayRef
+from wgkern.frontend.shared_arrays import SharedArrayRef
 from wgkern.frontend.values import GlobalRef, NdarrayRef, StructElement, VectorValue, describe, is_runtime
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind
