@@ -1,0 +1,94 @@
+"""The floors of `python -m wgkern bench` on the WGSL arches: what the same work costs wgpu itself.
+
+`launch_floor_us`: the launch-overhead workload's dispatches recorded straight into wgpu (one compute pass,
+the kernel's own pipeline and bind group, each dispatch at its own ring offset, one ring upload, one submit,
+one blocking poll: the batching wgkern's launches get) through encoding.LaunchEncoder, the cheapest calls
+wgpu-py allows, so the ratio wgkern / floor counts wgkern's own per-launch work alone.
+`compile_floor_ms`: the driver's compile of the same WGSL (a new shader module and compute pipeline per task,
+as the kernel's first launch made them), which on lavapipe is its LLVM JIT of the shader.
+Both take a kernel wgkern already launched (its compiled state gives the WGSL, pipelines and buffers)."""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any, Callable
+
+
+def _wgsl_backend() -> Any | None:
+    from wgkern.runtime import program
+    backend = program.get_program().backend
+    return backend if hasattr(backend, "pipeline_layout") and hasattr(backend, "device") else None
+
+
+def _median(run: Callable[[], None], reps: int) -> float:
+    run()
+    samples = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def launch_floor_us(kernel: Any, field: Any, launches: int, reps: int) -> float | None:
+    """Microseconds per dispatch of `launches` dispatches of `kernel` (no arguments, one container `field`)
+    recorded directly into wgpu; None off the WGSL arches."""
+    backend = _wgsl_backend()
+    if backend is None:
+        return None
+    import wgpu
+    from wgkern.backends.wgsl.encoding import LaunchEncoder
+    compiled = kernel.last_compiled.compiled
+    device, queue = backend.device, backend.queue
+    stride, params_size = compiled.stride, compiled.params_size
+    ring = device.create_buffer(size=stride * launches, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+    buffer = field.buffer
+    backend.pipeline_layout(compiled.plan.bindings + compiled.runtime_bindings)
+    layout = backend.layouts[compiled.plan.bindings + compiled.runtime_bindings][0]
+    bind_group = device.create_bind_group(layout=layout, entries=[
+        {"binding": 0, "resource": {"buffer": ring, "offset": 0, "size": params_size}},
+        {"binding": 1, "resource": {"buffer": buffer.buffer, "offset": buffer.offset, "size": buffer.capacity}}])
+    (task,) = compiled.tasks
+    groups = task.groups([], [tuple(field.shape)])
+    pipeline = task.flat if groups[2] else task.pipeline(False)
+    ring_bytes = bytes(stride * launches)
+    encoder_calls = LaunchEncoder()
+    poll = getattr(device, "_poll_wait", None)
+
+    def run() -> None:
+        encoder = device.create_command_encoder()
+        compute_pass = encoder.begin_compute_pass()
+        compute_pass.set_pipeline(pipeline)
+        for k in range(launches):
+            encoder_calls.set_bind_group(compute_pass, bind_group, k * stride)
+            encoder_calls.dispatch(compute_pass, groups[0], groups[1])
+        compute_pass.end()
+        queue.write_buffer(ring, 0, ring_bytes)
+        queue.submit([encoder.finish()])
+        if poll is not None:
+            poll()
+        else:
+            queue.on_submitted_work_done_sync()
+    backend.sync()
+    return _median(run, reps) * 1e6 / launches
+
+
+def compile_floor_ms(kernel: Any, reps: int) -> float | None:
+    """Milliseconds the driver takes to make a new shader module and compute pipeline of each of `kernel`'s
+    task shaders (its WGSL, pipeline layout and `wk_flat` constant as wgkern made them); None off the WGSL
+    arches."""
+    backend = _wgsl_backend()
+    if backend is None:
+        return None
+    compiled = kernel.last_compiled.compiled
+    device = backend.device
+    layout = backend.pipeline_layout(compiled.plan.bindings + compiled.runtime_bindings)
+    shaders = [task.shader.wgsl for task in compiled.tasks]
+
+    def run() -> None:
+        for wgsl in shaders:
+            stage: dict[str, Any] = {"module": device.create_shader_module(code=wgsl), "entry_point": "main"}
+            if "override wk_flat" in wgsl:
+                stage["constants"] = {"wk_flat": 1}
+            device.create_compute_pipeline(layout=layout, compute=stage)
+    return _median(run, reps) * 1e3
