@@ -138,8 +138,14 @@ def bench_launch_overhead(m: ModuleType, reps: int) -> BenchResult:
         for _ in range(LAUNCH_COUNT):
             increment()
         m.sync()
-    ms = _median_ms(run, reps)
-    floor = bench_floors.launch_floor_us(increment, z, LAUNCH_COUNT, reps) if m.__name__ == "wgkern" else None
+    run()
+    floor_run = bench_floors.launch_floor(increment, z, LAUNCH_COUNT) if m.__name__ == "wgkern" else None
+    floor = None
+    if floor_run is None:
+        ms = _median_ms(run, reps)
+    else:
+        seconds, floor_seconds = bench_floors.paired_medians(run, floor_run, reps)
+        ms, floor = seconds * 1e3, floor_seconds * 1e6 / LAUNCH_COUNT
     return BenchResult("launch_overhead", ms * 1e3 / LAUNCH_COUNT, "us/launch", "lower", ms, reps,
                        f"{LAUNCH_COUNT} launches of z[i] += 1 (1 element), one sync", floor=floor,
                        floor_name="raw wgpu")
@@ -294,8 +300,14 @@ def bench_compile(m: ModuleType, reps: int) -> BenchResult:
         fresh(4)
         m.sync()
         kernels[:] = [fresh]
-    ms = _median_ms(run, reps, warmup=1)
-    floor = bench_floors.compile_floor_ms(kernels[0], reps) if m.__name__ == "wgkern" else None
+    run()
+    floor_run = bench_floors.compile_floor(kernels) if m.__name__ == "wgkern" else None
+    floor = None
+    if floor_run is None:
+        ms = _median_ms(run, reps, warmup=0)
+    else:        # the driver compiles the WGSL of the kernel wgkern just compiled
+        seconds, floor_seconds = bench_floors.paired_medians(run, floor_run, reps)
+        ms, floor = seconds * 1e3, floor_seconds * 1e3
     return BenchResult("compile", ms, "ms", "lower", ms, reps, "cold compile + first launch, ~40-line kernel",
                        floor=floor, floor_name="driver JIT")
 

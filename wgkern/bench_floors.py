@@ -1,10 +1,12 @@
 """The floors of `python -m wgkern bench` on the WGSL arches: what the same work costs wgpu itself.
 
-`launch_floor_us`: the launch-overhead workload's dispatches recorded straight into wgpu (one compute pass,
+Each returns a callable doing the floor's work once (None off the WGSL arches): the bench times it in
+alternation with wgkern's own repetitions (`paired_medians`), so a machine whose speed drifts moves both alike.
+`launch_floor`: the launch-overhead workload's dispatches recorded straight into wgpu (one compute pass,
 the kernel's own pipeline and bind group, each dispatch at its own ring offset, one ring upload, one submit,
 one blocking poll: the batching wgkern's launches get) through encoding.LaunchEncoder, the cheapest calls
 wgpu-py allows, so the ratio wgkern / floor counts wgkern's own per-launch work alone.
-`compile_floor_ms`: the driver's compile of the same WGSL (a new shader module and compute pipeline per task,
+`compile_floor`: the driver's compile of the same WGSL (a new shader module and compute pipeline per task,
 as the kernel's first launch made them), which on lavapipe is its LLVM JIT of the shader.
 Both take a kernel wgkern already launched (its compiled state gives the WGSL, pipelines and buffers)."""
 from __future__ import annotations
@@ -20,19 +22,25 @@ def _wgsl_backend() -> Any | None:
     return backend if hasattr(backend, "pipeline_layout") and hasattr(backend, "device") else None
 
 
-def _median(run: Callable[[], None], reps: int) -> float:
-    run()
-    samples = []
-    for _ in range(reps):
+def paired_medians(run: Callable[[], None], floor: Callable[[], None], reps: int) -> tuple[float, float]:
+    """(median seconds of `run`, of `floor`), timed alternately after one warm-up of each."""
+    run_samples, floor_samples = [], []
+    for rep in range(reps + 1):
         start = time.perf_counter()
         run()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        elapsed = time.perf_counter() - start
+        floor_start = time.perf_counter()
+        floor()
+        floor_elapsed = time.perf_counter() - floor_start
+        if rep:
+            run_samples.append(elapsed)
+            floor_samples.append(floor_elapsed)
+    return statistics.median(run_samples), statistics.median(floor_samples)
 
 
-def launch_floor_us(kernel: Any, field: Any, launches: int, reps: int) -> float | None:
-    """Microseconds per dispatch of `launches` dispatches of `kernel` (no arguments, one container `field`)
-    recorded directly into wgpu; None off the WGSL arches."""
+def launch_floor(kernel: Any, field: Any, launches: int) -> Callable[[], None] | None:
+    """`launches` dispatches of `kernel` (no arguments, one container `field`, launched once already) recorded
+    directly into wgpu, submitted and waited for."""
     backend = _wgsl_backend()
     if backend is None:
         return None
@@ -70,25 +78,24 @@ def launch_floor_us(kernel: Any, field: Any, launches: int, reps: int) -> float 
         else:
             queue.on_submitted_work_done_sync()
     backend.sync()
-    return _median(run, reps) * 1e6 / launches
+    return run
 
 
-def compile_floor_ms(kernel: Any, reps: int) -> float | None:
-    """Milliseconds the driver takes to make a new shader module and compute pipeline of each of `kernel`'s
-    task shaders (its WGSL, pipeline layout and `wk_flat` constant as wgkern made them); None off the WGSL
-    arches."""
+def compile_floor(kernels: list[Any]) -> Callable[[], None] | None:
+    """The driver making a new shader module and compute pipeline of each task shader of `kernels[0]` (its
+    WGSL, pipeline layout and `wk_flat` constant as wgkern made them; the caller may replace the kernel
+    between calls)."""
     backend = _wgsl_backend()
     if backend is None:
         return None
-    compiled = kernel.last_compiled.compiled
     device = backend.device
-    layout = backend.pipeline_layout(compiled.plan.bindings + compiled.runtime_bindings)
-    shaders = [task.shader.wgsl for task in compiled.tasks]
 
     def run() -> None:
-        for wgsl in shaders:
+        compiled = kernels[0].last_compiled.compiled
+        layout = backend.pipeline_layout(compiled.plan.bindings + compiled.runtime_bindings)
+        for wgsl in (task.shader.wgsl for task in compiled.tasks):
             stage: dict[str, Any] = {"module": device.create_shader_module(code=wgsl), "entry_point": "main"}
             if "override wk_flat" in wgsl:
                 stage["constants"] = {"wk_flat": 1}
             device.create_compute_pipeline(layout=layout, compute=stage)
-    return _median(run, reps) * 1e3
+    return run
