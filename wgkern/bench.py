@@ -301,7 +301,7 @@ def bench_compile(m: ModuleType, reps: int) -> BenchResult:
         m.sync()
         kernels[:] = [fresh]
     run()
-    floor_run = bench_floors.compile_floor(kernels) if m.__name__ == "wgkern" else None
+    floor_run = bench_floors.compile_floor(kernels, [4]) if m.__name__ == "wgkern" else None
     floor = None
     if floor_run is None:
         ms = _median_ms(run, reps, warmup=0)

@@ -7,7 +7,8 @@ the kernel's own pipeline and bind group, each dispatch at its own ring offset, 
 one blocking poll: the batching wgkern's launches get) through encoding.LaunchEncoder, the cheapest calls
 wgpu-py allows, so the ratio wgkern / floor counts wgkern's own per-launch work alone.
 `compile_floor`: the driver's compile of the same WGSL (a new shader module and compute pipeline per task,
-as the kernel's first launch made them), which on lavapipe is its LLVM JIT of the shader.
+as the kernel's first launch made them) and one dispatch of it: lavapipe runs its LLVM JIT of a compute
+shader at the first dispatch.
 Both take a kernel wgkern already launched (its compiled state gives the WGSL, pipelines and buffers)."""
 from __future__ import annotations
 
@@ -81,21 +82,40 @@ def launch_floor(kernel: Any, field: Any, launches: int) -> Callable[[], None] |
     return run
 
 
-def compile_floor(kernels: list[Any]) -> Callable[[], None] | None:
+def compile_floor(kernels: list[Any], scalars: list[Any]) -> Callable[[], None] | None:
     """The driver making a new shader module and compute pipeline of each task shader of `kernels[0]` (its
     WGSL, pipeline layout and `wk_flat` constant as wgkern made them; the caller may replace the kernel
-    between calls)."""
+    between calls), and running it once on the kernel's containers: lavapipe compiles a compute shader to
+    machine code at its first dispatch, not when the pipeline is made. `scalars`: the launch's arguments."""
     backend = _wgsl_backend()
     if backend is None:
         return None
-    device = backend.device
+    device, queue = backend.device, backend.queue
+    poll = getattr(device, "_poll_wait", None)
 
     def run() -> None:
-        compiled = kernels[0].last_compiled.compiled
+        entry = kernels[0].last_compiled
+        compiled = entry.compiled
         layout = backend.pipeline_layout(compiled.plan.bindings + compiled.runtime_bindings)
-        for wgsl in (task.shader.wgsl for task in compiled.tasks):
+        bound = (*entry.static_buffers, *((backend.print_target(),) if compiled.has_prints else ()))
+        bind_group = backend.bind_group((compiled.params_size, *bound))
+        encoder = device.create_command_encoder()
+        compute_pass = encoder.begin_compute_pass()
+        compute_pass.set_bind_group(0, bind_group, [0])     # the argument ring as the last launch left it
+        for task in compiled.tasks:
+            wgsl = task.shader.wgsl
             stage: dict[str, Any] = {"module": device.create_shader_module(code=wgsl), "entry_point": "main"}
-            if "override wk_flat" in wgsl:
+            groups = task.groups(scalars, entry.static_shapes)
+            if groups is None:
+                continue
+            if "override wk_flat" in wgsl and groups[2]:
                 stage["constants"] = {"wk_flat": 1}
-            device.create_compute_pipeline(layout=layout, compute=stage)
+            compute_pass.set_pipeline(device.create_compute_pipeline(layout=layout, compute=stage))
+            compute_pass.dispatch_workgroups(groups[0], groups[1])
+        compute_pass.end()
+        queue.submit([encoder.finish()])
+        if poll is not None:
+            poll()
+        else:
+            queue.on_submitted_work_done_sync()
     return run
