@@ -61,12 +61,6 @@ def helper_text(op: str, width: int) -> str:
     # where (k + 1) & 2
     odd_pick, even_pick, sign_shift = ("%c", "%s", "%ki") if op == "sin" else ("%s", "%c", "%kc")
     libm = "sinf" if op == "sin" else "cosf"
-    lanes = []
-    for k in range(width):
-        lanes.append(f"  %x{k} = extractelement {vf} %x, i32 {k}\n"
-                     f"  %l{k} = call float @{libm}(float %x{k})\n"
-                     f"  %o{k} = insertelement {vf} {'%ps' if k == 0 else f'%o{k - 1}'}, float %l{k}, i32 {k}")
-    lane_calls = "\n".join(lanes)
     return f"""
 define internal {vf} @{helper_name(op, width)}({vf} %x) alwaysinline nounwind willreturn memory(none) {{
 entry:
@@ -99,11 +93,30 @@ entry:
   %all = call i1 @llvm.vector.reduce.and.v{width}i1(<{width} x i1> %small)
   br i1 %all, label %done, label %wide
 wide:
-{lane_calls}
-  %big = select <{width} x i1> %small, {vf} %ps, {vf} %o{width - 1}
+  %lm = call {vf} @{helper_name(op, width)}.libm({vf} %x)
+  %big = select <{width} x i1> %small, {vf} %ps, {vf} %lm
   br label %done
 done:
   %out = phi {vf} [ %ps, %entry ], [ %big, %wide ]
   ret {vf} %out
+}}
+{libm_text(op, width)}"""
+
+
+def libm_text(op: str, width: int) -> str:
+    """`@wk.<op>.v<width>f32.libm`: libm's sinf/cosf on every lane, one shared out-of-line copy per module
+    (kernels only call it for vectors holding a large, infinite or NaN argument)."""
+    vf = f"<{width} x float>"
+    libm = "sinf" if op == "sin" else "cosf"
+    lines = []
+    for k in range(width):
+        lines.append(f"  %x{k} = extractelement {vf} %x, i32 {k}\n"
+                     f"  %l{k} = call float @{libm}(float %x{k})\n"
+                     f"  %o{k} = insertelement {vf} {'poison' if k == 0 else f'%o{k - 1}'}, float %l{k}, i32 {k}")
+    body = "\n".join(lines)
+    return f"""
+define internal {vf} @{helper_name(op, width)}.libm({vf} %x) noinline cold nounwind willreturn memory(none) {{
+{body}
+  ret {vf} %o{width - 1}
 }}
 """
