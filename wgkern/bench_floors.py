@@ -98,7 +98,7 @@ def compile_floor(kernels: list[Any], scalars: list[Any]) -> Callable[[], None] 
         compiled = entry.compiled
         layout = backend.pipeline_layout(compiled.plan.bindings + compiled.runtime_bindings)
         bound = (*entry.static_buffers, *((backend.print_target(),) if compiled.has_prints else ()))
-        bind_group = backend.bind_group((compiled.params_size, *bound))
+        bind_group = backend.bind_group((compiled.params_size, compiled.windows, *bound))
         encoder = device.create_command_encoder()
         compute_pass = encoder.begin_compute_pass()
         compute_pass.set_bind_group(0, bind_group, [0])     # the argument ring as the last launch left it

@@ -25,8 +25,8 @@ from wgkern.backends.reductions import COMBINE, chunk_reductions, identity
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import UnaryOpKind
 from wgkern.ir.visitor import walk
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
 
 from . import vector_sincos
 from .adstack import CONTEXT_HEADER, StackRegisters
