@@ -52,7 +52,8 @@ from wgkern.lang.types import (f16, f32, f64, i8, i16, i32, i64, ref, sparse_mat
                                u8, u16, u32, u64)
 from wgkern.runtime.arch import amdgpu, cc, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, webgpu
 from wgkern.runtime.extensions import extension, is_extension_enabled, is_extension_supported
-from wgkern.runtime.program import init, reset, stats, sync
+from wgkern.runtime.materialization import reset, sync
+from wgkern.runtime.program import init, stats
 from wgkern import algorithms, profiler
 from wgkern import launch as _launch  # noqa: F401 - installs the kernel call path (launch.py)
 from wgkern.compat import provide  # `wgkern.provide("quadrants")`: run Quadrants / Taichi programs unchanged

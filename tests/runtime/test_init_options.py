@@ -176,7 +176,7 @@ def test_kernel_profiler_waits_for_earlier_work_before_timing_a_launch():
     """The time of a launch starts after the work queued before it is done (a slow earlier sync is not
     charged to this kernel), and ends after its own work."""
     import time as time_module
-    from wgkern.profiler import KernelProfiler
+    from wgkern.runtime.kernel_profiler import KernelProfiler
     events = []
 
     def sync():

@@ -35,7 +35,7 @@ from wgkern.lang.simt import SIMT_CALLS
 from wgkern.lang.simt.block import SharedArray
 from wgkern.lang.simt.tile import outer as tile_outer
 from wgkern.lang.structs import Struct, StructType
-from wgkern.runtime.program import sync as program_sync
+from wgkern.runtime.materialization import sync as program_sync
 from wgkern.frontend.builtin_calls import SEQUENCE_REDUCTIONS
 from wgkern.frontend.frames import hashable
 

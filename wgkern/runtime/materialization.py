@@ -76,3 +76,19 @@ def materialize_if_needed(program: Any) -> None:
     otherwise: this runs on every launch and host access)."""
     if program.unmaterialized:
         _RUNTIME.materialize()
+
+
+def reset() -> None:
+    """`wk.reset`: release every device resource; containers made so far become unusable. Literal types go back
+    to f32/i32 (a later wk.init sets them again). Runs through Quadrants' `get_runtime().clear()`
+    (below), which calls release_current()."""
+    get_runtime().clear()
+
+
+def sync() -> None:
+    """`wk.sync`: materialise what was declared since the last launch (materialize above), then wait
+    for all launched work; raises pending device-side errors (adstack overflow)."""
+    get_runtime().sync()
+
+
+program_module.install_release_hook(reset)

@@ -89,7 +89,7 @@ class Program:
         self.profiler: Any = None     # wgkern/profiler.py, with wk.init(kernel_profiler=True)
         self.fwd_mode: Any = None     # the open wk.ad.FwdMode block: launches compute tangents too
         if options.kernel_profiler:
-            from wgkern.profiler import KernelProfiler
+            from wgkern.runtime.kernel_profiler import KernelProfiler
             self.profiler = KernelProfiler()
         # numpy-argument staging buffers, reused by (dtype, shape) (launch.py).
         self.staging: dict[tuple[Any, tuple[int, ...]], Any] = {}
@@ -257,19 +257,11 @@ def start(selection: Selection, options: InitOptions | None = None) -> Program:
         import atexit
         atexit.register(_finish_at_exit)
         _exit_hook_registered = True
-    reset()
+    _release_hook()
     options = options or InitOptions()
     T.set_default_types(options.default_fp, options.default_ip)
     _current = Program(selection, options)
     return _current
-
-
-def reset() -> None:
-    """`wk.reset`: release every device resource; containers made so far become unusable. Literal types go back
-    to f32/i32 (a later wk.init sets them again). Runs through Quadrants' `get_runtime().clear()`
-    (runtime/materialization.py), which calls release_current()."""
-    from wgkern.runtime.materialization import get_runtime
-    get_runtime().clear()
 
 
 def release_current() -> None:
@@ -279,6 +271,16 @@ def release_current() -> None:
     T.set_default_types()
     if program is not None:
         program.shutdown()
+
+
+# How start() releases the running Program: runtime/materialization.py installs `wk.reset`, which runs through
+# Quadrants' get_runtime().clear() (a program may have replaced it), when it is imported.
+_release_hook: Callable[[], None] = release_current
+
+
+def install_release_hook(hook: Callable[[], None]) -> None:
+    global _release_hook
+    _release_hook = hook
 
 
 def current() -> Program | None:
@@ -291,13 +293,6 @@ def get_program() -> Program:
         init()
     assert _current is not None
     return _current
-
-
-def sync() -> None:
-    """`wk.sync`: materialise what was declared since the last launch (runtime/materialization.py), then wait
-    for all launched work; raises pending device-side errors (adstack overflow)."""
-    from wgkern.runtime.materialization import get_runtime
-    get_runtime().sync()
 
 
 def stats(reset: bool = False) -> dict[str, int]:
