@@ -145,6 +145,7 @@ class Container:
     offset: tuple[int, ...] = ()     # a field's index of its first element per axis (wk.field(offset=...))
     quant: Any = None                # a field of a wk.types.quant type: every write rounds (lang/quant.py)
     quant_group: Any = None          # its shared-exponent group (BitpackedFields.place(shared_exponent=True))
+    layout: tuple[int, ...] | None = None   # wk.tensor(layout=...)'s axis order; None: identity (lang/tensor.py)
 
     def __init__(self, dtype: Any, shape: Any, element_type: Any = None, name: str = "", *,
                  needs_grad: bool = False, needs_dual: bool = False, host_memory: np.ndarray | None = None):
