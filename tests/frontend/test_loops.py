@@ -273,3 +273,63 @@ def test_sync_inside_a_loop_or_func_is_refused_naming_the_line(where):
     with pytest.raises(wk.CompileError, match=message) as info:
         kernel()
     assert "wk.sync(" in str(info.value)
+
+
+def test_static_ndrange_checks_its_arguments(arch):
+    # wk.static(wk.ndrange(...)) evaluates wk.ndrange in Python: its bounds are checked as in a kernel loop,
+    # with Quadrants' phrase, and numpy integers are accepted.
+    @wk.kernel
+    def floats():
+        for i in wk.static(wk.ndrange(0.1, 0.2)):
+            pass
+
+    with pytest.raises(wk.CompileError, match=r"ndrange should be an integer scalar or a tuple/list of "
+                                              r"\(int, int\)"):
+        floats()
+    with pytest.raises(TypeError, match=r"ndrange should be a scalar or a tuple/list like \(begin, end\)"):
+        list(wk.ndrange((1, 2, 3)))
+    assert list(wk.ndrange((np.int64(1), np.int32(3)), 1)) == [(1, 0), (2, 0)]
+    out = wk.field(wk.i32, shape=4)
+
+    @wk.kernel
+    def unrolled():
+        for i, j in wk.static(wk.ndrange((np.int64(0), 2), 2)):
+            out[i * 2 + j] = i * 10 + j
+
+    unrolled()
+    assert out.to_numpy().tolist() == [0, 1, 10, 11]
+
+
+def test_ndrange_loop_variables_must_match_its_dimensions(arch):
+    @wk.kernel
+    def one_variable():
+        for i in wk.ndrange(4, 4):
+            pass
+
+    with pytest.raises(wk.CompileError, match="Ndrange for loop with number of the loop variables not equal to the "
+                                              "dimension of the ndrange is not supported"):
+        one_variable()
+
+
+def test_a_generator_read_by_a_kernel_is_an_error(arch):
+    # The first compile would consume a generator (a second compile would see it empty): Quadrants' ValueError.
+    sizes = (n for n in range(1, 4))
+    tuple_sizes = tuple(n for n in range(1, 4))
+    count = wk.field(wk.i32, shape=())
+
+    @wk.kernel
+    def from_generator():
+        for I in wk.grouped(wk.ndrange(*sizes)):
+            count[None] += 1
+
+    @wk.kernel
+    def from_tuple():
+        for I in wk.grouped(wk.ndrange(*tuple_sizes)):
+            count[None] += 1
+
+    with pytest.raises(ValueError, match="'sizes' is a generator.*Cannot store generators in variables"):
+        from_generator()
+    with pytest.raises(wk.CompileError, match=r"test_loops.py:\d+"):
+        from_generator()
+    from_tuple()
+    assert count[None] == 6

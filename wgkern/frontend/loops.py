@@ -72,6 +72,7 @@ class LoopMixin:
                 return self.range_loop(node, iter_node, serialize)
             if callee is wm.ndrange:
                 dims, order = self.ndrange_call(iter_node)
+                self.check_ndrange_targets(node.target, len(dims))
                 return self.product_loop(node, dims, serialize, order=order)
             if callee is wm.static:
                 if len(iter_node.args) != 1 or iter_node.keywords:
@@ -157,6 +158,15 @@ class LoopMixin:
         if len(elements) != count:
             raise CompileError(f"this loop has {count} index(es) but {len(elements)} loop variable(s)")
         return [e.id for e in elements]
+
+    def check_ndrange_targets(self, target: ast.expr, count: int) -> None:
+        """A `for ... in wk.ndrange(...)` loop names one variable per dimension (Quadrants' message included)."""
+        elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        if count and len(elements) != count:
+            raise CompileError(f"wk.ndrange() here has {count} dimension(s) but the loop has {len(elements)} loop "
+                               "variable(s): Ndrange for loop with number of the loop variables not equal to the "
+                               "dimension of the ndrange is not supported (use wk.grouped(wk.ndrange(...)) for one "
+                               "index vector)")
 
     def bind_loop_variables(self, names: list[str], values: list[Any]) -> None:
         for name, value in zip(names, values):
