@@ -333,3 +333,70 @@ def test_a_generator_read_by_a_kernel_is_an_error(arch):
         from_generator()
     from_tuple()
     assert count[None] == 6
+
+
+def test_loop_variable_must_be_a_new_name(arch):
+    # A loop variable lives in its loop: reusing an outer name would leave the outer variable unchanged after the
+    # loop (unlike Python), so range loops and loops over fields refuse it, as Quadrants does.
+    x = wk.field(wk.i32, shape=3)
+
+    @wk.kernel
+    def reuses_local() -> wk.i32:
+        i = 0
+        for i in range(10):
+            pass
+        return i
+
+    @wk.kernel
+    def reuses_in_field_loop():
+        i = 5
+        for i in x:
+            x[i] = 1
+
+    @wk.kernel
+    def nested_same_name():
+        for i in range(2):
+            for i in range(3):
+                pass
+
+    for kernel in (reuses_local, reuses_in_field_loop, nested_same_name):
+        with pytest.raises(wk.CompileError, match="Variable 'i' is already declared in the outer scope and cannot "
+                                                  "be used as loop variable"):
+            kernel()
+
+    @wk.kernel
+    def siblings() -> wk.i32:
+        total = 0
+        for i in range(3):
+            total += i
+        for i in range(4):             # the first loop's i ended with its loop
+            total += i
+        return total
+
+    assert siblings() == 3 + 6
+
+
+def test_static_loop_refuses_nested_static_and_grouped_containers(arch):
+    x = wk.field(wk.i32, shape=(2, 2))
+
+    @wk.kernel
+    def nested():
+        for i in wk.static(wk.static(range(1))):
+            pass
+
+    @wk.kernel
+    def grouped_field():
+        for I in wk.static(wk.grouped(x)):
+            x[I] = 1
+
+    @wk.kernel
+    def grouped_ndrange():
+        for I in wk.static(wk.grouped(wk.ndrange(*x.shape))):
+            x[I] = I[0] * 2 + I[1]
+
+    with pytest.raises(wk.CompileError, match="'qd.static' cannot be nested"):
+        nested()
+    with pytest.raises(wk.CompileError, match=r"Only 'qd.ndrange' is allowed in 'qd.static\(qd.grouped\(...\)\)'"):
+        grouped_field()
+    grouped_ndrange()
+    assert x.to_numpy().tolist() == [[0, 1], [2, 3]]
