@@ -12,7 +12,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from wgkern.errors import CompileError
-from wgkern.frontend import arith, vectors
+from wgkern.frontend import arith, stream_parallel, vectors
 from wgkern.frontend.expressions import PYTHON_BINARY
 from wgkern.frontend.graph_regions import module_prefix, spelling
 from wgkern.frontend.loops import StaticExit
@@ -470,6 +470,7 @@ class StatementMixin:
         """`with wk.stream_parallel():` (Quadrants) around top-level loops: the body as written (its loops stay
         top-level, so parallel). `with wk.graph.parallel_context():` / `with wk.graph.parallel():` regions and
         sections: frontend/graph_regions.py. No other context manager has a meaning in kernels."""
+        stream_parallel.check_with(self, node)
         for item in node.items:
             context = item.context_expr
             callee = self.visit(context.func) if isinstance(context, ast.Call) else None
