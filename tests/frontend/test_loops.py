@@ -375,6 +375,16 @@ def test_loop_variable_must_be_a_new_name(arch):
 
     assert siblings() == 3 + 6
 
+    @wk.kernel
+    def underscores() -> wk.i32:
+        n = 0
+        for _ in range(2):
+            for _ in range(3):         # `_` is never read: it may be reused
+                n += 1
+        return n
+
+    assert underscores() == 6
+
 
 def test_static_loop_refuses_nested_static_and_grouped_containers(arch):
     x = wk.field(wk.i32, shape=(2, 2))

@@ -165,12 +165,13 @@ class LoopMixin:
     def check_fresh_loop_variables(self, target: ast.expr) -> None:
         """The variable of a range loop or a loop over a field / ndarray must be a new name, as in Quadrants: the
         loop's variable lives in the loop, so `i = 0; for i in range(n): ...` would leave the outer `i` at 0
-        after the loop, unlike Python."""
+        after the loop, unlike Python. `_` (a name nobody reads) may be reused: `for _ in ...` nests."""
         for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
-            if isinstance(element, ast.Name) and self.frame.scope.lookup(element.id) is not None:
-                raise CompileError(f"Variable '{element.id}' is already declared in the outer scope and cannot be "
+            name = element.id if isinstance(element, ast.Name) else "_"
+            if name != "_" and self.frame.scope.lookup(name) is not None:
+                raise CompileError(f"Variable '{name}' is already declared in the outer scope and cannot be "
                                    "used as loop variable (a loop variable lives in its loop only, so the outer "
-                                   f"'{element.id}' would not see its values; use another name)")
+                                   f"'{name}' would not see its values; use another name)")
 
     def check_ndrange_targets(self, target: ast.expr, count: int) -> None:
         """A `for ... in wk.ndrange(...)` loop names one variable per dimension (Quadrants' message included)."""

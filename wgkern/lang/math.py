@@ -392,6 +392,7 @@ from wgkern.lang.glsl import (cconj, cdiv, cexp, cinv, clog, clz, cmul, cpow, cs
                               determinant, distance, eye, fract, inverse, mix, mod, popcnt, radians, reflect,
                               refract, rot_by_axis, rot_yaw_pitch_roll, rotation2d, rotation3d, scale, smoothstep,
                               step, translate, vdir)
+from wgkern.lang.bit_search import fns  # noqa: E402,F401
 
 
 def isnan(x: Any) -> Any:
