@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from wgkern.errors import BoundsCheckError, CompileError, DeviceFeatureError, OutOfMemoryError, WkError
+from wgkern.errors import (BoundsCheckError, CompileError, CompileValueError, DeviceFeatureError, OutOfMemoryError,
+                           WkError)
 from wgkern.lang.types import DataType, VectorType, to_dtype
 from wgkern.lang.host_matrix import container_element
 from wgkern.lang.scalar_component import ScalarComponent
@@ -798,7 +799,11 @@ def field(dtype: Any, shape: Any = None, needs_grad: bool = False, needs_dual: b
     if offset is not None:
         offsets = (offset,) if isinstance(offset, int) else tuple(offset)
         if len(offsets) != len(out.shape) or not all(isinstance(o, int) for o in offsets):
-            raise ValueError(f"wk.field(offset={offset!r}): give one integer per axis of the shape {out.shape}")
+            # a ValueError, and Quadrants' compile error with its phrases
+            why = ("shape cannot be None when offset is set" if shape is None else
+                   "The dimensionality of shape and offset must be the same")
+            raise CompileValueError(f"wk.field(offset={offset!r}): give one integer per axis of the shape "
+                                    f"{out.shape if shape is not None else None} ({why})")
         for container in (out, out.grad, out.dual):
             if container is not None:
                 container.offset = offsets
