@@ -4,6 +4,7 @@ A Kernel only holds the Python function and forwards calls to the runtime's laun
 (runtime/launch.py); compilation lives in frontend/, passes/ and backends/."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import threading
@@ -147,10 +148,21 @@ class BoundKernel:
         self.name = kernel.name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.check_owner()
         return self.kernel(self.instance, *args, **kwargs)
 
     def grad(self, *args: Any, **kwargs: Any) -> Any:
+        self.check_owner()
         return self.kernel.grad(self.instance, *args, **kwargs)
+
+    def check_owner(self) -> None:
+        """A kernel method runs on an instance of a @wk.data_oriented class (or a dataclass), as in Quadrants
+        and Taichi: the mark is what lets a kernel find the containers the object holds."""
+        owner = type(self.instance)
+        if not (getattr(owner, "_wk_data_oriented", False) or dataclasses.is_dataclass(owner)):
+            from wgkern.errors import CompileError
+            raise CompileError(f"kernel '{self.name}' is a method of class {owner.__name__}: Please decorate "
+                               f"class {owner.__name__} with @wk.data_oriented")
 
     def ir(self) -> str:
         return self.kernel.ir()
