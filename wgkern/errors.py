@@ -71,6 +71,11 @@ class CompileError(WkError, SyntaxError):
         return self.msg
 
 
+class CompileValueError(CompileError, ValueError):
+    """Kernel code reads a Python value that cannot take part in a compile (a generator: the first compile
+    would consume it). Also a ValueError, as Quadrants raises for it."""
+
+
 class DeviceFeatureError(CompileError):
     """Kernel code or data that needs a device feature (f64, int64, subgroups, ...) or a larger device limit
     (workgroup size) than the selected device has. `.features`: the names of the missing features / limits."""

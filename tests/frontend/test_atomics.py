@@ -331,6 +331,27 @@ def test_a_destination_that_is_not_writable_is_named_with_the_atomic(arch) -> No
     assert "wk.atomic_min([3, 2, 1], y)" in str(caught.value)
 
 
+def test_cas_on_a_whole_zero_d_field_is_refused_as_in_quadrants(arch) -> None:
+    # Taichi's `atomic_add(total, v)` on a 0-d field updates total[None]; atomic_cas is Quadrants' own, and
+    # Quadrants asks for the element to be named
+    total = wk.field(wk.i32, shape=())
+
+    @wk.kernel
+    def cas_on_field():
+        wk.atomic_cas(total, 0, 1)
+
+    @wk.kernel
+    def add_on_field():
+        wk.atomic_add(total, 2)
+        wk.atomic_cas(total[None], 2, 5)
+
+    with pytest.raises(wk.CompileError, match=r"cannot use a Field directly as the first operand of 'atomic_cas'; "
+                                              r"index it first \(e.g. `total\[None\]`\)"):
+        cas_on_field()
+    add_on_field()
+    assert total[None] == 5
+
+
 def test_python_scope_raises_like_the_other_atomics() -> None:
     for call in (lambda: wk.atomic_mul(1, 2), lambda: wk.atomic_exchange(1, 2), lambda: wk.atomic_cas(1, 2, 3)):
         with pytest.raises(wk.WkError, match=r"wk\.atomic_(mul|exchange|cas) can only be used inside"):

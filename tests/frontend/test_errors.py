@@ -206,7 +206,34 @@ def test_bit_op_on_float():
     def k(a: wk.f32):
         x[0] = a & 1  # err-bitop
 
-    check(compile_error(k, 0), "operator '&' needs integer operands, got f32 and i32", "x[0] = a & 1  # err-bitop")
+    check(compile_error(k, 0), "operator '&' needs integer operands, got f32 and i32 (it takes integral inputs only)",
+          "x[0] = a & 1  # err-bitop")
+
+
+def test_logical_not_of_a_float():
+    # Quadrants refuses `not` of a float (a scalar or a vector's components); bools and integers are fine
+    @wk.kernel
+    def k(a: wk.f32):
+        x[0] = not a  # err-not
+
+    check(compile_error(k, 0), "`not` needs an integer or bool operand, got a f32 value: it takes integral inputs only",
+          "x[0] = not a  # err-not")
+
+    @wk.kernel
+    def v(a: wk.f32):
+        m = not wk.Vector([a, a])  # err-notvec
+        x[0] = m[0]
+
+    check(compile_error(v, 0), "it takes integral inputs only", "m = not wk.Vector([a, a])  # err-notvec")
+
+
+def test_ffs_of_a_float():
+    @wk.kernel
+    def k(a: wk.f32):
+        x[0] = wk.math.ffs(a)  # err-ffs
+
+    err = compile_error(k, 0.0)
+    assert "it takes integral inputs only" in str(err) and "in wk.func 'ffs' called at" in str(err), str(err)
 
 
 def test_atomic_or_on_float_field():

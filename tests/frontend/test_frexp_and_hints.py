@@ -68,13 +68,12 @@ def test_hints_change_nothing(arch):
     def total(arr: wk.types.ndarray()) -> wk.f32:
         wk.no_activate(marks)
         s = 0.0
-        with wk.stream_parallel():
-            for i in range(8):
-                j = wk.assume_in_range(i, 0, 0, 8)
-                s += wk.volatile_load(arr[j])
-            for i in range(8):
-                marks[i] = i
-        return s
+        for i in range(8):
+            j = wk.assume_in_range(i, 0, 0, 8)
+            s += wk.volatile_load(arr[j])
+        for i in range(8):
+            marks[i] = i
+        return s        # (a kernel with wk.stream_parallel() blocks has only those: test_stream_parallel.py)
 
     @wk.func(is_real_function=True)
     def twice(v: wk.f32) -> wk.f32:

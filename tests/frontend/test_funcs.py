@@ -532,3 +532,29 @@ def test_a_vector_parameter_names_the_expected_length():
     with pytest.raises(wk.CompileError, match=re.escape("parameter 'v' expects wk.types.vector(3, wk.f32), got ") +
                        ".*" + re.escape("('v' is expected to be a Matrix with n 3, but got 2)")):
         build(k)
+
+
+def test_real_functions_declare_their_types(arch):
+    # as in Taichi and Quadrants: every parameter is annotated, and so is a returned value
+    with pytest.raises(wk.CompileError, match="parameter 'a' of real function 'add' must be type annotated"):
+        @wk.real_func
+        def add(a, b: wk.i32) -> wk.i32:
+            return a + b
+
+    with pytest.raises(wk.CompileError, match="real function 'add2' returns a value, so its return value must be "
+                                              "annotated"):
+        @wk.func(is_real_function=True)
+        def add2(a: wk.i32, b: wk.i32):
+            return a + b
+
+    @wk.real_func
+    def bump(a: wk.ref(wk.i32)):                 # returns nothing: no return annotation needed
+        a += 1
+
+    @wk.kernel
+    def run() -> wk.i32:
+        v = 1
+        bump(v)
+        return v
+
+    assert run() == 2

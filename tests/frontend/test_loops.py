@@ -273,3 +273,140 @@ def test_sync_inside_a_loop_or_func_is_refused_naming_the_line(where):
     with pytest.raises(wk.CompileError, match=message) as info:
         kernel()
     assert "wk.sync(" in str(info.value)
+
+
+def test_static_ndrange_checks_its_arguments(arch):
+    # wk.static(wk.ndrange(...)) evaluates wk.ndrange in Python: its bounds are checked as in a kernel loop,
+    # with Quadrants' phrase, and numpy integers are accepted.
+    @wk.kernel
+    def floats():
+        for i in wk.static(wk.ndrange(0.1, 0.2)):
+            pass
+
+    with pytest.raises(wk.CompileError, match=r"ndrange should be an integer scalar or a tuple/list of "
+                                              r"\(int, int\)"):
+        floats()
+    with pytest.raises(TypeError, match=r"ndrange should be a scalar or a tuple/list like \(begin, end\)"):
+        list(wk.ndrange((1, 2, 3)))
+    assert list(wk.ndrange((np.int64(1), np.int32(3)), 1)) == [(1, 0), (2, 0)]
+    out = wk.field(wk.i32, shape=4)
+
+    @wk.kernel
+    def unrolled():
+        for i, j in wk.static(wk.ndrange((np.int64(0), 2), 2)):
+            out[i * 2 + j] = i * 10 + j
+
+    unrolled()
+    assert out.to_numpy().tolist() == [0, 1, 10, 11]
+
+
+def test_ndrange_loop_variables_must_match_its_dimensions(arch):
+    @wk.kernel
+    def one_variable():
+        for i in wk.ndrange(4, 4):
+            pass
+
+    with pytest.raises(wk.CompileError, match="Ndrange for loop with number of the loop variables not equal to the "
+                                              "dimension of the ndrange is not supported"):
+        one_variable()
+
+
+def test_a_generator_read_by_a_kernel_is_an_error(arch):
+    # The first compile would consume a generator (a second compile would see it empty): Quadrants' ValueError.
+    sizes = (n for n in range(1, 4))
+    tuple_sizes = tuple(n for n in range(1, 4))
+    count = wk.field(wk.i32, shape=())
+
+    @wk.kernel
+    def from_generator():
+        for I in wk.grouped(wk.ndrange(*sizes)):
+            count[None] += 1
+
+    @wk.kernel
+    def from_tuple():
+        for I in wk.grouped(wk.ndrange(*tuple_sizes)):
+            count[None] += 1
+
+    with pytest.raises(ValueError, match="'sizes' is a generator.*Cannot store generators in variables"):
+        from_generator()
+    with pytest.raises(wk.CompileError, match=r"test_loops.py:\d+"):
+        from_generator()
+    from_tuple()
+    assert count[None] == 6
+
+
+def test_loop_variable_must_be_a_new_name(arch):
+    # A loop variable lives in its loop: reusing an outer name would leave the outer variable unchanged after the
+    # loop (unlike Python), so range loops and loops over fields refuse it, as Quadrants does.
+    x = wk.field(wk.i32, shape=3)
+
+    @wk.kernel
+    def reuses_local() -> wk.i32:
+        i = 0
+        for i in range(10):
+            pass
+        return i
+
+    @wk.kernel
+    def reuses_in_field_loop():
+        i = 5
+        for i in x:
+            x[i] = 1
+
+    @wk.kernel
+    def nested_same_name():
+        for i in range(2):
+            for i in range(3):
+                pass
+
+    for kernel in (reuses_local, reuses_in_field_loop, nested_same_name):
+        with pytest.raises(wk.CompileError, match="Variable 'i' is already declared in the outer scope and cannot "
+                                                  "be used as loop variable"):
+            kernel()
+
+    @wk.kernel
+    def siblings() -> wk.i32:
+        total = 0
+        for i in range(3):
+            total += i
+        for i in range(4):             # the first loop's i ended with its loop
+            total += i
+        return total
+
+    assert siblings() == 3 + 6
+
+    @wk.kernel
+    def underscores() -> wk.i32:
+        n = 0
+        for _ in range(2):
+            for _ in range(3):         # `_` is never read: it may be reused
+                n += 1
+        return n
+
+    assert underscores() == 6
+
+
+def test_static_loop_refuses_nested_static_and_grouped_containers(arch):
+    x = wk.field(wk.i32, shape=(2, 2))
+
+    @wk.kernel
+    def nested():
+        for i in wk.static(wk.static(range(1))):
+            pass
+
+    @wk.kernel
+    def grouped_field():
+        for I in wk.static(wk.grouped(x)):
+            x[I] = 1
+
+    @wk.kernel
+    def grouped_ndrange():
+        for I in wk.static(wk.grouped(wk.ndrange(*x.shape))):
+            x[I] = I[0] * 2 + I[1]
+
+    with pytest.raises(wk.CompileError, match="'qd.static' cannot be nested"):
+        nested()
+    with pytest.raises(wk.CompileError, match=r"Only 'qd.ndrange' is allowed in 'qd.static\(qd.grouped\(...\)\)'"):
+        grouped_field()
+    grouped_ndrange()
+    assert x.to_numpy().tolist() == [[0, 1], [2, 3]]

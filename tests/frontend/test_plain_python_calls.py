@@ -178,11 +178,14 @@ def test_a_function_decorated_where_kernel_code_calls_it(arch):
     def shifted(v):
         return v * 0.1 + 0.4
 
+    def shifted_f64(v: wk.f64) -> wk.f64:     # a real function declares its types (Taichi, Quadrants)
+        return v * 0.1 + 0.4
+
     @wk.kernel
     def fill():
         for i in range(n):
             out[0, i] = wk.sin(wk.func(shifted)(wk.cast(i, wk.f64)))
-            out[1, i] = wk.real_func(shifted)(wk.cast(i, wk.f64))
+            out[1, i] = wk.real_func(shifted_f64)(wk.cast(i, wk.f64))
             out[2, i] = wk.func(scaled)(wk.cast(i, wk.f64), k=3.0)
 
     fill()

@@ -54,6 +54,10 @@ def test_scalar_specs(fake_program):
 def test_scalar_errors_name_the_parameter(fake_program):
     with pytest.raises(wk.ArgumentError, match="parameter 'n'.*float"):
         spec_of(scalars, 1, 2.5, True, 1.0, 1)
+    # Quadrants' phrase (the position of the argument, its Python type and the dtype) is part of the message
+    with pytest.raises(wk.ArgumentError, match=r"Argument \(1,\) \(type=<class 'float'>\) cannot be converted "
+                                               r"into required type i32"):
+        spec_of(scalars, 1, 2.5, True, 1.0, 1)
     with pytest.raises(wk.ArgumentError, match="parameter 'a'.*str"):
         spec_of(scalars, "x", 2, True, 1.0, 1)
     # an int out of the dtype's range is an error (Taichi and Quadrants pass it wrapped: 2**40 as 0)

@@ -3,6 +3,7 @@ specialisation per instance, gradients through a method kernel under a Tape."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import wgkern as wk
 
@@ -144,3 +145,24 @@ def test_fields_made_again_on_the_same_object_are_the_ones_used(arch):
     obj.allocate()
     obj.fill(2)
     assert obj.x[3] == 6 and obj.inner.total[None] == 8 and old[3] == 3
+
+
+def test_kernel_methods_need_a_data_oriented_class(arch):
+    # as in Quadrants and Taichi: the mark is what lets a kernel find the containers an object holds
+    class Plain:
+        def __init__(self):
+            self.values = wk.field(wk.f32, shape=4)
+
+        @wk.kernel
+        def fill(self):
+            for i in self.values:
+                self.values[i] = 2.0
+
+    plain = Plain()
+    with pytest.raises(wk.CompileError, match="Please decorate class Plain with @wk.data_oriented"):
+        plain.fill()
+    with pytest.raises(wk.CompileError, match="Please decorate class Plain with @wk.data_oriented"):
+        plain.fill.grad()
+    marked = wk.data_oriented(type("Marked", (Plain,), {}))()
+    marked.fill()
+    assert marked.values.to_numpy().tolist() == [2.0] * 4

@@ -297,6 +297,11 @@ def test_fields_with_an_index_offset(arch):
     assert c.grad[0, 0] == 10.0 and c.grad.to_numpy()[2, 1] == 10.0
     with pytest.raises(ValueError, match="one integer per axis"):
         wk.field(wk.f32, shape=(4, 3), offset=(1,))
+    # also Quadrants' compile error, with its phrases
+    with pytest.raises(wk.CompileError, match="The dimensionality of shape and offset must be the same"):
+        wk.Matrix.field(3, 3, wk.i32, shape=(32, 16, 8), offset=(32, 16))
+    with pytest.raises(wk.CompileError, match="shape cannot be None when offset is set"):
+        wk.Vector.field(3, wk.f32, shape=None, offset=(3,))
 
 
 def test_grad_of_a_field_placed_later(arch):

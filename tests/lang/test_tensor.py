@@ -126,3 +126,20 @@ def test_vector_and_matrix_tensors(arch):
     fill(vectors, matrices)
     np.testing.assert_array_equal(vectors.to_numpy()[:, 1], [0, 2, 4, 6])
     assert matrices[1, 2].tolist() == [[1, 2], [3, 2]]
+
+
+def test_layout_is_reported_back(arch):
+    """`x.layout`: the permutation given to wk.tensor, None for the identity or none given (Quadrants'
+    Field.layout / Ndarray.layout), on either backend, on the gradient, and after a pickle round trip."""
+    import pickle
+    for backend in (wk.Backend.FIELD, wk.Backend.NDARRAY):
+        tagged = wk.tensor(wk.f32, (2, 3, 4), backend=backend, layout=[2, 0, 1], needs_grad=True)
+        assert tagged.layout == (2, 0, 1) and tagged.grad.layout == (2, 0, 1)
+        assert all(type(a) is int for a in tagged.layout)
+        assert wk.tensor(wk.f32, (2, 3), backend=backend, layout=(0, 1)).layout is None
+        assert wk.tensor(wk.f32, (2, 3), backend=backend).layout is None
+        assert wk.field(wk.f32, 3).layout is None and wk.ndarray(wk.f32, 3).layout is None
+        tagged.from_numpy(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+        copy = pickle.loads(pickle.dumps(tagged))
+        assert copy.layout == (2, 0, 1)
+        np.testing.assert_array_equal(copy.to_numpy(), tagged.to_numpy())

@@ -30,7 +30,7 @@ def binary(b: IRBuilder, op: BinaryOpKind, lhs: ir.Stmt, rhs: ir.Stmt) -> ir.Stm
     """lhs op rhs with Taichi's result type."""
     if op in INT_ONLY_BINARY and (lhs.dtype.is_float or rhs.dtype.is_float):
         raise CompileError(f"operator '{BINARY_SYMBOL[op]}' needs integer operands, got "
-                           f"{lhs.dtype.name} and {rhs.dtype.name}")
+                           f"{lhs.dtype.name} and {rhs.dtype.name} (it takes integral inputs only)")
     if op in _BOOL_AS_INT:
         if lhs.dtype.is_bool:
             lhs = b.cast(lhs, T.i32)

@@ -46,6 +46,9 @@ class AtomicMixin:
             self.write_place(place, self.atomic_update(op, old, value, expected))
             return old
         target = self.visit(target_node)
+        if self.is_zero_d_field(target) and op is AtomicOpKind.CAS:     # Quadrants-only, so Quadrants' rule
+            raise CompileError(f"wk.atomic_cas: cannot use a Field directly as the first operand of 'atomic_cas'; "
+                               f"index it first (e.g. `{getattr(target, 'name', '') or 'field'}[None]`)")
         if self.is_zero_d_field(target):    # older Taichi's `ti.atomic_add(total, v)` on a 0-d field: total[None]
             target = self.subscript(target, [None], getattr(target, "name", "") or "0-d field")
         if not isinstance(target, GlobalRef):

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from wgkern.errors import CompileError, InternalCompilerError, WkError
+from wgkern.errors import CompileError, CompileValueError, InternalCompilerError, WkError
 from wgkern.frontend import arith
 from wgkern.frontend.assignments import AssignmentMixin
 from wgkern.frontend.atomic_calls import AtomicMixin
@@ -242,11 +242,14 @@ class FunctionBuilder(ExpressionMixin, SubscriptMixin, CallMixin, BuiltinCallMix
     def resolve_python_name(self, name: str) -> Any:
         fn = self.frame.fn
         closure = closure_values(fn)
-        if name in closure:
-            return closure[name]
         globals_ = getattr(fn, "__globals__", {})
-        if name in globals_:
-            return globals_[name]
+        if name in closure or name in globals_:
+            value = closure[name] if name in closure else globals_[name]
+            if isinstance(value, types.GeneratorType):
+                raise CompileValueError(f"'{name}' is a generator, which kernels cannot read (the first compile "
+                                        "would consume it): Cannot store generators in variables, inside kernels "
+                                        f"or functions; make it a tuple: {name} = tuple(...)")
+            return value
         if hasattr(builtins, name):
             return getattr(builtins, name)
         if name in self.frame.scope.expired:

@@ -267,6 +267,10 @@ class ExpressionMixin:
         value = self.as_value(operand)
         if op_type is ast.UAdd:
             return value
+        if op_type is ast.Not and any(e.dtype.is_float for e in
+                                      (value.elements if isinstance(value, VectorValue) else [value])):
+            raise CompileError(f"`not` needs an integer or bool operand, got {describe(value)}: it takes integral "
+                               "inputs only, as in Quadrants (write `x == 0.0`)")
         if isinstance(value, VectorValue):
             return vectors.unary(self.b, UNARY_OPS[op_type], value)     # `not m` is element-wise, as in Taichi
         return arith.unary(self.b, UNARY_OPS[op_type], value)

@@ -72,10 +72,12 @@ class LoopMixin:
                 return self.range_loop(node, iter_node, serialize)
             if callee is wm.ndrange:
                 dims, order = self.ndrange_call(iter_node)
+                self.check_ndrange_targets(node.target, len(dims))
                 return self.product_loop(node, dims, serialize, order=order)
             if callee is wm.static:
                 if len(iter_node.args) != 1 or iter_node.keywords:
                     raise CompileError("wk.static() in a for loop takes one iterable")
+                self.check_static_loop_iterable(iter_node.args[0])
                 iterable = static_eval.evaluate(iter_node.args[0], self.frame.fn, self.frame.scope,
                                                 self.frame.src.filename, runtime_operands=True)
                 return self.static_loop(node, iterable)
@@ -93,6 +95,7 @@ class LoopMixin:
                     if dims is None:
                         raise CompileError(f"wk.grouped() loops over a field, an ndarray or wk.ndrange(...), "
                                            f"not {describe(iterable)}")
+                    self.check_fresh_loop_variables(node.target)
                     guard = self.sparse_guard(iterable)
                     if guard is not None and self.dynamic_struct_for(node, iterable, dims, serialize, True):
                         return None
@@ -102,6 +105,7 @@ class LoopMixin:
         iterable = self.visit(iter_node)
         dims = self.container_dims(iterable)
         if dims is not None:
+            self.check_fresh_loop_variables(node.target)
             guard = self.sparse_guard(iterable)
             if guard is not None and self.dynamic_struct_for(node, iterable, dims, serialize, False):
                 return None
@@ -158,6 +162,26 @@ class LoopMixin:
             raise CompileError(f"this loop has {count} index(es) but {len(elements)} loop variable(s)")
         return [e.id for e in elements]
 
+    def check_fresh_loop_variables(self, target: ast.expr) -> None:
+        """The variable of a range loop or a loop over a field / ndarray must be a new name, as in Quadrants: the
+        loop's variable lives in the loop, so `i = 0; for i in range(n): ...` would leave the outer `i` at 0
+        after the loop, unlike Python. `_` (a name nobody reads) may be reused: `for _ in ...` nests."""
+        for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+            name = element.id if isinstance(element, ast.Name) else "_"
+            if name != "_" and self.frame.scope.lookup(name) is not None:
+                raise CompileError(f"Variable '{name}' is already declared in the outer scope and cannot be "
+                                   "used as loop variable (a loop variable lives in its loop only, so the outer "
+                                   f"'{name}' would not see its values; use another name)")
+
+    def check_ndrange_targets(self, target: ast.expr, count: int) -> None:
+        """A `for ... in wk.ndrange(...)` loop names one variable per dimension (Quadrants' message included)."""
+        elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        if count and len(elements) != count:
+            raise CompileError(f"wk.ndrange() here has {count} dimension(s) but the loop has {len(elements)} loop "
+                               "variable(s): Ndrange for loop with number of the loop variables not equal to the "
+                               "dimension of the ndrange is not supported (use wk.grouped(wk.ndrange(...)) for one "
+                               "index vector)")
+
     def bind_loop_variables(self, names: list[str], values: list[Any]) -> None:
         for name, value in zip(names, values):
             self.frame.scope.define(name, Fixed(value, "loop variable"))
@@ -201,6 +225,7 @@ class LoopMixin:
             raise CompileError("range() takes 1 to 3 positional arguments")
         args = [self.visit(a) for a in call.args]
         names = self.loop_target_names(node.target, 1)
+        self.check_fresh_loop_variables(node.target)
         begin, end, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3
                                                                     else 1)
         if is_runtime(step) or not isinstance(step, int) or step == 0:
@@ -309,6 +334,25 @@ class LoopMixin:
             self.emit_range_for(0, total, serialize, body, node)
 
     # ---- wk.static ---------------------------------------------------------------------------------------
+    def check_static_loop_iterable(self, inner: ast.expr) -> None:
+        """`wk.static(wk.static(...))` and `wk.static(wk.grouped(x))` of a field or ndarray are errors, as in
+        Quadrants and Taichi (the latter would unroll over every cell, active or not, of a container whose
+        shape a launch may not know)."""
+        if not isinstance(inner, ast.Call):
+            return
+        callee = self.visit(inner.func)
+        if callee is wm.static:
+            raise CompileError("wk.static(wk.static(...)): 'qd.static' cannot be nested; one wk.static() unrolls")
+        if callee is wm.grouped and len(inner.args) == 1:
+            grouped_over = static_eval.evaluate(inner.args[0], self.frame.fn, self.frame.scope,
+                                                self.frame.src.filename, runtime_operands=True)
+            if hasattr(grouped_over, "shape") and not isinstance(grouped_over, (range, tuple, list)):
+                what = getattr(grouped_over, "name", type(grouped_over).__name__)
+                raise CompileError(f"wk.static(wk.grouped({what})): Only 'qd.ndrange' is allowed "
+                                   "in 'qd.static(qd.grouped(...))'; loop over a field or ndarray with "
+                                   "wk.grouped(x) (a parallel loop) or unroll wk.static(wk.grouped(wk.ndrange("
+                                   "*x.shape)))")
+
     def static_loop(self, node: ast.For, iterable: Any) -> bool:
         """True when the unrolled body certainly returned (see visit_body)."""
         try:

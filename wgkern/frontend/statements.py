@@ -10,7 +10,7 @@ import re
 from typing import Any, Iterator
 
 from wgkern.errors import CompileError
-from wgkern.frontend import arith
+from wgkern.frontend import arith, stream_parallel
 from wgkern.frontend.graph_regions import module_prefix, spelling
 from wgkern.frontend.loops import StaticExit
 from wgkern.lang.structs import StructType, leaf_types
@@ -81,6 +81,7 @@ class StatementMixin:
         """`with wk.stream_parallel():` (Quadrants) around top-level loops: the body as written (its loops stay
         top-level, so parallel). `with wk.graph.parallel_context():` / `with wk.graph.parallel():` regions and
         sections: frontend/graph_regions.py. No other context manager has a meaning in kernels."""
+        stream_parallel.check_with(self, node)
         for item in node.items:
             context = item.context_expr
             callee = self.visit(context.func) if isinstance(context, ast.Call) else None

@@ -498,8 +498,12 @@ def _scalar_value(kernel: Any, rule: ParamRule, dtype: DataType, value: Any) -> 
                                     f"({range_text(dtype)})")
             return number
         if isinstance(value, (float, np.floating)):
+            names = [p.name for p in getattr(kernel, "params", [])]
+            position = f"({names.index(rule.name)},)" if rule.name in names else repr(rule.name)
             raise ArgumentError(f"{_where(kernel, rule)} is {dtype!r} but got the float {value!r}; "
-                                "pass an int or annotate the parameter as a float type")
+                                "pass an int or annotate the parameter as a float type (Argument "
+                                f"{position} (type={type(value)!r}) cannot be converted into required type "
+                                f"{dtype.name})")
     if isinstance(value, np.ndarray) and value.shape == ():
         return _scalar_value(kernel, rule, dtype, value[()])
     raise ArgumentError(f"{_where(kernel, rule)} expects a {dtype!r} scalar, got {type(value).__name__}")

@@ -1,8 +1,8 @@
 """Pickling of fields and ndarrays (`pickle.dumps(x)`, also what multiprocessing sends), as
 Quadrants pickles its ndarrays and its `qd.tensor` wrappers of fields: the contents are copied to the host with
-`to_numpy()`, and unpickling makes a new container of the same kind, element type, shape (and a field's offset and
-name) in the running program (wk.init first, or the default arch is chosen as for any container) and fills it. A
-gradient (`needs_grad`) travels with its values.
+`to_numpy()`, and unpickling makes a new container of the same kind, element type, shape, `layout` tag (and a
+field's offset and name) in the running program (wk.init first, or the default arch is chosen as for any
+container) and fills it. A gradient (`needs_grad`) travels with its values.
 
 Not picklable, with a TypeError saying why: fields under sparse nodes (pointer / bitmasked / dynamic: their
 activity would be lost) and fields of quantized types (their rounding would be lost)."""
@@ -37,6 +37,7 @@ def reduce_container(container: Any) -> tuple[Any, tuple[Any, ...]]:
         "shape": tuple(container.shape),
         "offset": tuple(container.offset) if container.is_field else (),
         "name": container.name,
+        "layout": container.layout,
         "data": _contents(container),
         "grad": _contents(grad) if grad is not None else None,
     }
@@ -73,6 +74,9 @@ def rebuild_container(state: dict[str, Any]) -> Any:
                        offset=state["offset"] or None)
     else:
         result = ndarray(element, state["shape"], needs_grad=needs_grad, name=state["name"])
+    if state.get("layout") is not None:
+        from wgkern.lang.tensor import tag_layout
+        tag_layout(result, state["layout"])
     result.from_numpy(state["data"])
     if needs_grad:
         result.grad.from_numpy(state["grad"])

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from wgkern.errors import DeviceFeatureError, OutOfMemoryError, WkError
+from wgkern.errors import CompileValueError, DeviceFeatureError, OutOfMemoryError, WkError
 from wgkern.lang.types import DataType, VectorType, to_dtype
 from wgkern.lang.scalar_component import ScalarComponent
 from wgkern.lang.host_access import HostAccess
@@ -145,6 +145,7 @@ class Container(HostAccess):
     offset: tuple[int, ...] = ()     # a field's index of its first element per axis (wk.field(offset=...))
     quant: Any = None                # a field of a wk.types.quant type: every write rounds (lang/quant.py)
     quant_group: Any = None          # its shared-exponent group (BitpackedFields.place(shared_exponent=True))
+    layout: tuple[int, ...] | None = None   # wk.tensor(layout=...)'s axis order; None: identity (lang/tensor.py)
 
     def __init__(self, dtype: Any, shape: Any, element_type: Any = None, name: str = "", *,
                  needs_grad: bool = False, needs_dual: bool = False, host_memory: np.ndarray | None = None):
@@ -542,7 +543,11 @@ def field(dtype: Any, shape: Any = None, needs_grad: bool = False, needs_dual: b
     if offset is not None:
         offsets = (offset,) if isinstance(offset, int) else tuple(offset)
         if len(offsets) != len(out.shape) or not all(isinstance(o, int) for o in offsets):
-            raise ValueError(f"wk.field(offset={offset!r}): give one integer per axis of the shape {out.shape}")
+            # a ValueError, and Quadrants' compile error with its phrases
+            why = ("shape cannot be None when offset is set" if shape is None else
+                   "The dimensionality of shape and offset must be the same")
+            raise CompileValueError(f"wk.field(offset={offset!r}): give one integer per axis of the shape "
+                                    f"{out.shape if shape is not None else None} ({why})")
         for container in (out, out.grad, out.dual):
             if container is not None:
                 container.offset = offsets

@@ -4,8 +4,11 @@ A Kernel only holds the Python function and forwards calls to the launch sequenc
 (wgkern/launch.py); compilation lives in frontend/, passes/ and backends/."""
 from __future__ import annotations
 
+import ast
+import dataclasses
 import functools
 import inspect
+import textwrap
 import threading
 from typing import Any, Callable
 
@@ -146,10 +149,21 @@ class BoundKernel:
         self.name = kernel.name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.check_owner()
         return self.kernel(self.instance, *args, **kwargs)
 
     def grad(self, *args: Any, **kwargs: Any) -> Any:
+        self.check_owner()
         return self.kernel.grad(self.instance, *args, **kwargs)
+
+    def check_owner(self) -> None:
+        """A kernel method runs on an instance of a @wk.data_oriented class (or a dataclass), as in Quadrants
+        and Taichi: the mark is what lets a kernel find the containers the object holds."""
+        owner = type(self.instance)
+        if not (getattr(owner, "_wk_data_oriented", False) or dataclasses.is_dataclass(owner)):
+            from wgkern.errors import CompileError
+            raise CompileError(f"kernel '{self.name}' is a method of class {owner.__name__}: Please decorate "
+                               f"class {owner.__name__} with @wk.data_oriented")
 
     def ir(self) -> str:
         return self.kernel.ir()
@@ -187,6 +201,8 @@ def func(fn: Callable[..., Any] | None = None, *, is_real_function: bool = False
     CompileError (the func's loops must run as launches one after another)."""
     if fn is None:
         return functools.partial(func, is_real_function=is_real_function, requires_top_level=requires_top_level)
+    if is_real_function:
+        check_real_func_annotations(fn)
     made = Func(fn)
     made.requires_top_level = requires_top_level
     return made
@@ -194,8 +210,30 @@ def func(fn: Callable[..., Any] | None = None, *, is_real_function: bool = False
 
 def real_func(fn: Callable[..., Any]) -> Func:
     """Taichi's `@ti.real_func` (a function compiled once and called at run time): here inlined like every
-    `@wk.func`, with the same results; recursion deeper than the compile-time bound is a CompileError."""
+    `@wk.func`, with the same results; recursion deeper than the compile-time bound is a CompileError. As in
+    Taichi and Quadrants, every parameter and a returned value must be annotated (check_real_func_annotations)."""
+    check_real_func_annotations(fn)
     return Func(fn)
+
+
+def check_real_func_annotations(fn: Callable[..., Any]) -> None:
+    """A real function is compiled for its declared types: a CompileError names a parameter without an
+    annotation, or a `return value` without a return annotation."""
+    from wgkern.errors import CompileError
+    signature = inspect.signature(fn)
+    for name, param in signature.parameters.items():
+        if param.annotation is inspect.Parameter.empty and name != "self":
+            raise CompileError(f"parameter '{name}' of real function '{fn.__name__}' must be type annotated")
+    if signature.return_annotation is not inspect.Signature.empty:
+        return
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return                                  # no source to read (the compile reports what it finds)
+    body = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else tree
+    if any(isinstance(node, ast.Return) and node.value is not None for node in ast.walk(body)):
+        raise CompileError(f"real function '{fn.__name__}' returns a value, so its return value must be annotated "
+                           "(def f(...) -> type)")
 
 
 def pure(fn: Any) -> Any:

@@ -257,11 +257,25 @@ def ndrange(*dims: Any, axes: Any = None) -> Iterator[Any]:
     `wk.tensor(..., layout=perm)` in order. The loop variables stay the axes' own indices; only the order in
     which index tuples are visited (and which ones neighbouring threads get) changes. None: (0, 1, ...)."""
     order = ndrange_axes(axes, len(dims))
-    ranges = [range(*d) if isinstance(d, (tuple, list)) else range(d) for d in dims]
+    ranges = [range(*_ndrange_bounds(d)) for d in dims]
     if order == tuple(range(len(dims))):
         return itertools.product(*ranges)
     inverse = [order.index(axis) for axis in range(len(dims))]
     return (tuple(physical[k] for k in inverse) for physical in itertools.product(*(ranges[a] for a in order)))
+
+
+def _ndrange_bounds(dim: Any) -> tuple[int, int]:
+    """(begin, end) of one `wk.ndrange` argument in Python scope: n or (begin, end) of integers (numpy's
+    included), checked with Quadrants' messages."""
+    pair = tuple(dim) if isinstance(dim, (tuple, list)) else (0, dim)
+    if len(pair) != 2:
+        raise TypeError(f"wk.ndrange() dimensions are n or (begin, end), got {dim!r} (Every argument of ndrange "
+                        "should be a scalar or a tuple/list like (begin, end))")
+    for bound in pair:
+        if isinstance(bound, (bool, np.bool_)) or not isinstance(bound, (int, np.integer)):
+            raise TypeError(f"wk.ndrange() bounds must be integers, got {bound!r} (Every argument of ndrange "
+                            "should be an integer scalar or a tuple/list of (int, int))")
+    return int(pair[0]), int(pair[1])
 
 
 def ndrange_axes(axes: Any, count: int) -> tuple[int, ...]:
@@ -378,6 +392,7 @@ from wgkern.lang.glsl import (cconj, cdiv, cexp, cinv, clog, clz, cmul, cpow, cs
                               determinant, distance, eye, fract, inverse, mix, mod, popcnt, radians, reflect,
                               refract, rot_by_axis, rot_yaw_pitch_roll, rotation2d, rotation3d, scale, smoothstep,
                               step, translate, vdir)
+from wgkern.lang.bit_search import fns  # noqa: E402,F401
 
 
 def isnan(x: Any) -> Any:

@@ -6,7 +6,8 @@ layout=None)` makes an ndarray or a field (`wk.Vector.tensor` / `wk.Matrix.tenso
 `wk.field` / `wk.ndarray`, which take the backend-specific ones.
 
 A `layout` (a permutation of the axes: the physical nesting order) only changes where elements live in memory,
-never what a program reads, so it is checked and wgkern keeps its row-major storage."""
+never what a program reads, so it is checked, reported back as `x.layout` (None for the identity), and wgkern
+keeps its row-major storage."""
 from __future__ import annotations
 
 import enum
@@ -107,7 +108,19 @@ def _make(factory: str, dtype: Any, shape: Any, backend: Any, layout: Any, kwarg
     if layout is not None and sorted(layout) != list(range(rank)):
         raise ValueError(f"wk.tensor(layout={layout!r}): give a permutation of range({rank})")
     make = field if backend is Backend.FIELD else ndarray
-    return make(dtype, shape, **kwargs)
+    return tag_layout(make(dtype, shape, **kwargs), layout)
+
+
+def tag_layout(container: Container, layout: Any) -> Container:
+    """Record `layout` on `container` (and its gradient) as `x.layout`: the permutation as a tuple of ints, or
+    None for the identity or no layout (Quadrants' `Field.layout` / `Ndarray.layout`)."""
+    order = None if layout is None else tuple(int(a) for a in layout)
+    if order == tuple(range(len(container.shape))):
+        order = None
+    for each in (container, container.grad):
+        if each is not None:
+            each.layout = order
+    return container
 
 
 def vector_tensor(n: int, dtype: Any, shape: Any, *, backend: Backend = Backend.NDARRAY, **kwargs: Any) -> Any:
