@@ -48,7 +48,8 @@ from wgkern.lang.quant import BitpackedFields
 from wgkern.lang.sparse import (activate, append, deactivate, deactivate_all_snodes, is_active, length,
                                 rescale_index)
 globals().update({_name: _axes for _name, _axes in _AXIS_COMBINATIONS.items() if _name not in globals()})
-from wgkern.lang.types import (f16, f32, f64, i8, i16, i32, i64, ref, sparse_matrix_builder, template, types, u1,
+from wgkern.lang.types_namespace import types
+from wgkern.lang.types import (f16, f32, f64, i8, i16, i32, i64, ref, sparse_matrix_builder, template, u1,
                                u8, u16, u32, u64)
 from wgkern.runtime.arch import amdgpu, cc, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, webgpu
 from wgkern.runtime.extensions import extension, is_extension_enabled, is_extension_supported

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.errors import CompileValueError, DeviceFeatureError, OutOfMemoryError, WkError
-from wgkern.lang.types import DataType, VectorType, to_dtype
+from wgkern.lang.types import VECTOR_TYPE_MAKERS, DataType, VectorType, to_dtype
 from wgkern.lang.scalar_component import ScalarComponent
 from wgkern.lang.host_access import HostAccess
 
@@ -557,3 +557,6 @@ def field(dtype: Any, shape: Any = None, needs_grad: bool = False, needs_dual: b
 def ndarray(dtype: Any, shape: Any, needs_grad: bool = False, name: str = "") -> Ndarray:
     """`wk.ndarray(dtype or wk.types.vector(...), shape, needs_grad=False)`."""
     return Ndarray(dtype, shape, name=name, needs_grad=needs_grad)
+
+
+VECTOR_TYPE_MAKERS["field"] = field      # `vec3.field(shape)` (lang/types.py VectorType.field)

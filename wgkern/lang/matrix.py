@@ -72,6 +72,9 @@ def make_vector_value(vtype: T.VectorType, values: tuple[Any, ...]) -> np.ndarra
     return host_matrix(np.array(flat, dtype=vtype.dtype.np_dtype).reshape(vtype.element_shape))
 
 
+T.VECTOR_TYPE_MAKERS["value"] = make_vector_value
+
+
 class _HostValueClass(type):
     """isinstance(v, wk.Matrix) holds for Python-scope vector and matrix values (HostMatrix arrays), and
     isinstance(v, wk.Vector) for the vectors among them, as Taichi's Vector is a Matrix subclass."""

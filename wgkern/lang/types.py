@@ -6,7 +6,7 @@ package; they are re-exported here, where the language's users have always found
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from wgkern import dtypes as _dtypes
 from wgkern.dtypes import (ALL_SCALARS, BY_NAME, FLOAT_TYPES, INT_TYPES, DataType, f16, f32, f64,  # noqa: F401
@@ -19,6 +19,11 @@ def __getattr__(name: str):
     if name in ("DEFAULT_FLOAT", "DEFAULT_INT", "DEFAULT_TYPE_LISTENERS", "_NUMPY_OF", "_FROM_NUMPY"):
         return getattr(_dtypes, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# What a vector type makes when called (`vec3(1, 2, 3)`: "value", lang/matrix.py) and `vec3.field(shape)` ("field",
+# lang/fields.py): those modules build on this one and register their makers when they are imported.
+VECTOR_TYPE_MAKERS: dict[str, Callable[..., Any]] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +55,10 @@ class VectorType:
         return list(self.element_shape)
 
     def __call__(self, *values: Any) -> Any:
-        from wgkern.lang.matrix import make_vector_value
-        return make_vector_value(self, values)
+        return VECTOR_TYPE_MAKERS["value"](self, values)
 
     def field(self, shape: Any = (), needs_grad: bool = False, needs_dual: bool = False, **kwargs: Any) -> Any:
-        from wgkern.lang.fields import field
-        return field(self, shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, **kwargs)
+        return VECTOR_TYPE_MAKERS["field"](self, shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, **kwargs)
 
     def __repr__(self) -> str:
         if self.m:
@@ -185,71 +188,3 @@ class SparseMatrixBuilderType:
 
 def sparse_matrix_builder() -> SparseMatrixBuilderType:
     return SparseMatrixBuilderType()
-
-
-class types:  # noqa: N801 - namespace mirroring `ti.types`
-    """`wk.types.*` namespace."""
-    vector = staticmethod(vector)
-    matrix = staticmethod(matrix)
-    ndarray = _NdarrayAnnotation()
-    template = staticmethod(template)
-    ref = staticmethod(ref)
-    sparse_matrix_builder = staticmethod(sparse_matrix_builder)
-
-    @staticmethod
-    def struct(**members: Any) -> Any:
-        from wgkern.lang.structs import struct
-        return struct(**members)
-
-    @staticmethod
-    def texture(num_dimensions: int = 2) -> Any:
-        """`wk.types.texture(num_dimensions=2)`: a sampled texture parameter (lang/texture.py)."""
-        from wgkern.lang.texture import TextureType
-        return TextureType(num_dimensions)
-
-    @staticmethod
-    def rw_texture(num_dimensions: int = 2, num_channels: int | None = None, channel_format: Any = None,
-                   lod: int = 0, fmt: Any = None) -> Any:
-        """`wk.types.rw_texture(num_dimensions=2, fmt=wk.Format.r32f, lod=0)`: a storage texture parameter."""
-        from wgkern.lang.texture import RWTextureType
-        return RWTextureType(num_dimensions, num_channels, channel_format, lod, fmt)
-
-    f16, f32, f64 = f16, f32, f64
-    i8, i16, i32, i64 = i8, i16, i32, i64
-    u8, u16, u32, u64, u1 = u8, u16, u32, u64, u1
-    float16, float32, float64 = f16, f32, f64
-    int8, int16, int32, int64 = i8, i16, i32, i64
-    uint1, uint8, uint16, uint32, uint64 = u1, u8, u16, u32, u64
-    NDArray = NdarrayType
-    Template = Template
-
-    class primitive_types:  # noqa: N801 - namespace mirroring `ti.types.primitive_types`
-        """The scalar dtypes by family, Python's `float` / `int` / `bool` included, as Taichi lists them."""
-        f16, f32, f64 = f16, f32, f64
-        i8, i16, i32, i64 = i8, i16, i32, i64
-        u1, u8, u16, u32, u64 = u1, u8, u16, u32, u64
-        float16, float32, float64 = f16, f32, f64
-        int8, int16, int32, int64 = i8, i16, i32, i64
-        uint1, uint8, uint16, uint32, uint64 = u1, u8, u16, u32, u64
-        real_types = [f16, f32, f64, float]
-        integer_types = [i8, i16, i32, i64, u1, u8, u16, u32, u64, int, bool]
-        all_types = real_types + integer_types
-
-    @staticmethod
-    def is_real(dtype: Any) -> bool:
-        """Taichi's `ti.types.is_real(dt)`: a float dtype."""
-        return to_dtype(dtype).is_float
-
-    @staticmethod
-    def is_integral(dtype: Any) -> bool:
-        return to_dtype(dtype).is_int or to_dtype(dtype).is_bool
-
-    @staticmethod
-    def is_signed(dtype: Any) -> bool:
-        dt = to_dtype(dtype)
-        return dt.is_float or (dt.is_int and dt.kind == "i")
-
-
-# `wk.types.quant.int / fixed / float` (lang/quant.py, which needs this module's dtypes, hence imported last)
-from wgkern.lang.quant import quant  # noqa: E402
-types.quant = quant
