@@ -203,6 +203,7 @@ class CpuBackend(Backend):
     `debug` compiles bounds-checked global accesses (wk.init(debug=True))."""
 
     name = "cpu"
+    wide_memory_access = True
     supports_adstack = True
 
     def __init__(self, threads: int | None = None, target: Target = CPU_TARGET, debug: bool = False,

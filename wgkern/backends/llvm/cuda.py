@@ -256,6 +256,7 @@ class CudaBackend(Backend):
     """Device 0 of the CUDA driver. `debug` compiles bounds-checked global accesses (wk.init(debug=True))."""
 
     name = "cuda"
+    wide_memory_access = True
     supports_adstack = True
     kernel_class = CudaCompiledKernel
 

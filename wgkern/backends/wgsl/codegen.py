@@ -29,6 +29,7 @@ from wgkern.backends.wgsl.bindings import HALF_PAIRS, BindingPlan, binding_plan,
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
 from wgkern.backends.wgsl.simt import SimtLowering, barrier_only_simt
 from wgkern.backends.wgsl.bounds import BoundsLowering
+from wgkern.backends.wgsl.wide_access import WideAccessLowering, wide_slot_indices
 from wgkern.passes.index_ranges import in_range_ptrs
 from wgkern.backends.wgsl.printing import (LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer,
                                           record_bounds_site)
@@ -176,6 +177,7 @@ class ContainerDecl:
     atomic: bool = False
     bits_type: str | None = None  # atomic<u32>/<u64> holding float bits (compare-exchange loop), or HALF_PAIRS
     base: str | None = None       # packed binding: the arena offset (i32 expression) added to every index
+    lanes: int = 0                # declared as array<vec4<element>> in this task (wide_access.py), else 0
 
 
 def _element_index(ref: str) -> str:
@@ -230,7 +232,7 @@ def _iterations_under(block: ir.Block, limit: int) -> bool:
     return count(block) is not None
 
 
-class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, IRVisitor):
+class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, WideAccessLowering, IRVisitor):
     """Lowers the tasks of one OffloadedKernel. `features` are the device's feature names; `adapter` names the
     adapter for error messages. Missing dtype features raise CompileError at the statement's loc."""
 
@@ -284,8 +286,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         self.check_shared_bytes(list(self.shared.values()), self.max_workgroup_storage)
         for binding, decl in sorted(declared.items()):
             what = f"arena of {decl.dtype.name} containers" if decl.base is not None else decl.dtype.name
+            element = f"vec4<{decl.element}>" if decl.lanes else decl.element
             head.append(f"@group(0) @binding({binding}) var<storage, read_write> {decl.name}: "
-                        f"array<{decl.element}>;  // {what}\n")
+                        f"array<{element}>;  // {what}\n")
         if self.stacks[self.task_index]:
             head.append(self.adstack_declarations(self.plan.bindings + 1))
         if needs_print_buffer([task], self.bounds_sites is not None, LOOP_LIMIT in self.features):
@@ -325,6 +328,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         # packed: typed over the whole kernel (tasks share each arena binding); else per task
         self.atomic_ops = self.kernel_atomics if self.kernel_atomics is not None else \
             collect_atomics(self.kernel, [task])
+        self.wide_bindings = {self.plan.slot_binding[k] for k in wide_slot_indices(task, self.slot_index)}
 
     # ---- emission helpers -----------------------------------------------------------------------------------
     def emit(self, line: str) -> None:
@@ -448,7 +452,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
                 name, base = f"wk_arena{binding}", f"wk_params.{self.layout.base_member[k]}"
             else:
                 name, base = f"c{k}_{_identifier(slot.name)}", None
-            decl = ContainerDecl(name, binding, slot.dtype, element, k in self.atomic_ops, bits, base)
+            atomic = k in self.atomic_ops
+            decl = ContainerDecl(name, binding, slot.dtype, element, atomic, bits, base,
+                                 self.wide_element(binding, element, atomic, bits))
             self.decls[k] = decl
         return decl
 
@@ -815,7 +821,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         elif stmt not in self.in_range:
             offset_expr = f"select(0i, {offset_expr}, {self.range_guard(stmt)})"     # bounds.py
         offset = self.let(stmt, offset_expr)
-        self.names[stmt] = f"{decl.name}[{decl.base} + {offset}]" if decl.base else f"{decl.name}[{offset}]"
+        self.names[stmt] = self.element_ref(decl, f"{decl.base} + {offset}" if decl.base else offset)
 
     def visit_AssertFail(self, stmt: ir.AssertFail) -> None:
         """debug=True only: recorded like a failed bounds check; the runtime raises it at the next sync."""

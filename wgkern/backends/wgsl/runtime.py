@@ -78,7 +78,7 @@ _U32 = 0xFFFFFFFF
 
 
 class WgslBuffer:
-    """A container's storage: `capacity` bytes (`nbytes` rounded up to 4) at `offset` in the wgpu `buffer`.
+    """A container's storage: `capacity` bytes (`nbytes` rounded up to 16) at `offset` in the wgpu `buffer`.
     A container starts in its own buffer (offset 0); packed binding may move it into an `arena` (arena.py), and
     then `buffer`/`offset` change but the handle stays the same object. Hashes by identity: bind groups are
     cached by the tuple of buffers they bind."""
@@ -359,6 +359,7 @@ def _param_value(value: Any, dtype: DataType) -> Any:
 class WgslBackend(Backend):
     """One wgpu device (shared process-wide, adapters.py). `adapter`: a wgpu adapter, else `kind` picks one."""
     name = "wgsl"
+    wide_memory_access = True
     supports_adstack = True
 
     def shared_memory_bytes(self) -> int | None:
@@ -651,7 +652,7 @@ class WgslBackend(Backend):
 
     @_serialized
     def allocate(self, nbytes: int) -> WgslBuffer:
-        size = max(4, -(-int(nbytes) // 4) * 4)
+        size = max(16, -(-int(nbytes) // 16) * 16)     # whole vec4s: wide_access.py's vector view of the binding
         self.check_capacity(size)
         self.budget.take(size)
         try:

@@ -1,0 +1,224 @@
+"""Wide memory access for element-wise parallel loops: each thread of a range task handles WIDTH consecutive
+indices with one VectorLoad/VectorStore per container, and a scalar tail where a group is not whole.
+
+Owns the legality test and the rewrite; the backends lower VectorLoad/VectorLane/VectorStore (WGSL: a
+`vec4` view of the binding; LLVM: `<4 x T>` loads and stores). It runs on the offloaded kernel a backend
+compiles (runtime/launch.py), after the pipeline, and copies every task it changes, so the offloaded IR the
+reverse and forward-mode pipelines start from stays scalar.
+
+A range task is rewritten when its loop runs forward from a constant multiple of WIDTH, carries no
+wk.loop_config(block_dim=...), and its body
+- touches at least one *wide* container: a 1-d field or ndarray of f32/i32/u32 whose every access in the body
+  is a load or store at exactly the loop index, at the body's top level, and never atomic;
+- writes no other container except at exactly the loop index or only atomically (no cross-iteration dependence
+  through memory: a container read at another index is never written in the loop);
+- leaves the loop only by finishing the body (no break/continue of the parallel loop, no return), and holds no
+  random numbers, prints, asserts, wk.simt operations or adstacks (their per-thread order or state would
+  change).
+The rewritten body, for group j of indices base = begin + WIDTH * j:
+    if base + WIDTH <= end and base + WIDTH <= len(c) for every wide container c:
+        the body's top-level statements in order: each wide load or store once for the WIDTH indices, every
+        other statement (nested blocks included) once per index
+    else:
+        for k in range(WIDTH): if base + k < end: the original body at index base + k
+so every index runs its statements in its original order, and out-of-range accesses behave as before."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from wgkern.ir import nodes as ir
+from wgkern.ir.clone import clone_block, clone_stmt
+from wgkern.ir.ops import BinaryOpKind
+from wgkern.ir.visitor import walk, walk_with_parent
+from wgkern.lang import types as T
+
+NAME = "vectorize"
+WIDTH = 4                        # elements per wide access (16 bytes of 32-bit elements)
+WIDE_DTYPES = (T.f32, T.i32, T.u32)
+MAX_BODY_STATEMENTS = 200        # the wide path repeats the body WIDTH times: larger bodies stay scalar
+
+_REFUSED = (ir.RandomValue, ir.Print, ir.AssertFail, ir.Return, ir.SimtOp, *ir.AD_STMT_CLASSES)
+
+
+def run(kernel: ir.OffloadedKernel, width: int = WIDTH) -> ir.OffloadedKernel:
+    """`kernel` with its eligible range tasks rewritten (new Task objects); `kernel` itself if none is."""
+    tasks = [_vectorize_task(task, width) or task for task in kernel.tasks]
+    if all(new is old for new, old in zip(tasks, kernel.tasks)):
+        return kernel
+    return ir.OffloadedKernel(kernel.name, kernel.args, kernel.containers, tasks, kernel.loc, kernel.returns,
+                              kernel.host_loops)
+
+
+# ---- legality -----------------------------------------------------------------------------------------------
+
+def wide_containers(task: ir.Task, width: int = WIDTH) -> list[ir.ContainerSlot]:
+    """The containers the rewrite would access `width` elements at a time; [] when the task stays scalar."""
+    loop = task.loop
+    if task.kind != "range" or loop is None or loop.reversed or loop.block_dim or loop.serialize:
+        return []
+    if not isinstance(loop.begin, ir.Const) or int(loop.begin.value) % width:
+        return []
+    body = task.body
+    statements = 0
+    top_level = set(map(id, body.stmts))
+    accesses: dict[int, list[ir.Stmt]] = {}      # container id -> its load/store/atomic statements
+    slots: dict[int, ir.ContainerSlot] = {}
+    for stmt, _ in walk_with_parent(body):
+        statements += 1
+        if isinstance(stmt, _REFUSED):
+            return []
+        if isinstance(stmt, (ir.GlobalLoad, ir.GlobalStore, ir.AtomicOp)):
+            slot = stmt.ptr.container
+            if slot.kind == "shared":
+                return []
+            accesses.setdefault(id(slot), []).append(stmt)
+            slots[id(slot)] = slot
+    if statements > MAX_BODY_STATEMENTS or any(True for _ in _exits_of(body)):
+        return []
+    wide = []
+    for key, stmts in accesses.items():
+        slot = slots[key]
+        exact = [_at_index(s.ptr, loop) for s in stmts]
+        atomic = [isinstance(s, ir.AtomicOp) for s in stmts]
+        writes = any(isinstance(s, (ir.GlobalStore, ir.AtomicOp)) for s in stmts)
+        if all(atomic):
+            continue                     # only atomic updates: any order of indices gives the same result
+        if writes and not all(exact):
+            return []                    # written here, accessed at another index: a cross-iteration dependence
+        if (all(exact) and not any(atomic) and slot.ndim == 1 and slot.dtype in WIDE_DTYPES
+                and slot.kind in ("field", "ndarray")
+                and all(id(s) in top_level and id(s.ptr) in top_level for s in stmts)):
+            wide.append(slot)
+    return wide
+
+
+def _at_index(ptr: ir.GlobalPtr, loop: ir.RangeFor) -> bool:
+    return len(ptr.indices) == 1 and isinstance(ptr.indices[0], ir.LoopIndex) and ptr.indices[0].loop is loop
+
+
+def _exits_of(block: ir.Block, nested: bool = False) -> Iterator[ir.Stmt]:
+    """The break/continue statements of `block` whose innermost enclosing loop is the task's parallel loop."""
+    for stmt in block.stmts:
+        if isinstance(stmt, (ir.Break, ir.Continue)) and not nested:
+            yield stmt
+        for child in stmt.blocks():
+            yield from _exits_of(child, nested or isinstance(stmt, (ir.RangeFor, ir.While)))
+
+
+# ---- the rewrite ----------------------------------------------------------------------------------------------
+
+def _vectorize_task(task: ir.Task, width: int) -> ir.Task | None:
+    wide = wide_containers(task, width)
+    if not wide:
+        return None
+    loop, loc = task.loop, task.loc
+    bounds_map: dict[ir.Stmt, ir.Stmt] = {}
+    bounds = clone_block(task.bounds, bounds_map)
+    begin, end = bounds_map.get(loop.begin, loop.begin), bounds_map.get(loop.end, loop.end)
+    b = _Emitter(bounds, loc)
+    count = b.binary(BinaryOpKind.SUB, end, begin)
+    whole = b.binary(BinaryOpKind.FLOORDIV, count, b.const(width))
+    partial = b.binary(BinaryOpKind.CMP_GT, b.binary(BinaryOpKind.MOD, count, b.const(width)), b.const(0))
+    groups = b.binary(BinaryOpKind.ADD, whole, b.add(ir.Cast(operand=partial, dtype=T.i32, loc=loc)))
+    new_loop = ir.RangeFor(begin=b.const(0), end=groups, body=ir.Block(), parallel=True, name=loop.name, loc=loop.loc)
+
+    body = _single_loop_index(task.body, loop)
+    e = _Emitter(new_loop.body, loc)
+    # the body may reference nothing outside itself: the bounds are recomputed here (pure; drivers hoist them)
+    inner_map: dict[ir.Stmt, ir.Stmt] = {}
+    for stmt in task.bounds.stmts:
+        e.add(clone_stmt(stmt, inner_map))
+    inner_end = inner_map.get(loop.end) or e.const(loop.end.value)
+    group = e.add(ir.LoopIndex(loop=new_loop, dtype=T.i32, loc=loc))
+    base = e.binary(BinaryOpKind.ADD, e.const(int(loop.begin.value)), e.binary(BinaryOpKind.MUL, group, e.const(width)))
+    top = e.binary(BinaryOpKind.ADD, base, e.const(width))
+    full = e.binary(BinaryOpKind.CMP_LE, top, inner_end)
+    for slot in wide:
+        extent = e.const(slot.shape[0]) if slot.shape is not None else \
+            e.add(ir.ShapeOf(container=slot, axis=0, dtype=T.i32, loc=loc))
+        full = e.binary(BinaryOpKind.BIT_AND, full, e.binary(BinaryOpKind.CMP_LE, top, extent))
+    branch = e.add(ir.If(cond=full, then_block=ir.Block(), else_block=ir.Block(), loc=loc))
+    _wide_group(branch.then_block, body, base, wide, width, loc)
+    _scalar_tail(branch.else_block, body, base, inner_end, loop, width, loc)
+    return ir.Task(task.name, task.kind, bounds, new_loop, new_loop.body, loc)
+
+
+def _single_loop_index(body: ir.Block, loop: ir.RangeFor) -> ir.Block:
+    """A copy of `body` whose first statement is its only LoopIndex of `loop` (every use redirected to it)."""
+    copy = clone_block(body, {})
+    index = ir.LoopIndex(loop=loop, dtype=T.i32, loc=loop.loc)
+    redirect: dict[ir.Stmt, ir.Stmt] = {}
+    for stmt, _ in walk_with_parent(copy):
+        if isinstance(stmt, ir.LoopIndex) and stmt.loop is loop:
+            redirect[stmt] = index
+    blocks = [copy] + [child for stmt in walk(copy) for child in stmt.blocks()]
+    for block in blocks:
+        block.stmts = [s for s in block.stmts if s not in redirect]
+        for stmt in block.stmts:
+            stmt.replace_operands(redirect)
+    copy.stmts.insert(0, index)
+    return copy
+
+
+def _wide_group(out: ir.Block, body: ir.Block, base: ir.Stmt, wide: list[ir.ContainerSlot], width: int,
+                loc) -> None:
+    """The group's indices base..base+width-1: wide accesses once, every other statement once per index."""
+    e = _Emitter(out, loc)
+    index, rest = body.stmts[0], body.stmts[1:]
+    lanes: list[dict[ir.Stmt, ir.Stmt]] = []
+    for k in range(width):
+        lanes.append({index: base if k == 0 else e.binary(BinaryOpKind.ADD, base, e.const(k))})
+    wide_ids = set(map(id, wide))
+    for stmt in rest:
+        if isinstance(stmt, ir.GlobalPtr) and id(stmt.container) in wide_ids:
+            continue                     # only wide loads and stores use it
+        if isinstance(stmt, ir.GlobalLoad) and id(stmt.ptr.container) in wide_ids:
+            vector = e.add(ir.VectorLoad(container=stmt.ptr.container, index=base, width=width,
+                                         dtype=stmt.ptr.container.dtype, loc=stmt.loc))
+            for k, lane in enumerate(lanes):
+                lane[stmt] = e.add(ir.VectorLane(vector=vector, lane=k, dtype=stmt.dtype, loc=stmt.loc))
+            continue
+        if isinstance(stmt, ir.GlobalStore) and id(stmt.ptr.container) in wide_ids:
+            slot = stmt.ptr.container
+            values = []
+            for lane in lanes:
+                value = lane.get(stmt.value, stmt.value)
+                if value.dtype != slot.dtype:
+                    value = e.add(ir.Cast(operand=value, dtype=slot.dtype, loc=stmt.loc))
+                values.append(value)
+            e.add(ir.VectorStore(container=slot, index=base, values=values, loc=stmt.loc))
+            continue
+        for lane in lanes:
+            e.add(clone_stmt(stmt, lane))
+
+
+def _scalar_tail(out: ir.Block, body: ir.Block, base: ir.Stmt, end: ir.Stmt, loop: ir.RangeFor, width: int,
+                 loc) -> None:
+    """The indices base..min(base + width, end) - 1 one at a time, through the original body (a loop of
+    constant trip count, which backends may unroll and need not watch)."""
+    e = _Emitter(out, loc)
+    tail = e.add(ir.RangeFor(begin=e.const(0), end=e.const(width), body=ir.Block(),
+                             name=f"{loop.name or 'i'}_tail", loc=loop.loc))
+    t = _Emitter(tail.body, loc)
+    index = t.binary(BinaryOpKind.ADD, base, t.add(ir.LoopIndex(loop=tail, dtype=T.i32, loc=loop.loc)))
+    inside = t.add(ir.If(cond=t.binary(BinaryOpKind.CMP_LT, index, end), then_block=ir.Block(),
+                         else_block=ir.Block(), loc=loc))
+    inside.then_block.stmts.extend(clone_block(ir.Block(body.stmts[1:]), {body.stmts[0]: index}).stmts)
+
+
+class _Emitter:
+    """Appends i32 arithmetic to a block."""
+
+    def __init__(self, block: ir.Block, loc) -> None:
+        self.block, self.loc = block, loc
+
+    def add(self, stmt: ir.Stmt) -> ir.Stmt:
+        return self.block.append(stmt)
+
+    def const(self, value: int) -> ir.Stmt:
+        return self.add(ir.Const(value=int(value), dtype=T.i32, loc=self.loc))
+
+    def binary(self, op: BinaryOpKind, lhs: ir.Stmt, rhs: ir.Stmt) -> ir.Stmt:
+        compare = op in (BinaryOpKind.CMP_LT, BinaryOpKind.CMP_LE, BinaryOpKind.CMP_GT)
+        dtype = T.u1 if compare else lhs.dtype
+        return self.add(ir.BinaryOp(op=op, lhs=lhs, rhs=rhs, dtype=dtype, loc=self.loc))
