@@ -1,12 +1,15 @@
 """WGSL lowering of wide memory access (passes/vectorize.py).
 
-A storage buffer declared `array<f32>` cannot be read as `vec4<f32>`, and wgpu refuses a second, aliasing
-binding of a buffer that one binding writes (a read_write storage usage is exclusive within a dispatch). So a
-task that accesses a container wide declares that container's binding as `array<vec4<T>>` (packed: the whole
-arena binding): a VectorLoad/VectorStore is one element of it, and every scalar access of a container on that
-binding in the task addresses a component, `c[k >> 2u][k & 3i]` (a scalar load or store: SPIR-V's access chain
-into the vector, not a read-modify-write of the four elements). Buffers are allocated and bound in whole
-16-byte units (runtime.py), so the last, partial vector of a container is inside its binding.
+A storage buffer declared `array<f32>` cannot be read as `vec4<f32>`. A second binding of the same buffer
+declared `array<vec4<f32>>` is refused by wgpu next to a read_write one when it is read-only (conflicting usages
+in one dispatch); two read_write bindings of one buffer are accepted (wgpu-py 0.32 on lavapipe), but the driver's
+compiler may then assume they do not alias (naga's SPIR-V has no `Aliased`), and each costs one of the device's
+few storage bindings. So a task that accesses a container wide declares that container's binding as
+`array<vec4<T>>` (packed: the whole arena binding): a VectorLoad/VectorStore is one element of it, and every
+scalar access of a container on that binding in the task addresses a component, `c[k >> 2u][k & 3i]` (WGSL reads
+or writes only that component's memory location, so neighbouring elements written by other invocations are
+untouched). Buffers are allocated and bound in whole 16-byte units (runtime.py), so the last, partial vector of a
+container is inside its binding.
 
 A container on a binding that cannot be declared wide in the task (atomic typing, float bits) takes its wide
 accesses one element at a time."""
