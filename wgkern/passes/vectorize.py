@@ -12,9 +12,9 @@ wk.loop_config(block_dim=...), and its body
   is a load or store at exactly the loop index, at the body's top level, and never atomic;
 - writes no other container except at exactly the loop index or only atomically (no cross-iteration dependence
   through memory: a container read at another index is never written in the loop);
-- leaves the loop only by finishing the body (no break/continue of the parallel loop, no return), and holds no
-  random numbers, prints, asserts, wk.simt operations or adstacks (their per-thread order or state would
-  change).
+- holds no loop (a body that loops is bound by its arithmetic, not its memory, and a quarter of the threads
+  would run it), no break/continue/return, and no random numbers, prints, asserts, wk.simt operations or
+  adstacks (their per-thread order or state would change).
 The rewritten body, for group j of indices base = begin + WIDTH * j:
     if base + WIDTH <= end and base + WIDTH <= len(c) for every wide container c:
         the body's top-level statements in order: each wide load or store once for the WIDTH indices, every
@@ -23,8 +23,6 @@ The rewritten body, for group j of indices base = begin + WIDTH * j:
         for k in range(WIDTH): if base + k < end: the original body at index base + k
 so every index runs its statements in its original order, and out-of-range accesses behave as before."""
 from __future__ import annotations
-
-from typing import Iterator
 
 from wgkern.ir import nodes as ir
 from wgkern.ir.clone import clone_block, clone_stmt
@@ -35,9 +33,10 @@ from wgkern.lang import types as T
 NAME = "vectorize"
 WIDTH = 4                        # elements per wide access (16 bytes of 32-bit elements)
 WIDE_DTYPES = (T.f32, T.i32, T.u32)
-MAX_BODY_STATEMENTS = 200        # the wide path repeats the body WIDTH times: larger bodies stay scalar
+MAX_BODY_STATEMENTS = 400        # the rewrite holds the body WIDTH + 1 times: larger bodies stay scalar
 
-_REFUSED = (ir.RandomValue, ir.Print, ir.AssertFail, ir.Return, ir.SimtOp, *ir.AD_STMT_CLASSES)
+_REFUSED = (ir.RangeFor, ir.While, ir.Break, ir.Continue, ir.Return, ir.RandomValue, ir.Print, ir.AssertFail,
+            ir.SimtOp, *ir.AD_STMT_CLASSES)
 
 
 def run(kernel: ir.OffloadedKernel, width: int = WIDTH) -> ir.OffloadedKernel:
@@ -73,7 +72,7 @@ def wide_containers(task: ir.Task, width: int = WIDTH) -> list[ir.ContainerSlot]
                 return []
             accesses.setdefault(id(slot), []).append(stmt)
             slots[id(slot)] = slot
-    if statements > MAX_BODY_STATEMENTS or any(True for _ in _exits_of(body)):
+    if statements > MAX_BODY_STATEMENTS:
         return []
     wide = []
     for key, stmts in accesses.items():
@@ -94,15 +93,6 @@ def wide_containers(task: ir.Task, width: int = WIDTH) -> list[ir.ContainerSlot]
 
 def _at_index(ptr: ir.GlobalPtr, loop: ir.RangeFor) -> bool:
     return len(ptr.indices) == 1 and isinstance(ptr.indices[0], ir.LoopIndex) and ptr.indices[0].loop is loop
-
-
-def _exits_of(block: ir.Block, nested: bool = False) -> Iterator[ir.Stmt]:
-    """The break/continue statements of `block` whose innermost enclosing loop is the task's parallel loop."""
-    for stmt in block.stmts:
-        if isinstance(stmt, (ir.Break, ir.Continue)) and not nested:
-            yield stmt
-        for child in stmt.blocks():
-            yield from _exits_of(child, nested or isinstance(stmt, (ir.RangeFor, ir.While)))
 
 
 # ---- the rewrite ----------------------------------------------------------------------------------------------

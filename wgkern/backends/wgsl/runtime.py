@@ -77,6 +77,12 @@ NVIDIA_VENDOR_ID = 0x10DE
 _U32 = 0xFFFFFFFF
 
 
+def _whole_vectors(nbytes: int) -> int:
+    """Bytes allocated and bound for `nbytes`: whole vec4s, so wide_access.py's vector view of a binding holds
+    the container's last, partial vector."""
+    return max(16, -(-int(nbytes) // 16) * 16)
+
+
 class WgslBuffer:
     """A container's storage: `capacity` bytes (`nbytes` rounded up to 16) at `offset` in the wgpu `buffer`.
     A container starts in its own buffer (offset 0); packed binding may move it into an `arena` (arena.py), and
@@ -644,16 +650,18 @@ class WgslBackend(Backend):
 
     # ---- storage ---------------------------------------------------------------------------------------------
     def check_capacity(self, nbytes: int) -> None:
-        """A buffer larger than one binding can never be bound whole (the budget is checked as it is taken)."""
-        if nbytes > self.max_binding:
-            raise OutOfMemoryError(f"a container of {nbytes} bytes exceeds this device's "
+        """A buffer larger than one binding can never be bound whole (the budget is checked as it is taken).
+        Buffers are whole vec4s (allocate), so that is the size compared."""
+        if _whole_vectors(nbytes) > self.max_binding:
+            rounded = f" ({_whole_vectors(nbytes)} in whole 16-byte units)" if nbytes % 16 else ""
+            raise OutOfMemoryError(f"a container of {nbytes} bytes{rounded} exceeds this device's "
                                    f"max_storage_buffer_binding_size of {self.max_binding} bytes "
                                    f"({self.adapter.summary}); the WGSL backend binds each container whole")
 
     @_serialized
     def allocate(self, nbytes: int) -> WgslBuffer:
-        size = max(16, -(-int(nbytes) // 16) * 16)     # whole vec4s: wide_access.py's vector view of the binding
-        self.check_capacity(size)
+        self.check_capacity(nbytes)
+        size = _whole_vectors(nbytes)
         self.budget.take(size)
         try:
             buffer = self.device.create_buffer(size=size, usage=self.usage)
