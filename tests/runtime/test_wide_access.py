@@ -7,6 +7,8 @@ vectorises its loops itself); tests/backends/llvm/test_wide_access.py runs the w
 Values are small integers and halves, so every f32 operation here is exact and results are compared exactly."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -24,8 +26,8 @@ def _wide_loads(source: str) -> int:
 
 
 def _wide() -> bool:
-    """Whether the running backend compiles kernels with wide accesses."""
-    return program_module.current().backend.wide_memory_access
+    """Whether the running backend compiles kernels with wide accesses (unless WK_VECTORIZE=0)."""
+    return program_module.current().backend.wide_memory_access and os.environ.get(WIDE_ACCESS_ENV, "1") != "0"
 
 
 def _wide_stores(source: str) -> int:
