@@ -20,7 +20,7 @@ The rewritten body, for group j of indices base = begin + WIDTH * j:
         the body's top-level statements in order: each wide load or store once for the WIDTH indices, every
         other statement (nested blocks included) once per index
     else:
-        for k in range(WIDTH): if base + k < end: the original body at index base + k
+        for k in 0 .. WIDTH - 1 (unrolled): if base + k < end: the original body at index base + k
 so every index runs its statements in its original order, and out-of-range accesses behave as before."""
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from wgkern.lang import types as T
 NAME = "vectorize"
 WIDTH = 4                        # elements per wide access (16 bytes of 32-bit elements)
 WIDE_DTYPES = (T.f32, T.i32, T.u32)
-MAX_BODY_STATEMENTS = 400        # the rewrite holds the body WIDTH + 1 times: larger bodies stay scalar
+MAX_BODY_STATEMENTS = 400        # the rewrite holds the body 2 * WIDTH times: larger bodies stay scalar
 
 _REFUSED = (ir.RangeFor, ir.While, ir.Break, ir.Continue, ir.Return, ir.RandomValue, ir.Print, ir.AssertFail,
             ir.SimtOp, *ir.AD_STMT_CLASSES)
@@ -129,7 +129,7 @@ def _vectorize_task(task: ir.Task, width: int) -> ir.Task | None:
         full = e.binary(BinaryOpKind.BIT_AND, full, e.binary(BinaryOpKind.CMP_LE, top, extent))
     branch = e.add(ir.If(cond=full, then_block=ir.Block(), else_block=ir.Block(), loc=loc))
     _wide_group(branch.then_block, body, base, wide, width, loc)
-    _scalar_tail(branch.else_block, body, base, inner_end, loop, width, loc)
+    _scalar_tail(branch.else_block, body, base, inner_end, width, loc)
     return ir.Task(task.name, task.kind, bounds, new_loop, new_loop.body, loc)
 
 
@@ -182,18 +182,15 @@ def _wide_group(out: ir.Block, body: ir.Block, base: ir.Stmt, wide: list[ir.Cont
             e.add(clone_stmt(stmt, lane))
 
 
-def _scalar_tail(out: ir.Block, body: ir.Block, base: ir.Stmt, end: ir.Stmt, loop: ir.RangeFor, width: int,
-                 loc) -> None:
-    """The indices base..min(base + width, end) - 1 one at a time, through the original body (a loop of
-    constant trip count, which backends may unroll and need not watch)."""
+def _scalar_tail(out: ir.Block, body: ir.Block, base: ir.Stmt, end: ir.Stmt, width: int, loc) -> None:
+    """The indices base..min(base + width, end) - 1 one at a time through the original body, unrolled: the task
+    keeps no loop (a loop would make lavapipe's shaders bind and watch a loop-limit buffer)."""
     e = _Emitter(out, loc)
-    tail = e.add(ir.RangeFor(begin=e.const(0), end=e.const(width), body=ir.Block(),
-                             name=f"{loop.name or 'i'}_tail", loc=loop.loc))
-    t = _Emitter(tail.body, loc)
-    index = t.binary(BinaryOpKind.ADD, base, t.add(ir.LoopIndex(loop=tail, dtype=T.i32, loc=loop.loc)))
-    inside = t.add(ir.If(cond=t.binary(BinaryOpKind.CMP_LT, index, end), then_block=ir.Block(),
-                         else_block=ir.Block(), loc=loc))
-    inside.then_block.stmts.extend(clone_block(ir.Block(body.stmts[1:]), {body.stmts[0]: index}).stmts)
+    for k in range(width):
+        index = base if k == 0 else e.binary(BinaryOpKind.ADD, base, e.const(k))
+        inside = e.add(ir.If(cond=e.binary(BinaryOpKind.CMP_LT, index, end), then_block=ir.Block(),
+                             else_block=ir.Block(), loc=loc))
+        inside.then_block.stmts.extend(clone_block(ir.Block(body.stmts[1:]), {body.stmts[0]: index}).stmts)
 
 
 class _Emitter:
