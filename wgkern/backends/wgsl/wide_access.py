@@ -2,9 +2,9 @@
 
 A storage buffer declared `array<f32>` cannot be read as `vec4<f32>`. A second binding of the same buffer
 declared `array<vec4<f32>>` is refused by wgpu next to a read_write one when it is read-only (conflicting usages
-in one dispatch); two read_write bindings of one buffer are accepted (wgpu-py 0.32 on lavapipe), but the driver's
-compiler may then assume they do not alias (naga's SPIR-V has no `Aliased`), and each costs one of the device's
-few storage bindings. So a task that accesses a container wide declares that container's binding as
+in one dispatch); two read_write bindings of one buffer are accepted (wgpu-py 0.32 on lavapipe), but unless the
+SPIR-V marks them `Aliased` the driver's compiler may assume they do not overlap, and each costs one of the
+device's few storage bindings. So a task that accesses a container wide declares that container's binding as
 `array<vec4<T>>` (packed: the whole arena binding): a VectorLoad/VectorStore is one element of it, and every
 scalar access of a container on that binding in the task addresses a component, `c[k >> 2u][k & 3i]` (WGSL reads
 or writes only that component's memory location, so neighbouring elements written by other invocations are
