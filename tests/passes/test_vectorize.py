@@ -92,9 +92,10 @@ def test_a_store_at_an_offset_keeps_the_task_scalar():
     assert _wide_names(_one_task(body)) == []
 
 
-def test_a_range_starting_off_a_multiple_of_the_width_or_running_backwards_stays_scalar():
+def test_a_range_starting_off_a_non_negative_multiple_of_the_width_or_running_backwards_stays_scalar():
     assert _wide_names(_one_task(_saxpy, begin=lambda b: b.const(1, T.i32))) == []
     assert _wide_names(_one_task(_saxpy, begin=lambda b: b.const(8, T.i32))) == ["x", "y"]
+    assert _wide_names(_one_task(_saxpy, begin=lambda b: b.const(-4, T.i32))) == []
     assert _wide_names(_one_task(_saxpy, reversed_=True)) == []
 
 

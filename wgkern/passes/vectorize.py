@@ -6,8 +6,8 @@ Owns the legality test and the rewrite; the backends lower VectorLoad/VectorLane
 compiles (runtime/launch.py), after the pipeline, and copies every task it changes, so the offloaded IR the
 reverse and forward-mode pipelines start from stays scalar.
 
-A range task is rewritten when its loop runs forward from a constant multiple of WIDTH, carries no
-wk.loop_config(block_dim=...), and its body
+A range task is rewritten when its loop runs forward from a constant non-negative multiple of WIDTH, carries
+no wk.loop_config(block_dim=...), and its body
 - touches at least one *wide* container: a 1-d field or ndarray of f32/i32/u32 whose every access in the body
   is a load or store at exactly the loop index, at the body's top level, and never atomic;
 - writes no other container except at exactly the loop index or only atomically (no cross-iteration dependence
@@ -16,18 +16,18 @@ wk.loop_config(block_dim=...), and its body
   would run it), no break/continue/return, and no random numbers, prints, asserts, wk.simt operations or
   adstacks (their per-thread order or state would change).
 The rewritten body, for group j of indices base = begin + WIDTH * j:
-    if base + WIDTH <= end and base + WIDTH <= len(c) for every wide container c:
+    if WIDTH <= end - base and WIDTH <= len(c) - base for every wide container c:
         the body's top-level statements in order: each wide load or store once for the WIDTH indices, every
         other statement (nested blocks included) once per index
     else:
-        for k in 0 .. WIDTH - 1 (unrolled): if base + k < end: the original body at index base + k
+        for k in 0 .. WIDTH - 1 (unrolled): if k < end - base: the original body at index base + k
 so every index runs its statements in its original order, and out-of-range accesses behave as before."""
 from __future__ import annotations
 
 from wgkern.ir import nodes as ir
 from wgkern.ir.clone import clone_block, clone_stmt
 from wgkern.ir.ops import BinaryOpKind
-from wgkern.ir.visitor import walk, walk_with_parent
+from wgkern.ir.visitor import walk
 from wgkern.lang import types as T
 
 NAME = "vectorize"
@@ -55,14 +55,14 @@ def wide_containers(task: ir.Task, width: int = WIDTH) -> list[ir.ContainerSlot]
     loop = task.loop
     if task.kind != "range" or loop is None or loop.reversed or loop.block_dim or loop.serialize:
         return []
-    if not isinstance(loop.begin, ir.Const) or int(loop.begin.value) % width:
+    if not isinstance(loop.begin, ir.Const) or int(loop.begin.value) % width or int(loop.begin.value) < 0:
         return []
     body = task.body
     statements = 0
     top_level = set(map(id, body.stmts))
     accesses: dict[int, list[ir.Stmt]] = {}      # container id -> its load/store/atomic statements
     slots: dict[int, ir.ContainerSlot] = {}
-    for stmt, _ in walk_with_parent(body):
+    for stmt in walk(body):
         statements += 1
         if isinstance(stmt, _REFUSED):
             return []
@@ -106,7 +106,10 @@ def _vectorize_task(task: ir.Task, width: int) -> ir.Task | None:
     bounds = clone_block(task.bounds, bounds_map)
     begin, end = bounds_map.get(loop.begin, loop.begin), bounds_map.get(loop.end, loop.end)
     b = _Emitter(bounds, loc)
-    count = b.binary(BinaryOpKind.SUB, end, begin)
+    # i32 arithmetic that cannot wrap: end - begin only where end > begin >= 0
+    count = b.add(ir.TernarySelect(cond=b.binary(BinaryOpKind.CMP_GT, end, begin),
+                                   true_value=b.binary(BinaryOpKind.SUB, end, begin), false_value=b.const(0),
+                                   dtype=T.i32, loc=loc))
     whole = b.binary(BinaryOpKind.FLOORDIV, count, b.const(width))
     partial = b.binary(BinaryOpKind.CMP_GT, b.binary(BinaryOpKind.MOD, count, b.const(width)), b.const(0))
     groups = b.binary(BinaryOpKind.ADD, whole, b.add(ir.Cast(operand=partial, dtype=T.i32, loc=loc)))
@@ -121,15 +124,17 @@ def _vectorize_task(task: ir.Task, width: int) -> ir.Task | None:
     inner_end = inner_map.get(loop.end) or e.const(loop.end.value)
     group = e.add(ir.LoopIndex(loop=new_loop, dtype=T.i32, loc=loc))
     base = e.binary(BinaryOpKind.ADD, e.const(int(loop.begin.value)), e.binary(BinaryOpKind.MUL, group, e.const(width)))
-    top = e.binary(BinaryOpKind.ADD, base, e.const(width))
-    full = e.binary(BinaryOpKind.CMP_LE, top, inner_end)
+    # counts from base (0 <= base < end), which cannot wrap where base + width could
+    left = e.binary(BinaryOpKind.SUB, inner_end, base)
+    full = e.binary(BinaryOpKind.CMP_LE, e.const(width), left)
     for slot in wide:
         extent = e.const(slot.shape[0]) if slot.shape is not None else \
             e.add(ir.ShapeOf(container=slot, axis=0, dtype=T.i32, loc=loc))
-        full = e.binary(BinaryOpKind.BIT_AND, full, e.binary(BinaryOpKind.CMP_LE, top, extent))
+        room = e.binary(BinaryOpKind.SUB, extent, base)
+        full = e.binary(BinaryOpKind.BIT_AND, full, e.binary(BinaryOpKind.CMP_LE, e.const(width), room))
     branch = e.add(ir.If(cond=full, then_block=ir.Block(), else_block=ir.Block(), loc=loc))
     _wide_group(branch.then_block, body, base, wide, width, loc)
-    _scalar_tail(branch.else_block, body, base, inner_end, width, loc)
+    _scalar_tail(branch.else_block, body, base, left, width, loc)
     return ir.Task(task.name, task.kind, bounds, new_loop, new_loop.body, loc)
 
 
@@ -138,7 +143,7 @@ def _single_loop_index(body: ir.Block, loop: ir.RangeFor) -> ir.Block:
     copy = clone_block(body, {})
     index = ir.LoopIndex(loop=loop, dtype=T.i32, loc=loop.loc)
     redirect: dict[ir.Stmt, ir.Stmt] = {}
-    for stmt, _ in walk_with_parent(copy):
+    for stmt in walk(copy):
         if isinstance(stmt, ir.LoopIndex) and stmt.loop is loop:
             redirect[stmt] = index
     blocks = [copy] + [child for stmt in walk(copy) for child in stmt.blocks()]
@@ -182,14 +187,16 @@ def _wide_group(out: ir.Block, body: ir.Block, base: ir.Stmt, wide: list[ir.Cont
             e.add(clone_stmt(stmt, lane))
 
 
-def _scalar_tail(out: ir.Block, body: ir.Block, base: ir.Stmt, end: ir.Stmt, width: int, loc) -> None:
-    """The indices base..min(base + width, end) - 1 one at a time through the original body, unrolled: the task
-    keeps no loop (a loop would make lavapipe's shaders bind and watch a loop-limit buffer)."""
+def _scalar_tail(out: ir.Block, body: ir.Block, base: ir.Stmt, left: ir.Stmt, width: int, loc) -> None:
+    """The indices base + k for k < min(width, left) (left = end - base) one at a time through the original
+    body, unrolled: the task keeps no loop (a loop would make lavapipe's shaders bind and watch a loop-limit
+    buffer)."""
     e = _Emitter(out, loc)
     for k in range(width):
-        index = base if k == 0 else e.binary(BinaryOpKind.ADD, base, e.const(k))
-        inside = e.add(ir.If(cond=e.binary(BinaryOpKind.CMP_LT, index, end), then_block=ir.Block(),
+        inside = e.add(ir.If(cond=e.binary(BinaryOpKind.CMP_LT, e.const(k), left), then_block=ir.Block(),
                              else_block=ir.Block(), loc=loc))
+        t = _Emitter(inside.then_block, loc)
+        index = base if k == 0 else t.binary(BinaryOpKind.ADD, base, t.const(k))
         inside.then_block.stmts.extend(clone_block(ir.Block(body.stmts[1:]), {body.stmts[0]: index}).stmts)
 
 
