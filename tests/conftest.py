@@ -16,7 +16,7 @@ import pytest
 
 # Verify the IR after every compiler stage in tests (a plain compile skips it for speed).
 os.environ.setdefault("WK_VERIFY_IR", "1")
-# The offline cache (runtime/disk_cache.py) of a test run starts empty and stays out of the user's own.
+# The offline cache (disk_cache.py) of a test run starts empty and stays out of the user's own.
 os.environ.setdefault("WK_CACHE_DIR", tempfile.mkdtemp(prefix="wk-test-cache-"))
 # GUIs the tests make stay off-screen even on a desktop (tests/test_screen.py opens its windows itself)
 os.environ.setdefault("WK_GUI_OFFSCREEN", "1")

@@ -34,7 +34,8 @@ def _frames(module, steps: int) -> dict:
 
 
 def test_every_demo_is_covered_here(demos):
-    assert set(demos) == {"aim", "heat", "mpm", "particles"}
+    # sweep runs on Ray actors: tests/distributed/test_sweep_demo.py
+    assert set(demos) == {"aim", "heat", "mpm", "particles", "sweep"}
 
 
 def test_mpm_particles_stay_in_the_grid_with_bounded_speed(arch, demos):
@@ -101,9 +102,9 @@ def test_all_runs_every_demo_into_the_demo_folder(tmp_path, monkeypatch, capsys)
     monkeypatch.setenv("WK_DEMO_DIR", str(tmp_path / "shots"))
     assert main(["demo", "--all", "--arch", "cpu", "--steps", "2"]) == 0
     wk.reset()
-    assert sorted(os.listdir(tmp_path / "shots")) == ["aim.png", "heat.png", "mpm.png", "particles.png"]
+    assert sorted(os.listdir(tmp_path / "shots")) == ["aim.png", "heat.png", "mpm.png", "particles.png", "sweep.png"]
     assert os.listdir(tmp_path) == ["shots"]
-    assert capsys.readouterr().out.count("wrote ") == 4
+    assert capsys.readouterr().out.count("wrote ") == 5
 
 
 def test_headless_default_folder_is_wgkern_out_of_the_current_directory(tmp_path, monkeypatch, capsys):

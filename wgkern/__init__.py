@@ -54,6 +54,7 @@ from wgkern.runtime.arch import amdgpu, cc, cpu, cuda, dx11, dx12, gles, gpu, me
 from wgkern.runtime.extensions import extension, is_extension_enabled, is_extension_supported
 from wgkern.runtime.program import init, reset, stats, sync
 from wgkern import algorithms, profiler
+from wgkern import launch as _launch  # noqa: F401 - installs the kernel call path (launch.py)
 from wgkern.compat import provide  # `wgkern.provide("quadrants")`: run Quadrants / Taichi programs unchanged
 import sys as _sys
 # `import wgkern.math as tm` / `import wgkern.types` (Taichi programs import taichi.math that way)

@@ -96,7 +96,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
     name = args.name or ("aim" if "aim" in demos else next(iter(demos)))
     headless = args.headless or not _has_display()
     module = _load_demo(demos[name])
-    return int(module.main(arch=args.arch, headless=headless, out=args.out, steps=args.steps) or 0)
+    return int(module.main(arch=args.arch, headless=headless, out=args.out, steps=args.steps,
+                           **_demo_options(module, args)) or 0)
+
+
+def _demo_options(module: ModuleType, args: argparse.Namespace) -> dict:
+    """The options only some demos take (`sweep`'s --actors and --sweep), for a demo whose main() declares them;
+    given to another demo, a usage error."""
+    import inspect
+    accepted = inspect.signature(module.main).parameters
+    given = {name: getattr(args, name) for name in ("actors", "sweep") if getattr(args, name, None) is not None}
+    unknown = [name for name in given if name not in accepted]
+    if unknown:
+        args.demo_parser.error(f"argument --{unknown[0]}: the {module.__name__.removeprefix('wgkern_demo_')} demo "
+                               "does not take it")
+    return given
 
 
 def _has_display() -> bool:
@@ -141,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="PNG to write (headless; default: NAME.png in $WK_DEMO_DIR, else in ./wgkern-out/)")
     demo.add_argument("--arch", default=None, type=arch_name, help=arch_help)
     demo.add_argument("--steps", type=at_least(1), default=None, help="simulation steps (default: the demo's own)")
+    demo.add_argument("--actors", type=at_least(1), default=None,
+                      help="sweep: Ray actors, one device each (default: one per GPU Ray reports, else per CPU)")
+    demo.add_argument("--sweep", type=at_least(2), default=None, metavar="N",
+                      help="sweep: points of the parameter sweep (default 8)")
     demo.set_defaults(run=cmd_demo, demo_parser=demo)
     from wgkern.fuzz import cli as fuzz_cli
     fuzz_cli.add_parser(sub)

@@ -32,6 +32,7 @@ ADSTACK_MAX_TRIPS = 32
 REDUCER_N = 1 << 24
 SIZING_HIT_CALLS = 2000
 IDLE_SYNC_SAMPLES = 500
+NOMINAL_BINDING = 128 << 20     # the binding limit used where the arch has none (the CPU, CUDA, peers)
 
 
 @dataclass(slots=True)
@@ -113,6 +114,40 @@ def _access_width() -> str:
     if os.environ.get(WIDE_ACCESS_ENV, "1") == "0":
         return f"scalar accesses ({WIDE_ACCESS_ENV}=0)"
     return "16-byte accesses"
+
+
+def bench_split_saxpy(m: ModuleType, reps: int) -> BenchResult:
+    """saxpy over fields of 3/4 of the device's storage-binding limit (bound whole) and of 5/4 of it (a WGSL
+    device binds them as two windows, backends/wgsl/split.py), side by side in ns per element; the value is
+    split / whole."""
+    from wgkern.runtime import program
+    backend = program.get_program().backend if m.__name__ == "wgkern" else None
+    binding = getattr(backend, "max_binding", NOMINAL_BINDING)
+    if binding // 16 * 5 * 4 > getattr(backend, "max_buffer", binding * 2):
+        raise RuntimeError(f"this device's max_buffer_size ({backend.max_buffer} B) leaves no room past its "
+                           f"binding limit ({binding} B): no container is split")
+    ns, ms = [], 0.0
+    for n in (binding // 16 * 3, binding // 16 * 5):
+        x = m.field(m.f32, shape=n)
+        y = m.field(m.f32, shape=n)
+
+        @m.kernel
+        def saxpy(a: m.f32):
+            for i in x:
+                y[i] = a * x[i] + y[i]
+
+        x.fill(1.0)
+        y.fill(0.5)
+
+        def run() -> None:
+            saxpy(2.0)
+            m.sync()
+        ms = _median_ms(run, reps)
+        ns.append(ms * 1e6 / n)
+        del x, y
+    return BenchResult("split_saxpy", ns[1] / ns[0], "x", "lower", ms, reps,
+                       f"binding limit {binding} B; f32 saxpy {ns[0]:.3f} ns/elem at 3/4 of it (one binding), "
+                       f"{ns[1]:.3f} ns/elem at 5/4 (two windows on WGSL)")
 
 
 def _gpu_median_seconds(m: ModuleType, launch: Callable[[], None], reps: int) -> float | None:
@@ -355,7 +390,7 @@ def bench_sizing_reducer(m: ModuleType, reps: int) -> BenchResult:
     from wgkern.ir import nodes as ir
     from wgkern.runtime import program as program_module
     from wgkern.sizing import E, SizeCache, capacities_for_launch
-    from wgkern.sizing.adapters import launch_context
+    from wgkern.runtime.sizing_context import launch_context
     counts = m.field(m.i32, shape=REDUCER_N)
     values = np.random.default_rng(7).integers(0, 1000, REDUCER_N, dtype=np.int32)
     values[REDUCER_N // 3] = 4321
@@ -431,6 +466,7 @@ BENCHMARKS: dict[str, Callable[[ModuleType, int], BenchResult]] = {
     "nbody": bench_nbody,
     "compile": bench_compile,
     "adstack": bench_adstack,
+    "split_saxpy": bench_split_saxpy,
     "sizing_reducer": bench_sizing_reducer,
     "sizing_hit": bench_sizing_hit,
     "import": bench_import,

@@ -19,8 +19,8 @@ METAL = AdapterInfo("Apple M2", "Metal", "IntegratedGPU", "m2")
 def adapters(monkeypatch):
     found: list[AdapterInfo] = []
     monkeypatch.setattr(arch_module, "list_wgpu_adapters", lambda: (list(found), ""))
-    monkeypatch.setattr(arch_module, "cuda_available", lambda: (False, "no CUDA driver in this test"))
-    monkeypatch.setattr(arch_module, "amdgpu_available", lambda: (False, "no HIP runtime in this test"))
+    monkeypatch.setattr(arch_module, "cuda_available", lambda device=None: (False, "no CUDA driver in this test"))
+    monkeypatch.setattr(arch_module, "amdgpu_available", lambda device=None: (False, "no HIP runtime in this test"))
     monkeypatch.delenv("WK_ARCH", raising=False)
     return found
 
@@ -75,31 +75,31 @@ def test_missing_backend_type(adapters):
 
 
 def test_amdgpu_needs_hip_and_cuda_needs_a_driver(adapters, monkeypatch):
-    monkeypatch.setattr(arch_module, "amdgpu_available", lambda: (False, "no libamdhip64 here"))
+    monkeypatch.setattr(arch_module, "amdgpu_available", lambda device=None: (False, "no libamdhip64 here"))
     with pytest.raises(wk.ArchUnavailableError, match="wk.amdgpu needs an AMD GPU, ROCm's HIP runtime and ld.lld: "
                                                       "no libamdhip64 here"):
         select(wk.amdgpu)
-    monkeypatch.setattr(arch_module, "amdgpu_available", lambda: (True, "Test AMD GPU (gfx90a)"))
+    monkeypatch.setattr(arch_module, "amdgpu_available", lambda device=None: (True, "Test AMD GPU (gfx90a)"))
     assert select(wk.amdgpu).arch is Arch.amdgpu
     assert select(wk.gpu).arch is Arch.amdgpu              # ti.gpu: no wgpu GPU, no CUDA, an AMD GPU
-    monkeypatch.setattr(arch_module, "cuda_available", lambda: (False, "no libcuda here"))
+    monkeypatch.setattr(arch_module, "cuda_available", lambda device=None: (False, "no libcuda here"))
     with pytest.raises(wk.ArchUnavailableError, match="wk.cuda needs an NVIDIA GPU and its driver: no libcuda here"):
         select(wk.cuda)
 
 
 def test_cuda_is_chosen_when_its_driver_works_and_no_wgpu_gpu_exists(adapters, monkeypatch):
-    monkeypatch.setattr(arch_module, "cuda_available", lambda: (True, "Test GPU (sm_90)"))
+    monkeypatch.setattr(arch_module, "cuda_available", lambda device=None: (True, "Test GPU (sm_90)"))
     monkeypatch.delenv("WK_ARCH", raising=False)
     assert select(wk.cuda).arch is Arch.cuda and select(wk.gpu).arch is Arch.cuda and select().arch is Arch.cuda
     adapters.extend([LAVAPIPE])
     assert select(wk.gpu).arch is Arch.cuda          # lavapipe is no GPU
-    monkeypatch.setattr(arch_module, "cuda_available", lambda: (False, "none"))
+    monkeypatch.setattr(arch_module, "cuda_available", lambda device=None: (False, "none"))
     assert select().arch is Arch.cpu
 
 
 def test_no_wgsl_backend(monkeypatch):
     monkeypatch.setattr(arch_module, "list_wgpu_adapters", lambda: ([], "WGSL backend not importable (x)"))
-    monkeypatch.setattr(arch_module, "cuda_available", lambda: (False, "no CUDA driver in this test"))
+    monkeypatch.setattr(arch_module, "cuda_available", lambda device=None: (False, "no CUDA driver in this test"))
     monkeypatch.delenv("WK_ARCH", raising=False)
     with pytest.raises(wk.ArchUnavailableError, match="not importable"):
         select(wk.vulkan)

@@ -133,7 +133,7 @@ def test_plain_wgkern_keeps_its_own_rules(monkeypatch):
 def test_gpu_without_a_gpu_warns_as_any_missing_arch(conventions, capsys, monkeypatch):
     from wgkern.runtime import arch as arch_module
     monkeypatch.setattr(arch_module, "list_wgpu_adapters", lambda: ([], "no adapters in this test"))
-    monkeypatch.setattr(arch_module, "cuda_available", lambda: (False, "no CUDA in this test"))
+    monkeypatch.setattr(arch_module, "cuda_available", lambda device=None: (False, "no CUDA in this test"))
     wk.init(arch=wk.gpu)
     assert current().arch == wk.cpu
     assert capsys.readouterr().err == (f"[W] {conventions.caller}: Arch=wk.gpu is not supported, falling back to "

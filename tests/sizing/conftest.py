@@ -35,7 +35,7 @@ def wgpu_device() -> Any:
 
 @pytest.fixture(scope="session")
 def reducer_pipeline(wgpu_device: Any) -> Any:
-    from wgkern.sizing.wgsl_reducer import MaxReducerPipeline
+    from wgkern.backends.wgsl.sizing_reducer import MaxReducerPipeline
     return MaxReducerPipeline(wgpu_device)
 
 
@@ -69,7 +69,7 @@ def make_context(request: pytest.FixtureRequest, sizing_arch: str) -> Callable[.
             return host_context(kernel, arrays, scalars, cache, stats, gens)
         if sizing_arch == "llvm":
             return llvm_reducer_context(kernel, arrays, scalars, cache, stats, gens)
-        from wgkern.sizing.wgsl_reducer import WgslLaunchContext
+        from wgkern.backends.wgsl.sizing_reducer import WgslLaunchContext
         pipeline = request.getfixturevalue("reducer_pipeline")
         index = {id(c): k for k, c in enumerate(containers)}
         buffers = device_buffers(pipeline.device, {k: a for k, a in enumerate(arrays)})

@@ -101,7 +101,7 @@ def host_context(kernel: ir.OffloadedKernel, arrays: list[np.ndarray], scalars: 
 
 
 class HostReducerDevice:
-    """sizing/cuda_reducer.py's ReducerDevice on the host: the reducer's target-independent LLVM bodies JIT-compiled
+    """backends/llvm/cuda_sizing_reducer.py's ReducerDevice on the host: the reducer's target-independent LLVM bodies JIT-compiled
     for this CPU, memory in numpy arrays. Each run is split over `threads` emulated device threads (first point
     t, stride `threads`), so the per-thread atomics combine as they do on the GPU."""
 
@@ -109,7 +109,7 @@ class HostReducerDevice:
         import ctypes
 
         from wgkern.backends.llvm.jit import compile_ir, function_address
-        from wgkern.sizing.cuda_reducer import GENERIC_IR
+        from wgkern.backends.llvm.cuda_sizing_reducer import GENERIC_IR
         compile_ir(GENERIC_IR)
         entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
         self.entries = {"slice": entry(function_address("wk_slice_range")),
@@ -144,8 +144,8 @@ def llvm_reducer_context(kernel: ir.OffloadedKernel, arrays: list[np.ndarray], s
                          cache: SizeCache | None = None, stats: Stats | None = None,
                          generations: Generations | None = None, device: HostReducerDevice | None = None
                          ) -> HostLaunchContext:
-    """A launch context whose device reducer is the CUDA one (sizing/cuda_reducer.py) running on the host."""
-    from wgkern.sizing.cuda_reducer import CudaReducer
+    """A launch context whose device reducer is the CUDA one (backends/llvm/cuda_sizing_reducer.py) running on the host."""
+    from wgkern.backends.llvm.cuda_sizing_reducer import CudaReducer
     index = {id(c): k for k, c in enumerate(kernel.containers)}
     gens = generations or Generations()
     words = [np.ascontiguousarray(a) for a in arrays]      # the reducer reads 32-bit words in place

@@ -10,7 +10,7 @@ from wgkern.ir import nodes as ir
 from wgkern.lang import types as T
 from wgkern.sizing import SizeCache, evaluate_sizes
 from wgkern.sizing import expr as E
-from wgkern.sizing.adapters import launch_context
+from wgkern.runtime.sizing_context import launch_context
 
 from .helpers import Stats
 

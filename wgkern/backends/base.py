@@ -1,6 +1,6 @@
 """The interface every backend implements: device storage, kernel compilation and launch, sync.
 
-The runtime (runtime/launch.py) is the only caller. A backend knows nothing of fields or kernels as the user
+The runtime (launch.py) is the only caller. A backend knows nothing of fields or kernels as the user
 sees them: it gets OffloadedKernels to compile and LaunchArgs (raw buffers, shapes, scalar values) to run."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.ir.nodes import OffloadedKernel
-from wgkern.lang.types import DataType
+from wgkern.dtypes import DataType
 
 
 @dataclass(slots=True)

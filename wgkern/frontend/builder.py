@@ -10,24 +10,30 @@ import builtins
 import itertools
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
 from wgkern.errors import CompileError, InternalCompilerError, WkError
-from wgkern.frontend import arith, intrinsics
+from wgkern.frontend import arith
+from wgkern.frontend.assignments import AssignmentMixin
+from wgkern.frontend.atomic_calls import AtomicMixin
+from wgkern.frontend.builtin_calls import BuiltinCallMixin
 from wgkern.frontend.calls import CallMixin
 from wgkern.frontend.expressions import ExpressionMixin
+from wgkern.frontend.func_calls import FuncCallMixin
 from wgkern.frontend.graph_regions import GraphRegionMixin
 from wgkern.frontend.loops import LoopMixin, StaticExit
+from wgkern.frontend.print_calls import PrintMixin
 from wgkern.frontend.quant import QuantMixin
 from wgkern.frontend.sparse import SparseMixin
 from wgkern.frontend.sparse_matrix import SparseMatrixMixin
 from wgkern.frontend.simt import SimtMixin
-from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
+from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Static, StructVar, VectorVar
 from wgkern.frontend.source import FunctionSource, parse_function
 from wgkern.frontend.static_eval import closure_values
 from wgkern.frontend.statements import StatementMixin
+from wgkern.frontend.subscripts import SubscriptMixin
 from wgkern.frontend.structs import StructMixin
 from wgkern.frontend.buffer_view import BufferViewMixin
 from wgkern.frontend.texture import TextureMixin
@@ -39,7 +45,8 @@ from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import types as T
 from wgkern.lang.kernel import Func
 from wgkern.lang.structs import StructType
-from wgkern.runtime.arguments import dataclass_ndarray_members, is_dataclass_value, object_ndarray_members
+from wgkern.lang.arguments import dataclass_ndarray_members, is_dataclass_value, object_ndarray_members
+from wgkern.frontend.frames import Frame, assigned_names, reduction_names
 
 UNSUPPORTED = {
     "ClassDef": "class definitions", "FunctionDef": "nested function definitions",
@@ -61,134 +68,6 @@ def unsupported_message(node: ast.AST) -> str:
         " (except as arguments of print())" if kind == "JoinedStr" else ""
     return f"{what} {'are' if what.endswith('s') else 'is'} not supported inside kernels{hint} (Unsupported node " \
            f'"{kind}")'
-
-
-@dataclass(eq=False)
-class ReturnState:
-    """How an inlined func returns. mode 'none' (no return), 'direct' (one return, the last statement: its
-    value is used as is) or 'flag' (returns anywhere: result variable + `returned` flag guarding the rest)."""
-    mode: str
-    annotation: Any = None
-    entry_block: ir.Block | None = None
-    entry_index: int = 0
-    flag: ir.Alloca | None = None
-    result: LocalVar | VectorVar | StructVar | None = None
-    first_kind: str = ""          # what the first 'return' gave (for the error when a later one differs)
-    value: Any = None
-
-
-@dataclass(eq=False)
-class Frame:
-    """One function being translated: the kernel itself or an inlined func."""
-    src: FunctionSource
-    is_kernel: bool
-    scope: Scope = field(default_factory=Scope)
-    loops: list[str] = field(default_factory=list)     # 'ir' / 'static', innermost last
-    loop_branch_depths: list[int] = field(default_factory=list)   # branch_depth when each loop was entered
-    branch_depth: int = 0         # run-time `if`s around the statement being translated
-    constant_branch_depth: int = 0    # `if`s on a Python constant (not wk.static) around it: see visit_If
-    ret: ReturnState | None = None
-    assigned: set[str] = field(default_factory=set)   # names assigned anywhere in the function
-    reduction_names: set[str] = field(default_factory=set)   # see reduction_names()
-
-    @property
-    def fn(self) -> Callable[..., Any]:
-        return self.src.fn
-
-    @property
-    def name(self) -> str:
-        return getattr(self.src.fn, "__name__", "?")
-
-
-def assigned_names(tree: ast.AST) -> set[str]:
-    """Names a function assigns anywhere, including through `v[k] = ...` / `v.x = ...` (so a parameter that is
-    modified gets a variable of its own)."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store):
-            base = node.value
-            while isinstance(base, (ast.Subscript, ast.Attribute)):
-                base = base.value
-            if isinstance(base, ast.Name):
-                names.add(base.id)
-    return names
-
-
-_REDUCING_AUGMENTED = (ast.Add, ast.Sub, ast.BitAnd, ast.BitOr, ast.BitXor)
-
-
-def reduction_names(tree: ast.FunctionDef, fn: Callable[..., Any] | None = None) -> set[str]:
-    """Function-scope names (parameters, or assigned by a top-level statement) that a top-level loop updates with
-    `+=`, `-=`, `&=`, `|=`, `^=` or `wk.atomic_*(name, ...)`: where that loop runs in parallel (the kernel's own,
-    or a func's inlined at the kernel's top level), Taichi makes those updates atomic, so they get a temp slot.
-    An atomic is known by its name or, through `fn`'s globals and closure, by what the callee names (`op(s, v)`
-    with `op = wk.atomic_add`)."""
-    top_assigned: set[str] = {arg.arg for arg in tree.args.args + tree.args.kwonlyargs}
-    top_level = list(top_level_statements(tree.body))
-    for stmt in top_level:
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            for target in targets:
-                for node in ast.walk(target):
-                    if isinstance(node, ast.Name):
-                        top_assigned.add(node.id)
-    reduced: set[str] = set()
-    for stmt in top_level:
-        if not isinstance(stmt, ast.For):
-            continue
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.AugAssign) and isinstance(node.op, _REDUCING_AUGMENTED):
-                reduced.add(base_name(node.target))
-            elif isinstance(node, ast.Call) and node.args:
-                callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-                if callee.startswith("atomic_") or _names_an_atomic(node.func, fn):
-                    reduced.add(base_name(node.args[0]))
-    return top_assigned & reduced
-
-
-def _names_an_atomic(callee: ast.expr, fn: Callable[..., Any] | None) -> bool:
-    """Whether a callee spelled `name` or `module.name` is one of the wk.atomic_* functions, looked up in `fn`'s
-    closure and globals (a name the function binds itself is not looked up: it is not known before the build)."""
-    path: list[str] = []
-    while isinstance(callee, ast.Attribute):
-        path.append(callee.attr)
-        callee = callee.value
-    if fn is None or not isinstance(callee, ast.Name):
-        return False
-    namespace = {**getattr(fn, "__globals__", {}), **closure_values(fn)}
-    value = namespace.get(callee.id, _MISSING)
-    for attr in reversed(path):     # through modules only (an object's attribute may be a property that runs)
-        value = getattr(value, attr, _MISSING) if isinstance(value, types.ModuleType) else _MISSING
-    return _hashable(value) and value in intrinsics.ATOMICS
-
-
-_MISSING = object()
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
-def top_level_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """A function's top-level statements, those inside `with wk.stream_parallel():` blocks included."""
-    for stmt in body:
-        if isinstance(stmt, ast.With):
-            yield from top_level_statements(stmt.body)
-        else:
-            yield stmt
-
-
-def base_name(node: ast.expr) -> str:
-    """`v` for `v`, `v[0]`, `v.x`, `v[i].y`; '' when the chain does not start at a name."""
-    while isinstance(node, (ast.Subscript, ast.Attribute)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else ""
 
 
 def contains_return(node: ast.AST) -> bool:
@@ -255,12 +134,8 @@ class BuildContext:
         return self.random_sites
 
 
-def is_field(obj: Any) -> bool:
-    from wgkern.lang.fields import Container
-    return isinstance(obj, Container)
-
-
-class FunctionBuilder(ExpressionMixin, CallMixin, SimtMixin, StatementMixin, StructMixin, LoopMixin, SparseMixin,
+class FunctionBuilder(ExpressionMixin, SubscriptMixin, CallMixin, BuiltinCallMixin, FuncCallMixin, AtomicMixin,
+                      PrintMixin, SimtMixin, StatementMixin, AssignmentMixin, StructMixin, LoopMixin, SparseMixin,
                       SparseMatrixMixin, TextureMixin, QuantMixin, BufferViewMixin, GraphRegionMixin):
     def __init__(self, ctx: BuildContext):
         self.ctx = ctx

@@ -5,20 +5,20 @@ like a field, and `loop_config(block_dim=N)` is checked here; the register tiles
 (the CPU backend refuses every simt op but wk.global_thread_idx(), naming its line)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from wgkern.errors import CompileError
 from wgkern.frontend.tiles import TileMixin
-from wgkern.frontend.values import GlobalRef, VectorValue, describe, is_runtime
+from wgkern.frontend.values import VectorValue, describe, is_runtime
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import types as T
 from wgkern.lang.simt import SIMT_CALLS
 from wgkern.lang.simt._intrinsic import params_of
 from wgkern.lang.simt.block import SharedArray
+from wgkern.frontend.shared_arrays import SharedArrayRef
 
 # Ops whose result is i32; the others return their first operand's dtype (f32 / i32 for the warp's _f32 / _i32
 # shuffles) or, in _NO_RESULT, nothing.
@@ -71,17 +71,6 @@ def extreme(dtype: T.DataType, largest: bool) -> Any:
     if dtype.is_signed:
         return 2 ** 31 - 1 if largest else -2 ** 31
     return 2 ** 32 - 1 if largest else 0
-
-
-@dataclass(eq=False)
-class SharedArrayRef:
-    """A `wk.simt.block.SharedArray` in kernel code: indexing it gives GlobalRefs of its 'shared' slot."""
-    slot: ir.ContainerSlot
-    shape: tuple[int, ...]
-    element_shape: tuple[int, ...]
-
-    def ref(self, label: str) -> GlobalRef:
-        return GlobalRef(self.slot, [], self.shape + self.element_shape, label or self.slot.name)
 
 
 class SimtMixin(TileMixin):

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from wgkern.errors import CompileError, WkError
 from wgkern.frontend.scope import Scope, VectorShape
-from wgkern.lang import fields
+from wgkern.lang import expr, host_access
 
 
 def closure_values(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -72,6 +72,9 @@ class RuntimeOperand:
     __hash__ = object.__hash__
 
 
+expr.STAND_IN_CLASSES.extend((RuntimeOperand, VectorShape))   # `isinstance(x, ti.lang.expr.Expr)` (lang/expr.py)
+
+
 def _refuse(self: RuntimeOperand, *args: Any) -> Any:
     raise runtime_value_error(self.name)
 
@@ -116,7 +119,7 @@ def evaluate(node: ast.expr, fn: Callable[..., Any], scope: Scope, filename: str
     expression = ast.Expression(body=node)
     ast.fix_missing_locations(expression)
     code = compile(expression, filename, "eval")
-    fields.static_reads_refused += 1      # a container's values are run-time data: never baked into the code
+    host_access.static_reads_refused += 1      # a container's values are run-time data: never baked into the code
     try:
         value = eval(code, namespace)  # noqa: S307 - compile-time evaluation of the user's own expression
     except NameError as exc:
@@ -132,7 +135,7 @@ def evaluate(node: ast.expr, fn: Callable[..., Any], scope: Scope, filename: str
     except Exception as exc:  # the user's expression failed in Python
         raise CompileError(f"wk.static() evaluation failed: {type(exc).__name__}: {exc}") from None
     finally:
-        fields.static_reads_refused -= 1
+        host_access.static_reads_refused -= 1
     if isinstance(value, RuntimeOperand):
         raise runtime_value_error(value.name)
     return value

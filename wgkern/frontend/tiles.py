@@ -12,6 +12,7 @@ from typing import Any
 from wgkern.errors import CompileError
 from wgkern.frontend.scope import StructVar
 from wgkern.frontend.values import NdarrayRef, StructValue, describe
+from wgkern.frontend.shared_arrays import SharedArrayRef
 from wgkern.lang.simt import tile as tiles
 
 _SLICE_FORMS = "a[r0:r1, c0:c1], a[b, r0:r1, c0:c1], a[r0:r1, c] or a[b, r0:r1, c]"
@@ -37,7 +38,6 @@ class TileSlice:
 
 class TileMixin:
     def is_tile_source(self, base: Any) -> bool:
-        from wgkern.frontend.simt import SharedArrayRef      # simt.py's SimtMixin derives from TileMixin
         return isinstance(base, (NdarrayRef, SharedArrayRef)) or self.is_container(base)
 
     def tile_slice(self, base: Any, elements: list[ast.expr], label: str) -> TileSlice:
@@ -123,7 +123,7 @@ class TileMixin:
         return var if var is not None and tiles.is_tile_type(var.stype) else None
 
     def call_tile_method(self, tile: StructVar | StructValue, name: str, *args: Any) -> Any:
-        from wgkern.frontend.calls import _ByReference
+        from wgkern.frontend.func_calls import _ByReference
         method = tile.stype.methods[name]
         receiver = _ByReference(tile) if isinstance(tile, StructVar) else tile
         bound = method.signature.bind(receiver, *args)

@@ -10,7 +10,7 @@ from typing import Iterator
 from wgkern.errors import UNKNOWN_LOC, InternalCompilerError, SourceLoc
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import COMPARISONS, AtomicOpKind, BinaryOpKind, UnaryOpKind
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 
 
 class IRBuilder:

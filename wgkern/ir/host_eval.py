@@ -13,7 +13,7 @@ import numpy as np
 from wgkern.errors import InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 
 
 def round_half_away(x: Any) -> Any:

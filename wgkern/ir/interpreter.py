@@ -14,7 +14,7 @@ from wgkern.errors import AdStackOverflowError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.host_eval import NotFoldable, fold_binary, fold_cast, fold_unary
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 
 
 class _Break(Exception):
@@ -203,7 +203,7 @@ class Interpreter:
         raise KernelAssertionError(format_located(f"assertion failed: {s.message}", s.loc))
 
     def exec_Print(self, s: ir.Print) -> None:
-        from wgkern.runtime.printing import emit, format_print
+        from wgkern.ir.printing import emit, format_print
         emit(format_print(s.pieces, [self._val(v) for v in s.values], [v.dtype for v in s.values], s.formats))
 
     def exec_GlobalStore(self, s: ir.GlobalStore) -> None:

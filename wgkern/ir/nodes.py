@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Iterator
 
 from wgkern.errors import UNKNOWN_LOC, SourceLoc
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
-from wgkern.lang.types import DataType
+from wgkern.dtypes import DataType
 
 
 @dataclass(eq=False, slots=True, kw_only=True)

@@ -14,7 +14,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.ops import (BOOL_ONLY_UNARY, COMPARISONS, FLOAT_ONLY_BINARY, FLOAT_ONLY_UNARY, INT_ONLY_ATOMIC,
                            INT_ONLY_BINARY, INT_ONLY_UNARY, AtomicOpKind, BinaryOpKind)
 from wgkern.ir.printer import describe
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 
 BOUNDS_CLASSES = (ir.Const, ir.ArgLoad, ir.ShapeOf, ir.UnaryOp, ir.BinaryOp, ir.Cast, ir.TernarySelect,
                   ir.GlobalPtr, ir.GlobalLoad)

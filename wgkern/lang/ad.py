@@ -1,6 +1,6 @@
 """`wk.ad`: Tape, custom gradients (`grad_replaced`/`grad_for`), `clear_all_gradients`, `grad_check`.
 
-A Tape records the forward launches of the current Program (runtime/launch.py appends to `program.tape`) and
+A Tape records the forward launches of the current Program (launch.py appends to `program.tape`) and
 replays their `.grad` kernels in reverse order on exit. Reverse kernels themselves come from passes/autodiff;
 inside a `FwdMode` block kernels launch their forward-mode variant (passes/autodiff/forward_mode.py)."""
 from __future__ import annotations

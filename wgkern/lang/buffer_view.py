@@ -1,6 +1,6 @@
 """Quadrants' `wk.BufferView`: a window (offset, size) on a 1-D ndarray, made on the host by slicing (`data[8:24]`)
 or by `BufferView(data, offset, size)`, and passed to kernel parameters annotated `BufferView[dtype]` (or bare
-`BufferView`). A kernel receives it as the ndarray plus two i32 arguments, offset and size (runtime/arguments.py),
+`BufferView`). A kernel receives it as the ndarray plus two i32 arguments, offset and size (lang/arguments.py),
 so views of any offset and size share one compiled kernel; in kernels (frontend/buffer_view.py) `v[i]` is element
 `offset + i` of the ndarray, `v.size` / `v.offset` / `v.shape` read the window, `v.subview(offset, size)` and
 `v[a:b]` narrow it, and `BufferView(arr, offset, size)` makes one from an ndarray parameter. With

@@ -3,17 +3,19 @@
 (a sorting network that reads `x.n` of one and `x.shape[0]` of the other). Inside wk.static a runtime variable
 is a stand-in (frontend/static_eval.py RuntimeOperand, with the shape of a vector variable; frontend/scope.py
 VectorShape where only shapes are given), so that is what the check matches; a field, a Python value or a host
-vector is not an Expr, as in Taichi."""
+vector is not an Expr, as in Taichi. The frontend, which sits above this module, registers those classes in
+`STAND_IN_CLASSES` when it is imported."""
 from __future__ import annotations
 
 from typing import Any
 
 
+STAND_IN_CLASSES: list[type] = []    # the frontend's stand-ins for kernel values inside wk.static
+
+
 class _ExprClass(type):
     def __instancecheck__(cls, obj: Any) -> bool:
-        from wgkern.frontend.scope import VectorShape
-        from wgkern.frontend.static_eval import RuntimeOperand
-        return isinstance(obj, (VectorShape, RuntimeOperand))
+        return isinstance(obj, tuple(STAND_IN_CLASSES))
 
 
 class Expr(metaclass=_ExprClass):

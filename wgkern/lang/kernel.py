@@ -1,7 +1,7 @@
 """`@wk.kernel` and `@wk.func`: the user's decorators and the Kernel/Func objects they make.
 
-A Kernel only holds the Python function and forwards calls to the runtime's launch sequence
-(runtime/launch.py); compilation lives in frontend/, passes/ and backends/."""
+A Kernel only holds the Python function and forwards calls to the launch sequence
+(wgkern/launch.py); compilation lives in frontend/, passes/ and backends/."""
 from __future__ import annotations
 
 import functools
@@ -77,19 +77,21 @@ def call_problems(signature: inspect.Signature, positional: int, keywords: Any) 
     return "; ".join(problems)
 
 
-_launch_kernel: Callable[..., Any] | None = None   # runtime.launch.launch_kernel, imported on first call
+# The call path (wgkern/launch.py: specialise the arguments, compile through the frontend, launch) sits above the
+# compiler, so it hands itself to this module when it is imported (wgkern/__init__.py imports it) rather than
+# being imported from here. `_launch_kernel` is its launch_kernel, kept in a global for the per-call fast path.
+_launcher: Any = None
+_launch_kernel: Callable[..., Any] | None = None
 # One launch at a time across threads: a launch stages numpy arguments and reads return values through buffers
 # its compiled entry owns, so two threads launching one kernel would overwrite each other's (Taichi's and
 # Quadrants' launches hold their interpreter lock the same way). Reentrant: a launch may launch (profiler).
 LAUNCH_LOCK = threading.RLock()
 
 
-def _load_launcher() -> Callable[..., Any]:
-    """Import the launch sequence once (an import statement per call costs ~1 us of launch overhead)."""
-    global _launch_kernel
-    from wgkern.runtime.launch import launch_kernel
-    _launch_kernel = launch_kernel
-    return launch_kernel
+def install_launcher(launcher: Any) -> None:
+    """Called once by wgkern/launch.py: `launcher` has launch_kernel, kernel_ir_text and kernel_source."""
+    global _launcher, _launch_kernel
+    _launcher, _launch_kernel = launcher, launcher.launch_kernel
 
 
 class Kernel:
@@ -105,30 +107,27 @@ class Kernel:
         self.graph = graph               # @wk.kernel(graph=True): may hold wk.graph.parallel_context() regions
         self.checkpoints = checkpoints   # @wk.kernel(checkpoints=True): refused when it compiles (frontend)
         functools.update_wrapper(self, fn)
-        self.last_compiled: Any = None   # runtime.launch.CompiledEntry of the most recent launch
+        self.last_compiled: Any = None   # launch.CompiledEntry of the most recent launch
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs and "qd_stream" in kwargs:         # Quadrants' stream: launches run in order on one queue
             kwargs = {k: v for k, v in kwargs.items() if k != "qd_stream"}
         with LAUNCH_LOCK:
-            return (_launch_kernel or _load_launcher())(self, args, kwargs, False)
+            return _launch_kernel(self, args, kwargs, False)
 
     no_grad = False        # @wk.ad.no_grad: .grad does nothing
 
     def grad(self, *args: Any, **kwargs: Any) -> Any:
         if self.no_grad:
             return None
-        from wgkern.runtime.launch import launch_kernel
         with LAUNCH_LOCK:
-            return launch_kernel(self, args, kwargs, reverse=True)
+            return _launch_kernel(self, args, kwargs, reverse=True)
 
     def ir(self) -> str:
-        from wgkern.runtime.launch import kernel_ir_text
-        return kernel_ir_text(self)
+        return _launcher.kernel_ir_text(self)
 
     def source(self, arch: Any = None) -> str:
-        from wgkern.runtime.launch import kernel_source
-        return kernel_source(self, arch)
+        return _launcher.kernel_source(self, arch)
 
     def __repr__(self) -> str:
         return f"<wk.kernel {self.name}>"
@@ -162,7 +161,7 @@ class BoundKernel:
 def data_oriented(cls: Any) -> Any:
     """`@wk.data_oriented`: a class whose methods may be kernels and funcs using `self`'s fields (Taichi's
     decorator). Kernels and funcs bind `self` when accessed on an instance; the mark lets a kernel find the
-    wk.ndarrays held by such objects (they are passed as arguments, runtime/arguments.py)."""
+    wk.ndarrays held by such objects (they are passed as arguments, lang/arguments.py)."""
     cls._wk_data_oriented = True
     return cls
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from wgkern.errors import WkError
+from wgkern.runtime.init_options import TAICHI_API_VERSION, require_version  # noqa: F401 - wk.require_version
 
 
 def var(dt: Any, shape: Any = None, offset: Any = None, needs_grad: bool = False, name: str = "") -> Any:
@@ -48,23 +49,6 @@ def any_arr(element_dim: int | None = None, layout: Any = None) -> Any:
                       "wk.types.ndarray(dtype=wk.math.vec3, ndim=1)")
     from wgkern.lang.types import ndarray
     return ndarray()
-
-
-# The Taichi release whose Python API wgkern follows: `wk.require_version` compares against it.
-TAICHI_API_VERSION = (1, 7, 4)
-
-
-def require_version(major: int, minor: int | None = None, patch: int | None = None) -> None:
-    """Taichi's `ti.require_version(major, minor, patch)`: a program written for Taichi 0.x or 1.x up to
-    `TAICHI_API_VERSION` runs as it is; one asking for a later Taichi raises, naming both versions."""
-    parts = (major, minor, patch) if minor is not None else tuple(int(p) for p in str(major).split("."))
-    if not all(isinstance(p, int) and not isinstance(p, bool) or p is None for p in parts):
-        raise WkError(f"wk.require_version{parts!r}: give integer version numbers, e.g. require_version(1, 7, 0)")
-    wanted = tuple(p or 0 for p in parts) + (0,) * (3 - len(parts))
-    if wanted > TAICHI_API_VERSION:
-        have = ".".join(map(str, TAICHI_API_VERSION))
-        raise WkError(f"this program requires Taichi {'.'.join(map(str, wanted))}; wgkern follows the API of "
-                      f"Taichi {have}")
 
 
 def layout(fn: Callable[[], Any]) -> Callable[[], Any]:

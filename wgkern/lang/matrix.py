@@ -48,6 +48,9 @@ def follow_default_types() -> None:
             setattr(module, name, vector_type)
 
 
+T.DEFAULT_TYPE_LISTENERS.append(follow_default_types)
+
+
 def _flatten(values: Any) -> list[Any]:
     out: list[Any] = []
     for value in values:

@@ -3,7 +3,7 @@ ndarray: a texture's texels live in one f32 `wk.ndarray` of shape (*shape, chann
 
 Owns the format table (channel count and how a format rounds what is written to it), the host side of a texture
 (from_field / from_ndarray / from_image / to_image) and the argument annotations. The kernel side (sample_lod,
-fetch, load, store lowered to loads, stores and arithmetic) lives in frontend/texture.py; runtime/arguments.py
+fetch, load, store lowered to loads, stores and arithmetic) lives in frontend/texture.py; lang/arguments.py
 passes a texture argument's texel ndarray as an ndarray argument."""
 from __future__ import annotations
 

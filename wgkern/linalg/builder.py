@@ -2,7 +2,7 @@
 
 A builder owns four wk.ndarrays: rows, cols, values (max_num_triplets each) and a one-element counter. A kernel
 parameter annotated `wk.types.sparse_matrix_builder()` receives them as ndarray arguments
-(runtime/arguments.py); `K[i, j] += v` bumps the counter atomically and stores the triplet only below capacity
+(lang/arguments.py); `K[i, j] += v` bumps the counter atomically and stores the triplet only below capacity
 (frontend/sparse_matrix.py), so an overflow never writes out of bounds and `build()` reports it."""
 from __future__ import annotations
 
@@ -11,14 +11,9 @@ from typing import Any
 import numpy as np
 
 from wgkern.errors import ArgumentError, LinalgError
-from wgkern.ir.nodes import ArgSpec
 from wgkern.lang.fields import Ndarray
 from wgkern.lang.types import DataType, f32, i32, to_dtype
 from wgkern.linalg.matrix import SparseMatrix, format_number
-
-# Order of the buffers a kernel receives (frontend/sparse_matrix.py binds them in this order).
-BUFFER_NAMES = ("rows", "cols", "values", "count")
-
 
 class SparseMatrixBuilder:
     """Taichi's `ti.linalg.SparseMatrixBuilder(num_rows, num_cols, max_num_triplets, dtype, storage_format)`.
@@ -42,6 +37,13 @@ class SparseMatrixBuilder:
         self._cols = Ndarray(i32, (capacity,), name="sparse builder cols")
         self._values = Ndarray(self.dtype, (capacity,), name="sparse builder values")
         self._count = Ndarray(i32, (1,), name="sparse builder count")
+
+    def kernel_buffers(self, where: str) -> list[Ndarray]:
+        """The ndarrays a kernel receives for a sparse_matrix_builder() parameter, in the order
+        lang/arguments.py's SPARSE_BUILDER_BUFFERS names them."""
+        if self.num_rows is None:
+            raise ArgumentError(f"{where}: the SparseMatrixBuilder was made without num_rows")
+        return [self._rows, self._cols, self._values, self._count]
 
     @property
     def num_triplets(self) -> int:
@@ -78,19 +80,3 @@ class SparseMatrixBuilder:
             raise LinalgError(f"a triplet's index is outside the {self.num_rows} x {self.num_cols} matrix "
                               f"(rows {rows.min()}..{rows.max()}, cols {cols.min()}..{cols.max()})")
         return SparseMatrix._from_triplets(self.num_rows, self.num_cols, rows, cols, values, self.dtype)
-
-
-def kernel_buffers(value: Any, where: str) -> list[Ndarray]:
-    """The ndarrays a kernel receives for a sparse_matrix_builder() argument, in BUFFER_NAMES order."""
-    if not isinstance(value, SparseMatrixBuilder):
-        raise ArgumentError(f"{where} expects a wk.linalg.SparseMatrixBuilder, got {type(value).__name__}")
-    if value.num_rows is None:
-        raise ArgumentError(f"{where}: the SparseMatrixBuilder was made without num_rows")
-    return [value._rows, value._cols, value._values, value._count]
-
-
-def buffer_arg_specs(name: str, dtype: DataType) -> list[ArgSpec]:
-    """The ndarray ArgSpecs of one sparse_matrix_builder() parameter's buffers (see kernel_buffers)."""
-    dtypes = (i32, i32, dtype, i32)
-    return [ArgSpec(name=f"{name}.{buffer}", kind="ndarray", dtype=buffer_dtype, ndim=1)
-            for buffer, buffer_dtype in zip(BUFFER_NAMES, dtypes)]

@@ -16,7 +16,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.clone import clone_block, clone_stmt
 from wgkern.ir.host_eval import try_constant
 from wgkern.ir.visitor import walk
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 from wgkern.passes.analysis import (FENCE_OPS, PORTABLE_SIMT_OPS, describe_simt_use, first_simt_use,
                                     has_global_effects, leaves_loop_body)
 

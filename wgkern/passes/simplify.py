@@ -14,7 +14,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.host_eval import NotFoldable, evaluate_stmt, to_python, to_value
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
 from wgkern.ir.visitor import walk
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 from wgkern.passes.analysis import has_effects, has_global_effects, stored_allocas
 from wgkern.passes.index_ranges import in_range_ptrs
 

@@ -13,7 +13,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.ops import (BOOL_ONLY_UNARY, COMPARISONS, FLOAT_ONLY_BINARY, FLOAT_ONLY_UNARY, INT_ONLY_ATOMIC,
                            INT_ONLY_BINARY, INT_ONLY_UNARY, BinaryOpKind, UnaryOpKind)
 from wgkern.ir.verifier import BOOL_BINARY
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 from wgkern.passes.analysis import kernel_blocks
 
 NAME = "typecheck"

@@ -125,11 +125,11 @@ def _found_text(adapters: list[AdapterInfo], reason: str) -> str:
     return text + "; wk.cpu is always available"
 
 
-def _wgpu_selection(arch: Arch, adapter: AdapterInfo) -> Selection:
+def _wgpu_selection(arch: Arch, adapter: AdapterInfo, device: int | None = None) -> Selection:
     def make(options: Any) -> Any:
         from wgkern.backends.wgsl.runtime import WgslBackend
         return _construct(WgslBackend, options, adapter.handle)
-    return Selection(arch, make, adapter.summary)
+    return Selection(arch, make, adapter.summary + ("" if device is None else f" (device {device})"))
 
 
 def _cpu_selection() -> Selection:
@@ -139,25 +139,39 @@ def _cpu_selection() -> Selection:
     return Selection(Arch.cpu, make, "LLVM CPU (llvmlite JIT)")
 
 
-def cuda_available() -> tuple[bool, str]:
-    """(True, device summary) where the CUDA driver works here, else (False, why not). Never raises."""
+def cuda_available(device: int | None = None) -> tuple[bool, str]:
+    """(True, device summary) where the CUDA driver works here (with device `device`), else (False, why not).
+    Never raises."""
     from wgkern.backends.llvm import cuda_driver
-    info, reason = cuda_driver.probe()
+    info, reason = cuda_driver.probe(device or 0)
     return (True, info.summary) if info is not None else (False, reason)
 
 
-def _cuda_selection(summary: str) -> Selection:
+def _cuda_selection(summary: str, device: int | None = None) -> Selection:
     def make(options: Any) -> Any:
         from wgkern.backends.llvm.cuda import CudaBackend
-        return _construct(CudaBackend, options)
-    return Selection(Arch.cuda, make, summary)
+        return _construct(CudaBackend, options, device=device or 0)
+    return Selection(Arch.cuda, make, summary + ("" if device is None else f" (device {device})"))
 
 
-def amdgpu_available() -> tuple[bool, str]:
+def _check_cuda_index(device: int | None) -> None:
+    """A CUDA ordinal past the devices the driver reports: ValueError listing them (devices.py)."""
+    if not device:
+        return
+    from wgkern.backends.llvm import cuda_driver
+    from wgkern.runtime import devices
+    names, _ = cuda_driver.list_devices()
+    if names and device >= len(names):
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        why = f" (CUDA_VISIBLE_DEVICES={visible!r} leaves these visible)" if visible is not None else ""
+        raise devices.out_of_range("wk.cuda", device, names, why)
+
+
+def amdgpu_available(device: int | None = None) -> tuple[bool, str]:
     """(True, device summary) where an AMD GPU, ROCm's HIP runtime and ld.lld are all here, else (False, what
     is missing). Never raises."""
     from wgkern.backends.llvm import amdgpu_link, hip_driver
-    info, reason = hip_driver.probe()
+    info, reason = hip_driver.probe(device or 0)
     if info is None:
         return False, reason
     if amdgpu_link.find_linker() is None:
@@ -166,33 +180,46 @@ def amdgpu_available() -> tuple[bool, str]:
     return True, info.summary
 
 
-def _amdgpu_selection(summary: str) -> Selection:
+def _amdgpu_selection(summary: str, device: int | None = None) -> Selection:
     def make(options: Any) -> Any:
         from wgkern.backends.llvm.amdgpu import AmdgpuBackend
-        return _construct(AmdgpuBackend, options)
-    return Selection(Arch.amdgpu, make, summary)
+        return _construct(AmdgpuBackend, options, device=device or 0)
+    return Selection(Arch.amdgpu, make, summary + ("" if device is None else f" (device {device})"))
 
 
-def _construct(backend_class: Any, options: Any, *args: Any) -> Any:
-    """Build a backend, passing the wk.init options it declares (`debug=...`) by keyword."""
+def _construct(backend_class: Any, options: Any, *args: Any, **fixed: Any) -> Any:
+    """Build a backend, passing the wk.init options it declares (`debug=...`) and `fixed` by keyword."""
     import inspect
     accepted = inspect.signature(backend_class).parameters
     kwargs = {name: getattr(options, name) for name in ("debug", "fast_math", "threads", "device_memory_limit",
                                                          "offline_cache", "webgpu_profile")
               if name in accepted and options is not None}
-    return backend_class(*args, **kwargs)
+    return backend_class(*args, **kwargs, **fixed)
 
 
-def _pick_adapter(arch: Arch, adapters: list[AdapterInfo]) -> AdapterInfo | None:
+def _pick_adapter(arch: Arch, adapters: list[AdapterInfo], device: int | None = None) -> AdapterInfo | None:
     """The best adapter for a wgpu arch: discrete, then integrated GPUs, then CPU adapters (lavapipe; not
-    for wk.gpu). Never OpenGL: wgpu falls back to it silently and it lacks f64, int64 and atomics."""
+    for wk.gpu). Never OpenGL: wgpu falls back to it silently and it lacks f64, int64 and atomics. `device`:
+    the index among those, after CUDA_VISIBLE_DEVICES (runtime/devices.py); past them, a ValueError."""
+    pool = wgpu_devices(arch, adapters)
+    if not pool:
+        return None
+    from wgkern.runtime import devices
+    name = repr(arch) if arch != Arch.gpu or device is None else "wk.gpu"
+    return devices.pick(name, pool, device, lambda a: f"{a.summary} [{a.backend_type}, {a.adapter_type}]")
+
+
+def wgpu_devices(arch: Arch, adapters: list[AdapterInfo]) -> list[AdapterInfo]:
+    """The adapters of a wgpu arch (or of wk.gpu) in index order: best kind first, then as
+    CUDA_VISIBLE_DEVICES orders NVIDIA ones (runtime/devices.py)."""
+    from wgkern.runtime import devices
     pool = [a for a in adapters if a.backend_type != "OpenGL"]
     if arch == Arch.gpu:
         pool = [a for a in pool if a.is_real_gpu]
     elif arch in _BACKEND_TYPE_OF:
         pool = [a for a in pool if a.backend_type == _BACKEND_TYPE_OF[arch]]
-    pool.sort(key=lambda a: {"DiscreteGPU": 0, "IntegratedGPU": 1}.get(a.adapter_type, 2))
-    return pool[0] if pool else None
+    visible = devices.apply_cuda_visible(pool)
+    return sorted(visible, key=lambda a: {"DiscreteGPU": 0, "IntegratedGPU": 1}.get(a.adapter_type, 2))
 
 
 AMDGPU_COMPILE = "amdgpu-compile"
@@ -215,35 +242,45 @@ def _amdgpu_compile_selection() -> Selection:
     return Selection(Arch.cpu, make, "LLVM CPU, every kernel also compiled and checked for AMDGPU")
 
 
-def select(arch: Any = None, gpu_fallback_note: Callable[[str], None] | None = None) -> Selection:
-    """Resolve `wk.init(arch=...)`: an explicit arch, else WK_ARCH, else the best real GPU, else CPU.
-    `wk.gpu` on a machine without a GPU gives the CPU after `gpu_fallback_note(why)` (default: a line on
-    stderr)."""
+def select(arch: Any = None, gpu_fallback_note: Callable[[str], None] | None = None,
+           device: int | None = None) -> Selection:
+    """Resolve `wk.init(arch=..., device=...)`: an explicit arch, else WK_ARCH, else the best real GPU, else CPU;
+    `device` indexes the devices of that arch (runtime/devices.py; None: the best one). `wk.gpu` on a machine
+    without a GPU gives the CPU after `gpu_fallback_note(why)` (default: a line on stderr)."""
+    from wgkern.runtime import devices
+    device = devices.check_index(device)
     if _names_amdgpu_compile(arch):
+        devices.cpu_device(device)
         return _amdgpu_compile_selection()
     requested = parse_arch(arch)
     if requested is None:
         requested = parse_arch(os.environ.get("WK_ARCH") or None)
         if requested is None:
             adapters, _ = list_wgpu_adapters()
-            best = _pick_adapter(Arch.gpu, adapters)
+            best = _pick_adapter(Arch.gpu, adapters, device)
             if best is not None:
-                return _wgpu_selection(_arch_of(best), best)
-            ok, detail = cuda_available()
-            return _cuda_selection(detail) if ok else _cpu_selection()
+                return _wgpu_selection(_arch_of(best), best, device)
+            _check_cuda_index(device)
+            ok, detail = cuda_available(device)
+            if ok:
+                return _cuda_selection(detail, device)
+            devices.cpu_device(device)
+            return _cpu_selection()
     if requested == Arch.cpu:
+        devices.cpu_device(device)
         return _cpu_selection()
     if requested == Arch.cuda:
-        ok, detail = cuda_available()
+        _check_cuda_index(device)
+        ok, detail = cuda_available(device)
         if ok:
-            return _cuda_selection(detail)
+            return _cuda_selection(detail, device)
         adapters, reason = list_wgpu_adapters()
         raise ArchUnavailableError(f"wk.cuda needs an NVIDIA GPU and its driver: {detail}; "
                                    + _found_text(adapters, reason))
     if requested == Arch.amdgpu:
-        ok, detail = amdgpu_available()
+        ok, detail = amdgpu_available(device)
         if ok:
-            return _amdgpu_selection(detail)
+            return _amdgpu_selection(detail, device)
         adapters, reason = list_wgpu_adapters()
         raise ArchUnavailableError(f"wk.amdgpu needs an AMD GPU, ROCm's HIP runtime and ld.lld: {detail}; "
                                    + _found_text(adapters, reason))
@@ -253,14 +290,16 @@ def select(arch: Any = None, gpu_fallback_note: Callable[[str], None] | None = N
                                    "wk.cuda, and wk.vulkan / wk.metal / wk.dx12 through wgpu); "
                                    + _found_text(adapters, reason))
     adapters, reason = list_wgpu_adapters()
-    best = _pick_adapter(requested, adapters)
+    best = _pick_adapter(requested, adapters, device)
     if best is None and requested == Arch.gpu:
-        ok, detail = cuda_available()
+        _check_cuda_index(device)
+        ok, detail = cuda_available(device)
         if ok:
-            return _cuda_selection(detail)
-        ok, detail = amdgpu_available()
+            return _cuda_selection(detail, device)
+        ok, detail = amdgpu_available(device)
         if ok:
-            return _amdgpu_selection(detail)
+            return _amdgpu_selection(detail, device)
+        devices.cpu_device(device)
         # Taichi's ti.gpu means "a GPU if there is one": ported programs ask for it everywhere, CI included
         found = ", ".join(f"{a.summary} [{a.backend_type}]" for a in adapters) or "no wgpu adapters"
         if gpu_fallback_note is None:
@@ -273,7 +312,7 @@ def select(arch: Any = None, gpu_fallback_note: Callable[[str], None] | None = N
                 Arch.webgpu: "any non-OpenGL wgpu adapter"}.get(requested, f"a wgpu {_BACKEND_TYPE_OF.get(requested)} adapter")
         raise ArchUnavailableError(f"{requested!r} needs {want}; " + _found_text(adapters, reason))
     report = requested if requested != Arch.gpu else _arch_of(best)
-    return _wgpu_selection(report, best)
+    return _wgpu_selection(report, best, device)
 
 
 def _arch_of(adapter: AdapterInfo) -> Arch:
@@ -281,14 +320,30 @@ def _arch_of(adapter: AdapterInfo) -> Arch:
 
 
 def describe_available() -> list[str]:
-    """Human-readable lines for `python -m wgkern info`."""
+    """Human-readable lines for `python -m wgkern info`: each arch's devices with the index
+    `wk.init(arch=..., device=i)` takes (runtime/devices.py)."""
     adapters, reason = list_wgpu_adapters()
-    lines = [f"wgpu adapter: {a.summary} [{a.backend_type}, {a.adapter_type}]" for a in adapters]
+    lines = []
+    for arch in (Arch.vulkan, Arch.metal, Arch.dx12):
+        try:
+            found = wgpu_devices(arch, adapters)
+        except ValueError as exc:           # CUDA_VISIBLE_DEVICES names nothing that can be matched
+            lines.append(f"{arch.value}: {exc}")
+            continue
+        lines += [f"{arch.value} device {i}: {a.summary} [{a.backend_type}, {a.adapter_type}]"
+                  for i, a in enumerate(found)]
+    lines += [f"wgpu adapter never used: {a.summary} [{a.backend_type}, {a.adapter_type}]"
+              for a in adapters if a.backend_type == "OpenGL"]
     if reason:
         lines.append(f"wgpu: {reason}")
-    ok, detail = cuda_available()
-    lines.append(f"cuda: {detail}" if ok else f"cuda: unavailable ({detail})")
+    from wgkern.backends.llvm import cuda_driver
+    names, why = cuda_driver.list_devices()
+    ok, detail = cuda_available() if names else (False, why)
+    if ok:
+        lines += [f"cuda device {i}: {name}" + (f" - {detail}" if i == 0 else "") for i, name in enumerate(names)]
+    else:
+        lines.append(f"cuda: unavailable ({detail})")
     ok, detail = amdgpu_available()
-    lines.append(f"amdgpu: {detail}" if ok else f"amdgpu: unavailable ({detail})")
-    lines.append("cpu: LLVM CPU backend (llvmlite)")
+    lines.append(f"amdgpu device 0: {detail}" if ok else f"amdgpu: unavailable ({detail})")
+    lines.append("cpu device 0: LLVM CPU backend (llvmlite), all cores")
     return lines

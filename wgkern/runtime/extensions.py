@@ -39,7 +39,7 @@ def is_extension_supported(arch: Any, ext: extension) -> bool:
     if ext is extension.data64:
         if arch in (Arch.cpu, Arch.cuda):
             return True
-        from wgkern.lang import types as T
+        from wgkern import dtypes as T
         from wgkern.runtime.program import current
         program = current()
         return program is not None and program.arch is arch and all(

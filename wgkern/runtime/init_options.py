@@ -6,7 +6,7 @@ host memory as needed, it does not cap the CPU: backends/llvm/host_memory.py), `
 as `debug=True`), `cpu_max_num_threads` (the CPU backend's threads, the launching one included),
 `short_circuit_operators` (run-time `and`/`or` stop evaluating operands once the result is decided), the offline
 cache's `offline_cache_file_path`, `offline_cache_max_size_of_files`, `offline_cache_cleaning_policy` and
-`offline_cache_cleaning_factor` (runtime/disk_cache.py), `enable_fallback=True` (a missing arch gives the CPU
+`offline_cache_cleaning_factor` (disk_cache.py), `enable_fallback=True` (a missing arch gives the CPU
 instead of ArchUnavailableError; unlike Taichi's, wk.init's default is False).
 Accepted because they ask for what wgkern always does or only tune Taichi's or Quadrants' own machinery (memory
 pool, logging, IR printing, the Vulkan API version, SNode packing, dynamic indexing of local vectors, optimisation
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from wgkern.errors import WkError
 
 TAICHI_ACCEPTED = frozenset({
     "device_memory_fraction",   # Taichi pre-allocates a pool of this size; wgkern allocates per container
@@ -90,7 +92,7 @@ def taichi_init_options(options: dict[str, Any]) -> TaichiOptions:
         raise ValueError(f"cpu_max_num_threads must be a positive int, not {threads!r}")
     if memory is not None and not memory > 0:
         raise ValueError(f"device_memory_GB must be positive, not {memory!r}")
-    from wgkern.runtime.disk_cache import POLICIES
+    from wgkern.disk_cache import POLICIES
     policy = options.get("offline_cache_cleaning_policy")
     if policy is not None and policy not in POLICIES:
         raise ValueError(f"offline_cache_cleaning_policy must be one of {', '.join(map(repr, POLICIES))}, "
@@ -116,3 +118,20 @@ def taichi_init_options(options: dict[str, Any]) -> TaichiOptions:
         cache_factor=factor,
         enable_fallback=bool(options.get("enable_fallback", False)),
     )
+
+
+# The Taichi release whose Python API wgkern follows: `wk.require_version` compares against it.
+TAICHI_API_VERSION = (1, 7, 4)
+
+
+def require_version(major: int, minor: int | None = None, patch: int | None = None) -> None:
+    """Taichi's `ti.require_version(major, minor, patch)`: a program written for Taichi 0.x or 1.x up to
+    `TAICHI_API_VERSION` runs as it is; one asking for a later Taichi raises, naming both versions."""
+    parts = (major, minor, patch) if minor is not None else tuple(int(p) for p in str(major).split("."))
+    if not all(isinstance(p, int) and not isinstance(p, bool) or p is None for p in parts):
+        raise WkError(f"wk.require_version{parts!r}: give integer version numbers, e.g. require_version(1, 7, 0)")
+    wanted = tuple(p or 0 for p in parts) + (0,) * (3 - len(parts))
+    if wanted > TAICHI_API_VERSION:
+        have = ".".join(map(str, TAICHI_API_VERSION))
+        raise WkError(f"this program requires Taichi {'.'.join(map(str, wanted))}; wgkern follows the API of "
+                      f"Taichi {have}")

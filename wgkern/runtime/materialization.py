@@ -54,12 +54,12 @@ class PyQuadrants:
 
     @property
     def default_fp(self) -> Any:
-        from wgkern.lang import types
+        from wgkern import dtypes as types
         return types.DEFAULT_FLOAT
 
     @property
     def default_ip(self) -> Any:
-        from wgkern.lang import types
+        from wgkern import dtypes as types
         return types.DEFAULT_INT
 
 

@@ -53,13 +53,13 @@ class InitConventions:
             if value and options.get(key) is None:
                 if value not in dtype_names:
                     raise ValueError(f"Invalid {variable}={value}, should be 32 or 64")
-                from wgkern.lang import types as T
+                from wgkern import dtypes as T
                 options[key] = getattr(T, dtype_names[value])
         if arch is None:
             arch = os.environ.get(f"{self.env_prefix}_ARCH") or ("cpu" if not os.environ.get("WK_ARCH") else None)
         version = options.pop("require_version", None)
         if version is not None:
-            from wgkern.lang.legacy import require_version
+            from wgkern.runtime.init_options import require_version
             require_version(version)
         from wgkern.runtime.init_options import TAICHI_ACCEPTED, TAICHI_ACTING
         # the original's other keywords only tune its own compiler and runtime (block sizes, IR dumps, ...)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from wgkern.errors import ArgumentError
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 from wgkern.runtime.arch import Arch, Selection, select
 
 
@@ -69,7 +69,7 @@ class Program:
         self.description = selection.description
         self.options = options
         self.stats = Stats()
-        self.compile_seconds = 0.0      # wall time spent compiling kernels (runtime/launch.py get_entry)
+        self.compile_seconds = 0.0      # wall time spent compiling kernels (launch.py get_entry)
         self.backend = selection.make_backend(options)
         try:
             self.backend.runtime_stats = self.stats
@@ -91,7 +91,7 @@ class Program:
         if options.kernel_profiler:
             from wgkern.profiler import KernelProfiler
             self.profiler = KernelProfiler()
-        # numpy-argument staging buffers, reused by (dtype, shape) (runtime/launch.py).
+        # numpy-argument staging buffers, reused by (dtype, shape) (launch.py).
         self.staging: dict[tuple[Any, tuple[int, ...]], Any] = {}
         self.random_launch_ids: dict[tuple[Any, Any], int] = {}   # (kernel, spec) -> last forward launch id
         self.size_cache: Any = None     # sizing.SizeCache, made on the first launch that sizes adstacks
@@ -154,8 +154,10 @@ _current: Program | None = None
 
 def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, default_ad_stack_size: int = 32,
          offline_cache: bool = True, device_memory_limit: int | None = None, random_seed: int = 0,
-         fast_math: bool = True, webgpu_profile: str | None = None, **taichi_options: Any) -> Program:
-    """`wk.init`: drop any current Program and make a new one on the selected arch. Also takes the options of
+         fast_math: bool = True, webgpu_profile: str | None = None, device: int | None = None,
+         **taichi_options: Any) -> Program:
+    """`wk.init`: drop any current Program and make a new one on the selected arch (on its device number
+    `device`: runtime/devices.py). Also takes the options of
     Taichi's `ti.init` that ported programs pass (init_options.py): those with a meaning here act, the others
     are accepted; anything else is a TypeError."""
     from wgkern.runtime import ported_init
@@ -168,12 +170,12 @@ def init(arch: Any = None, *, debug: bool = False, ad_stack_size: int = 0, defau
     extra = taichi_init_options(taichi_options)
     if ad_stack_size < 0 or default_ad_stack_size <= 0:
         raise ValueError("ad_stack_size must be >= 0 and default_ad_stack_size > 0")
-    selection = _select(arch, extra.enable_fallback, fallback_note, ported=conventions is not None)
+    selection = _select(arch, extra.enable_fallback, fallback_note, ported=conventions is not None, device=device)
     webgpu_profile = _webgpu_profile(webgpu_profile, selection.arch)
     if device_memory_limit is None and selection.arch != Arch.cpu:
         # Taichi's device_memory_GB sizes a GPU's memory pool; its CPU backend takes host memory as needed
         device_memory_limit = extra.device_memory_limit
-    from wgkern.runtime import disk_cache
+    from wgkern import disk_cache
     disk_cache.configure(extra.cache_path, extra.cache_max_bytes, extra.cache_policy, extra.cache_factor)
     options = InitOptions(bool(debug) or extra.debug, int(ad_stack_size), int(default_ad_stack_size),
                           bool(offline_cache), device_memory_limit, int(random_seed), bool(fast_math),
@@ -198,7 +200,7 @@ def _webgpu_profile(asked: str | None, arch: Arch) -> str | None:
 
 
 def _select(arch: Any, enable_fallback: bool, note: Callable[[str, str], None],
-            ported: bool = False) -> Selection:
+            ported: bool = False, device: int | None = None) -> Selection:
     """The arch asked for, or the first available one of a list or tuple of arches (Taichi's
     `init(arch=[wk.cuda, wk.vulkan])`); with Taichi's `enable_fallback=True`, when none is available, the CPU
     (after `note(asked, reason)`) instead of ArchUnavailableError. `ported`: `wk.gpu` without a GPU is noted
@@ -215,7 +217,7 @@ def _select(arch: Any, enable_fallback: bool, note: Callable[[str, str], None],
 
     for choice in choices:
         try:
-            return select(choice, no_gpu if ported else None)
+            return select(choice, no_gpu if ported else None, device)
         except ArchUnavailableError as exc:
             reasons.append(str(exc))
     asked = ", ".join(str(choice) for choice in choices)
@@ -223,7 +225,7 @@ def _select(arch: Any, enable_fallback: bool, note: Callable[[str, str], None],
         raise ArchUnavailableError("; ".join(reasons) if len(choices) == 1 else
                                    f"none of the arches [{asked}] is available here: " + "; ".join(reasons))
     note(asked, "; ".join(reasons))
-    return select(Arch.cpu)
+    return select(Arch.cpu, device=device)
 
 
 def _wgkern_fallback_note(asked: str, reason: str) -> None:

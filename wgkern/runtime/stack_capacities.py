@@ -93,7 +93,7 @@ def launch_capacities(plan: CapacityPlan, kernel: ir.OffloadedKernel, launch_arg
 def _evaluate(plan: CapacityPlan, kernel: ir.OffloadedKernel, launch_args: Any, backend: Any,
               tokens: list[Any], program: Any) -> list[list[int]]:
     from wgkern.sizing import SizeCache, capacities_for_launch
-    from wgkern.sizing.adapters import launch_context
+    from wgkern.runtime.sizing_context import launch_context
     if program.size_cache is None:
         program.size_cache = SizeCache()
     context = launch_context(kernel, launch_args, backend, tokens, program.stats, program.size_cache,

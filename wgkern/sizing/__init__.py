@@ -1,7 +1,7 @@
 """Launch-time adstack sizing: SizeExpr, the one host evaluator, max-reducers, caches (DESIGN.md "One
 size-expression evaluator").
 
-INTEGRATION CONTRACT (for runtime/launch.py and the backends)
+INTEGRATION CONTRACT (for launch.py and the backends)
 ------------------------------------------------------------
 Compile time: after autodiff, `passes.adstack_sizing.size_task_stacks(task)` sets `stack.size_expr` on every
 stack of a grad task whose static `capacity` is None (None stays None: out of grammar -> default size).
@@ -17,13 +17,13 @@ Launch time, right before a launch that has stacks:
     token(slot) -> Hashable | None           (unique container id, generation); None: never cache
     read(slot, flat_index) -> int            one element (host fallback walks only)
     host_array(slot) -> np.ndarray           contents on the host (CPU: a view; WGSL: a download, fallback)
-    device_reducer -> ReducerBackend | None  WGSL: wgsl_reducer.WgslReducer(device, buffer_of); CPU: None
+    device_reducer -> ReducerBackend | None  WGSL: backends/wgsl/sizing_reducer.WgslReducer(device, buffer_of); CPU: None
     stats                                    has int attributes max_reducer_dispatches, sizer_host_evals
     default_ad_stack_size: int
     cache: SizeCache                         one per Program (keep it on the Program)
-`adapters.launch_context(kernel, launch_args, backend, tokens, stats, cache, default_ad_stack_size)` builds
+`runtime/sizing_context.launch_context(kernel, launch_args, backend, tokens, stats, cache, default_ad_stack_size)` builds
 the right one from a launch's LaunchArgs: `HostLaunchContext` (below) on the CPU backend,
-`wgsl_reducer.WgslLaunchContext` on WGSL (it compiles the reducer pipeline once per backend and flushes
+`backends.wgsl.sizing_reducer.WgslLaunchContext` on WGSL (it compiles the reducer pipeline once per backend and flushes
 pending launches first); `tokens[k]` is the cache token of container slot k. With
 `wk.init(ad_stack_size=N)` the caller skips this and uses N. Every capacity is >= 1 and <= MAX_CAPACITY;
 anything too large raises `wk.SizingError`. `describe(expr)` is the text `kernel.ir()` may show."""

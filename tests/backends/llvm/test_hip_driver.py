@@ -130,7 +130,7 @@ def test_driver_memory_modules_and_errors(topology):
 def test_a_kernel_reaches_hip_as_a_checked_code_object(topology, monkeypatch):
     lib = FakeHip()
     monkeypatch.setattr(hip_driver, "load_library", lambda: (lib, ""))
-    monkeypatch.setattr(hip_driver, "_DRIVER", None)
+    monkeypatch.setattr(hip_driver, "_DRIVERS", {})
     wk.init(arch=wk.amdgpu)
     try:
         program = program_module.get_program()
@@ -150,7 +150,7 @@ def test_a_kernel_reaches_hip_as_a_checked_code_object(topology, monkeypatch):
         assert np.float32(0.5).tobytes() in args            # the scalar argument, in the argument block
     finally:
         wk.reset()
-    monkeypatch.setattr(hip_driver, "_DRIVER", None)
+    monkeypatch.setattr(hip_driver, "_DRIVERS", {})
     monkeypatch.setattr(hip_driver, "gfx_processors", lambda: ["gfx803"])
     with pytest.raises(ArchUnavailableError, match="wk.amdgpu compiles for gfx90a, gfx1100; this GPU is gfx803"):
         wk.init(arch=wk.amdgpu)

@@ -1,4 +1,4 @@
-"""The CPU JIT's module reuse and offline cache (backends/llvm/jit.py, runtime/disk_cache.py): a kernel's
+"""The CPU JIT's module reuse and offline cache (backends/llvm/jit.py, disk_cache.py): a kernel's
 object code compiled in one process is loaded by the next one instead of being compiled again, and gives the
 same results; wk.init(offline_cache=False) neither reads nor writes the cache; the same module compiled twice in
 one process is added to the engine once."""

@@ -16,17 +16,6 @@ import wgkern as wk
 from wgkern.backends.wgsl import adapters
 
 
-@pytest.fixture
-def baseline():
-    try:
-        adapters.find_adapter("vulkan")
-    except (wk.ArchUnavailableError, ImportError) as exc:
-        pytest.skip(f"no Vulkan wgpu adapter: {exc}")
-    wk.init(arch=wk.vulkan, webgpu_profile="baseline")
-    yield wk
-    wk.reset()
-
-
 def test_the_device_has_webgpus_default_limits_and_no_optional_feature(baseline):
     from wgkern.runtime.program import get_program
     backend = get_program().backend

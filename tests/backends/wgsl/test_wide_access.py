@@ -6,11 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import wgkern as wk
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind
 from wgkern.lang import types as T
+from wgkern.backends.wgsl.runtime import WgslCompiledKernel
 from wgkern.passes import vectorize
+from wgkern.runtime import program as program_module
 
+from .test_split import WINDOW, lower_binding_limit
 from ._kernels import interpret, kernel, range_task, run, scalar_arg, slot
 
 COUNT = 34            # f32 containers: with the accumulator, more than lavapipe's 32 bindings, so packed
@@ -84,3 +88,37 @@ def test_an_atomic_binding_takes_wide_accesses_one_element_at_a_time(backend, mo
     arrays = [np.arange(n, dtype=np.float32) * (j + 1) for j in range(COUNT)]
     for g, w in zip(run(backend, wide, arrays), interpret(scalar, arrays)):
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("n", [300, 513, 770])
+def test_a_container_bound_as_windows_takes_wide_accesses_one_element_at_a_time(n):
+    """A binding limit of 1 KiB (256 f32): x and y bound as windows (split.py) are read and written one element
+    at a time through the windows, z (within one binding) with vec4 accesses."""
+    try:
+        wk.init(arch=wk.vulkan)
+    except wk.ArchUnavailableError as exc:
+        pytest.skip(str(exc))
+    monkeypatch = pytest.MonkeyPatch()
+    try:
+        lower_binding_limit(program_module.current().backend, monkeypatch, WINDOW)
+        x, y = wk.field(wk.f32, shape=n), wk.ndarray(wk.f32, shape=n)
+        z = wk.field(wk.f32, shape=200)
+
+        @wk.kernel
+        def saxpy(a: wk.f32, y: wk.types.ndarray()):
+            for i in x:
+                y[i] = a * x[i] + y[i]
+                z[i] = y[i] - 1
+
+        xs, ys = np.arange(n, dtype=np.float32), np.arange(n, dtype=np.float32) % 7
+        x.from_numpy(xs)
+        y.from_numpy(ys)
+        saxpy(2.0, y)
+        np.testing.assert_array_equal(y.to_numpy(), 2 * xs + ys)
+        np.testing.assert_array_equal(z.to_numpy(), (2 * xs + ys)[:200] - 1)
+        backend = program_module.current().backend
+        split_source = WgslCompiledKernel(backend, vectorize.run(_scaled_sums(300, 2)), (2, 1, 1)).source()
+        assert "switch (window" in split_source and "c1_f1: array<vec4<f32>>" in split_source
+    finally:
+        monkeypatch.undo()
+        wk.reset()

@@ -151,7 +151,7 @@ def test_nan_propagates_through_the_adjoint():
 
 
 def check_access_rule(fn) -> None:
-    """What runtime/launch.py does at every reverse compile: the forward IR checked against its reverse kernel."""
+    """What launch.py does at every reverse compile: the forward IR checked against its reverse kernel."""
     from wgkern.passes.pipeline import FORWARD, REVERSE_FROM_FORWARD, run_pipeline
     forward = compile_forward(fn)
     check_global_access_rule(forward, run_pipeline(REVERSE_FROM_FORWARD, forward, after=len(FORWARD)))

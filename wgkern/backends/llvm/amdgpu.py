@@ -39,14 +39,14 @@ class AmdgpuCompiledKernel(CudaCompiledKernel):
 
 
 class AmdgpuBackend(CudaBackend):
-    """Device 0 of the HIP runtime."""
+    """Device `device` of the HIP runtime."""
 
     name = "amdgpu"
     kernel_class = AmdgpuCompiledKernel
-    sizing_reducer = None             # sizing reads bounds back (sizing/adapters.py)
+    sizing_reducer = None             # sizing reads bounds back (runtime/sizing_context.py)
 
-    def open_driver(self) -> Any:
-        return hip_driver.driver()
+    def open_driver(self, ordinal: int) -> Any:
+        return hip_driver.driver(ordinal)
 
     def shared_memory_bytes(self) -> int | None:
         return PROCESSORS[self.arch].max_lds_bytes      # LDS per workgroup

@@ -1,7 +1,7 @@
 """One kernel through the whole AMDGPU pipeline: LLVM IR (amdgpu_codegen.py) -> object (amdgpu_object.py) ->
 linked code object (amdgpu_link.py) -> checked (amdgpu_check.py), for one gfx processor.
 
-Linked code objects are kept in the offline cache (`amdgpu/`, runtime/disk_cache.py) keyed by the IR text and
+Linked code objects are kept in the offline cache (`amdgpu/`, disk_cache.py) keyed by the IR text and
 the processor; a cached one is checked again when read (the checks are cheap and the expectations come from
 the kernel, not from the cache)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wgkern.ir import nodes as ir
-from wgkern.runtime import disk_cache
+from wgkern import disk_cache
 
 from .amdgpu_check import ExpectedKernel, KernelReport, check_code_object
 from .amdgpu_codegen import emit_amdgpu_module

@@ -8,7 +8,7 @@ from __future__ import annotations
 from wgkern.errors import InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind
-from wgkern.lang.types import DataType
+from wgkern.dtypes import DataType
 
 from .ops import ATOMIC, ATOMIC_CMPXCHG_LOOP, BINARY
 from .types import llvm_type, memory_type

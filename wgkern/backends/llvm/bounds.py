@@ -21,7 +21,7 @@ from typing import Callable
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind as B
 from wgkern.ir.visitor import walk
-from wgkern.lang.types import DataType
+from wgkern.dtypes import DataType
 
 from .layout import ERROR_WORD_OFFSET, SCRATCH_OFFSET
 from .types import const_literal, llvm_type, zero_literal

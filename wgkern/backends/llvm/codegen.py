@@ -12,8 +12,8 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.ops import UnaryOpKind
 from wgkern.ir.visitor import IRVisitor
 from wgkern.passes.index_ranges import in_range_ptrs
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
 
 from . import printing, sincos
 from .adstack import AdStackLowering
@@ -488,7 +488,7 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         self.emit(f"call void @wk_print(i32 {site}, ptr {words})")
 
     def print_word(self, operand: str, dtype: DataType) -> str:
-        """One printed value as a 64-bit word (runtime/printing.decode_words' encoding: ints sign- or
+        """One printed value as a 64-bit word (ir/printing.decode_words' encoding: ints sign- or
         zero-extended, floats as float64 bits)."""
         if dtype.is_float:
             wide = operand if dtype.bits == 64 else self.op(f"fpext {llvm_type(dtype)} {operand} to double")

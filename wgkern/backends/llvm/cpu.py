@@ -19,9 +19,9 @@ from wgkern.errors import BoundsCheckError, CompileError, KernelAssertionError, 
 from wgkern.passes.analysis import describe_simt_use, first_simt_use
 from wgkern.ir import nodes as ir
 from wgkern.ir.nodes import OffloadedKernel
-from wgkern.lang.types import DataType
-from wgkern.runtime import disk_cache
-from wgkern.runtime.printing import assertion_message
+from wgkern.dtypes import DataType
+from wgkern import disk_cache
+from wgkern.ir.printing import assertion_message
 
 from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
 from .adstack import CONTEXT_HEADER

@@ -30,9 +30,9 @@ from wgkern.errors import CompileError, OutOfMemoryError, WkError
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
-from wgkern.runtime.printing import decode_words, emit, format_print
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
+from wgkern.ir.printing import decode_words, emit, format_print
 
 from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
 from . import cuda_driver, ptx
@@ -253,7 +253,8 @@ class CudaCompiledKernel(CompiledKernel):
 
 
 class CudaBackend(Backend):
-    """Device 0 of the CUDA driver. `debug` compiles bounds-checked global accesses (wk.init(debug=True))."""
+    """Device `device` (an ordinal, runtime/devices.py) of the CUDA driver. `debug` compiles bounds-checked global
+    accesses (wk.init(debug=True))."""
 
     name = "cuda"
     wide_memory_access = True
@@ -264,8 +265,8 @@ class CudaBackend(Backend):
         return CUDA_TARGET.shared_memory[1]       # shared arrays are declared statically (docs/simt.md)
 
     def __init__(self, debug: bool = False, fast_math: bool = False, device_memory_limit: int | None = None,
-                 offline_cache: bool = True):
-        self.driver = self.open_driver()
+                 offline_cache: bool = True, device: int = 0):
+        self.driver = self.open_driver(device)
         self.info = self.driver.info
         self.arch = self.device_arch()
         self.budget = MemoryBudget(device_memory_limit)
@@ -288,8 +289,8 @@ class CudaBackend(Backend):
         self._reducer_kernels: Any = None
         self.released = False
 
-    def open_driver(self) -> Any:
-        return cuda_driver.driver()
+    def open_driver(self, ordinal: int) -> Any:
+        return cuda_driver.driver(ordinal)
 
     def device_arch(self) -> str:
         """What kernels are compiled for: the `sm_XY` of the device."""
@@ -310,8 +311,8 @@ class CudaBackend(Backend):
     supports_gpu_timer = True
 
     def sizing_reducer(self, address_of: Callable[[Any], int], shape: Callable[[Any], tuple[int, ...]]) -> Any:
-        """The launch-time sizer's device reducer (sizing/cuda_reducer.py), its kernels compiled on first use."""
-        from wgkern.sizing.cuda_reducer import CudaReducer, ReducerKernels
+        """The launch-time sizer's device reducer (backends/llvm/cuda_sizing_reducer.py), its kernels compiled on first use."""
+        from wgkern.backends.llvm.cuda_sizing_reducer import CudaReducer, ReducerKernels
         if self._reducer_kernels is None:
             self._reducer_kernels = ReducerKernels(self)
         return CudaReducer(self._reducer_kernels, address_of, shape)

@@ -279,27 +279,58 @@ class Driver:
         self.lib.cuEventDestroy_v2(event)
 
 
-_DRIVER: Driver | None = None
+_DRIVERS: dict[int, Driver] = {}
 _DRIVER_LOCK = threading.Lock()
 
 
-def driver() -> Driver:
-    """The process's driver binding (device 0), created on first use; raises CudaError where none works."""
-    global _DRIVER  # noqa: PLW0603 - one primary context per process, as the CUDA runtime keeps
-    with _DRIVER_LOCK:
-        if _DRIVER is None or _DRIVER.released:
+def driver(ordinal: int = 0) -> Driver:
+    """The process's binding to device `ordinal` (its primary context), created on first use; raises CudaError
+    where none works. The ordinal counts the devices CUDA_VISIBLE_DEVICES leaves visible, as in every CUDA
+    program."""
+    with _DRIVER_LOCK:     # one primary context per device and process, as the CUDA runtime keeps
+        bound = _DRIVERS.get(ordinal)
+        if bound is None or bound.released:
             lib, reason = load_library()
             if lib is None:
                 raise CudaError(reason)
-            _DRIVER = Driver(lib)
-        return _DRIVER
+            bound = _DRIVERS[ordinal] = Driver(lib, ordinal)
+        return bound
 
 
-def probe() -> tuple[DeviceInfo | None, str]:
-    """(device 0's description, '') when CUDA works here, else (None, why not). Never raises."""
+def probe(ordinal: int = 0) -> tuple[DeviceInfo | None, str]:
+    """(device `ordinal`'s description, '') when CUDA works here, else (None, why not). Never raises."""
     try:
-        return driver().info, ""
+        return driver(ordinal).info, ""
     except WkError as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - any driver failure means 'no CUDA'
         return None, f"{type(exc).__name__}: {exc}"
+
+
+def list_devices() -> tuple[list[str], str]:
+    """(the name and PCI bus id of each visible device, by ordinal; '') or ([], why not), without making a
+    context on any device. Never raises."""
+    lib, reason = load_library()
+    if lib is None:
+        return [], reason
+    try:
+        for name, argtypes in (("cuInit", [_u]), ("cuDeviceGetCount", [_P(_i)]), ("cuDeviceGet", [_P(_i), _i]),
+                               ("cuDeviceGetName", [ctypes.c_char_p, _i, _i]),
+                               ("cuDeviceGetPCIBusId", [ctypes.c_char_p, _i, _i])):
+            getattr(lib, name).argtypes = argtypes
+            getattr(lib, name).restype = ctypes.c_int
+        if lib.cuInit(0):
+            return [], "cuInit failed"
+        count = _i()
+        if lib.cuDeviceGetCount(ctypes.byref(count)):
+            return [], "cuDeviceGetCount failed"
+        names = []
+        for ordinal in range(count.value):
+            device, raw, bus = _i(), ctypes.create_string_buffer(256), ctypes.create_string_buffer(32)
+            lib.cuDeviceGet(ctypes.byref(device), ordinal)
+            lib.cuDeviceGetName(raw, 256, device.value)
+            lib.cuDeviceGetPCIBusId(bus, 32, device.value)
+            names.append(f"{raw.value.decode(errors='replace')} (PCI {bus.value.decode(errors='replace')})")
+        return names, ""
+    except Exception as exc:  # noqa: BLE001 - any driver failure means 'no CUDA devices'
+        return [], f"{type(exc).__name__}: {exc}"

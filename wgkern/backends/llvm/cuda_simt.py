@@ -11,7 +11,7 @@ import math
 
 from wgkern.errors import CompileError
 from wgkern.ir import nodes as ir
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 from wgkern.passes.analysis import FENCE_OPS
 
 from .gpu_shared import SharedArrayLowering

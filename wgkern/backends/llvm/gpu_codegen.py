@@ -13,7 +13,7 @@ random numbers); what differs is the frame around a task body and `print`:
 - A serial task is launched as one thread.
 - `print(...)` appends a record to a device print buffer (an atomic add reserves it: word 0 counts reserved
   words, word 1 written ones; records start at word HEADER_WORDS as [site, value words...], each value widened
-  to 64 bits as runtime/printing.py decodes them); the backend prints them when it next waits for the device."""
+  to 64 bits as ir/printing.py decodes them); the backend prints them when it next waits for the device."""
 
 from __future__ import annotations
 

@@ -279,26 +279,28 @@ def _compute_units(ordinal: int, topology: Path | None = None) -> int:
     return max(1, gpus[ordinal]) if ordinal < len(gpus) else 1
 
 
-_DRIVER: Driver | None = None
+_DRIVERS: dict[int, Driver] = {}
 _DRIVER_LOCK = threading.Lock()
 
 
-def driver() -> Driver:
-    """The process's HIP binding (device 0), created on first use; raises HipError where none works."""
-    global _DRIVER  # noqa: PLW0603 - one device binding per process
-    with _DRIVER_LOCK:
-        if _DRIVER is None or _DRIVER.released:
+def driver(ordinal: int = 0) -> Driver:
+    """The process's HIP binding to device `ordinal` (counted among those HIP_VISIBLE_DEVICES leaves visible),
+    created on first use; raises HipError where none works."""
+    with _DRIVER_LOCK:      # one device binding per device and process
+        bound = _DRIVERS.get(ordinal)
+        if bound is None or bound.released:
             lib, reason = load_library()
             if lib is None:
                 raise HipError(reason)
-            _DRIVER = Driver(lib)
-        return _DRIVER
+            bound = _DRIVERS[ordinal] = Driver(lib, ordinal)
+        return bound
 
 
-def probe() -> tuple[DeviceInfo | None, str]:
-    """(device 0's description, '') when HIP works here with an AMD GPU, else (None, why not). Never raises."""
+def probe(ordinal: int = 0) -> tuple[DeviceInfo | None, str]:
+    """(device `ordinal`'s description, '') when HIP works here with an AMD GPU, else (None, why not). Never
+    raises."""
     try:
-        return driver().info, ""
+        return driver(ordinal).info, ""
     except WkError as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - any runtime failure means 'no AMD GPU'

@@ -4,17 +4,18 @@
 adds it to the shared engine; symbols then resolve with `function_address`. Modules are known by their text:
 one already in the engine is not added again (so a module's symbols must be named after its content, see
 cpu.py), and with `use_cache` the object code MCJIT produces is kept in the offline cache
-(runtime/disk_cache.py, `cpu/`), from where a later process loads it without parsing or optimising. llvmlite
+(disk_cache.py, `cpu/`), from where a later process loads it without parsing or optimising. llvmlite
 is imported here, so nothing imports it before a CPU backend is created."""
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 import llvmlite.binding as llvm
 
-from wgkern.runtime import disk_cache
+from wgkern import disk_cache
 
 # Part of every cache key: bump when optimize() or the engine's settings change what a module compiles to.
 OBJECT_FORMAT = "mcjit-o3-slp-1"
@@ -112,8 +113,9 @@ def compile_ir(text: str, opt: bool = True, use_cache: bool = False) -> Any:
     standing for the loaded object (`optimized_text` recompiles the text to show it)."""
     jit = host_jit()
     key = module_key(text, opt)
-    # llvmlite's calls release the GIL and share LLVM's global context: one compile at a time.
-    with jit.lock:
+    # llvmlite's calls release the GIL and share LLVM's global context: one compile at a time. Other processes
+    # sharing the offline cache wait for one that compiles the same module, then load its object code.
+    with jit.lock, (disk_cache.building("cpu", key) if use_cache else contextlib.nullcontext()):
         known = jit.modules.get(key)
         if known is not None:
             return known

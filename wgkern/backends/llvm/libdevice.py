@@ -93,7 +93,7 @@ def _library_index(use_cache: bool) -> dict[str, _Part]:
 
             import llvmlite
 
-            from wgkern.runtime import disk_cache
+            from wgkern import disk_cache
 
             from .ptx import libdevice_bitcode
             bitcode = libdevice_bitcode()

@@ -3,7 +3,7 @@
 Each `ir.Print` becomes a call `wk_print(site, words)`: `site` numbers the statement in a process-wide table
 (its literal pieces and the dtypes of its values), `words` points at the values widened to 64 bits (ints
 sign- or zero-extended, floats as float64 bits). `wk_print` is a ctypes callback registered with the JIT; it
-takes the GIL, formats with runtime/printing.py and writes to stdout, so a line is never torn between worker
+takes the GIL, formats with ir/printing.py and writes to stdout, so a line is never torn between worker
 threads (their order across threads is not defined, as in Taichi)."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import ctypes
 import threading
 from typing import Any
 
-from wgkern.runtime.printing import decode_words, emit, format_print
+from wgkern.ir.printing import decode_words, emit, format_print
 
 from .jit import add_symbol
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wgkern.errors import CompileError
-from wgkern.runtime import disk_cache
+from wgkern import disk_cache
 
 from . import libdevice
 from .jit import host_jit
@@ -101,7 +101,7 @@ def _cache_key(ir_text: str, arch: str) -> str:
 
 
 def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
-    """PTX of a module: from the disk cache (runtime/disk_cache.py, `cuda/`) when an identical module was
+    """PTX of a module: from the disk cache (disk_cache.py, `cuda/`) when an identical module was
     compiled for `arch` before (any process), else compiled and stored (wk.init(offline_cache=False) skips the
     cache both ways)."""
     if not use_cache:
@@ -109,11 +109,12 @@ def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
     if "@__nv_" in ir_text:
         libdevice_bitcode()           # the key names the libdevice in use
     key = _cache_key(ir_text, arch)
-    stored = disk_cache.load("cuda", key, ".ptx")
-    if stored is not None:
-        return stored.decode()
-    code = compile_ptx(ir_text, arch, True)[0]
-    disk_cache.store("cuda", key, ".ptx", code.encode())
+    with disk_cache.building("cuda", key):       # processes sharing the cache compile each module once
+        stored = disk_cache.load("cuda", key, ".ptx")
+        if stored is not None:
+            return stored.decode()
+        code = compile_ptx(ir_text, arch, True)[0]
+        disk_cache.store("cuda", key, ".ptx", code.encode())
     return code
 
 

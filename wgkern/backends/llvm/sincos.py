@@ -18,7 +18,7 @@ import struct
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import UnaryOpKind
 from wgkern.ir.visitor import walk
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 from wgkern.backends.polynomials import tail_for
 
 SYMBOL = "wk_sincos_f32"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct
 
-from wgkern.lang.types import DataType
+from wgkern.dtypes import DataType
 
 _FLOAT_TYPES = {16: "half", 32: "float", 64: "double"}
 

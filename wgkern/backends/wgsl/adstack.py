@@ -16,8 +16,8 @@ from wgkern.backends.adstack import METADATA_FIELDS, StackSpec, collect_stacks, 
 from wgkern.backends.wgsl import types as wtypes
 from wgkern.errors import InternalCompilerError
 from wgkern.ir import nodes as ir
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
 
 HEAP_NAME = "wk_adstack_heap"
 FLAG_NAME = "wk_adstack_flag"

@@ -11,8 +11,8 @@ from wgkern.errors import CompileError, DeviceFeatureError, SourceLoc
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind
 from wgkern.ir.visitor import walk
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 
@@ -87,16 +87,27 @@ class BindingPlan:
     slot_binding: tuple[int, ...]          # binding number of each slot (binding 0 is the argument ring)
     slot_element_bytes: tuple[int, ...]    # bytes of one stored element (arena offsets are in elements)
     bindings: int                          # storage bindings used by containers
+    # direct plans only: bindings (windows, split.py) of each slot, from slot_binding on, and their bytes
+    slot_windows: tuple[int, ...] = ()
+    window_bytes: int = 0
+
+    def windows_of(self, slot: int) -> int:
+        return self.slot_windows[slot] if self.slot_windows else 1
 
     def slots_of(self, binding: int) -> list[int]:
         return [k for k, b in enumerate(self.slot_binding) if b == binding]
 
 
-def binding_plan(kernel: ir.OffloadedKernel, features: frozenset[str], adapter: str, packed: bool) -> BindingPlan:
+def binding_plan(kernel: ir.OffloadedKernel, features: frozenset[str], adapter: str, packed: bool,
+                 windows: tuple[int, ...] = (), window_bytes: int = 0) -> BindingPlan:
+    """`windows`: direct plans only, the bindings of each slot (split.py; empty: one each)."""
     count = len(kernel.containers)
     element_bytes = tuple(wtypes.storage_dtype(slot.dtype).itemsize for slot in kernel.containers)
     if not packed:
-        return BindingPlan(False, tuple(range(1, count + 1)), element_bytes, count)
+        if not any(w > 1 for w in windows):
+            return BindingPlan(False, tuple(range(1, count + 1)), element_bytes, count)
+        firsts = tuple(1 + sum(windows[:k]) for k in range(count))
+        return BindingPlan(False, firsts, element_bytes, sum(windows), tuple(windows), window_bytes)
     atomics = collect_atomics(kernel, kernel.tasks)
     groups: dict[tuple[DataType, str], int] = {}
     bindings = []

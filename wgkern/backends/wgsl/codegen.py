@@ -18,8 +18,8 @@ from wgkern.errors import CompileError, DeviceFeatureError, InternalCompilerErro
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind
 from wgkern.ir.visitor import IRVisitor, walk
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
 from wgkern.resources import wgsl_source
 from wgkern.backends.adstack import METADATA_FIELDS, collect_stacks
 from wgkern.passes.analysis import first_simt_use, has_loop, leaves_loop_body
@@ -29,6 +29,7 @@ from wgkern.backends.wgsl.bindings import HALF_PAIRS, BindingPlan, binding_plan,
 from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
 from wgkern.backends.wgsl.simt import SimtLowering, barrier_only_simt
 from wgkern.backends.wgsl.bounds import BoundsLowering
+from wgkern.backends.wgsl.split import SplitLowering
 from wgkern.backends.wgsl.wide_access import WideAccessLowering, wide_slot_indices
 from wgkern.passes.index_ranges import in_range_ptrs
 from wgkern.backends.wgsl.printing import (LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer,
@@ -62,6 +63,16 @@ LLVMPIPE_SERIAL_LANES = 64     # a serial task's workgroup on llvmpipe: a multip
 LLVMPIPE_UNROLL = 8            # iterations per trip of a serial task's long loops on llvmpipe
 LLVMPIPE_FEW_INDICES = 64      # a parallel loop over at most this many indices counts as serial work there
 WORKGROUP_SIZE = 256   # NVIDIA (Vulkan) reaches full occupancy only from 256 (measured: 2x saxpy bandwidth vs 64)
+
+
+def default_workgroup_size(max_invocations: int) -> int:
+    """Invocations per workgroup of range tasks without loop_config(block_dim=...): WORKGROUP_SIZE where the
+    device allows it (`max_invocations`: the smaller of max_compute_invocations_per_workgroup and
+    max_compute_workgroup_size_x), else the largest power of two within the limit (128 on Dawn's
+    compatibility mode)."""
+    if max_invocations >= WORKGROUP_SIZE:
+        return WORKGROUP_SIZE
+    return 1 << (max(int(max_invocations), 1).bit_length() - 1)
 _NAN32 = wtypes.f32_from_bits("0x7fc00000u")
 _INF32 = wtypes.f32_from_bits("0x7f800000u")
 # Ops computed in f64 for f16/f32 operands when the device has shader-f64.
@@ -177,6 +188,8 @@ class ContainerDecl:
     atomic: bool = False
     bits_type: str | None = None  # atomic<u32>/<u64> holding float bits (compare-exchange loop), or HALF_PAIRS
     base: str | None = None       # packed binding: the arena offset (i32 expression) added to every index
+    windows: int = 1              # bindings of a container larger than one (split.py), from `binding` on
+    shift: int = 0                # log2 of the elements per window
     lanes: int = 0                # declared as array<vec4<element>> in this task (wide_access.py), else 0
 
 
@@ -232,7 +245,8 @@ def _iterations_under(block: ir.Block, limit: int) -> bool:
     return count(block) is not None
 
 
-class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, WideAccessLowering, IRVisitor):
+class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, SplitLowering, WideAccessLowering,
+                  IRVisitor):
     """Lowers the tasks of one OffloadedKernel. `features` are the device's feature names; `adapter` names the
     adapter for error messages. Missing dtype features raise CompileError at the statement's loc."""
 
@@ -243,6 +257,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
                  max_workgroup_storage: int = 16384):
         self.kernel = kernel
         self.max_workgroup_size = max_workgroup_size    # the adapter's invocations per workgroup
+        self.workgroup_size = default_workgroup_size(max_workgroup_size)    # range tasks without block_dim
         self.max_workgroup_storage = max_workgroup_storage   # and bytes of workgroup memory (shared arrays)
         # print(): sites go to the backend's table (printing.py); the buffer is the binding after the stacks'.
         # debug=True (bounds_sites given): every global access is checked and a failure recorded in that buffer
@@ -285,6 +300,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
                 head.append(self.shared_declaration(decl.name, self.shared[k], decl.element))
         self.check_shared_bytes(list(self.shared.values()), self.max_workgroup_storage)
         for binding, decl in sorted(declared.items()):
+            if decl.windows > 1:
+                head.append(self.window_declarations(decl))
+                continue
             what = f"arena of {decl.dtype.name} containers" if decl.base is not None else decl.dtype.name
             element = f"vec4<{decl.element}>" if decl.lanes else decl.element
             head.append(f"@group(0) @binding({binding}) var<storage, read_write> {decl.name}: "
@@ -314,6 +332,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         self.task = task
         self.in_range = in_range_ptrs((task.bounds, task.body))     # accesses that need no check
         self.guards: dict[ir.GlobalPtr, str] = {}                   # the others -> their `inside` bit (bounds.py)
+        self.split_ptrs: dict[ir.GlobalPtr, tuple[str, str]] = {}   # accesses to windows -> (window, index)
         self.uses_simt = task.kind == "range" and first_simt_use(task.body) is not None
         self.lane_mask: str | None = None      # masked lanes: the condition under which side effects happen
         self.block_size = self._block_size(task)
@@ -404,12 +423,14 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         return template.substitute(T=reg, Z=f"{reg}(0)", O=f"{reg}(1)", NAN=nan, INF=inf, **extra) + "\n"
 
     def _block_size(self, task: ir.Task) -> int:
-        """The range task's workgroup size: loop_config(block_dim=N), else WORKGROUP_SIZE."""
+        """The range task's workgroup size: loop_config(block_dim=N), else the device's default
+        (default_workgroup_size)."""
         if task.kind != "range" or not task.loop.block_dim:
-            return WORKGROUP_SIZE
+            return self.workgroup_size
         if task.loop.block_dim > self.max_workgroup_size:
-            raise DeviceFeatureError(f"block_dim={task.loop.block_dim} is more than the {self.max_workgroup_size} "
-                                     f"invocations per workgroup adapter '{self.adapter}' allows", task.loop.loc,
+            raise DeviceFeatureError(f"kernel '{self.kernel.name}': block_dim={task.loop.block_dim} is more than "
+                                     f"the {self.max_workgroup_size} invocations per workgroup adapter "
+                                     f"'{self.adapter}' allows", task.loop.loc,
                                      ("max-compute-invocations-per-workgroup",))
         return task.loop.block_dim
 
@@ -452,9 +473,12 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
                 name, base = f"wk_arena{binding}", f"wk_params.{self.layout.base_member[k]}"
             else:
                 name, base = f"c{k}_{_identifier(slot.name)}", None
-            atomic = k in self.atomic_ops
-            decl = ContainerDecl(name, binding, slot.dtype, element, atomic, bits, base,
-                                 self.wide_element(binding, element, atomic, bits))
+            decl = ContainerDecl(name, binding, slot.dtype, element, k in self.atomic_ops, bits, base)
+            decl.windows = self.plan.windows_of(k)
+            if decl.windows > 1:
+                decl.shift = (self.plan.window_bytes // self.plan.slot_element_bytes[k]).bit_length() - 1
+            else:
+                decl.lanes = self.wide_element(binding, element, decl.atomic, bits)
             self.decls[k] = decl
         return decl
 
@@ -586,13 +610,17 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
                  enumerate(self.reduction_registers.items())]
         for reduction, _, shared in names:
             self.helpers[shared] = (f"var<workgroup> {shared}: array<{wtypes.register_type(reduction.dtype)}, "
-                                    f"{WORKGROUP_SIZE}>;\n")
+                                    f"{self.block_size}>;\n")
         self.emit("// register reductions: combine over the workgroup, then one atomic per workgroup")
         for _, name, shared in names:
             self.emit(f"{shared}[wk_local_index] = {name};")
         self.emit("workgroupBarrier();")
-        self.emit(f"for (var wk_half = {WORKGROUP_SIZE // 2}u; wk_half > 0u; wk_half = wk_half >> 1u) {{")
-        self.emit("  if (wk_local_index < wk_half) {")
+        # a block of any size: halves of the next power of two, each lane's partner inside the block
+        size = self.block_size
+        top = 1 << (size - 1).bit_length()
+        partner = "" if top == size else f" && wk_local_index + wk_half < {size}u"
+        self.emit(f"for (var wk_half = {top // 2}u; wk_half > 0u; wk_half = wk_half >> 1u) {{")
+        self.emit(f"  if (wk_local_index < wk_half{partner}) {{")
         for reduction, _, shared in names:
             combined = self._combine(reduction, f"{shared}[wk_local_index]", f"{shared}[wk_local_index + wk_half]")
             self.emit(f"    {shared}[wk_local_index] = {combined};")
@@ -603,8 +631,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         self.indent += 1
         for reduction, _, shared in names:
             self.visit(reduction.ptr)        # constant indices: the address is valid here
-            self.guarded_statement(reduction.ptr, f"let {self.fresh()} = "
-                                                  f"{self._atomic_expr(reduction.op, reduction.ptr, f'{shared}[0]')};")
+            self.per_window(reduction.ptr, None, lambda: self.guarded_statement(
+                reduction.ptr, f"let {self.fresh()} = {self._atomic_expr(reduction.op, reduction.ptr, f'{shared}[0]')};"))
         self.indent -= 1
         self.emit("}")
 
@@ -675,6 +703,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         if stmt.dtype is not None:
             self.require(stmt.dtype, stmt.loc)
         try:
+            ptr = getattr(stmt, "ptr", None) if self.split_ptrs else None
+            if ptr is not None and ptr in self.split_ptrs and stmt not in self.reductions:
+                return self.per_window(ptr, stmt, lambda: super(WgslCodegen, self).visit(stmt))
             return super().visit(stmt)
         except WkError:
             raise
@@ -822,6 +853,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
             offset_expr = f"select(0i, {offset_expr}, {self.range_guard(stmt)})"     # bounds.py
         offset = self.let(stmt, offset_expr)
         self.names[stmt] = self.element_ref(decl, f"{decl.base} + {offset}" if decl.base else offset)
+        if decl.windows > 1:
+            self.split_offset(stmt, decl, offset)
 
     def visit_AssertFail(self, stmt: ir.AssertFail) -> None:
         """debug=True only: recorded like a failed bounds check; the runtime raises it at the next sync."""

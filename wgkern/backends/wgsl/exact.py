@@ -27,8 +27,8 @@ import math
 
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
 
 # the pseudo-feature (backend.features) asking for every constant operand to be hidden: wk.init(fast_math=False)
 STRICT_FLOATS = "wk-strict-floats"

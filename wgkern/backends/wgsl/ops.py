@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
-from wgkern.lang.types import DataType
+from wgkern.dtypes import DataType
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ print's site number, then each value's u32 words (the adstack encoding: 64-bit v
 a full buffer drops records instead of writing past its end; the records that fit are exactly the first
 `written` words (reservations are ordered, so a record that fits follows only records that fit). `wk.sync()`
 and every read-back (they wait for the device anyway) read the buffer, print the records through
-runtime/printing.py, report dropped ones, and reset
+ir/printing.py, report dropped ones, and reset
 the count. Records of different threads come in no defined order, as in Taichi."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from wgkern.backends.wgsl.adstack import encode, words_of
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
 from wgkern.passes.analysis import has_loop
-from wgkern.runtime.printing import emit, format_print
+from wgkern.ir.printing import emit, format_print
 
 PRINT_NAME = "wk_print"
 PRINT_BUFFER_BYTES = 1 << 20

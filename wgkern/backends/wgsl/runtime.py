@@ -12,7 +12,8 @@ whole kernel) share one binding, an arena buffer, read as `arena[base_k + index]
 At its first launch each container is moved into an arena once (a GPU copy in order with recorded work,
 arena.py); the WgslBuffer keeps its identity, so fields, uploads, downloads and direct kernels (which bind a
 window at the container's offset) are unaffected. No copies after that. A container larger than
-max_storage_buffer_binding_size is refused at allocation with both sizes named.
+max_storage_buffer_binding_size (up to max_buffer_size) is bound as several windows (split.py); a kernel
+compiles a variant per window count of its containers, chosen at launch while split buffers are live.
 
 Threads. The open pass, the argument ring, the staging buffers and the pending-work bookkeeping are shared by
 every thread that launches kernels or moves data, so those entry points hold the backend's `lock` (an RLock:
@@ -42,8 +43,10 @@ from wgkern.backends.wgsl.timing import GpuTime, TimestampRecorder, timestamp_pe
 from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.adstack import collect_stacks
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
+from wgkern.backends.wgsl import split as wsplit
 from wgkern.backends.wgsl.codegen import (LOOP_LIMIT, NATIVE_DIVISION, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES,
-                                         OPAQUE_BOOL_INTS, WORKGROUP_SIZE, TaskShader, WgslCodegen)
+                                         OPAQUE_BOOL_INTS, TaskShader, WgslCodegen,
+                                         default_workgroup_size)
 from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.backends.wgsl.exact import STRICT_FLOATS
 from wgkern.backends.wgsl.shader_module import create_shader_module
@@ -52,9 +55,9 @@ from wgkern.errors import (BoundsCheckError, CompileError, DeviceFeatureError, I
                            KernelAssertionError, LoopLimitError, OutOfMemoryError, WkError, format_located)
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
-from wgkern.runtime.printing import assertion_message
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
+from wgkern.ir.printing import assertion_message
 
 def _serialized(method: Callable[..., Any]) -> Callable[..., Any]:
     """Run a WgslBackend method holding the backend's lock (see the module docstring, Threads)."""
@@ -66,6 +69,7 @@ def _serialized(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 RING_BYTES = 1 << 20          # launch-argument ring: one upload per submit
+STAGING_KEEP_BYTES = 1 << 26  # read-backs up to this size reuse one staging buffer
 # Launches per submit. On a GPU the device starts on a batch while Python records the next; on a CPU adapter
 # (lavapipe) the "device" shares the cores with Python, so work is submitted in large batches.
 BATCH_LIMIT_GPU = 256
@@ -104,7 +108,7 @@ class WgslBuffer:
 
 # ---- per-task dispatch sizing ------------------------------------------------------------------------------
 
-def fold_groups(groups: int, workgroup: int = WORKGROUP_SIZE) -> tuple[int, int]:
+def fold_groups(groups: int, workgroup: int) -> tuple[int, int]:
     """Workgroup counts past 65535 fold into 2-D; the shader's grid-stride loop covers anything capped."""
     groups = min(groups, MAX_THREADS // workgroup)
     if groups <= MAX_DIMENSION:
@@ -113,7 +117,7 @@ def fold_groups(groups: int, workgroup: int = WORKGROUP_SIZE) -> tuple[int, int]
     return -(-groups // rows), rows
 
 
-def _groups_for(begin: int, end: int, workgroup: int = WORKGROUP_SIZE) -> tuple[int, int, bool] | None:
+def _groups_for(begin: int, end: int, workgroup: int) -> tuple[int, int, bool] | None:
     """(x, y, flat): the workgroups (of `workgroup` invocations) of a launch over [begin, end), and whether they
     cover every index with one invocation each (then the flat pipeline runs; a capped dispatch needs the
     grid-stride loop)."""
@@ -146,7 +150,7 @@ class TaskDispatch:
         return self.loop
 
 
-def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot], workgroup: int = WORKGROUP_SIZE
+def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot], workgroup: int
                     ) -> Callable[[Sequence[Any], Sequence[tuple[int, ...]]], tuple[int, int] | None]:
     """Precompute as much of the dispatch size as possible: constant bounds are sized once; bounds that read
     global memory get a capped dispatch (the shader computes them); the rest are evaluated per launch.
@@ -180,15 +184,23 @@ def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot], workgroup
 class WgslCompiledKernel(CompiledKernel):
     """One OffloadedKernel on one WgslBackend: a pipeline per task sharing one pipeline layout."""
 
-    def __init__(self, backend: WgslBackend, kernel: ir.OffloadedKernel):
+    def __init__(self, backend: WgslBackend, kernel: ir.OffloadedKernel, windows: tuple[int, ...] | None = None):
+        """`windows`: the bindings of each container slot (split.py); None: one each."""
         self.backend = backend
         self.kernel = kernel
+        self.windows = windows or (1,) * len(kernel.containers)
+        self.variants: dict[tuple[int, ...], WgslCompiledKernel] = {self.windows: self}
         limit = int(backend.limits["max-storage-buffers-per-shader-stage"])
         self.has_prints = wprinting.needs_print_buffer(kernel.tasks, backend.debug, LOOP_LIMIT in backend.features)
         # the argument ring, the adstack heap and flag (reverse kernels), the print buffer (printing.py)
         reserved = 1 + (2 if any(collect_stacks(kernel)) else 0) + (1 if self.has_prints else 0)
-        packed = len(kernel.containers) + reserved > limit
-        self.plan: BindingPlan = binding_plan(kernel, backend.features, backend.adapter.summary, packed)
+        packed = sum(self.windows) + reserved > limit
+        if packed and max(self.windows, default=1) > 1:
+            raise DeviceFeatureError(wsplit.too_many_bindings(kernel, self.windows, backend.window_bytes,
+                                                              backend.max_binding, reserved, limit),
+                                     kernel.loc, ("max-storage-buffers-per-shader-stage",))
+        self.plan: BindingPlan = binding_plan(kernel, backend.features, backend.adapter.summary, packed,
+                                              self.windows, backend.window_bytes)
         if self.plan.bindings + reserved > limit:
             raise DeviceFeatureError(f"kernel '{kernel.name}' touches {len(kernel.containers)} containers of "
                                      f"{self.plan.bindings} distinct element types; packed binding needs one "
@@ -261,6 +273,16 @@ class WgslCompiledKernel(CompiledKernel):
                 self.backend.sync()
 
     def _launch(self, args: LaunchArgs) -> None:
+        backend = self.backend
+        if backend.split_buffers:     # some live container is bound as windows: this launch's may be
+            windows = wsplit.window_counts(args.buffers, backend.max_binding, backend.window_bytes)
+            if windows != self.windows:
+                variant = self.variants.get(windows)
+                if variant is None:
+                    variant = self.variants[windows] = WgslCompiledKernel(backend, self.kernel, windows)
+                    variant.variants = self.variants
+                variant._launch(args)
+                return
         if self.has_stacks:
             self._launch_with_stacks(args)
             return
@@ -275,7 +297,7 @@ class WgslCompiledKernel(CompiledKernel):
         backend.ring_used = offset + self.stride
         if self.has_prints:
             bound = (*bound, backend.print_target())
-        key = (self.params_size, *bound)
+        key = (self.params_size, self.windows, *bound)
         bind_group = backend.bind_groups.get(key)
         if bind_group is None:
             bind_group = backend.bind_group(key)
@@ -307,7 +329,7 @@ class WgslCompiledKernel(CompiledKernel):
             groups = task.groups(args.scalars, args.shapes)
             if groups is not None and specs:
                 per_thread = max(stack_bytes_per_thread(specs, caps, wadstack.words_of), 1)
-                size = task.shader.workgroup_size       # loop_config(block_dim=N) or WORKGROUP_SIZE
+                size = task.shader.workgroup_size       # loop_config(block_dim=N) or the device's default
                 fit = backend.max_binding // 4 // per_thread // size
                 if fit < 1:
                     raise OutOfMemoryError(f"kernel '{self.kernel.name}': one workgroup's adstacks need "
@@ -333,7 +355,7 @@ class WgslCompiledKernel(CompiledKernel):
         buffers = (*bound, heap, backend.adstack_flag)
         if self.has_prints:
             buffers = (*buffers, backend.print_target())
-        key = (self.params_size, *buffers)
+        key = (self.params_size, self.windows, *buffers)
         bind_group = backend.bind_groups.get(key) or backend.bind_group(key)
         compute_pass = backend.compute_pass or backend.begin_pass()
         backend.launch_encoder.set_bind_group(compute_pass, bind_group, offset)
@@ -388,7 +410,7 @@ class WgslBackend(Backend):
         cpu_adapter = self.adapter.info.get("adapter_type") == "CPU"
         self.host_sizing = cpu_adapter
         self.batch_limit = BATCH_LIMIT_CPU if cpu_adapter else BATCH_LIMIT_GPU
-        self.sizing_scratch: dict[int, np.ndarray] = {}     # reused read-back arrays (sizing/adapters.py)
+        self.sizing_scratch: dict[int, np.ndarray] = {}     # reused read-back arrays (runtime/sizing_context.py)
         self.queue = self.device.queue
         features = {str(f) for f in self.device.features}
         if fast_math:
@@ -408,8 +430,11 @@ class WgslBackend(Backend):
         self.max_binding = int(self.limits["max-storage-buffer-binding-size"])
         self.max_workgroup_size = min(int(self.limits["max-compute-invocations-per-workgroup"]),
                                       int(self.limits["max-compute-workgroup-size-x"]))
+        self.workgroup_size = default_workgroup_size(self.max_workgroup_size)    # range tasks' default
         self.max_workgroup_storage = int(self.limits["max-compute-workgroup-storage-size"])
         self.max_buffer = int(self.limits["max-buffer-size"])
+        self.window_bytes = wsplit.chunk_bytes(self.max_binding)    # containers past one binding (split.py)
+        self.split_buffers = 0     # live buffers larger than one binding
         self.offset_alignment = max(int(self.limits["min-storage-buffer-offset-alignment"]),
                                     int(self.limits["min-uniform-buffer-offset-alignment"]))
         usage = wgpu.BufferUsage
@@ -443,7 +468,7 @@ class WgslBackend(Backend):
         self.arenas = Arenas(self)
         self.timer: TimestampRecorder | None = None
         # adstacks: one growable heap, an overflow flag word, and which kernel each flag code names
-        self.adstack_heap = AdStackHeap(self.allocate, self._retire)
+        self.adstack_heap = AdStackHeap(self.allocate_binding, self._retire)
         self.adstack_flag = self.allocate(8)
         self.adstack_kernels: dict[int, WgslCompiledKernel] = {}
         self.adstack_watch: dict[int, tuple[WgslCompiledKernel, list[list[int]]]] = {}
@@ -462,8 +487,8 @@ class WgslBackend(Backend):
     def adstack_threads(self, range_size: int) -> int:
         """Slice-owning threads of a task of `range_size` indices: one per dispatched invocation (capped by
         the heap's binding size at launch)."""
-        groups = _groups_for(0, range_size)
-        return groups[0] * groups[1] * WORKGROUP_SIZE if groups else 1
+        groups = _groups_for(0, range_size, self.workgroup_size)
+        return groups[0] * groups[1] * self.workgroup_size if groups else 1
 
     def _retire(self, buffer: WgslBuffer) -> None:
         """An outgrown heap: released once the recorded work that uses it has been submitted."""
@@ -541,14 +566,20 @@ class WgslBackend(Backend):
 
     @_serialized
     def bind_group(self, key: tuple[Any, ...]) -> Any:
-        params_size, buffers = key[0], key[1:]
-        bind_group_layout = self.layouts[len(buffers)][0] if len(buffers) in self.layouts else None
-        if bind_group_layout is None:
-            self.pipeline_layout(len(buffers))
-            bind_group_layout = self.layouts[len(buffers)][0]
+        """`key`: (argument bytes, the kernel's windows per container slot, the bound buffers)."""
+        params_size, windows, buffers = key[0], key[1], key[2:]
         entries = [{"binding": 0, "resource": {"buffer": self.ring_buffer, "offset": 0, "size": params_size}}]
-        entries += [{"binding": k + 1, "resource": {"buffer": b.buffer, "offset": b.offset, "size": b.capacity}}
-                    for k, b in enumerate(buffers)]
+        for k, b in enumerate(buffers):     # a container bound as windows (split.py); the rest whole
+            split = k < len(windows) and windows[k] > 1
+            for offset, size in wsplit.windows(b, self.max_binding, self.window_bytes) if split else \
+                    [(b.offset, b.capacity)]:
+                entries.append({"binding": len(entries), "resource": {"buffer": b.buffer, "offset": offset,
+                                                                      "size": size}})
+        count = len(entries) - 1
+        bind_group_layout = self.layouts[count][0] if count in self.layouts else None
+        if bind_group_layout is None:
+            self.pipeline_layout(count)
+            bind_group_layout = self.layouts[count][0]
         bind_group = self.device.create_bind_group(layout=bind_group_layout, entries=entries)
         self.bind_groups[key] = bind_group
         for b in set(buffers):
@@ -650,13 +681,13 @@ class WgslBackend(Backend):
 
     # ---- storage ---------------------------------------------------------------------------------------------
     def check_capacity(self, nbytes: int) -> None:
-        """A buffer larger than one binding can never be bound whole (the budget is checked as it is taken).
-        Buffers are whole vec4s (allocate), so that is the size compared."""
-        if _whole_vectors(nbytes) > self.max_binding:
+        """A buffer past max_buffer_size can never be made (the budget is checked as it is taken); one past
+        max_storage_buffer_binding_size is bound as windows (split.py). Buffers are whole vec4s (allocate), so
+        that is the size compared."""
+        if _whole_vectors(nbytes) > self.max_buffer:
             rounded = f" ({_whole_vectors(nbytes)} in whole 16-byte units)" if nbytes % 16 else ""
-            raise OutOfMemoryError(f"a container of {nbytes} bytes{rounded} exceeds this device's "
-                                   f"max_storage_buffer_binding_size of {self.max_binding} bytes "
-                                   f"({self.adapter.summary}); the WGSL backend binds each container whole")
+            raise OutOfMemoryError(f"a container of {nbytes} bytes{rounded} exceeds this device's max_buffer_size "
+                                   f"of {self.max_buffer} bytes ({self.adapter.summary})")
 
     @_serialized
     def allocate(self, nbytes: int) -> WgslBuffer:
@@ -671,7 +702,15 @@ class WgslBackend(Backend):
         self.buffer_sizes[id(buffer)] = size
         handle = WgslBuffer(buffer, int(nbytes))
         self.live.add(handle)
+        self.split_buffers += size > self.max_binding
         return handle
+
+    def allocate_binding(self, nbytes: int) -> WgslBuffer:
+        """A buffer always bound whole (the adstack heap: its growth stops at the binding limit)."""
+        if nbytes > self.max_binding:
+            raise OutOfMemoryError(f"{nbytes} bytes exceed this device's max_storage_buffer_binding_size of "
+                                   f"{self.max_binding} bytes ({self.adapter.summary})")
+        return self.allocate(nbytes)
 
     @_serialized
     def release_bytes(self, buffer: Any) -> None:
@@ -683,7 +722,9 @@ class WgslBackend(Backend):
         if buffer in self.pending_buffers:
             self.flush()
         self.forget_bind_groups(buffer)
-        self.live.discard(buffer)
+        if buffer in self.live:
+            self.live.discard(buffer)
+            self.split_buffers -= buffer.capacity > self.max_binding
         if buffer.arena is not None:
             self.arenas.leave(buffer)     # the arena's space is not reused; the arena goes with its last one
         else:
@@ -727,8 +768,12 @@ class WgslBackend(Backend):
             self.pending_buffers.update((dst, src))
 
     def _staging_buffer(self, size: int) -> Any:
+        """The kept staging buffer (grown to a power of two), or for a read past STAGING_KEEP_BYTES one of its
+        own that _read destroys after use (a read-back of a large container must not hold its size for good)."""
+        usage = self._wgpu.BufferUsage
+        if size > STAGING_KEEP_BYTES:
+            return self.device.create_buffer(size=size, usage=usage.MAP_READ | usage.COPY_DST)
         if self.staging is None or self.staging.size < size:
-            usage = self._wgpu.BufferUsage
             capacity = max(256, 1 << (size - 1).bit_length())
             self.staging = self.device.create_buffer(size=capacity, usage=usage.MAP_READ | usage.COPY_DST)
         return self.staging
@@ -773,6 +818,8 @@ class WgslBackend(Backend):
                 self.print_header_read = mapped[size + 4 * flag:total].view(np.uint32).copy()
         finally:
             staging.unmap()
+            if staging is not self.staging:
+                staging.destroy()
         self.unwaited = False
         return result
 
@@ -880,6 +927,7 @@ class WgslBackend(Backend):
             for raw in {id(h.buffer): h.buffer for h in self.live}.values():   # arenas hold several handles
                 raw.destroy()
             self.live.clear()
+            self.split_buffers = 0
             self.buffer_sizes.clear()
             self.budget.used = 0
             self.bind_groups.clear()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from wgkern.errors import CompileError, DeviceFeatureError
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 from wgkern.passes.analysis import FENCE_OPS
 from wgkern.backends.wgsl import types as wtypes
 

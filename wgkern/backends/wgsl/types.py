@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 
-from wgkern.lang import types as T
-from wgkern.lang.types import DataType
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
 
 # What a value of each dtype is held in inside a shader (narrow ints live in 32-bit registers, kept in range).
 REGISTER_TYPE: dict[DataType, str] = {

@@ -11,8 +11,9 @@ or writes only that component's memory location, so neighbouring elements writte
 untouched). Buffers are allocated and bound in whole 16-byte units (runtime.py), so the last, partial vector of a
 container is inside its binding.
 
-A container on a binding that cannot be declared wide in the task (atomic typing, float bits) takes its wide
-accesses one element at a time."""
+A container on a binding that cannot be declared wide in the task (atomic typing, float bits, a container bound
+as several windows: split.py) takes its wide accesses one element at a time, through the ordinary load and store
+lowering."""
 from __future__ import annotations
 
 from wgkern.ir import nodes as ir
@@ -58,16 +59,27 @@ class WideAccessLowering:
         flat = self.value(index)
         return f"{decl.base} + {flat}" if decl.base else flat
 
+    def _element_ptr(self, stmt: ir.VectorLoad | ir.VectorStore, decl, k: int) -> ir.GlobalPtr:
+        """A pointer to element index + k of the wide access `stmt`, named as visit_GlobalPtr names one (it is
+        in range: no guard), so the ordinary load and store lowering (atomics, float bits, windows) applies."""
+        ptr = ir.GlobalPtr(container=stmt.container, indices=[], dtype=stmt.container.dtype, loc=stmt.loc)
+        offset = self.fresh("lane")
+        self.emit(f"let {offset} = {self.value(stmt.index)} + {k}i;")
+        self.names[ptr] = self.element_ref(decl, f"{decl.base} + {offset}" if decl.base else offset)
+        if decl.windows > 1:
+            self.split_offset(ptr, decl, offset)      # split.py
+        return ptr
+
     def visit_VectorLoad(self, stmt: ir.VectorLoad) -> None:
         decl = self.container(stmt.container, stmt.loc)
-        flat = self._wide_flat(decl, stmt.index)
         if decl.lanes == stmt.width:
-            self.let(stmt, f"{decl.name}[({flat}) >> 2u]")
+            self.let(stmt, f"{decl.name}[({self._wide_flat(decl, stmt.index)}) >> 2u]")
             return
         lanes = []
         for k in range(stmt.width):
-            ref = self.element_ref(decl, f"{flat} + {k}i")
-            lanes.append(self._decode(decl, f"atomicLoad(&{ref})" if decl.atomic else ref))
+            load = ir.GlobalLoad(ptr=self._element_ptr(stmt, decl, k), dtype=stmt.dtype, loc=stmt.loc)
+            self.visit(load)
+            lanes.append(self.value(load))
         self.let(stmt, f"array<{wtypes.register_type(stmt.dtype)}, {stmt.width}>({', '.join(lanes)})")
 
     def visit_VectorLane(self, stmt: ir.VectorLane) -> None:
@@ -80,11 +92,9 @@ class WideAccessLowering:
 
     def visit_VectorStore(self, stmt: ir.VectorStore) -> None:
         decl = self.container(stmt.container, stmt.loc)
-        flat = self._wide_flat(decl, stmt.index)
-        values = [self.value(v) for v in stmt.values]
-        if decl.lanes == len(values):
-            self.emit(f"{decl.name}[({flat}) >> 2u] = vec4<{decl.element}>({', '.join(values)});")
+        if decl.lanes == len(stmt.values):
+            values = ", ".join(self.value(v) for v in stmt.values)
+            self.emit(f"{decl.name}[({self._wide_flat(decl, stmt.index)}) >> 2u] = vec4<{decl.element}>({values});")
             return
-        for k, value in enumerate(values):
-            ref, stored = self.element_ref(decl, f"{flat} + {k}i"), self._encode(decl, value)
-            self.emit(f"atomicStore(&{ref}, {stored});" if decl.atomic else f"{ref} = {stored};")
+        for k, value in enumerate(stmt.values):
+            self.visit(ir.GlobalStore(ptr=self._element_ptr(stmt, decl, k), value=value, loc=stmt.loc))

@@ -13,7 +13,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.clone import clone_block
 from wgkern.ir.ops import AtomicOpKind
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 from wgkern.passes.adstack_sizing import size_stacks, size_task_stacks
 from wgkern.passes.autodiff.checks import refuse_non_differentiable
 from wgkern.passes.autodiff.activity import active_values, needed_values, roots_of

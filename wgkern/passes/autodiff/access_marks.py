@@ -16,7 +16,7 @@ from typing import Any, Callable
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.ops import BinaryOpKind
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 
 
 def is_checked(slot: ir.ContainerSlot) -> bool:

@@ -12,7 +12,7 @@ from wgkern.errors import AutodiffError
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 
 
 @dataclass

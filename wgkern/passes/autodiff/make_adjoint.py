@@ -14,7 +14,7 @@ from wgkern.errors import AutodiffError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 from wgkern.passes.autodiff import rules
 from wgkern.passes.autodiff.activity import has_adjoint_work
 

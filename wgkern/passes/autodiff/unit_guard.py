@@ -29,7 +29,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.clone import clone_block
 from wgkern.ir.ops import BinaryOpKind
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 
 UNIT_STATE_KIND = "unit_state"
 HEADER_WORDS = 2          # selector, mark

@@ -1,7 +1,7 @@
 """One small adapter per backend: a sizing LaunchContext built from a launch's `LaunchArgs`.
 
 CPU (any backend with host views): containers are numpy views, reductions run in numpy. CUDA (a backend with
-`sizing_reducer`): reductions and gathered reads run on the device (cuda_reducer.py); what the reducer
+`sizing_reducer`): reductions and gathered reads run on the device (backends/llvm/cuda_sizing_reducer.py); what the reducer
 grammar cannot express comes from one read-back of each container per launch. WGSL (a backend with
 a wgpu `device`): reductions run in the generic max-reducer pipeline, compiled once per backend and kept on it;
 pending launches are flushed first so the reducers see their writes. A WGSL backend on a CPU adapter
@@ -62,7 +62,7 @@ def max_reducer_pipeline(backend: Any) -> Any:
     """The backend's MaxReducerPipeline, compiled on first use (one per device)."""
     pipeline = getattr(backend, "max_reducer_pipeline", None)
     if pipeline is None:
-        from wgkern.sizing.wgsl_reducer import MaxReducerPipeline
+        from wgkern.backends.wgsl.sizing_reducer import MaxReducerPipeline
         pipeline = MaxReducerPipeline(backend.device)
         backend.max_reducer_pipeline = pipeline
     return pipeline
@@ -91,7 +91,7 @@ def launch_context(kernel: Any, args: Any, backend: Any, tokens: Sequence[Hashab
         # a CPU adapter: read each container back once per launch and reduce with numpy (no reducer pipeline)
         return HostLaunchContext(args.scalars, _once_per_launch(array), token, stats, cache, default_ad_stack_size,
                                  None, shape)
-    from wgkern.sizing.wgsl_reducer import WgslLaunchContext
+    from wgkern.backends.wgsl.sizing_reducer import WgslLaunchContext
     pipeline = max_reducer_pipeline(backend)
     flush = getattr(backend, "flush", None)
     if flush is not None and getattr(backend, "pending_launches", 1):

@@ -9,7 +9,7 @@ import wgkern as wk
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.ops import AtomicOpKind
-from wgkern.runtime import launch as launch_module
+from wgkern import launch as launch_module
 
 BUILDERS = {}
 

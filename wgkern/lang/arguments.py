@@ -20,12 +20,14 @@ from wgkern.errors import ArgumentError, CallError
 from wgkern.ir.nodes import ArgSpec
 from wgkern.lang.fields import Container, Field, Ndarray
 from wgkern.lang.torch_interop import is_torch_tensor, torch_argument
-from wgkern.runtime.argument_cache import DATACLASS_ARGUMENTS
+from wgkern.lang.argument_cache import DATACLASS_ARGUMENTS
 from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, Template, VectorType,
                                called_annotation, f32, from_numpy_dtype, i32, out_of_range, range_text, to_dtype)
 
 SCALAR, NDARRAY, TEMPLATE, VECTOR, STRUCT, INFER = "scalar", "ndarray", "template", "vector", "struct", "infer"
 SPARSE_MATRIX_BUILDER = "sparse_matrix_builder"     # its buffers are passed as ndarray arguments (wgkern/linalg)
+# The ndarrays a sparse_matrix_builder() parameter receives, in order (frontend/sparse_matrix.py binds them so).
+SPARSE_BUILDER_BUFFERS = ("rows", "cols", "values", "count")
 OBJECT = "object"           # a template object (@wk.data_oriented) holding wk.ndarrays: each is an argument of its own
 DATACLASS = "dataclass"     # a dataclasses.dataclass value (Quadrants): ndarray members are arguments of their own
 BUFFER_VIEW = "buffer_view"  # a wk.BufferView: its ndarray, then its offset and size as i32 arguments
@@ -78,8 +80,7 @@ class Specialisation:
                     components.extend(_arg_spec(ParamRule(f"{rule.name}.{'.'.join(path)}", NDARRAY), NDARRAY, part)
                                       for path, part in members)
                 elif self.parts[index][0] == SPARSE_MATRIX_BUILDER:
-                    from wgkern.linalg.builder import buffer_arg_specs
-                    buffers = buffer_arg_specs(rule.name, self.parts[index][1])
+                    buffers = _sparse_builder_specs(rule.name, self.parts[index][1])
                     first = len(specs) + len(components)
                     specs[index].components = tuple(range(first, first + len(buffers)))
                     components.extend(buffers)
@@ -101,6 +102,13 @@ class Specialisation:
                                       for path, dtype in rule.leaves)
             self._arg_specs = specs + components
         return self._arg_specs
+
+
+def _sparse_builder_specs(name: str, dtype: DataType) -> list[ArgSpec]:
+    """The ndarray ArgSpecs of one sparse_matrix_builder() parameter's buffers (SPARSE_BUILDER_BUFFERS)."""
+    dtypes = (i32, i32, dtype, i32)
+    return [ArgSpec(name=f"{name}.{buffer}", kind="ndarray", dtype=buffer_dtype, ndim=1)
+            for buffer, buffer_dtype in zip(SPARSE_BUILDER_BUFFERS, dtypes)]
 
 
 def _arg_spec(rule: ParamRule, kind: str, part: Any) -> ArgSpec:
@@ -689,8 +697,11 @@ def specialise(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progr
             components.extend(_struct_values(kernel, rule, value))
             parts.append((STRUCT, rule.struct_type))
         elif kind == SPARSE_MATRIX_BUILDER:
-            from wgkern.linalg.builder import kernel_buffers
-            buffers = kernel_buffers(value, f"{_where(kernel, rule)}")
+            buffers_of = getattr(value, "kernel_buffers", None)
+            if buffers_of is None:
+                raise ArgumentError(f"{_where(kernel, rule)} expects a wk.linalg.SparseMatrixBuilder, got "
+                                    f"{type(value).__name__}")
+            buffers = buffers_of(_where(kernel, rule))
             for buffer in buffers:
                 _check_program(kernel, rule, buffer, program)
             components.extend(buffers)

@@ -1,11 +1,11 @@
-"""runtime/disk_cache.py: keys, the digest that makes a damaged entry read as absent, best-effort writes."""
+"""disk_cache.py: keys, the digest that makes a damaged entry read as absent, best-effort writes."""
 from __future__ import annotations
 
 import os
 
 import pytest
 
-from wgkern.runtime import disk_cache
+from wgkern import disk_cache
 
 
 def test_entries_round_trip_under_wk_cache_dir(tmp_path, monkeypatch) -> None:

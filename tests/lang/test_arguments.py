@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import wgkern as wk
-from wgkern.runtime.arguments import specialise
+from wgkern.lang.arguments import specialise
 
 
 def spec_of(kernel, *args, **kwargs):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import wgkern as wk
-from wgkern.runtime.printing import format_constant, format_value
+from wgkern.ir.printing import format_constant, format_value
 
 
 def test_format_specs_follow_printf_conversions_and_defaults():

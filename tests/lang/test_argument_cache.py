@@ -1,4 +1,4 @@
-"""Reuse of checked dataclass arguments (runtime/argument_cache.py): the same value is checked once, and any
+"""Reuse of checked dataclass arguments (lang/argument_cache.py): the same value is checked once, and any
 change the walk can see (a member rebound, a container's .grad, a compile-time member, a new program) is
 checked again, so launches always see the arrays the value holds now."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import wgkern as wk
-from wgkern.runtime import arguments
+from wgkern.lang import arguments
 
 
 class Mode(enum.Enum):

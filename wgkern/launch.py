@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ import numpy as np
 
 from wgkern.backends.base import LaunchArgs
 from wgkern.errors import ArgumentError, WkError
+from wgkern.lang import kernel as kernel_module
 from wgkern.lang.fields import Container, Ndarray
 from wgkern.passes.analysis import written_slots
 from wgkern.ir import nodes as ir
@@ -25,7 +27,7 @@ from wgkern.passes.autodiff.unit_guard import UNIT_STATE_KIND
 from wgkern.runtime.adstack_regrow import WatchedReverseKernel, needs_watch
 from wgkern.runtime.stack_capacities import launch_capacities, plan_capacities
 from wgkern.runtime import program as program_module
-from wgkern.runtime.arguments import NDARRAY, SCALAR, Specialisation, specialise
+from wgkern.lang.arguments import NDARRAY, SCALAR, Specialisation, specialise
 from wgkern.runtime.program import Program
 from wgkern.runtime.materialization import materialize_if_needed
 
@@ -142,7 +144,7 @@ def _wide_access(program: Program, offloaded: Any, reverse: bool, forward_mode: 
 def _refuse_sparse_matrix_builders(kernel: Any, spec: Specialisation) -> None:
     """A reverse (or forward-mode) kernel cannot differentiate triplet appends (Taichi refuses them too)."""
     from wgkern.errors import AutodiffError
-    from wgkern.runtime.arguments import SPARSE_MATRIX_BUILDER
+    from wgkern.lang.arguments import SPARSE_MATRIX_BUILDER
     for rule, (kind, _) in zip(spec.rules, spec.parts):
         if kind == SPARSE_MATRIX_BUILDER:
             raise AutodiffError(f"kernel '{kernel.name}' takes the sparse matrix builder '{rule.name}'; "
@@ -212,7 +214,7 @@ def _binding_plan(program: Program, kernel: Any, spec: Specialisation, kernel_ir
 
 
 def _return_annotation(kernel: Any) -> Any:
-    from wgkern.runtime.arguments import _resolve_annotation
+    from wgkern.lang.arguments import _resolve_annotation
     return _resolve_annotation(kernel, kernel.signature.return_annotation)
 
 
@@ -255,7 +257,7 @@ def _return_element_shapes(kernel: Any, count: int) -> list[tuple[int, ...] | No
 def _access_mark(program: Program, slot: Any) -> Any:
     """The i32 field holding the access marks of field `slot.host` (one per element and component)."""
     from wgkern.lang.fields import Field
-    from wgkern.lang.types import i32
+    from wgkern.dtypes import i32
     mark = program.access_marks.get(id(slot.host))
     if mark is None or mark.full_shape != tuple(slot.shape):    # (a new field where a released one was)
         mark = Field(i32, slot.shape, name=f"{slot.name}.access_mark")
@@ -451,3 +453,6 @@ def kernel_source(kernel: Any, arch: Any = None) -> str:
         raise WkError(f"kernel.source({wanted!r}): the current program runs on {program.arch!r}; call "
                       f"wk.init(arch={wanted!r}) first")
     return _entry_for_introspection(kernel).compiled.source()
+
+
+kernel_module.install_launcher(sys.modules[__name__])

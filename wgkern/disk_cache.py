@@ -14,15 +14,21 @@ under `offline_cache_cleaning_policy` 'lru' (a hit refreshes an entry's time; 'f
 oldest entries go until `offline_cache_cleaning_factor` (a quarter) of it is free. A cache that cannot be read
 or written is ignored (compiling instead); writes go through a temporary file and a rename, so a concurrent
 reader sees a whole entry or none, and every entry starts with a digest of its bytes, so a damaged one reads as
-absent (object code is loaded into the process unchecked otherwise)."""
+absent (object code is loaded into the process unchecked otherwise). Processes sharing the cache (the actors of
+wgkern.distributed on one host) compile each entry once: `building(kind, key)` holds an exclusive lock on the
+key's file in `.locks/` while one process compiles, and the others, waiting on it, then find the entry."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 POLICIES = ("never", "version", "lru", "fifo")
+LOCKS = ".locks"            # the folder of building()'s lock files
 CLEAN_EVERY = 32            # stores between size checks (the first store of a process checks too)
 
 
@@ -96,15 +102,47 @@ def store(kind: str, key: str, suffix: str, data: bytes) -> None:
     path = cache_directory(kind) / (key + suffix)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(hashlib.sha256(data).digest() + data)
-        partial.replace(path)
+        # a name of this writer's own (process and thread), renamed over the entry in one step
+        partial = path.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
+        try:
+            partial.write_bytes(hashlib.sha256(data).digest() + data)
+            partial.replace(path)
+        finally:
+            if partial.exists():
+                partial.unlink()
     except OSError:
         return
     global _stores  # noqa: PLW0603
     if _stores % CLEAN_EVERY == 0:
         clean()
     _stores += 1
+
+
+@contextlib.contextmanager
+def building(kind: str, key: str) -> Iterator[None]:
+    """Hold the inter-process lock of one entry while it is looked up and, if absent, compiled and stored, so
+    that processes asking for the same entry at once compile it once (the others wait, then load it). Best
+    effort: where the cache cannot be written or the platform has no `fcntl` (Windows), no lock is taken."""
+    try:
+        import fcntl
+        folder = cache_root() / LOCKS
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / f"{kind}-{key}.lock", "a+b")
+    except (ImportError, OSError):
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        except OSError:
+            pass
+        try:
+            yield
+        finally:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            except OSError:
+                pass
 
 
 def clean() -> None:
@@ -116,7 +154,7 @@ def clean() -> None:
     entries = []
     try:
         for folder in cache_root().iterdir():
-            if folder.is_dir():
+            if folder.is_dir() and folder.name != LOCKS:      # empty lock files free nothing
                 for entry in os.scandir(folder):
                     if entry.is_file():
                         stat = entry.stat()
