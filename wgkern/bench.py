@@ -21,6 +21,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from wgkern import bench_floors
+from wgkern.bench_targets import format_targets
+
 SAXPY_N = 1 << 22
 SAXPY_H200_TARGET_GBPS = 4000   # 16-byte accesses reach 4.27 TB/s there (hand-written WGSL, PyTorch)
 SAXPY_N_GPU = 1 << 26     # 768 MB of traffic: past a GPU's L2 (50 MB on an H100), so it measures device memory
@@ -46,6 +49,9 @@ class BenchResult:
     reps: int
     detail: str = ""
     error: str = ""
+    floor: float | None = None      # the same work done by the layer below (bench_floors.py), in `unit`
+    floor_name: str = ""
+    device_value: float | None = None   # `value` by GPU timestamps, where the backend has them
 
 
 def _median_ms(run: Callable[[], None], reps: int, warmup: int = 1) -> float:
@@ -97,12 +103,13 @@ def bench_saxpy(m: ModuleType, reps: int) -> BenchResult:
     gbps = n * 12 / (ms * 1e-3) / 1e9
     detail = f"N=2^{n.bit_length() - 1} f32, 12 B/elem"
     gpu_seconds = _gpu_median_seconds(m, lambda: saxpy(2.0), reps)
+    device_gbps = n * 12 / gpu_seconds / 1e9 if gpu_seconds else None
     if gpu_seconds:
         target = f"; target on an H200 {SAXPY_H200_TARGET_GBPS} GB/s" if _on_gpu(m) else ""
-        detail += f"; GPU timestamps {n * 12 / gpu_seconds / 1e9:.1f} GB/s ({gpu_seconds * 1e3:.3f} ms{target})"
+        detail += f"; GPU timestamps {device_gbps:.1f} GB/s ({gpu_seconds * 1e3:.3f} ms{target})"
     if m.__name__ == "wgkern":
         detail += "; " + _access_width()
-    return BenchResult("saxpy", gbps, "GB/s", "higher", ms, reps, detail)
+    return BenchResult("saxpy", gbps, "GB/s", "higher", ms, reps, detail, device_value=device_gbps)
 
 
 def _access_width() -> str:
@@ -181,9 +188,17 @@ def bench_launch_overhead(m: ModuleType, reps: int) -> BenchResult:
         for _ in range(LAUNCH_COUNT):
             increment()
         m.sync()
-    ms = _median_ms(run, reps)
+    run()
+    floor_run = bench_floors.launch_floor(increment, z, LAUNCH_COUNT) if m.__name__ == "wgkern" else None
+    floor = None
+    if floor_run is None:
+        ms = _median_ms(run, reps)
+    else:
+        seconds, floor_seconds = bench_floors.paired_medians(run, floor_run, reps)
+        ms, floor = seconds * 1e3, floor_seconds * 1e6 / LAUNCH_COUNT
     return BenchResult("launch_overhead", ms * 1e3 / LAUNCH_COUNT, "us/launch", "lower", ms, reps,
-                       f"{LAUNCH_COUNT} launches of z[i] += 1 (1 element), one sync")
+                       f"{LAUNCH_COUNT} launches of z[i] += 1 (1 element), one sync", floor=floor,
+                       floor_name="raw wgpu")
 
 
 def bench_idle_sync(m: ModuleType, reps: int) -> BenchResult:
@@ -328,12 +343,23 @@ def bench_compile(m: ModuleType, reps: int) -> BenchResult:
     dst = m.field(m.f32, shape=256)
     src.from_numpy(np.linspace(-2, 2, 256, dtype=np.float32))
 
+    kernels = []
+
     def run() -> None:
         fresh = _compile_kernel(m, src, dst)     # a new kernel object: nothing cached in memory
         fresh(4)
         m.sync()
-    ms = _median_ms(run, reps, warmup=1)
-    return BenchResult("compile", ms, "ms", "lower", ms, reps, "cold compile + first launch, ~40-line kernel")
+        kernels[:] = [fresh]
+    run()
+    floor_run = bench_floors.compile_floor(kernels, [4]) if m.__name__ == "wgkern" else None
+    floor = None
+    if floor_run is None:
+        ms = _median_ms(run, reps, warmup=0)
+    else:        # the driver compiles the WGSL of the kernel wgkern just compiled
+        seconds, floor_seconds = bench_floors.paired_medians(run, floor_run, reps)
+        ms, floor = seconds * 1e3, floor_seconds * 1e3
+    return BenchResult("compile", ms, "ms", "lower", ms, reps, "cold compile + first launch, ~40-line kernel",
+                       floor=floor, floor_name="driver JIT")
 
 
 def _adstack_workload(m: ModuleType) -> tuple[Any, Any, Any, Any]:
@@ -518,7 +544,8 @@ def run_all(arch: Any = None, reps: int = 7, only: list[str] | None = None,
             continue
         try:
             m, arch_name, device = TOOLKITS[toolkit](arch, name)
-            header.update(arch=arch_name, device=device, version=_version_text(m))
+            header.update(arch=arch_name, device=device, version=_version_text(m),
+                          adapter_type="GPU" if _on_gpu(m) else "CPU")
             results.append(bench(m, reps))
         except Exception as exc:  # noqa: BLE001 - report and go on with the other benchmarks
             results.append(BenchResult(name, None, "", "", None, 0, error=f"{type(exc).__name__}: {exc}"))
@@ -585,13 +612,14 @@ def main(arch: Any = None, json_path: str | None = None, reps: int = 7, only: st
             for toolkit in toolkits:
                 header, results = run_all(arch, reps, [name], toolkit)
                 headers.setdefault(toolkit, header).update(
-                    (k, header[k]) for k in ("arch", "device", "version") if k in header)
+                    (k, header[k]) for k in ("arch", "device", "version", "adapter_type") if k in header)
                 for result in results:
                     best[toolkit][name] = _better(best[toolkit].get(name), result)
     runs = [(headers.get(toolkit, {"toolkit": toolkit}) | {"rounds": rounds},
              [best[toolkit][n] for n in names if n in best[toolkit]]) for toolkit in toolkits]
     for header, results in runs:
         print(format_table(header, results))
+    print(format_targets(runs))
     if json_path:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         with open(json_path, "w") as f:

@@ -109,8 +109,8 @@ class HostReducerDevice:
         import ctypes
 
         from wgkern.backends.llvm.jit import compile_ir, function_address
-        from wgkern.backends.llvm.cuda_sizing_reducer import GENERIC_IR
-        compile_ir(GENERIC_IR)
+        from wgkern.backends.llvm.cuda_sizing_reducer import generic_ir
+        compile_ir(generic_ir())
         entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
         self.entries = {"slice": entry(function_address("wk_slice_range")),
                         "job": entry(function_address("wk_job_range"))}

@@ -6,6 +6,7 @@ target.py. Module shape and the task ABI are described in emit_module's docstrin
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from wgkern.errors import CompileError, InternalCompilerError
 from wgkern.ir import nodes as ir
@@ -676,8 +677,10 @@ def emit_serial_task(module: ModuleEmitter, task: ir.Task, name: str, task_index
     return fn.finish(f"void @{name}(ptr noalias nocapture readonly %args)")
 
 
-def emit_entry(module: ModuleEmitter, kernel: ir.OffloadedKernel, task_names: list[str], name: str) -> str:
-    """`void name(ptr args)`: evaluates each range task's bounds and hands it to wk_parallel_for, in order."""
+def emit_entry(module: ModuleEmitter, kernel: ir.OffloadedKernel, task_names: list[str], name: str,
+               task_lanes: list[int] | None = None) -> str:
+    """`void name(ptr args)`: evaluates each range task's bounds and hands it to wk_parallel_for, in order.
+    A task that runs `task_lanes[k]` indices at a time gets chunks of a multiple of that many."""
     fn = FunctionEmitter(module)
     module.declare("declare void @wk_parallel_for(ptr, ptr, i64, i64, i64)")
     for task, task_name in zip(kernel.tasks, task_names):
@@ -688,16 +691,21 @@ def emit_entry(module: ModuleEmitter, kernel: ir.OffloadedKernel, task_names: li
         begin = fn.op(f"sext i32 {fn.value(task.loop.begin)} to i64")
         end = fn.op(f"sext i32 {fn.value(task.loop.end)} to i64")
         grain = max(1, WORK_PER_CHUNK // estimate_cost(task.body))
+        lanes = task_lanes[kernel.tasks.index(task)] if task_lanes else 1
+        grain = -(-grain // lanes) * lanes
         fn.emit(f"call void @wk_parallel_for(ptr @{task_name}, ptr %args, i64 {begin}, i64 {end}, i64 {grain})")
     fn.emit("ret void")
     return fn.finish(f"void @{name}(ptr noalias nocapture readonly %args)")
 
 
 def emit_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, prefix: str,
-                bounds_check: bool = False, fast_math: bool = False) -> tuple[str, str, list[ir.GlobalPtr]]:
+                bounds_check: bool = False, fast_math: bool = False,
+                lane_tasks: tuple[Callable[[ir.Task], int], Callable[..., str]] | None = None
+                ) -> tuple[str, str, list[ir.GlobalPtr]]:
     """(LLVM IR text, entry symbol, bounds-checked sites). One module per kernel: task i is `<prefix>_t<i>`
     (range tasks take (args, lo, hi), serial ones (args)); `<prefix>_entry(args)` runs all tasks in order,
-    range tasks through the worker pool's `wk_parallel_for(fn, args, begin, end, grain)`."""
+    range tasks through the worker pool's `wk_parallel_for(fn, args, begin, end, grain)`. `lane_tasks`
+    (width, emitter): a range task whose width is above 1 is emitted by that emitter (the CPU's lanes.py)."""
     module = ModuleEmitter(target, layout, prefix, bounds_check, fast_math)
     module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
     module.in_range = set().union(*(in_range_ptrs((task.bounds, task.body)) for task in kernel.tasks))
@@ -708,14 +716,17 @@ def emit_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, p
         module.adstack_rows.append(rows)
         rows += sum(isinstance(s, ir.AdStackAlloca) for s in task.body.stmts)
     names = []
+    widths = [lane_tasks[0](task) if lane_tasks else 1 for task in kernel.tasks]
     for index, task in enumerate(kernel.tasks):
         name = f"{prefix}_t{index}_{symbol_name(task.name)}"[:120]
         names.append(name)
         emitter = emit_range_task if task.kind == "range" else emit_serial_task
         if task.kind == "range" and task.loop is None:
             raise InternalCompilerError(f"range task {task.name} has no loop", task.loc)
+        if widths[index] > 1:
+            emitter = lane_tasks[1]
         module.functions.append(emitter(module, task, name, index))
     entry = f"{prefix}_entry"
-    module.functions.append(emit_entry(module, kernel, names, entry))
+    module.functions.append(emit_entry(module, kernel, names, entry, widths))
     return module.text(), entry, module.bounds_sites
 

@@ -29,7 +29,7 @@ from .codegen import emit_module, symbol_name
 from .host_memory import check_host_request, refused_allocation
 from .jit import compile_ir, function_address, optimized_text
 from .layout import ArgLayout, build_layout
-from . import sincos
+from . import lanes, sincos
 from .target import CPU_TARGET, Target
 from .worker_pool import WorkerPool, worker_pool
 
@@ -121,8 +121,10 @@ class CpuCompiledKernel(CompiledKernel):
         # the same kernel compiled again, in this process or a later one, is the same text, which the JIT
         # then finds in its engine or in the offline cache instead of compiling it (jit.py).
         name = symbol_name(kernel.name)[:60]
+        self.lanes = lanes.kernel_lanes(kernel, debug, fast_math)      # indices its widest task runs at once
+        lane_tasks = (lambda task: lanes.lane_width(task, debug, fast_math), lanes.emit_lane_task)
         text, entry_name, self.bounds_sites = emit_module(kernel, self.layout, target, f"{_PLACEHOLDER}{name}",
-                                                          debug, fast_math)
+                                                          debug, fast_math, lane_tasks)
         digest = f"wk{disk_cache.cache_key(text)[:16]}_"
         self.ir_text = text.replace(_PLACEHOLDER, digest)
         self.entry_name = entry_name.replace(_PLACEHOLDER, digest)
@@ -150,7 +152,7 @@ class CpuCompiledKernel(CompiledKernel):
 
     def prepare_adstacks(self, capacities: list[list[int]] | None) -> None:
         backend = self.backend
-        threads = backend.slice_count()
+        threads = backend.adstack_threads(0)
         row = CONTEXT_HEADER
         heap_bytes = 0
         layouts = []
@@ -228,8 +230,14 @@ class CpuBackend(Backend):
         return len(self.pool.threads) + 1
 
     def adstack_threads(self, range_size: int) -> int:
-        """Slices the adstack heap holds for a task of `range_size` indices (CPU: one per thread)."""
-        return self.slice_count()
+        """Slices the adstack heap holds for a task of `range_size` indices: one per thread, times the lanes of
+        a lane-vectorised task where this backend may compile one (lanes.py; one slice per lane; a scalar task
+        uses the first slice-count ones)."""
+        return self.slice_count() * self.stack_lanes
+
+    @property
+    def stack_lanes(self) -> int:
+        return lanes.LANES if self.fast_math and not self.debug else 1
 
     def storage_dtype(self, dtype: DataType) -> np.dtype:
         return dtype.np_dtype

@@ -208,6 +208,9 @@ class WgslCompiledKernel(CompiledKernel):
                                      f"allows {limit} per shader stage", kernel.loc,
                                      ("max-storage-buffers-per-shader-stage",))
         self.last_packing: tuple[Any, int, tuple[WgslBuffer, ...], list[int]] | None = None
+        # (buffers, bind-group key, bind group) of the last launch that bound its buffers directly: a launch on
+        # the same buffers reuses the bind group while the backend's cache still holds it (a freed buffer drops it)
+        self.last_binding: tuple[list[Any], tuple[Any, ...], Any] | None = None
         self.adstack_code = backend.register_adstack_kernel(self)
         codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
                               backend.print_sites, backend.bounds_sites, backend.loop_limit_sites,
@@ -292,15 +295,22 @@ class WgslCompiledKernel(CompiledKernel):
                 (backend.timer is not None and backend.timer.full()):
             backend.flush()
             offset = 0
-        bound, bases = self._bindings(args)
-        self._pack(backend.ring_host, offset, args, bases)
+        last = self.last_binding
+        if last is not None and last[0] == args.buffers and backend.bind_groups.get(last[1]) is last[2]:
+            bound, bind_group = args.buffers, last[2]      # the previous launch's buffers: its bind group
+            self._pack(backend.ring_host, offset, args)
+        else:
+            bound, bases = self._bindings(args)
+            self._pack(backend.ring_host, offset, args, bases)
+            if self.has_prints:
+                bound = (*bound, backend.print_target())
+            key = (self.params_size, self.windows, *bound)
+            bind_group = backend.bind_groups.get(key)
+            if bind_group is None:
+                bind_group = backend.bind_group(key)
+            if not (self.plan.packed or self.has_prints):      # bound is the buffers themselves: reusable
+                self.last_binding = (list(args.buffers), key, bind_group)
         backend.ring_used = offset + self.stride
-        if self.has_prints:
-            bound = (*bound, backend.print_target())
-        key = (self.params_size, self.windows, *bound)
-        bind_group = backend.bind_groups.get(key)
-        if bind_group is None:
-            bind_group = backend.bind_group(key)
         compute_pass = backend.compute_pass or backend.begin_pass()
         encoder = backend.launch_encoder
         encoder.set_bind_group(compute_pass, bind_group, offset)
