@@ -7,6 +7,7 @@ Python path is a few list operations. Compilation itself lives in frontend/, pas
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -114,7 +115,7 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
     elif reverse and needs_watch(offloaded, program.options.ad_stack_size):
         compiled = WatchedReverseKernel(program, offloaded)
     else:
-        compiled = program.backend.compile(offloaded)
+        compiled = program.backend.compile(_wide_access(program, offloaded, reverse, forward_mode))
     program.stats.kernel_compiles += 1
     entry = _binding_plan(program, kernel, spec, kernel_ir, offloaded, compiled)
     entry.uses_random = any(isinstance(s, ir.RandomValue) for task in offloaded.tasks for s in walk(task.body))
@@ -128,6 +129,16 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
             if plan.dynamic:
                 entry.capacity_plan = plan
     return entry
+
+
+def _wide_access(program: Program, offloaded: Any, reverse: bool, forward_mode: bool) -> Any:
+    """What the backend compiles: `offloaded` with its element-wise range tasks reading and writing several
+    elements at a time (passes/vectorize.py), where the backend lowers wide accesses and WK_VECTORIZE is not 0."""
+    from wgkern.passes import pipeline
+    if not program.backend.wide_memory_access or os.environ.get(pipeline.WIDE_ACCESS_ENV, "1") == "0":
+        return offloaded
+    done = len(pipeline.REVERSE if reverse else pipeline.FORWARD_MODE if forward_mode else pipeline.FORWARD)
+    return pipeline.run_pipeline(pipeline.WIDE_ACCESS, offloaded, after=done)
 
 
 def _refuse_sparse_matrix_builders(kernel: Any, spec: Specialisation) -> None:

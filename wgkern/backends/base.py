@@ -90,6 +90,8 @@ class Backend:
         return dtype.np_dtype
 
     adopts_host_memory = False       # adopt() works: kernels run on host memory (the CPU backend)
+    # compiles VectorLoad/VectorLane/VectorStore: runtime/launch.py runs passes/vectorize.py for it
+    wide_memory_access = False
 
     def missing_features(self, dtype: DataType) -> tuple[str, ...]:
         """Device features `dtype` needs that this device lacks (none: the dtype works here)."""

@@ -211,6 +211,27 @@ class Interpreter:
         if index is not None:
             array[index] = self._val(s.value)
 
+    def _wide(self, s: ir.VectorLoad | ir.VectorStore, width: int) -> tuple[np.ndarray, int]:
+        """The container's elements and the first of a wide access, which the pass emits only in range and
+        aligned (an internal error here, where a backend would read or write the wrong memory)."""
+        flat = self.arrays[self.slot_index[id(s.container)]].reshape(-1)
+        start = int(self._val(s.index))
+        if start % width or not 0 <= start <= flat.size - width:
+            raise InternalCompilerError(f"{type(s).__name__} of {width} elements at {start} of "
+                                        f"{s.container.name} ({flat.size} elements)", s.loc)
+        return flat, start
+
+    def exec_VectorLoad(self, s: ir.VectorLoad) -> None:
+        flat, start = self._wide(s, s.width)
+        self.values[id(s)] = flat[start:start + s.width].copy()
+
+    def exec_VectorLane(self, s: ir.VectorLane) -> Any:
+        return self.values[id(s.vector)][s.lane]
+
+    def exec_VectorStore(self, s: ir.VectorStore) -> None:
+        flat, start = self._wide(s, len(s.values))
+        flat[start:start + len(s.values)] = [self._val(v) for v in s.values]
+
     def exec_AtomicOp(self, s: ir.AtomicOp) -> Any:
         array, index = self._address(s.ptr)
         if index is None:

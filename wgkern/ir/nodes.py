@@ -432,3 +432,38 @@ AD_STMT_CLASSES: tuple[type[Stmt], ...] = (
     AdStackAlloca, AdStackPush, AdStackPop, AdStackLoadTop, AdStackLoadTopAdj, AdStackAccAdjoint,
     AdStackOverflowed,
 )
+
+
+# ---- wide memory access (passes/vectorize.py creates them; docs/internals.md "Vectorised memory access") -------
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class VectorLoad(Stmt):
+    """Elements `index .. index + width - 1` of the 1-d `container`, read at once (`dtype` is the element
+    dtype; VectorLane reads one of them). The pass emits it only where those elements are in range and
+    `index` is a multiple of `width` (storage is aligned to `width` elements)."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("index",)
+    container: ContainerSlot
+    index: Stmt
+    width: int = 4
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class VectorLane(Stmt):
+    """Element number `lane` of a VectorLoad."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("vector",)
+    vector: VectorLoad
+    lane: int
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class VectorStore(Stmt):
+    """Writes `values` (of the container's dtype) to elements `index .. index + len(values) - 1` of the 1-d
+    `container` at once; the same in-range and alignment guarantees as VectorLoad."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("index",)
+    OPERAND_LISTS: ClassVar[tuple[str, ...]] = ("values",)
+    container: ContainerSlot
+    index: Stmt
+    values: list[Stmt] = field(default_factory=list)
+
+
+VECTOR_STMT_CLASSES: tuple[type[Stmt], ...] = (VectorLoad, VectorLane, VectorStore)

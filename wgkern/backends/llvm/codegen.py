@@ -26,6 +26,7 @@ from .lowering import Lowerings
 from .ops import BINARY, UNARY, Inst, Intrinsic, Lowering, Math, OpSpelling
 from .target import Target
 from .types import const_literal, llvm_type, memory_type, type_suffix, zero_literal
+from .wide_access import WideAccessLowering
 
 # A range task's chunk covers at least this much estimated work (statements x iterations), so cheap bodies
 # get big chunks and launches below two chunks run inline on the calling thread.
@@ -114,7 +115,7 @@ class ModuleEmitter:
         return "\n".join(parts)
 
 
-class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, BoundsLowering):
+class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, BoundsLowering, WideAccessLowering):
     """Emits the instructions of one LLVM function from IR blocks. Values map statement -> operand text.
     `worker` is the i32 slice index of the running thread (adstack slices), `task_index` the task's number."""
 

@@ -257,6 +257,7 @@ class CudaBackend(Backend):
     accesses (wk.init(debug=True))."""
 
     name = "cuda"
+    wide_memory_access = True
     supports_adstack = True
     kernel_class = CudaCompiledKernel
 

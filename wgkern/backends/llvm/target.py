@@ -28,6 +28,9 @@ class Target:
     fused_sincos: bool = True
     # adstack elements naturally aligned in the heap (slot-major layouts with aligned bases); else byte-aligned
     aligned_stacks: bool = False
+    # alignment (bytes) of a wide access (VectorLoad/VectorStore, wide_access.py): containers passed from host
+    # memory may start at any element, device allocations start on 256-byte boundaries (GpuTarget)
+    wide_access_align: int = 4
 
     def math_symbol(self, name: str, bits: int) -> str | None:
         """libm spelling: sinf for f32, sin for f64 (f16 is computed in f32 by codegen); None where the target
@@ -68,6 +71,7 @@ class GpuTarget(Target):
     private_address_space: str = ""
     shared_memory: tuple[str, int] = ("CUDA", 48 * 1024)   # (whose limit, bytes of static shared memory a block has)
     container_address_space: str = ""       # where container bases point (codegen.container_base), if not generic
+    wide_access_align: int = 16             # every container is a whole device allocation
 
     def thread_registers(self) -> tuple[list[str], list[str]]:
         """(entry instructions defining i32 %tid, %ctaid, %ntid, %nctaid, their declarations)."""

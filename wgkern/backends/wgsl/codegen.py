@@ -30,6 +30,7 @@ from wgkern.backends.wgsl.adstack import AdStackLowering, metadata_rows
 from wgkern.backends.wgsl.simt import SimtLowering, barrier_only_simt
 from wgkern.backends.wgsl.bounds import BoundsLowering
 from wgkern.backends.wgsl.split import SplitLowering
+from wgkern.backends.wgsl.wide_access import WideAccessLowering, wide_slot_indices
 from wgkern.passes.index_ranges import in_range_ptrs
 from wgkern.backends.wgsl.printing import (LOOP_LIMIT_WORD, PRINT_NAME, PrintLowering, needs_print_buffer,
                                           record_bounds_site)
@@ -189,6 +190,7 @@ class ContainerDecl:
     base: str | None = None       # packed binding: the arena offset (i32 expression) added to every index
     windows: int = 1              # bindings of a container larger than one (split.py), from `binding` on
     shift: int = 0                # log2 of the elements per window
+    lanes: int = 0                # declared as array<vec4<element>> in this task (wide_access.py), else 0
 
 
 def _element_index(ref: str) -> str:
@@ -243,7 +245,8 @@ def _iterations_under(block: ir.Block, limit: int) -> bool:
     return count(block) is not None
 
 
-class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, SplitLowering, IRVisitor):
+class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, SplitLowering, WideAccessLowering,
+                  IRVisitor):
     """Lowers the tasks of one OffloadedKernel. `features` are the device's feature names; `adapter` names the
     adapter for error messages. Missing dtype features raise CompileError at the statement's loc."""
 
@@ -301,8 +304,9 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
                 head.append(self.window_declarations(decl))
                 continue
             what = f"arena of {decl.dtype.name} containers" if decl.base is not None else decl.dtype.name
+            element = f"vec4<{decl.element}>" if decl.lanes else decl.element
             head.append(f"@group(0) @binding({binding}) var<storage, read_write> {decl.name}: "
-                        f"array<{decl.element}>;  // {what}\n")
+                        f"array<{element}>;  // {what}\n")
         if self.stacks[self.task_index]:
             head.append(self.adstack_declarations(self.plan.bindings + 1))
         if needs_print_buffer([task], self.bounds_sites is not None, LOOP_LIMIT in self.features):
@@ -343,6 +347,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         # packed: typed over the whole kernel (tasks share each arena binding); else per task
         self.atomic_ops = self.kernel_atomics if self.kernel_atomics is not None else \
             collect_atomics(self.kernel, [task])
+        self.wide_bindings = {self.plan.slot_binding[k] for k in wide_slot_indices(task, self.slot_index)}
 
     # ---- emission helpers -----------------------------------------------------------------------------------
     def emit(self, line: str) -> None:
@@ -472,6 +477,8 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
             decl.windows = self.plan.windows_of(k)
             if decl.windows > 1:
                 decl.shift = (self.plan.window_bytes // self.plan.slot_element_bytes[k]).bit_length() - 1
+            else:
+                decl.lanes = self.wide_element(binding, element, decl.atomic, bits)
             self.decls[k] = decl
         return decl
 
@@ -845,7 +852,7 @@ class WgslCodegen(AdStackLowering, PrintLowering, SimtLowering, BoundsLowering, 
         elif stmt not in self.in_range:
             offset_expr = f"select(0i, {offset_expr}, {self.range_guard(stmt)})"     # bounds.py
         offset = self.let(stmt, offset_expr)
-        self.names[stmt] = f"{decl.name}[{decl.base} + {offset}]" if decl.base else f"{decl.name}[{offset}]"
+        self.names[stmt] = self.element_ref(decl, f"{decl.base} + {offset}" if decl.base else offset)
         if decl.windows > 1:
             self.split_offset(stmt, decl, offset)
 

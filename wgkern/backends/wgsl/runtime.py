@@ -81,8 +81,14 @@ NVIDIA_VENDOR_ID = 0x10DE
 _U32 = 0xFFFFFFFF
 
 
+def _whole_vectors(nbytes: int) -> int:
+    """Bytes allocated and bound for `nbytes`: whole vec4s, so wide_access.py's vector view of a binding holds
+    the container's last, partial vector."""
+    return max(16, -(-int(nbytes) // 16) * 16)
+
+
 class WgslBuffer:
-    """A container's storage: `capacity` bytes (`nbytes` rounded up to 4) at `offset` in the wgpu `buffer`.
+    """A container's storage: `capacity` bytes (`nbytes` rounded up to 16) at `offset` in the wgpu `buffer`.
     A container starts in its own buffer (offset 0); packed binding may move it into an `arena` (arena.py), and
     then `buffer`/`offset` change but the handle stays the same object. Hashes by identity: bind groups are
     cached by the tuple of buffers they bind."""
@@ -391,6 +397,7 @@ def _param_value(value: Any, dtype: DataType) -> Any:
 class WgslBackend(Backend):
     """One wgpu device (shared process-wide, adapters.py). `adapter`: a wgpu adapter, else `kind` picks one."""
     name = "wgsl"
+    wide_memory_access = True
     supports_adstack = True
 
     def shared_memory_bytes(self) -> int | None:
@@ -685,15 +692,17 @@ class WgslBackend(Backend):
     # ---- storage ---------------------------------------------------------------------------------------------
     def check_capacity(self, nbytes: int) -> None:
         """A buffer past max_buffer_size can never be made (the budget is checked as it is taken); one past
-        max_storage_buffer_binding_size is bound as windows (split.py)."""
-        if nbytes > self.max_buffer:
-            raise OutOfMemoryError(f"a container of {nbytes} bytes exceeds this device's max_buffer_size of "
-                                   f"{self.max_buffer} bytes ({self.adapter.summary})")
+        max_storage_buffer_binding_size is bound as windows (split.py). Buffers are whole vec4s (allocate), so
+        that is the size compared."""
+        if _whole_vectors(nbytes) > self.max_buffer:
+            rounded = f" ({_whole_vectors(nbytes)} in whole 16-byte units)" if nbytes % 16 else ""
+            raise OutOfMemoryError(f"a container of {nbytes} bytes{rounded} exceeds this device's max_buffer_size "
+                                   f"of {self.max_buffer} bytes ({self.adapter.summary})")
 
     @_serialized
     def allocate(self, nbytes: int) -> WgslBuffer:
-        size = max(4, -(-int(nbytes) // 4) * 4)
-        self.check_capacity(size)
+        self.check_capacity(nbytes)
+        size = _whole_vectors(nbytes)
         self.budget.take(size)
         try:
             buffer = self.device.create_buffer(size=size, usage=self.usage)
