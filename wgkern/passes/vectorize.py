@@ -28,7 +28,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.clone import clone_block, clone_stmt
 from wgkern.ir.ops import BinaryOpKind
 from wgkern.ir.visitor import walk
-from wgkern.lang import types as T
+from wgkern import dtypes as T
 
 NAME = "vectorize"
 WIDTH = 4                        # elements per wide access (16 bytes of 32-bit elements)
