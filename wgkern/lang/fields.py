@@ -157,7 +157,7 @@ class Container:
         self.shape: tuple[int, ...] = _normalise_shape(shape)
         self.element_type: VectorType | None = element_type
         self.element_shape: tuple[int, ...] = element_type.element_shape if element_type is not None else ()
-        self.grad: Container | None = None
+        self._grad: Container | None = None
         self.dual: Container | None = None
         if not name:
             Container._names += 1
@@ -203,9 +203,21 @@ class Container:
         program.containers.add(self)
         program.unmaterialized = True       # materialised before the next launch or host access (materialization.py)
         if needs_grad:
-            self.grad = type(self)(dtype, self.shape, element_type, f"{name}.grad")
+            self._grad = type(self)(dtype, self.shape, element_type, f"{name}.grad")
         if needs_dual:
             self.dual = type(self)(dtype, self.shape, element_type, f"{name}.dual")
+
+    grad_rebinds = 0     # counts `.grad` assignments after construction (runtime/launch_plan.py checks it)
+
+    @property
+    def grad(self) -> "Container | None":
+        """The adjoint container, or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Container | None") -> None:
+        self._grad = value
+        Container.grad_rebinds += 1
 
     # ---- lifetime ---------------------------------------------------------------------------------------
 
