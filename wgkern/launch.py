@@ -22,6 +22,7 @@ from wgkern.lang.fields import Container, Ndarray
 from wgkern.passes.analysis import written_slots
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
+from wgkern import launch_plan
 from wgkern.runtime import grad_guard
 from wgkern.passes.autodiff.unit_guard import UNIT_STATE_KIND
 from wgkern.runtime.adstack_regrow import WatchedReverseKernel, needs_watch
@@ -310,6 +311,11 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
                                      lambda: launch_kernel(kernel, args, kwargs, reverse), program.sync)
     if program.unmaterialized:                 # new containers or @wk.layout functions (materialization.py)
         materialize_if_needed(program)
+    plain = not reverse and program.tape is None and program.fwd_mode is None
+    if plain and program.launch_plans:         # the same argument objects as a launch before (launch_plan.py)
+        result = launch_plan.launch(kernel, args, kwargs, program)
+        if result is not launch_plan.MISS:
+            return result
     spec = specialise(kernel, args, kwargs, program)
     if reverse:
         forward = program.kernel_cache.get((kernel, spec.key, False)) \
@@ -380,6 +386,8 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
     for arg_index, is_grad in entry.written_args:
         container = values[arg_index]
         (container.grad if is_grad else container).generation += 1
+    if plain:
+        launch_plan.remember(kernel, args, kwargs, program, spec, entry, buffers, shapes)
     for index, user_array, device_copy in staged:
         if (index, False) in entry.written_args:
             np.copyto(user_array, device_copy.to_numpy())

@@ -1,4 +1,4 @@
-"""Wide memory access end to end on every arch (passes/vectorize.py run by runtime/launch.py for the backends
+"""Wide memory access end to end on every arch (passes/vectorize.py run by launch.py for the backends
 with `wide_memory_access`, lowered by backends/wgsl/wide_access.py and backends/llvm/wide_access.py for CUDA):
 element-wise kernels over fields and ndarrays of every length around the vector width, the kernels the pass must
 leave scalar, and the generated code showing the vector accesses. The CPU compiles these kernels scalar (LLVM

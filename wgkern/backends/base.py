@@ -19,13 +19,15 @@ class LaunchArgs:
     scalars[i]: Python value of scalar argument i (None for non-scalar args).
     buffers[k]: the backend buffer holding container slot k.  shapes[k]: that slot's full shape
     (vector/matrix element axes included). launch_id: increases by one per launch (random streams).
-    seed: wk.init(random_seed=...)."""
+    seed: wk.init(random_seed=...). bound_cache: set by a launch plan (launch_plan.py) whose launches all
+    pass the same buffers and shapes; a backend may keep what it derives from them in this dict."""
     scalars: list[Any]
     buffers: list[Any]
     shapes: list[tuple[int, ...]]
     launch_id: int = 0
     seed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    bound_cache: dict[Any, Any] | None = None
 
 
 class CompiledKernel:
@@ -90,7 +92,7 @@ class Backend:
         return dtype.np_dtype
 
     adopts_host_memory = False       # adopt() works: kernels run on host memory (the CPU backend)
-    # compiles VectorLoad/VectorLane/VectorStore: runtime/launch.py runs passes/vectorize.py for it
+    # compiles VectorLoad/VectorLane/VectorStore: launch.py runs passes/vectorize.py for it
     wide_memory_access = False
 
     def missing_features(self, dtype: DataType) -> tuple[str, ...]:

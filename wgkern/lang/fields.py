@@ -158,7 +158,7 @@ class Container(HostAccess):
         self.shape: tuple[int, ...] = _normalise_shape(shape)
         self.element_type: VectorType | None = element_type
         self.element_shape: tuple[int, ...] = element_type.element_shape if element_type is not None else ()
-        self.grad: Container | None = None
+        self._grad: Container | None = None
         self.dual: Container | None = None
         if not name:
             Container._names += 1
@@ -204,9 +204,21 @@ class Container(HostAccess):
         program.containers.add(self)
         program.unmaterialized = True       # materialised before the next launch or host access (materialization.py)
         if needs_grad:
-            self.grad = type(self)(dtype, self.shape, element_type, f"{name}.grad")
+            self._grad = type(self)(dtype, self.shape, element_type, f"{name}.grad")
         if needs_dual:
             self.dual = type(self)(dtype, self.shape, element_type, f"{name}.dual")
+
+    grad_rebinds = 0     # counts `.grad` assignments after construction (launch_plan.py checks it)
+
+    @property
+    def grad(self) -> "Container | None":
+        """The adjoint container, or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Container | None") -> None:
+        self._grad = value
+        Container.grad_rebinds += 1
 
     # ---- lifetime ---------------------------------------------------------------------------------------
 

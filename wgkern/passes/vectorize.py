@@ -3,7 +3,7 @@ indices with one VectorLoad/VectorStore per container, and a scalar tail where a
 
 Owns the legality test and the rewrite; the backends lower VectorLoad/VectorLane/VectorStore (WGSL: a
 `vec4` view of the binding; LLVM: `<4 x T>` loads and stores). It runs on the offloaded kernel a backend
-compiles (runtime/launch.py), after the pipeline, and copies every task it changes, so the offloaded IR the
+compiles (launch.py), after the pipeline, and copies every task it changes, so the offloaded IR the
 reverse and forward-mode pipelines start from stays scalar.
 
 A range task is rewritten when its loop runs forward from a constant non-negative multiple of WIDTH, carries

@@ -77,6 +77,8 @@ class Program:
             pass
         # (kernel, specialisation key, reverse) -> launch.CompiledEntry; arch is fixed per Program.
         self.kernel_cache: dict[tuple[Any, Any, bool], Any] = {}
+        # kernel -> call form -> argument identities -> launch_plan.LaunchPlan (launch_plan.py)
+        self.launch_plans: dict[Any, dict[Any, Any]] = {}
         self.containers: weakref.WeakSet[Any] = weakref.WeakSet()
         self.launch_counter = 0
         self.pending_work = False     # a launch happened since the last backend.sync()
@@ -132,6 +134,7 @@ class Program:
         for container in list(self.containers):
             container._release(backend_alive=False)
         self.kernel_cache.clear()
+        self.launch_plans.clear()
         self.staging.clear()
         self.bound_records.clear()
         try:

@@ -10,48 +10,23 @@ available. A first run compiles every Genesis kernel on both toolkits (minutes e
 toolkits' kernel caches."""
 from __future__ import annotations
 
-import importlib.util
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-SCENE = Path(__file__).with_name("falling_box.py")
-REPOSITORY = Path(__file__).resolve().parents[3]
-TIMEOUT_S = 3600
+from tests.clients.genesis.runs import ON_QUADRANTS, ON_WGKERN, missing, run_scene
 
-
-def _missing() -> str | None:
-    for module, package in (("genesis", "genesis-world"), ("quadrants", "quadrants"), ("torch", "torch")):
-        if importlib.util.find_spec(module) is None:
-            return f"{package} is not installed (pip install genesis-world==1.4.5 quadrants==1.3.3 torch)"
-    if importlib.util.find_spec("wgkern.compat") is None:
-        return "`python -m wgkern run --as quadrants` (wgkern.compat) is not available in this wgkern"
-    return None
-
-
-pytestmark = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
-
-
-def _run(command: list[str], out: Path) -> np.ndarray:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPOSITORY),
-                                                                    os.environ.get("PYTHONPATH")])))
-    done = subprocess.run(command + [str(SCENE), str(out)], env=env, capture_output=True, text=True,
-                          timeout=TIMEOUT_S)
-    assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
-    return np.load(out)
+pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
 
 
 @pytest.fixture(scope="module")
 def quadrants_trajectory(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
-    return _run([sys.executable], tmp_path_factory.mktemp("quadrants") / "trajectory.npy")
+    return run_scene(ON_QUADRANTS, "falling_box.py", tmp_path_factory.mktemp("quadrants") / "trajectory.npy")
 
 
 def test_falling_box_matches_quadrants_on_cpu(quadrants_trajectory: np.ndarray, tmp_path: Path):
-    ours = _run([sys.executable, "-m", "wgkern", "run", "--as", "quadrants"], tmp_path / "trajectory.npy")
+    ours = run_scene(ON_WGKERN, "falling_box.py", tmp_path / "trajectory.npy")
     assert ours.shape == quadrants_trajectory.shape == (100, 3)
     # The box falls 0.9 m and rests on the plane: both toolkits run the same f32 solver, so the positions differ
     # by rounding, which the contact solve's iterations amplify; the bound is the issue's acceptance criterion

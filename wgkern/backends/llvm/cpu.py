@@ -143,12 +143,22 @@ class CpuCompiledKernel(CompiledKernel):
         if self.has_stacks:
             with self.backend.adstack_lock:
                 self.prepare_adstacks(args.extra.get("adstack_capacities"))
-                self.entry(self.layout.pack(args))
+                self.entry(self.pack(args))
                 self.check_overflow(args.extra.get("adstack_capacities"))
         else:
-            self.entry(self.layout.pack(args))
+            self.entry(self.pack(args))
         if self.error_word is not None and self.error_word.any():
             self.raise_bounds_error(args)
+
+    def pack(self, args: LaunchArgs) -> bytes:
+        """The argument block; with fixed bindings (`args.bound_cache`) the container part is packed once."""
+        cache = args.bound_cache
+        if cache is None:
+            return self.layout.pack(args)
+        middle = cache.get(self)
+        if middle is None:
+            middle = cache[self] = self.layout.pack_containers(args)
+        return self.layout.pack_around(args, middle)
 
     def prepare_adstacks(self, capacities: list[list[int]] | None) -> None:
         backend = self.backend

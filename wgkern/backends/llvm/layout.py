@@ -4,7 +4,9 @@ Layout (little-endian, every field at a fixed offset): u32 seed @0, u32 launch_i
 error-word and scratch addresses @8 and @16), then per container
 slot an 8-byte base address followed, for slots without a static shape, by its ndim i32 extents (padded
 to 8 bytes), then one 8-byte slot per scalar argument holding the value in its dtype (u1 as one byte).
-`ArgLayout.pack(args)` builds the block with one precompiled struct.Struct call."""
+`ArgLayout.pack(args)` builds the block with one precompiled struct.Struct call; a launch whose buffers and
+shapes are fixed (a launch plan's) packs the container part once (`pack_containers`) and then only the header
+and scalars around it (`pack_around`)."""
 from __future__ import annotations
 
 import struct
@@ -49,6 +51,8 @@ class ArgLayout:
     scalar: dict[int, int]                 # arg index -> offset
     pack: Callable[[Any], bytes]
     adstack_context: int | None = None     # offset of the adstack context pointer (kernels with adstacks)
+    pack_containers: Callable[[Any], bytes] | None = None     # the container part of the block alone
+    pack_around: Callable[[Any, bytes], bytes] | None = None  # header + given container part + scalars
 
 
 def build_layout(kernel: OffloadedKernel, debug_addresses: tuple[int, int] | None = None,
@@ -69,6 +73,7 @@ def build_layout(kernel: OffloadedKernel, debug_addresses: tuple[int, int] | Non
         fmt.append("Q")
         exprs.append(str(adstack_context_address))
         offset += 8
+    head = len(fmt)
     container_address: list[int] = []
     container_shape: list[int | None] = []
     for k, slot in enumerate(kernel.containers):
@@ -85,6 +90,7 @@ def build_layout(kernel: OffloadedKernel, debug_addresses: tuple[int, int] | Non
         padded = (4 * slot.ndim + 7) // 8 * 8
         fmt.append("x" * (padded - 4 * slot.ndim))
         offset += padded
+    middle = len(fmt)
     scalar: dict[int, int] = {}
     for index, spec in enumerate(kernel.args):
         if spec.kind != "scalar":
@@ -104,4 +110,17 @@ def build_layout(kernel: OffloadedKernel, debug_addresses: tuple[int, int] | Non
               f"    return _pack({', '.join(exprs)})\n")
     namespace: dict[str, Any] = {"_pack": packer.pack, "_address": buffer_address}
     exec(compile(source, f"<wgkern arg packer {kernel.name}>", "exec"), namespace)  # noqa: S102 - generated
-    return ArgLayout(offset, container_address, container_shape, scalar, namespace["pack"], adstack_context)
+    # The same fields in three runs: the header's expressions, then the containers', then the scalars'.
+    head_exprs = len(debug_addresses or ()) + (adstack_context is not None) + 2
+    container_exprs = len(exprs) - head_exprs - (len(fmt) - middle)
+    parts = {"_head": struct.Struct("".join(fmt[:head])).pack,
+             "_containers": struct.Struct("<" + "".join(fmt[head:middle])).pack,
+             "_scalars": struct.Struct("<" + "".join(fmt[middle:])).pack, "_address": buffer_address}
+    split = ("def pack_containers(a):\n    b = a.buffers\n    s = a.shapes\n"
+             f"    return _containers({', '.join(exprs[head_exprs:head_exprs + container_exprs])})\n"
+             "def pack_around(a, middle):\n    c = a.scalars\n"
+             f"    return _head({', '.join(exprs[:head_exprs])}) + middle + "
+             f"_scalars({', '.join(exprs[head_exprs + container_exprs:])})\n")
+    exec(compile(split, f"<wgkern arg packer {kernel.name} (parts)>", "exec"), parts)  # noqa: S102 - generated
+    return ArgLayout(offset, container_address, container_shape, scalar, namespace["pack"], adstack_context,
+                     parts["pack_containers"], parts["pack_around"])

@@ -1,0 +1,225 @@
+"""Launch plans: a kernel called again with the same argument objects reuses what its last such launch worked out.
+
+Programs such as Genesis launch kernels whose arguments are the same frozen dataclass values (hundreds of ndarray
+members in all) and configuration objects at every step, with only a few scalars changing. Checking them
+(arguments.specialise), flattening them into buffer and shape lists and packing those (the backend) costs far more
+than the launch itself. So after a forward launch, launch.py hands its outcome to `remember`, which keeps
+a LaunchPlan under the kernel, the call's form (positional count, keyword names) and the identity of every
+argument that is not a scalar parameter's: the compiled entry, the full buffer and shape lists, the containers the
+kernel writes and those its loop bounds read.
+
+A plan is used only while nothing it depends on can have changed, and `launch` re-reads only what can:
+- each scalar argument's value (checked and converted as specialise does);
+- the attribute bindings of the template objects passed (their identities, and for @data_oriented-style holders
+  the holdings signature of arguments.py), and the members of dataclass values that are compared by template key;
+- whether any container's `.grad` was rebound since (Container.grad_rebinds);
+- the argument objects themselves: a plan is dropped when one of them is collected (a weak-reference callback), so
+  an id in a key always names the object the plan was built from. Plain immutable values (numbers, strings, None)
+  are held instead.
+Anything else falls back to the full launch path, which builds a new plan. Plans live on the Program, so wk.reset()
+drops them. Launches under a Tape, in forward mode, under Tape validation, with numpy or torch arguments (copied or
+wrapped per call), with vector/struct values or with dynamically sized adstacks never get a plan."""
+from __future__ import annotations
+
+import enum
+import operator
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from wgkern.backends.base import LaunchArgs
+from wgkern.lang.fields import Container
+from wgkern.lang.argument_cache import DATACLASS_ARGUMENTS, HashedTuple
+from wgkern.lang.arguments import (DATACLASS, NDARRAY, OBJECT, SCALAR, TEMPLATE, _holdings, _scalar_value,
+                                      template_key)
+
+MISS = object()                  # `launch`: no usable plan; take the full path
+MAX_PLANS_PER_FORM = 64          # a kernel called with ever new argument objects does not grow the table forever
+_HELD = (int, float, bool, str, bytes, complex, type(None), enum.Enum)   # held, not weakly referenced
+_GENERATION = operator.attrgetter("generation")
+_PLANNED_KINDS = frozenset((SCALAR, NDARRAY, TEMPLATE, DATACLASS, OBJECT))
+
+
+@dataclass(slots=True)
+class _CallForm:
+    """One way of calling a kernel (positional count, keyword names): which call positions are scalar
+    parameters (value re-read at each launch) and which identify the plan (all the others)."""
+    pick: Callable[[tuple[Any, ...]], Any]     # call values -> the identifying ones
+    scalars: list[tuple[int, int, Any]]        # (call position, parameter index, ParamRule)
+    plans: dict[tuple[int, ...], "LaunchPlan"]
+
+
+@dataclass(slots=True, eq=False)
+class LaunchPlan:
+    entry: Any                       # launch.CompiledEntry
+    record_key: Any                  # (kernel, Specialisation key), its hash kept: bound records, random ids
+    held: list[Any]                  # weak references to (or the values of) the identifying arguments
+    scalar_count: int                # len(LaunchArgs.scalars)
+    buffers: list[Any]
+    shapes: list[Any]
+    # The containers whose generation each launch bumps (written) and records (bound: deciding trip counts): held
+    # where they are dataclass members or fields, named by (call position, use its .grad) where they are
+    # arguments (a plan must not keep its arguments alive).
+    written: list[Container]
+    written_at: list[tuple[int, bool]]
+    bound: list[Container]
+    bound_at: list[tuple[int, bool]]
+    objects: list[tuple[int, tuple[Any, ...], tuple[int, ...], Any]]   # (position, names, ids, holdings signature)
+    keyed: list[Any]                 # argument_cache._Keyed members of dataclass values, compared by key
+    grad_rebinds: int
+    bound_cache: dict[Any, Any]
+
+
+def _form_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return (len(args), tuple(kwargs)) if kwargs else len(args)
+
+
+def launch(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program: Any) -> Any:
+    """Launch through a plan and return the kernel's result, or MISS."""
+    forms = program.launch_plans.get(kernel)
+    if forms is None:
+        return MISS
+    form = forms.get(_form_key(args, kwargs))
+    if form is None:
+        return MISS
+    call = args + tuple(kwargs.values()) if kwargs else args
+    plan = form.plans.get(tuple(map(id, form.pick(call))))
+    if plan is None or not _still_valid(plan, call):
+        return MISS
+    entry = plan.entry
+    scalars: list[Any] = [None] * plan.scalar_count
+    for position, index, rule in form.scalars:
+        value = call[position]
+        dtype = rule.dtype
+        scalars[index] = value if type(value) is float and dtype.kind == "f" else \
+            _scalar_value(kernel, rule, dtype, value)
+    program.launch_counter += 1
+    launch_id = program.launch_counter
+    if entry.uses_random:
+        program.random_launch_ids[plan.record_key] = launch_id
+    program.stats.cache_hits += 1
+    kernel.last_compiled = entry
+    arguments = LaunchArgs(scalars, plan.buffers, plan.shapes, launch_id, program.options.random_seed)
+    arguments.bound_cache = plan.bound_cache
+    if entry.launch_extra is not None:
+        arguments.extra = entry.launch_extra
+    entry.compiled.launch(arguments)
+    program.pending_work = True
+    program.stats.launches += 1
+    for container in plan.written:
+        container.generation += 1
+    for position, is_grad in plan.written_at:
+        container = call[position]
+        (container.grad if is_grad else container).generation += 1
+    if plan.bound or plan.bound_at:
+        bound = plan.bound
+        if plan.bound_at:
+            bound = bound + [c for c in (call[p].grad if g else call[p] for p, g in plan.bound_at) if c is not None]
+        program.bound_records[plan.record_key] = list(zip(bound, map(_GENERATION, bound)))
+    if entry.returns:
+        from wgkern.launch import _read_return
+        return _read_return(program, entry)
+    return None
+
+
+def _still_valid(plan: LaunchPlan, call: tuple[Any, ...]) -> bool:
+    if plan.grad_rebinds != Container.grad_rebinds:
+        return False
+    for position, names, ids, signature in plan.objects:
+        value = call[position]
+        attributes = value.__dict__
+        if tuple(map(id, attributes.values())) != ids or tuple(attributes) != names:
+            return False
+        if signature is not None and _holdings(value, ())[1] != signature:
+            return False
+    for keyed in plan.keyed:
+        key = template_key(keyed.item)
+        if key is not keyed.key and key != keyed.key:
+            return False
+    return True
+
+
+def remember(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program: Any, spec: Any, entry: Any,
+             buffers: list[Any], shapes: list[Any]) -> None:
+    """After a full forward launch (no tape, forward mode or validation): keep a plan for the same call, if the
+    call is one a plan can stand for (see the module docstring)."""
+    rules = spec.rules
+    if entry.numpy_args or entry.capacity_plan is not None or len(args) + len(kwargs) != len(rules):
+        return
+    names = [rule.name for rule in rules]
+    order = list(range(len(args))) + [names.index(name) if name in names else -1 for name in kwargs]
+    if -1 in order[len(args):] or len(set(order)) != len(order):
+        return
+    call = args + tuple(kwargs.values()) if kwargs else args
+    values = spec.values
+    scalars: list[tuple[int, int, Any]] = []
+    identifying: list[int] = []
+    objects: list[tuple[int, tuple[Any, ...], tuple[int, ...], Any]] = []
+    keyed: list[Any] = []
+    for position, index in enumerate(order):
+        rule, (kind, part), value = rules[index], spec.parts[index], call[position]
+        if kind not in _PLANNED_KINDS:
+            return
+        if rule.kind == SCALAR:
+            scalars.append((position, index, rule))
+            continue
+        if kind == SCALAR or (kind == NDARRAY and values[index] is not value):
+            return            # an unannotated number (a new object per call), a torch tensor (wrapped per call)
+        identifying.append(position)
+        if kind == DATACLASS:
+            cached = DATACLASS_ARGUMENTS.entries.get((id(spec.rules[index]), id(value)))
+            if cached is None or not cached.found.frozen or cached.part is not part:
+                return        # checked afresh at every launch (a numpy member, a mutable dataclass)
+            keyed.extend(cached.found.keyed)
+        elif kind in (TEMPLATE, OBJECT) and not isinstance(value, (Container,) + _HELD):
+            attributes = getattr(value, "__dict__", None)
+            if not isinstance(attributes, dict) or type(value).__module__.startswith("wgkern."):
+                return        # a tuple, a list, an object without attributes of its own: checked every launch
+            signature = _holdings(value, ())[1]
+            objects.append((position, tuple(attributes), tuple(map(id, attributes.values())),
+                            signature if isinstance(signature, tuple) else None))
+    held: list[Any] = []
+    form_key = _form_key(args, kwargs)
+    forms = program.launch_plans.setdefault(kernel, {})
+    form = forms.get(form_key)
+    if form is None:
+        pick = operator.itemgetter(*identifying) if len(identifying) > 1 else \
+            (lambda call, at=identifying[0]: (call[at],)) if identifying else (lambda call: ())
+        form = forms[form_key] = _CallForm(pick, scalars, {})
+    key = tuple(map(id, form.pick(call)))
+    if len(form.plans) >= MAX_PLANS_PER_FORM:
+        form.plans.clear()
+    plans = form.plans
+
+    def forget(_: Any, plans: dict[Any, Any] = plans, key: tuple[int, ...] = key) -> None:
+        plans.pop(key, None)
+
+    for position in identifying:
+        value = call[position]
+        if isinstance(value, _HELD):
+            held.append(value)
+            continue
+        try:
+            held.append(weakref.ref(value, forget))
+        except TypeError:
+            return            # neither held nor weakly referable: its id could name another object later
+    written, written_at = list(entry.written_fields), []
+    for arg_index, is_grad in entry.written_args:
+        if arg_index < len(rules):
+            written_at.append((order.index(arg_index), is_grad))
+        else:                           # a dataclass member
+            container = values[arg_index]
+            written.append(container.grad if is_grad else container)
+    bound, bound_at = [], []
+    for source in entry.bound_sources:
+        if source.slot_kind == "field":
+            bound.append(source.host)
+        elif source.arg_index < len(rules):
+            bound_at.append((order.index(source.arg_index), source.is_grad))
+        else:
+            container = values[source.arg_index]
+            container = container.grad if source.is_grad else container
+            if container is not None:
+                bound.append(container)
+    plans[key] = LaunchPlan(entry, HashedTuple((kernel, spec.key)), held, len(values), buffers, shapes, written,
+                            written_at, bound, bound_at, objects, keyed, Container.grad_rebinds, {})
