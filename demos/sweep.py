@@ -26,6 +26,7 @@ from _overlay import BAND_HEIGHT, format_loss  # noqa: E402
 from wgkern.png import write_png  # noqa: E402
 
 TITLE = "Sweep: aiming under air drag"
+REQUIRES = ("ray",)                  # `demo --all` skips this demo, saying so, where Ray is not installed
 DRAG_MIN, DRAG_MAX = 0.0, 0.06       # per metre: the aim demo flies at 0.02
 DEFAULT_POINTS, DEFAULT_STEPS = 8, 100
 WIDTH, HEIGHT = 960, 360

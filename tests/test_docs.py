@@ -6,6 +6,7 @@ An HTML comment on the line before a block's fence changes how it runs (used spa
 `<!-- docs-test: needs vulkan -->` runs it where a Vulkan adapter exists (its code picks that arch itself)."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -69,6 +70,10 @@ def test_ci_runs_the_readme_test_command():
 
 @pytest.mark.parametrize("program, marks", _cases())
 def test_python_example_runs_as_written(program, marks, tmp_path):
+    for extra in ("ray",):       # an example of an optional extra needs that package (CI installs it)
+        if re.search(rf"^import {extra}\b", program, re.M) and importlib.util.find_spec(extra) is None:
+            from tests.conftest import _IN_CI
+            (pytest.fail if _IN_CI else pytest.skip)(f"the example needs {extra}: pip install 'wgkern[{extra}]'")
     if "needs vulkan" in marks:
         from tests.conftest import _probe
         ok, why = _probe("vulkan")

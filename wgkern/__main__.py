@@ -88,8 +88,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.all:
         if args.out:
             args.demo_parser.error("argument --out: not allowed with --all (each demo writes its own NAME.png)")
-        for path in demos.values():
-            code = int(_load_demo(path).main(arch=args.arch, headless=True, out=None, steps=args.steps) or 0)
+        for name, path in demos.items():
+            module = _load_demo(path)
+            missing = [m for m in getattr(module, "REQUIRES", ()) if importlib.util.find_spec(m) is None]
+            if missing:
+                print(f"{name}: skipped, it needs {', '.join(missing)} (pip install 'wgkern[{missing[0]}]')",
+                      file=sys.stderr)
+                continue
+            code = int(module.main(arch=args.arch, headless=True, out=None, steps=args.steps) or 0)
             if code:
                 return code
         return 0
