@@ -40,7 +40,7 @@ def test_register_reductions_combine_over_each_workgroup_on_gpus(arch, monkeypat
     """WGSL on a GPU: each invocation accumulates in a register, the workgroup combines them in workgroup
     memory and one invocation makes the atomic. lavapipe does not use that path (barriers are slow there),
     so this test takes its CPU-adapter mark away to run it here too."""
-    from wgkern.backends.wgsl.codegen import MASKED_BRANCHES
+    from wgkern.backends.wgsl.shader_common import MASKED_BRANCHES
     from wgkern.runtime import program as program_module
     backend = program_module.get_program().backend
     if arch == wk.vulkan:

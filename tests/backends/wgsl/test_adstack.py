@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wgkern.backends.wgsl.codegen import WORKGROUP_SIZE
+from wgkern.backends.wgsl.shader_common import WORKGROUP_SIZE
 
 from wgkern.errors import AdStackOverflowError
 from wgkern.ir import nodes as ir

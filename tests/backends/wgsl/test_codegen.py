@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import wgkern as wk
-from wgkern.backends.wgsl.codegen import LOOP_LIMIT, WgslCodegen
+from wgkern.backends.wgsl.codegen import WgslCodegen
+from wgkern.backends.wgsl.shader_common import LOOP_LIMIT
 from wgkern.errors import CompileError, InternalCompilerError, SourceLoc
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
@@ -196,7 +197,7 @@ def test_naga_rejection_is_an_internal_error_with_the_wgsl(backend) -> None:
 def test_f32_trig_reduction_follows_how_the_adapter_branches() -> None:
     """f32 sin reduces small arguments in f32 and large ones in f64 behind a branch on a GPU; on a CPU adapter
     (both sides of a branch always run) every argument goes through the f64 reduction, with no branch."""
-    from wgkern.backends.wgsl.codegen import MASKED_BRANCHES
+    from wgkern.backends.wgsl.shader_common import MASKED_BRANCHES
     data = slot("data", T.f32, (4,))
 
     def body(b, i):
@@ -216,7 +217,7 @@ def test_division_is_the_drivers_own_only_where_allowed(arch) -> None:
     """`/` corrects the driver's quotient with its exact residual unless NATIVE_DIVISION: llvmpipe divides
     exactly, and wk.init(fast_math=True) (the default) accepts a driver's ulps of error as Taichi does; with
     fast_math=False a GPU backend gets the correction."""
-    from wgkern.backends.wgsl.codegen import NATIVE_DIVISION
+    from wgkern.backends.wgsl.shader_common import NATIVE_DIVISION
     data = slot("data", T.f32, (4,))
 
     def body(b, i):
@@ -367,7 +368,7 @@ def test_bools_become_integers_through_a_bit_field_extract_on_nvidia(backend, mo
     """OPAQUE_BOOL_INTS (NVIDIA's Vulkan driver, which drops the `or` term of int(p) + 2 * int(q) for
     p = c1 & c2, q = c1 | c2): a bool -> integer cast is spelled as a bit-field extract, and the kernel still
     computes the interpreter's values; other adapters keep the plain select."""
-    from wgkern.backends.wgsl.codegen import OPAQUE_BOOL_INTS
+    from wgkern.backends.wgsl.shader_common import OPAQUE_BOOL_INTS
     if dtype.bits == 64 and "shader-int64" not in backend.features:
         pytest.skip("the adapter has no shader-int64")
     ab = slot("ab", T.i32, (4, 2))
@@ -416,7 +417,7 @@ def test_serial_while_exiting_on_memory_runs_once_on_llvmpipe(arch) -> None:
         count_down()
         assert counter[None] == 0 and hits.to_numpy().tolist() == [start] * 16
     if LOOP_LIMIT in getattr(program_module.current().backend, "features", ()):
-        from wgkern.backends.wgsl.codegen import LLVMPIPE_SERIAL_LANES
+        from wgkern.backends.wgsl.shader_common import LLVMPIPE_SERIAL_LANES
         source = count_down.source(arch)
         assert f"@workgroup_size({LLVMPIPE_SERIAL_LANES})" in source and "if (wk_local_index != 0u) { return; }" in source
 
@@ -425,7 +426,7 @@ def test_long_serial_loops_run_several_iterations_per_trip_on_llvmpipe(arch) -> 
     """A serial loop of 300000 iterations, in a serial task and in Taichi's `for _ in range(1):` idiom: on
     llvmpipe (one loop budget of 65535 iterations per invocation) such loops run LLVMPIPE_UNROLL iterations per
     trip and finish, with every trip count's remainder right; other arches run them as written."""
-    from wgkern.backends.wgsl.codegen import LLVMPIPE_UNROLL
+    from wgkern.backends.wgsl.shader_common import LLVMPIPE_UNROLL
     n = 300_000
     a = wk.field(wk.i32, shape=n)
     total = wk.field(wk.i64, shape=())

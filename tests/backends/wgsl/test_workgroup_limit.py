@@ -10,7 +10,8 @@ import pytest
 
 import wgkern as wk
 from wgkern.backends.wgsl import adapters as wadapters
-from wgkern.backends.wgsl.codegen import MASKED_BRANCHES, default_workgroup_size
+from wgkern.backends.wgsl.codegen import default_workgroup_size
+from wgkern.backends.wgsl.shader_common import MASKED_BRANCHES
 from wgkern.errors import DeviceFeatureError
 from wgkern.runtime import program as program_module
 

@@ -52,7 +52,7 @@ SECTION_FOR: dict[tuple[str, str], str] = {("frexp", "f64"): "frexp_bits"}
 # f32 trigonometry on a device with shader-f64 reduces large arguments in f64: this f32 section replaces
 # reduce_pio2 and needs the f64 reduce_pio2 too.
 WIDE_REDUCTION = ("reduce_pio2", "f32", "reduce_pio2_wide")
-# ... and on an adapter that runs both sides of every branch (codegen.MASKED_BRANCHES), all arguments in f64.
+# ... and on an adapter that runs both sides of every branch (shader_common.MASKED_BRANCHES), all arguments in f64.
 WIDE_REDUCTION_UNBRANCHED = "reduce_pio2_via_f64"
 
 # Per-precision constants substituted into the templates ($EXP_MAX, ...).

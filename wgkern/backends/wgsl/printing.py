@@ -4,7 +4,7 @@ A kernel with `ir.Print` statements binds one more storage buffer, `wk_print` (a
 binding). Word 0 counts the words reserved so far, word 1 the words written, word 2 the first failed bounds
 check or assert site under `wk.init(debug=True)` (which binds the buffer in every kernel; stored as ~site by a
 compare-exchange from 0, so 0 is none and the first failure since the last wait stays), word 3 a loop-limit
-site (lavapipe, codegen.LOOP_LIMIT: kernels with loops bind the buffer there); records follow from word 4: the
+site (lavapipe, shader_common.LOOP_LIMIT: kernels with loops bind the buffer there); records follow from word 4: the
 print's site number, then each value's u32 words (the adstack encoding: 64-bit values in two words, bool as
 0/1, f16 in the low half). A thread reserves its record with one atomicAdd and writes it only if it fits, so
 a full buffer drops records instead of writing past its end; the records that fit are exactly the first
@@ -48,7 +48,7 @@ def recorded_bounds_site(word: int) -> int:
 
 def needs_print_buffer(tasks: list[ir.Task], debug: bool, loop_limit: bool = False) -> bool:
     """Whether shaders for `tasks` bind `wk_print`: they print, debug=True records failed bounds checks, or
-    (`loop_limit`: the driver ends long loops, codegen.LOOP_LIMIT) a task's loops are watched for the limit."""
+    (`loop_limit`: the driver ends long loops, shader_common.LOOP_LIMIT) a task's loops are watched for the limit."""
     return (debug or any(isinstance(stmt, ir.Print) for task in tasks for stmt in walk(task.body))
             or (loop_limit and any(has_loop(task.body) for task in tasks)))
 

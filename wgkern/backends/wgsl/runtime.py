@@ -44,9 +44,9 @@ from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.adstack import collect_stacks
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
 from wgkern.backends.wgsl import split as wsplit
-from wgkern.backends.wgsl.codegen import (LOOP_LIMIT, NATIVE_DIVISION, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES,
-                                         OPAQUE_BOOL_INTS, TaskShader, WgslCodegen,
-                                         default_workgroup_size)
+from wgkern.backends.wgsl.codegen import TaskShader, WgslCodegen, default_workgroup_size
+from wgkern.backends.wgsl.shader_common import (LOOP_LIMIT, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES, NATIVE_DIVISION,
+                                                OPAQUE_BOOL_INTS)
 from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.backends.wgsl.exact import STRICT_FLOATS
 from wgkern.backends.wgsl.shader_module import create_shader_module

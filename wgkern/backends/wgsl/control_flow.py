@@ -1,0 +1,131 @@
+"""WGSL for control flow: blocks, range loops (unrolled for llvmpipe where that pays), while loops with the loop
+limit, break, continue, if, return."""
+from __future__ import annotations
+
+from wgkern.errors import CompileError, InternalCompilerError
+from wgkern.ir import nodes as ir
+from wgkern.passes.analysis import has_loop, leaves_loop_body
+from wgkern.backends.wgsl.shader_common import LLVMPIPE_UNROLL, LOOP_LIMIT_ITERATIONS, _few_invocations, _iterations_under
+
+
+class ControlFlowLowering:
+    """WgslCodegen's rules for control flow."""
+
+    # ---- control flow -------------------------------------------------------------------------------------
+    def _block(self, block: ir.Block) -> None:
+        self.indent += 1
+        self.visit_block(block)
+        self.indent -= 1
+
+    def visit_RangeFor(self, stmt: ir.RangeFor) -> None:
+        begin, end = self.value(stmt.begin), self.value(stmt.end)
+        index = self.fresh("i")
+        self.loop_vars[stmt] = index
+        self.loop_depth += 1
+        if stmt.reversed:      # decrement first: no overflow at either end, `continue` needs no continuing
+            self.emit(f"var {index} = {end};")
+            self.emit("loop {")
+            self.emit(f"  if ({index} <= {begin}) {{ break; }}")
+            self.emit(f"  {index} = {index} - 1i;")
+            self._block(stmt.body)
+            self.emit("}")
+        elif self._unrolls_for_llvmpipe(stmt):
+            self._emit_unrolled_range(stmt, index, begin, end)
+        else:
+            self.emit(f"var {index} = {begin};")
+            self.emit("loop {")
+            self.emit(f"  if ({index} >= {end}) {{ break; }}")
+            self._block(stmt.body)
+            self.emit(f"  continuing {{ {index} = {index} + 1i; }}")
+            self.emit("}")
+        self.loop_depth -= 1
+
+    def _unrolls_for_llvmpipe(self, stmt: ir.RangeFor) -> bool:
+        """LOOP_LIMIT: the loops of a serial task, or of a parallel loop over a few indices (Taichi's serial
+        idiom `for _ in range(1):`), run in one invocation, whose loops llvmpipe ends after 65535 iterations
+        together. An innermost loop of such a task that may run long and that leaves its body only at the end
+        (no break, continue or return of its own) runs LLVMPIPE_UNROLL iterations per trip instead, which
+        multiplies what fits in that budget by as much. Data-parallel tasks keep their loops as they are (their indices share
+        the work, and copies of a body cost lavapipe JIT time)."""
+        return (self.watch_loops and _few_invocations(self.task)
+                and not _iterations_under(ir.Block([stmt]), LOOP_LIMIT_ITERATIONS // 2)
+                and not leaves_loop_body(stmt.body.stmts) and not has_loop(stmt.body))
+
+    def _emit_unrolled_range(self, stmt: ir.RangeFor, index: str, begin: str, end: str) -> None:
+        """`for index in range(begin, end)` with LLVMPIPE_UNROLL copies of the body per trip while that many
+        indices remain (the count is taken unsigned: no overflow near the ends of i32), one copy otherwise."""
+        self.emit(f"var {index} = {begin};")
+        self.emit("loop {")
+        self.indent += 1
+        self.emit(f"if ({index} >= {end}) {{ break; }}")
+        self.emit(f"if (bitcast<u32>({end}) - bitcast<u32>({index}) >= {LLVMPIPE_UNROLL}u) {{   "
+                  "// LOOP_LIMIT: several iterations per trip (_unrolls_for_llvmpipe)")
+        for step in range(LLVMPIPE_UNROLL):
+            self._emit_body_copy(stmt, f"{index} + {step}i")
+        self.emit(f"  {index} = {index} + {LLVMPIPE_UNROLL}i;")
+        self.emit("} else {")
+        self._emit_body_copy(stmt, index)
+        self.emit(f"  {index} = {index} + 1i;")
+        self.emit("}")
+        self.indent -= 1
+        self.emit("}")
+
+    def _emit_body_copy(self, stmt: ir.RangeFor, index_expr: str) -> None:
+        """One copy of a loop body, in its own scope, with the loop index bound to `index_expr`."""
+        self.indent += 1
+        self.emit("{")
+        copy_index = self.fresh("i")
+        self.emit(f"  let {copy_index} = {index_expr};")
+        self.loop_vars[stmt] = copy_index
+        self._block(stmt.body)
+        self.emit("}")
+        self.indent -= 1
+
+    def visit_LoopIndex(self, stmt: ir.LoopIndex) -> None:
+        index = self.loop_vars.get(stmt.loop)
+        if index is None:
+            raise InternalCompilerError("LoopIndex outside its loop", stmt.loc)
+        self.let(stmt, index)
+
+    def visit_While(self, stmt: ir.While) -> None:
+        self.loop_depth += 1
+        self.emit("loop {")
+        if self.watch_loops and _few_invocations(self.task) and not has_loop(stmt.body):
+            # LOOP_LIMIT, as _unrolls_for_llvmpipe: LLVMPIPE_UNROLL iterations per trip. A `while` has no index,
+            # so its `break` leaves from any copy and its `continue` starts the next iteration at the top.
+            self.emit(f"// LOOP_LIMIT: {LLVMPIPE_UNROLL} iterations per trip (visit_While)")
+            for _ in range(LLVMPIPE_UNROLL):
+                self.indent += 1
+                self.emit("{")
+                self._block(stmt.body)
+                self.emit("}")
+                self.indent -= 1
+        else:
+            self._block(stmt.body)
+        self.emit("}")
+        self.loop_depth -= 1
+
+    def visit_Break(self, stmt: ir.Break) -> None:
+        if self.task.kind == "range" and not self.loop_depth:
+            raise CompileError("break out of a parallel loop is not supported", stmt.loc)
+        self.emit("break;")
+
+    def visit_Continue(self, stmt: ir.Continue) -> None:
+        self.emit("continue;")
+
+    def visit_If(self, stmt: ir.If) -> None:
+        self.emit(f"if ({self.value(stmt.cond)}) {{")
+        self._block(stmt.then_block)
+        if stmt.else_block.stmts:
+            self.emit("} else {")
+            self._block(stmt.else_block)
+        self.emit("}")
+
+    def visit_Return(self, stmt: ir.Return) -> None:
+        if self.task.kind == "range":
+            if self.loop_depth:
+                raise CompileError("return inside a loop of a parallel loop body is not supported", stmt.loc)
+            self.emit("continue;  // return: this index is done")
+        else:
+            self._emit_loop_limit_probe()
+            self.emit("return;")
