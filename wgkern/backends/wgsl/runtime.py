@@ -24,377 +24,43 @@ they call one another); a launch is recorded whole before another thread's launc
 adapters.py."""
 from __future__ import annotations
 
-import functools
-
-import struct
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator
 
 import numpy as np
 
-from wgkern.backends.adstack import AdStackHeap, layout_task, overflow_from_flag, stack_bytes_per_thread
-from wgkern.backends.base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
-from wgkern.backends.wgsl import adstack as wadstack
+from wgkern.backends.adstack import AdStackHeap, overflow_from_flag
+from wgkern.backends.base import Backend, MemoryBudget, raise_pending
 from wgkern.backends.wgsl import adapters as wadapters
-from wgkern.backends.wgsl.arena import Arena, Arenas, same_buffers
+from wgkern.backends.wgsl.arena import Arenas
 from wgkern.backends.wgsl.timing import GpuTime, TimestampRecorder, timestamp_period_ns
 from wgkern.backends.wgsl import types as wtypes
-from wgkern.backends.adstack import collect_stacks
-from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
+from wgkern.backends.wgsl.bindings import BindingPlan
 from wgkern.backends.wgsl import split as wsplit
-from wgkern.backends.wgsl.codegen import TaskShader, WgslCodegen, default_workgroup_size
+from wgkern.backends.wgsl.codegen import default_workgroup_size
 from wgkern.backends.wgsl.shader_common import (LOOP_LIMIT, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES, NATIVE_DIVISION,
                                                 OPAQUE_BOOL_INTS)
 from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.backends.wgsl.exact import STRICT_FLOATS
 from wgkern.backends.wgsl.shader_module import create_shader_module
 from wgkern.backends.wgsl import printing as wprinting
-from wgkern.errors import (BoundsCheckError, CompileError, DeviceFeatureError, InternalCompilerError,
-                           KernelAssertionError, LoopLimitError, OutOfMemoryError, WkError, format_located)
-from wgkern.ir import host_eval
+from wgkern.errors import (BoundsCheckError, InternalCompilerError, KernelAssertionError, LoopLimitError, OutOfMemoryError, WkError, format_located)
 from wgkern.ir import nodes as ir
-from wgkern import dtypes as T
 from wgkern.dtypes import DataType
 from wgkern.ir.printing import assertion_message
-
-def _serialized(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Run a WgslBackend method holding the backend's lock (see the module docstring, Threads)."""
-    @functools.wraps(method)
-    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with self.lock:
-            return method(self, *args, **kwargs)
-    return locked
-
-
-RING_BYTES = 1 << 20          # launch-argument ring: one upload per submit
-STAGING_KEEP_BYTES = 1 << 26  # read-backs up to this size reuse one staging buffer
-# Launches per submit. On a GPU the device starts on a batch while Python records the next; on a CPU adapter
-# (lavapipe) the "device" shares the cores with Python, so work is submitted in large batches.
-BATCH_LIMIT_GPU = 256
-BATCH_LIMIT_CPU = 4096
-MAX_DIMENSION = 65535         # workgroups per dispatch dimension (WebGPU default limit, lavapipe's too)
-BOUNDS_FROM_MEMORY_GROUPS = 1024   # capped dispatch for ranges whose bounds are computed in the shader
-MAX_THREADS = 1 << 31         # the shader's u32 thread index math stays exact below this
-NVIDIA_VENDOR_ID = 0x10DE
-_U32 = 0xFFFFFFFF
-
-
-def _whole_vectors(nbytes: int) -> int:
-    """Bytes allocated and bound for `nbytes`: whole vec4s, so wide_access.py's vector view of a binding holds
-    the container's last, partial vector."""
-    return max(16, -(-int(nbytes) // 16) * 16)
-
-
-class WgslBuffer:
-    """A container's storage: `capacity` bytes (`nbytes` rounded up to 16) at `offset` in the wgpu `buffer`.
-    A container starts in its own buffer (offset 0); packed binding may move it into an `arena` (arena.py), and
-    then `buffer`/`offset` change but the handle stays the same object. Hashes by identity: bind groups are
-    cached by the tuple of buffers they bind."""
-    __slots__ = ("buffer", "nbytes", "capacity", "offset", "arena", "bind_group_keys")
-
-    def __init__(self, buffer: Any, nbytes: int, capacity: int | None = None):
-        self.buffer = buffer
-        self.nbytes = nbytes
-        self.capacity = buffer.size if capacity is None else capacity
-        self.offset = 0
-        self.arena: Arena | None = None
-        self.bind_group_keys: list[tuple[Any, ...]] = []
-
-    def __repr__(self) -> str:
-        return f"<WgslBuffer {self.nbytes} bytes>"
+from wgkern.backends.wgsl.compiled_kernel import WgslCompiledKernel, _groups_for
+from wgkern.backends.wgsl.buffers import (BATCH_LIMIT_CPU, BATCH_LIMIT_GPU, NVIDIA_VENDOR_ID, RING_BYTES, WgslBuffer,
+                                         _serialized, _whole_vectors)
+from wgkern.backends.wgsl.transfers import TransferMixin
 
 
 # ---- per-task dispatch sizing ------------------------------------------------------------------------------
 
-def fold_groups(groups: int, workgroup: int) -> tuple[int, int]:
-    """Workgroup counts past 65535 fold into 2-D; the shader's grid-stride loop covers anything capped."""
-    groups = min(groups, MAX_THREADS // workgroup)
-    if groups <= MAX_DIMENSION:
-        return groups, 1
-    rows = -(-groups // MAX_DIMENSION)       # as square as needed, so at most rows - 1 groups idle
-    return -(-groups // rows), rows
-
-
-def _groups_for(begin: int, end: int, workgroup: int) -> tuple[int, int, bool] | None:
-    """(x, y, flat): the workgroups (of `workgroup` invocations) of a launch over [begin, end), and whether they
-    cover every index with one invocation each (then the flat pipeline runs; a capped dispatch needs the
-    grid-stride loop)."""
-    count = end - begin
-    if count <= 0:
-        return None
-    x, y = fold_groups(-(-count // workgroup), workgroup)
-    return x, y, x * y * workgroup >= count
-
-
-@dataclass(slots=True)
-class TaskDispatch:
-    """A compiled task and how many workgroups a launch dispatches. `groups(scalars, shapes)` returns
-    (x, y, flat), or None when the range is empty (the dispatch is skipped). A range task's shader has an
-    override constant `wk_flat`: its flat pipeline (wk_flat = true, made with the task) runs one index per
-    invocation and lets the driver drop the grid-stride loop (lavapipe compiles such a shader ~40% faster);
-    the loop pipeline is made on first need (capped dispatches: bounds read in the shader, adstack launches
-    capped to the heap's binding, more than 2^31 indices)."""
-    shader: TaskShader
-    flat: Any
-    groups: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], tuple[int, int, bool] | None]
-    make_loop: Callable[[], Any]
-    loop: Any = None
-
-    def pipeline(self, flat: bool) -> Any:
-        if flat:
-            return self.flat
-        if self.loop is None:
-            self.loop = self.make_loop()
-        return self.loop
-
-
-def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot], workgroup: int
-                    ) -> Callable[[Sequence[Any], Sequence[tuple[int, ...]]], tuple[int, int] | None]:
-    """Precompute as much of the dispatch size as possible: constant bounds are sized once; bounds that read
-    global memory get a capped dispatch (the shader computes them); the rest are evaluated per launch.
-    `workgroup`: the task's invocations per workgroup."""
-    _groups = functools.partial(_groups_for, workgroup=workgroup)
-    if task.kind == "serial":
-        return lambda scalars, shapes: (1, 1, True)
-    if any(isinstance(s, (ir.GlobalLoad, ir.GlobalPtr)) for s in task.bounds.stmts):
-        capped = (BOUNDS_FROM_MEMORY_GROUPS, 1, False)
-        return lambda scalars, shapes: capped
-    begin = host_eval.try_constant(task.loop.begin)
-    end = host_eval.try_constant(task.loop.end)
-    if begin is not None and end is not None:
-        fixed = _groups(int(begin), int(end))
-        return lambda scalars, shapes: fixed
-    end_stmt = task.loop.end
-    if begin is not None and isinstance(end_stmt, ir.ShapeOf):       # the common `for i in range(x.shape[0])`
-        slot_index = next(k for k, c in enumerate(containers) if c is end_stmt.container)
-        axis, start = end_stmt.axis, int(begin)
-        return lambda scalars, shapes: _groups(start, shapes[slot_index][axis])
-    if begin is not None and isinstance(end_stmt, ir.ArgLoad) and end_stmt.dtype.is_int:
-        arg, start = end_stmt.arg_index, int(begin)
-        return lambda scalars, shapes: _groups(start, T.wrap_int(int(scalars[arg]), T.i32))
-
-    def evaluate(scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> tuple[int, int] | None:
-        bounds = host_eval.evaluate_bounds(task, scalars, host_eval.shapes_by_slot(containers, shapes))
-        return _groups(*bounds) if bounds is not None else (BOUNDS_FROM_MEMORY_GROUPS, 1, False)
-    return evaluate
-
-
-class WgslCompiledKernel(CompiledKernel):
-    """One OffloadedKernel on one WgslBackend: a pipeline per task sharing one pipeline layout."""
-
-    def __init__(self, backend: WgslBackend, kernel: ir.OffloadedKernel, windows: tuple[int, ...] | None = None):
-        """`windows`: the bindings of each container slot (split.py); None: one each."""
-        self.backend = backend
-        self.kernel = kernel
-        self.windows = windows or (1,) * len(kernel.containers)
-        self.variants: dict[tuple[int, ...], WgslCompiledKernel] = {self.windows: self}
-        limit = int(backend.limits["max-storage-buffers-per-shader-stage"])
-        self.has_prints = wprinting.needs_print_buffer(kernel.tasks, backend.debug, LOOP_LIMIT in backend.features)
-        # the argument ring, the adstack heap and flag (reverse kernels), the print buffer (printing.py)
-        reserved = 1 + (2 if any(collect_stacks(kernel)) else 0) + (1 if self.has_prints else 0)
-        packed = sum(self.windows) + reserved > limit
-        if packed and max(self.windows, default=1) > 1:
-            raise DeviceFeatureError(wsplit.too_many_bindings(kernel, self.windows, backend.window_bytes,
-                                                              backend.max_binding, reserved, limit),
-                                     kernel.loc, ("max-storage-buffers-per-shader-stage",))
-        self.plan: BindingPlan = binding_plan(kernel, backend.features, backend.adapter.summary, packed,
-                                              self.windows, backend.window_bytes)
-        if self.plan.bindings + reserved > limit:
-            raise DeviceFeatureError(f"kernel '{kernel.name}' touches {len(kernel.containers)} containers of "
-                                     f"{self.plan.bindings} distinct element types; packed binding needs one "
-                                     f"storage buffer per type plus {reserved} for the runtime, and this device "
-                                     f"allows {limit} per shader stage", kernel.loc,
-                                     ("max-storage-buffers-per-shader-stage",))
-        self.last_packing: tuple[Any, int, tuple[WgslBuffer, ...], list[int]] | None = None
-        # (buffers, bind-group key, bind group) of the last launch that bound its buffers directly: a launch on
-        # the same buffers reuses the bind group while the backend's cache still holds it (a freed buffer drops it)
-        self.last_binding: tuple[list[Any], tuple[Any, ...], Any] | None = None
-        self.adstack_code = backend.register_adstack_kernel(self)
-        codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
-                              backend.print_sites, backend.bounds_sites, backend.loop_limit_sites,
-                              backend.max_workgroup_size, backend.max_workgroup_storage)
-        self.stacks = codegen.stacks
-        self.has_stacks = any(self.stacks)
-        self.layout = codegen.layout
-        self.params_size = self.layout.size
-        self.stride = -(-self.params_size // backend.offset_alignment) * backend.offset_alignment
-        self.pack_into = self.layout.pack.pack_into
-        self.scalar_args = self.layout.scalar_args
-        self.shape_axes = self.layout.shape_axes
-        self.scalar_dtypes = [kernel.args[i].dtype for i in self.scalar_args]
-        # f16 scalars travel as f32: round to f16 on the host so the value is rounded once, as on the CPU
-        self.f16_positions = [k for k, dtype in enumerate(self.scalar_dtypes) if dtype == T.f16]
-        # kernels with adstacks bind the heap and the overflow flag after their containers, then the print buffer
-        self.runtime_bindings = (2 if self.has_stacks else 0) + (1 if self.has_prints else 0)
-        pipeline_layout = backend.pipeline_layout(self.plan.bindings + self.runtime_bindings)
-        self.tasks = [TaskDispatch(shader, backend.pipeline(shader.wgsl, pipeline_layout, flat=True),
-                                   _dispatch_sizer(shader.task, kernel.containers, shader.workgroup_size),
-                                   functools.partial(backend.pipeline, shader.wgsl, pipeline_layout, False))
-                      for shader in codegen.generate()]
-
-    def source(self) -> str:
-        return "\n".join(task.shader.wgsl for task in self.tasks)
-
-    def _bindings(self, args: LaunchArgs) -> tuple[tuple[WgslBuffer, ...], list[int]]:
-        """The buffers bound after the ring, and the arena bases (packed binding only) for the ring."""
-        if not self.plan.packed:
-            return tuple(args.buffers), []
-        arenas = self.backend.arenas
-        last = self.last_packing
-        if last is not None and last[1] == arenas.epoch and same_buffers(last[0], args.buffers):
-            return last[2], last[3]
-        bound, bases = arenas.bind(self.plan, args.buffers)
-        self.last_packing = (tuple(args.buffers), arenas.epoch, bound, bases)
-        return bound, bases
-
-    def _pack(self, ring: bytearray, offset: int, args: LaunchArgs, bases: Sequence[int] = (),
-              metadata: Sequence[int] = ()) -> None:
-        if not (self.scalar_args or self.shape_axes or bases or metadata):    # launch id and seed only
-            self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32)
-            return
-        scalars, shapes = args.scalars, args.shapes
-        values = [scalars[i] for i in self.scalar_args]
-        for k in self.f16_positions:
-            values[k] = float(np.float16(values[k]))
-        for k, axis in self.shape_axes:
-            values.append(shapes[k][axis])
-        values.extend(bases)
-        values.extend(metadata)
-        try:
-            self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32, *values)
-        except struct.error:   # out-of-range Python ints, numpy bools...: wrap as the kernel would see them
-            fixed = [_param_value(v, dt) for v, dt in zip(values, self.scalar_dtypes)]
-            fixed.extend(values[len(self.scalar_dtypes):])
-            self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32, *fixed)
-
-    def launch(self, args: LaunchArgs) -> None:
-        with self.backend.lock:
-            self._launch(args)
-            if self.backend.debug:   # debug=True: a failed check raises at the launch that failed, as on the CPU
-                self.backend.sync()
-
-    def _launch(self, args: LaunchArgs) -> None:
-        backend = self.backend
-        if backend.split_buffers:     # some live container is bound as windows: this launch's may be
-            windows = wsplit.window_counts(args.buffers, backend.max_binding, backend.window_bytes)
-            if windows != self.windows:
-                variant = self.variants.get(windows)
-                if variant is None:
-                    variant = self.variants[windows] = WgslCompiledKernel(backend, self.kernel, windows)
-                    variant.variants = self.variants
-                variant._launch(args)
-                return
-        if self.has_stacks:
-            self._launch_with_stacks(args)
-            return
-        backend = self.backend
-        offset = backend.ring_used
-        if offset + self.stride > RING_BYTES or backend.pending_launches >= backend.batch_limit or \
-                (backend.timer is not None and backend.timer.full()):
-            backend.flush()
-            offset = 0
-        last = self.last_binding
-        if last is not None and last[0] == args.buffers and backend.bind_groups.get(last[1]) is last[2]:
-            bound, bind_group = args.buffers, last[2]      # the previous launch's buffers: its bind group
-            self._pack(backend.ring_host, offset, args)
-        else:
-            bound, bases = self._bindings(args)
-            self._pack(backend.ring_host, offset, args, bases)
-            if self.has_prints:
-                bound = (*bound, backend.print_target())
-            key = (self.params_size, self.windows, *bound)
-            bind_group = backend.bind_groups.get(key)
-            if bind_group is None:
-                bind_group = backend.bind_group(key)
-            if not (self.plan.packed or self.has_prints):      # bound is the buffers themselves: reusable
-                self.last_binding = (list(args.buffers), key, bind_group)
-        backend.ring_used = offset + self.stride
-        compute_pass = backend.compute_pass or backend.begin_pass()
-        encoder = backend.launch_encoder
-        encoder.set_bind_group(compute_pass, bind_group, offset)
-        scalars, shapes = args.scalars, args.shapes
-        for task in self.tasks:
-            groups = task.groups(scalars, shapes)
-            if groups is not None:
-                pipeline = task.flat if groups[2] else task.pipeline(False)
-                if backend.pass_pipeline is not pipeline:    # repeated launches skip the state change
-                    compute_pass.set_pipeline(pipeline)
-                    backend.pass_pipeline = pipeline
-                encoder.dispatch(compute_pass, groups[0], groups[1])
-        backend.pending_buffers.update(args.buffers)
-        if self.plan.packed:
-            backend.pending_buffers.update(bound)
-        backend.pending_launches += 1
-
-
-    def _launch_with_stacks(self, args: LaunchArgs) -> None:
-        """Reverse-mode launch: size each task's dispatch so its slot-major adstack slices fit one binding,
-        lay the heap out (metadata rows go in the argument ring), then dispatch as usual."""
-        backend = self.backend
-        capacities = wadstack.capacities_for(self.stacks, args.extra.get("adstack_capacities"))
-        plans, metadata, heap_words = [], [], 0
-        for task, specs, caps in zip(self.tasks, self.stacks, capacities):
-            groups = task.groups(args.scalars, args.shapes)
-            if groups is not None and specs:
-                per_thread = max(stack_bytes_per_thread(specs, caps, wadstack.words_of), 1)
-                size = task.shader.workgroup_size       # loop_config(block_dim=N) or the device's default
-                fit = backend.max_binding // 4 // per_thread // size
-                if fit < 1:
-                    raise OutOfMemoryError(f"kernel '{self.kernel.name}': one workgroup's adstacks need "
-                                           f"{per_thread * 4 * size} bytes, more than the device's "
-                                           f"max_storage_buffer_binding_size ({backend.max_binding}); pass a "
-                                           "smaller wk.init(ad_stack_size=...)")
-                if groups[0] * groups[1] > fit:
-                    groups = (*fold_groups(fit, size), False)
-            threads = groups[0] * groups[1] * task.shader.workgroup_size if groups is not None else 1
-            layout = layout_task(specs, caps, threads, wadstack.words_of, slot_major=True)
-            metadata.extend(int(v) for v in layout.metadata.reshape(-1))
-            heap_words = max(heap_words, layout.heap_units)
-            plans.append(groups)
-        heap = backend.adstack_heap.ensure(max(heap_words, 1) * 4)
-        offset = backend.ring_used
-        if offset + self.stride > RING_BYTES or backend.pending_launches >= backend.batch_limit or \
-                (backend.timer is not None and backend.timer.full()):
-            backend.flush()
-            offset = 0
-        bound, bases = self._bindings(args)
-        self._pack(backend.ring_host, offset, args, bases, metadata)
-        backend.ring_used = offset + self.stride
-        buffers = (*bound, heap, backend.adstack_flag)
-        if self.has_prints:
-            buffers = (*buffers, backend.print_target())
-        key = (self.params_size, self.windows, *buffers)
-        bind_group = backend.bind_groups.get(key) or backend.bind_group(key)
-        compute_pass = backend.compute_pass or backend.begin_pass()
-        backend.launch_encoder.set_bind_group(compute_pass, bind_group, offset)
-        for task, groups in zip(self.tasks, plans):
-            if groups is not None:
-                pipeline = task.pipeline(groups[2])
-                compute_pass.set_pipeline(pipeline)
-                backend.pass_pipeline = pipeline
-                backend.launch_encoder.dispatch(compute_pass, groups[0], groups[1])
-        backend.pending_buffers.update(buffers)
-        backend.pending_buffers.update(args.buffers)
-        backend.pending_launches += 1
-        backend.adstack_watch[self.adstack_code] = (self, capacities)
-        backend.flag_read = None      # a flag read before this launch says nothing about it
-        stats = getattr(backend, "runtime_stats", None)
-        if stats is not None:
-            stats.adstack_heap_bytes = max(heap_words, 1) * 4    # in use by this launch (the formula)
-            stats.adstack_heap_grows = backend.adstack_heap.grows
-
-
-def _param_value(value: Any, dtype: DataType) -> Any:
-    if dtype.is_float:
-        return float(value)
-    return T.wrap_int(int(value), dtype)
-
 
 # ---- the backend ------------------------------------------------------------------------------------------
 
-class WgslBackend(Backend):
+class WgslBackend(TransferMixin, Backend):
     """One wgpu device (shared process-wide, adapters.py). `adapter`: a wgpu adapter, else `kind` picks one."""
     name = "wgsl"
     wide_memory_access = True
@@ -752,106 +418,6 @@ class WgslBackend(Backend):
         self.release_bytes(handle.buffer)
         handle.buffer.destroy()
 
-    @_serialized
-    def upload(self, buffer: WgslBuffer, data: np.ndarray, offset: int = 0) -> None:
-        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-        if raw.size == 0:
-            return
-        start, end = offset & ~3, -(-(offset + raw.size) // 4) * 4
-        if start != offset or end != offset + raw.size:   # copies move whole words: merge with what is there
-            words = self.download(buffer, end - start, start) if end <= buffer.capacity else \
-                np.zeros(end - start, np.uint8)
-            words[offset - start:offset - start + raw.size] = raw
-            raw, offset = words, start
-        if buffer in self.pending_buffers:   # recorded launches use it: copy in order, not before them
-            staged = self.device.create_buffer_with_data(data=raw, usage=self._wgpu.BufferUsage.COPY_SRC)
-            self._copy_encoder().copy_buffer_to_buffer(staged, 0, buffer.buffer, buffer.offset + offset, raw.size)
-            self.keepalive.append(staged)
-        else:
-            self.queue.write_buffer(buffer.buffer, buffer.offset + offset, raw)
-
-    @_serialized
-    def copy(self, dst: WgslBuffer, src: WgslBuffer, nbytes: int) -> None:
-        size = min(-(-nbytes // 4) * 4, dst.capacity, src.capacity)
-        if size:
-            self._copy_encoder().copy_buffer_to_buffer(src.buffer, src.offset, dst.buffer, dst.offset, size)
-            self.pending_buffers.update((dst, src))
-
-    def _staging_buffer(self, size: int) -> Any:
-        """The kept staging buffer (grown to a power of two), or for a read past STAGING_KEEP_BYTES one of its
-        own that _read destroys after use (a read-back of a large container must not hold its size for good)."""
-        usage = self._wgpu.BufferUsage
-        if size > STAGING_KEEP_BYTES:
-            return self.device.create_buffer(size=size, usage=usage.MAP_READ | usage.COPY_DST)
-        if self.staging is None or self.staging.size < size:
-            capacity = max(256, 1 << (size - 1).bit_length())
-            self.staging = self.device.create_buffer(size=capacity, usage=usage.MAP_READ | usage.COPY_DST)
-        return self.staging
-
-    @_serialized
-    def download(self, buffer: WgslBuffer, nbytes: int, offset: int = 0, out: np.ndarray | None = None) -> np.ndarray:
-        """Bytes of the buffer (after all earlier launches); into `out` (uint8, >= nbytes) when given, which
-        spares the page faults of a fresh allocation on large read-backs."""
-        data = self._read(buffer, nbytes, offset, out)
-        self._report_pending()
-        return data
-
-    def _read(self, buffer: WgslBuffer, nbytes: int, offset: int = 0, out: np.ndarray | None = None) -> np.ndarray:
-        if nbytes <= 0:
-            return np.zeros(0, np.uint8)
-        start = offset & ~3
-        end = min(-(-(offset + nbytes) // 4) * 4, buffer.capacity)
-        size = end - start
-        # while reverse launches are watched, their overflow flag rides along (one submit and one map, not two)
-        flag = bool(self.adstack_watch) and buffer is not self.adstack_flag
-        # so does the print buffer's header while kernels that print (or watch loops) have run
-        header = self.prints_pending and buffer is not self.print_buffer
-        header_bytes = 4 * wprinting.HEADER_WORDS * header
-        total = size + 4 * flag + header_bytes
-        staging = self._staging_buffer(total)
-        encoder = self._copy_encoder()
-        encoder.copy_buffer_to_buffer(buffer.buffer, buffer.offset + start, staging, 0, size)
-        if flag:
-            encoder.copy_buffer_to_buffer(self.adstack_flag.buffer, self.adstack_flag.offset, staging, size, 4)
-        if header:
-            encoder.copy_buffer_to_buffer(self.print_buffer.buffer, self.print_buffer.offset, staging,
-                                          size + 4 * flag, header_bytes)
-        self.flush()
-        self._map_for_reading(staging, total)
-        try:
-            mapped = np.frombuffer(staging.read_mapped(0, total, copy=False), np.uint8)
-            result = out[:nbytes] if out is not None else np.empty(nbytes, np.uint8)
-            np.copyto(result, mapped[offset - start:offset - start + nbytes])
-            if flag:
-                self.flag_read = int(mapped[size:size + 4].view(np.uint32)[0])
-            if header:
-                self.print_header_read = mapped[size + 4 * flag:total].view(np.uint32).copy()
-        finally:
-            staging.unmap()
-            if staging is not self.staging:
-                staging.destroy()
-        self.unwaited = False
-        return result
-
-    def _map_for_reading(self, staging: Any, size: int) -> None:
-        """Map `staging` once the submitted copy into it is done. wgpu-py's READ mode first submits an empty
-        command buffer (for maps of buffers written without a later submit); every read-back here maps right
-        after submitting its copy, so it asks for READ_NOSYNC, which spares that submit (on lavapipe a submit
-        costs a queue-thread round trip). Where wgpu-py does not know that mode, plain READ. wgpu-py's
-        map_sync waits for its poll thread to see the map done; polling the device here, blocking, resolves the
-        map on this thread instead (lavapipe: a launch + sync round trip 193 -> 170 us)."""
-        if self.map_read_mode == "READ_NOSYNC":
-            try:
-                promise = staging.map_async("READ_NOSYNC", 0, size)
-            except (ValueError, KeyError, TypeError, AttributeError):
-                self.map_read_mode = self._wgpu.MapMode.READ
-            else:
-                poll = getattr(self.device, "_poll_wait", None)
-                if poll is not None:
-                    poll()
-                promise.sync_wait()
-                return
-        staging.map_sync(self.map_read_mode, 0, size)
 
     def sync(self) -> None:
         """Submit, then wait. With nothing to read back (no adstack flag, no print buffer pending) the wait is

@@ -18,7 +18,7 @@ from wgkern.backends.wgsl import types as wtypes
 from wgkern.ir import nodes as ir
 
 if TYPE_CHECKING:
-    from wgkern.backends.wgsl.runtime import WgslBuffer
+    from wgkern.backends.wgsl.buffers import WgslBuffer
 
 
 def chunk_bytes(max_binding: int) -> int:

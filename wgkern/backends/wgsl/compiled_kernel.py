@@ -1,0 +1,316 @@
+"""A kernel compiled for a WGSL device: one shader and pipeline per task, the bind groups of a launch's buffers,
+the packed launch arguments, and the dispatch sizes (computed on the host, or from memory in the shader), with
+the adstack heap sized and regrown around launches that need it."""
+from __future__ import annotations
+
+import functools
+import struct
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+
+from wgkern.backends.adstack import layout_task, stack_bytes_per_thread
+from wgkern.backends.base import CompiledKernel, LaunchArgs
+from wgkern.backends.wgsl import adstack as wadstack
+from wgkern.backends.wgsl.arena import same_buffers
+from wgkern.backends.adstack import collect_stacks
+from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
+from wgkern.backends.wgsl import split as wsplit
+from wgkern.backends.wgsl.codegen import TaskShader, WgslCodegen
+from wgkern.backends.wgsl.shader_common import LOOP_LIMIT
+from wgkern.backends.wgsl import printing as wprinting
+from wgkern.errors import DeviceFeatureError, OutOfMemoryError
+from wgkern.ir import host_eval
+from wgkern.ir import nodes as ir
+from wgkern import dtypes as T
+from wgkern.dtypes import DataType
+from wgkern.backends.wgsl.buffers import (_U32, BOUNDS_FROM_MEMORY_GROUPS, MAX_DIMENSION, MAX_THREADS, RING_BYTES,
+                                         WgslBuffer)
+
+if TYPE_CHECKING:
+    from wgkern.backends.wgsl.runtime import WgslBackend
+
+
+def fold_groups(groups: int, workgroup: int) -> tuple[int, int]:
+    """Workgroup counts past 65535 fold into 2-D; the shader's grid-stride loop covers anything capped."""
+    groups = min(groups, MAX_THREADS // workgroup)
+    if groups <= MAX_DIMENSION:
+        return groups, 1
+    rows = -(-groups // MAX_DIMENSION)       # as square as needed, so at most rows - 1 groups idle
+    return -(-groups // rows), rows
+
+
+def _groups_for(begin: int, end: int, workgroup: int) -> tuple[int, int, bool] | None:
+    """(x, y, flat): the workgroups (of `workgroup` invocations) of a launch over [begin, end), and whether they
+    cover every index with one invocation each (then the flat pipeline runs; a capped dispatch needs the
+    grid-stride loop)."""
+    count = end - begin
+    if count <= 0:
+        return None
+    x, y = fold_groups(-(-count // workgroup), workgroup)
+    return x, y, x * y * workgroup >= count
+
+
+@dataclass(slots=True)
+class TaskDispatch:
+    """A compiled task and how many workgroups a launch dispatches. `groups(scalars, shapes)` returns
+    (x, y, flat), or None when the range is empty (the dispatch is skipped). A range task's shader has an
+    override constant `wk_flat`: its flat pipeline (wk_flat = true, made with the task) runs one index per
+    invocation and lets the driver drop the grid-stride loop (lavapipe compiles such a shader ~40% faster);
+    the loop pipeline is made on first need (capped dispatches: bounds read in the shader, adstack launches
+    capped to the heap's binding, more than 2^31 indices)."""
+    shader: TaskShader
+    flat: Any
+    groups: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], tuple[int, int, bool] | None]
+    make_loop: Callable[[], Any]
+    loop: Any = None
+
+    def pipeline(self, flat: bool) -> Any:
+        if flat:
+            return self.flat
+        if self.loop is None:
+            self.loop = self.make_loop()
+        return self.loop
+
+
+def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot], workgroup: int
+                    ) -> Callable[[Sequence[Any], Sequence[tuple[int, ...]]], tuple[int, int] | None]:
+    """Precompute as much of the dispatch size as possible: constant bounds are sized once; bounds that read
+    global memory get a capped dispatch (the shader computes them); the rest are evaluated per launch.
+    `workgroup`: the task's invocations per workgroup."""
+    _groups = functools.partial(_groups_for, workgroup=workgroup)
+    if task.kind == "serial":
+        return lambda scalars, shapes: (1, 1, True)
+    if any(isinstance(s, (ir.GlobalLoad, ir.GlobalPtr)) for s in task.bounds.stmts):
+        capped = (BOUNDS_FROM_MEMORY_GROUPS, 1, False)
+        return lambda scalars, shapes: capped
+    begin = host_eval.try_constant(task.loop.begin)
+    end = host_eval.try_constant(task.loop.end)
+    if begin is not None and end is not None:
+        fixed = _groups(int(begin), int(end))
+        return lambda scalars, shapes: fixed
+    end_stmt = task.loop.end
+    if begin is not None and isinstance(end_stmt, ir.ShapeOf):       # the common `for i in range(x.shape[0])`
+        slot_index = next(k for k, c in enumerate(containers) if c is end_stmt.container)
+        axis, start = end_stmt.axis, int(begin)
+        return lambda scalars, shapes: _groups(start, shapes[slot_index][axis])
+    if begin is not None and isinstance(end_stmt, ir.ArgLoad) and end_stmt.dtype.is_int:
+        arg, start = end_stmt.arg_index, int(begin)
+        return lambda scalars, shapes: _groups(start, T.wrap_int(int(scalars[arg]), T.i32))
+
+    def evaluate(scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> tuple[int, int] | None:
+        bounds = host_eval.evaluate_bounds(task, scalars, host_eval.shapes_by_slot(containers, shapes))
+        return _groups(*bounds) if bounds is not None else (BOUNDS_FROM_MEMORY_GROUPS, 1, False)
+    return evaluate
+
+
+class WgslCompiledKernel(CompiledKernel):
+    """One OffloadedKernel on one WgslBackend: a pipeline per task sharing one pipeline layout."""
+
+    def __init__(self, backend: WgslBackend, kernel: ir.OffloadedKernel, windows: tuple[int, ...] | None = None):
+        """`windows`: the bindings of each container slot (split.py); None: one each."""
+        self.backend = backend
+        self.kernel = kernel
+        self.windows = windows or (1,) * len(kernel.containers)
+        self.variants: dict[tuple[int, ...], WgslCompiledKernel] = {self.windows: self}
+        limit = int(backend.limits["max-storage-buffers-per-shader-stage"])
+        self.has_prints = wprinting.needs_print_buffer(kernel.tasks, backend.debug, LOOP_LIMIT in backend.features)
+        # the argument ring, the adstack heap and flag (reverse kernels), the print buffer (printing.py)
+        reserved = 1 + (2 if any(collect_stacks(kernel)) else 0) + (1 if self.has_prints else 0)
+        packed = sum(self.windows) + reserved > limit
+        if packed and max(self.windows, default=1) > 1:
+            raise DeviceFeatureError(wsplit.too_many_bindings(kernel, self.windows, backend.window_bytes,
+                                                              backend.max_binding, reserved, limit),
+                                     kernel.loc, ("max-storage-buffers-per-shader-stage",))
+        self.plan: BindingPlan = binding_plan(kernel, backend.features, backend.adapter.summary, packed,
+                                              self.windows, backend.window_bytes)
+        if self.plan.bindings + reserved > limit:
+            raise DeviceFeatureError(f"kernel '{kernel.name}' touches {len(kernel.containers)} containers of "
+                                     f"{self.plan.bindings} distinct element types; packed binding needs one "
+                                     f"storage buffer per type plus {reserved} for the runtime, and this device "
+                                     f"allows {limit} per shader stage", kernel.loc,
+                                     ("max-storage-buffers-per-shader-stage",))
+        self.last_packing: tuple[Any, int, tuple[WgslBuffer, ...], list[int]] | None = None
+        # (buffers, bind-group key, bind group) of the last launch that bound its buffers directly: a launch on
+        # the same buffers reuses the bind group while the backend's cache still holds it (a freed buffer drops it)
+        self.last_binding: tuple[list[Any], tuple[Any, ...], Any] | None = None
+        self.adstack_code = backend.register_adstack_kernel(self)
+        codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
+                              backend.print_sites, backend.bounds_sites, backend.loop_limit_sites,
+                              backend.max_workgroup_size, backend.max_workgroup_storage)
+        self.stacks = codegen.stacks
+        self.has_stacks = any(self.stacks)
+        self.layout = codegen.layout
+        self.params_size = self.layout.size
+        self.stride = -(-self.params_size // backend.offset_alignment) * backend.offset_alignment
+        self.pack_into = self.layout.pack.pack_into
+        self.scalar_args = self.layout.scalar_args
+        self.shape_axes = self.layout.shape_axes
+        self.scalar_dtypes = [kernel.args[i].dtype for i in self.scalar_args]
+        # f16 scalars travel as f32: round to f16 on the host so the value is rounded once, as on the CPU
+        self.f16_positions = [k for k, dtype in enumerate(self.scalar_dtypes) if dtype == T.f16]
+        # kernels with adstacks bind the heap and the overflow flag after their containers, then the print buffer
+        self.runtime_bindings = (2 if self.has_stacks else 0) + (1 if self.has_prints else 0)
+        pipeline_layout = backend.pipeline_layout(self.plan.bindings + self.runtime_bindings)
+        self.tasks = [TaskDispatch(shader, backend.pipeline(shader.wgsl, pipeline_layout, flat=True),
+                                   _dispatch_sizer(shader.task, kernel.containers, shader.workgroup_size),
+                                   functools.partial(backend.pipeline, shader.wgsl, pipeline_layout, False))
+                      for shader in codegen.generate()]
+
+    def source(self) -> str:
+        return "\n".join(task.shader.wgsl for task in self.tasks)
+
+    def _bindings(self, args: LaunchArgs) -> tuple[tuple[WgslBuffer, ...], list[int]]:
+        """The buffers bound after the ring, and the arena bases (packed binding only) for the ring."""
+        if not self.plan.packed:
+            return tuple(args.buffers), []
+        arenas = self.backend.arenas
+        last = self.last_packing
+        if last is not None and last[1] == arenas.epoch and same_buffers(last[0], args.buffers):
+            return last[2], last[3]
+        bound, bases = arenas.bind(self.plan, args.buffers)
+        self.last_packing = (tuple(args.buffers), arenas.epoch, bound, bases)
+        return bound, bases
+
+    def _pack(self, ring: bytearray, offset: int, args: LaunchArgs, bases: Sequence[int] = (),
+              metadata: Sequence[int] = ()) -> None:
+        if not (self.scalar_args or self.shape_axes or bases or metadata):    # launch id and seed only
+            self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32)
+            return
+        scalars, shapes = args.scalars, args.shapes
+        values = [scalars[i] for i in self.scalar_args]
+        for k in self.f16_positions:
+            values[k] = float(np.float16(values[k]))
+        for k, axis in self.shape_axes:
+            values.append(shapes[k][axis])
+        values.extend(bases)
+        values.extend(metadata)
+        try:
+            self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32, *values)
+        except struct.error:   # out-of-range Python ints, numpy bools...: wrap as the kernel would see them
+            fixed = [_param_value(v, dt) for v, dt in zip(values, self.scalar_dtypes)]
+            fixed.extend(values[len(self.scalar_dtypes):])
+            self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32, *fixed)
+
+    def launch(self, args: LaunchArgs) -> None:
+        with self.backend.lock:
+            self._launch(args)
+            if self.backend.debug:   # debug=True: a failed check raises at the launch that failed, as on the CPU
+                self.backend.sync()
+
+    def _launch(self, args: LaunchArgs) -> None:
+        backend = self.backend
+        if backend.split_buffers:     # some live container is bound as windows: this launch's may be
+            windows = wsplit.window_counts(args.buffers, backend.max_binding, backend.window_bytes)
+            if windows != self.windows:
+                variant = self.variants.get(windows)
+                if variant is None:
+                    variant = self.variants[windows] = WgslCompiledKernel(backend, self.kernel, windows)
+                    variant.variants = self.variants
+                variant._launch(args)
+                return
+        if self.has_stacks:
+            self._launch_with_stacks(args)
+            return
+        backend = self.backend
+        offset = backend.ring_used
+        if offset + self.stride > RING_BYTES or backend.pending_launches >= backend.batch_limit or \
+                (backend.timer is not None and backend.timer.full()):
+            backend.flush()
+            offset = 0
+        last = self.last_binding
+        if last is not None and last[0] == args.buffers and backend.bind_groups.get(last[1]) is last[2]:
+            bound, bind_group = args.buffers, last[2]      # the previous launch's buffers: its bind group
+            self._pack(backend.ring_host, offset, args)
+        else:
+            bound, bases = self._bindings(args)
+            self._pack(backend.ring_host, offset, args, bases)
+            if self.has_prints:
+                bound = (*bound, backend.print_target())
+            key = (self.params_size, self.windows, *bound)
+            bind_group = backend.bind_groups.get(key)
+            if bind_group is None:
+                bind_group = backend.bind_group(key)
+            if not (self.plan.packed or self.has_prints):      # bound is the buffers themselves: reusable
+                self.last_binding = (list(args.buffers), key, bind_group)
+        backend.ring_used = offset + self.stride
+        compute_pass = backend.compute_pass or backend.begin_pass()
+        encoder = backend.launch_encoder
+        encoder.set_bind_group(compute_pass, bind_group, offset)
+        scalars, shapes = args.scalars, args.shapes
+        for task in self.tasks:
+            groups = task.groups(scalars, shapes)
+            if groups is not None:
+                pipeline = task.flat if groups[2] else task.pipeline(False)
+                if backend.pass_pipeline is not pipeline:    # repeated launches skip the state change
+                    compute_pass.set_pipeline(pipeline)
+                    backend.pass_pipeline = pipeline
+                encoder.dispatch(compute_pass, groups[0], groups[1])
+        backend.pending_buffers.update(args.buffers)
+        if self.plan.packed:
+            backend.pending_buffers.update(bound)
+        backend.pending_launches += 1
+
+
+    def _launch_with_stacks(self, args: LaunchArgs) -> None:
+        """Reverse-mode launch: size each task's dispatch so its slot-major adstack slices fit one binding,
+        lay the heap out (metadata rows go in the argument ring), then dispatch as usual."""
+        backend = self.backend
+        capacities = wadstack.capacities_for(self.stacks, args.extra.get("adstack_capacities"))
+        plans, metadata, heap_words = [], [], 0
+        for task, specs, caps in zip(self.tasks, self.stacks, capacities):
+            groups = task.groups(args.scalars, args.shapes)
+            if groups is not None and specs:
+                per_thread = max(stack_bytes_per_thread(specs, caps, wadstack.words_of), 1)
+                size = task.shader.workgroup_size       # loop_config(block_dim=N) or the device's default
+                fit = backend.max_binding // 4 // per_thread // size
+                if fit < 1:
+                    raise OutOfMemoryError(f"kernel '{self.kernel.name}': one workgroup's adstacks need "
+                                           f"{per_thread * 4 * size} bytes, more than the device's "
+                                           f"max_storage_buffer_binding_size ({backend.max_binding}); pass a "
+                                           "smaller wk.init(ad_stack_size=...)")
+                if groups[0] * groups[1] > fit:
+                    groups = (*fold_groups(fit, size), False)
+            threads = groups[0] * groups[1] * task.shader.workgroup_size if groups is not None else 1
+            layout = layout_task(specs, caps, threads, wadstack.words_of, slot_major=True)
+            metadata.extend(int(v) for v in layout.metadata.reshape(-1))
+            heap_words = max(heap_words, layout.heap_units)
+            plans.append(groups)
+        heap = backend.adstack_heap.ensure(max(heap_words, 1) * 4)
+        offset = backend.ring_used
+        if offset + self.stride > RING_BYTES or backend.pending_launches >= backend.batch_limit or \
+                (backend.timer is not None and backend.timer.full()):
+            backend.flush()
+            offset = 0
+        bound, bases = self._bindings(args)
+        self._pack(backend.ring_host, offset, args, bases, metadata)
+        backend.ring_used = offset + self.stride
+        buffers = (*bound, heap, backend.adstack_flag)
+        if self.has_prints:
+            buffers = (*buffers, backend.print_target())
+        key = (self.params_size, self.windows, *buffers)
+        bind_group = backend.bind_groups.get(key) or backend.bind_group(key)
+        compute_pass = backend.compute_pass or backend.begin_pass()
+        backend.launch_encoder.set_bind_group(compute_pass, bind_group, offset)
+        for task, groups in zip(self.tasks, plans):
+            if groups is not None:
+                pipeline = task.pipeline(groups[2])
+                compute_pass.set_pipeline(pipeline)
+                backend.pass_pipeline = pipeline
+                backend.launch_encoder.dispatch(compute_pass, groups[0], groups[1])
+        backend.pending_buffers.update(buffers)
+        backend.pending_buffers.update(args.buffers)
+        backend.pending_launches += 1
+        backend.adstack_watch[self.adstack_code] = (self, capacities)
+        backend.flag_read = None      # a flag read before this launch says nothing about it
+        stats = getattr(backend, "runtime_stats", None)
+        if stats is not None:
+            stats.adstack_heap_bytes = max(heap_words, 1) * 4    # in use by this launch (the formula)
+            stats.adstack_heap_grows = backend.adstack_heap.grows
+
+
+def _param_value(value: Any, dtype: DataType) -> Any:
+    if dtype.is_float:
+        return float(value)
+    return T.wrap_int(int(value), dtype)
