@@ -15,14 +15,15 @@ from wgkern.ir.visitor import IRVisitor
 from wgkern.passes.index_ranges import in_range_ptrs
 from wgkern import dtypes as T
 from wgkern.dtypes import DataType
-
 from . import printing, sincos
 from .adstack import AdStackLowering
 from .atomics import AtomicLowering
 from .bounds import BoundsLowering
+from .control_flow import ControlFlowLowering
 from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions, identity
 from .layout import LAUNCH_ID_OFFSET, SEED_OFFSET, ArgLayout
 from .lowering import Lowerings
+from .memory import MemoryLowering
 from .ops import BINARY, UNARY, Inst, Intrinsic, Lowering, Math, OpSpelling
 from .target import Target
 from .types import const_literal, llvm_type, memory_type, type_suffix, zero_literal
@@ -115,7 +116,8 @@ class ModuleEmitter:
         return "\n".join(parts)
 
 
-class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, BoundsLowering, WideAccessLowering):
+class FunctionEmitter(IRVisitor, Lowerings, MemoryLowering, ControlFlowLowering, AdStackLowering, AtomicLowering,
+                      BoundsLowering, WideAccessLowering):
     """Emits the instructions of one LLVM function from IR blocks. Values map statement -> operand text.
     `worker` is the i32 slice index of the running thread (adstack slices), `task_index` the task's number."""
 
@@ -216,50 +218,6 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         self.container_cache[(offset, key)] = value
         return value
 
-    def container_base(self, slot_index: int) -> str:
-        """A container's first element. Where the target names the address space containers live in (AMDGPU's
-        global addrspace(1)) while accesses go through generic pointers (shared arrays are addressed through
-        them too), the base is loaded in that space and cast, so LLVM's address-space inference gives every
-        access derived from it the global space's instructions."""
-        gptr = self.module.global_ptr
-        offset = self.layout.container_address[slot_index]
-        space = getattr(self.target, "container_address_space", "")
-        if not space:
-            return self.arg_field(offset, gptr, gptr)
-        cached = self.container_cache.get((offset, "generic"))
-        if cached is None:
-            loaded = self.arg_field(offset, "ptr" + space, "ptr" + space)
-            cached = self.entry_op(f"addrspacecast ptr{space} {loaded} to {gptr}")
-            self.container_cache[(offset, "generic")] = cached
-        return cached
-
-    def container_extent(self, slot_index: int, slot: ir.ContainerSlot, axis: int) -> str:
-        if slot.shape is not None:
-            return str(slot.shape[axis])
-        return self.arg_field(self.layout.container_shape[slot_index] + 4 * axis, "i32", "i32")
-
-    def container_strides(self, slot_index: int, slot: ir.ContainerSlot) -> list[str]:
-        """Row-major strides in elements (i32), constants for static shapes."""
-        strides = ["1"]
-        for axis in range(slot.ndim - 1, 0, -1):
-            extent = self.container_extent(slot_index, slot, axis)
-            previous = strides[0]
-            if previous.lstrip("-").isdigit() and extent.lstrip("-").isdigit():
-                strides.insert(0, str(int(previous) * int(extent)))
-            else:
-                key = f"stride{axis}"
-                cached = self.container_cache.get((slot_index, key))
-                if cached is None:
-                    cached = self.entry_op(f"mul i32 {previous}, {extent}")
-                    self.container_cache[(slot_index, key)] = cached
-                strides.insert(0, cached)
-        return strides
-
-    def slot_index(self, slot: ir.ContainerSlot, stmt: ir.Stmt) -> int:
-        index = self.module.slot_indices.get(slot)
-        if index is None:
-            raise InternalCompilerError(f"container {slot.name} is not in the kernel's container list", stmt.loc)
-        return index
 
     # ---- values ------------------------------------------------------------------------------------------
     def visit_Const(self, stmt: ir.Const) -> None:
@@ -394,46 +352,6 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
             value = self.convert(value, stmt.value.dtype, stmt.alloca.dtype)
         self.emit(f"store {llvm_type(stmt.alloca.dtype)} {value}, ptr {self.value(stmt.alloca)}")
 
-    # ---- globals -----------------------------------------------------------------------------------------
-    def visit_GlobalPtr(self, stmt: ir.GlobalPtr) -> None:
-        slot = stmt.container
-        index = self.slot_index(slot, stmt)
-        strides = self.container_strides(index, slot)
-        if stmt not in self.module.in_range and not self.module.bounds_check:
-            wide = self.guarded_offset(stmt, strides, self.container_count(index, slot))    # bounds.py
-        else:
-            offset = None
-            for axis, idx in enumerate(stmt.indices):
-                term = self.value(idx)
-                if strides[axis] != "1":
-                    term = self.op(f"mul nsw i32 {term}, {strides[axis]}")
-                offset = term if offset is None else self.op(f"add nsw i32 {offset}, {term}")
-            wide = self.op(f"sext i32 {offset if offset is not None else 0} to i64")
-        base = self.container_base(index)
-        address = self.op(f"getelementptr inbounds {memory_type(slot.dtype)}, {self.module.global_ptr} {base}, "
-                          f"i64 {wide}")
-        if self.module.bounds_check and stmt not in self.module.in_range:
-            address = self.checked_address(stmt, index, address)
-        self.values[stmt] = address
-
-    def visit_GlobalLoad(self, stmt: ir.GlobalLoad) -> None:
-        dtype = stmt.ptr.dtype
-        mem = memory_type(dtype)
-
-
-        def load() -> str:
-            raw = self.op(f"load {mem}, {self.module.global_ptr} {self.value(stmt.ptr)}, align {dtype.nbytes}")
-            return self.from_memory(raw, dtype)
-        self.values[stmt] = self.in_range_only(stmt.ptr, dtype, load)
-
-    def visit_GlobalStore(self, stmt: ir.GlobalStore) -> None:
-        dtype = stmt.ptr.dtype
-        value = self.value(stmt.value)
-        if stmt.value.dtype != dtype:
-            value = self.convert(value, stmt.value.dtype, dtype)
-        raw = self.to_memory(value, dtype)
-        self.emit(f"store {memory_type(dtype)} {raw}, {self.module.global_ptr} {self.store_address(stmt.ptr)}, "
-                  f"align {dtype.nbytes}")
 
     def visit_AtomicOp(self, stmt: ir.AtomicOp) -> None:
         dtype = stmt.ptr.dtype
@@ -499,55 +417,6 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
         extend = "sext" if dtype.is_signed else "zext"
         return self.op(f"{extend} {llvm_type(dtype)} {operand} to i64")
 
-    def from_memory(self, raw: str, dtype: DataType) -> str:
-        return self.op(f"icmp ne i8 {raw}, 0") if dtype.is_bool else raw
-
-    def to_memory(self, value: str, dtype: DataType) -> str:
-        return self.op(f"zext i1 {value} to i8") if dtype.is_bool else value
-
-    # ---- control flow ------------------------------------------------------------------------------------
-    def visit_If(self, stmt: ir.If) -> None:
-        then_label, else_label, merge = self.label("then"), self.label("else"), self.label("endif")
-        self.cond_branch(self.value(stmt.cond), then_label, else_label)
-        self.start_block(then_label)
-        self.visit_block(stmt.then_block)
-        self.branch(merge)
-        self.start_block(else_label)
-        self.visit_block(stmt.else_block)
-        self.branch(merge)
-        self.start_block(merge)
-
-    def visit_RangeFor(self, stmt: ir.RangeFor) -> None:
-        begin, end = self.value(stmt.begin), self.value(stmt.end)
-        self.emit_counted_loop(stmt, begin, end, stmt.reversed, stmt.body)
-
-    def emit_counted_loop(self, loop: ir.RangeFor, begin: str, end: str, reverse: bool, body: ir.Block) -> None:
-        """`for i in [begin, end)` (or end-1 down to begin) with the index in an alloca (mem2reg makes it SSA)."""
-        slot = self.entry_op("alloca i32", "idx")
-        self.loop_slots[loop] = slot
-        cond, body_label, latch, done = (self.label(h) for h in ("for.cond", "for.body", "for.latch", "for.end"))
-        first = self.op(f"sub i32 {end}, 1") if reverse else begin
-        self.emit(f"store i32 {first}, ptr {slot}")
-        if reverse:
-            empty = self.op(f"icmp sle i32 {end}, {begin}")
-            self.cond_branch(empty, done, cond)
-        else:
-            self.branch(cond)
-        self.start_block(cond)
-        current = self.op(f"load i32, ptr {slot}")
-        keep_going = self.op(f"icmp sge i32 {current}, {begin}" if reverse else f"icmp slt i32 {current}, {end}")
-        self.cond_branch(keep_going, body_label, done)
-        self.start_block(body_label)
-        self.loops.append((latch, done))
-        self.visit_block(body)
-        self.loops.pop()
-        self.branch(latch)
-        self.start_block(latch)
-        current = self.op(f"load i32, ptr {slot}")
-        step = self.op(f"sub i32 {current}, 1" if reverse else f"add nsw i32 {current}, 1")
-        self.emit(f"store i32 {step}, ptr {slot}")
-        self.branch(cond)
-        self.start_block(done)
 
     def reset_random_counter_deferred(self) -> None:
         """Each parallel index restarts its RandomValue counter at 0 (docs/internals.md). A placeholder line,
@@ -571,34 +440,6 @@ class FunctionEmitter(IRVisitor, Lowerings, AdStackLowering, AtomicLowering, Bou
             raise InternalCompilerError(f"wk.simt.{stmt.op}() reached the CPU code generator", stmt.loc)
         self.values[stmt] = self.op(f"add i32 {self.worker}, 0")
 
-    def visit_LoopIndex(self, stmt: ir.LoopIndex) -> None:
-        slot = self.loop_slots.get(stmt.loop)
-        if slot is None:
-            raise InternalCompilerError("LoopIndex outside its loop", stmt.loc)
-        self.values[stmt] = self.op(f"load i32, ptr {slot}")
-
-    def visit_While(self, stmt: ir.While) -> None:
-        head, done = self.label("while.body"), self.label("while.end")
-        self.branch(head)
-        self.start_block(head)
-        self.loops.append((head, done))
-        self.visit_block(stmt.body)
-        self.loops.pop()
-        self.branch(head)
-        self.start_block(done)
-
-    def visit_Break(self, stmt: ir.Break) -> None:
-        if not self.loops:
-            raise InternalCompilerError("break outside a loop", stmt.loc)
-        self.branch(self.loops[-1][1])
-
-    def visit_Continue(self, stmt: ir.Continue) -> None:
-        if not self.loops:
-            raise InternalCompilerError("continue outside a loop", stmt.loc)
-        self.branch(self.loops[-1][0])
-
-    def visit_Return(self, stmt: ir.Return) -> None:
-        self.branch(self.return_label)
 
     # ---- whole functions ---------------------------------------------------------------------------------
     def finish(self, signature: str) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from wgkern.errors import CompileError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.passes.analysis import has_loop, leaves_loop_body
-from wgkern.backends.wgsl.shader_common import LLVMPIPE_UNROLL, LOOP_LIMIT_ITERATIONS, _few_invocations, _iterations_under
+from wgkern.backends.wgsl.shader_common import (LLVMPIPE_UNROLL, LOOP_LIMIT_ITERATIONS, _few_invocations,
+                                                _iterations_under)
 
 
 class ControlFlowLowering:
