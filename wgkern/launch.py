@@ -378,14 +378,7 @@ def launch_kernel(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], re
         launch_args.extra = {"adstack_capacities": capacities}
     elif entry.launch_extra is not None:
         launch_args.extra = entry.launch_extra
-    entry.compiled.launch(launch_args)
-    program.pending_work = True
-    program.stats.launches += 1
-    for container in entry.written_fields:
-        container.generation += 1
-    for arg_index, is_grad in entry.written_args:
-        container = values[arg_index]
-        (container.grad if is_grad else container).generation += 1
+    launch_plan.launch_and_mark_written(program, entry, launch_args, entry.written_fields, entry.written_args, values)
     if plain:
         launch_plan.remember(kernel, args, kwargs, program, spec, entry, buffers, shapes)
     for index, user_array, device_copy in staged:

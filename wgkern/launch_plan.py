@@ -70,6 +70,20 @@ class LaunchPlan:
     bound_cache: dict[Any, Any]
 
 
+def launch_and_mark_written(program: Any, entry: Any, arguments: LaunchArgs, written: Any,
+                            written_at: Any, values: Any) -> None:
+    """Launch a compiled entry and bump the generation of every container it may write: the fields in `written`,
+    then the arguments at `written_at` ((position in `values`, whether its .grad is written))."""
+    entry.compiled.launch(arguments)
+    program.pending_work = True
+    program.stats.launches += 1
+    for container in written:
+        container.generation += 1
+    for position, is_grad in written_at:
+        container = values[position]
+        (container.grad if is_grad else container).generation += 1
+
+
 def _form_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return (len(args), tuple(kwargs)) if kwargs else len(args)
 
@@ -103,14 +117,7 @@ def launch(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program: 
     arguments.bound_cache = plan.bound_cache
     if entry.launch_extra is not None:
         arguments.extra = entry.launch_extra
-    entry.compiled.launch(arguments)
-    program.pending_work = True
-    program.stats.launches += 1
-    for container in plan.written:
-        container.generation += 1
-    for position, is_grad in plan.written_at:
-        container = call[position]
-        (container.grad if is_grad else container).generation += 1
+    launch_and_mark_written(program, entry, arguments, plan.written, plan.written_at, call)
     if plan.bound or plan.bound_at:
         bound = plan.bound
         if plan.bound_at:
