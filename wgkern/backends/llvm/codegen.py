@@ -276,7 +276,14 @@ class FunctionEmitter(IRVisitor, Lowerings, MemoryLowering, ControlFlowLowering,
         params = [ty] * len(operands) + ([extra.split()[0]] if extra else [])
         callee = self.module.intrinsic(f"{name}.{type_suffix(dtype)}", ty, params)
         args = [f"{ty} {o}" for o in operands] + ([extra] if extra else [])
-        return self.op(f"call {ty} {callee}({', '.join(args)})")
+        return self.op(f"call{self.approximation_flags(name, dtype)} {ty} {callee}({', '.join(args)})")
+
+    def approximation_flags(self, intrinsic: str, dtype: DataType) -> str:
+        """fast_math's flags where the target may approximate `intrinsic` at `dtype` (Target's
+        approximate_f32_intrinsics), else none: the intrinsic stays correctly rounded."""
+        if dtype == T.f32 and intrinsic in self.target.approximate_f32_intrinsics:
+            return self.module.float_flags
+        return ""
 
     def call_float_promoted(self, name: str, dtype: DataType, operands: list[str], intrinsic: bool) -> str:
         """Call an intrinsic or math function; f16 computes in f32 and rounds once (numpy does the same)."""

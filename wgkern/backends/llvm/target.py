@@ -31,6 +31,10 @@ class Target:
     # alignment (bytes) of a wide access (VectorLoad/VectorStore, wide_access.py): containers passed from host
     # memory may start at any element, device allocations start on 256-byte boundaries (GpuTarget)
     wide_access_align: int = 4
+    # LLVM intrinsics that take fast_math's flags at f32, so the target may use its hardware approximation
+    # (CUDA: llvm.sqrt becomes sqrt.approx.f32, within 2^-23 relative, and 1/sqrt rsqrt.approx.f32, within
+    # 2^-22.9, where the correctly rounded sqrt.rn.f32 is a dozen instructions with a branch)
+    approximate_f32_intrinsics: frozenset[str] = frozenset()
 
     def math_symbol(self, name: str, bits: int) -> str | None:
         """libm spelling: sinf for f32, sin for f64 (f16 is computed in f32 by codegen); None where the target
@@ -117,4 +121,5 @@ class CudaTarget(GpuTarget):
         return None
 
 
-CUDA_TARGET = CudaTarget("cuda", fused_sincos=False, aligned_stacks=True)
+CUDA_TARGET = CudaTarget("cuda", fused_sincos=False, aligned_stacks=True,
+                         approximate_f32_intrinsics=frozenset({"llvm.sqrt"}))
