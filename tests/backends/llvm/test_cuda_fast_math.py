@@ -1,6 +1,7 @@
 """The PTX shape of fast_math on CUDA, compiled without a GPU: f32 square roots become the hardware's
-approximations (sqrt.approx.f32, rsqrt.approx.f32 for 1/sqrt) under fast_math and stay correctly rounded
-(sqrt.rn) without it and at f64; the n-body inner loop (bench.py's nbody) has no correctly rounded root left."""
+approximations (sqrt.approx.ftz.f32, rsqrt.approx.ftz.f32 for 1/sqrt) under fast_math and stay correctly rounded (sqrt.rn)
+without it and at f64; f32 subnormals flush to zero under fast_math in every function of the module, which
+still inlines; the n-body inner loop (bench.py's nbody) is one approximate root and one reciprocal."""
 from __future__ import annotations
 
 import re
@@ -20,8 +21,8 @@ def cpu_program():
 
 
 def roots_of(code: str) -> list[str]:
-    """The square-root and reciprocal instructions of a PTX text, in order, e.g. 'sqrt.approx.f32'."""
-    return re.findall(r"\b(?:r?sqrt|rcp)\.\w+\.f\d+", code)
+    """The square-root and reciprocal instructions of a PTX text, in order, e.g. 'sqrt.approx.ftz.f32'."""
+    return re.findall(r"\b(?:r?sqrt|rcp)\.[\w.]+?\.f\d+\b", code)
 
 
 def compile_roots() -> object:
@@ -38,7 +39,7 @@ def compile_roots() -> object:
 
 
 def test_f32_roots_are_the_hardware_approximations_under_fast_math(cpu_program):
-    assert roots_of(to_ptx(compile_roots())) == ["sqrt.approx.f32", "rsqrt.approx.f32", "sqrt.rn.f64",
+    assert roots_of(to_ptx(compile_roots())) == ["sqrt.approx.ftz.f32", "rsqrt.approx.ftz.f32", "sqrt.rn.f64",
                                                  "sqrt.rn.f64", "rcp.rn.f64"]
 
 
@@ -50,19 +51,52 @@ def test_roots_stay_correctly_rounded_without_fast_math(cpu_program):
 
 def test_nbody_inner_loop_has_no_correctly_rounded_root(cpu_program):
     n = 256
-    px, py, pz, ax = (wk.field(wk.f32, shape=n) for _ in range(4))
+    px, py, pz, ax, ay, az = (wk.field(wk.f32, shape=n) for _ in range(6))
 
     @wk.kernel
     def nbody():
         for i in px:
             xi, yi, zi = px[i], py[i], pz[i]
-            s = 0.0
+            sx, sy, sz = 0.0, 0.0, 0.0
             for j in range(n):
                 dx, dy, dz = px[j] - xi, py[j] - yi, pz[j] - zi
                 r2 = dx * dx + dy * dy + dz * dz + 1e-2
-                s += dx / (r2 * wk.sqrt(r2))
-            ax[i] = s
+                inv = 1.0 / (r2 * wk.sqrt(r2))
+                sx += dx * inv
+                sy += dy * inv
+                sz += dz * inv
+            ax[i], ay[i], az[i] = sx, sy, sz
 
     nbody()
     found = set(roots_of(to_ptx(offloaded_kernels("nbody")[0])))
-    assert "sqrt.approx.f32" in found and not any(".rn." in name for name in found)
+    assert found == {"sqrt.approx.ftz.f32", "rcp.approx.ftz.f32"}
+
+
+ARITHMETIC = r"\b(?:add|sub|mul|fma)(?:\.rn)?(?:\.ftz)?\.f32\b"     # f32 add, sub, mul, fma in PTX
+
+
+def compile_math() -> object:
+    x = wk.field(wk.f32, 8)
+    n = wk.field(wk.i32, 8)
+
+    @wk.kernel
+    def math():
+        for i in x:
+            x[i] = wk.sin(x[i]) * wk.exp(x[i]) + x[i] ** n[i] + wk.cast(n[i] ** 3, wk.f32)
+
+    math()
+    return offloaded_kernels("math")[0]
+
+
+def test_fast_math_flushes_f32_subnormals_in_every_function(cpu_program):
+    """Under fast_math the f32 arithmetic is PTX's .ftz forms, and libdevice's functions and the module's
+    helpers (integer pow) take the kernel's denormal mode, so they still inline: the PTX has no calls."""
+    code = to_ptx(compile_math())
+    arithmetic = re.findall(ARITHMETIC, code)
+    assert arithmetic and all(".ftz." in op for op in arithmetic)
+    assert "call" not in code and ".func" not in code
+
+
+def test_subnormals_are_kept_without_fast_math(cpu_program):
+    arithmetic = re.findall(ARITHMETIC, to_ptx(compile_math(), fast_math=False))
+    assert arithmetic and not any(".ftz." in op for op in arithmetic)

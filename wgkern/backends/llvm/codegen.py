@@ -89,6 +89,8 @@ class ModuleEmitter:
         # Taichi's fast_math: float arithmetic may be reassociated and contracted (reductions vectorise);
         # NaN and infinity semantics are kept (no nnan/ninf).
         self.float_flags = " reassoc contract nsz arcp afn" if fast_math else ""
+        extra = target.fast_math_function_attributes if fast_math else ""
+        self.function_attributes = f"{target.function_attributes} {extra}".strip()
         self.bounds_check = bounds_check
         self.bounds_sites: list[ir.GlobalPtr | ir.AssertFail] = []   # site id k + 1 is written to the error word
         self.global_ptr = "ptr" + target.global_address_space
@@ -453,7 +455,7 @@ class FunctionEmitter(IRVisitor, Lowerings, MemoryLowering, ControlFlowLowering,
         body = self.lines
         reset = f"  store i32 0, ptr {self.rng_counter}" if self.rng_counter else None
         body = [reset if line == "  ;@rng-reset" else line for line in body if reset or line != "  ;@rng-reset"]
-        return "\n".join([f"define {signature} {self.target.function_attributes} {{", "entry:", *self.entry,
+        return "\n".join([f"define {signature} {self.module.function_attributes} {{", "entry:", *self.entry,
                           "  br label %start", "start:", *body, "}", ""])
 
 
