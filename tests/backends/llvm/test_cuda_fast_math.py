@@ -1,7 +1,8 @@
 """The PTX shape of fast_math on CUDA, compiled without a GPU: f32 square roots become the hardware's
-approximations (sqrt.approx.ftz.f32, rsqrt.approx.ftz.f32 for 1/sqrt) under fast_math and stay correctly rounded (sqrt.rn)
-without it and at f64; f32 subnormals flush to zero under fast_math in every function of the module, which
-still inlines; the n-body inner loop (bench.py's nbody) is one approximate root and one reciprocal."""
+approximations (sqrt.approx.ftz.f32, rsqrt.approx.ftz.f32 for 1/sqrt) under fast_math and stay correctly
+rounded (sqrt.rn) without it and at f64; f32 subnormals flush to zero under fast_math in every function of the
+module, which still inlines; the n-body inner loop (bench.py's nbody) is one approximate root and one
+reciprocal."""
 from __future__ import annotations
 
 import re
