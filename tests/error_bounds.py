@@ -5,7 +5,9 @@ Under fast_math (the default) the CPU may reassociate sums and contract a * b + 
 rounding errors but keeps the usual first-order bound of a chain of operations (their count times U times the
 largest magnitude met on the way), and its vectorized code may divide and take square roots through a hardware
 estimate refined by one Newton step (x86's rcp/rsqrt: 2^-12 or 2^-14, after the step within 2^-21 = 8 U).
-Vulkan allows 2.5 ulp (5 U) for a division and 3 ulp (6 U) for sqrt. So every operation is counted at
+Vulkan allows 2.5 ulp (5 U) for a division and 3 ulp (6 U) for sqrt; CUDA's sqrt.approx.f32 is within 2^-23
+(2 U) relative, rsqrt.approx.f32 within 2^-22.9 and rcp.approx.f32 within 1 ulp (f32 subnormals flushed to zero
+under fast_math, an absolute error below 2^-126). So every operation is counted at
 APPROX = 8 U, the worst of these, and a result reached through `ops` operations on values of magnitude M is within
 
     f32_bound(ops, M) = ops * APPROX * M

@@ -89,6 +89,8 @@ class ModuleEmitter:
         # Taichi's fast_math: float arithmetic may be reassociated and contracted (reductions vectorise);
         # NaN and infinity semantics are kept (no nnan/ninf).
         self.float_flags = " reassoc contract nsz arcp afn" if fast_math else ""
+        extra = target.fast_math_function_attributes if fast_math else ""
+        self.function_attributes = f"{target.function_attributes} {extra}".strip()
         self.bounds_check = bounds_check
         self.bounds_sites: list[ir.GlobalPtr | ir.AssertFail] = []   # site id k + 1 is written to the error word
         self.global_ptr = "ptr" + target.global_address_space
@@ -276,7 +278,14 @@ class FunctionEmitter(IRVisitor, Lowerings, MemoryLowering, ControlFlowLowering,
         params = [ty] * len(operands) + ([extra.split()[0]] if extra else [])
         callee = self.module.intrinsic(f"{name}.{type_suffix(dtype)}", ty, params)
         args = [f"{ty} {o}" for o in operands] + ([extra] if extra else [])
-        return self.op(f"call {ty} {callee}({', '.join(args)})")
+        return self.op(f"call{self.approximation_flags(name, dtype)} {ty} {callee}({', '.join(args)})")
+
+    def approximation_flags(self, intrinsic: str, dtype: DataType) -> str:
+        """fast_math's flags where the target may approximate `intrinsic` at `dtype` (Target's
+        approximate_f32_intrinsics), else none: the intrinsic stays correctly rounded."""
+        if dtype == T.f32 and intrinsic in self.target.approximate_f32_intrinsics:
+            return self.module.float_flags
+        return ""
 
     def call_float_promoted(self, name: str, dtype: DataType, operands: list[str], intrinsic: bool) -> str:
         """Call an intrinsic or math function; f16 computes in f32 and rounds once (numpy does the same)."""
@@ -446,7 +455,7 @@ class FunctionEmitter(IRVisitor, Lowerings, MemoryLowering, ControlFlowLowering,
         body = self.lines
         reset = f"  store i32 0, ptr {self.rng_counter}" if self.rng_counter else None
         body = [reset if line == "  ;@rng-reset" else line for line in body if reset or line != "  ;@rng-reset"]
-        return "\n".join([f"define {signature} {self.target.function_attributes} {{", "entry:", *self.entry,
+        return "\n".join([f"define {signature} {self.module.function_attributes} {{", "entry:", *self.entry,
                           "  br label %start", "start:", *body, "}", ""])
 
 

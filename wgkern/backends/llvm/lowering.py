@@ -59,8 +59,8 @@ out:
 
 
 class Lowerings:
-    """`lower_*` methods and `convert`; relies on FunctionEmitter's `op`, `call_intrinsic` and
-    `call_float_promoted`."""
+    """`lower_*` methods and `convert`; relies on FunctionEmitter's `op`, `call_intrinsic`,
+    `call_float_promoted` and `approximation_flags`."""
 
     module: ModuleEmitter
 
@@ -225,7 +225,9 @@ class Lowerings:
 
     def lower_rsqrt(self, dtype: DataType, a: str) -> str:
         root = self.call_float_promoted("llvm.sqrt", dtype, [a], intrinsic=True)
-        return self.op(f"fdiv {llvm_type(dtype)} {float_literal(1.0, dtype)}, {root}")
+        # with the square root's flags, 1 / sqrt becomes the target's reciprocal square root (rsqrt.approx.f32)
+        flags = self.approximation_flags("llvm.sqrt", dtype)
+        return self.op(f"fdiv{flags} {llvm_type(dtype)} {float_literal(1.0, dtype)}, {root}")
 
     def lower_sign_float(self, dtype: DataType, a: str) -> str:
         ty = llvm_type(dtype)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import sys
 import threading
@@ -21,6 +22,7 @@ from wgkern import disk_cache
 
 from . import libdevice
 from .jit import host_jit
+from .target import FLUSH_F32_SUBNORMALS
 
 TRIPLE = "nvptx64-nvidia-cuda"
 LIBDEVICE = "libdevice.10.bc"
@@ -127,6 +129,7 @@ def compile_ptx(ir_text: str, arch: str, use_cache: bool = False, whole_library:
     math = "@__nv_" in ir_text
     if math and not whole_library:
         ir_text = libdevice.with_libdevice(ir_text, use_cache)
+    ir_text = one_denormal_mode(ir_text)
     with host_jit().lock:            # llvmlite shares LLVM's global context: one compile at a time
         module = llvm.parse_assembly(ir_text)
         module.triple = TRIPLE
@@ -144,3 +147,20 @@ def compile_ptx(ir_text: str, arch: str, use_cache: bool = False, whole_library:
         builder = llvm.create_pass_builder(machine, options)
         builder.getModulePassManager().run(module, builder)
         return machine.emit_assembly(module), str(module)
+
+
+_DEFINE_HEADER = re.compile(r"^(define [^\n]*?) ?\{$", re.M)
+
+
+# libdevice's functions pick their flushing code paths by __nvvm_reflect("__CUDA_FTZ"), which reads this flag
+_REFLECT_FTZ = '!llvm.module.flags = !{!999999}\n!999999 = !{i32 4, !"nvvm-reflect-ftz", i32 1}\n'
+
+
+def one_denormal_mode(ir_text: str) -> str:
+    """Where the module's kernels flush f32 subnormals (fast_math), every function defined in it does too: LLVM
+    inlines a function only into callers of the same denormal mode, so the helpers and libdevice's functions
+    would otherwise stay calls, and libdevice's take their flushing paths."""
+    if FLUSH_F32_SUBNORMALS not in ir_text:
+        return ir_text
+    return _DEFINE_HEADER.sub(lambda m: m.group(0) if FLUSH_F32_SUBNORMALS in m.group(1)
+                              else f"{m.group(1)} {FLUSH_F32_SUBNORMALS} {{", ir_text) + _REFLECT_FTZ

@@ -31,6 +31,12 @@ class Target:
     # alignment (bytes) of a wide access (VectorLoad/VectorStore, wide_access.py): containers passed from host
     # memory may start at any element, device allocations start on 256-byte boundaries (GpuTarget)
     wide_access_align: int = 4
+    # LLVM intrinsics that take fast_math's flags at f32, so the target may use its hardware approximation
+    # (CUDA: llvm.sqrt becomes sqrt.approx.f32, within 2^-23 relative, and 1/sqrt rsqrt.approx.f32, within
+    # 2^-22.9, where the correctly rounded sqrt.rn.f32 is a dozen instructions with a branch)
+    approximate_f32_intrinsics: frozenset[str] = frozenset()
+    # attributes the module's functions take under fast_math, after function_attributes
+    fast_math_function_attributes: str = ""
 
     def math_symbol(self, name: str, bits: int) -> str | None:
         """libm spelling: sinf for f32, sin for f64 (f16 is computed in f32 by codegen); None where the target
@@ -117,4 +123,10 @@ class CudaTarget(GpuTarget):
         return None
 
 
-CUDA_TARGET = CudaTarget("cuda", fused_sincos=False, aligned_stacks=True)
+# f32 subnormal inputs and results read and become zeros of their sign (PTX's .ftz forms, as Quadrants' fast_math
+# and GPUs' Vulkan drivers do): sqrt.approx.ftz.f32 and rcp.approx.ftz.f32 are one instruction each, the IEEE
+# forms scale around it
+FLUSH_F32_SUBNORMALS = '"denormal-fp-math-f32"="preserve-sign,preserve-sign"'
+CUDA_TARGET = CudaTarget("cuda", fused_sincos=False, aligned_stacks=True,
+                         approximate_f32_intrinsics=frozenset({"llvm.sqrt"}),
+                         fast_math_function_attributes=FLUSH_F32_SUBNORMALS)
