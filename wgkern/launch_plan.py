@@ -30,8 +30,9 @@ from typing import Any, Callable
 from wgkern.backends.base import LaunchArgs
 from wgkern.lang.fields import Container
 from wgkern.lang.argument_cache import DATACLASS_ARGUMENTS, HashedTuple
-from wgkern.lang.arguments import (DATACLASS, NDARRAY, OBJECT, SCALAR, TEMPLATE, _holdings, _scalar_value,
-                                      template_key)
+from wgkern.lang.argument_checks import _scalar_value, template_key
+from wgkern.lang.argument_holdings import _holdings
+from wgkern.lang.param_rules import DATACLASS, NDARRAY, OBJECT, SCALAR, TEMPLATE
 
 MISS = object()                  # `launch`: no usable plan; take the full path
 MAX_PLANS_PER_FORM = 64          # a kernel called with ever new argument objects does not grow the table forever
