@@ -11,7 +11,8 @@ kernel writes and those its loop bounds read.
 A plan is used only while nothing it depends on can have changed, and `launch` re-reads only what can:
 - each scalar argument's value (checked and converted as specialise does);
 - the attribute bindings of the template objects passed (their identities, and for @data_oriented-style holders
-  the holdings signature of arguments.py), and the members of dataclass values that are compared by template key;
+  the holdings signature of lang/argument_holdings.py), and the members of dataclass values that are compared by
+  template key;
 - whether any container's `.grad` was rebound since (Container.grad_rebinds);
 - the argument objects themselves: a plan is dropped when one of them is collected (a weak-reference callback), so
   an id in a key always names the object the plan was built from. Plain immutable values (numbers, strings, None)

@@ -1,4 +1,4 @@
-"""`python -m wgkern info|bench|demo` (wgkern/__main__.py, wgkern/bench.py, demos/) as smoke tests."""
+"""`python -m wgkern info|bench|demo` (wgkern/__main__.py, wgkern/bench*.py, demos/) as smoke tests."""
 from __future__ import annotations
 
 import json
