@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from wgkern.__main__ import main
-from wgkern.bench import BenchResult
+from wgkern.bench_report import BenchResult
 from wgkern.bench_plot import BAR_HEIGHT, FAILED, TOOLKIT_COLORS, chart_path, render_chart, write_chart
 from wgkern.png import read_png
 

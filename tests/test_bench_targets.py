@@ -7,8 +7,8 @@ import math
 import pytest
 
 import wgkern as wk
-from wgkern import bench
-from wgkern.bench import BenchResult
+from wgkern import bench_workloads
+from wgkern.bench_report import BenchResult
 from wgkern.bench_targets import device_kind, format_targets, target_rows
 
 
@@ -45,10 +45,10 @@ def test_floors_apply_on_lavapipe_and_a_missing_peer_is_named() -> None:
 
 
 def test_lavapipe_floors_are_measured_in_the_same_run(arch) -> None:
-    if arch != wk.vulkan or bench._on_gpu(wk):
+    if arch != wk.vulkan or bench_workloads._on_gpu(wk):
         pytest.skip("the floors apply to lavapipe (a WGSL arch on a CPU adapter)")
-    launch = bench.bench_launch_overhead(wk, 5)
-    compile_ = bench.bench_compile(wk, 5)
+    launch = bench_workloads.bench_launch_overhead(wk, 5)
+    compile_ = bench_workloads.bench_compile(wk, 5)
     for result in (launch, compile_):
         assert result.floor is not None and math.isfinite(result.floor) and result.floor > 0
     # the floor does the same dispatches with less work around them: a floor far above wgkern's figure

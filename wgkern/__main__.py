@@ -51,7 +51,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from wgkern import bench
     if args.from_json:
         from wgkern.bench_plot import write_chart
-        print(f"chart: {write_chart(bench.load_json(args.from_json), args.plot)}")
+        from wgkern.bench_report import load_json
+        print(f"chart: {write_chart(load_json(args.from_json), args.plot)}")
         return 0
     return bench.main(arch=args.arch, json_path=args.json, reps=args.reps, only=args.only, compare=args.compare,
                       rounds=args.rounds, plot=args.plot)
@@ -126,7 +127,7 @@ def _has_display() -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from wgkern.bench import BENCHMARKS
+    from wgkern.bench_workloads import BENCHMARKS
     parser = argparse.ArgumentParser(prog="python -m wgkern", description="wgkern command line")
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="adapters/devices found and which arch wk.init() would pick")

@@ -5,7 +5,7 @@ peer of `--compare`), each labelled with its value and unit. With several toolki
 over the largest value in its group, so each group compares the toolkits; with one toolkit it is the value over
 the largest value of the same unit in the chart (benchmarks report different units, and bars of different units
 do not compare). Drawn with the package's own rasteriser, font and PNG writer (raster.py, font.py, png.py); the
-results come from bench.py as (header, results) pairs, one per toolkit (`bench.load_json` reads a saved run)."""
+results come from bench.py as (header, results) pairs, one per toolkit (`bench_report.load_json` reads a saved run)."""
 from __future__ import annotations
 
 from pathlib import Path

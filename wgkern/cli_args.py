@@ -30,7 +30,7 @@ def at_least(low: int) -> Callable[[str], int]:
 
 
 def benchmark_names(value: str) -> str:
-    from wgkern.bench import BENCHMARKS
+    from wgkern.bench_workloads import BENCHMARKS
     names = [n.strip() for n in value.split(",") if n.strip()]
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown or not names:

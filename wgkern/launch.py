@@ -28,7 +28,8 @@ from wgkern.passes.autodiff.unit_guard import UNIT_STATE_KIND
 from wgkern.runtime.adstack_regrow import WatchedReverseKernel, needs_watch
 from wgkern.runtime.stack_capacities import launch_capacities, plan_capacities
 from wgkern.runtime import program as program_module
-from wgkern.lang.arguments import NDARRAY, SCALAR, Specialisation, specialise
+from wgkern.lang.arguments import Specialisation, specialise
+from wgkern.lang.param_rules import NDARRAY, SCALAR
 from wgkern.runtime.program import Program
 from wgkern.runtime.materialization import materialize_if_needed
 
@@ -145,7 +146,7 @@ def _wide_access(program: Program, offloaded: Any, reverse: bool, forward_mode: 
 def _refuse_sparse_matrix_builders(kernel: Any, spec: Specialisation) -> None:
     """A reverse (or forward-mode) kernel cannot differentiate triplet appends (Taichi refuses them too)."""
     from wgkern.errors import AutodiffError
-    from wgkern.lang.arguments import SPARSE_MATRIX_BUILDER
+    from wgkern.lang.param_rules import SPARSE_MATRIX_BUILDER
     for rule, (kind, _) in zip(spec.rules, spec.parts):
         if kind == SPARSE_MATRIX_BUILDER:
             raise AutodiffError(f"kernel '{kernel.name}' takes the sparse matrix builder '{rule.name}'; "
@@ -215,7 +216,7 @@ def _binding_plan(program: Program, kernel: Any, spec: Specialisation, kernel_ir
 
 
 def _return_annotation(kernel: Any) -> Any:
-    from wgkern.lang.arguments import _resolve_annotation
+    from wgkern.lang.param_rules import _resolve_annotation
     return _resolve_annotation(kernel, kernel.signature.return_annotation)
 
 

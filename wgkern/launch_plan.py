@@ -11,7 +11,8 @@ kernel writes and those its loop bounds read.
 A plan is used only while nothing it depends on can have changed, and `launch` re-reads only what can:
 - each scalar argument's value (checked and converted as specialise does);
 - the attribute bindings of the template objects passed (their identities, and for @data_oriented-style holders
-  the holdings signature of arguments.py), and the members of dataclass values that are compared by template key;
+  the holdings signature of lang/argument_holdings.py), and the members of dataclass values that are compared by
+  template key;
 - whether any container's `.grad` was rebound since (Container.grad_rebinds);
 - the argument objects themselves: a plan is dropped when one of them is collected (a weak-reference callback), so
   an id in a key always names the object the plan was built from. Plain immutable values (numbers, strings, None)
@@ -30,8 +31,9 @@ from typing import Any, Callable
 from wgkern.backends.base import LaunchArgs
 from wgkern.lang.fields import Container
 from wgkern.lang.argument_cache import DATACLASS_ARGUMENTS, HashedTuple
-from wgkern.lang.arguments import (DATACLASS, NDARRAY, OBJECT, SCALAR, TEMPLATE, _holdings, _scalar_value,
-                                      template_key)
+from wgkern.lang.argument_checks import _scalar_value, template_key
+from wgkern.lang.argument_holdings import _holdings
+from wgkern.lang.param_rules import DATACLASS, NDARRAY, OBJECT, SCALAR, TEMPLATE
 
 MISS = object()                  # `launch`: no usable plan; take the full path
 MAX_PLANS_PER_FORM = 64          # a kernel called with ever new argument objects does not grow the table forever

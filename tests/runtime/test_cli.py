@@ -1,4 +1,4 @@
-"""`python -m wgkern info|bench|demo` (wgkern/__main__.py, wgkern/bench.py, demos/) as smoke tests."""
+"""`python -m wgkern info|bench|demo` (wgkern/__main__.py, wgkern/bench*.py, demos/) as smoke tests."""
 from __future__ import annotations
 
 import json
@@ -79,7 +79,7 @@ def test_bench_rounds_keep_each_benchmarks_best(tmp_path, capsys):
 
 
 def test_bench_better_round_and_unknown_names():
-    from wgkern.bench import BenchResult, _better
+    from wgkern.bench_report import BenchResult, _better
     fast = BenchResult("x", 1.0, "ms", "lower", 1.0, 5)
     slow = BenchResult("x", 2.0, "ms", "lower", 2.0, 5)
     failed = BenchResult("x", None, "", "", None, 0, error="boom")

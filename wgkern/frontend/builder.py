@@ -45,7 +45,7 @@ from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import types as T
 from wgkern.lang.kernel import Func
 from wgkern.lang.structs import StructType
-from wgkern.lang.arguments import dataclass_ndarray_members, is_dataclass_value, object_ndarray_members
+from wgkern.lang.argument_holdings import dataclass_ndarray_members, is_dataclass_value, object_ndarray_members
 from wgkern.frontend.frames import Frame, assigned_names, reduction_names
 
 UNSUPPORTED = {

@@ -1,4 +1,4 @@
-"""Reuse of a checked dataclass argument between launches (lang/arguments.py checks it the first time).
+"""Reuse of a checked dataclass argument between launches (lang/argument_holdings.py checks it the first time).
 
 Programs such as Genesis pass the same dataclass values (hundreds of ndarray members, nested) to every launch.
 Checking such a value member by member costs far more than the launch, so its outcome (the key part and the

@@ -175,7 +175,7 @@ class BoundKernel:
 def data_oriented(cls: Any) -> Any:
     """`@wk.data_oriented`: a class whose methods may be kernels and funcs using `self`'s fields (Taichi's
     decorator). Kernels and funcs bind `self` when accessed on an instance; the mark lets a kernel find the
-    wk.ndarrays held by such objects (they are passed as arguments, lang/arguments.py)."""
+    wk.ndarrays held by such objects (they are passed as arguments, lang/argument_holdings.py)."""
     cls._wk_data_oriented = True
     return cls
 

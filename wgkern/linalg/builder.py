@@ -40,7 +40,7 @@ class SparseMatrixBuilder:
 
     def kernel_buffers(self, where: str) -> list[Ndarray]:
         """The ndarrays a kernel receives for a sparse_matrix_builder() parameter, in the order
-        lang/arguments.py's SPARSE_BUILDER_BUFFERS names them."""
+        lang/param_rules.py's SPARSE_BUILDER_BUFFERS names them."""
         if self.num_rows is None:
             raise ArgumentError(f"{where}: the SparseMatrixBuilder was made without num_rows")
         return [self._rows, self._cols, self._values, self._count]

@@ -327,10 +327,10 @@ def test_gpu_timer_without_timestamp_queries_is_a_clear_error(backend, monkeypat
 
 def test_bench_gpu_timestamp_detail_and_idle_sync(arch) -> None:
     import wgkern as wk
-    from wgkern import bench
-    result = bench.bench_idle_sync(wk, 5)
+    from wgkern import bench_workloads
+    result = bench_workloads.bench_idle_sync(wk, 5)
     assert result.name == "idle_sync" and result.unit == "us" and result.value > 0
-    assert result.reps == bench.IDLE_SYNC_SAMPLES
+    assert result.reps == bench_workloads.IDLE_SYNC_SAMPLES
     z = wk.field(wk.f32, shape=1 << 16)
 
     @wk.kernel
@@ -338,7 +338,7 @@ def test_bench_gpu_timestamp_detail_and_idle_sync(arch) -> None:
         for i in z:
             z[i] += 1.0
 
-    seconds = bench._gpu_median_seconds(wk, bump, 5)
+    seconds = bench_workloads._gpu_median_seconds(wk, bump, 5)
     backend = wk.runtime.program.current().backend
     wgsl_without_timers = backend.name == "wgsl" and "timestamp-query" not in backend.features
     if arch.value == "cpu" or wgsl_without_timers:

@@ -186,7 +186,7 @@ def test_too_many_windows_for_the_device_names_the_container(small_windows) -> N
 
 
 def test_the_split_saxpy_benchmark_measures_a_split_field(small_windows, monkeypatch) -> None:
-    from wgkern.bench import bench_split_saxpy
+    from wgkern.bench_workloads import bench_split_saxpy
     lower_binding_limit(small_windows, monkeypatch, 1 << 16)
     row = bench_split_saxpy(wk, 5)
     assert row.name == "split_saxpy" and row.value > 0 and not row.error
