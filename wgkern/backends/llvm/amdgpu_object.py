@@ -31,16 +31,32 @@ def target_machine(processor: str) -> Any:
         return machine
 
 
-def compile_object(ir_text: str, processor: str) -> tuple[bytes, str]:
-    """(ELF relocatable object, the optimised module's IR) of one module of kernels for `processor`."""
+def _optimised(ir_text: str, processor: str) -> tuple[Any, Any]:
+    """(target machine, the module parsed, verified and optimised at O3); call with the host JIT's lock held."""
     import llvmlite.binding as llvm
     machine = target_machine(processor)
+    module = llvm.parse_assembly(ir_text)
+    module.triple = TRIPLE
+    module.data_layout = str(machine.target_data)
+    module.verify()
+    options = llvm.create_pipeline_tuning_options(speed_level=3)
+    builder = llvm.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(module, builder)
+    return machine, module
+
+
+def compile_object(ir_text: str, processor: str) -> tuple[bytes, str]:
+    """(ELF relocatable object, the optimised module's IR) of one module of kernels for `processor`."""
+    target_machine(processor)
     with host_jit().lock:            # llvmlite shares LLVM's global context: one compile at a time
-        module = llvm.parse_assembly(ir_text)
-        module.triple = TRIPLE
-        module.data_layout = str(machine.target_data)
-        module.verify()
-        options = llvm.create_pipeline_tuning_options(speed_level=3)
-        builder = llvm.create_pass_builder(machine, options)
-        builder.getModulePassManager().run(module, builder)
+        machine, module = _optimised(ir_text, processor)
         return machine.emit_object(module), str(module)
+
+
+def compile_assembly(ir_text: str, processor: str) -> str:
+    """The assembly the same compile makes of one module (for tests and diagnostics: which instructions a
+    lowering became)."""
+    target_machine(processor)
+    with host_jit().lock:
+        machine, module = _optimised(ir_text, processor)
+        return machine.emit_assembly(module)

@@ -37,7 +37,14 @@ def _identity(op: str, dtype: T.DataType) -> str:
 
 class CudaSimtLowering(SharedArrayLowering):
     """Needs from the emitter: op, emit, values, value, module, label, branch, cond_branch, start_block; the
-    range kernel's %tid and %gid registers."""
+    range kernel's %tid and %gid registers.
+
+    The subgroup operations are written once over a few target primitives (`lane`, `active_mask`, `shuffle`,
+    `vote`, `wave_barrier`) and the wave's width (`wave_size`, with masks of `mask_type`): amdgpu_simt.py
+    overrides those for AMD's waves of 32 or 64 lanes."""
+
+    wave_size = WARP_SIZE
+    mask_type = "i32"
 
     # ---- intrinsics -------------------------------------------------------------------------------------
     def call(self, name: str, ret: str, params: list[tuple[str, str]]) -> str:
@@ -53,6 +60,9 @@ class CudaSimtLowering(SharedArrayLowering):
 
     def active_mask(self) -> str:
         return self.op('call i32 asm sideeffect "activemask.b32 $0;", "=r"()')
+
+    def wave_barrier(self) -> str:
+        return self.call("llvm.nvvm.bar.warp.sync", "void", [("i32", self.active_mask())])
 
     def shuffle(self, mode: str, mask: str, value: str, dtype: T.DataType, lane_arg: str) -> str:
         """shfl.sync.<mode> of a 32-bit value (f32 or i32/u32)."""
@@ -131,19 +141,23 @@ class CudaSimtLowering(SharedArrayLowering):
 
     def simt_subgroup(self, stmt: ir.SimtOp, name: str, args: list[str]) -> str:
         if name in ("barrier", "sync"):
-            return self.call("llvm.nvvm.bar.warp.sync", "void", [("i32", self.active_mask())])
+            return self.wave_barrier()
         if name in ("memory_barrier", "mem_fence"):
-            return self.call("llvm.nvvm.membar.cta", "void", [])
+            return self.simt_block(stmt, "mem_fence", args)
         if name == "group_size":
-            return str(WARP_SIZE)
+            return str(self.wave_size)
         if name == "invocation_id":
             return self.lane()
         mask = self.active_mask()
-        first = self.call("llvm.cttz.i32", "i32", [("i32", mask), ("i1", "true")])
+        mty = self.mask_type
+        first = self.call(f"llvm.cttz.{mty}", mty, [(mty, mask), ("i1", "true")])
+        if mty != "i32":
+            first = self.op(f"trunc {mty} {first} to i32")
         if name == "elect":
             return self.as_i32_flag(self.op(f"icmp eq i32 {self.lane()}, {first}"))
-        if name == "ballot":            # the warp's 32 lanes, zero-extended to the u64 of Quadrants' ballot
-            return self.op(f"zext i32 {self.vote('ballot', mask, self.nonzero(args[0]))} to i64")
+        if name == "ballot":            # the wave's lanes, zero-extended to the u64 of Quadrants' ballot
+            votes = self.vote("ballot", mask, self.nonzero(args[0]))
+            return votes if mty == "i64" else self.op(f"zext {mty} {votes} to i64")
         if name in ("all_true", "any_true"):
             return self.as_i32_flag(self.vote("all" if name == "all_true" else "any", mask, self.nonzero(args[0])))
         if name == "broadcast_first":
@@ -165,14 +179,17 @@ class CudaSimtLowering(SharedArrayLowering):
             first_lane = self.op(f"icmp eq i32 {self.lane()}, 0")
             return self.op(f"select i1 {first_lane}, {llvm_type(dtype)} {_identity(op, dtype)}, "
                            f"{llvm_type(dtype)} {shifted}")
-        last = self.op(f"sub i32 31, {self.call('llvm.ctlz.i32', 'i32', [('i32', mask), ('i1', 'true')])}")
+        leading = self.call(f"llvm.ctlz.{mty}", mty, [(mty, mask), ("i1", "true")])
+        if mty != "i32":
+            leading = self.op(f"trunc {mty} {leading} to i32")
+        last = self.op(f"sub i32 {self.wave_size - 1}, {leading}")
         return self.shuffle("idx", mask, scan, dtype, last)
 
     def inclusive_scan(self, op: str, dtype: T.DataType, mask: str, value: str) -> str:
-        """Hillis-Steele over the warp: step d adds the value d lanes below, where there is one."""
+        """Hillis-Steele over the wave: step d adds the value d lanes below, where there is one."""
         lane = self.lane()
         ty = llvm_type(dtype)
-        for step in (1, 2, 4, 8, 16):
+        for step in (1 << k for k in range(self.wave_size.bit_length() - 1)):
             below = self.shuffle("up", mask, value, dtype, str(step))
             combined = self.combine(op, dtype, value, below)
             has_below = self.op(f"icmp uge i32 {lane}, {step}")
