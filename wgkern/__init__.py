@@ -44,7 +44,7 @@ from wgkern.lang.structs import Struct, StructField, dataclass
 from wgkern.lang.snode import i, ij, ijk, ijkl, j, k, l, root  # noqa: E741 - Taichi's axis names
 from wgkern.lang.snode import AXIS_COMBINATIONS as _AXIS_COMBINATIONS
 from wgkern.lang.snode import FieldsBuilder, SNode, SNodeTree, axes
-from wgkern.lang.quant import BitpackedFields
+from wgkern.lang.snode import BitpackedFields
 from wgkern.lang.sparse import (activate, append, deactivate, deactivate_all_snodes, is_active, length,
                                 rescale_index)
 globals().update({_name: _axes for _name, _axes in _AXIS_COMBINATIONS.items() if _name not in globals()})

@@ -19,7 +19,8 @@ import numpy as np
 from wgkern.errors import ArgumentError, CallError
 from wgkern.ir.nodes import ArgSpec
 from wgkern.lang.fields import Container, Field, Ndarray
-from wgkern.lang.torch_interop import is_torch_tensor, torch_argument
+from wgkern.lang.torch_arguments import torch_argument
+from wgkern.lang.torch_interop import is_torch_tensor
 from wgkern.lang.argument_cache import DATACLASS_ARGUMENTS
 from wgkern.lang.types import (DataType, NdarrayType, SparseMatrixBuilderType, Template, VectorType,
                                called_annotation, f32, from_numpy_dtype, i32, out_of_range, range_text, to_dtype)

@@ -140,7 +140,7 @@ class Container(HostAccess):
     is_field: bool = False
     kind_name: str = "container"
     _is_staging = False      # a numpy argument's device copy (launch.py)
-    _adopted = False         # uses another library's memory (host_memory=, lang/torch_interop.py)
+    _adopted = False         # uses another library's memory (host_memory=, lang/torch_arguments.py)
     _names = 0
     offset: tuple[int, ...] = ()     # a field's index of its first element per axis (wk.field(offset=...))
     quant: Any = None                # a field of a wk.types.quant type: every write rounds (lang/quant.py)
@@ -150,7 +150,7 @@ class Container(HostAccess):
     def __init__(self, dtype: Any, shape: Any, element_type: Any = None, name: str = "", *,
                  needs_grad: bool = False, needs_dual: bool = False, host_memory: np.ndarray | None = None):
         """`host_memory`: a C-contiguous array of the container's full shape and storage dtype whose memory the
-        container uses without a copy (backend.adopt; lang/torch_interop.py passes a CPU torch tensor's)."""
+        container uses without a copy (backend.adopt; lang/torch_arguments.py passes a CPU torch tensor's)."""
         from wgkern.runtime.program import get_program
         if element_type is None:
             dtype, element_type = _split_dtype(dtype)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.errors import WkError
+from wgkern.lang.quant import QuantFloat, SharedExponent, check_quant_array, quant_of
 
 AXIS_NAMES = "ijkl"
 
@@ -106,7 +107,6 @@ class SNode:
 
     def bit_struct(self, num_bits: int = 32) -> Any:
         """Taichi's older `snode.bit_struct(num_bits).place(x, y)`: a BitpackedFields placed here."""
-        from wgkern.lang.quant import BitStructNode
         return BitStructNode(self, num_bits)
 
     def bit_array(self, axes: Any, dimensions: Any, num_bits: int = 32) -> SNode:
@@ -150,7 +150,6 @@ class SNode:
             if not isinstance(field, Field):
                 raise WkError(f"place() takes fields, got {type(field).__name__}")
             if self.quant_array_bits is not None:
-                from wgkern.lang.quant import check_quant_array
                 check_quant_array(self, field)
             self._check_dense_storage_fits(field)
             field._place(self.shape)
@@ -382,3 +381,66 @@ class SNodeTree:
         if self.destroyed:
             raise WkError("SNode tree has been destroyed")
         self.destroyed = True
+
+
+class BitpackedFields:
+    """Taichi's `wk.BitpackedFields(max_num_bits=32)`: `place(x, y, shared_exponent=False)` groups quantized
+    fields whose bits must fit `max_num_bits` (checked as Taichi does), and `wk.root.dense(...).place(group)`
+    places them. Each member keeps its own full-width storage here; with `shared_exponent=True` the quant.float
+    members of one element share the exponent of the largest, which every store to one of them recomputes."""
+
+    def __init__(self, max_num_bits: int = 32) -> None:
+        if max_num_bits not in (8, 16, 32, 64):
+            raise WkError(f"BitpackedFields(max_num_bits={max_num_bits!r}): use 8, 16, 32 or 64")
+        self.max_num_bits = max_num_bits
+        self.fields: list[Any] = []
+        self.used_bits = 0
+        self.shared_groups: list[SharedExponent] = []
+
+    def place(self, *fields: Any, shared_exponent: bool = False) -> None:
+        if len(fields) == 1 and isinstance(fields[0], SNode) and not shared_exponent:
+            fields[0].place(*self.fields)        # wk.root.dense(...).place(bitpacked)
+            return
+        members = []
+        for field in fields:
+            qtype = quant_of(field)
+            if qtype is None:
+                raise WkError("Only a QuantType can be a member of a BitStructType (BitpackedFields.place "
+                              f"takes fields of wk.types.quant types, got '{getattr(field, 'name', field)}')")
+            components = max(1, int(np.prod(field.element_shape))) if field.element_shape else 1
+            members.append((field, qtype, components))
+        if shared_exponent:
+            if sum(n for _, _, n in members) < 2:
+                raise WkError("At least 2 fields need to be placed when shared_exponent=True")
+            if not all(isinstance(qtype, QuantFloat) for _, qtype, _ in members):
+                raise WkError("shared_exponent=True takes quant.float fields only")
+            if len({(qtype.exp, qtype.compute) for _, qtype, _ in members}) > 1:
+                raise WkError("QuantFloatTypes with shared exponents must have exactly the same exponent type.")
+            bits = members[0][1].exp + sum(qtype.frac * n for _, qtype, n in members)
+        else:
+            bits = sum(qtype.bits * n for _, qtype, n in members)
+        if self.used_bits + bits > self.max_num_bits:
+            raise WkError(f"BitStructType overflows: {self.used_bits + bits} bits used out of "
+                          f"{self.max_num_bits}.")
+        self.used_bits += bits
+        self.fields.extend(field for field, _, _ in members)
+        if shared_exponent:
+            group = SharedExponent([field for field, _, _ in members])
+            self.shared_groups.append(group)
+            for field in group.fields:
+                field.quant_group = group
+
+
+class BitStructNode:
+    """What Taichi's older `snode.bit_struct(num_bits)` returns: `place(x, y, shared_exponent=False)` checks the
+    bits as BitpackedFields does and places the fields under the node."""
+
+    def __init__(self, node: Any, num_bits: int) -> None:
+        self.node = node
+        self.num_bits = num_bits
+
+    def place(self, *fields: Any, shared_exponent: bool = False) -> Any:
+        group = BitpackedFields(self.num_bits)
+        group.place(*fields, shared_exponent=shared_exponent)
+        self.node.place(group)
+        return self.node
