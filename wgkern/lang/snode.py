@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.errors import WkError
+from wgkern.lang.fields import _MAX_ELEMENTS, PLACE_NODE_MAKERS, Field
 from wgkern.lang.quant import QuantFloat, SharedExponent, check_quant_array, quant_of
 
 AXIS_NAMES = "ijkl"
@@ -123,7 +124,6 @@ class SNode:
         return node
 
     def place(self, *fields: Any, offset: Any = None) -> SNode:
-        from wgkern.lang.fields import Field
         offsets = None
         if offset is not None:
             offsets = (offset,) if isinstance(offset, int) else tuple(offset)
@@ -167,7 +167,6 @@ class SNode:
     def _check_dense_storage_fits(self, field: Any) -> None:
         """Sparse nodes are stored densely here, so a field below one takes every cell of the declared domain;
         one past what a field can index is refused naming that, not only the element count."""
-        from wgkern.lang.fields import _MAX_ELEMENTS
         sparse = [node.kind for node in self.path() if node.kind in SPARSE_KINDS]
         size = math.prod(self.shape) * math.prod(getattr(field, "element_shape", ()) or (1,))
         if sparse and size > _MAX_ELEMENTS:
@@ -176,6 +175,29 @@ class SNode:
                           f"stores sparse nodes densely (every cell of the declared domain, {shape} here), which is "
                           f"{size} elements, past the 2^31-1 a field can hold; declare smaller sparse "
                           f"sizes (a dynamic node's capacity, a pointer's extent) that cover what the program fills")
+
+    # ---- host access of the fields placed here (Field.fill / from_numpy / x[I] = v ask their place node) ----
+    def fill_field(self, field: Any, value: Any) -> bool:
+        """`field.fill(value)` of a field placed here: under sparse nodes only the active elements, as in Taichi.
+        False when no sparse node lies above it (the field then fills every element itself)."""
+        from wgkern.lang import sparse
+        if not sparse.sparse_levels(field):
+            return False
+        from wgkern.lang.sparse_fill import fill_active
+        if not fill_active(field, value):
+            active = sparse.active_elements(field)
+            field._write_active(active, np.broadcast_to(np.asarray(value), field.element_shape or ()))
+        return True
+
+    def active_elements(self, field: Any) -> np.ndarray | None:
+        """Which elements of `field`, placed here, are active (None when no sparse node lies above it)."""
+        from wgkern.lang import sparse
+        return sparse.active_elements(field)
+
+    def activate_for_host_write(self, field: Any, index: tuple[int, ...]) -> None:
+        """A host write `x[I] = v` of a field placed under sparse nodes activates I's cells."""
+        from wgkern.lang import sparse
+        sparse.activate_for_host_write(field, index)
 
     # ---- shape and structure -----------------------------------------------------------------------------
     @property
@@ -236,7 +258,6 @@ class SNode:
         if self.kind not in SPARSE_KINDS:
             return None
         if self._activity is None or not self._activity.program.alive:
-            from wgkern.lang.fields import Field
             from wgkern.lang.types import i32
             shape = self._parent.shape if self.kind == "dynamic" else self.shape
             label = "length" if self.kind == "dynamic" else "active"
@@ -262,7 +283,6 @@ class SNode:
     def lazy_grad(self) -> None:
         """Taichi's `ti.root.lazy_grad()`: every float field of the program, made before or after, has a
         `.grad` of its layout (placed now for fields placed so far)."""
-        from wgkern.lang.fields import Field
         from wgkern.runtime.program import get_program
         program = get_program()
         program.lazy_grad = True
@@ -276,7 +296,6 @@ class SNode:
     def lazy_dual(self) -> None:
         """Taichi's `ti.root.lazy_dual()`: every float field of the program, made before or after, has a `.dual`
         of its layout (forward mode, wk.ad.FwdMode)."""
-        from wgkern.lang.fields import Field
         from wgkern.runtime.program import get_program
         program = get_program()
         program.lazy_dual = True
@@ -309,6 +328,15 @@ class RootNode(SNode):
 
 
 root = RootNode()
+
+
+def _implicit_place_node(shape: tuple[int, ...]) -> SNode:
+    """The place node `x.snode` reports for a field made with a shape: a dense node of that shape under root."""
+    parent = root.dense(tuple(range(len(shape))), shape) if shape else root
+    return SNode(parent.axes, "place", parent)
+
+
+PLACE_NODE_MAKERS["implicit"] = _implicit_place_node
 
 
 class FieldsBuilder(RootNode):
