@@ -33,8 +33,8 @@ VECTOR_ALIASES = ("vec2", "vec3", "vec4", "ivec2", "ivec3", "ivec4", "uvec2", "u
 def follow_default_types() -> None:
     """Taichi defines `vec3 = vector(3, float)`, `ivec3 = vector(3, int)`, `mat3 = matrix(3, 3, float)` (and
     Quadrants `uvec3` with the unsigned type of default_ip): they take the current default_fp / default_ip, so
-    each wk.init rebuilds them here, and wk.math (lang/math.py) follows (a program that imported them by name before wk.init keeps
-    the ones it imported)."""
+    each wk.init rebuilds them here, and wk.math (lang/math.py) follows (a program that imported them by name
+    before wk.init keeps the ones it imported)."""
     fp, ip = T.DEFAULT_FLOAT, T.DEFAULT_INT
     up = T.u64 if ip.bits == 64 else T.u32          # Quadrants' default_up: the unsigned type of default_ip
     rebuilt: dict[str, T.VectorType] = {}
