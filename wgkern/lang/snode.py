@@ -7,7 +7,9 @@ product of its extents). A field declared without a shape and placed later is
 re-allocated by `place`, which must come before a kernel uses it. Sparse nodes (pointer, bitmasked, dynamic)
 are not available and say so. A float field declared without a shape has a `.grad` (as in Taichi) that can be
 placed with it (`place(x, x.grad)`) and otherwise takes x's shape when first used, so `lazy_grad()` places
-every such `.grad` now."""
+every such `.grad` now. Also owns fields placed bit-packed (`wk.BitpackedFields`, `snode.bit_struct`; the bit
+budgets of lang/quant.py's types) and answers for the fields placed here what placement means for host access
+(`fill_field`, `active_elements`, `activate_for_host_write`, which lang/fields.py's Field asks)."""
 from __future__ import annotations
 
 import itertools
