@@ -27,6 +27,7 @@ from wgkern.lang.glsl import solve
 from wgkern.lang.legacy import any_arr, ext_arr, layout, require_version, var
 from wgkern.lang.fields import Field, MatrixField, MatrixNdarray, Ndarray, ScalarField, ScalarNdarray, VectorNdarray
 from wgkern.lang.buffer_view import BufferView
+from wgkern.lang import container_pickle as _container_pickle  # noqa: F401 - registers pickling of containers
 from wgkern.lang.perf_dispatch import perf_dispatch
 from wgkern.lang.stream import Event, Stream, create_event, create_stream
 from wgkern.lang.math import (assume_in_range, eig, frexp, graph_do_while, make_spd, no_activate, stream_parallel,
@@ -44,7 +45,7 @@ from wgkern.lang.structs import Struct, StructField, dataclass
 from wgkern.lang.snode import i, ij, ijk, ijkl, j, k, l, root  # noqa: E741 - Taichi's axis names
 from wgkern.lang.snode import AXIS_COMBINATIONS as _AXIS_COMBINATIONS
 from wgkern.lang.snode import FieldsBuilder, SNode, SNodeTree, axes
-from wgkern.lang.quant import BitpackedFields
+from wgkern.lang.snode import BitpackedFields
 from wgkern.lang.sparse import (activate, append, deactivate, deactivate_all_snodes, is_active, length,
                                 rescale_index)
 globals().update({_name: _axes for _name, _axes in _AXIS_COMBINATIONS.items() if _name not in globals()})

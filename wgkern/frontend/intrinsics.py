@@ -1,5 +1,6 @@
-"""Which Python callables a kernel may call, keyed by identity: the `wk.*` math functions (lang/math.py), their
-Python `math`/numpy/builtin spellings, and the pure builtins that fold when every argument is compile-time.
+"""Which Python callables a kernel may call, keyed by identity: the `wk.*` math functions
+(lang/kernel_functions.py), their Python `math`/numpy/builtin spellings, and the pure builtins that fold when
+every argument is compile-time.
 
 calls.py dispatches on these tables; anything not listed (and not a @wk.func) is a CompileError at run time."""
 from __future__ import annotations

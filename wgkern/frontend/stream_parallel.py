@@ -1,5 +1,5 @@
 """Where kernel code may say `with wk.stream_parallel():` (Quadrants' blocks of top-level loops run on separate
-CUDA streams; here the loops run one after another, each in parallel: lang/math.py).
+CUDA streams; here the loops run one after another, each in parallel: lang/kernel_functions.py).
 
 The checks are Quadrants' own, with its phrases in the messages (names spelled as the kernel spells them): a
 `with` names one context manager; the block is written in a kernel, not in a func (a func has no top-level loops of

@@ -21,7 +21,8 @@ from wgkern.lang.fields import Container, Ndarray
 from wgkern.lang.param_rules import (BUFFER_VIEW, DATACLASS, INFER, NDARRAY, OBJECT, SCALAR, SPARSE_BUILDER_BUFFERS,
                                      SPARSE_MATRIX_BUILDER, STRUCT, TEMPLATE, TEXTURE, VECTOR, ParamRule, _bind,
                                      _where, param_rules)
-from wgkern.lang.torch_interop import is_torch_tensor, torch_argument
+from wgkern.lang.torch_arguments import torch_argument
+from wgkern.lang.torch_interop import is_torch_tensor
 from wgkern.lang.types import DataType, f32, i32, to_dtype
 
 

@@ -5,7 +5,7 @@ kernel-language function: the 32 bit positions are unrolled at compile time, so 
 and adds no loop of its own to the caller (a call at a kernel's top level stays serial code)."""
 from __future__ import annotations
 
-from wgkern.lang import math as _wm
+from wgkern.lang import kernel_functions as _wm
 from wgkern.lang.kernel import func
 from wgkern.lang.types import i32 as _i32
 from wgkern.lang.types import u32 as _u32

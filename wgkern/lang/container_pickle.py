@@ -5,18 +5,24 @@ field's offset and name) in the running program (wk.init first, or the default a
 container) and fills it. A gradient (`needs_grad`) travels with its values.
 
 Not picklable, with a TypeError saying why: fields under sparse nodes (pointer / bitmasked / dynamic: their
-activity would be lost) and fields of quantized types (their rounding would be lost)."""
+activity would be lost) and fields of quantized types (their rounding would be lost).
+
+Registered with copyreg when the module is imported (wgkern/__init__.py imports it), so the containers of
+lang/fields.py need not know about pickling."""
 from __future__ import annotations
 
+import copyreg
 from typing import Any
 
 import numpy as np
+
+from wgkern.lang.fields import Field, Ndarray, field, ndarray
 
 _VERSION = 1
 
 
 def reduce_container(container: Any) -> tuple[Any, tuple[Any, ...]]:
-    """`Container.__reduce__`: (rebuild, (state,)) with the contents as numpy arrays."""
+    """How pickle reduces a field or ndarray: (rebuild, (state,)) with the contents as numpy arrays."""
     kind = container.kind_name
     if container.is_field:
         from wgkern.lang import sparse
@@ -54,7 +60,6 @@ def _contents(container: Any) -> np.ndarray:
 def rebuild_container(state: dict[str, Any]) -> Any:
     """A new field or ndarray holding the pickled contents."""
     from wgkern.lang import types as T
-    from wgkern.lang.fields import field, ndarray
     if state.get("version") != _VERSION:
         raise ValueError(f"unsupported wgkern container pickle version {state.get('version')!r} "
                          f"(this wgkern reads version {_VERSION})")
@@ -81,3 +86,7 @@ def rebuild_container(state: dict[str, Any]) -> Any:
     if needs_grad:
         result.grad.from_numpy(state["grad"])
     return result
+
+
+copyreg.pickle(Field, reduce_container)
+copyreg.pickle(Ndarray, reduce_container)

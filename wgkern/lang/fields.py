@@ -26,6 +26,10 @@ from wgkern.lang.host_access import HostAccess
 
 _MAX_ELEMENTS = 2**31 - 1   # index arithmetic is i32 (docs/internals.md)
 
+# What lang/snode.py (placement, a layer above the containers) registers: "implicit", the place node
+# `x.snode` reports for a field made with a shape (a dense node of that shape under wk.root).
+PLACE_NODE_MAKERS: dict[str, Any] = {}
+
 
 def _free_buffer(backend: Any, buffer: Any) -> None:
     try:
@@ -140,7 +144,7 @@ class Container(HostAccess):
     is_field: bool = False
     kind_name: str = "container"
     _is_staging = False      # a numpy argument's device copy (launch.py)
-    _adopted = False         # uses another library's memory (host_memory=, lang/torch_interop.py)
+    _adopted = False         # uses another library's memory (host_memory=, lang/torch_arguments.py)
     _names = 0
     offset: tuple[int, ...] = ()     # a field's index of its first element per axis (wk.field(offset=...))
     quant: Any = None                # a field of a wk.types.quant type: every write rounds (lang/quant.py)
@@ -150,7 +154,7 @@ class Container(HostAccess):
     def __init__(self, dtype: Any, shape: Any, element_type: Any = None, name: str = "", *,
                  needs_grad: bool = False, needs_dual: bool = False, host_memory: np.ndarray | None = None):
         """`host_memory`: a C-contiguous array of the container's full shape and storage dtype whose memory the
-        container uses without a copy (backend.adopt; lang/torch_interop.py passes a CPU torch tensor's)."""
+        container uses without a copy (backend.adopt; lang/torch_arguments.py passes a CPU torch tensor's)."""
         from wgkern.runtime.program import get_program
         if element_type is None:
             dtype, element_type = _split_dtype(dtype)
@@ -280,11 +284,6 @@ class Container(HostAccess):
         """copy.copy: the same container (a shallow copy shares the memory, as Taichi documents)."""
         return self
 
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        """pickle: the contents and what makes an equal container on unpickling (lang/container_pickle.py)."""
-        from wgkern.lang.container_pickle import reduce_container
-        return reduce_container(self)
-
     def __deepcopy__(self, memo: dict[int, Any]) -> Container:
         """copy.deepcopy: a new container of the same kind, dtype and shape holding a copy of the contents."""
         out = type(self)(self.dtype, self.shape, self.element_type, f"{self.name} (copy)",
@@ -345,9 +344,7 @@ class Field(Container):
     def snode(self) -> Any:
         """Taichi's `x.snode`: the field's place node (for a field made with a shape, a dense node of it)."""
         if self._place_node is None:
-            from wgkern.lang.snode import SNode, root
-            parent = root.dense(tuple(range(len(self.shape))), self.shape) if self.shape else root
-            return SNode(parent.axes, "place", parent)
+            return PLACE_NODE_MAKERS["implicit"](self.shape)
         return self._place_node
 
     def parent(self, n: int = 1) -> Any:
@@ -355,20 +352,14 @@ class Field(Container):
         return self.snode.parent(n)
 
     def fill(self, value: Any) -> None:
-        """Set every element to `value`; under sparse nodes only the active elements, as in Taichi."""
-        from wgkern.lang import sparse
-        if not sparse.sparse_levels(self):
-            return self._fill_raw(value)
-        from wgkern.lang.sparse_fill import fill_active
-        if fill_active(self, value):
-            return None
-        active = sparse.active_elements(self)
-        self._write_active(active, np.broadcast_to(np.asarray(value), self.element_shape or ()))
+        """Set every element to `value`; under sparse nodes only the active elements, as in Taichi (the place
+        node fills those, lang/snode.py)."""
+        if self._place_node is None or not self._place_node.fill_field(self, value):
+            self._fill_raw(value)
 
     def from_numpy(self, array: Any) -> None:
         """Copy an array in; under sparse nodes only into the active elements, as in Taichi."""
-        from wgkern.lang import sparse
-        active = sparse.active_elements(self)
+        active = self._place_node.active_elements(self) if self._place_node is not None else None
         if active is None:
             return super().from_numpy(array)
         data = np.asarray(array)
@@ -387,9 +378,8 @@ class Field(Container):
     def __setitem__(self, key: Any, value: Any) -> None:
         super().__setitem__(key, value)
         if self._place_node is not None:
-            from wgkern.lang import sparse
             index = self._element_index(key)
-            sparse.activate_for_host_write(self, index[:len(self.shape)])
+            self._place_node.activate_for_host_write(self, index[:len(self.shape)])
 
     def __str__(self) -> str:
         """`print(field)` on the host prints its values (Taichi prints `field.to_numpy()`)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math as _pymath
 
 from wgkern.lang.kernel import func
-from wgkern.lang import math as _wm
+from wgkern.lang import kernel_functions as _wm
 from wgkern.lang.types import i32 as _i32
 from wgkern.lang.types import template as _template
 from wgkern.lang.types import u32 as _u32

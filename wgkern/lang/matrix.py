@@ -27,14 +27,14 @@ uvec4 = T.vector(4, T.u32)
 mat2 = T.matrix(2, 2, T.f32)
 mat3 = T.matrix(3, 3, T.f32)
 mat4 = T.matrix(4, 4, T.f32)
+VECTOR_ALIASES = ("vec2", "vec3", "vec4", "ivec2", "ivec3", "ivec4", "uvec2", "uvec3", "uvec4", "mat2", "mat3", "mat4")
 
 
 def follow_default_types() -> None:
     """Taichi defines `vec3 = vector(3, float)`, `ivec3 = vector(3, int)`, `mat3 = matrix(3, 3, float)` (and
     Quadrants `uvec3` with the unsigned type of default_ip): they take the current default_fp / default_ip, so
-    each wk.init rebuilds them here and in wk.math (a program that imported them by name before wk.init keeps
-    the ones it imported)."""
-    from wgkern.lang import math as math_module
+    each wk.init rebuilds them here, and wk.math (lang/math.py) follows (a program that imported them by name
+    before wk.init keeps the ones it imported)."""
     fp, ip = T.DEFAULT_FLOAT, T.DEFAULT_INT
     up = T.u64 if ip.bits == 64 else T.u32          # Quadrants' default_up: the unsigned type of default_ip
     rebuilt: dict[str, T.VectorType] = {}
@@ -43,9 +43,9 @@ def follow_default_types() -> None:
         rebuilt[f"ivec{n}"] = T.vector(n, ip)
         rebuilt[f"uvec{n}"] = T.vector(n, up)
         rebuilt[f"mat{n}"] = T.matrix(n, n, fp)
-    for module in (sys.modules[__name__], math_module):
-        for name, vector_type in rebuilt.items():
-            setattr(module, name, vector_type)
+    module = sys.modules[__name__]
+    for name, vector_type in rebuilt.items():
+        setattr(module, name, vector_type)
 
 
 T.DEFAULT_TYPE_LISTENERS.append(follow_default_types)

@@ -1,5 +1,5 @@
 """Taichi's `taichi.lang.misc` names that programs and test suites import from there: `loop_unique` (a hint,
-lang/math.py) and `get_host_arch_list()`."""
+lang/kernel_functions.py) and `get_host_arch_list()`."""
 from __future__ import annotations
 
 from wgkern.lang.math import loop_unique  # noqa: F401 - re-exported under Taichi's module path

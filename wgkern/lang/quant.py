@@ -2,7 +2,8 @@
 emulated at full width: a quantized field is an ordinary field of the type's compute dtype (i32 / u32 / f32 by
 default), and every store gives it the value the quantized type would hold (wrapped, rounded to the fixed-point
 grid, or to the float's mantissa and exponent range), so programs compute what Taichi computes; no memory is
-saved. Owns the types, the bit-budget checks and the host-side (numpy) rounding; the same rounding applied to
+saved. Owns the types, the bit-budget checks and the host-side (numpy) rounding (fields placed bit-packed,
+`wk.BitpackedFields` and `snode.bit_struct`, are lang/snode.py); the same rounding applied to
 kernel stores lives in frontend/quant.py."""
 from __future__ import annotations
 
@@ -201,55 +202,6 @@ def quant_of(field: Any) -> Any:
     return getattr(field, "quant", None)
 
 
-class BitpackedFields:
-    """Taichi's `wk.BitpackedFields(max_num_bits=32)`: `place(x, y, shared_exponent=False)` groups quantized
-    fields whose bits must fit `max_num_bits` (checked as Taichi does), and `wk.root.dense(...).place(group)`
-    places them. Each member keeps its own full-width storage here; with `shared_exponent=True` the quant.float
-    members of one element share the exponent of the largest, which every store to one of them recomputes."""
-
-    def __init__(self, max_num_bits: int = 32) -> None:
-        if max_num_bits not in (8, 16, 32, 64):
-            raise WkError(f"BitpackedFields(max_num_bits={max_num_bits!r}): use 8, 16, 32 or 64")
-        self.max_num_bits = max_num_bits
-        self.fields: list[Any] = []
-        self.used_bits = 0
-        self.shared_groups: list[SharedExponent] = []
-
-    def place(self, *fields: Any, shared_exponent: bool = False) -> None:
-        from wgkern.lang.snode import SNode
-        if len(fields) == 1 and isinstance(fields[0], SNode) and not shared_exponent:
-            fields[0].place(*self.fields)        # wk.root.dense(...).place(bitpacked)
-            return
-        members = []
-        for field in fields:
-            qtype = quant_of(field)
-            if qtype is None:
-                raise WkError("Only a QuantType can be a member of a BitStructType (BitpackedFields.place "
-                              f"takes fields of wk.types.quant types, got '{getattr(field, 'name', field)}')")
-            components = max(1, int(np.prod(field.element_shape))) if field.element_shape else 1
-            members.append((field, qtype, components))
-        if shared_exponent:
-            if sum(n for _, _, n in members) < 2:
-                raise WkError("At least 2 fields need to be placed when shared_exponent=True")
-            if not all(isinstance(qtype, QuantFloat) for _, qtype, _ in members):
-                raise WkError("shared_exponent=True takes quant.float fields only")
-            if len({(qtype.exp, qtype.compute) for _, qtype, _ in members}) > 1:
-                raise WkError("QuantFloatTypes with shared exponents must have exactly the same exponent type.")
-            bits = members[0][1].exp + sum(qtype.frac * n for _, qtype, n in members)
-        else:
-            bits = sum(qtype.bits * n for _, qtype, n in members)
-        if self.used_bits + bits > self.max_num_bits:
-            raise WkError(f"BitStructType overflows: {self.used_bits + bits} bits used out of "
-                          f"{self.max_num_bits}.")
-        self.used_bits += bits
-        self.fields.extend(field for field, _, _ in members)
-        if shared_exponent:
-            group = SharedExponent([field for field, _, _ in members])
-            self.shared_groups.append(group)
-            for field in group.fields:
-                field.quant_group = group
-
-
 class SharedExponent:
     """The quant.float fields of one `place(..., shared_exponent=True)`: per element, one exponent for all."""
 
@@ -318,18 +270,3 @@ def quant_vector_field(make: Any, dtype: Any, **options: Any) -> Any:
     out.dual = None
     out.quant = dtype
     return out
-
-
-class BitStructNode:
-    """What Taichi's older `snode.bit_struct(num_bits)` returns: `place(x, y, shared_exponent=False)` checks the
-    bits as BitpackedFields does and places the fields under the node."""
-
-    def __init__(self, node: Any, num_bits: int) -> None:
-        self.node = node
-        self.num_bits = num_bits
-
-    def place(self, *fields: Any, shared_exponent: bool = False) -> Any:
-        group = BitpackedFields(self.num_bits)
-        group.place(*fields, shared_exponent=shared_exponent)
-        self.node.place(group)
-        return self.node

@@ -7,7 +7,9 @@ product of its extents). A field declared without a shape and placed later is
 re-allocated by `place`, which must come before a kernel uses it. Sparse nodes (pointer, bitmasked, dynamic)
 are not available and say so. A float field declared without a shape has a `.grad` (as in Taichi) that can be
 placed with it (`place(x, x.grad)`) and otherwise takes x's shape when first used, so `lazy_grad()` places
-every such `.grad` now."""
+every such `.grad` now. Also owns fields placed bit-packed (`wk.BitpackedFields`, `snode.bit_struct`; the bit
+budgets of lang/quant.py's types) and answers for the fields placed here what placement means for host access
+(`fill_field`, `active_elements`, `activate_for_host_write`, which lang/fields.py's Field asks)."""
 from __future__ import annotations
 
 import itertools
@@ -18,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from wgkern.errors import WkError
+from wgkern.lang.fields import _MAX_ELEMENTS, PLACE_NODE_MAKERS, Field
+from wgkern.lang.quant import QuantFloat, SharedExponent, check_quant_array, quant_of
 
 AXIS_NAMES = "ijkl"
 
@@ -106,7 +110,6 @@ class SNode:
 
     def bit_struct(self, num_bits: int = 32) -> Any:
         """Taichi's older `snode.bit_struct(num_bits).place(x, y)`: a BitpackedFields placed here."""
-        from wgkern.lang.quant import BitStructNode
         return BitStructNode(self, num_bits)
 
     def bit_array(self, axes: Any, dimensions: Any, num_bits: int = 32) -> SNode:
@@ -123,7 +126,6 @@ class SNode:
         return node
 
     def place(self, *fields: Any, offset: Any = None) -> SNode:
-        from wgkern.lang.fields import Field
         offsets = None
         if offset is not None:
             offsets = (offset,) if isinstance(offset, int) else tuple(offset)
@@ -150,7 +152,6 @@ class SNode:
             if not isinstance(field, Field):
                 raise WkError(f"place() takes fields, got {type(field).__name__}")
             if self.quant_array_bits is not None:
-                from wgkern.lang.quant import check_quant_array
                 check_quant_array(self, field)
             self._check_dense_storage_fits(field)
             field._place(self.shape)
@@ -168,7 +169,6 @@ class SNode:
     def _check_dense_storage_fits(self, field: Any) -> None:
         """Sparse nodes are stored densely here, so a field below one takes every cell of the declared domain;
         one past what a field can index is refused naming that, not only the element count."""
-        from wgkern.lang.fields import _MAX_ELEMENTS
         sparse = [node.kind for node in self.path() if node.kind in SPARSE_KINDS]
         size = math.prod(self.shape) * math.prod(getattr(field, "element_shape", ()) or (1,))
         if sparse and size > _MAX_ELEMENTS:
@@ -177,6 +177,29 @@ class SNode:
                           f"stores sparse nodes densely (every cell of the declared domain, {shape} here), which is "
                           f"{size} elements, past the 2^31-1 a field can hold; declare smaller sparse "
                           f"sizes (a dynamic node's capacity, a pointer's extent) that cover what the program fills")
+
+    # ---- host access of the fields placed here (Field.fill / from_numpy / x[I] = v ask their place node) ----
+    def fill_field(self, field: Any, value: Any) -> bool:
+        """`field.fill(value)` of a field placed here: under sparse nodes only the active elements, as in Taichi.
+        False when no sparse node lies above it (the field then fills every element itself)."""
+        from wgkern.lang import sparse
+        if not sparse.sparse_levels(field):
+            return False
+        from wgkern.lang.sparse_fill import fill_active
+        if not fill_active(field, value):
+            active = sparse.active_elements(field)
+            field._write_active(active, np.broadcast_to(np.asarray(value), field.element_shape or ()))
+        return True
+
+    def active_elements(self, field: Any) -> np.ndarray | None:
+        """Which elements of `field`, placed here, are active (None when no sparse node lies above it)."""
+        from wgkern.lang import sparse
+        return sparse.active_elements(field)
+
+    def activate_for_host_write(self, field: Any, index: tuple[int, ...]) -> None:
+        """A host write `x[I] = v` of a field placed under sparse nodes activates I's cells."""
+        from wgkern.lang import sparse
+        sparse.activate_for_host_write(field, index)
 
     # ---- shape and structure -----------------------------------------------------------------------------
     @property
@@ -237,7 +260,6 @@ class SNode:
         if self.kind not in SPARSE_KINDS:
             return None
         if self._activity is None or not self._activity.program.alive:
-            from wgkern.lang.fields import Field
             from wgkern.lang.types import i32
             shape = self._parent.shape if self.kind == "dynamic" else self.shape
             label = "length" if self.kind == "dynamic" else "active"
@@ -263,7 +285,6 @@ class SNode:
     def lazy_grad(self) -> None:
         """Taichi's `ti.root.lazy_grad()`: every float field of the program, made before or after, has a
         `.grad` of its layout (placed now for fields placed so far)."""
-        from wgkern.lang.fields import Field
         from wgkern.runtime.program import get_program
         program = get_program()
         program.lazy_grad = True
@@ -277,7 +298,6 @@ class SNode:
     def lazy_dual(self) -> None:
         """Taichi's `ti.root.lazy_dual()`: every float field of the program, made before or after, has a `.dual`
         of its layout (forward mode, wk.ad.FwdMode)."""
-        from wgkern.lang.fields import Field
         from wgkern.runtime.program import get_program
         program = get_program()
         program.lazy_dual = True
@@ -310,6 +330,15 @@ class RootNode(SNode):
 
 
 root = RootNode()
+
+
+def _implicit_place_node(shape: tuple[int, ...]) -> SNode:
+    """The place node `x.snode` reports for a field made with a shape: a dense node of that shape under root."""
+    parent = root.dense(tuple(range(len(shape))), shape) if shape else root
+    return SNode(parent.axes, "place", parent)
+
+
+PLACE_NODE_MAKERS["implicit"] = _implicit_place_node
 
 
 class FieldsBuilder(RootNode):
@@ -382,3 +411,66 @@ class SNodeTree:
         if self.destroyed:
             raise WkError("SNode tree has been destroyed")
         self.destroyed = True
+
+
+class BitpackedFields:
+    """Taichi's `wk.BitpackedFields(max_num_bits=32)`: `place(x, y, shared_exponent=False)` groups quantized
+    fields whose bits must fit `max_num_bits` (checked as Taichi does), and `wk.root.dense(...).place(group)`
+    places them. Each member keeps its own full-width storage here; with `shared_exponent=True` the quant.float
+    members of one element share the exponent of the largest, which every store to one of them recomputes."""
+
+    def __init__(self, max_num_bits: int = 32) -> None:
+        if max_num_bits not in (8, 16, 32, 64):
+            raise WkError(f"BitpackedFields(max_num_bits={max_num_bits!r}): use 8, 16, 32 or 64")
+        self.max_num_bits = max_num_bits
+        self.fields: list[Any] = []
+        self.used_bits = 0
+        self.shared_groups: list[SharedExponent] = []
+
+    def place(self, *fields: Any, shared_exponent: bool = False) -> None:
+        if len(fields) == 1 and isinstance(fields[0], SNode) and not shared_exponent:
+            fields[0].place(*self.fields)        # wk.root.dense(...).place(bitpacked)
+            return
+        members = []
+        for field in fields:
+            qtype = quant_of(field)
+            if qtype is None:
+                raise WkError("Only a QuantType can be a member of a BitStructType (BitpackedFields.place "
+                              f"takes fields of wk.types.quant types, got '{getattr(field, 'name', field)}')")
+            components = max(1, int(np.prod(field.element_shape))) if field.element_shape else 1
+            members.append((field, qtype, components))
+        if shared_exponent:
+            if sum(n for _, _, n in members) < 2:
+                raise WkError("At least 2 fields need to be placed when shared_exponent=True")
+            if not all(isinstance(qtype, QuantFloat) for _, qtype, _ in members):
+                raise WkError("shared_exponent=True takes quant.float fields only")
+            if len({(qtype.exp, qtype.compute) for _, qtype, _ in members}) > 1:
+                raise WkError("QuantFloatTypes with shared exponents must have exactly the same exponent type.")
+            bits = members[0][1].exp + sum(qtype.frac * n for _, qtype, n in members)
+        else:
+            bits = sum(qtype.bits * n for _, qtype, n in members)
+        if self.used_bits + bits > self.max_num_bits:
+            raise WkError(f"BitStructType overflows: {self.used_bits + bits} bits used out of "
+                          f"{self.max_num_bits}.")
+        self.used_bits += bits
+        self.fields.extend(field for field, _, _ in members)
+        if shared_exponent:
+            group = SharedExponent([field for field, _, _ in members])
+            self.shared_groups.append(group)
+            for field in group.fields:
+                field.quant_group = group
+
+
+class BitStructNode:
+    """What Taichi's older `snode.bit_struct(num_bits)` returns: `place(x, y, shared_exponent=False)` checks the
+    bits as BitpackedFields does and places the fields under the node."""
+
+    def __init__(self, node: Any, num_bits: int) -> None:
+        self.node = node
+        self.num_bits = num_bits
+
+    def place(self, *fields: Any, shared_exponent: bool = False) -> Any:
+        group = BitpackedFields(self.num_bits)
+        group.place(*fields, shared_exponent=shared_exponent)
+        self.node.place(group)
+        return self.node

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from wgkern.lang import math as wm
+from wgkern.lang import kernel_functions as wm
 from wgkern.lang.kernel import Kernel
 from wgkern.lang.types import DataType, template
 
