@@ -21,10 +21,13 @@ def test_each_sweep_point_is_the_single_process_optimisation(ray_cluster):
         local = sweep.program()
         for drag, result in zip(values, results):
             expected = sweep.optimise(local, drag, 8)
-            # the same f32 kernels on one thread each, summing the loss in the same order: the same bits
+            # the same f32 kernels: each cannon's gradient and speed are its own, so the same bits; the loss is
+            # a sum of 64 positive terms whose order may differ between processes (how a CPU actor chunks its
+            # threads), and reordering such a sum in f32 moves it by at most 2 (n - 1) u of itself, u = 2^-24
             assert result["drag"] == drag
-            np.testing.assert_array_equal(result["losses"], expected["losses"])
             np.testing.assert_array_equal(result["speed"], expected["speed"].to_numpy())
+            np.testing.assert_allclose(result["losses"], expected["losses"], rtol=2 * (local.cannons - 1) * 2.0**-24,
+                                       atol=0)
             assert result["losses"][-1] < result["losses"][0]      # the descent lowers the miss
     finally:
         wk.reset()
