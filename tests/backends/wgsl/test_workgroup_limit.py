@@ -5,6 +5,8 @@ allowed, else the largest power of two within max_compute_invocations_per_workgr
 compatibility-mode limit), so a shader declaring more would be refused by wgpu itself."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -28,8 +30,12 @@ def limited_device():
         adapter = wadapters.find_adapter("vulkan")
     except (wk.ArchUnavailableError, ImportError) as exc:
         pytest.skip(f"no Vulkan wgpu adapter: {exc}")
-    features = [f for f in wadapters.WANTED_FEATURES if f in adapter.features]
-    limits = {name: adapter.limits[name] for name in wadapters.WANTED_LIMITS if name in adapter.limits}
+    if os.environ.get("WK_WEBGPU_PROFILE") == "baseline":      # what wk.init's device would offer, as device_for
+        features = []
+        limits = {name: value for name, value in wadapters.WEBGPU_DEFAULT_LIMITS.items() if name in adapter.limits}
+    else:
+        features = [f for f in wadapters.WANTED_FEATURES if f in adapter.features]
+        limits = {name: adapter.limits[name] for name in wadapters.WANTED_LIMITS if name in adapter.limits}
     limits.update({"max-compute-invocations-per-workgroup": LIMIT, "max-compute-workgroup-size-x": LIMIT})
     return adapter.request_device_sync(required_features=features, required_limits=limits)
 
