@@ -38,6 +38,7 @@ from wgkern.backends.wgsl.timing import GpuTime, TimestampRecorder, timestamp_pe
 from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.wgsl.bindings import BindingPlan
 from wgkern.backends.wgsl import split as wsplit
+from wgkern.backends.wgsl import waiting as wwaiting
 from wgkern.backends.wgsl.codegen import default_workgroup_size
 from wgkern.backends.wgsl.shader_common import (LOOP_LIMIT, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES, NATIVE_DIVISION,
                                                 OPAQUE_BOOL_INTS)
@@ -86,6 +87,7 @@ class WgslBackend(TransferMixin, Backend):
         # reduces them with numpy (measured ~4 GB/s over 2^24 i32) instead of in the WGSL reducer (~1 GB/s).
         cpu_adapter = self.adapter.info.get("adapter_type") == "CPU"
         self.host_sizing = cpu_adapter
+        self.wait_idle = wwaiting.wait_for(self.device, cpu_adapter)    # sync()'s wait (waiting.py)
         self.batch_limit = BATCH_LIMIT_CPU if cpu_adapter else BATCH_LIMIT_GPU
         self.sizing_scratch: dict[int, np.ndarray] = {}     # reused read-back arrays (runtime/sizing_context.py)
         self.queue = self.device.queue
@@ -423,7 +425,8 @@ class WgslBackend(TransferMixin, Backend):
     def sync(self) -> None:
         """Submit, then wait. With nothing to read back (no adstack flag, no print buffer pending) the wait is
         a blocking device poll, which returns when the submitted work is done (H100: a launch + sync round
-        trip 250-330 -> ~100 us; a map costs wgpu-native more than the wait itself). Otherwise the flag or the
+        trip 250-330 -> ~100 us; a map costs wgpu-native more than the wait itself), spinning first on a GPU
+        adapter (waiting.py). Otherwise the flag or the
         print header is read back, which waits too: one submit and one map. With nothing recorded, unwaited or
         to report it returns at once, without the lock (the floor of every synchronising call)."""
         if self.encoder is None and not (self.unwaited or self.adstack_watch or self.prints_pending):
@@ -433,10 +436,9 @@ class WgslBackend(TransferMixin, Backend):
     @_serialized
     def _sync_locked(self) -> None:
         if self.encoder is not None or self.unwaited or self.adstack_watch:
-            poll = getattr(self.device, "_poll_wait", None)
-            if poll is not None and not self.adstack_watch and not self.prints_pending:
+            if self.wait_idle is not None and not self.adstack_watch and not self.prints_pending:
                 self.flush()
-                poll()
+                self.wait_idle()
                 self.unwaited = False
             else:
                 self._read(self.ring_handle, 4, 0)

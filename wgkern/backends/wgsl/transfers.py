@@ -107,9 +107,8 @@ class TransferMixin:
             except (ValueError, KeyError, TypeError, AttributeError):
                 self.map_read_mode = self._wgpu.MapMode.READ
             else:
-                poll = getattr(self.device, "_poll_wait", None)
-                if poll is not None:
-                    poll()
+                if self.wait_idle is not None:
+                    self.wait_idle()
                 promise.sync_wait()
                 return
         staging.map_sync(self.map_read_mode, 0, size)

@@ -1,0 +1,95 @@
+"""backends/wgsl/waiting.py: the spinning wait returns only once the submitted work is done, blocks after its
+spin window, and is the wait of GPU adapters only."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from wgkern.backends.wgsl import waiting
+
+BUSY_SHADER = """
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    var v = f32(g.x);
+    for (var j = 0u; j < 4000u; j = j + 1u) { v = sin(v) + 0.5; }
+    out[g.x] = v;
+}"""
+THREADS = 1 << 14
+
+
+def _submit_busy_work(backend) -> tuple[object, object]:
+    """Submit a dispatch that keeps lavapipe busy for tens of milliseconds; (its output buffer, pipeline)."""
+    import wgpu
+    device = backend.device
+    module = device.create_shader_module(code=BUSY_SHADER)
+    pipeline = device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
+    out = device.create_buffer(size=4 * THREADS, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
+    group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0),
+                                     entries=[{"binding": 0, "resource": {"buffer": out}}])
+    encoder = device.create_command_encoder()
+    compute = encoder.begin_compute_pass()
+    compute.set_pipeline(pipeline)
+    compute.set_bind_group(0, group)
+    compute.dispatch_workgroups(THREADS // 64)
+    compute.end()
+    device.queue.submit([encoder.finish()])
+    return out, pipeline
+
+
+def _expected() -> np.ndarray:
+    v = np.arange(THREADS, dtype=np.float32)
+    for _ in range(4000):
+        v = (np.sin(v) + np.float32(0.5)).astype(np.float32)
+    return v
+
+
+def _queue_is_idle(backend) -> bool:
+    """Whether one non-blocking poll finds every submission done (a spinning wait with no window)."""
+    probe = waiting.SpinningWait(backend.device, spin_seconds=0.0)
+    probe._block = lambda: None          # report instead of blocking
+    probe()
+    return probe.done and probe.spins == 1
+
+
+def test_spinning_wait_returns_once_the_work_is_done(backend):
+    wait = waiting.SpinningWait(backend.device, spin_seconds=60.0)
+    out, _ = _submit_busy_work(backend)
+    assert not _queue_is_idle(backend)           # the work is still running: the check can fail
+    wait()
+    assert wait.done and not wait.blocked and wait.spins > 1
+    assert _queue_is_idle(backend)
+    got = np.frombuffer(backend.device.queue.read_buffer(out), np.float32)
+    # 4000 dependent f32 sin steps: the driver's sin differs from numpy's by a few ulps per step and the map
+    # v -> sin(v) + 0.5 contracts (|cos| < 1 near its fixed point ~1.4), so errors do not grow: 1e-4 absolute
+    np.testing.assert_allclose(got, _expected(), atol=1e-4)
+
+
+def test_spinning_wait_blocks_after_its_window(backend):
+    wait = waiting.SpinningWait(backend.device, spin_seconds=0.0)
+    _submit_busy_work(backend)
+    wait()
+    assert wait.blocked and wait.done
+    assert _queue_is_idle(backend)
+
+
+def test_a_wait_with_nothing_submitted_returns_after_one_poll(backend):
+    backend.sync()
+    wait = waiting.SpinningWait(backend.device, spin_seconds=60.0)
+    wait()
+    assert wait.done and wait.spins == 1 and not wait.blocked
+
+
+def test_gpu_adapters_spin_cpu_adapters_block(backend):
+    assert isinstance(waiting.wait_for(backend.device, cpu_adapter=False), waiting.SpinningWait)
+    blocking = waiting.wait_for(backend.device, cpu_adapter=True)
+    assert blocking == backend.device._poll_wait
+    cpu = backend.adapter.info.get("adapter_type") == "CPU"
+    assert isinstance(backend.wait_idle, waiting.SpinningWait) is (not cpu)
+
+
+@pytest.mark.parametrize("cpu_adapter", [False, True])
+def test_a_device_without_a_blocking_poll_gets_no_wait(cpu_adapter):
+    class Bare:       # a wgpu-py without the private poll: the backend waits by reading back instead
+        pass
+    assert waiting.wait_for(Bare(), cpu_adapter) is None
