@@ -48,7 +48,7 @@ class Command:
     env: dict[str, str] = field(default_factory=dict)
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.text}"
+        return f"{self.where}: " + " ".join([f"{k}={v}" for k, v in self.env.items()] + self.argv)
 
 
 def bash_lines(path: Path) -> list[tuple[int, str]]:
