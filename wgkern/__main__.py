@@ -174,14 +174,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; a wgkern error caused by the user's input or machine (no such device, ...) is printed as
-    one line and exits with status 1, not as a traceback."""
-    from wgkern.errors import WkError
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line parsed and checked, options that only make sense together included; a usage error
+    prints the usage and exits with status 2 (argparse's `error`), running nothing."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "from_json", None) and not args.plot:
         parser.error("argument --from-json: needs --plot (where to draw the chart)")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; a wgkern error caused by the user's input or machine (no such device, ...) is printed as
+    one line and exits with status 1, not as a traceback."""
+    from wgkern.errors import WkError
+    args = parse_args(argv)
     try:
         return int(args.run(args) or 0)
     except WkError as exc:

@@ -3,33 +3,21 @@ checked is the binding's glue (one binding per ordinal, the listing `python -m w
 out-of-range error), not that anything runs on a GPU."""
 from __future__ import annotations
 
-import ctypes
-import functools
-
 import pytest
 
+from tests.backends.llvm.fake_driver import FakeLibrary, install
 from wgkern.backends.llvm import cuda_driver
 
 BUS_IDS = ["0000:19:00.0", "0000:3b:00.0"]
 
 
-class FakeCuda:
+class FakeCuda(FakeLibrary):
     """The calls cuda_driver binds, answering for two devices; every other call succeeds doing nothing."""
 
     def __init__(self, devices: int = 2):
         self.devices = devices
         self.retained: list[int] = []
-        names = set(cuda_driver._SIGNATURES) | {"cuDeviceGetPCIBusId"}
-        for name in names:                      # partials take the argtypes/restype the driver sets
-            setattr(self, name, functools.partial(getattr(self, name, self._ok)))
-
-    @staticmethod
-    def _ok(*args):
-        return 0
-
-    @staticmethod
-    def _out(reference, value):
-        reference._obj.value = value
+        super().__init__(set(cuda_driver._SIGNATURES) | {"cuDeviceGetPCIBusId"})    # list_devices binds the last
 
     def cuDeviceGetCount(self, count):
         self._out(count, self.devices)
@@ -40,13 +28,11 @@ class FakeCuda:
         return 0
 
     def cuDeviceGetName(self, raw, size, device):
-        data = f"Fake H200 #{device - 100}\0".encode()
-        ctypes.memmove(raw, data, len(data))
+        self._text(raw, f"Fake H200 #{device - 100}")
         return 0
 
     def cuDeviceGetPCIBusId(self, raw, size, device):
-        data = BUS_IDS[device - 100].encode() + b"\0"
-        ctypes.memmove(raw, data, len(data))
+        self._text(raw, BUS_IDS[device - 100])
         return 0
 
     def cuDevicePrimaryCtxRetain(self, context, device):
@@ -64,10 +50,7 @@ class FakeCuda:
 
 @pytest.fixture
 def fake(monkeypatch):
-    lib = FakeCuda()
-    monkeypatch.setattr(cuda_driver, "load_library", lambda: (lib, ""))
-    monkeypatch.setattr(cuda_driver, "_DRIVERS", {})
-    return lib
+    return install(monkeypatch, cuda_driver, FakeCuda())
 
 
 def test_each_ordinal_gets_its_own_binding_on_its_own_device(fake):

@@ -5,19 +5,19 @@ does not show that anything runs on an AMD GPU (docs/amdgpu.md)."""
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 
 import numpy as np
 import pytest
 
 import wgkern as wk
+from tests.backends.llvm.fake_driver import FakeLibrary, install
 from wgkern.backends.llvm import amdgpu_link, hip_driver
 from wgkern.errors import ArchUnavailableError, OutOfMemoryError
 from wgkern.runtime import program as program_module
 
 
-class FakeHip:
+class FakeHip(FakeLibrary):
     """The HIP calls hip_driver binds, on host memory; launches are recorded as (grid, block, argument block)."""
 
     def __init__(self, devices: int = 1, memory: int = 1 << 30):
@@ -25,23 +25,14 @@ class FakeHip:
         self.buffers: dict[int, ctypes.Array] = {}
         self.launches: list[tuple[int, int, bytes]] = []
         self.modules: list[bytes] = []
-        for name in hip_driver._SIGNATURES:      # partials take the argtypes/restype the driver sets
-            setattr(self, name, functools.partial(getattr(self, name, self._ok)))
-
-    @staticmethod
-    def _ok(*args):
-        return 0
-
-    @staticmethod
-    def _out(reference, value):
-        reference._obj.value = value
+        super().__init__(hip_driver._SIGNATURES)
 
     def hipGetDeviceCount(self, count):
         self._out(count, self.devices)
         return 0
 
     def hipDeviceGetName(self, raw, size, device):
-        ctypes.memmove(raw, b"Fake MI250X\0", 12)
+        self._text(raw, "Fake MI250X")
         return 0
 
     def hipDeviceTotalMem(self, total, device):
@@ -129,9 +120,7 @@ def test_driver_memory_modules_and_errors(topology):
 
 @pytest.mark.skipif(amdgpu_link.find_linker() is None, reason="no ld.lld here (WK_LLD, ROCm or ziglang)")
 def test_a_kernel_reaches_hip_as_a_checked_code_object(topology, monkeypatch):
-    lib = FakeHip()
-    monkeypatch.setattr(hip_driver, "load_library", lambda: (lib, ""))
-    monkeypatch.setattr(hip_driver, "_DRIVERS", {})
+    lib = install(monkeypatch, hip_driver, FakeHip())
     wk.init(arch=wk.amdgpu)
     try:
         program = program_module.get_program()

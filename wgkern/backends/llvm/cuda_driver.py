@@ -14,7 +14,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from wgkern.errors import OutOfMemoryError, WkError
+from wgkern.backends.llvm.gpu_driver import (bound_driver, launch_extra, open_library, out_of_memory, probe_device,
+                                             type_functions)
+from wgkern.errors import WkError
 
 _P, _vp, _u, _i = ctypes.POINTER, ctypes.c_void_p, ctypes.c_uint, ctypes.c_int
 _dptr = ctypes.c_uint64           # CUdeviceptr
@@ -88,13 +90,7 @@ def _library_names() -> list[str]:
 
 def load_library() -> tuple[Any, str]:
     """(the driver library, '') or (None, why not)."""
-    reasons = []
-    for name in _library_names():
-        try:
-            return ctypes.CDLL(name), ""
-        except OSError as exc:
-            reasons.append(str(exc))
-    return None, "the NVIDIA driver's CUDA library was not found (" + "; ".join(reasons[:1]) + ")"
+    return open_library(_library_names(), "the NVIDIA driver's CUDA library was not found")
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,12 +113,8 @@ class Driver:
 
     def __init__(self, lib: Any, ordinal: int = 0):
         self.lib = lib
-        for name, argtypes in _SIGNATURES.items():
-            function = getattr(lib, name, None)
-            if function is None:
-                raise CudaError(f"the CUDA driver library has no {name}: the driver is too old")
-            function.argtypes = argtypes
-            function.restype = ctypes.c_int
+        type_functions(lib, _SIGNATURES, {},
+                       lambda name: CudaError(f"the CUDA driver library has no {name}: the driver is too old"))
         self.check(lib.cuInit(0), "cuInit")
         count = _i()
         self.check(lib.cuDeviceGetCount(ctypes.byref(count)), "cuDeviceGetCount")
@@ -193,9 +185,7 @@ class Driver:
         if code == CUDA_ERROR_OUT_OF_MEMORY:
             free, total = _size(), _size()
             self.lib.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total))
-            raise OutOfMemoryError(f"CUDA could not allocate {nbytes} bytes ({free.value} of {total.value} bytes "
-                                   "free on the device). Remedy: release containers (drop their last references, "
-                                   "or wk.reset()), or use smaller shapes")
+            raise out_of_memory("CUDA", nbytes, free.value, total.value)
         self.check(code, f"cuMemAlloc({nbytes})")
         return pointer.value
 
@@ -249,8 +239,8 @@ class Driver:
     def launch_extra(self, params: Any, params_size: Any) -> Any:
         """cuLaunchKernel's `extra` passing the ctypes buffer `params` (its size in the size_t `params_size`) as
         the kernel's whole parameter block; the caller keeps both alive."""
-        return (_vp * 5)(_LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(params), _LAUNCH_PARAM_BUFFER_SIZE,
-                         ctypes.addressof(params_size), _LAUNCH_PARAM_END)
+        return launch_extra(params, params_size,
+                            (_LAUNCH_PARAM_BUFFER_POINTER, _LAUNCH_PARAM_BUFFER_SIZE, _LAUNCH_PARAM_END))
 
     def launch(self, function: Any, blocks: int, threads: int, params: bytes) -> None:
         """Launch `function` on `blocks` x `threads` with `params` as its whole parameter block."""
@@ -287,24 +277,13 @@ def driver(ordinal: int = 0) -> Driver:
     """The process's binding to device `ordinal` (its primary context), created on first use; raises CudaError
     where none works. The ordinal counts the devices CUDA_VISIBLE_DEVICES leaves visible, as in every CUDA
     program."""
-    with _DRIVER_LOCK:     # one primary context per device and process, as the CUDA runtime keeps
-        bound = _DRIVERS.get(ordinal)
-        if bound is None or bound.released:
-            lib, reason = load_library()
-            if lib is None:
-                raise CudaError(reason)
-            bound = _DRIVERS[ordinal] = Driver(lib, ordinal)
-        return bound
+    # one primary context per device and process, as the CUDA runtime keeps
+    return bound_driver(_DRIVERS, _DRIVER_LOCK, ordinal, load_library, Driver, CudaError)
 
 
 def probe(ordinal: int = 0) -> tuple[DeviceInfo | None, str]:
     """(device `ordinal`'s description, '') when CUDA works here, else (None, why not). Never raises."""
-    try:
-        return driver(ordinal).info, ""
-    except WkError as exc:
-        return None, str(exc)
-    except Exception as exc:  # noqa: BLE001 - any driver failure means 'no CUDA'
-        return None, f"{type(exc).__name__}: {exc}"
+    return probe_device(driver, ordinal)
 
 
 def list_devices() -> tuple[list[str], str]:

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wgkern.errors import OutOfMemoryError, WkError
+from wgkern.backends.llvm.gpu_driver import (bound_driver, launch_extra, open_library, out_of_memory, probe_device,
+                                             type_functions)
+from wgkern.errors import WkError
 
 _P, _vp, _u, _i = ctypes.POINTER, ctypes.c_void_p, ctypes.c_uint, ctypes.c_int
 _size = ctypes.c_size_t
@@ -68,14 +70,8 @@ class HipError(WkError):
 def load_library() -> tuple[Any, str]:
     """(the HIP runtime library, '') or (None, why not)."""
     found = ctypes.util.find_library("amdhip64")
-    reasons = []
-    for name in ["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", "/opt/rocm/lib/libamdhip64.so"] + \
-            ([found] if found else []):
-        try:
-            return ctypes.CDLL(name), ""
-        except OSError as exc:
-            reasons.append(str(exc))
-    return None, "ROCm's HIP runtime (libamdhip64.so) was not found (" + "; ".join(reasons[:1]) + ")"
+    names = ["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", "/opt/rocm/lib/libamdhip64.so"]
+    return open_library(names + ([found] if found else []), "ROCm's HIP runtime (libamdhip64.so) was not found")
 
 
 def gfx_processors(topology: Path | None = None) -> list[str]:
@@ -112,12 +108,8 @@ class Driver:
 
     def __init__(self, lib: Any, ordinal: int = 0, processors: list[str] | None = None):
         self.lib = lib
-        for name, argtypes in _SIGNATURES.items():
-            function = getattr(lib, name, None)
-            if function is None:
-                raise HipError(f"the HIP runtime library has no {name}: it is too old")
-            function.argtypes = argtypes
-            function.restype = _RESTYPES.get(name, ctypes.c_int)
+        type_functions(lib, _SIGNATURES, _RESTYPES,
+                       lambda name: HipError(f"the HIP runtime library has no {name}: it is too old"))
         self.check(lib.hipInit(0), "hipInit")
         count = _i()
         self.check(lib.hipGetDeviceCount(ctypes.byref(count)), "hipGetDeviceCount")
@@ -177,9 +169,7 @@ class Driver:
         if code == HIP_ERROR_OUT_OF_MEMORY:
             free, total = _size(), _size()
             self.lib.hipMemGetInfo(ctypes.byref(free), ctypes.byref(total))
-            raise OutOfMemoryError(f"HIP could not allocate {nbytes} bytes ({free.value} of {total.value} bytes "
-                                   "free on the device). Remedy: release containers (drop their last references, "
-                                   "or wk.reset()), or use smaller shapes")
+            raise out_of_memory("HIP", nbytes, free.value, total.value)
         self.check(code, f"hipMalloc({nbytes})")
         return pointer.value
 
@@ -226,8 +216,8 @@ class Driver:
     def launch_extra(self, params: Any, params_size: Any) -> Any:
         """hipModuleLaunchKernel's `extra` passing the ctypes buffer `params` (its size in the size_t
         `params_size`) as the kernel's whole argument block; the caller keeps both alive."""
-        return (_vp * 5)(_LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(params), _LAUNCH_PARAM_BUFFER_SIZE,
-                         ctypes.addressof(params_size), _LAUNCH_PARAM_END)
+        return launch_extra(params, params_size,
+                            (_LAUNCH_PARAM_BUFFER_POINTER, _LAUNCH_PARAM_BUFFER_SIZE, _LAUNCH_PARAM_END))
 
     def launch(self, function: Any, blocks: int, threads: int, params: bytes, stream: Any = None) -> None:
         """Launch `function` on `blocks` x `threads` with `params` as its whole argument block."""
@@ -286,22 +276,11 @@ _DRIVER_LOCK = threading.Lock()
 def driver(ordinal: int = 0) -> Driver:
     """The process's HIP binding to device `ordinal` (counted among those HIP_VISIBLE_DEVICES leaves visible),
     created on first use; raises HipError where none works."""
-    with _DRIVER_LOCK:      # one device binding per device and process
-        bound = _DRIVERS.get(ordinal)
-        if bound is None or bound.released:
-            lib, reason = load_library()
-            if lib is None:
-                raise HipError(reason)
-            bound = _DRIVERS[ordinal] = Driver(lib, ordinal)
-        return bound
+    # one device binding per device and process
+    return bound_driver(_DRIVERS, _DRIVER_LOCK, ordinal, load_library, Driver, HipError)
 
 
 def probe(ordinal: int = 0) -> tuple[DeviceInfo | None, str]:
     """(device `ordinal`'s description, '') when HIP works here with an AMD GPU, else (None, why not). Never
     raises."""
-    try:
-        return driver(ordinal).info, ""
-    except WkError as exc:
-        return None, str(exc)
-    except Exception as exc:  # noqa: BLE001 - any runtime failure means 'no AMD GPU'
-        return None, f"{type(exc).__name__}: {exc}"
+    return probe_device(driver, ordinal)
