@@ -4,7 +4,7 @@ Each returns a callable doing the floor's work once (None off the WGSL arches): 
 alternation with wgkern's own repetitions (`paired_medians`), so a machine whose speed drifts moves both alike.
 `launch_floor`: the launch-overhead workload's dispatches recorded straight into wgpu (one compute pass,
 the kernel's own pipeline and bind group, each dispatch at its own ring offset, one ring upload, one submit,
-one blocking poll: the batching wgkern's launches get) through encoding.LaunchEncoder, the cheapest calls
+the wait sync() uses: the batching wgkern's launches get) through encoding.LaunchEncoder, the cheapest calls
 wgpu-py allows, so the ratio wgkern / floor counts wgkern's own per-launch work alone.
 `compile_floor`: the driver's compile of the same WGSL (a new shader module and compute pipeline per task,
 as the kernel's first launch made them) and one dispatch of it: lavapipe runs its LLVM JIT of a compute
@@ -62,7 +62,7 @@ def launch_floor(kernel: Any, field: Any, launches: int) -> Callable[[], None] |
     pipeline = task.flat if groups[2] else task.pipeline(False)
     ring_bytes = bytes(stride * launches)
     encoder_calls = LaunchEncoder()
-    poll = getattr(device, "_poll_wait", None)
+    poll = backend.wait_idle          # the wait sync() uses (backends/wgsl/waiting.py)
 
     def run() -> None:
         encoder = device.create_command_encoder()
@@ -91,7 +91,7 @@ def compile_floor(kernels: list[Any], scalars: list[Any]) -> Callable[[], None] 
     if backend is None:
         return None
     device, queue = backend.device, backend.queue
-    poll = getattr(device, "_poll_wait", None)
+    poll = backend.wait_idle          # the wait sync() uses (backends/wgsl/waiting.py)
 
     def run() -> None:
         entry = kernels[0].last_compiled
