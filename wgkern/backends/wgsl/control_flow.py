@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from wgkern.errors import CompileError, InternalCompilerError
 from wgkern.ir import nodes as ir
-from wgkern.passes.analysis import has_loop, leaves_loop_body
-from wgkern.backends.wgsl.shader_common import (LLVMPIPE_UNROLL, LOOP_LIMIT_ITERATIONS, _few_invocations,
+from wgkern.ir.visitor import walk
+from wgkern.passes.analysis import first_simt_use, has_loop, leaves_loop_body
+from wgkern.backends.wgsl.shader_common import (GPU_UNROLL, GPU_UNROLL_COPIES, GPU_UNROLL_MAX_STMTS,
+                                                LLVMPIPE_UNROLL, LOOP_LIMIT_ITERATIONS, _few_invocations,
                                                 _iterations_under)
 
 
@@ -31,7 +33,11 @@ class ControlFlowLowering:
             self._block(stmt.body)
             self.emit("}")
         elif self._unrolls_for_llvmpipe(stmt):
-            self._emit_unrolled_range(stmt, index, begin, end)
+            self._emit_unrolled_range(stmt, index, begin, end, LLVMPIPE_UNROLL,
+                                      "LOOP_LIMIT: several iterations per trip (_unrolls_for_llvmpipe)")
+        elif self._unrolls_for_gpu(stmt):
+            self._emit_unrolled_range(stmt, index, begin, end, GPU_UNROLL_COPIES,
+                                      "GPU_UNROLL: loads of several iterations in flight (_unrolls_for_gpu)")
         else:
             self.emit(f"var {index} = {begin};")
             self.emit("loop {")
@@ -52,18 +58,27 @@ class ControlFlowLowering:
                 and not _iterations_under(ir.Block([stmt]), LOOP_LIMIT_ITERATIONS // 2)
                 and not leaves_loop_body(stmt.body.stmts) and not has_loop(stmt.body))
 
-    def _emit_unrolled_range(self, stmt: ir.RangeFor, index: str, begin: str, end: str) -> None:
-        """`for index in range(begin, end)` with LLVMPIPE_UNROLL copies of the body per trip while that many
-        indices remain (the count is taken unsigned: no overflow near the ends of i32), one copy otherwise."""
+    def _unrolls_for_gpu(self, stmt: ir.RangeFor) -> bool:
+        """GPU_UNROLL (shader_common.py): an innermost loop that runs to its end, with a body of at most
+        GPU_UNROLL_MAX_STMTS statements and no barrier or subgroup operation (copies of those would sit under
+        the copies' branch), that may run more than twice GPU_UNROLL_COPIES iterations."""
+        return (GPU_UNROLL in self.features and not has_loop(stmt.body)
+                and not leaves_loop_body(stmt.body.stmts) and first_simt_use(stmt.body) is None
+                and sum(1 for _ in walk(stmt.body)) <= GPU_UNROLL_MAX_STMTS
+                and not _iterations_under(ir.Block([stmt]), 2 * GPU_UNROLL_COPIES))
+
+    def _emit_unrolled_range(self, stmt: ir.RangeFor, index: str, begin: str, end: str, copies: int,
+                             why: str) -> None:
+        """`for index in range(begin, end)` with `copies` copies of the body per trip while that many indices
+        remain (the count is taken unsigned: no overflow near the ends of i32), one copy otherwise."""
         self.emit(f"var {index} = {begin};")
         self.emit("loop {")
         self.indent += 1
         self.emit(f"if ({index} >= {end}) {{ break; }}")
-        self.emit(f"if (bitcast<u32>({end}) - bitcast<u32>({index}) >= {LLVMPIPE_UNROLL}u) {{   "
-                  "// LOOP_LIMIT: several iterations per trip (_unrolls_for_llvmpipe)")
-        for step in range(LLVMPIPE_UNROLL):
+        self.emit(f"if (bitcast<u32>({end}) - bitcast<u32>({index}) >= {copies}u) {{   // {why}")
+        for step in range(copies):
             self._emit_body_copy(stmt, f"{index} + {step}i")
-        self.emit(f"  {index} = {index} + {LLVMPIPE_UNROLL}i;")
+        self.emit(f"  {index} = {index} + {copies}i;")
         self.emit("} else {")
         self._emit_body_copy(stmt, index)
         self.emit(f"  {index} = {index} + 1i;")

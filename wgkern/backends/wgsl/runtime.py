@@ -40,8 +40,8 @@ from wgkern.backends.wgsl.bindings import BindingPlan
 from wgkern.backends.wgsl import split as wsplit
 from wgkern.backends.wgsl import waiting as wwaiting
 from wgkern.backends.wgsl.codegen import default_workgroup_size
-from wgkern.backends.wgsl.shader_common import (LOOP_LIMIT, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES, NATIVE_DIVISION,
-                                                OPAQUE_BOOL_INTS)
+from wgkern.backends.wgsl.shader_common import (GPU_UNROLL, LOOP_LIMIT, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES,
+                                                NATIVE_DIVISION, OPAQUE_BOOL_INTS)
 from wgkern.backends.wgsl.encoding import LaunchEncoder
 from wgkern.backends.wgsl.exact import STRICT_FLOATS
 from wgkern.backends.wgsl.shader_module import create_shader_module
@@ -101,6 +101,8 @@ class WgslBackend(TransferMixin, Backend):
             features.add(LOOP_LIMIT)          # and ends an invocation's loops after 65535 iterations (codegen.py)
         if cpu_adapter:
             features.add(MASKED_BRANCHES)
+        else:
+            features.add(GPU_UNROLL)          # copies of small innermost loop bodies (control_flow.py)
         if "nvidia" in str(self.adapter.info.get("vendor", "")).lower() or \
                 self.adapter.info.get("vendor_id") == NVIDIA_VENDOR_ID:
             features.add(OPAQUE_BOOL_INTS)    # the driver miscompiles sums of converted bools (codegen.py)

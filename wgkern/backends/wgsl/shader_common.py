@@ -42,6 +42,19 @@ LOOP_LIMIT = "wk-loop-limit"
 LOOP_LIMIT_ITERATIONS = 65535
 
 
+# A pseudo-feature of GPU adapters: an innermost range loop with a small body that runs to its end (no break,
+# continue or return of its own, no barrier or subgroup operation) runs GPU_UNROLL copies of its body per trip.
+# The copies' loads can be in flight together; a GPU's compiler given one copy waits on each in turn. nbody 4096
+# on an H200 through NVIDIA's Vulkan driver, by GPU timestamps: 897 GFLOP/s as one copy, 1588 with 4, 1704 with 16.
+GPU_UNROLL = "wk-gpu-unroll"
+
+
+GPU_UNROLL_COPIES = 4
+
+
+GPU_UNROLL_MAX_STMTS = 64      # larger bodies stay one copy (more code for the driver, little latency to hide)
+
+
 LLVMPIPE_SERIAL_LANES = 64     # a serial task's workgroup on llvmpipe: a multiple of any SIMD width it uses
 
 
