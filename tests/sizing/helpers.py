@@ -109,7 +109,7 @@ class HostReducerDevice:
         import ctypes
 
         from wgkern.backends.llvm.jit import compile_ir, function_address
-        from wgkern.backends.llvm.cuda_sizing_reducer import generic_ir
+        from wgkern.backends.llvm.gpu_sizing_reducer import generic_ir
         compile_ir(generic_ir())
         entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
         self.entries = {"slice": entry(function_address("wk_slice_range")),
@@ -145,7 +145,7 @@ def llvm_reducer_context(kernel: ir.OffloadedKernel, arrays: list[np.ndarray], s
                          generations: Generations | None = None, device: HostReducerDevice | None = None
                          ) -> HostLaunchContext:
     """A launch context whose device reducer is the CUDA one (backends/llvm/cuda_sizing_reducer.py) running on the host."""
-    from wgkern.backends.llvm.cuda_sizing_reducer import CudaReducer
+    from wgkern.backends.llvm.gpu_sizing_reducer import CudaReducer
     index = {id(c): k for k, c in enumerate(kernel.containers)}
     gens = generations or Generations()
     words = [np.ascontiguousarray(a) for a in arrays]      # the reducer reads 32-bit words in place
