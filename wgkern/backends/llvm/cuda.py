@@ -312,8 +312,7 @@ class CudaBackend(Backend):
 
     def sizing_reducer(self, address_of: Callable[[Any], int], shape: Callable[[Any], tuple[int, ...]]) -> Any:
         """The launch-time sizer's device reducer (backends/llvm/cuda_sizing_reducer.py), its kernels compiled on first use."""
-        from wgkern.backends.llvm.cuda_sizing_reducer import ReducerKernels
-        from wgkern.backends.llvm.gpu_sizing_reducer import CudaReducer
+        from wgkern.backends.llvm.gpu_sizing_reducer import CudaReducer, ReducerKernels
         if self._reducer_kernels is None:
             self._reducer_kernels = ReducerKernels(self)
         return CudaReducer(self._reducer_kernels, address_of, shape)
