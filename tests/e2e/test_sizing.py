@@ -194,7 +194,7 @@ def test_scalar_bounds_and_swapped_ndarrays_resize_each_launch(arch):
 
 def test_bounds_from_offset_pairs_are_sized_exactly(arch):
     """`for k in range(off[i], off[i + 1])` (a CSR row) is no contiguous slice: the reducers evaluate the
-    bytecode of off[i + 1] - off[i] over i (on CUDA in its job kernel, backends/llvm/cuda_sizing_reducer.py); the capacity is
+    bytecode of off[i + 1] - off[i] over i (on CUDA in its job kernel, backends/llvm/gpu_sizing_reducer.py); the capacity is
     exactly the longest row, and the gradient is the chain rule's product of cosines."""
     rows = 48
     lengths = (np.arange(rows) * 7) % 11

@@ -13,8 +13,11 @@ into a table of device addresses. Jobs the bytecode cannot express come back as 
 them on the host, from a read-back of the container.
 
 The kernels' bodies are target-independent LLVM functions (`wk_slice_range`, `wk_job_range`: params, first
-point, stride) under thin NVPTX wrappers, so the same code also runs on the host (tests/sizing checks the
-interpreter there against the numpy reducer). `CudaReducer` talks to the device through `ReducerDevice`."""
+point, stride; llvm/max_reducer.ll) under thin per-target kernel wrappers that find the thread's first point and
+the grid's stride: NVPTX (cuda_sizing_reducer.py) and AMDGPU (amdgpu_sizing_reducer.py). So the same code also
+runs on the host (tests/sizing checks the interpreter there against the numpy reducer). `DeviceReducer` talks
+to the device through `ReducerDevice`; `ReducerKernels` is that device for a backend on the CUDA runtime
+(cuda.py, on the CUDA driver or on HIP), given the module its target compiled."""
 from __future__ import annotations
 
 import ctypes
@@ -43,7 +46,7 @@ def generic_ir() -> str:
 
 
 class ReducerDevice(Protocol):
-    """What CudaReducer needs of a device: a reusable workspace, copies, and the two reducer entry points run
+    """What DeviceReducer needs of a device: a reusable workspace, copies, and the two reducer entry points run
     over `points` (the grid is the device's business)."""
 
     def workspace(self, nbytes: int) -> int: ...          # address of >= nbytes of device memory, reused
@@ -56,13 +59,11 @@ class ReducerDevice(Protocol):
 
 
 class ReducerKernels:
-    """The compiled reducer module of one CudaBackend (both kernels), as a ReducerDevice."""
+    """The reducer module of one backend on the CUDA runtime (cuda.py: CudaBackend, AmdgpuBackend), loaded
+    from `code` (what its driver's load_module takes: PTX, or an AMDGPU code object), as a ReducerDevice."""
 
-    def __init__(self, backend: Any):
-        from wgkern.backends.llvm import ptx
-        from wgkern.backends.llvm.cuda_sizing_reducer import cuda_module
+    def __init__(self, backend: Any, code: Any):
         self.backend = backend
-        code = ptx.cached_ptx(cuda_module(), backend.arch, backend.offline_cache)
         self.module = backend.driver.load_module(code)
         self.functions = {"slice": backend.driver.function(self.module, "wk_slice_max"),
                           "job": backend.driver.function(self.module, "wk_job_max")}
@@ -96,14 +97,15 @@ class ReducerKernels:
         self.backend.driver.launch(self.functions[entry], blocks, THREADS, params)
 
 
-class CudaReducer:
-    """ReducerBackend on a CUDA device: peeled slices and bytecode jobs over 32-bit integer containers on the
-    device, the rest None. `address_of(slot)` gives the device address of a container's first element."""
-    name = "cuda"
+class DeviceReducer:
+    """ReducerBackend on a GPU: peeled slices and bytecode jobs over 32-bit integer containers on the device,
+    the rest None. `address_of(slot)` gives the device address of a container's first element; `name` is the
+    backend's."""
     gathers_reads = True
 
     def __init__(self, device: ReducerDevice, address_of: Callable[[Any], int],
-                 shape: Callable[[Any], tuple[int, ...]]):
+                 shape: Callable[[Any], tuple[int, ...]], name: str = "cuda"):
+        self.name = name
         self.device = device
         self.address_of = address_of
         self.shape = shape
