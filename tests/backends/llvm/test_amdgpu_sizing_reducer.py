@@ -59,8 +59,8 @@ def test_reducer_kernels_become_checked_code_objects(processor):
 @pytest.mark.parametrize("processor", COMPILE_CHECK_PROCESSORS)
 def test_each_thread_folds_its_points_then_makes_one_atomic(processor):
     """The slice kernel makes one atomic per thread after its loop (the u32 max of its points), the job kernel
-    two (the max and its flags word). LLVM spells a monotonic (system-scope) u32 max or or on global memory as a
-    compare-and-swap loop on both processors, as it does in every wgkern kernel: one atomic instruction each."""
+    two (the max and its flags word). LLVM spells a monotonic (system-scope) u32 max or `or` on global memory as a
+    compare-and-swap loop on both processors: one atomic instruction each."""
     assembly = compile_assembly(amdgpu_module(), processor)
     bodies = dict(re.findall(r"^(wk_\w+_max):\n(.*?)\.Lfunc_end", assembly, re.S | re.M))
     assert set(bodies) == {"wk_slice_max", "wk_job_max"}
