@@ -102,8 +102,9 @@ def host_context(kernel: ir.OffloadedKernel, arrays: list[np.ndarray], scalars: 
 
 class HostReducerDevice:
     """backends/llvm/gpu_sizing_reducer.py's ReducerDevice on the host: the reducer's target-independent LLVM bodies
-    (the ones the CUDA and AMDGPU kernels wrap) JIT-compiled for this CPU, memory in numpy arrays. Each run is split over `threads` emulated device threads (first point
-    t, stride `threads`), so the per-thread atomics combine as they do on the GPU."""
+    (the ones the CUDA and AMDGPU kernels wrap) JIT-compiled for this CPU, memory in numpy arrays. Each run is
+    split over `threads` emulated device threads (first point t, stride `threads`), so the per-thread atomics
+    combine as they do on the GPU."""
 
     def __init__(self, threads: int = 3):
         import ctypes
