@@ -1,4 +1,4 @@
-; The launch-time sizer's max-reducer bodies, target independent (wgkern/backends/llvm/cuda_sizing_reducer.py):
+; The launch-time sizer's max-reducer bodies, target independent (wgkern/backends/llvm/gpu_sizing_reducer.py):
 ; `*_range(params, first, stride)` handles points first, first + stride, ...
 declare i32 @llvm.umax.i32(i32, i32)
 declare i32 @llvm.smax.i32(i32, i32)

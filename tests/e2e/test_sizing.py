@@ -194,8 +194,8 @@ def test_scalar_bounds_and_swapped_ndarrays_resize_each_launch(arch):
 
 def test_bounds_from_offset_pairs_are_sized_exactly(arch):
     """`for k in range(off[i], off[i + 1])` (a CSR row) is no contiguous slice: the reducers evaluate the
-    bytecode of off[i + 1] - off[i] over i (on CUDA in its job kernel, backends/llvm/cuda_sizing_reducer.py); the capacity is
-    exactly the longest row, and the gradient is the chain rule's product of cosines."""
+    bytecode of off[i + 1] - off[i] over i (on CUDA and AMDGPU in the job kernel, backends/llvm/gpu_sizing_reducer.py);
+    the capacity is exactly the longest row, and the gradient is the chain rule's product of cosines."""
     rows = 48
     lengths = (np.arange(rows) * 7) % 11
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
@@ -227,7 +227,7 @@ def test_bounds_from_offset_pairs_are_sized_exactly(arch):
             v = np.sin(v) + 0.1
     np.testing.assert_allclose(x.grad.to_numpy(), expected, rtol=1e-4, atol=1e-6)
     kernels = getattr(wk.runtime.program.current().backend, "_reducer_kernels", None)
-    if kernels is not None:              # CUDA: the bound ran as bytecode on the device, not from a read-back
+    if kernels is not None:              # CUDA, AMDGPU: the bound ran as bytecode on the device, not from a read-back
         assert kernels.runs["job"] >= 1
 
 

@@ -101,15 +101,16 @@ def host_context(kernel: ir.OffloadedKernel, arrays: list[np.ndarray], scalars: 
 
 
 class HostReducerDevice:
-    """backends/llvm/cuda_sizing_reducer.py's ReducerDevice on the host: the reducer's target-independent LLVM bodies JIT-compiled
-    for this CPU, memory in numpy arrays. Each run is split over `threads` emulated device threads (first point
-    t, stride `threads`), so the per-thread atomics combine as they do on the GPU."""
+    """backends/llvm/gpu_sizing_reducer.py's ReducerDevice on the host: the reducer's target-independent LLVM bodies
+    (the ones the CUDA and AMDGPU kernels wrap) JIT-compiled for this CPU, memory in numpy arrays. Each run is
+    split over `threads` emulated device threads (first point t, stride `threads`), so the per-thread atomics
+    combine as they do on the GPU."""
 
     def __init__(self, threads: int = 3):
         import ctypes
 
         from wgkern.backends.llvm.jit import compile_ir, function_address
-        from wgkern.backends.llvm.cuda_sizing_reducer import generic_ir
+        from wgkern.backends.llvm.gpu_sizing_reducer import generic_ir
         compile_ir(generic_ir())
         entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
         self.entries = {"slice": entry(function_address("wk_slice_range")),
@@ -144,8 +145,9 @@ def llvm_reducer_context(kernel: ir.OffloadedKernel, arrays: list[np.ndarray], s
                          cache: SizeCache | None = None, stats: Stats | None = None,
                          generations: Generations | None = None, device: HostReducerDevice | None = None
                          ) -> HostLaunchContext:
-    """A launch context whose device reducer is the CUDA one (backends/llvm/cuda_sizing_reducer.py) running on the host."""
-    from wgkern.backends.llvm.cuda_sizing_reducer import CudaReducer
+    """A launch context whose device reducer is the GPU one (backends/llvm/gpu_sizing_reducer.py) running on the
+    host."""
+    from wgkern.backends.llvm.gpu_sizing_reducer import DeviceReducer
     index = {id(c): k for k, c in enumerate(kernel.containers)}
     gens = generations or Generations()
     words = [np.ascontiguousarray(a) for a in arrays]      # the reducer reads 32-bit words in place
@@ -153,7 +155,7 @@ def llvm_reducer_context(kernel: ir.OffloadedKernel, arrays: list[np.ndarray], s
     def shape(slot: Any) -> tuple[int, ...]:
         return tuple(arrays[index[id(slot)]].shape)
 
-    reducer = CudaReducer(device or HostReducerDevice(), lambda slot: words[index[id(slot)]].ctypes.data, shape)
+    reducer = DeviceReducer(device or HostReducerDevice(), lambda slot: words[index[id(slot)]].ctypes.data, shape)
     context = HostLaunchContext(list(scalars), lambda slot: arrays[index[id(slot)]], gens.token,
                                 stats or Stats(), cache or SizeCache(), 32, reducer, shape)
     context.keepalive = words

@@ -1,5 +1,6 @@
-"""backends/llvm/cuda_sizing_reducer.py: the CUDA reducer's kernels, run on the host (tests/sizing/helpers.HostReducerDevice
-JIT-compiles their target-independent LLVM bodies), against the numpy reducer: which jobs go to the bytecode
+"""backends/llvm/gpu_sizing_reducer.py: the GPU reducer's kernels (CUDA's and AMDGPU's), run on the host
+(tests/sizing/helpers.HostReducerDevice JIT-compiles their target-independent LLVM bodies), against the numpy
+reducer: which jobs go to the bytecode
 kernel and which to the slice kernel, 8- and 16-bit reads at their own width, gathered single reads, and the
 flags that send a job back to the host."""
 from __future__ import annotations

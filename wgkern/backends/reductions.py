@@ -5,8 +5,8 @@ cache line bounces between cores on every iteration (measured: 65536 float adds 
 on two cores), and on a GPU the atomics to one address serialise. When an atomic's address is a compile-time
 constant and nothing else in the task touches that container, the backends combine the values in a register
 and apply one atomic at the end (Taichi calls this thread-local storage): the CPU per chunk of a
-`wk_parallel_for`, CUDA per thread and then across the warp, WGSL per invocation and then across the
-workgroup. Every other atomic stays an atomic. Floating-point sums then associate differently, which atomics
+`wk_parallel_for`, CUDA and AMDGPU per thread and then across the warp or wave, WGSL per invocation and then
+across the workgroup. Every other atomic stays an atomic. Floating-point sums then associate differently, which atomics
 never promised anyway."""
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """One small adapter per backend: a sizing LaunchContext built from a launch's `LaunchArgs`.
 
-CPU (any backend with host views): containers are numpy views, reductions run in numpy. CUDA (a backend with
-`sizing_reducer`): reductions and gathered reads run on the device (backends/llvm/cuda_sizing_reducer.py); what the reducer
-grammar cannot express comes from one read-back of each container per launch. WGSL (a backend with
+CPU (any backend with host views): containers are numpy views, reductions run in numpy. CUDA and AMDGPU (a backend
+with `sizing_reducer`): reductions and gathered reads run on the device (backends/llvm/gpu_sizing_reducer.py);
+what the reducer grammar cannot express comes from one read-back of each container per launch. WGSL (a backend with
 a wgpu `device`): reductions run in the generic max-reducer pipeline, compiled once per backend and kept on it;
 pending launches are flushed first so the reducers see their writes. A WGSL backend on a CPU adapter
 (`backend.host_sizing`, lavapipe) reads the bounds back and reduces them in numpy: there the host is the
@@ -81,7 +81,7 @@ def launch_context(kernel: Any, args: Any, backend: Any, tokens: Sequence[Hashab
         return tuple(args.shapes[index[id(slot)]])
 
     make_reducer = getattr(backend, "sizing_reducer", None)
-    if make_reducer is not None:       # CUDA: reductions on the device, the rest from read-backs
+    if make_reducer is not None:       # CUDA, AMDGPU: reductions on the device, the rest from read-backs
         reducer = make_reducer(lambda slot: args.buffers[index[id(slot)]].address, shape)
         return HostLaunchContext(args.scalars, _once_per_launch(array), token, stats, cache, default_ad_stack_size,
                                  reducer, shape)

@@ -4,6 +4,7 @@ checked code objects, and the instructions their assembly uses. Nothing runs on 
 the lowering computes are checked lane by lane in test_amdgpu_simt_lanes.py."""
 from __future__ import annotations
 
+import re
 
 import wgkern as wk
 from wgkern.backends.llvm.amdgpu_codegen import emit_amdgpu_module
@@ -148,3 +149,39 @@ def test_group_size_is_the_wave(offloaded):
     for processor, lanes in (("gfx90a", 64), ("gfx1100", 32)):
         text = emit_amdgpu_module(kernel, layout_of(kernel), amdgpu_target(processor), "t", (0, 0))[0]
         assert f"store i32 {lanes}," in text
+
+
+def reduction_kernel(offloaded):
+    x = wk.field(wk.f32, shape=1000)
+    total = wk.field(wk.f32, shape=())
+    largest = wk.field(wk.i32, shape=())
+    wide = wk.field(wk.f64, shape=())
+
+    @wk.kernel
+    def reduce():
+        for i in x:
+            total[None] += x[i]
+            wk.atomic_max(largest[None], i)
+            wide[None] += wk.f64(x[i])
+
+    return offloaded(reduce)
+
+
+@needs_linker
+def test_register_reductions_combine_across_the_wave_before_one_atomic(offloaded):
+    """Each register reduction (gpu_codegen.flush_chunk_reductions) takes log2(wave) ds_bpermute steps (two per
+    step at 64 bits) and then one atomic, in the wave's first lane. LLVM spells these monotonic atomics as
+    compare-and-swap loops on both processors: one atomic instruction per reduction either way."""
+    kernel = reduction_kernel(offloaded)
+    build_all(kernel)
+    for processor, steps in (("gfx90a", 6), ("gfx1100", 5)):
+        code = assembly(kernel, processor)
+        permutes = [m.start() for m in re.finditer(r"ds_bpermute_b32", code)]
+        atomics = [m.start() for m in re.finditer(r"^\s+global_atomic_\w+", code, re.M)]
+        assert len(permutes) == steps * (1 + 1 + 2)                 # f32, i32, and f64 as two 32-bit halves
+        # flushed in turn, each atomic after its own register's steps
+        assert len(atomics) == 3
+        before = [sum(p < at for p in permutes) for at in atomics]
+        assert all(found >= wanted for found, wanted in zip(before, (steps, 2 * steps, 4 * steps))), before
+    text = emit_amdgpu_module(kernel, layout_of(kernel), amdgpu_target("gfx90a"), "t", (0, 0))[0]
+    assert text.count("atomicrmw") + text.count("cmpxchg") == 3 and "wave.first" in text

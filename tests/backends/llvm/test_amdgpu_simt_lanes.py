@@ -14,7 +14,11 @@ import numpy as np
 import pytest
 
 from wgkern import dtypes as T
+from wgkern.backends.llvm.amdgpu_codegen import AmdgpuFunctionEmitter
 from wgkern.backends.llvm.amdgpu_simt import AmdgpuSimtLowering
+from wgkern.backends.llvm.ops import BINARY
+from wgkern.backends.reductions import COMBINE
+from wgkern.ir.ops import AtomicOpKind
 
 POISON = 0x7EADBEEF
 _BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "and": np.bitwise_and, "or": np.bitwise_or,
@@ -244,3 +248,44 @@ def test_warp_operations_work_on_32_lane_warps(wave, active):
     np.testing.assert_array_equal(uniform, np.full(active, full))
     uniform_halves = np.array([int(len({int(v[k]) for k in half}) == 1) for half in halves])[lane // 32]
     np.testing.assert_array_equal(warp("match_all", full), uniform_halves * full)
+
+
+class FlushEmulator(WaveEmulator, AmdgpuFunctionEmitter):
+    """The emulator with the code generator's own op spellings (`apply`), for the register-reduction flush: the
+    threads of wave `index` of a block of `block` threads (the lanes past the block's end not launched)."""
+
+    def __init__(self, wave: int, block: int, index: int):
+        super().__init__(wave, min(block - index * wave, wave))
+        self.module.float_flags = ""
+        self.target = SimpleNamespace(approximate_f32_intrinsics=frozenset())
+        self.env["%tid"] = self.lanes + np.uint64(index * wave)
+        self.env["%ntid"] = np.full(wave, block, np.uint64)
+        self.calls: list[str] = []
+
+    def intrinsic_value(self, name: str, args: list[np.ndarray]) -> np.ndarray:
+        self.calls.append(name)
+        return super().intrinsic_value(name, args)
+
+
+# (wave size, threads per block, which wave of the block): full waves, a partial last wave (a block size that is
+# no multiple of the wave), and a block of one partial wave
+FLUSHED = [(64, 256, 1), (64, 100, 1), (64, 40, 0), (32, 256, 3), (32, 83, 2), (32, 7, 0)]
+FLUSH_OPS = [(op, dtype) for op in ("add", "min", "max") for dtype in (T.i32, T.f32)]
+
+
+@pytest.mark.parametrize("wave,block,index", FLUSHED)
+@pytest.mark.parametrize("op,dtype", FLUSH_OPS, ids=[f"{op}-{dtype.name}" for op, dtype in FLUSH_OPS])
+def test_register_reductions_combine_the_launched_lanes_into_the_first(wave, block, index, op, dtype):
+    """gpu_codegen.flush_chunk_reductions' combine (wave_total, with the ops the flush applies): the wave's
+    first lane holds the reduction of exactly its launched lanes' registers, and only it applies the atomic."""
+    emulator = FlushEmulator(wave, block, index)
+    launched = int(emulator.active.sum())
+    values = values_for(op, launched, dtype)
+    spelling = BINARY[dtype.kind].get(COMBINE[{"add": AtomicOpKind.ADD, "min": AtomicOpKind.MIN,
+                                                "max": AtomicOpKind.MAX}[op]])
+    source = emulator.set(np.concatenate([values, np.full(wave - launched, 99, values.dtype)]), dtype)
+    total, first = emulator.wave_total(source, dtype, lambda a, b: emulator.apply(spelling, None, dtype, [a, b]))
+    assert emulator.value_of(total, dtype)[0] == _REDUCE[op].reduce(values)
+    np.testing.assert_array_equal(emulator.value_of(first, T.u32)[:launched], np.arange(launched) == 0)
+    steps = wave.bit_length() - 1
+    assert emulator.calls.count("llvm.amdgcn.ds.bpermute") == steps

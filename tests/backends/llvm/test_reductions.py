@@ -126,3 +126,33 @@ def test_products_from_many_workers(backend, dtype: T.DataType) -> None:
     assert acc[0] == 3 * 2 ** 16
     assert identity(A.MUL, dtype) == 1
     assert "cmpxchg" in compiled.source() and "atomicrmw" not in compiled.source()
+
+
+@pytest.mark.parametrize("block_dim", [256, 100], ids=["full-warps", "partial-warps"])
+def test_register_reductions_are_exact_on_every_arch(arch, block_dim: int) -> None:
+    """`x[None] op= v` in a parallel loop on every arch; block_dim=100 leaves the last warp of each GPU block
+    partial (4 of 32 lanes, 36 of a 64-lane wave), whose combine must take only the launched lanes. Values are
+    small integers, so every sum is exact in f32 in any order (below 101 * 10007 < 2^24) and results compare
+    exactly."""
+    import wgkern as wk
+    n = 10007
+    values = (np.arange(n) * 7919) % 101
+    x = wk.field(wk.f32, shape=n)
+    x.from_numpy(values.astype(np.float32))
+    total, wide = wk.field(wk.f32, shape=()), wk.field(wk.f64, shape=())
+    largest, smallest = wk.field(wk.i32, shape=()), wk.field(wk.i32, shape=())
+    smallest[None] = 1 << 30
+
+    @wk.kernel
+    def reduce():
+        wk.loop_config(block_dim=block_dim)
+        for i in x:
+            total[None] += x[i]
+            wide[None] += wk.f64(x[i]) * 0.5
+            wk.atomic_max(largest[None], wk.i32(x[i]) * 3 - i)
+            wk.atomic_min(smallest[None], i * 2 - wk.i32(x[i]))
+
+    reduce()
+    index = np.arange(n)
+    assert total[None] == values.sum() and wide[None] == values.sum() * 0.5
+    assert largest[None] == (values * 3 - index).max() and smallest[None] == (index * 2 - values).min()

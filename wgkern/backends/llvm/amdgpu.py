@@ -4,8 +4,8 @@ amdgpu_compile.py for the device's gfx processor. Written against HIP's document
 (docs/amdgpu.md).
 
 What differs from CUDA: each kernel's module is a linked code object for the device's processor (one of
-amdgpu_target.PROCESSORS, else ArchUnavailableError); launch-time sizing reads bounds back to the host (no
-device reducer kernels: `sizing_reducer` is None); `source(optimized=True)` is the optimised LLVM IR."""
+amdgpu_target.PROCESSORS, else ArchUnavailableError); launch-time sizing reduces bounds on the device with the
+reducer kernels CUDA runs, built for AMDGPU (amdgpu_sizing_reducer.py); `source(optimized=True)` is the LLVM IR."""
 from __future__ import annotations
 
 import time
@@ -43,7 +43,11 @@ class AmdgpuBackend(CudaBackend):
 
     name = "amdgpu"
     kernel_class = AmdgpuCompiledKernel
-    sizing_reducer = None             # sizing reads bounds back (runtime/sizing_context.py)
+
+    def reducer_kernels(self) -> Any:
+        """The sizing reducer's kernels as a checked code object for this device's processor."""
+        from .amdgpu_sizing_reducer import amdgpu_reducer_kernels
+        return amdgpu_reducer_kernels(self)
 
     def open_driver(self, ordinal: int) -> Any:
         return hip_driver.driver(ordinal)

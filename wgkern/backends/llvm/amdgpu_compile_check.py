@@ -4,6 +4,9 @@ wave64; gfx1100, wave32): LLVM IR from the GPU kernel frame, an object from LLVM
 linked by ld.lld, and the code object checked (amdgpu_check.py) against the launch's argument layout and the
 processor's limits.
 
+The first kernel with adstacks also builds the launch-time sizing reducer's kernels (amdgpu_sizing_reducer.py),
+which wk.amdgpu runs before launching such a kernel, for every processor.
+
 So a test suite run under it passes only where every kernel it compiles builds into a valid AMDGPU code object
 (a kernel the AMDGPU backend cannot build raises its CompileError at compile time, as `wk.amdgpu` would), and
 its results are still checked, with the CPU computing them. Nothing runs on an AMD GPU. The AMDGPU layout is the
@@ -16,8 +19,10 @@ from wgkern.errors import ArchUnavailableError
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
 
+from .amdgpu_check import KernelReport
 from .amdgpu_compile import AmdgpuCodeObject, build_code_object
 from .amdgpu_link import find_linker
+from .amdgpu_sizing_reducer import reducer_code_object
 from .amdgpu_target import COMPILE_CHECK_PROCESSORS
 from .codegen import symbol_name
 from .cpu import CpuBackend, CpuCompiledKernel
@@ -60,11 +65,16 @@ class AmdgpuCompileCheckBackend(CpuBackend):
         super().__init__(threads, debug=debug, fast_math=fast_math, device_memory_limit=device_memory_limit,
                          offline_cache=offline_cache)
         self.code_objects: dict[str, list[AmdgpuCodeObject]] = {}     # kernel name -> its latest build
+        self.reducer_reports: dict[str, tuple[KernelReport, ...]] = {}  # processor -> the sizing reducer's kernels
 
     def compile(self, kernel: ir.OffloadedKernel) -> CpuCompiledKernel:
         compiled = super().compile(kernel)        # the CPU's own refusals (wk.simt) come first
         self.code_objects[kernel.name] = build_for_processors(kernel, self.debug, self.fast_math,
                                                               self.offline_cache)
+        if any(collect_stacks(kernel)) and not self.reducer_reports:
+            # wk.amdgpu sizes this kernel's adstacks with its device reducer: that too builds for each processor
+            self.reducer_reports = {processor: reducer_code_object(processor, self.offline_cache)[1]
+                                    for processor in COMPILE_CHECK_PROCESSORS}
         return compiled
 
     def describe(self) -> str:

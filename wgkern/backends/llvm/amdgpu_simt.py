@@ -50,6 +50,10 @@ class AmdgpuSimtLowering(CudaSimtLowering):
     def wave_barrier(self) -> str:
         return self.call("llvm.amdgcn.wave.barrier", "void", [])
 
+    def member_mask(self, launched: str) -> str:
+        """ds_bpermute takes no mask: the wave's EXEC mask holds the lanes that run."""
+        return "-1"
+
     def half(self, wave_mask: str) -> str:
         """The 32 bits of a wave64 mask that belong to this lane's warp (its half of the wave)."""
         shift = self.op(f"zext i32 {self.op(f'and i32 {self.lane()}, 32')} to i64")

@@ -311,11 +311,17 @@ class CudaBackend(Backend):
     supports_gpu_timer = True
 
     def sizing_reducer(self, address_of: Callable[[Any], int], shape: Callable[[Any], tuple[int, ...]]) -> Any:
-        """The launch-time sizer's device reducer (backends/llvm/cuda_sizing_reducer.py), its kernels compiled on first use."""
-        from wgkern.backends.llvm.cuda_sizing_reducer import CudaReducer, ReducerKernels
+        """The launch-time sizer's device reducer (backends/llvm/gpu_sizing_reducer.py), its kernels compiled on
+        first use (`reducer_kernels`)."""
+        from wgkern.backends.llvm.gpu_sizing_reducer import DeviceReducer
         if self._reducer_kernels is None:
-            self._reducer_kernels = ReducerKernels(self)
-        return CudaReducer(self._reducer_kernels, address_of, shape)
+            self._reducer_kernels = self.reducer_kernels()
+        return DeviceReducer(self._reducer_kernels, address_of, shape, self.name)
+
+    def reducer_kernels(self) -> Any:
+        """The reducer's two kernels compiled and loaded for this device (gpu_sizing_reducer.ReducerKernels)."""
+        from wgkern.backends.llvm.cuda_sizing_reducer import cuda_reducer_kernels
+        return cuda_reducer_kernels(self)
 
     @contextmanager
     def gpu_timer(self) -> Iterator[GpuTime]:

@@ -8,6 +8,7 @@ scans that only read lanes below the reader (so a partial warp whose active lane
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from wgkern.errors import CompileError
 from wgkern.ir import nodes as ir
@@ -77,6 +78,12 @@ class CudaSimtLowering(SharedArrayLowering):
 
     def nonzero(self, value: str) -> str:
         return self.op(f"icmp ne i32 {value}, 0")
+
+    def member_mask(self, launched: str) -> str:
+        """The mask of the warp's first `launched` lanes (all 32 from 32 up): the members of a shuffle that every
+        lane the block launched in this warp takes."""
+        partial = self.op(f"sub i32 {self.op(f'shl i32 1, {launched}')}, 1")
+        return self.op(f"select i1 {self.op(f'icmp uge i32 {launched}, {WARP_SIZE}')}, i32 -1, i32 {partial}")
 
     def vote(self, kind: str, mask: str, predicate: str) -> str:
         ret = "i32" if kind == "ballot" else "i1"
@@ -195,3 +202,35 @@ class CudaSimtLowering(SharedArrayLowering):
             has_below = self.op(f"icmp uge i32 {lane}, {step}")
             value = self.op(f"select i1 {has_below}, {ty} {combined}, {ty} {value}")
         return value
+
+    # ---- register reductions (gpu_codegen.flush_chunk_reductions) ---------------------------------------
+    def shuffle_bits(self, mode: str, mask: str, value: str, dtype: T.DataType, lane_arg: str) -> str:
+        """`shuffle` of a 32- or 64-bit value of any type: a 64-bit one as two 32-bit shuffles of its halves."""
+        if dtype.bits == 32:
+            return self.shuffle(mode, mask, value, dtype, lane_arg)
+        ty = llvm_type(dtype)
+        wide = self.op(f"bitcast {ty} {value} to i64") if dtype.is_float else value
+        halves = (self.op(f"trunc i64 {wide} to i32"), self.op(f"trunc i64 {self.op(f'lshr i64 {wide}, 32')} to i32"))
+        low, high = (self.op(f"zext i32 {self.shuffle(mode, mask, half, T.u32, lane_arg)} to i64") for half in halves)
+        joined = self.op(f"or i64 {self.op(f'shl i64 {high}, 32')}, {low}")
+        return self.op(f"bitcast i64 {joined} to {ty}") if dtype.is_float else joined
+
+    def wave_total(self, value: str, dtype: T.DataType, combine: Callable[[str, str], str]) -> tuple[str, str]:
+        """(`value` combined over the lanes of this thread's wave, valid in the wave's first lane; whether this
+        lane is that one), for code that every thread of the block reaches (a range kernel's end). A shuffle-down
+        tree: step d combines the value d lanes up where that lane was launched, so after the steps W/2 ... 1 the
+        first lane holds all W. A block's threads fill its waves in order, lane = %tid mod W, so the launched lanes
+        of a wave are its first %ntid - (%tid - lane): a partial wave (a block size that is no multiple of W)
+        combines only those. The shuffles come from the target (`shuffle`, `member_mask`, `wave_size`)."""
+        wave = self.wave_size
+        ty = llvm_type(dtype)
+        lane = self.op(f"and i32 %tid, {wave - 1}")
+        launched = self.op(f"sub i32 %ntid, {self.op(f'sub i32 %tid, {lane}')}")
+        mask = self.member_mask(launched)
+        step = wave // 2
+        while step:
+            other = self.shuffle_bits("down", mask, value, dtype, str(step))
+            present = self.op(f"icmp ult i32 {self.op(f'add i32 {lane}, {step}')}, {launched}")
+            value = self.op(f"select i1 {present}, {ty} {combine(value, other)}, {ty} {value}")
+            step //= 2
+        return value, self.op(f"icmp eq i32 {lane}, 0")

@@ -1,7 +1,7 @@
 """LLVM IR for the GPU backends (CUDA, AMDGPU): every task of an OffloadedKernel as one GPU kernel, sharing
 codegen.py. What differs between the GPUs comes from their GpuTarget (target.py: thread registers, the kernel's
 signature and marking) and the FunctionEmitter subclass each passes in (cuda_codegen.py, amdgpu_codegen.py: simt
-lowering, the flush of register reductions).
+lowering, whose shuffles also combine register reductions across the wave before their one atomic per wave).
 
 Statements are emitted by codegen.FunctionEmitter exactly as on the CPU (same lowerings, atomics, adstacks,
 random numbers); what differs is the frame around a task body and `print`:
@@ -25,8 +25,10 @@ from wgkern.passes.index_ranges import in_range_ptrs
 from . import printing
 from .codegen import FunctionEmitter, ModuleEmitter, symbol_name
 from .layout import ArgLayout
-from wgkern.backends.reductions import chunk_reductions
+from wgkern.backends.reductions import COMBINE, chunk_reductions
+from .ops import BINARY
 from .target import GpuTarget
+from .types import llvm_type
 
 THREADS_PER_BLOCK = 256
 MAX_THREADS_PER_BLOCK = 1024     # CUDA's limit on every GPU it runs
@@ -51,8 +53,10 @@ class CudaModuleEmitter(ModuleEmitter):
 
 
 class GpuFunctionEmitter(FunctionEmitter):
-    """FunctionEmitter with `print` lowered to the device print buffer; a shared array's element is addressed
-    by the target's `shared_pointer` (wk.simt lowering mixed in by the target's emitter)."""
+    """FunctionEmitter with `print` lowered to the device print buffer and register reductions combined across
+    the wave before their atomic; a shared array's element is addressed by the target's `shared_pointer`, the
+    wave's lanes combined by its `wave_total` (wk.simt lowering mixed in by the target's emitter:
+    cuda_simt.py, amdgpu_simt.py)."""
 
     module: CudaModuleEmitter
 
@@ -61,6 +65,30 @@ class GpuFunctionEmitter(FunctionEmitter):
             self.shared_pointer(stmt)
         else:
             super().visit_GlobalPtr(stmt)
+
+    def flush_chunk_reductions(self) -> None:
+        """At a range kernel's end: each register combined across the wave (the simt lowering's `wave_total`:
+        CUDA's 32-lane warp, AMDGPU's wave of 64 or 32 lanes), then the wave's first lane applies the one atomic:
+        `loss[None] += v` over a million indices makes 32 (64) times fewer atomics on one address than a flush
+        per thread. Every thread of a block reaches this point (a parallel body's `return` and `continue` end
+        only its index). 8- and 16-bit values flush per thread."""
+        for reduction, register in self.chunk_registers.items():
+            dtype = reduction.dtype
+            if dtype.bits not in (32, 64):
+                self.flush_chunk_reductions_of([(reduction, register)])
+                continue
+            spelling = BINARY[dtype.kind].get(COMBINE[reduction.op])
+            total, first = self.wave_total(
+                self.op(f"load {llvm_type(dtype)}, ptr {register}"), dtype,
+                lambda a, b: self.apply(spelling, reduction.ptr, dtype, [a, b]))
+            leader, rest = self.label("wave.first"), self.label("wave.rest")
+            self.cond_branch(first, leader, rest)
+            self.start_block(leader)
+            self.visit_GlobalPtr(reduction.ptr)
+            self.in_range_only(reduction.ptr, None, lambda: self.emit_atomic(
+                reduction.ptr, reduction.op, dtype, self.value(reduction.ptr), total))
+            self.branch(rest)
+            self.start_block(rest)
 
     def visit_Print(self, stmt: ir.Print) -> None:
         dtypes = [v.dtype for v in stmt.values]
