@@ -2,9 +2,9 @@
 
 The frame, statement lowerings, atomics, adstacks, random numbers and `print` are the ones CUDA uses; the target
 (amdgpu_target.py) supplies the thread registers, the `amdgpu_kernel` signature, the address spaces, and the
-atomics' device scope and memory metadata;
-amdgpu_simt.py lowers `wk.simt`, and its ds_bpermute shuffles combine register reductions across the wave
-(64 lanes on gfx90a, 32 on gfx1100) before one atomic per wave (gpu_codegen.flush_chunk_reductions)."""
+atomics' device scope and memory metadata; amdgpu_simt.py lowers `wk.simt`, and its ds_bpermute shuffles combine
+register reductions across the wave (64 lanes on gfx90a, 32 on gfx1100) before one atomic per wave
+(gpu_codegen.flush_chunk_reductions)."""
 from __future__ import annotations
 
 from wgkern.ir import nodes as ir
