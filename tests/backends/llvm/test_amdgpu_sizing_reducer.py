@@ -16,10 +16,10 @@ from wgkern.backends.llvm import amdgpu_link, hip_driver
 from wgkern.backends.llvm.amdgpu_check import ExpectedKernel, check_code_object
 from wgkern.backends.llvm.amdgpu_elf import read_code_object
 from wgkern.backends.llvm.amdgpu_object import compile_assembly
-from wgkern.backends.llvm.amdgpu_sizing_reducer import KERNELS, amdgpu_module, reducer_code_object
+from wgkern.backends.llvm.amdgpu_sizing_reducer import KERNELS, amdgpu_module, device_atomics, reducer_code_object
 from wgkern.backends.llvm.amdgpu_target import COMPILE_CHECK_PROCESSORS, PROCESSORS
 from wgkern.backends.llvm.gpu_sizing_reducer import JOB_PARAMS_BYTES, THREADS, generic_ir
-from wgkern.errors import CompileError
+from wgkern.errors import CompileError, InternalCompilerError
 from wgkern.runtime import program as program_module
 
 from .test_hip_driver import FakeHip, topology  # noqa: F401 - the fixture
@@ -34,6 +34,20 @@ def test_the_module_keeps_its_stack_memory_in_the_private_address_space():
     assert allocas and all(line.endswith("addrspace(5)") for line in allocas)
     assert text.count("define amdgpu_kernel void @") == 2 and "nvvm" not in text
     assert f"byref([{JOB_PARAMS_BYTES} x i8])" in text and "byref([32 x i8])" in text
+
+
+def test_the_reducer_atomics_are_device_scoped_on_device_memory():
+    """Every atomicrmw of the bodies gets device scope and the coarse-grained memory metadata on AMDGPU, and the
+    bodies the host and CUDA run keep theirs; an atomicrmw of a form the rewrite does not know is refused."""
+    atomics = re.findall(r"= atomicrmw .*", amdgpu_module())
+    assert len(atomics) == len(re.findall(r"= atomicrmw ", generic_ir())) == 3
+    assert all(re.search(r'syncscope\("agent"\) monotonic, align 4, !amdgpu\.no\.fine\.grained\.memory !0, '
+                         r'!amdgpu\.no\.remote\.memory !0$', line) for line in atomics), atomics
+    assert "syncscope" not in generic_ir() and "!amdgpu" not in generic_ir()
+    bodies = ("  %a = atomicrmw umax ptr %p, i32 %v monotonic, align 4\n"
+              "  %b = atomicrmw add ptr %p, i64 %w monotonic, align 8\n")
+    with pytest.raises(InternalCompilerError, match=r"2 atomicrmw instructions, 1 of them of the form"):
+        device_atomics(bodies)
 
 
 @needs_linker
@@ -59,14 +73,14 @@ def test_reducer_kernels_become_checked_code_objects(processor):
 @pytest.mark.parametrize("processor", COMPILE_CHECK_PROCESSORS)
 def test_each_thread_folds_its_points_then_makes_one_atomic(processor):
     """The slice kernel makes one atomic per thread after its loop (the u32 max of its points), the job kernel
-    two (the max and its flags word). LLVM spells a monotonic (system-scope) u32 max or `or` on global memory as a
-    compare-and-swap loop on both processors: one atomic instruction each."""
+    two (the max and its flags word), each the processor's one instruction (device scope on coarse-grained
+    memory, amdgpu_sizing_reducer.device_atomics), no compare-and-swap loop."""
     assembly = compile_assembly(amdgpu_module(), processor)
     bodies = dict(re.findall(r"^(wk_\w+_max):\n(.*?)\.Lfunc_end", assembly, re.S | re.M))
     assert set(bodies) == {"wk_slice_max", "wk_job_max"}
-    atomics = {name: re.findall(r"^\s+global_atomic_(umax|or|cmpswap)\w*", body, re.M)
-               for name, body in bodies.items()}
-    assert len(atomics["wk_slice_max"]) == 1 and len(atomics["wk_job_max"]) == 2, atomics
+    atomics = {name: re.findall(r"^\s+global_atomic_(\w+)", body, re.M) for name, body in bodies.items()}
+    umax, bit_or = {"gfx90a": ("umax", "or"), "gfx1100": ("max_u32", "or_b32")}[processor]
+    assert atomics == {"wk_slice_max": [umax], "wk_job_max": [umax, bit_or]}, atomics
     for body in bodies.values():
         assert not re.search(r"^\s+(scratch|buffer)_", body, re.M)    # the bodies' stack memory is in registers
         assert re.search(r"^\s+s_load_(dword|b32)", body, re.M)     # the dispatch packet and the parameter block

@@ -115,7 +115,7 @@ class AdStackLowering:
         if flag is None:
             flag = self.entry_op(f"inttoptr i64 {self.context_word(1)} to ptr")
             self.container_cache[("adstack", "flag")] = flag
-        self.emit(f"store atomic i32 {registers.flag_code}, ptr {flag} monotonic, align 4")
+        self.emit(f"store atomic i32 {registers.flag_code}, ptr {flag}{self.target.atomic_scope} monotonic, align 4")
         self.emit(f"store i1 true, ptr {self.overflowed_slot()}")
         self.branch(done_label)
         self.start_block(done_label)

@@ -1,9 +1,10 @@
 """LLVM IR for the AMDGPU backend: gpu_codegen.py's kernel frame with the AMDGPU emitter and target.
 
 The frame, statement lowerings, atomics, adstacks, random numbers and `print` are the ones CUDA uses; the target
-(amdgpu_target.py) supplies the thread registers, the `amdgpu_kernel` signature and the address spaces;
-amdgpu_simt.py lowers `wk.simt`, and its ds_bpermute shuffles combine register reductions across the wave
-(64 lanes on gfx90a, 32 on gfx1100) before one atomic per wave (gpu_codegen.flush_chunk_reductions)."""
+(amdgpu_target.py) supplies the thread registers, the `amdgpu_kernel` signature, the address spaces, and the
+atomics' device scope and memory metadata; amdgpu_simt.py lowers `wk.simt`, and its ds_bpermute shuffles combine
+register reductions across the wave (64 lanes on gfx90a, 32 on gfx1100) before one atomic per wave
+(gpu_codegen.flush_chunk_reductions)."""
 from __future__ import annotations
 
 from wgkern.ir import nodes as ir

@@ -8,8 +8,10 @@ The wrappers are `amdgpu_kernel`s taking their parameter block in the kernel-arg
 hipModuleLaunchKernel, as every wgkern kernel's argument block is) and computing the thread's first point and the
 grid's stride from the workitem and workgroup ids and the HSA dispatch packet. The bodies' allocas are generic
 (the host JIT runs them too); on AMDGPU stack memory is the private address space, so `private_allocas` moves
-each into it and casts it back to a generic pointer. Written against HIP's documented API and not run on an AMD
-GPU (docs/amdgpu.md)."""
+each into it and casts it back to a generic pointer; their atomics (a u32 max per thread, an `or` of the flags)
+are relaxed at system scope, which `device_atomics` makes device scope on coarse-grained device memory, as a
+kernel's own atomics are (amdgpu_target.py), so each is one instruction instead of a compare-and-swap loop.
+Written against HIP's documented API and not run on an AMD GPU (docs/amdgpu.md)."""
 from __future__ import annotations
 
 import functools
@@ -17,15 +19,19 @@ import re
 import struct
 from typing import Any
 
+from wgkern.errors import InternalCompilerError
 from wgkern.resources import llvm_source
 
 from .amdgpu_check import ExpectedKernel, KernelReport, check_code_object
 from .amdgpu_compile import linked_code_object
+from .amdgpu_target import AGENT_SCOPE, DEVICE_MEMORY_METADATA
 from .gpu_sizing_reducer import JOB_PARAMS_BYTES, SLICE_PARAMS, THREADS, ReducerKernels, generic_ir
 
 # each kernel: (symbol, bytes of its parameter block)
 KERNELS = {"slice": ("wk_slice_max", struct.calcsize(SLICE_PARAMS)), "job": ("wk_job_max", JOB_PARAMS_BYTES)}
 _ALLOCA = re.compile(r"^(\s*)(%[\w.]+) = alloca (.+)$", re.MULTILINE)
+_ATOMICRMW = re.compile(r"^(\s*%[\w.]+ = atomicrmw \w+ ptr %[\w.]+, i32 %[\w.]+) monotonic, (align \d+)$",
+                        re.MULTILINE)
 
 
 def private_allocas(ir_text: str) -> str:
@@ -34,10 +40,23 @@ def private_allocas(ir_text: str) -> str:
                        r"\1\2 = addrspacecast ptr addrspace(5) \2.private to ptr", ir_text)
 
 
+def device_atomics(ir_text: str) -> str:
+    """Each `atomicrmw ... monotonic, align N` of the bodies at device scope, with the metadata saying that the
+    memory is coarse-grained and on this device (amdgpu_target.DEVICE_MEMORY_METADATA; the wrappers define its
+    `!0`); InternalCompilerError where the bodies hold an atomicrmw of another form, which would stay a loop
+    at system scope."""
+    rewritten, count = _ATOMICRMW.subn(rf"\1{AGENT_SCOPE} monotonic, \2{DEVICE_MEMORY_METADATA}", ir_text)
+    total = len(re.findall(r"= atomicrmw ", ir_text))
+    if count != total:
+        raise InternalCompilerError(f"the sizing reducer's bodies hold {total} atomicrmw instructions, {count} of "
+                                    "them of the form device_atomics rewrites")
+    return rewritten
+
+
 def amdgpu_module() -> str:
     """The reducer module for AMDGPU (any gfx processor): the generic bodies under the kernel wrappers."""
     wrappers = llvm_source("max_reducer_amdgpu.ll").replace("JOB_BYTES", str(JOB_PARAMS_BYTES))
-    return private_allocas(generic_ir()) + wrappers
+    return device_atomics(private_allocas(generic_ir())) + wrappers
 
 
 @functools.lru_cache(maxsize=None)

@@ -10,6 +10,15 @@ bases are loaded as addrspace(1) (global) pointers, shared arrays are addrspace(
 addrspace(5) (private); all are used through generic pointers, which LLVM's address-space inference turns back
 into each space's instructions.
 
+Atomics on device memory are at device (agent) scope: a kernel shares its containers with the rest of the device,
+never with the host while it runs. Each `atomicrmw` says that the memory is coarse-grained and on this device
+(`!amdgpu.no.fine.grained.memory`, `!amdgpu.no.remote.memory`: wgkern allocates with hipMalloc); without that LLVM
+turns every operation but integer add and exchange into a compare-and-swap loop. With it LLVM makes each one
+instruction where the processor has one (gfx90a: the integer ones, f32 add, f64 add, min and max; gfx1100: the
+integer ones, f32 add, min and max) and a loop elsewhere (8- and 16-bit values, f16, gfx90a's f32 min and max,
+gfx1100's f64). gfx90a's f32 atomic add flushes subnormal inputs and results to zero, so LLVM uses it only when
+told that the denormal mode may be ignored (`!amdgpu.ignore.denormal.mode`), which wgkern does.
+
 Math: ROCm's ocml bitcode is not linked; every math function (sin, exp, pow, atan2, ... at f32 and f64) is
 wgkern's own, defined in the module as LLVM IR (soft_math.py). LLVM's AMDGPU backend lowers only a few f32 math
 intrinsics itself (with less accuracy), fails on the rest with "no libcall available", and aborts the process
@@ -35,15 +44,21 @@ class Processor:
     max_sgprs: int           # as the metadata's .sgpr_count counts them: with VCC, FLAT_SCRATCH, XNACK_MASK
     max_lds_bytes: int
     vgpr_granule: int
+    f32_atomic_add_flushes: bool     # global_atomic_add_f32 flushes f32 subnormals (LLVM asks for leave to use it)
 
 
 PROCESSORS = {
     # MI200 (CDNA2): 102 addressable SGPRs plus VCC, FLAT_SCRATCH and XNACK_MASK (2 each)
-    "gfx90a": Processor("gfx90a", 64, 512, 108, 64 * 1024, 8),
+    "gfx90a": Processor("gfx90a", 64, 512, 108, 64 * 1024, 8, True),
     # RX 7900 (RDNA3), wave32: 106 addressable SGPRs plus VCC
-    "gfx1100": Processor("gfx1100", 32, 256, 108, 64 * 1024, 8),
+    "gfx1100": Processor("gfx1100", 32, 256, 108, 64 * 1024, 8, False),
 }
 COMPILE_CHECK_PROCESSORS = ("gfx90a", "gfx1100")
+
+# the scope of a kernel's atomics, and what every `atomicrmw` says about the memory it touches (the module's `!0`
+# is the empty node these flags take)
+AGENT_SCOPE = ' syncscope("agent")'
+DEVICE_MEMORY_METADATA = ", !amdgpu.no.fine.grained.memory !0, !amdgpu.no.remote.memory !0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +71,11 @@ class AmdgpuTarget(GpuTarget):
 
     def math_definitions(self, symbol: str) -> tuple[dict[str, str], list[str]]:
         return soft_math.definitions(symbol)
+
+    def atomicrmw_metadata(self, operation: str, bits: int) -> str:
+        if operation == "fadd" and bits == 32 and PROCESSORS[self.processor].f32_atomic_add_flushes:
+            return DEVICE_MEMORY_METADATA + ", !amdgpu.ignore.denormal.mode !0"
+        return DEVICE_MEMORY_METADATA
 
     def spin_hint(self) -> tuple[str, str]:
         return "", ""
@@ -92,4 +112,5 @@ def amdgpu_target(processor: str) -> AmdgpuTarget:
         raise ValueError(f"unknown AMDGPU processor {processor!r}; supported: {', '.join(PROCESSORS)}")
     return AmdgpuTarget(f"amdgpu ({processor})", container_address_space=" addrspace(1)", fused_sincos=False,
                         aligned_stacks=True, wave_size=facts.wave_size, private_address_space=" addrspace(5)",
-                        shared_memory=("AMDGPU", facts.max_lds_bytes), processor=processor)
+                        shared_memory=("AMDGPU", facts.max_lds_bytes), atomic_scope=AGENT_SCOPE,
+                        atomic_fsub_as_fadd=True, processor=processor)

@@ -2,7 +2,10 @@
 compare-and-swap, and a `cmpxchg` loop on the element's bits for the rest (atomic_mul).
 
 A mixin of codegen.FunctionEmitter (it uses the emitter's `op`/`emit`/block helpers); the op tables are
-ops.py's ATOMIC and ATOMIC_CMPXCHG_LOOP. Every atomic is `monotonic` (relaxed), as on every other backend."""
+ops.py's ATOMIC and ATOMIC_CMPXCHG_LOOP. Every atomic is `monotonic` (relaxed), as on every other backend, at the
+target's memory scope (target.Target.atomic_scope: the whole system by default, the device on AMDGPU); an
+`atomicrmw` carries the target's metadata about the memory (Target.atomicrmw_metadata), which is what lets
+LLVM's AMDGPU backend make it one instruction instead of a compare-and-swap loop."""
 from __future__ import annotations
 
 from wgkern.errors import InternalCompilerError
@@ -23,14 +26,18 @@ class AtomicLowering:
         CAS); returns the old contents as a register value. `stmt` locates errors."""
         mem = memory_type(dtype)
         gptr = self.module.global_ptr
+        scope = self.target.atomic_scope
         if op is AtomicOpKind.CAS:
             pair = self.op(f"cmpxchg {gptr} {address}, {mem} {self.to_memory(expected, dtype)}, "
-                           f"{mem} {self.to_memory(value, dtype)} monotonic monotonic, align {dtype.nbytes}")
+                           f"{mem} {self.to_memory(value, dtype)}{scope} monotonic monotonic, align {dtype.nbytes}")
             return self.from_memory(self.op(f"extractvalue {{{mem}, i1}} {pair}, 0"), dtype)
         operation = ATOMIC[dtype.kind].get(op)
         if operation is not None:
-            old = self.op(f"atomicrmw {operation} {gptr} {address}, {mem} {self.to_memory(value, dtype)} "
-                          f"monotonic, align {dtype.nbytes}")
+            operand = self.to_memory(value, dtype)
+            if operation == "fsub" and self.target.atomic_fsub_as_fadd:
+                operation, operand = "fadd", self.op(f"fneg {mem} {operand}")
+            old = self.op(f"atomicrmw {operation} {gptr} {address}, {mem} {operand}{scope} monotonic, "
+                          f"align {dtype.nbytes}{self.target.atomicrmw_metadata(operation, dtype.bits)}")
             return self.from_memory(old, dtype)
         if op not in ATOMIC_CMPXCHG_LOOP or dtype.is_bool:
             raise InternalCompilerError(f"atomic {op.value} is not defined on {dtype}", stmt.loc)
@@ -43,7 +50,8 @@ class AtomicLowering:
         ty = llvm_type(dtype)
         bits = f"i{dtype.bits}"
         seen_slot = self.entry_op(f"alloca {bits}", "cas_seen")
-        first = self.op(f"load atomic {bits}, {gptr} {address} monotonic, align {dtype.nbytes}")
+        scope = self.target.atomic_scope
+        first = self.op(f"load atomic {bits}, {gptr} {address}{scope} monotonic, align {dtype.nbytes}")
         self.emit(f"store {bits} {first}, ptr {seen_slot}")
         loop, done = self.label("cas.loop"), self.label("cas.done")
         self.branch(loop)
@@ -52,8 +60,8 @@ class AtomicLowering:
         old = self.op(f"bitcast {bits} {old_bits} to {ty}") if dtype.is_float else old_bits
         new = self.apply(BINARY[dtype.kind].get(ATOMIC_CMPXCHG_LOOP[op]), stmt, dtype, [old, value])
         new_bits = self.op(f"bitcast {ty} {new} to {bits}") if dtype.is_float else new
-        pair = self.op(f"cmpxchg {gptr} {address}, {bits} {old_bits}, {bits} {new_bits} monotonic monotonic, "
-                       f"align {dtype.nbytes}")
+        pair = self.op(f"cmpxchg {gptr} {address}, {bits} {old_bits}, {bits} {new_bits}{scope} monotonic "
+                       f"monotonic, align {dtype.nbytes}")
         self.emit(f"store {bits} {self.op(f'extractvalue {{{bits}, i1}} {pair}, 0')}, ptr {seen_slot}")
         self.cond_branch(self.op(f"extractvalue {{{bits}, i1}} {pair}, 1"), done, loop)
         self.start_block(done)

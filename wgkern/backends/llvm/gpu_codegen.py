@@ -97,8 +97,9 @@ class GpuFunctionEmitter(FunctionEmitter):
         for value, dtype in zip(stmt.values, dtypes):
             words.append(self.print_word(self.value(value), dtype))
         address, capacity = self.module.print_buffer
-        buffer = self.op(f"inttoptr i64 {address} to ptr")
-        start = self.op(f"atomicrmw add ptr {buffer}, i64 {len(words)} monotonic, align 8")
+        buffer = self.device_pointer(address)
+        scope, metadata = self.target.atomic_scope, self.target.atomicrmw_metadata("add", 64)
+        start = self.op(f"atomicrmw add ptr {buffer}, i64 {len(words)}{scope} monotonic, align 8{metadata}")
         end = self.op(f"add i64 {start}, {len(words) + PRINT_HEADER_WORDS}")
         write, done = self.label("print.write"), self.label("print.done")
         self.cond_branch(self.op(f"icmp ule i64 {end}, {capacity}"), write, done)
@@ -109,7 +110,7 @@ class GpuFunctionEmitter(FunctionEmitter):
             slot = self.op(f"getelementptr inbounds i64, ptr {buffer}, i64 {position}")
             self.emit(f"store i64 {word}, ptr {slot}, align 8")
         written = self.op(f"getelementptr inbounds i64, ptr {buffer}, i64 1")
-        self.emit(f"atomicrmw add ptr {written}, i64 {len(words)} monotonic, align 8")
+        self.emit(f"atomicrmw add ptr {written}, i64 {len(words)}{scope} monotonic, align 8{metadata}")
         self.branch(done)
         self.start_block(done)
 

@@ -28,6 +28,16 @@ class MemoryLowering:
             self.container_cache[(offset, "generic")] = cached
         return cached
 
+    def device_pointer(self, address: int) -> str:
+        """A generic pointer to device memory at a fixed `address` (the print buffer), made in the containers'
+        address space where the target names one and cast, as container_base does: so LLVM gives its accesses
+        the global space's instructions (on AMDGPU a 64-bit atomic through a pointer that may be private is
+        otherwise expanded into a test of the address and a path for each space)."""
+        space = getattr(self.target, "container_address_space", "")
+        if not space:
+            return self.op(f"inttoptr i64 {address} to ptr")
+        return self.op(f"addrspacecast ptr{space} {self.op(f'inttoptr i64 {address} to ptr{space}')} to ptr")
+
     def container_extent(self, slot_index: int, slot: ir.ContainerSlot, axis: int) -> str:
         if slot.shape is not None:
             return str(slot.shape[axis])

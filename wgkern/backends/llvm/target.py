@@ -1,6 +1,7 @@
 """Target hooks: what differs between the LLVM targets that share codegen.py (CPU, CUDA and AMDGPU).
 
-A Target names math-library functions, the spin-wait hint, address spaces and function attributes. The CPU
+A Target names math-library functions, the spin-wait hint, address spaces, function attributes and how atomics
+are spelled (their memory scope, and metadata about the memory they touch). The CPU
 target calls the process's libm (symbols resolve from the running Python process); the CUDA target calls
 libdevice's `__nv_*` functions (ptx.py links them) and keeps pointers generic (PTX addresses global memory
 through generic pointers; the backend's loads are cheap either way).
@@ -37,6 +38,12 @@ class Target:
     approximate_f32_intrinsics: frozenset[str] = frozenset()
     # attributes the module's functions take under fast_math, after function_attributes
     fast_math_function_attributes: str = ""
+    # memory scope of the atomics a kernel makes on device memory, as LLVM spells it before the ordering
+    # (' syncscope("agent")'); "" is LLVM's default, the whole system (CPU, CUDA)
+    atomic_scope: str = ""
+    # float atomic subtraction made as the atomic addition of the negated value, where the target has an add
+    # instruction and no subtract (x - v and x + (-v) are the same IEEE operation, rounding included)
+    atomic_fsub_as_fadd: bool = False
 
     def math_symbol(self, name: str, bits: int) -> str | None:
         """libm spelling: sinf for f32, sin for f64 (f16 is computed in f32 by codegen); None where the target
@@ -47,6 +54,12 @@ class Target:
         """({name: definition}, declarations) the module must hold for a call to `symbol`, where the target
         defines its math functions in the module itself; ({}, []) where they are declared and linked."""
         return {}, []
+
+    def atomicrmw_metadata(self, operation: str, bits: int) -> str:
+        """Metadata attachments (", !name !0, ...") of an `atomicrmw <operation>` on a `bits`-bit element of
+        device memory: facts about that memory which let the target make the operation one instruction; ""
+        where the target needs none."""
+        return ""
 
     def spin_hint(self) -> tuple[str, str]:
         """(call instruction, declaration) of the CPU's spin-wait hint, or ('', '') if none."""
