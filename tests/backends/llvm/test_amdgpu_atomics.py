@@ -80,13 +80,15 @@ LOOP = {"gfx90a": lambda bits: "cmpswap_x2" if bits == 64 else "cmpswap",
         "gfx1100": lambda bits: f"cmpswap_b{64 if bits == 64 else 32}"}
 
 
-def amdgpu_text(kernel: ir.OffloadedKernel, processor: str) -> str:
-    return emit_amdgpu_module(kernel, build_layout(kernel, None, None), amdgpu_target(processor), "t", (0, 0))[0]
+def amdgpu_text(kernel: ir.OffloadedKernel, processor: str, fast_math: bool = True) -> str:
+    """The kernel's LLVM IR for `processor`, under fast_math as wk.init's default has it unless told."""
+    return emit_amdgpu_module(kernel, build_layout(kernel, None, None), amdgpu_target(processor), "t", (0, 0),
+                              fast_math=fast_math)[0]
 
 
-def global_atomics(kernel: ir.OffloadedKernel, processor: str) -> list[str]:
+def global_atomics(kernel: ir.OffloadedKernel, processor: str, fast_math: bool = True) -> list[str]:
     """The global atomic instructions of the kernel's optimised assembly, without their `global_atomic_`."""
-    code = compile_assembly(amdgpu_text(kernel, processor), processor)
+    code = compile_assembly(amdgpu_text(kernel, processor, fast_math), processor)
     return re.findall(r"^\s+global_atomic_(\w+)", code, re.M)
 
 
@@ -116,6 +118,17 @@ def test_atomics_are_device_scoped_on_coarse_grained_memory(processor):
     assert re.search(r'cmpxchg ptr .* syncscope\("agent"\) monotonic monotonic', loop)
     sub = amdgpu_text(atomic_kernel(A.SUB, T.f64), processor)
     assert "fsub" not in sub and re.search(r"= fneg double .*\n.*atomicrmw fadd ptr", sub)
+
+
+@pytest.mark.parametrize("processor", COMPILE_CHECK_PROCESSORS)
+def test_f32_add_keeps_subnormals_without_fast_math(processor):
+    """gfx90a's f32 atomic add flushes subnormals: without fast_math (which lets f32 subnormals flush) it stays a
+    compare-and-swap loop there, exact; gfx1100's instruction keeps them, so it is used either way."""
+    for op in (A.ADD, A.SUB):
+        exact = amdgpu_text(atomic_kernel(op, T.f32), processor, fast_math=False)
+        assert "ignore.denormal" not in exact
+        found = global_atomics(atomic_kernel(op, T.f32), processor, fast_math=False)
+        assert found == (["cmpswap"] if processor == "gfx90a" else ["add_f32"]), (op, found)
 
 
 @needs_linker

@@ -72,8 +72,10 @@ class AmdgpuTarget(GpuTarget):
     def math_definitions(self, symbol: str) -> tuple[dict[str, str], list[str]]:
         return soft_math.definitions(symbol)
 
-    def atomicrmw_metadata(self, operation: str, bits: int) -> str:
-        if operation == "fadd" and bits == 32 and PROCESSORS[self.processor].f32_atomic_add_flushes:
+    def atomicrmw_metadata(self, operation: str, bits: int, fast_math: bool = False) -> str:
+        # gfx90a's f32 add instruction flushes subnormals: used under fast_math only (which flushes them anyway,
+        # as CUDA's .ftz forms do); without it the add stays a compare-and-swap loop, exact for subnormals
+        if operation == "fadd" and bits == 32 and PROCESSORS[self.processor].f32_atomic_add_flushes and fast_math:
             return DEVICE_MEMORY_METADATA + ", !amdgpu.ignore.denormal.mode !0"
         return DEVICE_MEMORY_METADATA
 

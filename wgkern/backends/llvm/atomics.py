@@ -37,7 +37,8 @@ class AtomicLowering:
             if operation == "fsub" and self.target.atomic_fsub_as_fadd:
                 operation, operand = "fadd", self.op(f"fneg {mem} {operand}")
             old = self.op(f"atomicrmw {operation} {gptr} {address}, {mem} {operand}{scope} monotonic, "
-                          f"align {dtype.nbytes}{self.target.atomicrmw_metadata(operation, dtype.bits)}")
+                          f"align {dtype.nbytes}"
+                          f"{self.target.atomicrmw_metadata(operation, dtype.bits, self.module.fast_math)}")
             return self.from_memory(old, dtype)
         if op not in ATOMIC_CMPXCHG_LOOP or dtype.is_bool:
             raise InternalCompilerError(f"atomic {op.value} is not defined on {dtype}", stmt.loc)

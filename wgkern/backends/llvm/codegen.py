@@ -89,6 +89,7 @@ class ModuleEmitter:
         # Taichi's fast_math: float arithmetic may be reassociated and contracted (reductions vectorise);
         # NaN and infinity semantics are kept (no nnan/ninf).
         self.float_flags = " reassoc contract nsz arcp afn" if fast_math else ""
+        self.fast_math = fast_math
         extra = target.fast_math_function_attributes if fast_math else ""
         self.function_attributes = f"{target.function_attributes} {extra}".strip()
         self.bounds_check = bounds_check

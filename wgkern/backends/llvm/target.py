@@ -55,10 +55,10 @@ class Target:
         defines its math functions in the module itself; ({}, []) where they are declared and linked."""
         return {}, []
 
-    def atomicrmw_metadata(self, operation: str, bits: int) -> str:
+    def atomicrmw_metadata(self, operation: str, bits: int, fast_math: bool = False) -> str:
         """Metadata attachments (", !name !0, ...") of an `atomicrmw <operation>` on a `bits`-bit element of
         device memory: facts about that memory which let the target make the operation one instruction; ""
-        where the target needs none."""
+        where the target needs none. `fast_math`: the kernel allows f32 subnormals to flush to zero."""
         return ""
 
     def spin_hint(self) -> tuple[str, str]:
