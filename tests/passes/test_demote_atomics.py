@@ -52,6 +52,7 @@ def test_updates_two_indices_share_stay_atomic(arch) -> None:
     n = 64
     hist = wk.field(wk.f32, shape=4, name="hist")
     rows = wk.field(wk.f32, shape=(2, n), name="rows")
+    small = wk.field(wk.i8, shape=n, name="small")
 
     @wk.kernel
     def count():
@@ -66,8 +67,16 @@ def test_updates_two_indices_share_stay_atomic(arch) -> None:
             rows[0, i] += 1.0
             rows[1, i] += 1.0
 
+    @wk.kernel
+    def narrow():
+        for p in range(n):
+            small[p] += 1               # owned by p, but 8-bit elements may share a word with their neighbours
+
     count()
     assert compiled_atomics(count) == {"hist": 1}
+    narrow()
+    assert compiled_atomics(narrow) == {"small": 1}
+    np.testing.assert_array_equal(small.to_numpy(), np.ones(n, np.int8))
     np.testing.assert_array_equal(hist.to_numpy(), np.full(4, n / 4, np.float32))
     spill()
     assert compiled_atomics(spill) == {"rows": 2}

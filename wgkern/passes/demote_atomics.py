@@ -17,7 +17,7 @@ atomic on a field into GlobalLoad, BinaryOp, GlobalStore (its value: the loaded 
     axes before hold (`F.grad[f + 1, p]` read and `F.grad[f, p]` accumulated in one loop),
   so no two indices share an element.
 Fields only: two ndarray arguments may be the same array, and nothing proves a temp unshared. A field touched by
-any other statement than an access (a wide access) keeps its atomics."""
+any other statement than an access (a wide access) keeps its atomics, as do elements narrower than 32 bits."""
 from __future__ import annotations
 
 from wgkern.ir import nodes as ir
@@ -66,7 +66,9 @@ def demotable(task: ir.Task) -> set[ir.ContainerSlot]:
 
 
 def _rewritable(stmt: ir.Stmt) -> bool:
-    return isinstance(stmt, ir.AtomicOp) and stmt.op in _BINARY_OF and stmt.value.dtype == stmt.dtype
+    """An atomic of a demotable op on elements of 32 bits or more (WGSL keeps narrower ones in shared words)."""
+    return isinstance(stmt, ir.AtomicOp) and stmt.op in _BINARY_OF and stmt.value.dtype == stmt.dtype and \
+        stmt.dtype.nbytes >= 4
 
 
 def _owned_per_index(ptrs: list[ir.GlobalPtr], loop: ir.RangeFor) -> bool:
