@@ -117,7 +117,7 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
     elif reverse and needs_watch(offloaded, program.options.ad_stack_size):
         compiled = WatchedReverseKernel(program, offloaded)
     else:
-        compiled = program.backend.compile(_wide_access(program, offloaded, reverse, forward_mode))
+        compiled = program.backend.compile(_for_backend(program, offloaded, reverse, forward_mode))
     program.stats.kernel_compiles += 1
     entry = _binding_plan(program, kernel, spec, kernel_ir, offloaded, compiled)
     entry.uses_random = any(isinstance(s, ir.RandomValue) for task in offloaded.tasks for s in walk(task.body))
@@ -133,14 +133,16 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
     return entry
 
 
-def _wide_access(program: Program, offloaded: Any, reverse: bool, forward_mode: bool) -> Any:
-    """What the backend compiles: `offloaded` with its element-wise range tasks reading and writing several
-    elements at a time (passes/vectorize.py), where the backend lowers wide accesses and WK_VECTORIZE is not 0."""
+def _for_backend(program: Program, offloaded: Any, reverse: bool, forward_mode: bool) -> Any:
+    """What the backend compiles: `offloaded` with the atomics no two threads race on demoted
+    (passes/demote_atomics.py), then with its element-wise range tasks reading and writing several elements at
+    a time (passes/vectorize.py), where the backend lowers wide accesses and WK_VECTORIZE is not 0."""
     from wgkern.passes import pipeline
+    done = len(pipeline.REVERSE if reverse else pipeline.FORWARD_MODE if forward_mode else pipeline.FORWARD)
+    offloaded = pipeline.run_pipeline(pipeline.DEMOTE, offloaded, after=done)
     if not program.backend.wide_memory_access or os.environ.get(pipeline.WIDE_ACCESS_ENV, "1") == "0":
         return offloaded
-    done = len(pipeline.REVERSE if reverse else pipeline.FORWARD_MODE if forward_mode else pipeline.FORWARD)
-    return pipeline.run_pipeline(pipeline.WIDE_ACCESS, offloaded, after=done)
+    return pipeline.run_pipeline(pipeline.WIDE_ACCESS, offloaded, after=done + len(pipeline.DEMOTE))
 
 
 def _refuse_sparse_matrix_builders(kernel: Any, spec: Specialisation) -> None:

@@ -15,7 +15,7 @@ from wgkern.errors import InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.printer import format_kernel
 from wgkern.ir.verifier import verify
-from wgkern.passes import autodiff, offload, simplify, typecheck, vectorize
+from wgkern.passes import autodiff, demote_atomics, offload, simplify, typecheck, vectorize
 from wgkern.passes.autodiff import forward_mode
 
 FORWARD: tuple[ModuleType, ...] = (typecheck, simplify, offload, simplify)
@@ -26,6 +26,9 @@ REVERSE: tuple[ModuleType, ...] = FORWARD + REVERSE_FROM_FORWARD
 # The kernel wk.ad.FwdMode launches: primal and tangents (passes/autodiff/forward_mode.py).
 FORWARD_MODE_FROM_FORWARD: tuple[ModuleType, ...] = (forward_mode, simplify)
 FORWARD_MODE: tuple[ModuleType, ...] = FORWARD + FORWARD_MODE_FROM_FORWARD
+# On what every backend compiles (launch.py), before WIDE_ACCESS and copying the tasks it changes: atomics that
+# no two threads can race on become plain read-modify-writes (passes/demote_atomics.py).
+DEMOTE: tuple[ModuleType, ...] = (demote_atomics,)
 # What a backend with wide memory access compiles (Backend.wide_memory_access): run on a finished pipeline's
 # result, copying the tasks it changes, so the offloaded IR that the derived pipelines start from stays scalar.
 WIDE_ACCESS: tuple[ModuleType, ...] = (vectorize,)

@@ -2,6 +2,7 @@
 Python threads, shutdown/restart, launch overhead and compile cost stay small."""
 from __future__ import annotations
 
+import ctypes
 import threading
 import time
 
@@ -161,3 +162,35 @@ def test_many_launches_with_parked_and_spinning_workers(backend) -> None:
             time.sleep(0.01)
     assert count[0] == expected_total
     assert hit.sum() == expected_total
+
+
+def test_caller_sleeps_while_a_worker_finishes_the_last_chunk(backend) -> None:
+    """A worker's chunk outlasts the caller's: the caller sleeps on the futex until that worker finishes (a
+    spinning or yielding caller takes CPU time the preempted worker needs on a busy machine), and is woken."""
+    if len(backend.pool.threads) == 0:
+        pytest.skip("one CPU: the pool has no workers")
+    from wgkern.backends.llvm.jit import function_address
+    chunk_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int32)
+    parallel_for = ctypes.CFUNCTYPE(None, chunk_fn, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                    ctypes.c_int64)(function_address("wk_parallel_for"))
+    ran: list[tuple[int, int]] = []
+    worker_delay = 0.2
+
+    def run_chunk(_args, begin, end, worker):
+        ran.append((begin, end))
+        if worker == 0 and len(ran) == 1:
+            time.sleep(0.02)           # the caller's first chunk: long enough for a worker to wake and claim one
+        elif worker != 0:
+            time.sleep(worker_delay)    # a worker's chunk: the caller runs out of chunks and waits for it
+
+    callback = chunk_fn(run_chunk)
+    sleeps = backend.pool.caller_sleeps()
+    cpu_started, wall_started = time.thread_time(), time.perf_counter()
+    parallel_for(callback, None, 0, 64, 1)
+    cpu, wall = time.thread_time() - cpu_started, time.perf_counter() - wall_started
+    assert sorted(ran) == [(k, k + 8) for k in range(0, 64, 8)]
+    assert wall >= worker_delay
+    assert backend.pool.caller_sleeps() > sleeps
+    # The caller's CPU time: its chunks (sleeps) and the spin before it sleeps (4096 hints, under 1 ms); a caller
+    # that spun or yielded through the worker's 200 ms would spend most of them on the CPU.
+    assert cpu < worker_delay / 4

@@ -2,8 +2,10 @@
 
 Python starts the workers once (daemon threads, each one CFUNCTYPE call that never returns until shutdown).
 A job is {fn, args, lo, hi, chunk, nchunks}; `next` packs (generation << 32 | next chunk) so a chunk is
-claimed by one compare-exchange that also proves the job is still current. The caller takes chunks too and
-waits natively for `done == nchunks`; idle workers spin briefly, then sleep on a futex (usleep elsewhere).
+claimed by one compare-exchange that also proves the job is still current. The caller takes chunks too, then
+waits for `done == nchunks`: it spins briefly, then sleeps on a futex that the thread finishing the job's last
+chunk wakes (elsewhere it yields), so a caller whose last chunk runs on a preempted worker leaves the CPU to it.
+Idle workers spin briefly, then sleep on a futex (usleep elsewhere).
 Ranges below two chunks, or launched while another launch holds the pool, run inline on the caller. Posting a
 job first closes the previous one (an empty generation of its own), so no worker can claim a chunk of the
 new job under the old generation."""
@@ -18,8 +20,13 @@ import time
 from .jit import add_symbol, compile_ir, function_address
 from .target import CPU_TARGET, Target
 
-SPIN_ITERATIONS = 20000        # spin-wait hints before a worker sleeps (~0.1-1 ms)
-WAIT_SPINS_BEFORE_YIELD = 4096  # caller spins before sched_yield while waiting for the last chunks
+# Spin-wait hints before a worker sleeps on the futex (x86 `pause` measured 38 ns on an AMD EPYC: 2000 are
+# about 80 us): longer than the Python path between two launches, so back-to-back launches find the workers
+# awake; spinning much longer burns CPU time that the caller and other processes need on a loaded machine
+# (20000 measured 1.3-1.7x slower on DiffTaichi's diffmpm_checkpointing with two shared cores, no faster on
+# two idle ones).
+SPIN_ITERATIONS = 2000
+WAIT_SPINS_BEFORE_SLEEP = 4096  # caller spins before it sleeps while waiting for the last chunks
 
 _POOL_IR = r"""
 ; wgkern CPU worker pool
@@ -31,6 +38,9 @@ _POOL_IR = r"""
 @pool.stop = internal global i32 0, align 64
 @pool.lock = internal global i32 0, align 64
 @pool.generation = internal global i32 0, align 64
+@pool.finished = internal global i32 0, align 64
+@pool.caller_waiting = internal global i32 0, align 64
+@pool.caller_sleeps = internal global i64 0
 @pool.fn = internal global ptr null, align 64
 @pool.args = internal global ptr null
 @pool.lo = internal global i64 0
@@ -55,6 +65,16 @@ define internal void @pool.sleep(i32 %seen) nounwind {{
 
 define internal void @pool.wake_all() nounwind {{
   {wake_body}
+  ret void
+}}
+
+define internal void @pool.caller_sleep(i32 %seen) nounwind {{
+  {caller_sleep_body}
+  ret void
+}}
+
+define internal void @pool.wake_caller() nounwind {{
+  {caller_wake_body}
   ret void
 }}
 
@@ -90,7 +110,19 @@ run:
   %past = icmp sgt i64 %end_unclamped, %hi
   %end = select i1 %past, i64 %hi, i64 %end_unclamped
   call void %fn(ptr %args, i64 %begin, i64 %end, i32 %worker)
-  %ignored = atomicrmw add ptr @pool.done, i64 1 seq_cst
+  %prior = atomicrmw add ptr @pool.done, i64 1 seq_cst
+  %now = add i64 %prior, 1
+  %last = icmp eq i64 %now, %nchunks
+  br i1 %last, label %finish, label %claim
+finish:
+  ; The job's last chunk: tell a caller asleep in wk_parallel_for (it reads `finished` after announcing it
+  ; waits, this thread reads `caller_waiting` after storing `finished`: one of the two sees the other).
+  store atomic i32 %gen, ptr @pool.finished seq_cst, align 4
+  %waiting = load atomic i32, ptr @pool.caller_waiting seq_cst, align 4
+  %asleep = icmp ne i32 %waiting, 0
+  br i1 %asleep, label %wake_caller, label %claim
+wake_caller:
+  call void @pool.wake_caller()
   br label %claim
 out:
   ret void
@@ -218,19 +250,30 @@ participate:
   call void @pool.work(i32 %gen, i32 0)
   br label %wait
 wait:
-  %spin = phi i32 [0, %participate], [%spin1, %hint], [%spin1, %yield]
+  %spin = phi i32 [0, %participate], [%spin1, %hint], [0, %awake]
   %done = load atomic i64, ptr @pool.done seq_cst, align 8
   %finished = icmp uge i64 %done, %nchunks
   br i1 %finished, label %unlock, label %wait_more
 wait_more:
   %spin1 = add i32 %spin, 1
-  %yield_now = icmp sgt i32 %spin, {wait_spins}
-  br i1 %yield_now, label %yield, label %hint
+  %sleep_now = icmp sgt i32 %spin, {wait_spins}
+  br i1 %sleep_now, label %announce, label %hint
 hint:
   call void @pool.spin_hint()
   br label %wait
-yield:
-  %y = call i32 @sched_yield()
+announce:
+  ; Sleep until the thread that finishes the last chunk wakes this one: a thread running another chunk may
+  ; have been preempted, and a caller that spins or yields meanwhile only delays it on a busy machine.
+  store atomic i32 1, ptr @pool.caller_waiting seq_cst, align 4
+  %seen = load atomic i32, ptr @pool.finished seq_cst, align 4
+  %over = icmp eq i32 %seen, %gen
+  br i1 %over, label %awake, label %block
+block:
+  %counted = atomicrmw add ptr @pool.caller_sleeps, i64 1 monotonic
+  call void @pool.caller_sleep(i32 %seen)
+  br label %awake
+awake:
+  store atomic i32 0, ptr @pool.caller_waiting seq_cst, align 4
   br label %wait
 unlock:
   store atomic i32 0, ptr @pool.lock release, align 4
@@ -270,6 +313,11 @@ define void @wk_pool_reset() nounwind {{
   ret void
 }}
 
+define i64 @wk_pool_caller_sleeps() nounwind {{
+  %n = load atomic i64, ptr @pool.caller_sleeps monotonic, align 8
+  ret i64 %n
+}}
+
 define i32 @wk_pool_workers() nounwind {{
   %w = load atomic i32, ptr @pool.workers seq_cst, align 4
   ret i32 %w
@@ -287,13 +335,22 @@ def pool_ir(target: Target) -> str:
     if futex is None:
         sleep_body = "%s = call i32 @usleep(i32 100)"
         wake_body = ""
+        caller_sleep_body = "%s = call i32 @sched_yield()"
+        caller_wake_body = ""
     else:
-        sleep_body = (f"%expected = zext i32 %seen to i64\n  %s = call i64 (i64, ...) @syscall(i64 {futex}, "
-                      f"ptr @pool.gen32, i64 {_FUTEX_WAIT_PRIVATE}, i64 %expected, ptr null)")
-        wake_body = (f"%s = call i64 (i64, ...) @syscall(i64 {futex}, ptr @pool.gen32, "
-                     f"i64 {_FUTEX_WAKE_PRIVATE}, i64 2147483647)")
-    return _POOL_IR.format(spin_decl=spin_decl, spin_call=spin_call, sleep_body=sleep_body,
-                           wake_body=wake_body, spin_iterations=SPIN_ITERATIONS, wait_spins=WAIT_SPINS_BEFORE_YIELD)
+        sleep_body, wake_body = _futex_pair(futex, "@pool.gen32", "2147483647")
+        caller_sleep_body, caller_wake_body = _futex_pair(futex, "@pool.finished", "1")
+    return _POOL_IR.format(spin_decl=spin_decl, spin_call=spin_call, sleep_body=sleep_body, wake_body=wake_body,
+                           caller_sleep_body=caller_sleep_body, caller_wake_body=caller_wake_body,
+                           spin_iterations=SPIN_ITERATIONS, wait_spins=WAIT_SPINS_BEFORE_SLEEP)
+
+
+def _futex_pair(futex: int, word: str, wakes: str) -> tuple[str, str]:
+    """(wait, wake) bodies on the i32 `word`: the wait returns at once unless the word still holds %seen."""
+    wait = (f"%expected = zext i32 %seen to i64\n  %s = call i64 (i64, ...) @syscall(i64 {futex}, "
+            f"ptr {word}, i64 {_FUTEX_WAIT_PRIVATE}, i64 %expected, ptr null)")
+    wake = f"%s = call i64 (i64, ...) @syscall(i64 {futex}, ptr {word}, i64 {_FUTEX_WAKE_PRIVATE}, i64 {wakes})"
+    return wait, wake
 
 
 def default_thread_count() -> int:
@@ -316,6 +373,7 @@ class WorkerPool:
         self.native_stop = void(function_address("wk_pool_stop"))
         self.native_reset = void(function_address("wk_pool_reset"))
         self.native_workers = ctypes.CFUNCTYPE(ctypes.c_int32)(function_address("wk_pool_workers"))
+        self.native_caller_sleeps = ctypes.CFUNCTYPE(ctypes.c_int64)(function_address("wk_pool_caller_sleeps"))
         self.threads: list[threading.Thread] = []
         self.lock = threading.RLock()
         self.users = 0
@@ -349,6 +407,10 @@ class WorkerPool:
     def worker_count(self) -> int:
         """Workers currently inside the native loop."""
         return int(self.native_workers())
+
+    def caller_sleeps(self) -> int:
+        """How often a launching thread slept until other threads finished its job's last chunks."""
+        return int(self.native_caller_sleeps())
 
     def stop(self, timeout: float = 5.0) -> None:
         with self.lock:
