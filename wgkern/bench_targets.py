@@ -27,7 +27,7 @@ class Target:
 
 
 TARGETS = (
-    Target("saxpy", "cuda", "value", 4000.0, False, 1),
+    Target("saxpy", "cuda", "device_value", 4000.0, False, 1),
     Target("saxpy", "wgpu-gpu", "device_value", 4000.0, False, 1),
     Target("saxpy", "wgpu-gpu", "device_time", 1.1, True, 2),
     Target("nbody", "cuda", "peer", 1.0, False, 3),
