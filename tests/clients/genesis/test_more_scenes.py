@@ -1,6 +1,6 @@
 """Genesis beyond the falling box, on Quadrants and on wgkern in place of Quadrants (each in a subprocess, as
-test_falling_box.py): the Franka arm under joint position control (franka_arm.py) and 16 batched falling boxes
-(batched_boxes.py), with the trajectories compared step by step. Skipped as test_falling_box.py is."""
+test_falling_box.py): the Franka arm under joint position control (franka_arm.py) and 16 and 64 batched falling
+boxes (batched_boxes.py), with the trajectories compared step by step. Skipped as test_falling_box.py is."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,10 +38,11 @@ def test_franka_arm_matches_quadrants_on_cpu(tmp_path: Path):
     assert gap <= RELATIVE, f"step {step}: link positions differ by {gap:.2e} of their scale"
 
 
-def test_batched_falling_boxes_match_quadrants_on_cpu(tmp_path: Path):
-    theirs = run_scene(ON_QUADRANTS, "batched_boxes.py", tmp_path / "quadrants.npy")
-    ours = run_scene(ON_WGKERN, "batched_boxes.py", tmp_path / "wgkern.npy")
-    assert ours.shape == theirs.shape == (100, 16, 3)
+@pytest.mark.parametrize("n_envs", [16, 64])
+def test_batched_falling_boxes_match_quadrants_on_cpu(tmp_path: Path, n_envs: int):
+    theirs = run_scene(ON_QUADRANTS, "batched_boxes.py", tmp_path / "quadrants.npy", "100", str(n_envs))
+    ours = run_scene(ON_WGKERN, "batched_boxes.py", tmp_path / "wgkern.npy", "100", str(n_envs))
+    assert ours.shape == theirs.shape == (100, n_envs, 3)
     gap, step = _gap(ours, theirs)
     assert gap <= RELATIVE, f"step {step}: box positions differ by {gap:.2e} of their scale"
     # every box ends resting on its half height, whichever height it fell from
