@@ -82,3 +82,23 @@ def test_static_func_call_with_wrong_arguments_names_the_func(arch):
     with pytest.raises(wk.CompileError, match="wrong arguments in the call to wk.func 'stencil_range': Missing "
                                               "argument 'n'"):
         fill()
+
+
+
+def test_ndrange_with_runtime_bounds_outside_a_loop_header_is_an_error():
+    out = wk.field(wk.i32, shape=9)
+
+    @wk.kernel
+    def count(n: wk.i32):
+        r = wk.ndrange(n, 3)
+        out[0] = n
+
+    @wk.kernel
+    def count_from(n: wk.i32):
+        r = wk.ndrange((1, n), 3)
+        out[0] = n
+
+    for kernel in (count, count_from):
+        with pytest.raises(wk.CompileError, match=r"wk.ndrange\(\) with run-time bounds can only be used as the "
+                                                  "iterable of a for loop"):
+            kernel(3)

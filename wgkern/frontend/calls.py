@@ -161,7 +161,8 @@ class CallMixin:
         `wk.static(wk.grouped(stencil()))`; with run-time bounds it can only be a loop's iterable."""
         args = self.visit_elements(node.args)
         kwargs = self.visit_keywords(node.keywords)
-        if any(is_runtime(a) for a in [*args, *kwargs.values()]):
+        if any(is_runtime(a) or (isinstance(a, (tuple, list)) and any(is_runtime(b) for b in a))
+               for a in [*args, *kwargs.values()]):
             raise CompileError("wk.ndrange() with run-time bounds can only be used as the iterable of a for loop")
         try:
             return wm.ndrange(*args, **kwargs)

@@ -58,7 +58,6 @@ UNARY_OPS: dict[type, UnaryOpKind] = {
 }
 
 
-
 def _holds_kernel_values(value: Any) -> bool:
     """A tuple or list (nested ones included) with a kernel value among its items: `I = (i, j, k)`."""
     return isinstance(value, (tuple, list)) and any(is_runtime(v) or _holds_kernel_values(v) for v in value)
@@ -71,6 +70,7 @@ def _elementwise_with_kernel_values(lhs: Any, rhs: Any) -> bool:
     meaning: concatenation, repetition.)"""
     return (isinstance(lhs, np.ndarray) and _holds_kernel_values(rhs)) or \
         (isinstance(rhs, np.ndarray) and _holds_kernel_values(lhs))
+
 
 class ExpressionMixin:
     # ---- leaves --------------------------------------------------------------------------------------------
