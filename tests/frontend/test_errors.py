@@ -295,13 +295,13 @@ def test_a_dtype_cast_takes_one_expression():
           "expression.", "ix[0] = wk.i32(1, 2)  # err-cast2")
 
 
-def test_ndrange_outside_for():
+def test_ndrange_with_runtime_bounds_outside_for():
     @wk.kernel
-    def k():
-        r = wk.ndrange(3)  # err-ndrange
+    def k(n: wk.i32):
+        r = wk.ndrange(n)  # err-ndrange
 
-    check(compile_error(k), "wk.ndrange() can only be used as the iterable of a for loop",
-          "r = wk.ndrange(3)  # err-ndrange")
+    check(compile_error(k, 3), "wk.ndrange() with run-time bounds can only be used as the iterable of a for loop",
+          "r = wk.ndrange(n)  # err-ndrange")
 
 
 def test_static_of_runtime_value():

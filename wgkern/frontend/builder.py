@@ -43,7 +43,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import types as T
-from wgkern.lang.kernel import Func
+from wgkern.lang.kernel import COMPILING, Func
 from wgkern.lang.structs import StructType
 from wgkern.lang.argument_holdings import dataclass_ndarray_members, is_dataclass_value, object_ndarray_members
 from wgkern.frontend.frames import Frame, assigned_names, reduction_names
@@ -411,7 +411,11 @@ class FunctionBuilder(ExpressionMixin, SubscriptMixin, CallMixin, BuiltinCallMix
                                         f"{len(self.ctx.arg_specs)} argument specs", src.def_loc)
         for index, (param, spec) in enumerate(zip(params, self.ctx.arg_specs)):
             self.bind_kernel_arg(index, param.name, spec)
-        self.visit_body(src.tree.body)
+        COMPILING.inliners.append(self.call_func_from_python)
+        try:
+            self.visit_body(src.tree.body)
+        finally:
+            COMPILING.inliners.pop()
         if self.has_return_annotation() and not self.ctx.return_slots:
             raise CompileError(f"kernel '{kernel.name}' has a return type but no 'return' statement gives a "
                                "value (Kernel has a return type but does not have a return statement)", src.def_loc)

@@ -136,7 +136,7 @@ class CallMixin:
         if callee in intrinsics.ATOMICS:
             return self.atomic_call(intrinsics.ATOMICS[callee], node)
         if callee is wm.ndrange:
-            raise CompileError("wk.ndrange() can only be used as the iterable of a for loop")
+            return self.ndrange_value(node)
         if callee is builtins.print:
             return self.print_call(node)
         if isinstance(callee, (Kernel, BoundKernel)):
@@ -154,6 +154,20 @@ class CallMixin:
         args = self.visit_elements(node.args)
         kwargs = self.visit_keywords(node.keywords)
         return self.call_value(callee, args, kwargs)
+
+    def ndrange_value(self, node: ast.Call) -> Any:
+        """`wk.ndrange(...)` anywhere but a for loop's header: with compile-time bounds, the Python value (the
+        index tuples), as in Taichi, so a func can return a stencil that a caller unrolls with
+        `wk.static(wk.grouped(stencil()))`; with run-time bounds it can only be a loop's iterable."""
+        args = self.visit_elements(node.args)
+        kwargs = self.visit_keywords(node.keywords)
+        if any(is_runtime(a) or (isinstance(a, (tuple, list)) and any(is_runtime(b) for b in a))
+               for a in [*args, *kwargs.values()]):
+            raise CompileError("wk.ndrange() with run-time bounds can only be used as the iterable of a for loop")
+        try:
+            return wm.ndrange(*args, **kwargs)
+        except (TypeError, ValueError) as exc:
+            raise CompileError(str(exc)) from None
 
     def construct_user_object(self, cls: type, node: ast.Call) -> Any:
         """`Ray(origin, direction)` in kernel code: Taichi runs the class's Python constructor on the kernel's

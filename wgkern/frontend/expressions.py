@@ -58,6 +58,20 @@ UNARY_OPS: dict[type, UnaryOpKind] = {
 }
 
 
+def _holds_kernel_values(value: Any) -> bool:
+    """A tuple or list (nested ones included) with a kernel value among its items: `I = (i, j, k)`."""
+    return isinstance(value, (tuple, list)) and any(is_runtime(v) or _holds_kernel_values(v) for v in value)
+
+
+def _elementwise_with_kernel_values(lhs: Any, rhs: Any) -> bool:
+    """An operation that Python would run elementwise (numpy's: a captured wk.Vector or numpy array with a
+    tuple) where the tuple holds kernel values, so it is a vector operation in the kernel:
+    `(I + grid_offset) * dx` with `I = (i, j, k)`, as in Taichi. (A tuple with a tuple or a number keeps Python's
+    meaning: concatenation, repetition.)"""
+    return (isinstance(lhs, np.ndarray) and _holds_kernel_values(rhs)) or \
+        (isinstance(rhs, np.ndarray) and _holds_kernel_values(lhs))
+
+
 class ExpressionMixin:
     # ---- leaves --------------------------------------------------------------------------------------------
     def visit_Constant(self, node: ast.Constant) -> Any:
@@ -199,7 +213,7 @@ class ExpressionMixin:
         return self.binary_op(type(node.op), lhs, rhs)
 
     def binary_op(self, op_type: type, lhs: Any, rhs: Any) -> Any:
-        if not is_runtime(lhs) and not is_runtime(rhs):
+        if not is_runtime(lhs) and not is_runtime(rhs) and not _elementwise_with_kernel_values(lhs, rhs):
             return PYTHON_BINARY[op_type](lhs, rhs)
         if op_type is ast.Pow and isinstance(rhs, int) and not isinstance(rhs, bool) and is_runtime(lhs):
             power = self.small_integer_power(self.as_value(lhs), rhs)

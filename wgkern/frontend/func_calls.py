@@ -1,5 +1,6 @@
-"""Calls of `@wk.func` functions in kernel code: arguments bound by value (or by reference for `wk.ref` and Taichi's
-real_func), the body inlined, `return` anywhere, recursion past a fixed depth rejected."""
+"""Calls of `@wk.func` functions in kernel code, or in Python code run while a kernel compiles (a `wk.static(...)`
+expression): arguments bound by value (or by reference for `wk.ref` and Taichi's real_func), the body inlined,
+`return` anywhere, recursion past a fixed depth rejected."""
 from __future__ import annotations
 
 import ast
@@ -7,6 +8,7 @@ import inspect
 from typing import Any
 
 from wgkern.errors import CompileError
+from wgkern.frontend import static_eval
 from wgkern.frontend.scope import Fixed, GlobalVar, LocalVar, Scope, Static, StructVar, VectorVar
 from wgkern.frontend.values import (GlobalRef, StructElement, StructValue, VectorValue, describe, is_python_number,
                                     is_runtime)
@@ -49,21 +51,8 @@ class FuncCallMixin:
 
     # ---- @wk.func inlining --------------------------------------------------------------------------------
     def call_func(self, func: Func, node: ast.Call, leading: list[Any] | None = None) -> Any:
-        if self.ctx.func_stack.count(func) >= _MAX_RECURSION:
-            # recursion is inlined, so it must end at compile time (wk.static conditions on template arguments)
-            chain = " -> ".join(f.name for f in self.ctx.func_stack[self.ctx.func_stack.index(func):][:4])
-            raise CompileError(f"recursion deeper than {_MAX_RECURSION} levels: '{func.name}' calls itself "
-                               f"({chain} -> ...); funcs are inlined, so recursion must end at compile time "
-                               "(e.g. `if wk.static(n > 0):` on a wk.template() argument)")
-        if getattr(func, "requires_top_level", False) and (self.in_runtime_loop() or self.frame.branch_depth
-                                                           or self.ctx.enclosed_func_calls):
-            raise CompileError(f"wk.func '{func.name}' must be called at the top level of a kernel: its loops run "
-                               "one after another as launches, which they cannot do inside a run-time loop or "
-                               "`if` (also through the funcs calling it)")
+        self.check_func_call(func)
         params = list(func.signature.parameters.values())
-        for param in params:
-            if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-                raise CompileError(f"wk.func '{func.name}': *args/**kwargs parameters are not supported")
         args: list[Any] = list(leading or [])          # a bound method's instance comes first
         for arg_node in node.args:
             if isinstance(arg_node, ast.Starred):     # f(*pair): a tuple / vector of known length, by value
@@ -77,6 +66,19 @@ class FuncCallMixin:
                 raise CompileError("'**' arguments are not supported in wk.func calls")
             param = func.signature.parameters.get(keyword.arg)
             kwargs[keyword.arg] = self.func_argument(func, param, keyword.value)
+        return self.bind_and_inline(func, args, kwargs)
+
+    def call_func_from_python(self, func: Func, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A wk.func called by Python code that runs while this kernel compiles, at the point where that code
+        runs (`wk.static(wk.grouped(self.stencil_range()))`): inlined there with the arguments Python gave, by
+        value; a runtime name among them (a RuntimeOperand of wk.static) stands for the variable's value."""
+        self.check_func_call(func)
+
+        def value(argument: Any) -> Any:
+            return static_eval.resolve(argument, lambda operand: self.read_binding(operand.binding))
+        return self.bind_and_inline(func, [value(a) for a in args], {k: value(v) for k, v in kwargs.items()})
+
+    def bind_and_inline(self, func: Func, args: list[Any], kwargs: dict[str, Any]) -> Any:
         try:
             bound = func.signature.bind(*args, **kwargs)
         except TypeError as exc:
@@ -84,6 +86,24 @@ class FuncCallMixin:
             raise CompileError(f"wrong arguments in the call to wk.func '{func.name}': {problems}") from None
         bound.apply_defaults()
         return self.inline(func, bound.arguments)
+
+    def check_func_call(self, func: Func) -> None:
+        """The rules a call of `func` must follow wherever it is made: a recursion that ends at compile time,
+        top-level calls where the func requires them, no *args / **kwargs parameters."""
+        if self.ctx.func_stack.count(func) >= _MAX_RECURSION:
+            # recursion is inlined, so it must end at compile time (wk.static conditions on template arguments)
+            chain = " -> ".join(f.name for f in self.ctx.func_stack[self.ctx.func_stack.index(func):][:4])
+            raise CompileError(f"recursion deeper than {_MAX_RECURSION} levels: '{func.name}' calls itself "
+                               f"({chain} -> ...); funcs are inlined, so recursion must end at compile time "
+                               "(e.g. `if wk.static(n > 0):` on a wk.template() argument)")
+        if getattr(func, "requires_top_level", False) and (self.in_runtime_loop() or self.frame.branch_depth
+                                                           or self.ctx.enclosed_func_calls):
+            raise CompileError(f"wk.func '{func.name}' must be called at the top level of a kernel: its loops run "
+                               "one after another as launches, which they cannot do inside a run-time loop or "
+                               "`if` (also through the funcs calling it)")
+        for param in func.signature.parameters.values():
+            if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                raise CompileError(f"wk.func '{func.name}': *args/**kwargs parameters are not supported")
 
     def func_argument(self, func: Func, param: inspect.Parameter | None, node: ast.expr) -> Any:
         """Evaluate one argument in the caller. A local variable (scalar, vector, struct) passed to a

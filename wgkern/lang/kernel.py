@@ -15,6 +15,19 @@ from typing import Any, Callable
 from wgkern.errors import WkError
 
 
+class _CompilingKernels(threading.local):
+    """The kernel compilations at work on this thread, innermost last, each as the function that inlines a
+    wk.func into it (`inline(func, args, kwargs)`): Python code run while a kernel compiles (a `wk.static(...)`
+    expression such as `wk.static(wk.grouped(self.stencil()))`) may call a wk.func, which is then inlined into
+    that kernel at that point, as in Taichi and Quadrants. Pushed and popped by the frontend's builder."""
+
+    def __init__(self) -> None:
+        self.inliners: list[Callable[[Func, tuple[Any, ...], dict[str, Any]], Any]] = []
+
+
+COMPILING = _CompilingKernels()
+
+
 class Func:
     """A device function: inlined into the kernels that call it."""
 
@@ -27,6 +40,8 @@ class Func:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if COMPILING.inliners:
+            return COMPILING.inliners[-1](self, args, kwargs)
         raise WkError(f"wk.func '{self.name}' can only be called from inside a @wk.kernel or another @wk.func")
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:

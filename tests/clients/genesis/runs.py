@@ -27,11 +27,12 @@ def missing() -> str | None:
     return None
 
 
-def run_scene(command: list[str], scene: str, out: Path) -> np.ndarray:
-    """Run scene script `scene` (a file name in this folder) with `command`; its trajectory."""
+def run_scene(command: list[str], scene: str, out: Path, *arguments: str) -> np.ndarray:
+    """Run scene script `scene` (a file name in this folder) with `command`, passing it `out` and then
+    `arguments`; the trajectory it wrote."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPOSITORY),
                                                                     os.environ.get("PYTHONPATH")])))
-    done = subprocess.run(command + [str(HERE / scene), str(out)], env=env, capture_output=True, text=True,
+    done = subprocess.run(command + [str(HERE / scene), str(out), *arguments], env=env, capture_output=True, text=True,
                           timeout=TIMEOUT_S)
     assert done.returncode == 0, f"{' '.join(command)} {scene} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     return np.load(out)
