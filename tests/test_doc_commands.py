@@ -213,7 +213,13 @@ def problem_of(command: Command, folder: Path) -> str | None:
     if program.startswith("(") or not re.fullmatch(r"[\w.-]+", program):
         return f"{program!r} is not a program name: write the command as it is typed, options in prose or a table"
     scripts = importlib.metadata.entry_points(group="console_scripts", name=program)
-    return undeclared([script.dist.name for script in scripts if script.dist], f"the program {program!r}")
+    providers = [script.dist.name for script in scripts if script.dist]
+    groups = declared().get(canonicalize_name(program))
+    if not providers and groups and os.environ.get("CI") != "true":
+        # a declared package of that name, not installed in this environment (CI installs the test extra)
+        pytest.skip(f"the program {program!r} comes with the package {program!r} ({', '.join(groups)} in "
+                    f"pyproject.toml), which is not installed here: pip install -e '.[test]'")
+    return undeclared(providers, f"the program {program!r}")
 
 
 # ---- which commands run ------------------------------------------------------------------------------------------
