@@ -93,3 +93,69 @@ def test_a_device_without_a_blocking_poll_gets_no_wait(cpu_adapter):
     class Bare:       # a wgpu-py without the private poll: the backend waits by reading back instead
         pass
     assert waiting.wait_for(Bare(), cpu_adapter) is None
+
+
+def test_map_for_reading_maps_once_the_copy_is_done(backend):
+    """The direct map: the bytes a copy submitted just before wrote, read through wgpu-py's read_mapped and
+    unmap as after its own map, twice over the same buffer."""
+    import wgpu
+    device = backend.device
+    wait = waiting.SpinningWait(device, spin_seconds=60.0)
+    out, _ = _submit_busy_work(backend)
+    staging = device.create_buffer(size=4 * THREADS, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+    for _ in range(2):
+        encoder = device.create_command_encoder()
+        encoder.copy_buffer_to_buffer(out, 0, staging, 0, 4 * THREADS)
+        device.queue.submit([encoder.finish()])
+        wait.map_for_reading(staging, 0, 4 * THREADS)
+        got = np.frombuffer(staging.read_mapped(0, 4 * THREADS), np.float32)
+        staging.unmap()
+        np.testing.assert_allclose(got, _expected(), atol=1e-4)      # the bound of the first test
+
+
+def test_read_backs_through_the_spinning_wait(arch, monkeypatch):
+    """A backend whose waits spin (as on a GPU adapter) reads fields back right: after kernels, past the kept
+    staging buffer's size, and after a reverse launch whose overflow flag rides along with the read."""
+    import wgkern as wk
+    from wgkern.runtime import program as program_module
+    backend = program_module.current().backend
+    if backend.name != "wgsl":
+        pytest.skip("the spinning wait belongs to the WGSL backend")
+    monkeypatch.setattr(backend, "wait_idle", waiting.SpinningWait(backend.device))
+    n = 1 << 21                     # 8 MB: past the kept staging buffer, read through a temporary one
+    x = wk.field(wk.f32, shape=n, needs_grad=True)
+    trips = wk.field(wk.i32, shape=n)
+    loss = wk.field(wk.f32, shape=(), needs_grad=True)
+
+    @wk.kernel
+    def fill():
+        for i in x:
+            x[i] = wk.f32(i % 1000) * 1e-3
+            trips[i] = i % 5
+
+    @wk.kernel
+    def chain():
+        for i in x:
+            v = x[i]
+            for _ in range(trips[i]):
+                v = v * v + 0.5
+            loss[None] += v
+
+    fill()
+    want = (np.arange(n) % 1000).astype(np.float32) * np.float32(1e-3)
+    np.testing.assert_array_equal(x.to_numpy(), want)
+    np.testing.assert_array_equal(trips.to_numpy()[:7], [0, 1, 2, 3, 4, 0, 1])
+    chain()
+    loss.grad[None] = 1.0
+    chain.grad()
+    # d/dv of v -> v * v + 0.5 is 2 v: the chain rule over the trips, in f64 from the f32 inputs
+    v = want.astype(np.float64)[:1000]
+    grad = np.ones(1000)
+    for k in range(1000):
+        value = v[k]
+        for _ in range(k % 5):
+            grad[k] *= 2 * value
+            value = value * value + 0.5
+    # each trip's f32 product rounds once (2^-24 relative), at most 4 trips: 1e-6 relative with room
+    np.testing.assert_allclose(x.grad.to_numpy()[:1000], grad, rtol=1e-6, atol=1e-7)
+    assert backend.wait_idle.map_status is not None

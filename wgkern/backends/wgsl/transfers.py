@@ -101,6 +101,10 @@ class TransferMixin:
         costs a queue-thread round trip). Where wgpu-py does not know that mode, plain READ. wgpu-py's
         map_sync waits for its poll thread to see the map done; polling the device here, blocking, resolves the
         map on this thread instead (lavapipe: a launch + sync round trip 193 -> 170 us)."""
+        direct = getattr(self.wait_idle, "map_for_reading", None)
+        if direct is not None:          # a GPU adapter: map and spin without wgpu-py's poll thread (waiting.py)
+            direct(staging, 0, size)
+            return
         if self.map_read_mode == "READ_NOSYNC":
             try:
                 promise = staging.map_async("READ_NOSYNC", 0, size)

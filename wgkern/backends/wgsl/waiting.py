@@ -17,6 +17,7 @@ import time
 from typing import Any, Callable
 
 SPIN_SECONDS = 0.002     # the longest a wait spins before it blocks in the driver
+BLOCKED_POLLS = 1000     # blocking polls after that for a callback that has not run (then the caller reports it)
 
 
 def blocking_wait(device: Any) -> Callable[[], None] | None:
@@ -44,16 +45,51 @@ class SpinningWait:
         self._info = ffi.new("WGPUQueueWorkDoneCallbackInfo *")
         self._info.mode = lib.WGPUCallbackMode_AllowProcessEvents
         self._info.callback = self._callback
+        self._map_async = libf.wgpuBufferMapAsync
+        self._map_read = lib.WGPUMapMode_Read
+        self._map_success = lib.WGPUMapAsyncStatus_Success
+        self._map_callback = ffi.callback("WGPUBufferMapCallback", self._mapped)
+        self._map_info = ffi.new("WGPUBufferMapCallbackInfo *")
+        self._map_info.mode = lib.WGPUCallbackMode_AllowProcessEvents
+        self._map_info.callback = self._map_callback
+        self.map_status: int | None = None
         self.spins = 0           # non-blocking polls made by the last wait
         self.blocked = False     # whether the last wait ended blocking
 
     def _work_done(self, status: Any, *_: Any) -> None:
         self.done = True
 
+    def _mapped(self, status: Any, *_: Any) -> None:
+        self.map_status = int(status)
+        self.done = True
+
     def __call__(self) -> None:
         self.done = False
-        self.blocked = False
         self._on_done(self._queue, self._info[0])
+        self._spin()
+
+    def map_for_reading(self, buffer: Any, offset: int, size: int) -> None:
+        """Map wgpu-py buffer `buffer` (MAP_READ, unmapped) for reading bytes [offset, offset + size) once the
+        work submitted before is done, spinning as a wait does: wgpuBufferMapAsync with this object's callback,
+        where wgpu-py's map_async would wake its poll thread and wait for it (~40 us more on an H200). The
+        buffer's Python-side map state is set as wgpu-py's own completed map sets it."""
+        from wgpu import enums
+        self.done = False
+        self.map_status = None
+        buffer._map_state = enums.BufferMapState.pending
+        self._map_async(buffer._internal, self._map_read, offset, size, self._map_info[0])
+        self._spin()
+        if self.map_status != self._map_success:
+            buffer._map_state = enums.BufferMapState.unmapped
+            raise RuntimeError(f"could not map a read-back buffer (wgpu map status {self.map_status}, None: "
+                               f"no answer after {BLOCKED_POLLS} blocking polls)")
+        buffer._map_state = enums.BufferMapState.mapped
+        buffer._mapped_status = offset, offset + size, self._map_read
+        buffer._mapped_memoryviews = []
+
+    def _spin(self) -> None:
+        """Poll without blocking until a callback sets `done`, for at most `spin_seconds`; then block."""
+        self.blocked = False
         poll, device, null = self._poll, self._device, self._null
         spins = 0
         deadline = time.perf_counter() + self.spin_seconds
@@ -64,7 +100,10 @@ class SpinningWait:
                 break
             if time.perf_counter() > deadline:
                 self.blocked = True
-                self._block()        # returns once every submission is done; the callback has run in it
+                for _ in range(BLOCKED_POLLS):     # each returns once every submission is done; a queue
+                    self._block()                  # callback has run in the first, a map's may need the next
+                    if self.done:
+                        break
                 break
         self.spins = spins
 
