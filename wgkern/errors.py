@@ -107,6 +107,11 @@ class CallError(ArgumentError, CompileError):
     twice): an ArgumentError, and a CompileError as well, as Quadrants raises a syntax error for it."""
 
 
+class DtypeError(WkError, TypeError, RuntimeError):
+    """A container created with a dtype its options cannot take (needs_grad / needs_dual on an integer dtype).
+    Also a RuntimeError, as Quadrants raises for it."""
+
+
 class AdStackOverflowError(WkError, RuntimeError):
     """A reverse-mode kernel pushed past an adstack's capacity."""
 

@@ -146,6 +146,19 @@ def test_needs_grad_requires_float(fake_program):
         wk.field(wk.i32, shape=3, needs_grad=True)
 
 
+@pytest.mark.parametrize("option", ["needs_grad", "needs_dual"])
+def test_gradient_of_integer_dtype_is_refused(arch, option):
+    """Scalar, vector and matrix integer dtypes; the error is a TypeError and, as Quadrants raises, a
+    RuntimeError, with Quadrants' key phrase and the field's name."""
+    for dtype in (int, wk.math.ivec3, wk.types.matrix(2, 3, int)):
+        with pytest.raises(RuntimeError, match=rf"field 'grads': dtype .* is not supported for field with "
+                                               rf"`needs_grad=True` or `needs_dual=True`: gradients need a float"):
+            grads = wk.field(dtype, shape=1, **{option: True})  # noqa: F841 - named for the message
+    with pytest.raises(TypeError, match="is not supported for field with"):
+        wk.field(wk.u8, shape=2, **{option: True})
+    assert wk.field(wk.f32, shape=2, **{option: True}).shape == (2,)
+
+
 def test_bad_shapes_and_dtypes(fake_program):
     with pytest.raises(ValueError):
         wk.field(wk.f32, shape=-1)

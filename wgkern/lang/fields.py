@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from wgkern.errors import CompileValueError, DeviceFeatureError, OutOfMemoryError, WkError
+from wgkern.errors import CompileValueError, DeviceFeatureError, DtypeError, OutOfMemoryError, WkError
 from wgkern.lang.types import VECTOR_TYPE_MAKERS, DataType, VectorType, to_dtype
 from wgkern.lang.scalar_component import ScalarComponent
 from wgkern.lang.host_access import HostAccess
@@ -173,7 +173,8 @@ class Container(HostAccess):
         self.full_shape: tuple[int, ...] = self.shape + self.element_shape
         self.size = math.prod(self.full_shape)
         if (needs_grad or needs_dual) and not dtype.is_float:
-            raise TypeError(f"{self.kind_name} '{name}': needs_grad/needs_dual need a float dtype, not {dtype!r}")
+            raise DtypeError(f"{self.kind_name} '{name}': dtype {dtype!r} is not supported for field with "
+                             "`needs_grad=True` or `needs_dual=True`: gradients need a float dtype")
         program = get_program()
         if self.is_field and dtype.is_float and not name.endswith((".grad", ".dual")):
             needs_grad = needs_grad or program.lazy_grad      # after wk.root.lazy_grad(), as in Taichi
