@@ -73,7 +73,9 @@ class CompileError(WkError, SyntaxError):
 
 class CompileValueError(CompileError, ValueError):
     """Kernel code reads a Python value that cannot take part in a compile (a generator: the first compile
-    would consume it). Also a ValueError, as Quadrants raises for it."""
+    would consume it), or a matrix operation gets a matrix of the wrong shape (`m.trace()` of a non-square
+    one), in a kernel or in Python scope alike. Also a ValueError, as Quadrants raises for the first; Quadrants
+    raises its compilation error for the second in both scopes."""
 
 
 class DeviceFeatureError(CompileError):
