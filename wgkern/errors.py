@@ -114,6 +114,11 @@ class DtypeError(WkError, TypeError, RuntimeError):
     Also a RuntimeError, as Quadrants raises for it."""
 
 
+class ShapeError(WkError, ValueError):
+    """A field or ndarray created with a shape that is not one: not ints, a negative extent, or more elements than
+    an index can address. Also a ValueError."""
+
+
 class AdStackOverflowError(WkError, RuntimeError):
     """A reverse-mode kernel pushed past an adstack's capacity."""
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import wgkern as wk
+from wgkern.errors import ShapeError
 
 
 def test_scalar_field_attributes(fake_program):
@@ -157,6 +158,29 @@ def test_gradient_of_integer_dtype_is_refused(arch, option):
     with pytest.raises(TypeError, match="is not supported for field with"):
         wk.field(wk.u8, shape=2, **{option: True})
     assert wk.field(wk.f32, shape=2, **{option: True}).shape == (2,)
+
+
+@pytest.mark.parametrize("make", [wk.field, wk.ndarray])
+def test_a_shape_that_is_not_one_names_itself(arch, make):
+    """Not ints, a negative extent, or more than 2^31-1 elements: a ShapeError (a WkError and a ValueError) with
+    Quadrants' phrase; an extent of 0 gives an empty container."""
+    kind = make.__name__
+    for shape, why in ((1.5, "shape must be an int or a tuple of ints"),
+                       ((1, 0.5), "shape must be an int or a tuple of ints"),
+                       ((2, -1), "an extent is negative")):
+        with pytest.raises(ShapeError, match=rf"is not a valid shape for {kind}: {why}"):
+            make(wk.i32, shape=shape)
+    for shape in (2**31, (1, 2**31)):
+        # a device whose largest buffer is smaller than the request refuses it first (containers ask the device
+        # before checking the element count): lavapipe's limit is 2^31-1 bytes
+        with pytest.raises((ShapeError, wk.OutOfMemoryError),
+                           match=rf"is not a valid shape for {kind} '.*': it has 2147483648 elements; at most "
+                                 r"2\^31-1 are supported|exceeds this device's max_buffer_size") as caught:
+            make(wk.u8, shape=shape)
+        assert arch != wk.cpu or isinstance(caught.value, ShapeError)
+    with pytest.raises(ValueError, match=rf"\(3, -2\) is not a valid shape for {kind}"):
+        make(wk.i32, shape=(3, -2))
+    assert make(wk.i32, shape=(1, 0)).to_numpy().shape == (1, 0)
 
 
 def test_bad_shapes_and_dtypes(fake_program):
