@@ -73,7 +73,9 @@ class CompileError(WkError, SyntaxError):
 
 class CompileValueError(CompileError, ValueError):
     """Kernel code reads a Python value that cannot take part in a compile (a generator: the first compile
-    would consume it). Also a ValueError, as Quadrants raises for it."""
+    would consume it), or a matrix operation gets a matrix of the wrong shape (`m.trace()` of a non-square
+    one), in a kernel or in Python scope alike. Also a ValueError, as Quadrants raises for the first; Quadrants
+    raises its compilation error for the second in both scopes."""
 
 
 class DeviceFeatureError(CompileError):
@@ -105,6 +107,16 @@ class ArgumentError(WkError, TypeError, ValueError):
 class CallError(ArgumentError, CompileError):
     """A kernel called with arguments that do not bind to its parameters (too many, missing, unknown or given
     twice): an ArgumentError, and a CompileError as well, as Quadrants raises a syntax error for it."""
+
+
+class DtypeError(WkError, TypeError, RuntimeError):
+    """A container created with a dtype its options cannot take (needs_grad / needs_dual on an integer dtype).
+    Also a RuntimeError, as Quadrants raises for it."""
+
+
+class ShapeError(WkError, ValueError):
+    """A field or ndarray created with a shape that is not one: not ints, a negative extent, or more elements than
+    an index can address. Also a ValueError."""
 
 
 class AdStackOverflowError(WkError, RuntimeError):

@@ -427,3 +427,28 @@ def test_func_returns_of_different_kinds():
           "return 1.0  # err-mixed-return")
 
 
+
+
+def test_operand_an_operator_cannot_take():
+    """A whole field (not an element) or a string as an operand: Python's phrase, the operator and what it got."""
+    @wk.kernel
+    def times_field():
+        v = wk.Vector([1.0, 1.0])
+        x[0] = (v * x)[0]  # err-field-operand
+
+    check(compile_error(times_field), "unsupported operand type for '*': expected a number or vector here, got",
+          "x[0] = (v * x)[0]  # err-field-operand")
+
+    @wk.kernel
+    def plus_string():
+        x[0] = x[1] + "one"  # err-str-operand
+
+    check(compile_error(plus_string), "unsupported operand type for '+': expected a number or vector here, got",
+          'x[0] = x[1] + "one"  # err-str-operand')
+
+    @wk.kernel
+    def matmul_string():
+        v = wk.Vector([1.0, 1.0])
+        x[0] = (v @ "m")[0]  # err-matmul-operand
+
+    check(compile_error(matmul_string), "unsupported operand type for '@'", 'x[0] = (v @ "m")[0]  # err-matmul')

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import wgkern as wk
+from wgkern.errors import ShapeError
 
 
 def test_scalar_field_attributes(fake_program):
@@ -144,6 +145,42 @@ def test_ndarray_host_api(fake_program):
 def test_needs_grad_requires_float(fake_program):
     with pytest.raises(TypeError, match="float"):
         wk.field(wk.i32, shape=3, needs_grad=True)
+
+
+@pytest.mark.parametrize("option", ["needs_grad", "needs_dual"])
+def test_gradient_of_integer_dtype_is_refused(arch, option):
+    """Scalar, vector and matrix integer dtypes; the error is a TypeError and, as Quadrants raises, a
+    RuntimeError, with Quadrants' key phrase and the field's name."""
+    for dtype in (int, wk.math.ivec3, wk.types.matrix(2, 3, int)):
+        with pytest.raises(RuntimeError, match=rf"field 'grads': dtype .* is not supported for field with "
+                                               rf"`needs_grad=True` or `needs_dual=True`: gradients need a float"):
+            grads = wk.field(dtype, shape=1, **{option: True})  # noqa: F841 - named for the message
+    with pytest.raises(TypeError, match="is not supported for field with"):
+        wk.field(wk.u8, shape=2, **{option: True})
+    assert wk.field(wk.f32, shape=2, **{option: True}).shape == (2,)
+
+
+@pytest.mark.parametrize("make", [wk.field, wk.ndarray])
+def test_a_shape_that_is_not_one_names_itself(arch, make):
+    """Not ints, a negative extent, or more than 2^31-1 elements: a ShapeError (a WkError and a ValueError) with
+    Quadrants' phrase; an extent of 0 gives an empty container."""
+    kind = make.__name__
+    for shape, why in ((1.5, "shape must be an int or a tuple of ints"),
+                       ((1, 0.5), "shape must be an int or a tuple of ints"),
+                       ((2, -1), "an extent is negative")):
+        with pytest.raises(ShapeError, match=rf"is not a valid shape for {kind}: {why}"):
+            make(wk.i32, shape=shape)
+    for shape in (2**31, (1, 2**31)):
+        # a device whose largest buffer is smaller than the request refuses it first (containers ask the device
+        # before checking the element count): lavapipe's limit is 2^31-1 bytes
+        with pytest.raises((ShapeError, wk.OutOfMemoryError),
+                           match=rf"is not a valid shape for {kind} '.*': it has 2147483648 elements; at most "
+                                 r"2\^31-1 are supported|exceeds this device's max_buffer_size") as caught:
+            make(wk.u8, shape=shape)
+        assert arch != wk.cpu or isinstance(caught.value, ShapeError)
+    with pytest.raises(ValueError, match=rf"\(3, -2\) is not a valid shape for {kind}"):
+        make(wk.i32, shape=(3, -2))
+    assert make(wk.i32, shape=(1, 0)).to_numpy().shape == (1, 0)
 
 
 def test_bad_shapes_and_dtypes(fake_program):

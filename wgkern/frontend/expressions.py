@@ -219,8 +219,13 @@ class ExpressionMixin:
             power = self.small_integer_power(self.as_value(lhs), rhs)
             if power is not None:
                 return power
-        lhs = self.as_value(lhs)
-        rhs = self.as_value(rhs)
+        try:
+            lhs = self.as_value(lhs)
+            rhs = self.as_value(rhs)
+        except CompileError as exc:
+            # `v * x` with x a field (not x[i]): Python's wording for an operand an operator cannot take
+            symbol = arith.BINARY_SYMBOL.get(BINARY_OPS.get(op_type), "@")
+            raise CompileError(f"unsupported operand type for '{symbol}': {exc.message}", exc.loc) from None
         if op_type is ast.MatMult:
             return vectors.matmul(self.b, lhs, rhs)
         return self.binary_values(BINARY_OPS[op_type], lhs, rhs)

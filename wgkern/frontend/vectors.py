@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from wgkern.errors import CompileError
+from wgkern.errors import CompileError, CompileValueError
 from wgkern.frontend import arith
 from wgkern.frontend.values import VectorValue
 from wgkern.ir import nodes as ir
@@ -160,7 +160,7 @@ def outer_product(b: IRBuilder, v: VectorValue, w: Any) -> VectorValue:
 
 def trace(b: IRBuilder, v: VectorValue) -> ir.Stmt:
     if not v.is_matrix or v.n != v.m:
-        raise CompileError(f"trace() needs a square matrix, got shape {(v.n, v.m) if v.is_matrix else (v.n,)}")
+        raise CompileValueError(f"trace() expected a square matrix, got shape {(v.n, v.m) if v.is_matrix else (v.n,)}")
     return reduce(b, BinaryOpKind.ADD, [v.at(i, i) for i in range(v.n)])
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from wgkern.errors import CompileValueError, DeviceFeatureError, OutOfMemoryError, WkError
+from wgkern.errors import CompileValueError, DeviceFeatureError, DtypeError, OutOfMemoryError, ShapeError, WkError
 from wgkern.lang.types import VECTOR_TYPE_MAKERS, DataType, VectorType, to_dtype
 from wgkern.lang.scalar_component import ScalarComponent
 from wgkern.lang.host_access import HostAccess
@@ -86,7 +86,7 @@ def _call_column(frame: Any) -> int | None:
     return None
 
 
-def _normalise_shape(shape: Any) -> tuple[int, ...]:
+def _normalise_shape(shape: Any, kind_name: str) -> tuple[int, ...]:
     if shape is None:
         raise ValueError("wgkern has no SNode placement: pass shape= (an int, a tuple, or () for a 0-d field)")
     if isinstance(shape, (int, np.integer)):
@@ -94,9 +94,10 @@ def _normalise_shape(shape: Any) -> tuple[int, ...]:
     try:
         dims = tuple(operator.index(d) for d in shape)
     except TypeError:
-        raise ValueError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
+        raise ShapeError(f"{shape!r} is not a valid shape for {kind_name}: shape must be an int or a tuple of "
+                         "ints") from None
     if any(d < 0 for d in dims):
-        raise ValueError(f"shape {dims} has a negative extent")
+        raise ShapeError(f"{dims} is not a valid shape for {kind_name}: an extent is negative")
     return dims
 
 
@@ -159,7 +160,7 @@ class Container(HostAccess):
         if element_type is None:
             dtype, element_type = _split_dtype(dtype)
         self.dtype: DataType = dtype
-        self.shape: tuple[int, ...] = _normalise_shape(shape)
+        self.shape: tuple[int, ...] = _normalise_shape(shape, self.kind_name)
         self.element_type: VectorType | None = element_type
         self.element_shape: tuple[int, ...] = element_type.element_shape if element_type is not None else ()
         self._grad: Container | None = None
@@ -173,7 +174,8 @@ class Container(HostAccess):
         self.full_shape: tuple[int, ...] = self.shape + self.element_shape
         self.size = math.prod(self.full_shape)
         if (needs_grad or needs_dual) and not dtype.is_float:
-            raise TypeError(f"{self.kind_name} '{name}': needs_grad/needs_dual need a float dtype, not {dtype!r}")
+            raise DtypeError(f"{self.kind_name} '{name}': dtype {dtype!r} is not supported for field with "
+                             "`needs_grad=True` or `needs_dual=True`: gradients need a float dtype")
         program = get_program()
         if self.is_field and dtype.is_float and not name.endswith((".grad", ".dual")):
             needs_grad = needs_grad or program.lazy_grad      # after wk.root.lazy_grad(), as in Taichi
@@ -192,8 +194,8 @@ class Container(HostAccess):
         try:
             backend.check_capacity(alloc)          # a request no device could meet is named as such first
             if self.size > _MAX_ELEMENTS:
-                raise ValueError(f"{self.kind_name} '{name}' has {self.size} elements; at most 2^31-1 are "
-                                 "supported")
+                raise ShapeError(f"{self.full_shape} is not a valid shape for {self.kind_name} '{name}': it has "
+                                 f"{self.size} elements; at most 2^31-1 are supported")
             self.buffer = backend.allocate(alloc) if host_memory is None else backend.adopt(host_memory)
         except OutOfMemoryError as exc:
             raise OutOfMemoryError(f"{self.kind_name} '{name}' of shape {self.full_shape} ({alloc} bytes): "

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from wgkern.errors import CompileValueError
 from wgkern.lang import swizzle
 
 _AXES = "xyzw"
@@ -98,7 +99,7 @@ class HostMatrix(np.ndarray):
 
     def trace(self) -> Any:
         if self.ndim != 2 or self.shape[0] != self.shape[1]:
-            raise ValueError(f"trace() needs a square matrix, got shape {self.shape}")
+            raise CompileValueError(f"trace() expected a square matrix, got shape {self.shape}")
         return np.trace(np.asarray(self))
 
     def to_numpy(self) -> np.ndarray:
