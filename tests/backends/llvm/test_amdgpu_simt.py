@@ -16,10 +16,10 @@ from .test_amdgpu import build_all, layout_of, needs_linker, offloaded  # noqa: 
 FULL = 0xFFFFFFFF
 
 
-def assembly(kernel, processor: str) -> str:
+def assembly(kernel, processor: str, fast_math: bool = False) -> str:
     """The kernel's optimised AMDGPU assembly for one processor."""
     return compile_assembly(emit_amdgpu_module(kernel, layout_of(kernel), amdgpu_target(processor), "t",
-                                               (0, 0))[0], processor)
+                                               (0, 0), fast_math=fast_math)[0], processor)
 
 
 def warp_kernel(offloaded):
@@ -171,12 +171,15 @@ def reduction_kernel(offloaded):
 def test_register_reductions_combine_across_the_wave_before_one_atomic(offloaded):
     """Each register reduction (gpu_codegen.flush_chunk_reductions) takes log2(wave) ds_bpermute steps (two per
     step at 64 bits) and then one atomic, in the wave's first lane: the processor's instruction where it has one
-    (f32 add and i32 max on both, f64 add on gfx90a), a compare-and-swap loop elsewhere (f64 add on gfx1100)."""
+    (f32 add and i32 max on both, f64 add on gfx90a), a compare-and-swap loop elsewhere (f64 add on gfx1100, and
+    f32 add on gfx90a without fast_math: its instruction flushes subnormals)."""
     kernel = reduction_kernel(offloaded)
     build_all(kernel)
-    for processor, steps, instructions in (("gfx90a", 6, ["add_f32", "smax", "add_f64"]),
-                                           ("gfx1100", 5, ["add_f32", "max_i32", "cmpswap_b64"])):
-        code = assembly(kernel, processor)
+    for processor, fast_math, steps, instructions in (
+            ("gfx90a", True, 6, ["add_f32", "smax", "add_f64"]),
+            ("gfx90a", False, 6, ["cmpswap", "smax", "add_f64"]),
+            ("gfx1100", False, 5, ["add_f32", "max_i32", "cmpswap_b64"])):
+        code = assembly(kernel, processor, fast_math)
         permutes = [m.start() for m in re.finditer(r"ds_bpermute_b32", code)]
         atomics = [m.start() for m in re.finditer(r"^\s+global_atomic_\w+", code, re.M)]
         assert len(permutes) == steps * (1 + 1 + 2)                 # f32, i32, and f64 as two 32-bit halves
