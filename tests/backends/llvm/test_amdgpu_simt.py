@@ -11,6 +11,7 @@ from wgkern.backends.llvm.amdgpu_codegen import emit_amdgpu_module
 from wgkern.backends.llvm.amdgpu_object import compile_assembly
 from wgkern.backends.llvm.amdgpu_target import amdgpu_target
 
+from ._reduction_kernel import register_reductions
 from .test_amdgpu import build_all, layout_of, needs_linker, offloaded  # noqa: F401 - offloaded is a fixture
 
 FULL = 0xFFFFFFFF
@@ -151,29 +152,13 @@ def test_group_size_is_the_wave(offloaded):
         assert f"store i32 {lanes}," in text
 
 
-def reduction_kernel(offloaded):
-    x = wk.field(wk.f32, shape=1000)
-    total = wk.field(wk.f32, shape=())
-    largest = wk.field(wk.i32, shape=())
-    wide = wk.field(wk.f64, shape=())
-
-    @wk.kernel
-    def reduce():
-        for i in x:
-            total[None] += x[i]
-            wk.atomic_max(largest[None], i)
-            wide[None] += wk.f64(x[i])
-
-    return offloaded(reduce)
-
-
 @needs_linker
 def test_register_reductions_combine_across_the_wave_before_one_atomic(offloaded):
     """Each register reduction (gpu_codegen.flush_chunk_reductions) takes log2(wave) ds_bpermute steps (two per
     step at 64 bits) and then one atomic, in the wave's first lane: the processor's instruction where it has one
     (f32 add and i32 max on both, f64 add on gfx90a), a compare-and-swap loop elsewhere (f64 add on gfx1100, and
     f32 add on gfx90a without fast_math: its instruction flushes subnormals)."""
-    kernel = reduction_kernel(offloaded)
+    kernel = offloaded(register_reductions())
     build_all(kernel)
     for processor, fast_math, steps, instructions in (
             ("gfx90a", True, 6, ["add_f32", "smax", "add_f64"]),

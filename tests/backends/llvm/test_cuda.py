@@ -20,6 +20,8 @@ from wgkern.backends.llvm.target import CUDA_TARGET
 from wgkern.errors import CompileError
 from wgkern.runtime import program as program_module
 
+from ._reduction_kernel import register_reductions
+
 HAS_LIBDEVICE = ptx.find_libdevice() is not None
 
 
@@ -182,20 +184,7 @@ def test_compiled_ptx_is_kept_on_disk_between_runs(cpu_program, tmp_path, monkey
 def test_register_reductions_combine_across_the_warp_before_one_atomic(cpu_program):
     """gpu_codegen.flush_chunk_reductions on CUDA: five shfl.sync.down steps per register (two per step at 64
     bits) over the warp's launched lanes, then one atomic per register from the warp's first lane."""
-    x = wk.field(wk.f32, shape=1000)
-    total = wk.field(wk.f32, shape=())
-    largest = wk.field(wk.i32, shape=())
-    wide = wk.field(wk.f64, shape=())
-
-    @wk.kernel
-    def reduce():
-        wk.loop_config(block_dim=100)            # a partial last warp: 4 launched lanes
-        for i in x:
-            total[None] += x[i]
-            wk.atomic_max(largest[None], i)
-            wide[None] += wk.f64(x[i])
-
-    reduce()
+    register_reductions()()
     code = to_ptx(offloaded_kernels("reduce")[0])
     assert code.count("shfl.sync.down.b32") == 5 * (1 + 1 + 2) and "shfl.sync.bfly" not in code
     assert len(re.findall(r"\batom\.global\.", code)) == 3
