@@ -5,8 +5,8 @@ compared.
 How to run: in an environment holding genesis-world 1.4.5, quadrants 1.3.3 and a CPU build of torch next to
 wgkern's own requirements,
     python -m pytest -q tests/clients/genesis
-The tests skip, saying which, when genesis-world or quadrants is not installed or `python -m wgkern run` is not
-available. A first run compiles every Genesis kernel on both toolkits (minutes each); later runs use the
+The tests skip, saying which, when genesis-world, quadrants or torch is not installed or `python -m wgkern run`
+is not available; under WK_CLIENTS_REQUIRED=1 (CI's client stage, .ci/run-clients) they fail instead. A first run compiles every Genesis kernel on both toolkits (minutes each); later runs use the
 toolkits' kernel caches."""
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.clients.genesis.runs import ON_QUADRANTS, ON_WGKERN, missing, run_scene
+from tests.clients.genesis.runs import ON_QUADRANTS, ON_WGKERN, run_scene
 
-pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
+pytestmark = pytest.mark.usefixtures("genesis_installed")
 
 
 @pytest.fixture(scope="module")

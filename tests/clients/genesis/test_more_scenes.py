@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.clients.genesis.runs import ON_QUADRANTS, ON_WGKERN, missing, run_scene
+from tests.clients.genesis.runs import ON_QUADRANTS, ON_WGKERN, run_scene
 
-pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
+pytestmark = pytest.mark.usefixtures("genesis_installed")
 
 # Both toolkits run Genesis's f32 solver on the same inputs; they differ in the order of f32 sums and in fused
 # multiply-adds, a few ulps (2^-24 ~ 6e-8 relative) per step of each body's state. The PD-controlled arm and the

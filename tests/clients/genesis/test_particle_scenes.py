@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.clients.genesis.runs import ON_QUADRANTS, ON_WGKERN, missing, run_scene
+from tests.clients.genesis.runs import ON_QUADRANTS, ON_WGKERN, run_scene
 
-pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
+pytestmark = pytest.mark.usefixtures("genesis_installed")
 
 STEPS, DT = 100, 4e-3
 
