@@ -262,6 +262,7 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
         self.watch_loops = LOOP_LIMIT in self.features and not _iterations_under(task.body,
                                                                                    LOOP_LIMIT_ITERATIONS // 2)
         self.probe_site = 0                    # LOOP_LIMIT: the task's site (1-based), once a probe is emitted
+        self.llvmpipe_copies = 0               # LOOP_LIMIT: statements the task's loop copies added so far
         self.task_index = next(k for k, t in enumerate(self.kernel.tasks) if t is task)
         self.stack_row_base = self.first_rows[self.task_index]
         # packed: typed over the whole kernel (tasks share each arena binding); else per task

@@ -68,6 +68,12 @@ LLVMPIPE_UNROLL = 8            # iterations per trip of a serial task's long loo
 LLVMPIPE_UNROLL_MAX_STMTS = 64
 
 
+# The statements a task's copies may add on llvmpipe, over all its loops (the first loops in program order get
+# them): Genesis's serial kernel_refresh_invweight_and_meaninertia has 49 small innermost loops, which copied
+# made 1 MB of WGSL.
+LLVMPIPE_COPIES_PER_TASK = LLVMPIPE_UNROLL * LLVMPIPE_UNROLL_MAX_STMTS
+
+
 LLVMPIPE_FEW_INDICES = 64      # a parallel loop over at most this many indices counts as serial work there
 
 
