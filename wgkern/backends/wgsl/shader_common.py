@@ -64,7 +64,7 @@ LLVMPIPE_UNROLL = 8            # iterations per trip of a serial task's long loo
 # Bodies over this many statements keep one copy on llvmpipe: the 9 copies of an unrolled loop (8 and the
 # remainder's) multiply the shader, and llvmpipe's LLVM compile time grows faster than the shader does (its
 # coroutine frame pass, superlinear in the basic blocks, each global access a loop over the SIMD lanes). Genesis's
-# serial kernel_update_cartesian_space was 94% copies: 1.5 MB of WGSL that compiled for over 3 minutes.
+# serial kernel_update_cartesian_space was 94% copies: 1.5 MB of WGSL, still compiling after 5 minutes.
 LLVMPIPE_UNROLL_MAX_STMTS = 64
 
 
