@@ -484,6 +484,73 @@ def test_nested_serial_loops_stretch_their_innermost_loop_on_llvmpipe(arch) -> N
     np.testing.assert_array_equal(table.to_numpy(), want)
 
 
+def test_large_serial_loop_bodies_keep_one_copy_on_llvmpipe(arch) -> None:
+    """An innermost serial loop whose body is over LLVMPIPE_UNROLL_MAX_STMTS statements (here a 3x3 matrix
+    product per row, unrolled by wk.static) is not copied for llvmpipe's loop budget: its copies would multiply
+    the shader, and llvmpipe's compile time grows faster than the shader. It runs right within the budget, and
+    past it on lavapipe it is reported (LoopLimitError), not cut short (small bodies are still copied:
+    test_long_serial_loops_run_several_iterations_per_trip_on_llvmpipe)."""
+    from wgkern.backends.wgsl.shader_common import LLVMPIPE_UNROLL, LLVMPIPE_UNROLL_MAX_STMTS
+    rows = 70000
+    m = wk.ndarray(wk.f32, (rows, 3, 3))
+    out = wk.ndarray(wk.f32, (rows, 3, 3))
+
+    @wk.kernel
+    def squares(m: wk.types.ndarray(), out: wk.types.ndarray(), n: wk.i32):
+        wk.loop_config(serialize=True)
+        for r in range(n):
+            for i, j in wk.static(wk.ndrange(3, 3)):
+                acc = 0.0
+                for k in wk.static(range(3)):
+                    acc += m[r, i, k] * m[r, k, j]
+                out[r, i, j] = acc
+
+    values = ((np.arange(rows * 9) % 13) - 6).astype(np.float32).reshape(rows, 3, 3)   # products exact in f32
+    m.from_numpy(values)
+    squares(m, out, 1000)
+    np.testing.assert_array_equal(out.to_numpy()[:1000], np.matmul(values[:1000], values[:1000]))
+    if LOOP_LIMIT in getattr(program_module.current().backend, "features", ()):
+        assert "LOOP_LIMIT: several iterations per trip" not in squares.source(arch)
+        assert sum(1 for _ in walk(squares.last_compiled.offloaded.tasks[0].body)) > LLVMPIPE_UNROLL_MAX_STMTS
+        squares(m, out, rows)           # past the 65535 iterations of one invocation
+        with pytest.raises(wk.LoopLimitError, match=r"kernel squares: lavapipe ended its loop at line \d+ early"):
+            out.to_numpy()
+    else:
+        squares(m, out, rows)
+        np.testing.assert_array_equal(out.to_numpy(), np.matmul(values, values))
+
+
+def test_a_serial_task_copies_loop_bodies_within_a_budget_on_llvmpipe(arch) -> None:
+    """Many small innermost serial loops (here 12): on llvmpipe the first ones in program
+    order get LLVMPIPE_UNROLL copies until the copies have added LLVMPIPE_COPIES_PER_TASK statements, and the
+    rest keep one copy; every loop computes its sum on every arch."""
+    from wgkern.backends.wgsl.shader_common import LLVMPIPE_COPIES_PER_TASK, LLVMPIPE_UNROLL
+    loops = 12
+    out = wk.ndarray(wk.i32, (loops,))
+
+    @wk.kernel
+    def sums(out: wk.types.ndarray(), n: wk.i32):
+        wk.loop_config(serialize=True)
+        for _ in range(1):
+            for k in wk.static(range(loops)):
+                acc = 0
+                for i in range(n):
+                    acc += (i * (k + 3)) % 7 + (i // (k + 2)) % 5
+                out[k] = acc
+
+    n = 1000
+    sums(out, n)
+    want = [sum((i * (k + 3)) % 7 + (i // (k + 2)) % 5 for i in range(n)) for k in range(loops)]
+    np.testing.assert_array_equal(out.to_numpy(), want)
+    if LOOP_LIMIT in getattr(program_module.current().backend, "features", ()):
+        copied = sums.source(arch).count("LOOP_LIMIT: several iterations per trip")
+        inner = [s for s in walk(sums.last_compiled.offloaded.tasks[0].body) if isinstance(s, ir.RangeFor)
+                 and not any(isinstance(t, ir.RangeFor) for t in walk(s.body))]
+        sizes = {sum(1 for _ in walk(loop.body)) for loop in inner}
+        assert len(inner) == loops and len(sizes) == 1      # twelve loops of one size
+        assert copied == LLVMPIPE_COPIES_PER_TASK // (LLVMPIPE_UNROLL * sizes.pop()) and 0 < copied < loops
+
+
 def test_loop_indices_skip_the_names_of_wgsl_scalar_types(backend) -> None:
     # 70 loops in a row, each taking one fresh name (its index, i<counter>): the counter passes 32 and 64, and
     # `var i32 = 0i;` made naga reject the shader (i32 must resolve to a type there)

@@ -23,9 +23,10 @@ I32_MAX = (1 << 31) - 1
 class BoundsLowering:
     """Mixin for codegen.WgslCodegen: the `inside` bit of an unproven access and the guarded forms."""
 
-    def range_guard(self, stmt: ir.GlobalPtr) -> str:
-        """Emit `let inside = ...;` for `stmt` (its offset expression is `self._flat_offset(stmt)`); returns
-        the name."""
+    def range_guard(self, stmt: ir.GlobalPtr, offset: str) -> str:
+        """Emit `let inside = ...;` for `stmt`, whose flat offset (`self._flat_offset(stmt)`) is the value
+        `offset`; returns the name. What depends on the launch arguments alone (strides, the element count,
+        the per-axis bounds) is a task invariant (codegen.invariant), computed once per invocation."""
         slot = stmt.container
         ndim = len(stmt.indices)
         conditions = []
@@ -39,14 +40,14 @@ class BoundsLowering:
                         continue
                     conditions.append(f"bitcast<u32>({self.value(index)} + {bound}i) <= {2 * bound}u")
                 else:
-                    bound = self.fresh("bound")
-                    self.emit(f"let {bound} = {I32_MAX // ndim}u / u32({' * '.join(factors)});")
-                    conditions.append(f"bitcast<u32>({self.value(index)} + bitcast<i32>({bound})) <= 2u * {bound}")
-        if slot.shape is not None:
-            count = f"{math.prod(slot.shape)}u"
-        else:
-            count = f"u32({' * '.join(self._extent(slot, axis) for axis in range(slot.ndim))})"
-        conditions.append(f"bitcast<u32>({self._flat_offset(stmt)}) < {count}")
+                    bound = self.invariant(f"{I32_MAX // ndim}u / u32({' * '.join(factors)})", "wk_bound")
+                    term_ok = f"bitcast<u32>({self.value(index)} + bitcast<i32>({bound})) <= 2u * {bound}"
+                    if isinstance(index, ir.Const):     # a vector component, a fixed row: one test per task
+                        if int(index.value) == 0:      # 0 * stride is no term at all
+                            continue
+                        term_ok = self.invariant(term_ok, "wk_term_ok")
+                    conditions.append(term_ok)
+        conditions.append(f"bitcast<u32>({offset}) < {self._element_count(slot)}")
         if len(conditions) > 1:     # one line each, to keep the shader readable
             names = [self.fresh("term_ok") for _ in conditions[:-1]]
             for name, condition in zip(names, conditions):

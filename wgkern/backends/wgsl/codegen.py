@@ -251,6 +251,7 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
         self.task = task
         self.in_range = in_range_ptrs((task.bounds, task.body))     # accesses that need no check
         self.guards: dict[ir.GlobalPtr, str] = {}                   # the others -> their `inside` bit (bounds.py)
+        self.invariants: dict[str, str] = {}       # launch-argument expressions -> their names (invariant())
         self.split_ptrs: dict[ir.GlobalPtr, tuple[str, str]] = {}   # accesses to windows -> (window, index)
         self.uses_simt = task.kind == "range" and first_simt_use(task.body) is not None
         self.lane_mask: str | None = None      # masked lanes: the condition under which side effects happen
@@ -261,6 +262,7 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
         self.watch_loops = LOOP_LIMIT in self.features and not _iterations_under(task.body,
                                                                                    LOOP_LIMIT_ITERATIONS // 2)
         self.probe_site = 0                    # LOOP_LIMIT: the task's site (1-based), once a probe is emitted
+        self.llvmpipe_copies = 0               # LOOP_LIMIT: statements the task's loop copies added so far
         self.task_index = next(k for k, t in enumerate(self.kernel.tasks) if t is task)
         self.stack_row_base = self.first_rows[self.task_index]
         # packed: typed over the whole kernel (tasks share each arena binding); else per task
@@ -284,6 +286,22 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
         self.emit(f"let {name} = {expr};")
         self.names[stmt] = name
         return name
+
+    def invariant(self, expr: str, prefix: str = "wk_inv") -> str:
+        """A name for `expr`, a value of the launch arguments alone (an ndarray's stride, element count or
+        range-check bound), the same in every invocation: `emit_invariants` computes it once at the top of the
+        task's entry point, however many accesses use it. A shader with one copy of such an expression per
+        access was ~2 MB of WGSL for one of Genesis's serial kernels (a u32 division per access), which naga
+        and lavapipe's LLVM then spend minutes on."""
+        name = self.invariants.get(expr)
+        if name is None:
+            name = self.invariants[expr] = self.fresh(prefix)
+        return name
+
+    def emit_invariants(self, at: int) -> None:
+        """Insert the `let` of every `invariant()` into the lines at `at` (the first line of an entry point's
+        body); they read only wk_params, so any order of the lets is valid."""
+        self.lines[at:at] = [f"  let {name} = {expr};" for expr, name in self.invariants.items()]
 
     def value(self, stmt: ir.Stmt) -> str:
         try:

@@ -7,8 +7,9 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
 from wgkern.passes.analysis import first_simt_use, has_loop, leaves_loop_body
 from wgkern.backends.wgsl.shader_common import (GPU_UNROLL, GPU_UNROLL_COPIES, GPU_UNROLL_MAX_STMTS,
-                                                LLVMPIPE_UNROLL, LOOP_LIMIT_ITERATIONS, _few_invocations,
-                                                _iterations_under)
+                                                LLVMPIPE_COPIES_PER_TASK, LLVMPIPE_UNROLL, LLVMPIPE_UNROLL_MAX_STMTS,
+                                                LOOP_LIMIT_ITERATIONS,
+                                                _few_invocations, _iterations_under)
 
 
 class ControlFlowLowering:
@@ -53,10 +54,23 @@ class ControlFlowLowering:
         together. An innermost loop of such a task that may run long and that leaves its body only at the end
         (no break, continue or return of its own) runs LLVMPIPE_UNROLL iterations per trip instead, which
         multiplies what fits in that budget by as much. Data-parallel tasks keep their loops as they are (their indices share
-        the work, and copies of a body cost lavapipe JIT time)."""
+        the work, and copies of a body cost lavapipe JIT time), and so do bodies of more than
+        LLVMPIPE_UNROLL_MAX_STMTS statements (their copies would cost more compile time than their trips) and
+        the loops after the task's copies have added LLVMPIPE_COPIES_PER_TASK statements."""
         return (self.watch_loops and _few_invocations(self.task)
                 and not _iterations_under(ir.Block([stmt]), LOOP_LIMIT_ITERATIONS // 2)
-                and not leaves_loop_body(stmt.body.stmts) and not has_loop(stmt.body))
+                and not leaves_loop_body(stmt.body.stmts) and not has_loop(stmt.body)
+                and self._take_copies(stmt.body))
+
+    def _take_copies(self, body: ir.Block) -> bool:
+        """LOOP_LIMIT: whether `body` gets LLVMPIPE_UNROLL copies: it is at most LLVMPIPE_UNROLL_MAX_STMTS
+        statements, and the task's copies so far leave room for these within LLVMPIPE_COPIES_PER_TASK."""
+        size = sum(1 for _ in walk(body))
+        added = LLVMPIPE_UNROLL * size
+        if size > LLVMPIPE_UNROLL_MAX_STMTS or self.llvmpipe_copies + added > LLVMPIPE_COPIES_PER_TASK:
+            return False
+        self.llvmpipe_copies += added
+        return True
 
     def _unrolls_for_gpu(self, stmt: ir.RangeFor) -> bool:
         """GPU_UNROLL (shader_common.py): an innermost loop that runs to its end, with a body of at most
@@ -106,7 +120,8 @@ class ControlFlowLowering:
     def visit_While(self, stmt: ir.While) -> None:
         self.loop_depth += 1
         self.emit("loop {")
-        if self.watch_loops and _few_invocations(self.task) and not has_loop(stmt.body):
+        if self.watch_loops and _few_invocations(self.task) and not has_loop(stmt.body) and \
+                self._take_copies(stmt.body):
             # LOOP_LIMIT, as _unrolls_for_llvmpipe: LLVMPIPE_UNROLL iterations per trip. A `while` has no index,
             # so its `break` leaves from any copy and its `continue` starts the next iteration at the top.
             self.emit(f"// LOOP_LIMIT: {LLVMPIPE_UNROLL} iterations per trip (visit_While)")
@@ -145,3 +160,4 @@ class ControlFlowLowering:
         else:
             self._emit_loop_limit_probe()
             self.emit("return;")
+

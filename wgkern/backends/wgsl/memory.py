@@ -24,12 +24,20 @@ class MemoryLowering:
         return f"wk_params.{self.layout.shape_member[(self.slot_index[id(slot)], axis)]}"
 
     def _strides(self, slot: ir.ContainerSlot, axis: int) -> list[str]:
-        """Row-major stride of `axis` as factors: one constant for static shapes, extents from the launch
-        arguments for ndarrays."""
+        """Row-major stride of `axis` as factors (none for a stride of 1): one constant for static shapes; for
+        ndarrays an extent from the launch arguments, or the task's invariant product of several."""
         if slot.shape is not None:
             product = math.prod(slot.shape[axis + 1:slot.ndim])
             return [] if product == 1 else [wtypes.literal(product, T.i32)]
-        return [self._extent(slot, k) for k in range(axis + 1, slot.ndim)]
+        extents = [self._extent(slot, k) for k in range(axis + 1, slot.ndim)]
+        return [self.invariant(" * ".join(extents), "wk_axis_stride")] if len(extents) > 1 else extents
+
+    def _element_count(self, slot: ir.ContainerSlot) -> str:
+        """The container's element count as a u32: a constant, or the task's invariant product of extents."""
+        if slot.shape is not None:
+            return f"{math.prod(slot.shape)}u"
+        return self.invariant(f"u32({' * '.join(self._extent(slot, axis) for axis in range(slot.ndim))})",
+                              "wk_elements")
 
     def _flat_offset(self, stmt: ir.GlobalPtr) -> str:
         terms = [" * ".join([self.value(index), *self._strides(stmt.container, axis)])
@@ -51,7 +59,9 @@ class MemoryLowering:
             offset_expr = f"select(0i, {offset_expr}, {ok})"
             self.guards[stmt] = ok
         elif stmt not in self.in_range:
-            offset_expr = f"select(0i, {offset_expr}, {self.range_guard(stmt)})"     # bounds.py
+            unchecked = self.fresh("offset")
+            self.emit(f"let {unchecked} = {offset_expr};")
+            offset_expr = f"select(0i, {unchecked}, {self.range_guard(stmt, unchecked)})"     # bounds.py
         offset = self.let(stmt, offset_expr)
         self.names[stmt] = self.element_ref(decl, f"{decl.base} + {offset}" if decl.base else offset)
         if decl.windows > 1:

@@ -61,6 +61,19 @@ LLVMPIPE_SERIAL_LANES = 64     # a serial task's workgroup on llvmpipe: a multip
 LLVMPIPE_UNROLL = 8            # iterations per trip of a serial task's long loops on llvmpipe
 
 
+# Bodies over this many statements keep one copy on llvmpipe: the 9 copies of an unrolled loop (8 and the
+# remainder's) multiply the shader, and llvmpipe's LLVM compile time grows faster than the shader does (its
+# coroutine frame pass, superlinear in the basic blocks, each global access a loop over the SIMD lanes). Genesis's
+# serial kernel_update_cartesian_space was 94% copies: 1.5 MB of WGSL, still compiling after 5 minutes.
+LLVMPIPE_UNROLL_MAX_STMTS = 64
+
+
+# The statements a task's copies may add on llvmpipe, over all its loops (the first loops in program order get
+# them): Genesis's serial kernel_refresh_invweight_and_meaninertia has 49 small innermost loops, which copied
+# made 1 MB of WGSL.
+LLVMPIPE_COPIES_PER_TASK = LLVMPIPE_UNROLL * LLVMPIPE_UNROLL_MAX_STMTS
+
+
 LLVMPIPE_FEW_INDICES = 64      # a parallel loop over at most this many indices counts as serial work there
 
 

@@ -43,6 +43,7 @@ class TaskMainLowering:
         self.lines.append("        @builtin(num_workgroups) wk_num_workgroups: vec3<u32>,")
         signature_end = len(self.lines)
         self.lines.append("        @builtin(local_invocation_index) wk_local_index: u32) {")
+        body_start = len(self.lines)
         self.emit("// bounds")
         self.visit_block(task.bounds)
         self.emit(f"let wk_begin = {self.value(loop.begin)};")
@@ -114,6 +115,7 @@ class TaskMainLowering:
         self.emit("}")
         self._flush_reduction_registers()
         self.lines.append("}")
+        self.emit_invariants(body_start)
         if self.uses_subgroup_ids:
             self.lines[signature_end:signature_end] = [
                 "        @builtin(subgroup_size) wk_subgroup_size: u32,",
@@ -196,6 +198,7 @@ class TaskMainLowering:
         else:
             self.lines.append("@compute @workgroup_size(1)")
         self.lines.append(f"fn main({', '.join(builtins)}) {{")
+        body_start = len(self.lines)
         if LOOP_LIMIT in self.features:
             self.emit("if (wk_local_index != 0u) { return; }   // one invocation runs the task (_emit_serial_main)")
         self.loop_vars = {}
@@ -208,6 +211,7 @@ class TaskMainLowering:
         if not self._ends_in_return(task.body):
             self._emit_loop_limit_probe()
         self.lines.append("}")
+        self.emit_invariants(body_start)
 
     def _emit_loop_limit_probe(self) -> None:
         """LOOP_LIMIT, where an index's work ends (the grid-stride loop's continuing block, a serial task's end
