@@ -92,6 +92,9 @@ class Backend:
         return dtype.np_dtype
 
     adopts_host_memory = False       # adopt() works: kernels run on host memory (the CPU backend)
+    # torch's name for the device whose memory the kernels use, ("cuda", ordinal), where adopt_device() and
+    # device_address() let torch tensors and wgkern containers share memory without a copy; None elsewhere
+    torch_device: tuple[str, int] | None = None
     # compiles VectorLoad/VectorLane/VectorStore: launch.py runs passes/vectorize.py for it
     wide_memory_access = False
 
@@ -116,6 +119,15 @@ class Backend:
         """A buffer over existing host memory (a C-contiguous array that outlives the buffer: a CPU torch
         tensor's storage), used without a copy; only where `adopts_host_memory` (the CPU)."""
         raise NotImplementedError(f"{type(self).__name__} runs kernels on device memory; host memory is copied")
+
+    def adopt_device(self, address: int, nbytes: int) -> Any:
+        """A buffer over `nbytes` of device memory at `address` that another library allocated (a CUDA torch
+        tensor's storage) and keeps alive, used without a copy; only where `torch_device` is set."""
+        raise NotImplementedError(f"{type(self).__name__} cannot use another library's device memory")
+
+    def device_address(self, buffer: Any) -> int:
+        """The device address of `buffer`'s first byte; only where `torch_device` is set."""
+        raise NotImplementedError(f"{type(self).__name__} has no device addresses to share")
 
     def upload(self, buffer: Any, data: np.ndarray, offset: int = 0) -> None:
         """Copy host bytes into buffer at byte offset (after all earlier launches that use it)."""

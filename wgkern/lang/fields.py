@@ -153,9 +153,12 @@ class Container(HostAccess):
     layout: tuple[int, ...] | None = None   # wk.tensor(layout=...)'s axis order; None: identity (lang/tensor.py)
 
     def __init__(self, dtype: Any, shape: Any, element_type: Any = None, name: str = "", *,
-                 needs_grad: bool = False, needs_dual: bool = False, host_memory: np.ndarray | None = None):
+                 needs_grad: bool = False, needs_dual: bool = False, host_memory: np.ndarray | None = None,
+                 device_address: int | None = None):
         """`host_memory`: a C-contiguous array of the container's full shape and storage dtype whose memory the
-        container uses without a copy (backend.adopt; lang/torch_arguments.py passes a CPU torch tensor's)."""
+        container uses without a copy (backend.adopt; lang/torch_arguments.py passes a CPU torch tensor's).
+        `device_address`: the same for device memory of the backend's `torch_device` (a CUDA tensor's), which
+        its owner keeps alive while the container is used (backend.adopt_device)."""
         from wgkern.runtime.program import get_program
         if element_type is None:
             dtype, element_type = _split_dtype(dtype)
@@ -196,7 +199,12 @@ class Container(HostAccess):
             if self.size > _MAX_ELEMENTS:
                 raise ShapeError(f"{self.full_shape} is not a valid shape for {self.kind_name} '{name}': it has "
                                  f"{self.size} elements; at most 2^31-1 are supported")
-            self.buffer = backend.allocate(alloc) if host_memory is None else backend.adopt(host_memory)
+            if host_memory is not None:
+                self.buffer = backend.adopt(host_memory)
+            elif device_address is not None:
+                self.buffer = backend.adopt_device(device_address, alloc)
+            else:
+                self.buffer = backend.allocate(alloc)
         except OutOfMemoryError as exc:
             raise OutOfMemoryError(f"{self.kind_name} '{name}' of shape {self.full_shape} ({alloc} bytes): "
                                    f"{exc}") from None
@@ -206,7 +214,8 @@ class Container(HostAccess):
         self._finalizer.atexit = False
         self._view: np.ndarray | None = backend.host_view(self.buffer, self.storage_dtype, self.full_shape)
         self._exports: list[weakref.ref[np.ndarray]] = []
-        self._adopted = host_memory is not None   # its memory belongs to another library, which may write it
+        # its memory belongs to another library, which may write it
+        self._adopted = host_memory is not None or device_address is not None
         program.containers.add(self)
         program.unmaterialized = True       # materialised before the next launch or host access (materialization.py)
         if needs_grad:

@@ -1,7 +1,7 @@
-"""Torch tensors passed directly as `wk.types.ndarray()` kernel arguments: on the CPU arch a wk.ndarray adopting
-the tensor's memory (cached per tensor while its storage, shape and dtype stay the same); on the other arches a
-numpy array over the tensor's memory, staged in and out like any numpy argument (lang/torch_interop.py has the
-overview)."""
+"""Torch tensors passed directly as `wk.types.ndarray()` kernel arguments: a wk.ndarray adopting the tensor's memory
+where the kernels can use it in place (a CPU tensor on the CPU arch, a CUDA tensor on the CUDA arch of the same
+device; cached per tensor while its storage, shape and dtype stay the same); a CPU tensor on the other arches is a
+numpy array over its memory, staged in and out like any numpy argument (lang/torch_interop.py has the overview)."""
 from __future__ import annotations
 
 import ctypes
@@ -44,14 +44,28 @@ def _memory_of(tensor: Any, dtype: np.dtype) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(raw.view(dtype), shape, strides)
 
 
+def _torch_device(tensor: Any) -> tuple[str, int]:
+    device = tensor.device
+    return (device.type, device.index if device.index is not None else 0)
+
+
 def torch_argument(value: Any, program: Any, where: str) -> Any:
-    """What a kernel gets for a torch tensor passed to an ndarray parameter: a wk.ndarray over its memory (CPU
-    arch), else a numpy array sharing its memory (staged in and out like any numpy argument)."""
-    if value.device.type != "cpu":
-        raise ArgumentError(f"{where} got a torch tensor on {value.device}; wgkern takes CPU tensors as ndarray "
-                            "arguments (pass tensor.cpu(), and copy the result back)")
+    """What a kernel gets for a torch tensor passed to an ndarray parameter: a wk.ndarray over its memory (a CPU
+    tensor on the CPU arch, a CUDA tensor on the CUDA arch of the same device), else, for a CPU tensor, a numpy
+    array sharing its memory (staged in and out like any numpy argument)."""
+    backend = program.backend
+    on_device = value.device.type != "cpu"
+    if on_device and _torch_device(value) != backend.torch_device:
+        shared = (f"; tensors on {backend.torch_device[0]}:{backend.torch_device[1]} are used in place"
+                  if backend.torch_device else "")
+        raise ArgumentError(f"{where} got a torch tensor on {value.device}, and this program runs on "
+                            f"{program.arch!r} ({program.description}){shared}; pass tensor.cpu() and copy the "
+                            "result back, or wk.init() the arch of the tensor's device")
     dtype = _numpy_dtype(value.dtype, where)
-    if not program.backend.adopts_host_memory or not value.is_contiguous() or dtype == np.bool_:
+    if on_device and not value.is_contiguous():
+        raise ArgumentError(f"{where} got a non-contiguous torch tensor of {value.dtype} on {value.device}, which "
+                            "kernels cannot use in place; pass tensor.contiguous()")
+    if not on_device and (not backend.adopts_host_memory or not value.is_contiguous() or dtype == np.bool_):
         return _memory_of(value, dtype)       # staged: copied in, and back out into the tensor when written
     ident = id(value)
     signature = (value.data_ptr(), tuple(value.shape), value.dtype, program.id)
@@ -60,11 +74,14 @@ def torch_argument(value: Any, program: Any, where: str) -> Any:
         return cached[2]
     # The cache entry is checked against the tensor's address and shape at every call, and dropped with the
     # tensor, so the adopted ndarray is only used while that memory is the tensor's.
-    memory = _memory_of(value, dtype)
     from wgkern.lang.fields import Ndarray
     from wgkern.lang.types import from_numpy_dtype
+    memory = dict(device_address=value.data_ptr()) if on_device else dict(host_memory=_memory_of(value, dtype))
     adopted = Ndarray(from_numpy_dtype(dtype), tuple(value.shape), name=f"torch tensor {tuple(value.shape)}",
-                      host_memory=memory)
+                      **memory)
+    # (no reference to the tensor: the cache would keep it forever. Its memory may go back to torch's caching
+    # allocator while a launch still uses it; torch reuses it only for work queued after that launch, on the
+    # same legacy default stream.)
     try:
         reference = weakref.ref(value, lambda _, ident=ident: _adopted.pop(ident, None))
     except TypeError:                         # not weakly referable: adopted afresh at each call

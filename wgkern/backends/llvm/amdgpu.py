@@ -52,6 +52,10 @@ class AmdgpuBackend(CudaBackend):
     def open_driver(self, ordinal: int) -> Any:
         return hip_driver.driver(ordinal)
 
+    def shared_torch_device(self, ordinal: int) -> tuple[str, int] | None:
+        """None: sharing ROCm torch's memory (its device type is also "cuda") is not checked on AMD hardware."""
+        return None
+
     def shared_memory_bytes(self) -> int | None:
         return PROCESSORS[self.arch].max_lds_bytes      # LDS per workgroup
 

@@ -288,9 +288,15 @@ class CudaBackend(Backend):
         self.compiled: list[CudaCompiledKernel] = []
         self._reducer_kernels: Any = None
         self.released = False
+        self.torch_device = self.shared_torch_device(device)
 
     def open_driver(self, ordinal: int) -> Any:
         return cuda_driver.driver(ordinal)
+
+    def shared_torch_device(self, ordinal: int) -> tuple[str, int] | None:
+        """torch's CUDA device `ordinal` uses the same primary context and the same legacy default stream as
+        this backend, so its tensors' memory is usable here as it is (lang/torch_arguments.py)."""
+        return ("cuda", ordinal)
 
     def device_arch(self) -> str:
         """What kernels are compiled for: the `sm_XY` of the device."""
@@ -358,6 +364,13 @@ class CudaBackend(Backend):
         self.driver.zero(address, total)
         self.live.add(address)
         return CudaBuffer(address, nbytes)
+
+    def adopt_device(self, address: int, nbytes: int) -> CudaBuffer:
+        """Memory another library allocated in this context (not counted in the budget, never freed here)."""
+        return CudaBuffer(address, nbytes)
+
+    def device_address(self, buffer: CudaBuffer) -> int:
+        return buffer.address
 
     def free(self, buffer: CudaBuffer) -> None:
         """cuMemFree waits for the device to finish work that may still use the memory."""
