@@ -197,7 +197,10 @@ def remember(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program
             for item in searched_objects(value):
                 searched.setdefault(id(item), item)
     snapshots: list[tuple[weakref.ref, tuple[Any, ...], tuple[int, ...]]] = []
+    checked = {id(call[position]) for position, _, _ in objects}     # arguments: their attributes are checked
     for item in searched.values():
+        if id(item) in checked:
+            continue
         try:
             reference = weakref.ref(item)
         except TypeError:
