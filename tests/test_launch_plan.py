@@ -13,6 +13,7 @@ import pytest
 import wgkern as wk
 from wgkern.errors import ArgumentError
 from wgkern import launch as launch_module, launch_plan
+from wgkern.lang import argument_holdings
 from wgkern.runtime.program import get_program
 
 
@@ -121,6 +122,55 @@ def test_an_ndarray_attribute_reassigned_between_launches_is_the_one_launched_on
     holder.double()
     np.testing.assert_array_equal(first.to_numpy(), [4.0, 4.0, 4.0])
     np.testing.assert_array_equal(second.to_numpy(), [10.0, 10.0, 10.0])
+
+
+@wk.data_oriented
+class Outer:
+    """Holds its ndarray one object down, as Genesis's solvers reach their arrays through other solvers."""
+
+    def __init__(self, inner: Holder):
+        self.inner = inner
+        self.label = "outer"
+
+    @wk.kernel
+    def double_inner(self):
+        for i in self.inner.values:
+            self.inner.values[i] *= 2.0
+
+
+def test_an_ndarray_rebound_one_object_down_is_the_one_launched_on(arch, full_checks):
+    first, second = wk.ndarray(wk.f32, 3), wk.ndarray(wk.f32, 3)
+    first.fill(1.0)
+    second.fill(5.0)
+    outer = Outer(Holder(first))
+    outer.double_inner()
+    outer.double_inner()
+    assert len(full_checks) == 1          # the second launch used the plan
+    outer.inner.values = second           # the argument's own attributes are unchanged
+    outer.double_inner()
+    np.testing.assert_array_equal(first.to_numpy(), [4.0, 4.0, 4.0])
+    np.testing.assert_array_equal(second.to_numpy(), [10.0, 10.0, 10.0])
+    assert len(full_checks) == 2
+
+
+def test_a_planned_launch_does_not_search_the_holdings_again(arch, monkeypatch):
+    values = wk.ndarray(wk.f32, 3)
+    values.fill(1.0)
+    outer = Outer(Holder(values))
+    outer.double_inner()
+    outer.double_inner()                  # plan made after the first launch, used from the second
+    searches: list[int] = []
+    own_members = argument_holdings._own_members
+
+    def counting(*args):
+        searches.append(1)
+        return own_members(*args)
+
+    monkeypatch.setattr(argument_holdings, "_own_members", counting)
+    for _ in range(3):
+        outer.double_inner()
+    assert searches == []                 # the plan compares flat (names, ids) snapshots instead
+    np.testing.assert_array_equal(values.to_numpy(), [32.0, 32.0, 32.0])
 
 
 def test_written_containers_count_planned_launches(arch):

@@ -10,9 +10,10 @@ kernel writes and those its loop bounds read.
 
 A plan is used only while nothing it depends on can have changed, and `launch` re-reads only what can:
 - each scalar argument's value (checked and converted as specialise does);
-- the attribute bindings of the template objects passed (their identities, and for @data_oriented-style holders
-  the holdings signature of lang/argument_holdings.py), and the members of dataclass values that are compared by
-  template key;
+- the attribute bindings of the template objects passed and of the objects their holdings search reads
+  (lang/argument_holdings.py: @data_oriented and dataclass attributes, theirs, ...): the same names bound to the
+  same objects mean the same holdings, checked as flat lists of names and ids (a solver object reaches a dozen
+  others, hundreds of attributes in all), and the members of dataclass values that are compared by template key;
 - whether any container's `.grad` was rebound since (Container.grad_rebinds);
 - the argument objects themselves: a plan is dropped when one of them is collected (a weak-reference callback), so
   an id in a key always names the object the plan was built from. Plain immutable values (numbers, strings, None)
@@ -32,7 +33,7 @@ from wgkern.backends.base import LaunchArgs
 from wgkern.lang.fields import Container
 from wgkern.lang.argument_cache import DATACLASS_ARGUMENTS, HashedTuple
 from wgkern.lang.argument_checks import _scalar_value, template_key
-from wgkern.lang.argument_holdings import _holdings
+from wgkern.lang.argument_holdings import searched_objects
 from wgkern.lang.param_rules import DATACLASS, NDARRAY, OBJECT, SCALAR, TEMPLATE
 
 MISS = object()                  # `launch`: no usable plan; take the full path
@@ -66,7 +67,10 @@ class LaunchPlan:
     written_at: list[tuple[int, bool]]
     bound: list[Container]
     bound_at: list[tuple[int, bool]]
-    objects: list[tuple[int, tuple[Any, ...], tuple[int, ...], Any]]   # (position, names, ids, holdings signature)
+    objects: list[tuple[int, tuple[Any, ...], tuple[int, ...]]]        # (position, attribute names, their ids)
+    # the objects the holdings search reads below those: (weak reference, attribute names, their ids); a live
+    # reference proves that an id in its holder's ids still names it
+    searched: list[tuple[weakref.ref, tuple[Any, ...], tuple[int, ...]]]
     keyed: list[Any]                 # argument_cache._Keyed members of dataclass values, compared by key
     grad_rebinds: int
     bound_cache: dict[Any, Any]
@@ -134,12 +138,16 @@ def launch(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program: 
 def _still_valid(plan: LaunchPlan, call: tuple[Any, ...]) -> bool:
     if plan.grad_rebinds != Container.grad_rebinds:
         return False
-    for position, names, ids, signature in plan.objects:
-        value = call[position]
-        attributes = value.__dict__
+    for position, names, ids in plan.objects:
+        attributes = call[position].__dict__
         if tuple(map(id, attributes.values())) != ids or tuple(attributes) != names:
             return False
-        if signature is not None and _holdings(value, ())[1] != signature:
+    for reference, names, ids in plan.searched:
+        held = reference()
+        if held is None:
+            return False
+        attributes = held.__dict__
+        if tuple(map(id, attributes.values())) != ids or tuple(attributes) != names:
             return False
     for keyed in plan.keyed:
         key = template_key(keyed.item)
@@ -163,7 +171,8 @@ def remember(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program
     values = spec.values
     scalars: list[tuple[int, int, Any]] = []
     identifying: list[int] = []
-    objects: list[tuple[int, tuple[Any, ...], tuple[int, ...], Any]] = []
+    objects: list[tuple[int, tuple[Any, ...], tuple[int, ...]]] = []
+    searched: dict[int, Any] = {}
     keyed: list[Any] = []
     for position, index in enumerate(order):
         rule, (kind, part), value = rules[index], spec.parts[index], call[position]
@@ -184,9 +193,20 @@ def remember(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program
             attributes = getattr(value, "__dict__", None)
             if not isinstance(attributes, dict) or type(value).__module__.startswith("wgkern."):
                 return        # a tuple, a list, an object without attributes of its own: checked every launch
-            signature = _holdings(value, ())[1]
-            objects.append((position, tuple(attributes), tuple(map(id, attributes.values())),
-                            signature if isinstance(signature, tuple) else None))
+            objects.append((position, tuple(attributes), tuple(map(id, attributes.values()))))
+            for item in searched_objects(value):
+                searched.setdefault(id(item), item)
+    snapshots: list[tuple[weakref.ref, tuple[Any, ...], tuple[int, ...]]] = []
+    checked = {id(call[position]) for position, _, _ in objects}     # arguments: their attributes are checked
+    for item in searched.values():
+        if id(item) in checked:
+            continue
+        try:
+            reference = weakref.ref(item)
+        except TypeError:
+            return            # an object the search reads that cannot be weakly referenced: checked every launch
+        attributes = item.__dict__
+        snapshots.append((reference, tuple(attributes), tuple(map(id, attributes.values()))))
     held: list[Any] = []
     form_key = _form_key(args, kwargs)
     forms = program.launch_plans.setdefault(kernel, {})
@@ -231,4 +251,5 @@ def remember(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program
             if container is not None:
                 bound.append(container)
     plans[key] = LaunchPlan(entry, HashedTuple((kernel, spec.key)), held, len(values), buffers, shapes, written,
-                            written_at, bound, bound_at, objects, keyed, Container.grad_rebinds, {})
+                            written_at, bound, bound_at, objects, snapshots, keyed, Container.grad_rebinds,
+                            {})

@@ -10,6 +10,8 @@ from tests.frontend.helpers import FakeField, build, of_type, run, wk
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
 from wgkern.lang import types as T
+from wgkern import launch as launch_module
+from wgkern.ir.visitor import walk
 
 out_f = FakeField(wk.f32, 8, "out_f")
 out_i = FakeField(wk.i32, 8, "out_i")
@@ -469,6 +471,56 @@ def test_short_circuit_operators_option(arch, short_circuit):
     calls[None] = 0
     assert both(1, 1) == 7
     assert calls[None] == (2 if short_circuit else 3)   # `1 > 0 or ...` is decided by its first operand
+
+
+def test_an_if_on_a_short_circuit_and_reuses_what_its_test_read(arch):
+    """`if i != j and |p_i - p_j| < h: total += |p_i - p_j|` (SPH's neighbour sums) under short-circuit
+    operators: the body runs inside the second operand's branch, so p_j is read once per neighbour (not again
+    in the body), the second operand is evaluated only where the first holds, and the sums are the loop's."""
+    wk.reset()
+    wk.init(arch=arch, short_circuit_operators=True)
+    n, h = 16, 0.3
+    pos = wk.field(wk.f32, shape=n)
+    out = wk.field(wk.f32, shape=n)
+    tested = wk.field(wk.i32, shape=())
+
+    @wk.func
+    def near(i: wk.i32, j: wk.i32) -> wk.u1:
+        wk.atomic_add(tested[None], 1)
+        return wk.abs(pos[i] - pos[j]) < h
+
+    @wk.kernel
+    def sums():
+        for i in range(n):
+            total = 0.0
+            for j in range(n):
+                if i != j and wk.abs(pos[i] - pos[j]) < h:
+                    total += wk.abs(pos[i] - pos[j])
+            out[i] = total
+
+    @wk.kernel
+    def count_near(first: wk.i32):
+        for i in range(n):
+            for j in range(n):
+                if j >= first and i != j and near(i, j):
+                    out[i] += 1.0
+
+    points = np.random.default_rng(3).random(n).astype(np.float32)
+    pos.from_numpy(points)
+    sums()
+    gaps = np.abs(points[:, None] - points[None, :])
+    near_pairs = (gaps < np.float32(h)) & ~np.eye(n, dtype=bool)
+    # each sum adds at most n terms of at most h, each addition rounding by at most 2^-24 of the running sum
+    np.testing.assert_allclose(out.to_numpy(), np.where(near_pairs, gaps, 0).sum(axis=1), rtol=0,
+                               atol=n * n * h * 2.0 ** -24)
+    entry = launch_module._entry_for_introspection(sums)
+    reads = [s for task in entry.offloaded.tasks for s in walk(task.body)
+             if isinstance(s, ir.GlobalLoad) and s.ptr.container.name == pos.name]
+    assert len(reads) == 2                       # p_i and p_j, read once each
+    out.fill(0.0)
+    count_near(n - 4)
+    assert tested[None] == sum(1 for i in range(n) for j in range(n - 4, n) if i != j)   # only where both hold
+    np.testing.assert_array_equal(out.to_numpy(), near_pairs[:, n - 4:].sum(axis=1))
 
 
 def test_sum_min_max_of_a_list_of_run_time_values(arch):

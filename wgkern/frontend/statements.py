@@ -21,6 +21,7 @@ from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
 from wgkern.lang import math as wm
 from wgkern.lang import types as T
 from wgkern.frontend.assignments import VarElements, is_static_call
+from wgkern.frontend.expressions import _short_circuit_operators
 
 
 def return_annotation_parts(annotation: Any) -> list[Any] | None:
@@ -35,6 +36,23 @@ def return_annotation_parts(annotation: Any) -> list[Any] | None:
             raise CompileError(f"a kernel's tuple return annotation must list each value's type, got {annotation!r}")
         return parts
     return None
+
+
+def nested_and(node: ast.If) -> ast.If | None:
+    """`if a and b: body` (no else, no wk.static in the test) as `if a: (if b: body)`, for short-circuit
+    operators: the same evaluation (b only where a holds, body where both do), but with body inside b's branch,
+    so passes/simplify.py reuses there what b read and computed (a neighbour's position, its distance) instead of
+    reading it again behind the alloca that a short-circuit value goes through (expressions.py). None for other
+    statements."""
+    test = node.test
+    if not isinstance(test, ast.BoolOp) or not isinstance(test.op, ast.And) or node.orelse:
+        return None
+    if any(is_static_call(part) for part in ast.walk(test)):
+        return None
+    rest = test.values[1:]
+    inner_test = rest[0] if len(rest) == 1 else ast.copy_location(ast.BoolOp(op=ast.And(), values=rest), test)
+    inner = ast.copy_location(ast.If(test=inner_test, body=node.body, orelse=[]), node)
+    return ast.copy_location(ast.If(test=test.values[0], body=[inner], orelse=[]), node)
 
 
 _PRINTF_FIELD = re.compile(r"%([-+ #0]*\d*(?:\.\d+)?)(?:hh|h|ll|l|z)?([diouxXeEfFgGcs%])")
@@ -98,6 +116,9 @@ class StatementMixin:
 
     def visit_If(self, node: ast.If) -> bool:
         """True when a compile-time branch was taken that certainly returns (see visit_body)."""
+        nested = nested_and(node) if _short_circuit_operators() else None
+        if nested is not None:
+            return self.visit_If(nested)
         cond = self.visit(node.test)
         if not is_runtime(cond):
             # a compile-time branch is spliced in place: names it assigns stay visible after it

@@ -4,6 +4,7 @@ Codegen backends and passes subclass IRVisitor (`visit_BinaryOp`, ...); an unhan
 error naming the statement's source location."""
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any, Callable, Iterator
 
 from wgkern.errors import InternalCompilerError
@@ -28,12 +29,18 @@ class IRVisitor:
 
 
 def walk(block: Block) -> Iterator[Stmt]:
-    """Every statement in `block`, depth first, parents before their children."""
-    for stmt in block.stmts:
-        yield stmt
-        if stmt.BLOCKS:
-            for child in stmt.blocks():
-                yield from walk(child)
+    """Every statement in `block`, depth first, parents before their children. One generator with a stack of the
+    blocks being walked: a nested generator per block would pass each statement up through every enclosing one
+    (Genesis's kernels nest a dozen deep, and the passes walk them many times)."""
+    pending: list[Iterator[Stmt]] = [iter(block.stmts)]
+    while pending:
+        for stmt in pending[-1]:
+            yield stmt
+            if stmt.BLOCKS:
+                pending.append(chain.from_iterable(child.stmts for child in stmt.blocks()))
+                break
+        else:
+            pending.pop()
 
 
 def walk_with_parent(block: Block) -> Iterator[tuple[Stmt, Block]]:

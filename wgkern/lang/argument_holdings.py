@@ -118,6 +118,28 @@ def _holdings(value: Any, stack: tuple[int, ...]) -> tuple[tuple[Any, Any], Any]
     return held, signature
 
 
+def searched_objects(value: Any) -> list[Any]:
+    """The objects below `value` whose attributes the holdings search of `value` reads (its @wk.data_oriented and
+    dataclass attributes, theirs, ...), each once. While every one of them and `value` keep the same attribute
+    names and values, `value`'s holdings are the same (launch_plan.py checks exactly that)."""
+    found: dict[int, Any] = {}
+
+    def visit(item: Any, stack: tuple[int, ...]) -> None:
+        attributes = getattr(item, "__dict__", None)
+        if not isinstance(attributes, dict) or id(item) in stack or len(stack) > 8:
+            return
+        if stack:
+            found.setdefault(id(item), item)
+        inner = stack + (id(item),)
+        for _, _, child in _own_members(item, attributes)[0]:
+            if child is not None:
+                visit(child, inner)
+
+    visit(value, ())
+    found.pop(id(value), None)       # reached again through a cycle: checked as the argument itself
+    return list(found.values())
+
+
 def _object_part(kernel: Any, rule: ParamRule, value: Any, members: list[Any], program: Any,
                  components: list[Any]) -> tuple[Any, ...]:
     """The key part of a template object holding ndarrays: the object's identity and each ndarray's part; the

@@ -192,7 +192,8 @@ def test_subtraction_as_addition_of_the_negation_is_bit_exact(dtype):
     rng = np.random.default_rng(7)
     x = np.concatenate([x, rng.standard_normal(500).astype(dtype.np_dtype)])
     v = np.concatenate([v, rng.standard_normal(500).astype(dtype.np_dtype)])
-    backend = CpuBackend(threads=1, target=dataclasses.replace(CPU_TARGET, atomic_fsub_as_fadd=True))
+    # two threads: with one, atomics are plain read-modify-writes (atomics.py), and this lowering is not taken
+    backend = CpuBackend(threads=2, target=dataclasses.replace(CPU_TARGET, atomic_fsub_as_fadd=True))
     try:
         compiled = backend.compile(subtract_kernel(dtype))
         acc, _, old = run(backend, compiled, [x, v, np.zeros_like(x)])

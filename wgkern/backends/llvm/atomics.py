@@ -5,7 +5,10 @@ A mixin of codegen.FunctionEmitter (it uses the emitter's `op`/`emit`/block help
 ops.py's ATOMIC and ATOMIC_CMPXCHG_LOOP. Every atomic is `monotonic` (relaxed), as on every other backend, at the
 target's memory scope (target.Target.atomic_scope: the whole system by default, the device on AMDGPU); an
 `atomicrmw` carries the target's metadata about the memory (Target.atomicrmw_metadata), which is what lets
-LLVM's AMDGPU backend make it one instruction instead of a compare-and-swap loop."""
+LLVM's AMDGPU backend make it one instruction instead of a compare-and-swap loop. In a module whose tasks only
+the launching thread runs (ModuleEmitter.single_thread), the operations that are one LLVM instruction are a
+plain load, that instruction and a store: no other thread can write in between, and an f32 add is otherwise a
+compare-and-swap loop on x86."""
 from __future__ import annotations
 
 from wgkern.errors import InternalCompilerError
@@ -15,6 +18,10 @@ from wgkern.dtypes import DataType
 
 from .ops import ATOMIC, ATOMIC_CMPXCHG_LOOP, BINARY
 from .types import llvm_type, memory_type
+
+
+# atomicrmw operations whose LLVM instruction of the same name computes the stored value (single-threaded modules)
+PLAIN_READ_MODIFY_WRITE = frozenset({"fadd", "fsub", "add", "sub", "and", "or", "xor"})
 
 
 class AtomicLowering:
@@ -32,6 +39,12 @@ class AtomicLowering:
                            f"{mem} {self.to_memory(value, dtype)}{scope} monotonic monotonic, align {dtype.nbytes}")
             return self.from_memory(self.op(f"extractvalue {{{mem}, i1}} {pair}, 0"), dtype)
         operation = ATOMIC[dtype.kind].get(op)
+        if self.module.single_thread and operation in PLAIN_READ_MODIFY_WRITE:
+            operand = self.to_memory(value, dtype)
+            old = self.op(f"load {mem}, {gptr} {address}, align {dtype.nbytes}")
+            self.emit(f"store {mem} {self.op(f'{operation} {mem} {old}, {operand}')}, {gptr} {address}, "
+                      f"align {dtype.nbytes}")
+            return self.from_memory(old, dtype)
         if operation is not None:
             operand = self.to_memory(value, dtype)
             if operation == "fsub" and self.target.atomic_fsub_as_fadd:

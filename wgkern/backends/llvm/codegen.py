@@ -84,8 +84,11 @@ class ModuleEmitter:
     """Collects function definitions, declarations and helpers of one LLVM module."""
 
     def __init__(self, target: Target, layout: ArgLayout, prefix: str, bounds_check: bool = False,
-                 fast_math: bool = False):
+                 fast_math: bool = False, single_thread: bool = False):
         self.target = target
+        # the backend runs every task on the launching thread alone (CpuBackend(threads=1)): range tasks are
+        # called directly, not through the worker pool, and atomics are plain read-modify-writes (atomics.py)
+        self.single_thread = single_thread
         # Taichi's fast_math: float arithmetic may be reassociated and contracted (reductions vectorise);
         # NaN and infinity semantics are kept (no nnan/ninf).
         self.float_flags = " reassoc contract nsz arcp afn" if fast_math else ""
@@ -530,10 +533,10 @@ def emit_serial_task(module: ModuleEmitter, task: ir.Task, name: str, task_index
 
 def emit_entry(module: ModuleEmitter, kernel: ir.OffloadedKernel, task_names: list[str], name: str,
                task_lanes: list[int] | None = None) -> str:
-    """`void name(ptr args)`: evaluates each range task's bounds and hands it to wk_parallel_for, in order.
-    A task that runs `task_lanes[k]` indices at a time gets chunks of a multiple of that many."""
+    """`void name(ptr args)`: evaluates each range task's bounds and hands it to wk_parallel_for, in order (or,
+    single-threaded, calls it on the whole range). A task that runs `task_lanes[k]` indices at a time gets chunks
+    of a multiple of that many."""
     fn = FunctionEmitter(module)
-    module.declare("declare void @wk_parallel_for(ptr, ptr, i64, i64, i64)")
     for task, task_name in zip(kernel.tasks, task_names):
         if task.kind == "serial":
             fn.emit(f"call void @{task_name}(ptr %args)")
@@ -541,9 +544,18 @@ def emit_entry(module: ModuleEmitter, kernel: ir.OffloadedKernel, task_names: li
         fn.visit_block(task.bounds)
         begin = fn.op(f"sext i32 {fn.value(task.loop.begin)} to i64")
         end = fn.op(f"sext i32 {fn.value(task.loop.end)} to i64")
+        if module.single_thread:           # no other thread may run it: its atomics are plain (atomics.py)
+            runs, done = fn.label("task.run"), fn.label("task.done")
+            fn.cond_branch(fn.op(f"icmp slt i64 {begin}, {end}"), runs, done)
+            fn.start_block(runs)
+            fn.emit(f"call void @{task_name}(ptr %args, i64 {begin}, i64 {end}, i32 0)")
+            fn.branch(done)
+            fn.start_block(done)
+            continue
         grain = max(1, WORK_PER_CHUNK // estimate_cost(task.body))
         lanes = task_lanes[kernel.tasks.index(task)] if task_lanes else 1
         grain = -(-grain // lanes) * lanes
+        module.declare("declare void @wk_parallel_for(ptr, ptr, i64, i64, i64)")
         fn.emit(f"call void @wk_parallel_for(ptr @{task_name}, ptr %args, i64 {begin}, i64 {end}, i64 {grain})")
     fn.emit("ret void")
     return fn.finish(f"void @{name}(ptr noalias nocapture readonly %args)")
@@ -551,13 +563,14 @@ def emit_entry(module: ModuleEmitter, kernel: ir.OffloadedKernel, task_names: li
 
 def emit_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, prefix: str,
                 bounds_check: bool = False, fast_math: bool = False,
-                lane_tasks: tuple[Callable[[ir.Task], int], Callable[..., str]] | None = None
-                ) -> tuple[str, str, list[ir.GlobalPtr]]:
+                lane_tasks: tuple[Callable[[ir.Task], int], Callable[..., str]] | None = None,
+                single_thread: bool = False) -> tuple[str, str, list[ir.GlobalPtr]]:
     """(LLVM IR text, entry symbol, bounds-checked sites). One module per kernel: task i is `<prefix>_t<i>`
     (range tasks take (args, lo, hi), serial ones (args)); `<prefix>_entry(args)` runs all tasks in order,
     range tasks through the worker pool's `wk_parallel_for(fn, args, begin, end, grain)`. `lane_tasks`
-    (width, emitter): a range task whose width is above 1 is emitted by that emitter (the CPU's lanes.py)."""
-    module = ModuleEmitter(target, layout, prefix, bounds_check, fast_math)
+    (width, emitter): a range task whose width is above 1 is emitted by that emitter (the CPU's lanes.py).
+    `single_thread`: the caller runs every task itself (ModuleEmitter.single_thread)."""
+    module = ModuleEmitter(target, layout, prefix, bounds_check, fast_math, single_thread)
     module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
     module.in_range = set().union(*(in_range_ptrs((task.bounds, task.body)) for task in kernel.tasks))
     if target.fused_sincos:

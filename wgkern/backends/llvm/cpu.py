@@ -31,7 +31,7 @@ from .jit import compile_ir, function_address, optimized_text
 from .layout import ArgLayout, build_layout
 from . import lanes, sincos
 from .target import CPU_TARGET, Target
-from .worker_pool import WorkerPool, worker_pool
+from .worker_pool import WorkerPool, default_thread_count, worker_pool
 
 ALIGNMENT = 64
 _ENTRY_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_char_p)
@@ -123,8 +123,9 @@ class CpuCompiledKernel(CompiledKernel):
         name = symbol_name(kernel.name)[:60]
         self.lanes = lanes.kernel_lanes(kernel, debug, fast_math)      # indices its widest task runs at once
         lane_tasks = (lambda task: lanes.lane_width(task, debug, fast_math), lanes.emit_lane_task)
+        single_thread = backend is not None and backend.single_thread
         text, entry_name, self.bounds_sites = emit_module(kernel, self.layout, target, f"{_PLACEHOLDER}{name}",
-                                                          debug, fast_math, lane_tasks)
+                                                          debug, fast_math, lane_tasks, single_thread)
         digest = f"wk{disk_cache.cache_key(text)[:16]}_"
         self.ir_text = text.replace(_PLACEHOLDER, digest)
         self.entry_name = entry_name.replace(_PLACEHOLDER, digest)
@@ -229,6 +230,9 @@ class CpuBackend(Backend):
         self.fast_math = fast_math
         self.pool: WorkerPool = worker_pool()
         self.pool.acquire(threads)
+        # threads=1: kernels run every task on the launching thread and skip the pool (codegen.emit_entry),
+        # whatever workers another backend keeps in it, so their atomics can be plain (atomics.py)
+        self.single_thread = (threads or default_thread_count()) == 1
         self.released = False
         self.adstack_heap = AdStackHeap(self.allocate, self.free)
         self.adstack_lock = threading.Lock()
