@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.errors import ArgumentError
-from wgkern.lang.torch_interop import _torch
+from wgkern.lang.torch_interop import _torch, device_key
 
 
 # id(tensor) -> (weak reference to the tensor, (data_ptr, shape, dtype), the wk.ndarray adopting its memory)
@@ -44,18 +44,13 @@ def _memory_of(tensor: Any, dtype: np.dtype) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(raw.view(dtype), shape, strides)
 
 
-def _torch_device(tensor: Any) -> tuple[str, int]:
-    device = tensor.device
-    return (device.type, device.index if device.index is not None else 0)
-
-
 def torch_argument(value: Any, program: Any, where: str) -> Any:
     """What a kernel gets for a torch tensor passed to an ndarray parameter: a wk.ndarray over its memory (a CPU
     tensor on the CPU arch, a CUDA tensor on the CUDA arch of the same device), else, for a CPU tensor, a numpy
     array sharing its memory (staged in and out like any numpy argument)."""
     backend = program.backend
     on_device = value.device.type != "cpu"
-    if on_device and _torch_device(value) != backend.torch_device:
+    if on_device and device_key(value.device) != backend.torch_device:
         shared = (f"; tensors on {backend.torch_device[0]}:{backend.torch_device[1]} are used in place"
                   if backend.torch_device else "")
         raise ArgumentError(f"{where} got a torch tensor on {value.device}, and this program runs on "

@@ -51,9 +51,16 @@ def _zero_copy_refusal(container: Any, device: Any) -> str | None:
     return None
 
 
+def device_key(device: Any) -> tuple[str, int]:
+    """A torch device (or its name) as (type, index), the form of Backend.torch_device; index 0 when unnamed."""
+    if isinstance(device, str):        # a torch.device is used as it is (a launch's tensor arguments)
+        device = _torch().device(device)
+    return (device.type, device.index or 0)
+
+
 def _device_name(device: Any) -> str:
-    device = _torch().device(device)
-    return device.type if device.type == "cpu" else f"{device.type}:{device.index or 0}"
+    kind, index = device_key(device)
+    return kind if kind == "cpu" else f"{kind}:{index}"
 
 
 class _CudaArray:
