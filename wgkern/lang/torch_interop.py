@@ -53,7 +53,7 @@ def _zero_copy_refusal(container: Any, device: Any) -> str | None:
 
 def device_key(device: Any) -> tuple[str, int]:
     """A torch device (or its name) as (type, index), the form of Backend.torch_device; index 0 when unnamed."""
-    if isinstance(device, str):        # a torch.device is used as it is (a launch's tensor arguments)
+    if not hasattr(device, "type"):   # a name or an index; a torch.device is used as it is (a launch's tensors)
         device = _torch().device(device)
     return (device.type, device.index or 0)
 
