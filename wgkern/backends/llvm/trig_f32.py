@@ -2,11 +2,11 @@
 large-argument reduction in one shared function that is never inlined.
 
 libdevice's `__nv_sinf` and `__nv_cosf` carry their Payne-Hanek reduction (a loop over a table, a local array)
-inline, so every call site pasted ~200 lines into the kernel and O3 spent most of a cold compile simplifying
-them. Here `@wk.trig.sinf` and `@wk.trig.cosf` (always inlined) hold only:
+inline, so every call pasted a few hundred lines of IR into the kernel and O3 spent most of a cold compile
+simplifying them. Here `@wk.trig.sinf` and `@wk.trig.cosf` (always inlined) hold only:
 - for |x| < 2^17: j = rint(x 2/pi) and r = x - j pi/2 by three fmas with pi/2 split in three f32 parts
-  (the first, the f32 nearest pi/2, makes j * P1 and x - j * P1 exact: both are multiples of its last bit,
-  2^-23, below 1 in magnitude); r = x itself where j = 0 (so sin(-0) = -0);
+  (the first is the f32 nearest pi/2, and x - j P1 is exact: a multiple of 2^-23, or of x's last bit where
+  |x| < 1, below 1 in magnitude); r = x itself where j = 0 (so sin(-0) = -0);
 - otherwise a call to `@wk.trig.reduce` (noinline, one per module): x = m 2^e, the 96 bits of 2/pi that
   matter for this e times the 24-bit m in 64-bit integer arithmetic (the product's integer part mod 4 is the
   quadrant, its fraction, centred on 0, becomes r through one f64 multiply by pi/2); inf and NaN give NaN;
@@ -14,9 +14,10 @@ them. Here `@wk.trig.sinf` and `@wk.trig.cosf` (always inlined) hold only:
   backends/polynomials.py by Horner's rule with fma, cos with the rounding errors of z and of 1 - z/2 carried
   into its last addition; the quadrant j mod 4 picks +-sin or +-cos.
 
-The result is within 2 ulp of the exact value for every f32 argument (libdevice's documented bound);
-tests/backends/llvm/test_trig_f32.py runs these functions on the CPU JIT against numpy's float64 sin and
-cos, and the suite's `arch` fixture runs kernels calling them on CUDA. Under fast_math the module's functions
+The result is within 2 ulp of the exact value for every f32 argument (libdevice's documented bound; run
+over every f32 on the CPU JIT against numpy's float64 sin and cos: at most 1.5 ulp);
+tests/backends/llvm/test_trig_f32.py runs these functions on the CPU JIT over the hardest arguments and random
+ones, and the suite's `arch` fixture runs kernels calling them on CUDA. Under fast_math the module's functions
 flush f32 subnormals (ptx.one_denormal_mode), as libdevice's FTZ paths do; no approximate instruction is used."""
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ SIN = PREFIX + "sinf"
 COS = PREFIX + "cosf"
 REDUCE = PREFIX + "reduce"
 TABLE = PREFIX + "two_over_pi"
-# below this |x| the three-part reduction keeps r within 1/4 ulp of x - j pi/2 (|j| < 2^16.4)
+# below this |x| (|j| < 2^16.4) the three parts of pi/2 (2^-76.3 short of it) reduce with the fast path's accuracy
 LIMIT = 2.0 ** 17
 _ATTRIBUTES = "nounwind willreturn memory(none)"
 DECLARATIONS = (
@@ -65,8 +66,8 @@ with localcontext() as _context:
         _PIO2.append(_f32(float(_rest)))
         _rest -= Decimal(_PIO2[-1])
     _TWO_OVER_PI = int((2 / _PI) * (Decimal(2) ** 224))     # the first 224 fraction bits of 2/pi
-    # 2/pi's bits as 32-bit words, the first word its (zero) integer part: bit 31 - t of word t // 32 has the
-    # weight 2^(31 - t)
+    # 2/pi's bits as 32-bit words, the first word its (zero) integer part: bit t, counted from the first
+    # word's most significant bit, weighs 2^(31 - t)
     WORDS = [0] + [(_TWO_OVER_PI >> (32 * (6 - k))) & 0xFFFFFFFF for k in range(7)]
     _PIO2_SCALED = float(_PI / 2 / Decimal(2) ** 64)         # a 64-bit fraction of a quadrant times pi/2
 
