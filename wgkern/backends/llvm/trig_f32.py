@@ -11,8 +11,9 @@ simplifying them. Here `@wk.trig.sinf` and `@wk.trig.cosf` (always inlined) hold
   matter for this e times the 24-bit m in 64-bit integer arithmetic (the product's integer part mod 4 is the
   quadrant, its fraction, centred on 0, becomes r through one f64 multiply by pi/2); inf and NaN give NaN;
 - sin(r) = r + r z q(z) and cos(r) = 1 - z/2 + z^2 q(z), z = r^2, with the f32 tails of
-  backends/polynomials.py by Horner's rule with fma, cos with the rounding errors of z and of 1 - z/2 carried
-  into its last addition; the quadrant j mod 4 picks +-sin or +-cos.
+  backends/polynomials.py by Horner's rule with fma, cos with the rounding errors of z and of w = 1 - z/2
+  carried into its last addition (1 - w is exact, w being within a factor 2 of 1, and so is the error
+  (1 - w) - z/2, which one fma gives); the quadrant j mod 4 picks +-sin or +-cos.
 
 The result is within 2 ulp of the exact value for every f32 argument (libdevice's documented bound; run
 over every f32 on the CPU JIT against numpy's float64 sin and cos: at most 1.5 ulp);
@@ -201,10 +202,9 @@ poly:
   %s = select i1 %rzero, float %r, float %sp
   %zn = fneg float %z
   %ze = call float @llvm.fma.f32(float %r, float %r, float %zn)
-  %hz = fmul float %z, 0.5
-  %w = fsub float 1.0, %hz
+  %w = call float @llvm.fma.f32(float %z, float -0.5, float 1.0)
   %wd = fsub float 1.0, %w
-  %wt = fsub float %wd, %hz
+  %wt = call float @llvm.fma.f32(float %z, float -0.5, float %wd)
   %z2 = fmul float %z, %z
   %ct = call float @llvm.fma.f32(float %z2, float {c_tail}, float %wt)
   %ce = call float @llvm.fma.f32(float %ze, float -0.5, float %ct)
