@@ -1,11 +1,12 @@
 """LLVM IR -> PTX for the CUDA backend: the NVPTX target machine, libdevice, and the O3 pipeline.
 
-Math functions (sin, exp, pow, atan2, ...) come from NVIDIA's libdevice bitcode (`__nv_sinf`, `__nv_exp`...):
+Math functions (exp, pow, atan2, f64 sin, ...) come from NVIDIA's libdevice bitcode (`__nv_expf`, `__nv_sin`...):
 the NVPTX backend lowers only a few intrinsics itself, and an intrinsic it cannot lower aborts the process, so
-codegen never emits one for this target (target.CUDA_TARGET maps every math function to libdevice). libdevice
-is linked only into modules that call it. It ships with every CUDA toolkit and in NVIDIA's PyPI wheels;
-`find_libdevice()` says where it looks. `cached_ptx` keeps compiled modules on disk between runs (Taichi's
-offline cache); the driver caches its own JIT of the PTX, so a second run of a program compiles little."""
+codegen never emits one for this target (target.CUDA_TARGET maps every math function to libdevice, except f32 sin
+and cos, which the module defines: trig_f32.py). libdevice is linked only into modules that call it. It ships
+with every CUDA toolkit and in NVIDIA's PyPI wheels; `find_libdevice()` says where it looks. `cached_ptx` keeps
+compiled modules on disk between runs (Taichi's offline cache); the driver caches its own JIT of the PTX, so a
+second run of a program compiles little."""
 from __future__ import annotations
 
 import glob

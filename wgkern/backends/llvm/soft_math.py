@@ -45,7 +45,7 @@ _INTRINSICS = {
 }
 
 
-def _pi(digits: int) -> Decimal:
+def pi_decimal(digits: int) -> Decimal:
     """pi to `digits` digits (Machin: 16 atan(1/5) - 4 atan(1/239))."""
     with localcontext() as context:
         context.prec = digits + 5
@@ -80,7 +80,7 @@ with localcontext() as _context:
     _LN2_EXACT = Decimal(2).ln()
     _LN2 = _split(_LN2_EXACT, 2, 32)                    # e ln2_hi is exact for every f64 exponent e
     _INV_LN2 = _split(1 / _LN2_EXACT, 2, 53)            # 1/ln2 as a double and its residue
-    _PIO2 = _split(_pi(50) / 2, 3, 33)                  # k pi/2 exact in the first two parts for |k| < 2^20
+    _PIO2 = _split(pi_decimal(50) / 2, 3, 33)           # k pi/2 exact in the first two parts for |k| < 2^20
 
 
 def h(value: float) -> str:

@@ -2,8 +2,9 @@
 
 A Target names math-library functions, the spin-wait hint, address spaces, function attributes and how atomics
 are spelled (their memory scope, and metadata about the memory they touch). The CPU
-target calls the process's libm (symbols resolve from the running Python process); the CUDA target calls
-libdevice's `__nv_*` functions (ptx.py links them) and keeps pointers generic (PTX addresses global memory
+target calls the process's libm (symbols resolve from the running Python process); the CUDA target defines its f32
+sin and cos in the module (trig_f32.py), calls libdevice's `__nv_*` functions for the rest (ptx.py links them)
+and keeps pointers generic (PTX addresses global memory
 through generic pointers; the backend's loads are cheap either way).
 
 A GpuTarget adds what the GPU kernel frame (cuda_codegen.py) needs: the thread and block registers, the kernel's
@@ -14,6 +15,8 @@ from __future__ import annotations
 import platform
 import sys
 from dataclasses import dataclass
+
+from . import trig_f32
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,12 +112,16 @@ class GpuTarget(Target):
 
 @dataclass(frozen=True, slots=True)
 class CudaTarget(GpuTarget):
-    """NVPTX: libdevice math (`__nv_sinf` for f32, `__nv_sin` for f64), no fused CPU sincos helper; thread and
-    block registers from `llvm.nvvm.read.ptx.sreg.*`; kernels take the argument block `byval` and are marked with
-    `!nvvm.annotations`."""
+    """NVPTX: f32 sin and cos defined in the module (trig_f32.py: a fast path inlined at each call, the
+    large-argument reduction shared), every other math function from libdevice (`__nv_expf` for f32, `__nv_sin`
+    for f64), no fused CPU sincos helper; thread and block registers from `llvm.nvvm.read.ptx.sreg.*`; kernels
+    take the argument block `byval` and are marked with `!nvvm.annotations`."""
 
     def math_symbol(self, name: str, bits: int) -> str | None:
-        return "__nv_" + (name + "f" if bits == 32 else name)
+        return trig_f32.symbol(name, bits) or "__nv_" + (name + "f" if bits == 32 else name)
+
+    def math_definitions(self, symbol: str) -> tuple[dict[str, str], list[str]]:
+        return trig_f32.definitions(symbol) if symbol.startswith(trig_f32.PREFIX) else ({}, [])
 
     def thread_registers(self) -> tuple[list[str], list[str]]:
         names = ("tid", "ctaid", "ntid", "nctaid")
