@@ -453,6 +453,51 @@ def test_subgroup_float_reductions_and_scans(gpu):
     np.testing.assert_array_equal(got[5], exclusive.reshape(-1))
 
 
+@pytest.mark.parametrize("n", [256, 250])
+def test_subgroup_operations_after_diverging_loops_see_every_lane(gpu, n):
+    """Each lane first runs a loop of its own trip count (lanes leave it at different iterations), then the
+    subgroup operations: every one of the subgroup's lanes takes part, however they diverged before (on CUDA
+    the lanes of a warp need not be back in step after the loop). With n = 250 the last subgroup is partial:
+    the lanes past the range's end take no part."""
+    _needs_subgroups(gpu)
+    size = _group_size()
+    trips = wk.field(wk.i32, shape=n)
+    out = wk.field(wk.i32, shape=(5, n))
+    tile = min(size, 32).bit_length() - 1              # Quadrants' sized forms: groups of up to 32 lanes
+
+    @wk.kernel
+    def run():
+        wk.loop_config(block_dim=64)
+        for i in range(n):
+            acc = 0
+            for k in range(trips[i]):
+                acc += (k * 7 + i) % 5
+            out[0, i] = wk.simt.subgroup.reduce_add(acc)
+            out[1, i] = wk.simt.subgroup.inclusive_add(acc)
+            out[2, i] = wk.simt.subgroup.reduce_all_add_tiled(acc, tile)
+            out[3, i] = wk.simt.subgroup.any_true(acc > 440)
+            wk.simt.subgroup.sync()
+            out[4, i] = wk.simt.subgroup.shuffle_xor(acc, 1)
+
+    rng = np.random.default_rng(11)
+    counts = rng.integers(0, 200, n).astype(np.int32)
+    trips.from_numpy(counts)
+    run()
+    got = out.to_numpy()
+    acc = np.array([sum((k * 7 + i) % 5 for k in range(c)) for i, c in enumerate(counts)], np.int64)
+    padded = np.zeros(-(-n // size) * size, np.int64)
+    padded[:n] = acc
+    groups = padded.reshape(-1, size)
+    np.testing.assert_array_equal(got[0], np.repeat(groups.sum(axis=1), size)[:n])
+    np.testing.assert_array_equal(got[1], np.cumsum(groups, axis=1).reshape(-1)[:n])
+    tiles = padded.reshape(-1, 1 << tile)
+    whole = (n >> tile) << tile                         # a butterfly in a partial group reads lanes that do not run
+    np.testing.assert_array_equal(got[2][:whole], np.repeat(tiles.sum(axis=1), 1 << tile)[:whole])
+    np.testing.assert_array_equal(got[3], np.repeat((groups > 440).any(axis=1), size)[:n].astype(np.int32))
+    full = (n // size) * size                          # lanes whose partner lane runs
+    np.testing.assert_array_equal(got[4][:full], padded[np.arange(full) ^ 1])
+
+
 def test_subgroup_votes_broadcasts_and_shuffles(gpu):
     _needs_subgroups(gpu)
     size = _group_size()

@@ -47,6 +47,10 @@ class AmdgpuSimtLowering(CudaSimtLowering):
     def active_mask(self) -> str:
         return self.ballot("true")
 
+    def subgroup_mask(self) -> str:
+        """A wave runs in lockstep under its exec mask: the active lanes are the ones making the call."""
+        return self.active_mask()
+
     def wave_barrier(self) -> str:
         return self.call("llvm.amdgcn.wave.barrier", "void", [])
 

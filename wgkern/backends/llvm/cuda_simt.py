@@ -3,8 +3,12 @@
 Shared arrays are module globals in the shared address space (addrspace 3), addressed through generic
 pointers like every other access. Block barriers are `bar.sync` (the voting ones `bar.red`); warp intrinsics
 are the nvvm `shfl.sync` / `vote.sync` / `match.sync` ones with the caller's mask. The subgroup is the warp
-(32 lanes): its operations run over the active lanes (`activemask`), reductions and scans as shuffle-up
-scans that only read lanes below the reader (so a partial warp whose active lanes come first is exact)."""
+(32 lanes): its operations run over the warp's live lanes (those the block launched and that have not left the
+kernel), found by a `vote.ballot.sync` over the launched lanes, which also waits for every one of them: since
+Volta a warp's lanes need not run in step after divergent code (lanes that left a loop early go on alone), so
+`activemask` may name only some of the lanes that will make the call, and a shuffle over it reads lanes outside
+it. Reductions and scans are shuffle-up scans that only read lanes below the reader (so a partial last warp,
+whose live lanes come first, is exact)."""
 from __future__ import annotations
 
 import math
@@ -62,8 +66,17 @@ class CudaSimtLowering(SharedArrayLowering):
     def active_mask(self) -> str:
         return self.op('call i32 asm sideeffect "activemask.b32 $0;", "=r"()')
 
+    def subgroup_mask(self) -> str:
+        """The lanes a subgroup operation runs over: the warp's lanes that the block launched and that have not
+        left the kernel (threads past a range's end leave at once). The ballot over the launched lanes waits
+        for every live one of them, so the operation that follows sees the whole warp however its lanes
+        diverged before (Quadrants' contract: subgroup operations are called by all the warp's lanes)."""
+        lane = self.op("and i32 %tid, 31")
+        launched = self.member_mask(self.op(f"sub i32 %ntid, {self.op(f'sub i32 %tid, {lane}')}"))
+        return self.vote("ballot", launched, "true")
+
     def wave_barrier(self) -> str:
-        return self.call("llvm.nvvm.bar.warp.sync", "void", [("i32", self.active_mask())])
+        return self.call("llvm.nvvm.bar.warp.sync", "void", [("i32", self.subgroup_mask())])
 
     def shuffle(self, mode: str, mask: str, value: str, dtype: T.DataType, lane_arg: str) -> str:
         """shfl.sync.<mode> of a 32-bit value (f32 or i32/u32)."""
@@ -155,7 +168,7 @@ class CudaSimtLowering(SharedArrayLowering):
             return str(self.wave_size)
         if name == "invocation_id":
             return self.lane()
-        mask = self.active_mask()
+        mask = self.subgroup_mask()
         mty = self.mask_type
         first = self.call(f"llvm.cttz.{mty}", mty, [(mty, mask), ("i1", "true")])
         if mty != "i32":
