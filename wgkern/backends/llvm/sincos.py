@@ -21,6 +21,8 @@ from wgkern.ir.visitor import walk
 from wgkern import dtypes as T
 from wgkern.backends.polynomials import tail_for
 
+from .soft_math import horner_fma
+
 SYMBOL = "wk_sincos_f32"
 _LIMIT = 2.0 ** 19
 _PIO2_HI = 1.57079632673412561417e+00       # the first 33 bits of pi/2
@@ -29,16 +31,6 @@ _PIO2_LO = 6.07710050650619224932e-11       # pi/2 - _PIO2_HI
 
 def _hex(value: float) -> str:
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
-
-
-def _horner(name: str, z: str, coefficients: list[float], lines: list[str]) -> str:
-    """Emit q(z) by Horner's rule with fma; returns the final value's name."""
-    acc = _hex(coefficients[-1])
-    for n, c in enumerate(reversed(coefficients[:-1])):
-        out = f"%{name}{n}"
-        lines.append(f"  {out} = call double @llvm.fma.f64(double {z}, double {acc}, double {_hex(c)})")
-        acc = out
-    return acc
 
 
 DECLARATIONS = (
@@ -55,8 +47,8 @@ def module_text(math_attributes: str) -> str:
     sin_q = [float(c) for c in tail_for("sin", 32)]      # sin(r) = r (1 + r^2 q(r^2))
     cos_q = [float(c) for c in tail_for("cos", 32)]      # cos(r) = 1 - r^2/2 + r^4 q(r^2)
     body: list[str] = []
-    s_tail = _horner("s", "%r2", sin_q, body)
-    c_tail = _horner("c", "%r2", cos_q, body)
+    s_tail = horner_fma("s", "%r2", sin_q, body)
+    c_tail = horner_fma("c", "%r2", cos_q, body)
     polys = "\n".join(body)
     declarations = (*DECLARATIONS, f"declare float @sinf(float) {math_attributes}",
                     f"declare float @cosf(float) {math_attributes}")

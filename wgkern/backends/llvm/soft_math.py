@@ -88,6 +88,20 @@ def h(value: float) -> str:
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
 
 
+def horner_fma(prefix: str, z: str, coefficients: list, lines: list[str], ty: str = "double") -> str:
+    """Append to `lines` q(z) = sum c_j z^j by Horner's rule with fma in `ty` ("double", or "float" with each
+    coefficient rounded to f32), the steps named %<prefix>0, %<prefix>1, ...; returns the last value's name."""
+    suffix = "f64" if ty == "double" else "f32"
+    values = [float(c) if ty == "double" else struct.unpack("<f", struct.pack("<f", float(c)))[0]
+              for c in coefficients]
+    acc = h(values[-1])
+    for n, c in enumerate(reversed(values[:-1])):
+        out = f"%{prefix}{n}"
+        lines.append(f"  {out} = call {ty} @llvm.fma.{suffix}({ty} {z}, {ty} {acc}, {ty} {h(c)})")
+        acc = out
+    return acc
+
+
 def _horner(z: str, coefficients: list, out: str) -> list[str]:
     """Lines computing q(z) = sum c_j z^j by Horner's rule with fma into %<out>."""
     values = [float(c) for c in coefficients]

@@ -27,7 +27,7 @@ from decimal import Decimal, localcontext
 
 from wgkern.backends.polynomials import tail_for
 
-from .soft_math import pi_decimal
+from .soft_math import horner_fma, pi_decimal
 
 PREFIX = "wk.trig."
 SIN = PREFIX + "sinf"
@@ -71,17 +71,6 @@ with localcontext() as _context:
     # word's most significant bit, weighs 2^(31 - t)
     WORDS = [0] + [(_TWO_OVER_PI >> (32 * (6 - k))) & 0xFFFFFFFF for k in range(7)]
     _PIO2_SCALED = float(_PI / 2 / Decimal(2) ** 64)         # a 64-bit fraction of a quadrant times pi/2
-
-
-def _horner(name: str, z: str, coefficients: list, lines: list[str]) -> str:
-    """Lines computing q(z) = sum c_j z^j by Horner's rule with f32 fma; returns the value's name."""
-    values = [float(c) for c in coefficients]
-    acc = _hex(values[-1])
-    for n, c in enumerate(reversed(values[:-1])):
-        out = f"%{name}{n}"
-        lines.append(f"  {out} = call float @llvm.fma.f32(float {z}, float {acc}, float {_hex(c)})")
-        acc = out
-    return acc
 
 
 def _reduce_definition() -> str:
@@ -166,8 +155,8 @@ reduce:
 def _function(name: str, cosine: bool) -> str:
     """`float @<name>(float)`: sin, or cos with `cosine`."""
     polys: list[str] = []
-    s_tail = _horner("s", "%z", tail_for("sin", 32), polys)
-    c_tail = _horner("c", "%z", tail_for("cos", 32), polys)
+    s_tail = horner_fma("s", "%z", tail_for("sin", 32), polys, "float")
+    c_tail = horner_fma("c", "%z", tail_for("cos", 32), polys, "float")
     body = "\n".join(polys)
     # sin: quadrants 0-3 give s, c, -s, -c; cos: c, -s, -c, s (cos(x) = sin(x + pi/2): quadrant + 1)
     quadrant = "  %qq = add i32 %q, 1" if cosine else "  %qq = add i32 %q, 0"
