@@ -11,11 +11,7 @@ import pytest
 import wgkern as wk
 from wgkern.backends.llvm import lanes, vector_sincos
 
-
-def _ulps(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
-    """Distance in f32 ulps of `got` from the exact (f64) value, measured at the exact value's magnitude."""
-    spacing = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
-    return np.abs(got.astype(np.float64) - exact) / spacing
+from ._trig_helpers import sin_cos as _sin_cos, ulps as _ulps
 
 
 def _inputs() -> np.ndarray:
@@ -30,21 +26,6 @@ def _inputs() -> np.ndarray:
     parts = [bits[np.isfinite(bits)], near, np.nextafter(near, np.float32(np.inf)),
              rng.uniform(-8, 8, 50000).astype(np.float32), np.asarray(edges, np.float32)]
     return np.concatenate(parts)
-
-
-def _sin_cos(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, object]:
-    n = values.size
-    x, s, c = (wk.field(wk.f32, shape=n) for _ in range(3))
-
-    @wk.kernel
-    def sin_cos():
-        for i in x:
-            s[i] = wk.sin(x[i])
-            c[i] = wk.cos(x[i])
-
-    x.from_numpy(values)
-    sin_cos()
-    return s.to_numpy(), c.to_numpy(), sin_cos
 
 
 @pytest.fixture
