@@ -14,6 +14,7 @@ import pytest
 import wgkern as wk
 from wgkern.backends.llvm import jit, ptx, trig_f32
 
+from ._trig_helpers import sin_cos, ulps as _ulps
 from .test_cuda import offloaded_kernels, to_ptx
 
 # Error budget. Fast path: x - j P1 is exact, the next two fmas round once each (together at most 1 ulp of r),
@@ -24,12 +25,6 @@ from .test_cuda import offloaded_kernels, to_ptx
 # fast path and about 1.6 in the other; every f32 argument was run through both (exhaustively against numpy's
 # float64 sin and cos: at most 1.5 ulp), and the test holds libdevice's documented bound.
 ULP_BOUND = 2.0
-
-
-def _ulps(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
-    """Distance in f32 ulps of `got` from the exact (f64) value, measured at the exact value's magnitude."""
-    spacing = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
-    return np.abs(got.astype(np.float64) - exact) / spacing
 
 
 def _inputs() -> np.ndarray:
@@ -117,18 +112,9 @@ def test_kernels_are_within_two_ulp_on_each_arch(arch) -> None:
                     "their own bounds in tests/frontend/test_random_and_math_on_device.py")
     values = _inputs()
     values = values[np.abs(values) >= np.finfo(np.float32).tiny]     # fast_math on CUDA flushes subnormals
-    x, s, c = (wk.field(wk.f32, shape=values.size) for _ in range(3))
-
-    @wk.kernel
-    def sin_cos():
-        for i in x:
-            s[i] = wk.sin(x[i])
-            c[i] = wk.cos(x[i])
-
-    x.from_numpy(values)
-    sin_cos()
+    sines, cosines, _ = sin_cos(values)
     wide = values.astype(np.float64)
-    for name, got, exact in (("sin", s.to_numpy(), np.sin(wide)), ("cos", c.to_numpy(), np.cos(wide))):
+    for name, got, exact in (("sin", sines, np.sin(wide)), ("cos", cosines, np.cos(wide))):
         error = _ulps(got, exact)
         worst = int(np.argmax(error))
         assert error.max() <= ULP_BOUND, f"{name}({values[worst]!r}) = {got[worst]!r}, exact {exact[worst]!r}"
