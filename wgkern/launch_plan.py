@@ -274,15 +274,17 @@ def remember(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program
             container = container.grad if source.is_grad else container
             if container is not None:
                 bound.append(container)
-    def unwatched(entries: list[Any], item: Callable[[Any], Any]) -> list[Any]:
-        return [entry for entry in entries if not is_watched(type(item(entry)))]
-
-    def watched(entries: list[Any], item: Callable[[Any], Any]) -> list[Any]:
-        return [entry for entry in entries if is_watched(type(item(entry)))]
-
-    argument = lambda entry: call[entry[0]]          # noqa: E731
-    referent = lambda entry: entry[0]()              # noqa: E731
+    objects, watched_objects = _split_watched(objects, [call[position] for position, _, _ in objects])
+    snapshots, watched_snapshots = _split_watched(snapshots, [reference() for reference, _, _ in snapshots])
     plans[key] = LaunchPlan(entry, HashedTuple((kernel, spec.key)), held, len(values), buffers, shapes, written,
-                            written_at, bound, bound_at, unwatched(objects, argument),
-                            unwatched(snapshots, referent), keyed, Container.grad_rebinds, {},
-                            watched(objects, argument), watched(snapshots, referent), Rebinds.count)
+                            written_at, bound, bound_at, objects, snapshots, keyed, Container.grad_rebinds, {},
+                            watched_objects, watched_snapshots, Rebinds.count)
+
+
+def _split_watched(entries: list[Any], items: list[Any]) -> tuple[list[Any], list[Any]]:
+    """`entries` in two lists: those whose item (the same position in `items`) is not of a watched class
+    (lang/rebinds.py), and those whose item is."""
+    unwatched, watched = [], []
+    for entry, item in zip(entries, items):
+        (watched if is_watched(type(item)) else unwatched).append(entry)
+    return unwatched, watched

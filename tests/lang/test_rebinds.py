@@ -48,3 +48,10 @@ def test_decorating_a_class_twice_counts_once():
     before = Rebinds.count
     Twice().x = 1
     assert Rebinds.count - before == 1
+
+
+def test_a_decorated_subclass_of_a_watched_class_counts_once():
+    Sub = wk.data_oriented(type("Sub", (Base,), {}))
+    before = Rebinds.count
+    Sub().x = 1                                # __init__'s assignment and this one
+    assert Rebinds.count - before == 2

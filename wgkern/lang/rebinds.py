@@ -16,12 +16,12 @@ class Rebinds:
 
 
 _HOOKS: set[Callable[..., Any]] = set()      # the __setattr__ / __delattr__ functions watch() installed
-_WATCHED: dict[type, bool] = {}              # is_watched's answer per class, recomputed when watch() runs again
 
 
 def watch(cls: type) -> None:
-    """Count every attribute assignment and deletion on instances of `cls` (once per class)."""
-    if cls.__dict__.get("__setattr__") in _HOOKS:
+    """Count every attribute assignment and deletion on instances of `cls` (once: a class that already counts
+    them, itself or through a watched base, is left as it is)."""
+    if is_watched(cls):
         return
     assign, delete = cls.__setattr__, cls.__delattr__
 
@@ -39,12 +39,8 @@ def watch(cls: type) -> None:
     except TypeError:          # a built-in or otherwise immutable type: its objects stay unwatched
         return
     _HOOKS.update((__setattr__, __delattr__))
-    _WATCHED.clear()
 
 
 def is_watched(kind: type) -> bool:
     """Whether every normal attribute assignment or deletion on an instance of `kind` bumps Rebinds.count."""
-    found = _WATCHED.get(kind)
-    if found is None:
-        found = _WATCHED[kind] = kind.__setattr__ in _HOOKS and kind.__delattr__ in _HOOKS
-    return found
+    return kind.__setattr__ in _HOOKS and kind.__delattr__ in _HOOKS
