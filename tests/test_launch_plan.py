@@ -242,3 +242,73 @@ def test_keyword_calls_plan_by_parameter(arch, full_checks):
     np.testing.assert_array_equal(state.arrays.target.to_numpy(), 2.0 * np.arange(4, dtype=np.float32))
     assert state.count.to_numpy()[0] == 2
     assert len(full_checks) == 1
+
+
+def test_watched_objects_are_compared_only_after_an_attribute_assignment(arch, monkeypatch):
+    """Outer and Holder are @wk.data_oriented, so their assignments are counted (lang/rebinds.py): while none
+    happens a planned launch compares no attributes, and one assignment anywhere makes the next launch compare
+    them (and find them the same here)."""
+    values = wk.ndarray(wk.f32, 3)
+    values.fill(1.0)
+    outer = Outer(Holder(values))
+    outer.double_inner()
+    outer.double_inner()
+    compared: list[int] = []
+    same_attributes = launch_plan._same_attributes
+
+    def counting(objects, searched, call):
+        compared.append(len(objects) + len(searched))
+        return same_attributes(objects, searched, call)
+
+    monkeypatch.setattr(launch_plan, "_same_attributes", counting)
+    outer.double_inner()
+    assert compared == [0]                # the unwatched lists only, both empty
+    Holder(wk.ndarray(wk.f32, 1)).values = values          # an assignment on another watched object
+    outer.double_inner()
+    outer.double_inner()
+    assert compared == [0, 0, 2, 0]       # compared once (Outer itself and the Holder below it), then not
+    np.testing.assert_array_equal(values.to_numpy(), [32.0, 32.0, 32.0])     # five launches
+
+
+class Unwatched(Holder):
+    """A subclass whose own __setattr__ bypasses the counted one: its objects are compared at every launch."""
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+
+
+@dataclasses.dataclass
+class Slots:
+    values: wk.types.NDArray[wk.f32, 1]
+
+
+@wk.data_oriented
+class Mixed:
+    """A watched object holding an unwatched one (a mutable dataclass) and a watched one with its own setter."""
+
+    def __init__(self, slots: Slots, holder: Holder):
+        self.slots = slots
+        self.holder = holder
+
+    @wk.kernel
+    def add(self):
+        for i in self.slots.values:
+            self.slots.values[i] += 1.0
+            self.holder.values[i] += 10.0
+
+
+def test_objects_whose_assignments_are_not_counted_are_compared_at_every_launch(arch, full_checks):
+    a, b, c, d = (wk.ndarray(wk.f32, 2) for _ in range(4))
+    mixed = Mixed(Slots(a), Unwatched(c))
+    mixed.add()
+    mixed.add()
+    assert len(full_checks) == 1
+    mixed.slots.values = b                # a plain dataclass: not counted
+    mixed.add()
+    mixed.holder.values = d               # object.__setattr__ through the subclass's own setter: not counted
+    mixed.add()
+    np.testing.assert_array_equal(a.to_numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(b.to_numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(c.to_numpy(), [30.0, 30.0])
+    np.testing.assert_array_equal(d.to_numpy(), [10.0, 10.0])
+    assert len(full_checks) == 3

@@ -13,7 +13,9 @@ A plan is used only while nothing it depends on can have changed, and `launch` r
 - the attribute bindings of the template objects passed and of the objects their holdings search reads
   (lang/argument_holdings.py: @data_oriented and dataclass attributes, theirs, ...): the same names bound to the
   same objects mean the same holdings, checked as flat lists of names and ids (a solver object reaches a dozen
-  others, hundreds of attributes in all), and the members of dataclass values that are compared by template key;
+  others, hundreds of attributes in all), and the members of dataclass values that are compared by template key.
+  The objects of @data_oriented classes are compared only when an attribute of one was assigned since the plan's
+  last check (lang/rebinds.py counts the assignments; Genesis assigns none during a step);
 - whether any container's `.grad` was rebound since (Container.grad_rebinds);
 - the argument objects themselves: a plan is dropped when one of them is collected (a weak-reference callback), so
   an id in a key always names the object the plan was built from. Plain immutable values (numbers, strings, None)
@@ -35,6 +37,7 @@ from wgkern.lang.argument_cache import DATACLASS_ARGUMENTS, HashedTuple
 from wgkern.lang.argument_checks import _scalar_value, template_key
 from wgkern.lang.argument_holdings import searched_objects
 from wgkern.lang.param_rules import DATACLASS, NDARRAY, OBJECT, SCALAR, TEMPLATE
+from wgkern.lang.rebinds import Rebinds, is_watched
 
 MISS = object()                  # `launch`: no usable plan; take the full path
 MAX_PLANS_PER_FORM = 64          # a kernel called with ever new argument objects does not grow the table forever
@@ -67,13 +70,21 @@ class LaunchPlan:
     written_at: list[tuple[int, bool]]
     bound: list[Container]
     bound_at: list[tuple[int, bool]]
-    objects: list[tuple[int, tuple[Any, ...], tuple[int, ...]]]        # (position, attribute names, their ids)
+    # the arguments that are template objects of unwatched classes: (position, attribute names, their ids)
+    objects: list[tuple[int, tuple[Any, ...], tuple[int, ...]]]
     # the objects the holdings search reads below those: (weak reference, attribute names, their ids); a live
     # reference proves that an id in its holder's ids still names it
     searched: list[tuple[weakref.ref, tuple[Any, ...], tuple[int, ...]]]
     keyed: list[Any]                 # argument_cache._Keyed members of dataclass values, compared by key
     grad_rebinds: int
     bound_cache: dict[Any, Any]
+    # `objects` and `searched` for the objects whose attribute assignments are counted (lang/rebinds.py): compared
+    # only when Rebinds.count moved from `rebinds`, the count when they were last found the same. (A watched
+    # searched object can only be collected once its holder rebound the attribute holding it, which the count
+    # shows.)
+    watched_objects: list[tuple[int, tuple[Any, ...], tuple[int, ...]]]
+    watched_searched: list[tuple[weakref.ref, tuple[Any, ...], tuple[int, ...]]]
+    rebinds: int
 
 
 def launch_and_mark_written(program: Any, entry: Any, arguments: LaunchArgs, written: Any,
@@ -138,20 +149,33 @@ def launch(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program: 
 def _still_valid(plan: LaunchPlan, call: tuple[Any, ...]) -> bool:
     if plan.grad_rebinds != Container.grad_rebinds:
         return False
-    for position, names, ids in plan.objects:
+    if not _same_attributes(plan.objects, plan.searched, call):
+        return False
+    if plan.rebinds != Rebinds.count:
+        if not _same_attributes(plan.watched_objects, plan.watched_searched, call):
+            return False
+        plan.rebinds = Rebinds.count
+    for keyed in plan.keyed:
+        key = template_key(keyed.item)
+        if key is not keyed.key and key != keyed.key:
+            return False
+    return True
+
+
+def _same_attributes(objects: list[tuple[int, tuple[Any, ...], tuple[int, ...]]],
+                     searched: list[tuple[weakref.ref, tuple[Any, ...], tuple[int, ...]]], call: tuple[Any, ...]) -> bool:
+    """Whether the arguments at the positions of `objects` and the live objects of `searched` still bind the
+    same attribute names to the same objects."""
+    for position, names, ids in objects:
         attributes = call[position].__dict__
         if tuple(map(id, attributes.values())) != ids or tuple(attributes) != names:
             return False
-    for reference, names, ids in plan.searched:
+    for reference, names, ids in searched:
         held = reference()
         if held is None:
             return False
         attributes = held.__dict__
         if tuple(map(id, attributes.values())) != ids or tuple(attributes) != names:
-            return False
-    for keyed in plan.keyed:
-        key = template_key(keyed.item)
-        if key is not keyed.key and key != keyed.key:
             return False
     return True
 
@@ -250,6 +274,17 @@ def remember(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program
             container = container.grad if source.is_grad else container
             if container is not None:
                 bound.append(container)
+    objects, watched_objects = _split_watched(objects, [call[position] for position, _, _ in objects])
+    snapshots, watched_snapshots = _split_watched(snapshots, [reference() for reference, _, _ in snapshots])
     plans[key] = LaunchPlan(entry, HashedTuple((kernel, spec.key)), held, len(values), buffers, shapes, written,
-                            written_at, bound, bound_at, objects, snapshots, keyed, Container.grad_rebinds,
-                            {})
+                            written_at, bound, bound_at, objects, snapshots, keyed, Container.grad_rebinds, {},
+                            watched_objects, watched_snapshots, Rebinds.count)
+
+
+def _split_watched(entries: list[Any], items: list[Any]) -> tuple[list[Any], list[Any]]:
+    """`entries` in two lists: those whose item (the same position in `items`) is not of a watched class
+    (lang/rebinds.py), and those whose item is."""
+    unwatched, watched = [], []
+    for entry, item in zip(entries, items):
+        (watched if is_watched(type(item)) else unwatched).append(entry)
+    return unwatched, watched

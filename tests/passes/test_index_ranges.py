@@ -6,13 +6,16 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.ops import BinaryOpKind as B
 from wgkern.lang import types as T
-from wgkern.passes.index_ranges import in_range_ptrs
+from wgkern.passes.index_ranges import in_range_ptrs, trailing_in_range
 
 F = ir.ContainerSlot(name="f", kind="field", dtype=T.f32, ndim=1, shape=(16,))
 G = ir.ContainerSlot(name="g", kind="field", dtype=T.f32, ndim=2, shape=(4, 8))
 A = ir.ContainerSlot(name="a", kind="ndarray", dtype=T.f32, ndim=2, arg_index=0)
 A_GRAD = ir.ContainerSlot(name="a.grad", kind="ndarray", dtype=T.f32, ndim=2, arg_index=0, is_grad=True)
 C = ir.ContainerSlot(name="c", kind="ndarray", dtype=T.f32, ndim=2, arg_index=1)
+# an ndarray of 3-vectors and one of 2x2 matrices: their element axes have static extents
+V = ir.ContainerSlot(name="v", kind="ndarray", dtype=T.f32, ndim=2, element_shape=(3,), arg_index=2)
+M = ir.ContainerSlot(name="m", kind="ndarray", dtype=T.f32, ndim=3, element_shape=(2, 2), arg_index=3)
 
 
 def _i32(b: IRBuilder, value: int) -> ir.Stmt:
@@ -90,3 +93,27 @@ def test_a_range_over_a_shape_proves_that_axis_and_a_serial_loop_counts_too():
             ptrs["a[i, j]"] = b.global_ptr(A, [i, j])
             ptrs["a[j, i]"] = b.global_ptr(A, [j, i])
     assert _proven(b, ptrs) == {"a[i, j]"}
+
+
+def test_element_axes_of_an_ndarray_are_proven_by_their_static_extents():
+    """`v[i][c]` in a loop over v's own axis is in range; at an unknown row only its component axis is proven
+    (trailing_in_range: the backends then check the row alone), and a component outside the element is not."""
+    b = IRBuilder()
+    zero = _i32(b, 0)
+    loop = b.range_for(zero, b.insert(ir.ShapeOf(container=V, axis=0, dtype=T.i32)))
+    unknown = b.insert(ir.ArgLoad(arg_index=0, dtype=T.i32))
+    ptrs = {}
+    with b.at(loop.body):
+        i = b.loop_index(loop)
+        ptrs["v[i][2]"] = b.global_ptr(V, [i, _i32(b, 2)])
+        ptrs["v[i][3]"] = b.global_ptr(V, [i, _i32(b, 3)])
+        ptrs["v[k][0]"] = b.global_ptr(V, [unknown, zero])
+        ptrs["v[k][k]"] = b.global_ptr(V, [unknown, unknown])
+        ptrs["m[k][1, 0]"] = b.global_ptr(M, [unknown, _i32(b, 1), zero])
+        ptrs["m[k][k, 1]"] = b.global_ptr(M, [unknown, unknown, _i32(b, 1)])
+        ptrs["m[k][2, 1]"] = b.global_ptr(M, [unknown, _i32(b, 2), _i32(b, 1)])
+    assert _proven(b, ptrs) == {"v[i][2]"}
+    trailing = trailing_in_range([b.block])
+    assert {name: trailing.get(ptr, 0) for name, ptr in ptrs.items()} == {
+        "v[i][2]": 2, "v[i][3]": 0, "v[k][0]": 1, "v[k][k]": 0, "m[k][1, 0]": 2, "m[k][k, 1]": 1,
+        "m[k][2, 1]": 1}

@@ -129,6 +129,44 @@ def test_vector_matrix_and_struct_fields(arch, offset):
     assert z[None] == N
 
 
+def test_vector_and_matrix_ndarrays_at_rows_read_from_memory(arch):
+    """Every component of a vector or matrix element at an out-of-range row reads 0 and is not written, and
+    rows inside (the first, the last) are whole, whether the row is a loop index or read from memory."""
+    rows = np.array([0, N - 1, -1, N, 3, 2 ** 31 - 1, -2 ** 31, 10 ** 8], np.int32)
+    v = wk.Vector.ndarray(3, wk.f32, shape=N)
+    m = wk.Matrix.ndarray(2, 2, wk.i32, shape=N)
+    which = wk.ndarray(wk.i32, shape=len(rows))
+    got = wk.Vector.ndarray(4, wk.f32, shape=len(rows))
+
+    @wk.kernel
+    def gather_and_scatter(v: wk.types.ndarray(), m: wk.types.ndarray(), which: wk.types.ndarray(),
+                           got: wk.types.ndarray()):
+        for i in which:
+            j = which[i]
+            p, q = v[j], m[j]
+            got[i] = wk.Vector([p[0] + p[1] + p[2], q[0, 0], q[1, 1], q[0, 1] + q[1, 0]])
+            v[j + N] = wk.Vector([-1.0, -2.0, -3.0])          # inside for j = -1 alone
+            m[j][1, 0] = 100 + i
+
+    table = np.arange(3 * N, dtype=np.float32).reshape(N, 3)
+    mats = np.arange(4 * N, dtype=np.int32).reshape(N, 2, 2)
+    v.from_numpy(table)
+    m.from_numpy(mats)
+    which.from_numpy(rows)
+    gather_and_scatter(v, m, which, got)
+    want = np.zeros((len(rows), 4), np.float32)
+    want_v, want_m = table.copy(), mats.copy()
+    for i, r in enumerate(rows):
+        if 0 <= r < N:
+            want[i] = [table[r].sum(), mats[r, 0, 0], mats[r, 1, 1], mats[r, 0, 1] + mats[r, 1, 0]]
+            want_m[r, 1, 0] = 100 + i
+        if 0 <= _wrap_i32(int(r) + N) < N:
+            want_v[_wrap_i32(int(r) + N)] = [-1.0, -2.0, -3.0]
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    np.testing.assert_array_equal(v.to_numpy(), want_v)
+    np.testing.assert_array_equal(m.to_numpy(), want_m)
+
+
 @pytest.mark.parametrize("layout", ["pointer", "bitmasked", "dynamic"])
 def test_sparse_fields_activate_nothing_out_of_range(arch, layout):
     x = wk.field(wk.f32)

@@ -124,7 +124,8 @@ class BuildContext:
         if slot is None:
             slot = ir.ContainerSlot(name=ref.name + (".grad" if ref.is_grad else ""), kind="ndarray",
                                     dtype=ref.dtype, ndim=ref.ndim + len(ref.element_shape),
-                                    arg_index=ref.arg_index, is_grad=ref.is_grad)
+                                    element_shape=tuple(ref.element_shape), arg_index=ref.arg_index,
+                                    is_grad=ref.is_grad)
             self.ndarray_slots[key] = slot
             self.slots.append(slot)
         return slot

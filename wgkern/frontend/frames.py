@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -40,8 +41,8 @@ class Frame:
     branch_depth: int = 0         # run-time `if`s around the statement being translated
     constant_branch_depth: int = 0    # `if`s on a Python constant (not wk.static) around it: see visit_If
     ret: ReturnState | None = None
-    assigned: set[str] = field(default_factory=set)   # names assigned anywhere in the function
-    reduction_names: set[str] = field(default_factory=set)   # see reduction_names()
+    assigned: frozenset[str] = frozenset()   # names assigned anywhere in the function
+    reduction_names: frozenset[str] = frozenset()   # see reduction_names()
 
     @property
     def fn(self) -> Callable[..., Any]:
@@ -52,9 +53,28 @@ class Frame:
         return getattr(self.src.fn, "__name__", "?")
 
 
-def assigned_names(tree: ast.AST) -> set[str]:
+# A function's tree is read once per build of a kernel and not changed after, while a func is inlined at each of
+# its calls (hundreds in one of Genesis's kernels): what these functions find is kept per tree.
+_PER_TREE: dict[str, weakref.WeakKeyDictionary] = {
+    "assigned": weakref.WeakKeyDictionary(), "reduced": weakref.WeakKeyDictionary(),
+    "returns": weakref.WeakKeyDictionary()}
+
+
+def per_tree(kind: str, tree: ast.AST, find: Callable[[], Any]) -> Any:
+    """`find()`, computed once per `tree` for each `kind` of finding."""
+    found = _PER_TREE[kind].get(tree)
+    if found is None:
+        found = _PER_TREE[kind][tree] = find()
+    return found
+
+
+def assigned_names(tree: ast.AST) -> frozenset[str]:
     """Names a function assigns anywhere, including through `v[k] = ...` / `v.x = ...` (so a parameter that is
     modified gets a variable of its own)."""
+    return per_tree("assigned", tree, lambda: frozenset(_assigned_names(tree)))
+
+
+def _assigned_names(tree: ast.AST) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -71,12 +91,16 @@ def assigned_names(tree: ast.AST) -> set[str]:
 _REDUCING_AUGMENTED = (ast.Add, ast.Sub, ast.BitAnd, ast.BitOr, ast.BitXor)
 
 
-def reduction_names(tree: ast.FunctionDef, fn: Callable[..., Any] | None = None) -> set[str]:
+def reduction_names(tree: ast.FunctionDef, fn: Callable[..., Any] | None = None) -> frozenset[str]:
     """Function-scope names (parameters, or assigned by a top-level statement) that a top-level loop updates with
     `+=`, `-=`, `&=`, `|=`, `^=` or `wk.atomic_*(name, ...)`: where that loop runs in parallel (the kernel's own,
     or a func's inlined at the kernel's top level), Taichi makes those updates atomic, so they get a temp slot.
     An atomic is known by its name or, through `fn`'s globals and closure, by what the callee names (`op(s, v)`
-    with `op = wk.atomic_add`)."""
+    with `op = wk.atomic_add`). `tree` is `fn`'s, parsed for one build, so the finding is kept per tree."""
+    return per_tree("reduced", tree, lambda: frozenset(_reduction_names(tree, fn)))
+
+
+def _reduction_names(tree: ast.FunctionDef, fn: Callable[..., Any] | None) -> set[str]:
     top_assigned: set[str] = {arg.arg for arg in tree.args.args + tree.args.kwonlyargs}
     top_level = list(top_level_statements(tree.body))
     for stmt in top_level:

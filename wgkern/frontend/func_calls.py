@@ -183,12 +183,8 @@ class FuncCallMixin:
 
     @staticmethod
     def return_mode(tree: ast.FunctionDef) -> str:
-        returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
-        if not returns:
-            return "none"
-        if len(returns) == 1 and tree.body and returns[0] is tree.body[-1]:
-            return "direct"
-        return "flag"
+        from wgkern.frontend.frames import per_tree
+        return per_tree("returns", tree, lambda: _return_mode(tree))
 
     def bind_func_param(self, name: str, annotation: Any, value: Any) -> None:
         scope = self.frame.scope
@@ -282,3 +278,13 @@ class FuncCallMixin:
             binding = LocalVar(allocas[0])
         ret.entry_block.stmts[ret.entry_index:ret.entry_index] = allocas
         return binding
+
+
+def _return_mode(tree: ast.FunctionDef) -> str:
+    """'none' (no return), 'direct' (one return, the function's last statement) or 'flag' (any other)."""
+    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
+    if not returns:
+        return "none"
+    if len(returns) == 1 and tree.body and returns[0] is tree.body[-1]:
+        return "direct"
+    return "flag"

@@ -73,12 +73,15 @@ class ContainerSlot:
     kind: 'field' (bound by closure; `host` is the Field, shape known), 'ndarray' (kernel argument number
     `arg_index`; shape known only at launch), 'temp' (kernel-private scratch made by offload) or 'shared' (a
     `wk.simt.block.SharedArray`: per block, uninitialised, static shape; not among a kernel's `containers`,
-    the backend declares it where a task uses it; `loc` is the line that made it)."""
+    the backend declares it where a task uses it; `loc` is the line that made it). An ndarray's
+    `element_shape` is the static extents of its last axes (its vector or matrix elements), the same at every
+    launch of the kernel built for it."""
     name: str
     kind: str
     dtype: DataType
     ndim: int
     shape: tuple[int, ...] | None = None
+    element_shape: tuple[int, ...] = ()
     arg_index: int | None = None
     host: Any = None
     is_grad: bool = False

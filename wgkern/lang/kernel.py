@@ -13,6 +13,7 @@ import threading
 from typing import Any, Callable
 
 from wgkern.errors import WkError
+from wgkern.lang import rebinds
 
 
 class _CompilingKernels(threading.local):
@@ -190,8 +191,10 @@ class BoundKernel:
 def data_oriented(cls: Any) -> Any:
     """`@wk.data_oriented`: a class whose methods may be kernels and funcs using `self`'s fields (Taichi's
     decorator). Kernels and funcs bind `self` when accessed on an instance; the mark lets a kernel find the
-    wk.ndarrays held by such objects (they are passed as arguments, lang/argument_holdings.py)."""
+    wk.ndarrays held by such objects (they are passed as arguments, lang/argument_holdings.py); its attribute
+    assignments are counted (lang/rebinds.py), so a launch sees in one comparison that none changed."""
     cls._wk_data_oriented = True
+    rebinds.watch(cls)
     return cls
 
 

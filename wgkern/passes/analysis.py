@@ -4,7 +4,7 @@ Owns: which container slots a kernel may read or write (the runtime bumps genera
 which statements are pure values and which have effects (simplify's DCE/CSE and offload agree through these)."""
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Mapping
 
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
@@ -114,6 +114,26 @@ _LOCAL_ONLY_CLASSES = (ir.LocalStore, ir.RandomValue, ir.RangeFor, ir.If, ir.Whi
 def stored_allocas(block: ir.Block) -> set[ir.Stmt]:
     """Locals stored anywhere inside `block` (nested blocks included)."""
     return {stmt.alloca for stmt in walk(block) if isinstance(stmt, ir.LocalStore)}
+
+
+def block_writes(block: ir.Block, known: Mapping[ir.Block, tuple[set[ir.Stmt], bool]]) -> tuple[set[ir.Stmt], bool]:
+    """(stored_allocas(block), has_global_effects(block)) in one pass over `block`'s own statements, taking each
+    nested block's pair from `known` where it is there (a caller that summarises blocks inner first then reads
+    every statement once, where the two functions read a statement once per enclosing block)."""
+    stored: set[ir.Stmt] = set()
+    effects = False
+    for stmt in block.stmts:
+        if isinstance(stmt, ir.LocalStore):
+            stored.add(stmt.alloca)
+        elif type(stmt) not in _NO_EFFECT_CLASSES and not isinstance(stmt, _LOCAL_ONLY_CLASSES):
+            effects = True
+        for child in stmt.blocks():
+            inner = known.get(child)
+            if inner is None:
+                inner = block_writes(child, known)
+            stored |= inner[0]
+            effects = effects or inner[1]
+    return stored, effects
 
 
 def has_loop(block: ir.Block) -> bool:

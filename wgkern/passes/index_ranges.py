@@ -9,6 +9,13 @@ divides the range (the decomposition of an `ndrange` or of a struct-for over sev
 clamps and additions of constants. An access is in range when every index lies in [0, extent) of its axis,
 which implies that its flat offset lies inside the container. Everything else is checked.
 
+An access proven on its trailing axes only (a vector or matrix component `a[j][c]` with `c` a constant, `j`
+unknown) needs its check on the leading axes alone: with the trailing indices' part of the flat offset
+`r` in [0, T) (T the product of the trailing extents) the offset is `P * T + r`, with P the row-major offset
+over the leading axes, and the element count is `C * T` with C the product of the leading extents, so the
+offset lies in [0, C * T) exactly when P lies in [0, C). Every component read at one index then has the same
+check, which a backend computes once (trailing_in_range).
+
 Soundness notes: a divisor equal to 0 only proves anything when it divides the dividend's range, whose bound is
 then 0 too (no index exists); an ndarray's gradient has the primal's shape, so extents are keyed by argument."""
 from __future__ import annotations
@@ -135,13 +142,19 @@ class _Ranges:
             self.intervals[stmt] = Interval(lo, None)
 
     def in_range(self, ptr: ir.GlobalPtr) -> bool:
-        for axis, index in enumerate(ptr.indices):
-            found = self.interval(index)
+        return self.trailing(ptr) == len(ptr.indices)
+
+    def trailing(self, ptr: ir.GlobalPtr) -> int:
+        """How many of ptr's last axes have their index inside [0, extent) by construction."""
+        count = 0
+        for axis in range(len(ptr.indices) - 1, -1, -1):
+            found = self.interval(ptr.indices[axis])
             extent = axis_extent(ptr.container, axis)
             if found.lo is None or found.lo < 0 or found.hi is None or extent is None \
                     or not found.hi.at_most(extent):
-                return False
-        return True
+                break
+            count += 1
+        return count
 
 
 def _min_lo(a: int | None, b: int | None) -> int | None:
@@ -159,22 +172,35 @@ def _min_hi(a: Product, b: Product) -> Product:
 
 
 def axis_extent(slot: ir.ContainerSlot, axis: int) -> Product | None:
-    """The extent of `axis` of `slot`: a constant for static shapes, a symbol for an ndarray's axis."""
+    """The extent of `axis` of `slot`: a constant for static shapes and an ndarray's element axes, a symbol for
+    an ndarray's own axis."""
     if slot.shape is not None:
         return Product(int(slot.shape[axis]))
+    own = slot.ndim - len(slot.element_shape)
+    if axis >= own:
+        return Product(int(slot.element_shape[axis - own]))
     if slot.kind == "ndarray" and slot.arg_index is not None:
         return Product(1, ((slot.arg_index, axis),))
     return None
 
 
-def in_range_ptrs(blocks: Iterable[ir.Block]) -> set[ir.GlobalPtr]:
-    """The GlobalPtrs in `blocks` (in execution order: a task's bounds, then its body) whose every index is
-    inside its axis by construction."""
+def trailing_in_range(blocks: Iterable[ir.Block]) -> dict[ir.GlobalPtr, int]:
+    """For each GlobalPtr in `blocks` (in execution order: a task's bounds, then its body) with any (or with no
+    axes), the number of its last axes whose index is inside the axis by construction (all of them: the access
+    is in range)."""
     ranges = _Ranges()
-    proven: set[ir.GlobalPtr] = set()
+    proven: dict[ir.GlobalPtr, int] = {}
     for block in blocks:
         for stmt in walk(block):
             ranges.visit(stmt)
-            if isinstance(stmt, ir.GlobalPtr) and ranges.in_range(stmt):
-                proven.add(stmt)
+            if isinstance(stmt, ir.GlobalPtr):
+                count = ranges.trailing(stmt)
+                if count or not stmt.indices:
+                    proven[stmt] = count
     return proven
+
+
+def in_range_ptrs(blocks: Iterable[ir.Block]) -> set[ir.GlobalPtr]:
+    """The GlobalPtrs in `blocks` (in execution order: a task's bounds, then its body) whose every index is
+    inside its axis by construction."""
+    return {ptr for ptr, count in trailing_in_range(blocks).items() if count == len(ptr.indices)}

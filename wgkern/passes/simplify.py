@@ -8,14 +8,14 @@ statements of unknown classes are never merged, moved or dropped, and no memory 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from wgkern.ir import nodes as ir
 from wgkern.ir.host_eval import NotFoldable, evaluate_stmt, to_python, to_value
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
 from wgkern.ir.visitor import walk
 from wgkern import dtypes as T
-from wgkern.passes.analysis import has_effects, has_global_effects, stored_allocas
+from wgkern.passes.analysis import block_writes, has_effects, has_global_effects, stored_allocas
 from wgkern.passes.index_ranges import in_range_ptrs
 
 NAME = "simplify"
@@ -240,12 +240,14 @@ class _State:
         local_values = {a: v for a, v in self.locals.items() if a not in stored}
         return _State(self.available, memory, local_values)
 
-    def forget_writes_of(self, stmt: ir.Stmt) -> None:
-        """After a statement with blocks (or an unknown one) ran: drop what it may have changed."""
+    def forget_writes_of(self, stmt: ir.Stmt, writes: Mapping[ir.Block, tuple[set[ir.Stmt], bool]]) -> None:
+        """After a statement with blocks (or an unknown one) ran: drop what it may have changed. `writes`: the
+        (stored locals, writes global memory) pairs of blocks as they are now (analysis.block_writes)."""
         for block in stmt.blocks():
-            for alloca in stored_allocas(block):
+            stored, effects = writes.get(block) or block_writes(block, writes)
+            for alloca in stored:
                 self.locals.pop(alloca, None)
-            if has_global_effects(block):
+            if effects:
                 self.memory.clear()
         if type(stmt) not in _KNOWN_CLASSES:   # e.g. autodiff statements: assume they touch what they name
             self.memory.clear()
@@ -268,6 +270,10 @@ class _Simplifier:
         self.replaced: dict[ir.Stmt, ir.Stmt] = {}
         self.constants: dict[ir.Stmt, Any] = {}    # Const statement -> its host value
         self.changed = False
+        # analysis.block_writes of each block this round has finished (set when run_block ends, nested blocks
+        # first, and not changed after within the round), so a statement's writes are not re-read from every
+        # enclosing block
+        self.writes: dict[ir.Block, tuple[set[ir.Stmt], bool]] = {}
 
     def replace(self, old: ir.Stmt, new: ir.Stmt) -> None:
         self.replaced[old] = new
@@ -311,6 +317,7 @@ class _Simplifier:
         self.run_stmts(block.stmts, out, state)
         block.stmts = out
         state.close()
+        self.writes[block] = block_writes(block, self.writes)
 
     def run_stmts(self, stmts: list[ir.Stmt], out: list[ir.Stmt], state: _State) -> None:
         for stmt in stmts:
@@ -341,7 +348,7 @@ class _Simplifier:
             loop_body = stmt.body if isinstance(stmt, (ir.RangeFor, ir.While)) else None
             for child in stmt.blocks():
                 self.run_block(child, state.child(child if loop_body is child else None))
-            state.forget_writes_of(stmt)
+            state.forget_writes_of(stmt, self.writes)
 
     def zero_of_fresh_local(self, load: ir.LocalLoad, state: _State) -> ir.Const | None:
         """A load between an Alloca and any store to it reads zero (Allocas zero-initialise each time)."""

@@ -57,14 +57,25 @@ def _postorder(stmt: ir.Stmt) -> list[ir.Stmt]:
 class BoundsLowering:
     """Mixin for codegen.FunctionEmitter: guarded accesses, debug=True's bounds checks and ir.AssertFail."""
 
-    def guarded_offset(self, stmt: ir.GlobalPtr, strides: list[str], count: str) -> str:
+    def guarded_offset(self, stmt: ir.GlobalPtr, slot_index: int, strides: list[str]) -> str:
         """The i64 flat element offset of `stmt` (row-major `strides`, i32 operands); records in `guards` the
-        i1 that says whether it lies in [0, count), unless this copy of the loop knows it does."""
-        offset = self.flat_offset([self.value(idx) for idx in stmt.indices], strides)
+        i1 that says whether it lies in [0, element count), unless this copy of the loop knows it does. Where
+        the last axes' indices are proven inside their axes, that is whether the offset over the other axes
+        lies in [0, their element count) (passes/index_ranges.py gives the argument): the same i1 for every
+        component of a vector or matrix read at one index, so the optimiser merges their branches."""
+        indices = [self.value(idx) for idx in stmt.indices]
+        offset = self.flat_offset(indices, strides)
         if stmt in self.unguarded:
             self.guards.pop(stmt, None)
+            return offset
+        slot = stmt.container
+        leading = len(indices) - self.module.trailing_in_range.get(stmt, 0)
+        if leading < len(indices):
+            checked = self.flat_offset(indices[:leading], self.container_strides(slot_index, slot, leading))
+            count = self.container_count(slot_index, slot, leading)
         else:
-            self.guards[stmt] = self.op(f"icmp ult i64 {offset}, {count}")
+            checked, count = offset, self.container_count(slot_index, slot)
+        self.guards[stmt] = self.op(f"icmp ult i64 {checked}, {count}")
         return offset
 
     def flat_offset(self, indices: list[str], strides: list[str]) -> str:
@@ -138,20 +149,23 @@ class BoundsLowering:
             cached = self.container_cache[(value, "i64")] = self.entry_op(f"sext i32 {value} to i64")
         return cached
 
-    def container_count(self, slot_index: int, slot: ir.ContainerSlot) -> str:
-        """The i64 element count of a container: a literal for static shapes, else computed once."""
+    def container_count(self, slot_index: int, slot: ir.ContainerSlot, axes: int | None = None) -> str:
+        """The i64 element count of a container (of its first `axes` axes when given): a literal for static
+        shapes, else computed once."""
+        axes = slot.ndim if axes is None else axes
         if slot.shape is not None:
             count = 1
-            for extent in slot.shape:
+            for extent in slot.shape[:axes]:
                 count *= int(extent)
             return str(count)
-        cached = self.container_cache.get((slot_index, "count"))
+        key = (slot_index, "count" if axes == slot.ndim else f"count/{axes}")
+        cached = self.container_cache.get(key)
         if cached is None:
             cached = "1"
-            for axis in range(slot.ndim):
+            for axis in range(axes):
                 extent = self.wide(self.container_extent(slot_index, slot, axis))
                 cached = extent if cached == "1" else self.entry_op(f"mul i64 {cached}, {extent}")
-            self.container_cache[(slot_index, "count")] = cached
+            self.container_cache[key] = cached
         return cached
 
     def store_address(self, ptr: ir.GlobalPtr) -> str:

@@ -12,7 +12,7 @@ from wgkern.errors import CompileError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.ir.ops import UnaryOpKind
 from wgkern.ir.visitor import IRVisitor
-from wgkern.passes.index_ranges import in_range_ptrs
+from wgkern.passes.index_ranges import trailing_in_range
 from wgkern import dtypes as T
 from wgkern.dtypes import DataType
 from . import printing, sincos
@@ -107,6 +107,13 @@ class ModuleEmitter:
         self.adstack_rows: list[int] = []    # first metadata row of each task's stacks (adstack.py)
         self.sincos_operands: set[ir.Stmt] = set()     # f32 values whose sin and cos are fused (sincos.py)
         self.in_range: set[ir.GlobalPtr] = set()       # accesses that need no check (passes/index_ranges.py)
+        self.trailing_in_range: dict[ir.GlobalPtr, int] = {}   # and how many last axes of the others are proven
+
+    def set_range_proofs(self, tasks: list[ir.Task]) -> None:
+        """What passes/index_ranges.py proves of the accesses of `tasks`: in_range and trailing_in_range."""
+        for task in tasks:
+            self.trailing_in_range.update(trailing_in_range((task.bounds, task.body)))
+        self.in_range = {ptr for ptr, count in self.trailing_in_range.items() if count == len(ptr.indices)}
 
     def declare(self, text: str) -> None:
         self.declarations.add(text)
@@ -572,7 +579,7 @@ def emit_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: Target, p
     `single_thread`: the caller runs every task itself (ModuleEmitter.single_thread)."""
     module = ModuleEmitter(target, layout, prefix, bounds_check, fast_math, single_thread)
     module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
-    module.in_range = set().union(*(in_range_ptrs((task.bounds, task.body)) for task in kernel.tasks))
+    module.set_range_proofs(kernel.tasks)
     if target.fused_sincos:
         module.sincos_operands = sincos.paired_operands([task.body for task in kernel.tasks])
     rows = 0

@@ -20,7 +20,6 @@ from __future__ import annotations
 from wgkern.errors import CompileError, InternalCompilerError
 from wgkern.ir import nodes as ir
 from wgkern.passes.analysis import first_simt_use
-from wgkern.passes.index_ranges import in_range_ptrs
 
 from . import printing
 from .codegen import FunctionEmitter, ModuleEmitter, symbol_name
@@ -202,7 +201,7 @@ def emit_gpu_module(kernel: ir.OffloadedKernel, layout: ArgLayout, target: GpuTa
     its statements lowered by `emitter` (a FunctionEmitter with the target's print, simt and flush)."""
     module = CudaModuleEmitter(target, layout, prefix, bounds_check, fast_math, print_buffer)
     module.slot_indices = {slot: index for index, slot in enumerate(kernel.containers)}
-    module.in_range = set().union(*(in_range_ptrs((task.bounds, task.body)) for task in kernel.tasks))
+    module.set_range_proofs(kernel.tasks)
     rows = 0
     for task in kernel.tasks:
         module.adstack_rows.append(rows)

@@ -37,7 +37,7 @@ class SharedArrayLowering:
         strides = [str(math.prod(slot.shape[axis + 1:])) for axis in range(len(slot.shape))]
         element = memory_type(slot.dtype)
         if stmt not in self.module.in_range and not self.module.bounds_check:
-            wide = self.guarded_offset(stmt, strides, str(math.prod(slot.shape)))
+            wide = self.guarded_offset(stmt, -1, strides)     # a static shape: no slot index needed
         else:
             offset = "0"
             for axis, index in enumerate(stmt.indices):

@@ -43,16 +43,18 @@ class MemoryLowering:
             return str(slot.shape[axis])
         return self.arg_field(self.layout.container_shape[slot_index] + 4 * axis, "i32", "i32")
 
-    def container_strides(self, slot_index: int, slot: ir.ContainerSlot) -> list[str]:
-        """Row-major strides in elements (i32), constants for static shapes."""
+    def container_strides(self, slot_index: int, slot: ir.ContainerSlot, axes: int | None = None) -> list[str]:
+        """Row-major strides in elements (i32), constants for static shapes; of the first `axes` axes alone
+        (an array of their extents) when given."""
+        axes = slot.ndim if axes is None else axes
         strides = ["1"]
-        for axis in range(slot.ndim - 1, 0, -1):
+        for axis in range(axes - 1, 0, -1):
             extent = self.container_extent(slot_index, slot, axis)
             previous = strides[0]
             if previous.lstrip("-").isdigit() and extent.lstrip("-").isdigit():
                 strides.insert(0, str(int(previous) * int(extent)))
             else:
-                key = f"stride{axis}"
+                key = f"stride{axis}" if axes == slot.ndim else f"stride{axis}/{axes}"
                 cached = self.container_cache.get((slot_index, key))
                 if cached is None:
                     cached = self.entry_op(f"mul i32 {previous}, {extent}")
@@ -72,7 +74,7 @@ class MemoryLowering:
         index = self.slot_index(slot, stmt)
         strides = self.container_strides(index, slot)
         if stmt not in self.module.in_range and not self.module.bounds_check:
-            wide = self.guarded_offset(stmt, strides, self.container_count(index, slot))    # bounds.py
+            wide = self.guarded_offset(stmt, index, strides)    # bounds.py
         else:
             offset = None
             for axis, idx in enumerate(stmt.indices):

@@ -46,7 +46,7 @@ class DerivedSlots:
             if self.attribute != "grad" or not self.kernel.args[slot.arg_index].needs_grad:
                 return None
             return ir.ContainerSlot(name=name, kind="ndarray", dtype=slot.dtype, ndim=slot.ndim,
-                                    arg_index=slot.arg_index, is_grad=True)
+                                    element_shape=slot.element_shape, arg_index=slot.arg_index, is_grad=True)
         if slot.kind == "temp" and all(slot is not r for r in self.kernel.returns):
             return ir.ContainerSlot(name=name, kind="temp", dtype=slot.dtype, ndim=slot.ndim, shape=slot.shape,
                                     is_grad=True)
