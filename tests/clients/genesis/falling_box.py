@@ -19,19 +19,6 @@ STEPS = 100
 DT = 0.01
 
 
-def on_vulkan() -> None:
-    """Make `quadrants.init` (which gs.init calls) run the kernels on Vulkan."""
-    import os
-    os.environ["GS_ENABLE_ZEROCOPY"] = "0"
-    import quadrants
-    init = quadrants.init
-
-    def vulkan_init(*args, **kwargs):
-        kwargs["arch"] = quadrants.vulkan
-        return init(*args, **kwargs)
-    quadrants.init = vulkan_init
-
-
 def simulate(steps: int = STEPS) -> tuple[np.ndarray, float]:
     """The box's position after each step, and the mean wall time of the steps after the first (warm)."""
     import genesis as gs
@@ -53,6 +40,7 @@ def simulate(steps: int = STEPS) -> tuple[np.ndarray, float]:
 
 if __name__ == "__main__":
     if len(sys.argv) > 3 and sys.argv[3] == "vulkan":
+        from kernel_arch import on_vulkan
         on_vulkan()
     trajectory, seconds = simulate(int(sys.argv[2]) if len(sys.argv) > 2 else STEPS)
     np.save(sys.argv[1], trajectory)
