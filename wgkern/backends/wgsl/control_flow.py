@@ -10,6 +10,7 @@ from wgkern.backends.wgsl.shader_common import (GPU_UNROLL, GPU_UNROLL_COPIES, G
                                                 LLVMPIPE_COPIES_PER_TASK, LLVMPIPE_UNROLL, LLVMPIPE_UNROLL_MAX_STMTS,
                                                 LOOP_LIMIT_ITERATIONS,
                                                 _few_invocations, _iterations_under)
+from wgkern.backends.wgsl.serial_chunks import chunk_bounds
 
 
 class ControlFlowLowering:
@@ -23,6 +24,21 @@ class ControlFlowLowering:
 
     def visit_RangeFor(self, stmt: ir.RangeFor) -> None:
         begin, end = self.value(stmt.begin), self.value(stmt.end)
+        number = self.chunked.get(stmt)
+        if number is not None:      # a chunked loop of a serial task (serial_chunks.py): this dispatch's chunk
+            self.emit(f"if (wk_chunk_loop == {number}u) {{")
+            self.indent += 1
+            first, last = chunk_bounds(begin, end, "wk_chunk")
+            begin, end = self.fresh("wk_chunk_begin"), self.fresh("wk_chunk_end")
+            self.emit(f"let {begin} = {first};")
+            self.emit(f"let {end} = {last};")
+            self._emit_range(stmt, begin, end)
+            self.indent -= 1
+            self.emit("}")
+            return
+        self._emit_range(stmt, begin, end)
+
+    def _emit_range(self, stmt: ir.RangeFor, begin: str, end: str) -> None:
         index = self.fresh("i")
         self.loop_vars[stmt] = index
         self.loop_depth += 1

@@ -12,6 +12,7 @@ from wgkern.backends.wgsl.printing import LOOP_LIMIT_WORD, PRINT_NAME
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.wgsl.shader_common import LLVMPIPE_SERIAL_LANES, LOOP_LIMIT, MASKED_BRANCHES
+from wgkern.backends.wgsl.serial_chunks import chunked_loops
 
 
 class TaskMainLowering:
@@ -195,12 +196,22 @@ class TaskMainLowering:
             # invocations that return at once leave no such lanes: LLVMPIPE_SERIAL_LANES covers any SIMD width.
             self.lines.append(f"@compute @workgroup_size({LLVMPIPE_SERIAL_LANES})")
             builtins.append("@builtin(local_invocation_index) wk_local_index: u32")
+            if not any(self.stacks):           # (a reverse kernel's launch dispatches each task once)
+                self.chunked = {loop: number for number, loop in enumerate(chunked_loops(task))}
+            if self.chunked:
+                builtins.append("@builtin(workgroup_id) wk_workgroup_id: vec3<u32>")
         else:
             self.lines.append("@compute @workgroup_size(1)")
         self.lines.append(f"fn main({', '.join(builtins)}) {{")
         body_start = len(self.lines)
         if LOOP_LIMIT in self.features:
             self.emit("if (wk_local_index != 0u) { return; }   // one invocation runs the task (_emit_serial_main)")
+        if self.chunked:
+            self.emit("// the task's loops run in chunks: dispatch (loop + 1, chunk + 1) runs that chunk in its last "
+                      "workgroup (serial_chunks.py)")
+            self.emit("if (any(wk_workgroup_id.xy != wk_num_workgroups.xy - vec2<u32>(1u))) { return; }")
+            self.emit("let wk_chunk_loop = wk_num_workgroups.x - 1u;")
+            self.emit("let wk_chunk = wk_num_workgroups.y - 1u;")
         self.loop_vars = {}
         self.emit("let wk_thread = 0u;")
         if self.stacks[self.task_index]:
