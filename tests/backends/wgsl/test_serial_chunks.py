@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import wgkern as wk
-from wgkern.backends.wgsl.serial_chunks import CHUNK_ITERATIONS, chunk_dispatches, chunked_loops
+from wgkern.backends.wgsl.serial_chunks import (CHUNK_ITERATIONS, MAX_CHUNKS, chunk_dispatches, chunk_iterations,
+                                                chunked_loops)
 from wgkern.backends.wgsl.shader_common import LLVMPIPE_UNROLL, LOOP_LIMIT_ITERATIONS
 from wgkern.ir import host_eval
 from wgkern.runtime import program as program_module
@@ -61,7 +62,8 @@ def test_serialized_loops_past_the_loop_budget_run_in_order_and_in_full(arch) ->
 
 def test_a_launch_dispatches_each_chunk_of_each_loop_that_runs(arch) -> None:
     """The dispatches of one launch: (loop + 1, chunk + 1) for every chunk, none for a loop that runs no
-    iteration, from the bounds the host computes from the launch's arguments and shapes."""
+    iteration, from the bounds the host computes from the launch's arguments and shapes; at most MAX_CHUNKS
+    chunks a loop, larger ones past that."""
     out = wk.ndarray(wk.i32, (8,))
 
     @wk.kernel
@@ -77,13 +79,52 @@ def test_a_launch_dispatches_each_chunk_of_each_loop_that_runs(arch) -> None:
     task = loops.last_compiled.offloaded.tasks[0]
     chunked = chunked_loops(task)
     assert len(chunked) == 2
+    sizes = [chunk_iterations(loop) for loop in chunked]
+    assert sizes == [CHUNK_ITERATIONS] * 2
     shapes = host_eval.shapes_by_slot(loops.last_compiled.offloaded.containers, [(8,)])
-    assert chunk_dispatches(chunked, [None, 5, 5], shapes) == [(1, 1)]
+    assert chunk_dispatches(chunked, sizes, [None, 5, 5], shapes) == [(1, 1)]
     # 2 CHUNK_ITERATIONS + 1 iterations: three chunks; from 3 on, two (the second one short)
-    assert chunk_dispatches(chunked, [None, 2 * CHUNK_ITERATIONS + 1, 3], shapes) == \
+    assert chunk_dispatches(chunked, sizes, [None, 2 * CHUNK_ITERATIONS + 1, 3], shapes) == \
         [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2)]
-    assert chunk_dispatches(chunked, [None, 0, 3], shapes) == []
+    assert chunk_dispatches(chunked, sizes, [None, 0, 3], shapes) == []
+    many = chunk_dispatches(chunked, sizes, [None, 2 ** 31 - 1, 0], shapes)
+    assert many[-1] == (2, MAX_CHUNKS) and len(many) == 2 * MAX_CHUNKS
     np.testing.assert_array_equal(out.to_numpy(), [1] * 5 + [0] * 3)
+
+
+def test_loops_over_a_batch_run_one_iteration_a_chunk(arch) -> None:
+    """A serialized loop over the environments of a batch, each running an inner loop of run-time length (as
+    Genesis's solvers on its CPU backend): a chunk is one environment, whose inner loop then has the budget to
+    itself; with compile-time inner loops a chunk takes as many environments as fit. Exact sums on every arch."""
+    envs, steps = 64, 100_000       # 6.4e6 inner iterations: more than one invocation runs, even 8 a trip
+    out = wk.ndarray(wk.i64, (envs,))
+
+    @wk.kernel
+    def batch(out: wk.types.ndarray(), n: wk.i32):
+        wk.loop_config(serialize=True)
+        for e in range(out.shape[0]):
+            acc = wk.i64(0)
+            for i in range(n):
+                acc += (i * (e + 1)) % 7
+            out[e] = acc
+
+    @wk.kernel
+    def fixed(out: wk.types.ndarray()):
+        wk.loop_config(serialize=True)
+        for e in range(out.shape[0]):
+            acc = wk.i64(0)
+            for i in range(99):
+                acc += i * e
+            out[e] = acc
+
+    batch(out, steps)
+    i = np.arange(steps, dtype=np.int64)
+    np.testing.assert_array_equal(out.to_numpy(), [((i * (e + 1)) % 7).sum() for e in range(envs)])
+    assert [chunk_iterations(loop) for loop in chunked_loops(batch.last_compiled.offloaded.tasks[0])] == [1]
+    fixed(out)
+    np.testing.assert_array_equal(out.to_numpy(), [4851 * e for e in range(envs)])
+    loop = fixed.last_compiled.offloaded.tasks[0].body.stmts[-1]
+    assert chunk_iterations(loop) == CHUNK_ITERATIONS // 100     # each environment: itself and 99 inner trips
 
 
 @pytest.mark.parametrize("case", ["carried local", "break", "global bound"])

@@ -162,7 +162,10 @@ class WgslCompiledKernel(CompiledKernel):
                       for shader in codegen.generate()]
         for task in self.tasks:
             if task.shader.chunked_loops:
-                task.chunks = functools.partial(_chunk_dispatches, task.shader.chunked_loops, kernel.containers)
+                loops = task.shader.chunked_loops
+                task.chunks = functools.partial(_chunk_dispatches, loops,
+                                                tuple(serial_chunks.chunk_iterations(loop) for loop in loops),
+                                                kernel.containers)
 
     def source(self) -> str:
         return "\n".join(task.shader.wgsl for task in self.tasks)
@@ -328,9 +331,9 @@ class WgslCompiledKernel(CompiledKernel):
             stats.adstack_heap_grows = backend.adstack_heap.grows
 
 
-def _chunk_dispatches(loops: Sequence[ir.RangeFor], containers: list[ir.ContainerSlot], scalars: Sequence[Any],
-                      shapes: Sequence[tuple[int, ...]]) -> list[tuple[int, int]]:
-    return serial_chunks.chunk_dispatches(loops, scalars, host_eval.shapes_by_slot(containers, shapes))
+def _chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], containers: list[ir.ContainerSlot],
+                      scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> list[tuple[int, int]]:
+    return serial_chunks.chunk_dispatches(loops, sizes, scalars, host_eval.shapes_by_slot(containers, shapes))
 
 
 def _param_value(value: Any, dtype: DataType) -> Any:

@@ -10,7 +10,7 @@ from wgkern.backends.wgsl.shader_common import (GPU_UNROLL, GPU_UNROLL_COPIES, G
                                                 LLVMPIPE_COPIES_PER_TASK, LLVMPIPE_UNROLL, LLVMPIPE_UNROLL_MAX_STMTS,
                                                 LOOP_LIMIT_ITERATIONS,
                                                 _few_invocations, _iterations_under)
-from wgkern.backends.wgsl.serial_chunks import chunk_bounds
+from wgkern.backends.wgsl.serial_chunks import chunk_bounds, chunk_iterations
 
 
 class ControlFlowLowering:
@@ -28,11 +28,10 @@ class ControlFlowLowering:
         if number is not None:      # a chunked loop of a serial task (serial_chunks.py): this dispatch's chunk
             self.emit(f"if (wk_chunk_loop == {number}u) {{")
             self.indent += 1
-            first, last = chunk_bounds(begin, end, "wk_chunk")
-            begin, end = self.fresh("wk_chunk_begin"), self.fresh("wk_chunk_end")
-            self.emit(f"let {begin} = {first};")
-            self.emit(f"let {end} = {last};")
-            self._emit_range(stmt, begin, end)
+            lets = chunk_bounds(chunk_iterations(stmt), begin, end, "wk_chunk", self.fresh("wk_chunk"))
+            for name, value in lets:
+                self.emit(f"let {name} = {value};")
+            self._emit_range(stmt, lets[2][0], lets[3][0])
             self.indent -= 1
             self.emit("}")
             return

@@ -6,11 +6,17 @@ shader (chunk_bounds); task_mains.py and control_flow.py emit them.
 
 Dispatches run in order, each seeing the previous one's writes, so the chunks keep the loop's serial order. A
 dispatch names its chunk by its size: dispatch (loop + 1, chunk + 1) runs chunk `chunk` of the task's top-level
-loop number `loop`, in its last workgroup; the others return at once. A task qualifies when nothing but its loops
-has an effect, so every dispatch can compute the rest again: its top-level statements are loops and values
-computed from constants, arguments and shapes (HOST_VALUES, integer-typed where they bound a loop, so the host
-counts the same trips as the shader), and each loop runs forward, holds no loop, cannot be left early (no break,
-continue or return), and draws no random numbers (the generator's counter is per invocation)."""
+loop number `loop`, in its last workgroup; the others return at once (a launch of c chunks starts c (c + 1) / 2
+workgroups, hence MAX_CHUNKS). A chunk of an innermost loop is CHUNK_ITERATIONS iterations; one of a loop
+holding loops (Genesis's loops over the environments of a batch, serialized on its CPU backend) shares them
+with the inner loops' iterations where those have compile-time bounds, else is one iteration, whose inner loops
+then have the budget to themselves (chunk_iterations); past MAX_CHUNKS chunks a chunk takes the loop's
+count / MAX_CHUNKS iterations (more than the budget may allow: the loop-limit probe still reports that). A task
+qualifies when nothing but its loops has an effect, so every dispatch can compute the rest again: its top-level
+statements are loops and values computed from constants, arguments and shapes (HOST_VALUES, integer-typed where
+they bound a loop, so the host counts the same trips as the shader), and each loop runs forward, cannot be left
+early (no break, continue or return of its own, no return in it) and draws no random numbers (the generator's
+counter is per invocation)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -26,6 +32,8 @@ from wgkern.backends.wgsl.shader_common import LOOP_LIMIT_ITERATIONS, _iteration
 # loop runs several iterations per trip, control_flow.py).
 CHUNK_ITERATIONS = LOOP_LIMIT_ITERATIONS // 2
 
+MAX_CHUNKS = 256         # chunks of one loop per launch, at most
+
 HOST_VALUES = (ir.Const, ir.ArgLoad, ir.ShapeOf, ir.UnaryOp, ir.BinaryOp, ir.Cast, ir.TernarySelect)
 
 
@@ -37,11 +45,11 @@ def chunked_loops(task: ir.Task) -> tuple[ir.RangeFor, ...]:
     if not loops or any(not isinstance(stmt, (ir.RangeFor, *HOST_VALUES)) for stmt in task.body.stmts):
         return ()
     for loop in loops:
-        if loop.reversed or has_loop(loop.body) or leaves_loop_body(loop.body.stmts) or \
+        if loop.reversed or leaves_loop_body(loop.body.stmts) or \
                 any(isinstance(stmt, (ir.Return, ir.RandomValue)) for stmt in walk(loop.body)) or \
                 not (_counted_on_host(loop.begin) and _counted_on_host(loop.end)):
             return ()
-    if all(_iterations_under(ir.Block([loop]), CHUNK_ITERATIONS) for loop in loops):
+    if all(_iterations_under(ir.Block([loop]), LOOP_LIMIT_ITERATIONS // 2) for loop in loops):
         return ()                       # short loops: one dispatch runs them all
     return loops
 
@@ -60,23 +68,43 @@ def _counted_on_host(bound: ir.Stmt) -> bool:
     return True
 
 
-def chunk_dispatches(loops: Sequence[ir.RangeFor], scalars: Sequence[Any],
+def chunk_iterations(loop: ir.RangeFor) -> int:
+    """The iterations of a chunk of `loop` while it has at most MAX_CHUNKS chunks: CHUNK_ITERATIONS shared by the
+    iterations and their inner loops where these have compile-time bounds, else 1."""
+    if not has_loop(loop.body):
+        return CHUNK_ITERATIONS
+    if not _iterations_under(loop.body, CHUNK_ITERATIONS):
+        return 1
+    low, high = 0, CHUNK_ITERATIONS          # the inner loops' iterations per iteration: in (low, high]
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if _iterations_under(loop.body, middle) else (middle, high)
+    return max(1, CHUNK_ITERATIONS // (1 + high))
+
+
+def chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], scalars: Sequence[Any],
                      shapes: dict[ir.ContainerSlot, Sequence[int]]) -> list[tuple[int, int]]:
     """The workgroup counts (x, y) of the dispatches one launch of a task with chunked `loops` makes, in order:
-    (loop + 1, chunk + 1) for every chunk of every loop that runs at least one iteration."""
+    (loop + 1, chunk + 1) for every chunk of every loop that runs at least one iteration. `sizes`: each loop's
+    chunk_iterations."""
     dispatches = []
-    for number, loop in enumerate(loops):
-        begin = int(host_eval.evaluate_pure(loop.begin, scalars, shapes))
-        end = int(host_eval.evaluate_pure(loop.end, scalars, shapes))
-        chunks = -(-(end - begin) // CHUNK_ITERATIONS) if end > begin else 0
-        dispatches.extend((number + 1, chunk + 1) for chunk in range(chunks))
+    for number, (loop, base) in enumerate(zip(loops, sizes)):
+        count = int(host_eval.evaluate_pure(loop.end, scalars, shapes)) - \
+            int(host_eval.evaluate_pure(loop.begin, scalars, shapes))
+        if count <= 0:
+            continue
+        size = max(base, -(-count // MAX_CHUNKS))
+        dispatches.extend((number + 1, chunk + 1) for chunk in range(-(-count // size)))
     return dispatches
 
 
-def chunk_bounds(begin: str, end: str, chunk: str) -> tuple[str, str]:
-    """WGSL expressions of the first and end index of chunk `chunk` (a u32 expression) of a loop over
-    [begin, end) (i32 expressions), in u32 arithmetic, as the trip count may not fit in an i32."""
-    first = f"bitcast<i32>(bitcast<u32>({begin}) + {chunk} * {CHUNK_ITERATIONS}u)"
-    last = (f"select({end}, {first} + {CHUNK_ITERATIONS}i, "
-            f"bitcast<u32>({end}) - bitcast<u32>({first}) > {CHUNK_ITERATIONS}u)")
-    return first, last
+def chunk_bounds(base: int, begin: str, end: str, chunk: str, name: str) -> list[tuple[str, str]]:
+    """The WGSL `let`s, (name, expression), of the first and end index of chunk `chunk` (a u32 expression) of a
+    loop over [begin, end) (i32 expressions, end > begin) whose chunk_iterations are `base`, the third and fourth
+    of them, computed in u32 as chunk_dispatches does (the trip count may not fit in an i32)."""
+    count, size, first = f"{name}_count", f"{name}_size", f"{name}_begin"
+    return [(count, f"bitcast<u32>({end}) - bitcast<u32>({begin})"),
+            (size, f"max({base}u, {count} / {MAX_CHUNKS}u + select(0u, 1u, {count} % {MAX_CHUNKS}u != 0u))"),
+            (first, f"bitcast<i32>(bitcast<u32>({begin}) + {chunk} * {size})"),
+            (f"{name}_end", f"select({end}, bitcast<i32>(bitcast<u32>({first}) + {size}), "
+                            f"bitcast<u32>({end}) - bitcast<u32>({first}) > {size})")]
