@@ -5,9 +5,10 @@ whole loop (a serialized loop over the 400000 vertices of a mesh ran out of it).
 shader (chunk_bounds); task_mains.py and control_flow.py emit them.
 
 Dispatches run in order, each seeing the previous one's writes, so the chunks keep the loop's serial order. A
-dispatch names its chunk by its size: dispatch (loop + 1, chunk + 1) runs chunk `chunk` of the task's top-level
-loop number `loop`, in its last workgroup; the others return at once (a launch of c chunks starts c (c + 1) / 2
-workgroups, hence MAX_CHUNKS). A chunk of an innermost loop is CHUNK_ITERATIONS iterations; one of a loop
+dispatch of loop + 1 workgroups runs a chunk of the task's top-level loop number `loop` in its last workgroup
+(the others return at once); which chunk, a word of the print buffer says (printing.CHUNK_WORD): the chunk
+reads it and leaves the next chunk's number there, 0 after the loop's last, so every loop starts from 0 and
+the host only counts the dispatches. A chunk of an innermost loop is CHUNK_ITERATIONS iterations; one of a loop
 holding loops (Genesis's loops over the environments of a batch, serialized on its CPU backend) shares them
 with the inner loops' iterations where those have compile-time bounds, else is one iteration, whose inner loops
 then have the budget to themselves (chunk_iterations); past MAX_CHUNKS chunks a chunk takes the loop's
@@ -27,12 +28,12 @@ from wgkern.ir.visitor import walk
 from wgkern.passes.analysis import has_loop, leaves_loop_body
 from wgkern.backends.wgsl.shader_common import LOOP_LIMIT_ITERATIONS, _iterations_under
 
-# Iterations of one loop per dispatch: half the budget, leaving the rest to the loop-limit probe and to loops the
+# Iterations of an innermost loop per dispatch: half the budget, leaving the rest to the loop-limit probe and to loops the
 # driver runs inside WGSL built-ins and helpers (each iteration of a chunked loop is one trip, or less where the
 # loop runs several iterations per trip, control_flow.py).
 CHUNK_ITERATIONS = LOOP_LIMIT_ITERATIONS // 2
 
-MAX_CHUNKS = 256         # chunks of one loop per launch, at most
+MAX_CHUNKS = 4096        # chunks (dispatches) of one loop per launch, at most
 
 HOST_VALUES = (ir.Const, ir.ArgLoad, ir.ShapeOf, ir.UnaryOp, ir.BinaryOp, ir.Cast, ir.TernarySelect)
 
@@ -85,7 +86,7 @@ def chunk_iterations(loop: ir.RangeFor) -> int:
 def chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], scalars: Sequence[Any],
                      shapes: dict[ir.ContainerSlot, Sequence[int]]) -> list[tuple[int, int]]:
     """The workgroup counts (x, y) of the dispatches one launch of a task with chunked `loops` makes, in order:
-    (loop + 1, chunk + 1) for every chunk of every loop that runs at least one iteration. `sizes`: each loop's
+    (loop + 1, 1) for every chunk of every loop that runs at least one iteration. `sizes`: each loop's
     chunk_iterations."""
     dispatches = []
     for number, (loop, base) in enumerate(zip(loops, sizes)):
@@ -94,17 +95,19 @@ def chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], scalars
         if count <= 0:
             continue
         size = max(base, -(-count // MAX_CHUNKS))
-        dispatches.extend((number + 1, chunk + 1) for chunk in range(-(-count // size)))
+        dispatches.extend([(number + 1, 1)] * -(-count // size))
     return dispatches
 
 
-def chunk_bounds(base: int, begin: str, end: str, chunk: str, name: str) -> list[tuple[str, str]]:
-    """The WGSL `let`s, (name, expression), of the first and end index of chunk `chunk` (a u32 expression) of a
-    loop over [begin, end) (i32 expressions, end > begin) whose chunk_iterations are `base`, the third and fourth
-    of them, computed in u32 as chunk_dispatches does (the trip count may not fit in an i32)."""
+def chunk_bounds(base: int, begin: str, end: str, chunk: str, name: str) -> tuple[list[tuple[str, str]], str]:
+    """The WGSL `let`s, (name, expression), of chunk `chunk` (a u32 expression) of a loop over [begin, end) (i32
+    expressions, end > begin) whose chunk_iterations are `base`, the third and fourth of them its first and end
+    index, computed in u32 as chunk_dispatches does (the trip count may not fit in an i32); and the expression of
+    the chunk after it, 0 after the last."""
     count, size, first = f"{name}_count", f"{name}_size", f"{name}_begin"
-    return [(count, f"bitcast<u32>({end}) - bitcast<u32>({begin})"),
-            (size, f"max({base}u, {count} / {MAX_CHUNKS}u + select(0u, 1u, {count} % {MAX_CHUNKS}u != 0u))"),
-            (first, f"bitcast<i32>(bitcast<u32>({begin}) + {chunk} * {size})"),
-            (f"{name}_end", f"select({end}, bitcast<i32>(bitcast<u32>({first}) + {size}), "
-                            f"bitcast<u32>({end}) - bitcast<u32>({first}) > {size})")]
+    last = f"bitcast<u32>({end}) - bitcast<u32>({first}) <= {size}"
+    return ([(count, f"bitcast<u32>({end}) - bitcast<u32>({begin})"),
+             (size, f"max({base}u, {count} / {MAX_CHUNKS}u + select(0u, 1u, {count} % {MAX_CHUNKS}u != 0u))"),
+             (first, f"bitcast<i32>(bitcast<u32>({begin}) + {chunk} * {size})"),
+             (f"{name}_end", f"select({end}, bitcast<i32>(bitcast<u32>({first}) + {size}), !({last}))")],
+            f"select({chunk} + 1u, 0u, {last})")

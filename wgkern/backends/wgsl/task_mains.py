@@ -8,7 +8,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
 from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions, identity
 from wgkern.backends.wgsl.simt import barrier_only_simt
-from wgkern.backends.wgsl.printing import LOOP_LIMIT_WORD, PRINT_NAME
+from wgkern.backends.wgsl.printing import CHUNK_WORD, LOOP_LIMIT_WORD, PRINT_NAME
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.wgsl.shader_common import LLVMPIPE_SERIAL_LANES, LOOP_LIMIT, MASKED_BRANCHES
@@ -207,11 +207,11 @@ class TaskMainLowering:
         if LOOP_LIMIT in self.features:
             self.emit("if (wk_local_index != 0u) { return; }   // one invocation runs the task (_emit_serial_main)")
         if self.chunked:
-            self.emit("// the task's loops run in chunks: dispatch (loop + 1, chunk + 1) runs that chunk in its last "
-                      "workgroup (serial_chunks.py)")
-            self.emit("if (any(wk_workgroup_id.xy != wk_num_workgroups.xy - vec2<u32>(1u))) { return; }")
+            self.emit("// the task's loops run in chunks: a dispatch of loop + 1 workgroups runs the next chunk of that "
+                      "loop in its last one (serial_chunks.py)")
+            self.emit("if (wk_workgroup_id.x != wk_num_workgroups.x - 1u) { return; }")
             self.emit("let wk_chunk_loop = wk_num_workgroups.x - 1u;")
-            self.emit("let wk_chunk = wk_num_workgroups.y - 1u;")
+            self.emit(f"let wk_chunk = atomicLoad(&{PRINT_NAME}[{CHUNK_WORD}]);")
         self.loop_vars = {}
         self.emit("let wk_thread = 0u;")
         if self.stacks[self.task_index]:
