@@ -61,7 +61,7 @@ def test_serialized_loops_past_the_loop_budget_run_in_order_and_in_full(arch) ->
 
 
 def test_a_launch_dispatches_each_chunk_of_each_loop_that_runs(arch) -> None:
-    """The dispatches of one launch: loop + 1 workgroups for every chunk, none for a loop that runs no
+    """The dispatches of one launch: loop + 1 workgroups for every chunk, one for a loop that runs no
     iteration, from the bounds the host computes from the launch's arguments and shapes; at most MAX_CHUNKS
     chunks a loop, larger ones past that."""
     out = wk.ndarray(wk.i32, (8,))
@@ -82,13 +82,13 @@ def test_a_launch_dispatches_each_chunk_of_each_loop_that_runs(arch) -> None:
     sizes = [chunk_iterations(loop) for loop in chunked]
     assert sizes == [CHUNK_ITERATIONS] * 2
     shapes = host_eval.shapes_by_slot(loops.last_compiled.offloaded.containers, [(8,)])
-    assert chunk_dispatches(chunked, sizes, [None, 5, 5], shapes) == [(1, 1)]
+    assert chunk_dispatches(chunked, sizes, [None, 5, 5], shapes) == [(1, 1), (2, 1)]
     # 2 CHUNK_ITERATIONS + 1 iterations: three chunks; from 3 on, two (the second one short)
     assert chunk_dispatches(chunked, sizes, [None, 2 * CHUNK_ITERATIONS + 1, 3], shapes) == \
         [(1, 1)] * 3 + [(2, 1)] * 2
-    assert chunk_dispatches(chunked, sizes, [None, 0, 3], shapes) == []
+    assert chunk_dispatches(chunked, sizes, [None, 0, 3], shapes) == [(1, 1), (2, 1)]
     many = chunk_dispatches(chunked, sizes, [None, 2 ** 31 - 1, 2 ** 31 - 1], shapes)
-    assert many == [(1, 1)] * MAX_CHUNKS
+    assert many == [(1, 1)] * MAX_CHUNKS + [(2, 1)]
     np.testing.assert_array_equal(out.to_numpy(), [1] * 5 + [0] * 3)
 
 
@@ -125,6 +125,35 @@ def test_loops_over_a_batch_run_one_iteration_a_chunk(arch) -> None:
     np.testing.assert_array_equal(out.to_numpy(), [4851 * e for e in range(envs)])
     loop = fixed.last_compiled.offloaded.tasks[0].body.stmts[-1]
     assert chunk_iterations(loop) == CHUNK_ITERATIONS // 100     # each environment: itself and 99 inner trips
+
+
+@pytest.mark.parametrize("n", [0, 5, N])
+def test_top_level_stores_run_once_between_their_loops(arch, n: int) -> None:
+    """Stores between a task's chunked loops (Genesis's solver resets a counter so between its serialized
+    loops) run once, in order with the loops around them, also where a loop runs no iteration."""
+    data = wk.ndarray(wk.i32, (max(n, 1),))
+    log = wk.ndarray(wk.i32, (3,))
+
+    @wk.kernel
+    def staged(data: wk.types.ndarray(), log: wk.types.ndarray(), n: wk.i32):
+        log[0] = 7                      # before the first loop: its first chunk
+        wk.loop_config(serialize=True)
+        for i in range(n):
+            log[0] += 1
+        log[1] = -1                     # between the loops: the second loop's first chunk, after all of the first
+        wk.loop_config(serialize=True)
+        for i in range(n):
+            log[1] += 1
+            data[i] = log[0] + log[1]
+        log[2] = 5                      # after the last loop: its last chunk
+
+    log.from_numpy(np.array([100, 100, 100], np.int32))
+    staged(data, log, n)
+    np.testing.assert_array_equal(log.to_numpy(), [7 + n, n - 1, 5])
+    if n:
+        np.testing.assert_array_equal(data.to_numpy(), 7 + n + np.arange(n))
+    if n == N:
+        assert len(chunked_loops(staged.last_compiled.offloaded.tasks[0])) == 2
 
 
 @pytest.mark.parametrize("case", ["carried local", "break", "global bound"])

@@ -34,6 +34,7 @@ class ControlFlowLowering:
                 self.emit(f"let {name} = {value};")
             self._emit_range(stmt, lets[2][0], lets[3][0])
             self.emit(f"atomicStore(&{PRINT_NAME}[{CHUNK_WORD}], {following});   // the next dispatch's chunk")
+            self.emit(f"wk_last_chunk = {following} == 0u;")
             self.indent -= 1
             self.emit("}")
             return

@@ -14,8 +14,9 @@ with the inner loops' iterations where those have compile-time bounds, else is o
 then have the budget to themselves (chunk_iterations); past MAX_CHUNKS chunks a chunk takes the loop's
 count / MAX_CHUNKS iterations (more than the budget may allow: the loop-limit probe still reports that). A task
 qualifies when nothing but its loops has an effect, so every dispatch can compute the rest again: its top-level
-statements are loops and values computed from constants, arguments and shapes (HOST_VALUES, integer-typed where
-they bound a loop, so the host counts the same trips as the shader), and each loop runs forward, cannot be left
+statements are loops, values computed from constants, arguments and shapes (HOST_VALUES, integer-typed where
+they bound a loop, so the host counts the same trips as the shader) and stores of such values (each runs once,
+in the first chunk of the loop after it or the last chunk of the last loop: store_phases), and each loop runs forward, cannot be left
 early (no break, continue or return of its own, no return in it) and draws no random numbers (the generator's
 counter is per invocation)."""
 from __future__ import annotations
@@ -43,7 +44,8 @@ def chunked_loops(task: ir.Task) -> tuple[ir.RangeFor, ...]:
     if task.kind != "serial":
         return ()
     loops = tuple(stmt for stmt in task.body.stmts if isinstance(stmt, ir.RangeFor))
-    if not loops or any(not isinstance(stmt, (ir.RangeFor, *HOST_VALUES)) for stmt in task.body.stmts):
+    if not loops or any(not isinstance(stmt, (ir.RangeFor, ir.GlobalPtr, ir.GlobalStore, *HOST_VALUES))
+                        for stmt in task.body.stmts):
         return ()
     for loop in loops:
         if loop.reversed or leaves_loop_body(loop.body.stmts) or \
@@ -53,6 +55,23 @@ def chunked_loops(task: ir.Task) -> tuple[ir.RangeFor, ...]:
     if all(_iterations_under(ir.Block([loop]), LOOP_LIMIT_ITERATIONS // 2) for loop in loops):
         return ()                       # short loops: one dispatch runs them all
     return loops
+
+
+def store_phases(task: ir.Task) -> dict[ir.GlobalStore, tuple[int, bool]]:
+    """The dispatch that runs each top-level store of a task with chunked loops: (loop, True) for the first
+    chunk of the loop after it, (loop, False) for the last chunk of the task's last loop where none follows."""
+    phases: dict[ir.GlobalStore, tuple[int, bool]] = {}
+    waiting: list[ir.GlobalStore] = []
+    number = -1
+    for stmt in task.body.stmts:
+        if isinstance(stmt, ir.GlobalStore):
+            waiting.append(stmt)
+        elif isinstance(stmt, ir.RangeFor):
+            number += 1
+            phases.update((store, (number, True)) for store in waiting)
+            waiting = []
+    phases.update((store, (number, False)) for store in waiting)
+    return phases
 
 
 def _counted_on_host(bound: ir.Stmt) -> bool:
@@ -86,26 +105,25 @@ def chunk_iterations(loop: ir.RangeFor) -> int:
 def chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], scalars: Sequence[Any],
                      shapes: dict[ir.ContainerSlot, Sequence[int]]) -> list[tuple[int, int]]:
     """The workgroup counts (x, y) of the dispatches one launch of a task with chunked `loops` makes, in order:
-    (loop + 1, 1) for every chunk of every loop that runs at least one iteration. `sizes`: each loop's
+    (loop + 1, 1) for every chunk of every loop, one for a loop that runs no iteration. `sizes`: each loop's
     chunk_iterations."""
     dispatches = []
     for number, (loop, base) in enumerate(zip(loops, sizes)):
         count = int(host_eval.evaluate_pure(loop.end, scalars, shapes)) - \
             int(host_eval.evaluate_pure(loop.begin, scalars, shapes))
-        if count <= 0:
-            continue
         size = max(base, -(-count // MAX_CHUNKS))
-        dispatches.extend([(number + 1, 1)] * -(-count // size))
+        # a loop that runs no iteration still gets its chunk: the task's stores around it run there
+        dispatches.extend([(number + 1, 1)] * max(1, -(-count // size)))
     return dispatches
 
 
 def chunk_bounds(base: int, begin: str, end: str, chunk: str, name: str) -> tuple[list[tuple[str, str]], str]:
     """The WGSL `let`s, (name, expression), of chunk `chunk` (a u32 expression) of a loop over [begin, end) (i32
-    expressions, end > begin) whose chunk_iterations are `base`, the third and fourth of them its first and end
+    expressions; chunk 0 of an empty loop runs nothing) whose chunk_iterations are `base`, the third and fourth of them its first and end
     index, computed in u32 as chunk_dispatches does (the trip count may not fit in an i32); and the expression of
     the chunk after it, 0 after the last."""
     count, size, first = f"{name}_count", f"{name}_size", f"{name}_begin"
-    last = f"bitcast<u32>({end}) - bitcast<u32>({first}) <= {size}"
+    last = f"{end} <= {first} || bitcast<u32>({end}) - bitcast<u32>({first}) <= {size}"
     return ([(count, f"bitcast<u32>({end}) - bitcast<u32>({begin})"),
              (size, f"max({base}u, {count} / {MAX_CHUNKS}u + select(0u, 1u, {count} % {MAX_CHUNKS}u != 0u))"),
              (first, f"bitcast<i32>(bitcast<u32>({begin}) + {chunk} * {size})"),

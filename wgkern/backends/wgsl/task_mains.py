@@ -12,7 +12,7 @@ from wgkern.backends.wgsl.printing import CHUNK_WORD, LOOP_LIMIT_WORD, PRINT_NAM
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.wgsl.shader_common import LLVMPIPE_SERIAL_LANES, LOOP_LIMIT, MASKED_BRANCHES
-from wgkern.backends.wgsl.serial_chunks import chunked_loops
+from wgkern.backends.wgsl.serial_chunks import chunked_loops, store_phases
 
 
 class TaskMainLowering:
@@ -212,17 +212,37 @@ class TaskMainLowering:
             self.emit("if (wk_workgroup_id.x != wk_num_workgroups.x - 1u) { return; }")
             self.emit("let wk_chunk_loop = wk_num_workgroups.x - 1u;")
             self.emit(f"let wk_chunk = atomicLoad(&{PRINT_NAME}[{CHUNK_WORD}]);")
+            self.emit("var wk_last_chunk = false;   // this dispatch ran its loop's last chunk")
         self.loop_vars = {}
         self.emit("let wk_thread = 0u;")
         if self.stacks[self.task_index]:
             self.emit("let wk_slice = 0u;")
             self.emit("var wk_overflowed = false;")
         self._emit_rng_counter(task.body)
-        self.visit_block(task.body)
+        if self.chunked:
+            self._emit_chunked_body(task)
+        else:
+            self.visit_block(task.body)
         if not self._ends_in_return(task.body):
             self._emit_loop_limit_probe()
         self.lines.append("}")
         self.emit_invariants(body_start)
+
+    def _emit_chunked_body(self, task: ir.Task) -> None:
+        """A serial task whose loops run in chunks: its top-level stores run in one dispatch each
+        (serial_chunks.store_phases), its loops in visit_RangeFor, the rest in every dispatch."""
+        phases = store_phases(task)
+        for stmt in task.body.stmts:
+            phase = phases.get(stmt)
+            if phase is None:
+                self.visit(stmt)
+                continue
+            number, before = phase
+            self.emit(f"if (wk_chunk_loop == {number}u && {'wk_chunk == 0u' if before else 'wk_last_chunk'}) {{")
+            self.indent += 1
+            self.visit(stmt)
+            self.indent -= 1
+            self.emit("}")
 
     def _emit_loop_limit_probe(self) -> None:
         """LOOP_LIMIT, where an index's work ends (the grid-stride loop's continuing block, a serial task's end
