@@ -5,6 +5,9 @@ script, it writes every box's position after each step as a (steps, boxes, 3) fl
 
     python box_pile.py OUT.npy [STEPS]                                  # on Quadrants
     python -m wgkern run --as quadrants box_pile.py OUT.npy [STEPS]     # on wgkern in place of Quadrants
+    python -m wgkern run --as quadrants box_pile.py OUT.npy [STEPS] vulkan   # the kernels on Vulkan
+
+(a trailing `vulkan`: kernel_arch.py)
 
 test_box_pile.py runs it both ways and compares."""
 from __future__ import annotations
@@ -43,6 +46,8 @@ def simulate(steps: int = STEPS) -> tuple[np.ndarray, float]:
 
 
 if __name__ == "__main__":
-    trajectory, seconds = simulate(int(sys.argv[2]) if len(sys.argv) > 2 else STEPS)
-    np.save(sys.argv[1], trajectory)
+    from kernel_arch import scene_arguments
+    arguments = scene_arguments(sys.argv)
+    trajectory, seconds = simulate(int(arguments[1]) if len(arguments) > 1 else STEPS)
+    np.save(arguments[0], trajectory)
     print(f"per-step wall time (warm): {seconds * 1e3:.3f} ms")

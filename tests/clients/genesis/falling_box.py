@@ -5,9 +5,8 @@ backend. Run as a script, it writes the box's positions after each step as a (10
     python -m wgkern run --as quadrants falling_box.py OUT.npy     # on wgkern in place of Quadrants
     python -m wgkern run --as quadrants falling_box.py OUT.npy 100 vulkan   # Genesis's kernels on Vulkan
 
-Genesis 1.4.5 has no Vulkan backend: with `vulkan` the script keeps `gs.init(backend=gs.cpu)` and has
-`quadrants.init` put the kernels on `quadrants.vulkan`, with Genesis's zero-copy torch views off
-(GS_ENABLE_ZEROCOPY=0: the arrays live on the device). test_falling_box.py runs it these ways and compares."""
+The trailing `vulkan` (kernel_arch.py) keeps `gs.init(backend=gs.cpu)` with the kernels on Vulkan.
+test_falling_box.py runs it these ways and compares."""
 from __future__ import annotations
 
 import sys
@@ -17,19 +16,6 @@ import numpy as np
 
 STEPS = 100
 DT = 0.01
-
-
-def on_vulkan() -> None:
-    """Make `quadrants.init` (which gs.init calls) run the kernels on Vulkan."""
-    import os
-    os.environ["GS_ENABLE_ZEROCOPY"] = "0"
-    import quadrants
-    init = quadrants.init
-
-    def vulkan_init(*args, **kwargs):
-        kwargs["arch"] = quadrants.vulkan
-        return init(*args, **kwargs)
-    quadrants.init = vulkan_init
 
 
 def simulate(steps: int = STEPS) -> tuple[np.ndarray, float]:
@@ -52,8 +38,8 @@ def simulate(steps: int = STEPS) -> tuple[np.ndarray, float]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 3 and sys.argv[3] == "vulkan":
-        on_vulkan()
-    trajectory, seconds = simulate(int(sys.argv[2]) if len(sys.argv) > 2 else STEPS)
-    np.save(sys.argv[1], trajectory)
+    from kernel_arch import scene_arguments
+    arguments = scene_arguments(sys.argv)
+    trajectory, seconds = simulate(int(arguments[1]) if len(arguments) > 1 else STEPS)
+    np.save(arguments[0], trajectory)
     print(f"per-step wall time (warm): {seconds * 1e3:.3f} ms")

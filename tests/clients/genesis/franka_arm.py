@@ -6,6 +6,9 @@ environment, environment-major) after each step as a (steps, links x environment
 
     python franka_arm.py OUT.npy [STEPS [N_ENVS]]                                  # on Quadrants
     python -m wgkern run --as quadrants franka_arm.py OUT.npy [STEPS [N_ENVS]]     # on wgkern for Quadrants
+    python -m wgkern run --as quadrants franka_arm.py OUT.npy STEPS N_ENVS vulkan  # the kernels on Vulkan
+
+(a trailing `vulkan`: kernel_arch.py)
 
 test_more_scenes.py runs it both ways and compares."""
 from __future__ import annotations
@@ -48,7 +51,9 @@ def simulate(steps: int = STEPS, n_envs: int = 0) -> tuple[np.ndarray, float]:
 
 
 if __name__ == "__main__":
-    trajectory, seconds = simulate(int(sys.argv[2]) if len(sys.argv) > 2 else STEPS,
-                                   int(sys.argv[3]) if len(sys.argv) > 3 else 0)
-    np.save(sys.argv[1], trajectory)
+    from kernel_arch import scene_arguments
+    arguments = scene_arguments(sys.argv)
+    trajectory, seconds = simulate(int(arguments[1]) if len(arguments) > 1 else STEPS,
+                                   int(arguments[2]) if len(arguments) > 2 else 0)
+    np.save(arguments[0], trajectory)
     print(f"per-step wall time (warm): {seconds * 1e3:.3f} ms")

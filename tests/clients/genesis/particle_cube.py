@@ -10,6 +10,9 @@ file:
 
     python particle_cube.py OUT.npy MATERIAL [STEPS]                                  # on Quadrants
     python -m wgkern run --as quadrants particle_cube.py OUT.npy MATERIAL [STEPS]     # on wgkern for Quadrants
+    python -m wgkern run --as quadrants particle_cube.py OUT.npy MATERIAL [STEPS] vulkan   # the kernels on Vulkan
+
+(a trailing `vulkan`: kernel_arch.py)
 
 test_particle_scenes.py runs it both ways and compares."""
 from __future__ import annotations
@@ -62,6 +65,8 @@ def simulate(material: str, steps: int = STEPS) -> tuple[np.ndarray, float]:
 
 
 if __name__ == "__main__":
-    trajectory, seconds = simulate(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else STEPS)
-    np.save(sys.argv[1], trajectory)
+    from kernel_arch import scene_arguments
+    arguments = scene_arguments(sys.argv)
+    trajectory, seconds = simulate(arguments[1], int(arguments[2]) if len(arguments) > 2 else STEPS)
+    np.save(arguments[0], trajectory)
     print(f"per-step wall time (warm): {seconds * 1e3:.3f} ms")

@@ -47,6 +47,25 @@ def require_installed(reason: str | None, environ: Mapping[str, str] = os.enviro
     pytest.skip(reason)
 
 
+def _vulkan_missing() -> str | None:
+    from wgkern.backends.wgsl import adapters
+    try:
+        adapters.find_adapter("vulkan")
+    except Exception as exc:        # noqa: BLE001 - no wgpu, no driver: the reason is the skip message
+        return f"no Vulkan adapter: {exc}"
+    return None
+
+
+def require_vulkan() -> None:
+    """Nothing where a Vulkan adapter is found; else skip the running test, saying why, or under CI=true
+    (CI has lavapipe) fail it."""
+    reason = _vulkan_missing()
+    if reason:
+        if os.environ.get("CI", "").lower() == "true":       # CI has lavapipe: a missing adapter is a failure
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+
+
 def run_scene(command: list[str], scene: str, out: Path, *arguments: str) -> np.ndarray:
     """Run scene script `scene` (a file name in this folder) with `command`, passing it `out` and then
     `arguments`; the trajectory it wrote."""

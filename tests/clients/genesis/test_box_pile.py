@@ -1,7 +1,7 @@
 """Genesis's rigid contacts between bodies, on Quadrants and on wgkern in place of Quadrants (each in a
 subprocess, as test_falling_box.py): four boxes dropped one above another (box_pile.py) land on each other and
-settle as a leaning stack, so box-box contacts are solved together with the box-plane ones. Skipped as
-test_falling_box.py is."""
+settle as a leaning stack, so box-box contacts are solved together with the box-plane ones; wgkern on the CPU
+and on Vulkan. Skipped as test_falling_box.py is."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,14 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.clients.genesis.runs import ON_QUADRANTS, ON_WGKERN, run_scene
+from tests.clients.genesis.runs import ON_QUADRANTS, ON_WGKERN, require_vulkan, run_scene
 
 pytestmark = pytest.mark.usefixtures("genesis_installed")
 
 
-def test_box_pile_matches_quadrants_on_cpu(tmp_path: Path):
-    theirs = run_scene(ON_QUADRANTS, "box_pile.py", tmp_path / "quadrants.npy")
-    ours = run_scene(ON_WGKERN, "box_pile.py", tmp_path / "wgkern.npy")
+@pytest.fixture(scope="module")
+def quadrants_trajectory(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
+    return run_scene(ON_QUADRANTS, "box_pile.py", tmp_path_factory.mktemp("quadrants") / "trajectory.npy")
+
+
+def _assert_matches(ours: np.ndarray, theirs: np.ndarray) -> None:
     assert ours.shape == theirs.shape == (100, 4, 3)
     # the boxes ended up on each other: the k-th from the bottom rests with its centre near (2k + 1) x 0.1 m
     np.testing.assert_allclose(theirs[-1, :, 2], [0.1, 0.3, 0.5, 0.7], atol=3e-3)
@@ -33,3 +36,16 @@ def test_box_pile_matches_quadrants_on_cpu(tmp_path: Path):
     gap = np.abs(ours - theirs).reshape(len(theirs), -1).max(axis=1) / scale
     step = int(np.argmax(gap))
     assert gap[step] <= 1e-4, f"step {step}: box positions differ by {gap[step]:.2e} of their scale"
+
+
+def test_box_pile_matches_quadrants_on_cpu(quadrants_trajectory: np.ndarray, tmp_path: Path):
+    _assert_matches(run_scene(ON_WGKERN, "box_pile.py", tmp_path / "wgkern.npy"), quadrants_trajectory)
+
+
+def test_box_pile_on_vulkan_matches_quadrants_on_cpu(quadrants_trajectory: np.ndarray, tmp_path: Path):
+    """Genesis's kernels on wgkern's Vulkan backend (lavapipe here; box_pile.py's `vulkan` argument): the same
+    f32 solver, rounding differently only where the driver's operations do, so the bound above holds
+    (measured on lavapipe: 2.1e-7)."""
+    require_vulkan()
+    _assert_matches(run_scene(ON_WGKERN, "box_pile.py", tmp_path / "wgkern.npy", "100", "vulkan"),
+                    quadrants_trajectory)

@@ -10,13 +10,12 @@ is not available; under WK_CLIENTS_REQUIRED=1 (CI's client stage, .ci/run-client
 run compiles every Genesis kernel on both toolkits (minutes each); later runs use the toolkits' kernel caches."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.clients.genesis.runs import ON_QUADRANTS, ON_WGKERN, run_scene
+from tests.clients.genesis.runs import ON_QUADRANTS, ON_WGKERN, require_vulkan, run_scene
 
 pytestmark = pytest.mark.usefixtures("genesis_installed")
 
@@ -43,24 +42,11 @@ def test_falling_box_matches_quadrants_on_cpu(quadrants_trajectory: np.ndarray, 
                     "on the CPU")
 
 
-def _vulkan_missing() -> str | None:
-    from wgkern.backends.wgsl import adapters
-    try:
-        adapters.find_adapter("vulkan")
-    except Exception as exc:        # noqa: BLE001 - no wgpu, no driver: the reason is the skip message
-        return f"no Vulkan adapter: {exc}"
-    return None
-
-
 def test_falling_box_on_vulkan_matches_quadrants_on_cpu(quadrants_trajectory: np.ndarray, tmp_path: Path):
     """Genesis's kernels on wgkern's Vulkan backend (lavapipe here; falling_box.py's `vulkan` argument) against
     Quadrants on the CPU. A first run on lavapipe compiles every kernel in its LLVM (minutes); Mesa's shader
     cache keeps them for later runs."""
-    reason = _vulkan_missing()
-    if reason:
-        if os.environ.get("CI", "").lower() == "true":       # CI has lavapipe: a missing adapter is a failure
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
+    require_vulkan()
     # the Vulkan backend runs the same f32 solver, rounding differently only where the driver's operations do
     _assert_matches(run_scene(ON_WGKERN, "falling_box.py", tmp_path / "trajectory.npy", "100", "vulkan"),
                     quadrants_trajectory, "on Vulkan")

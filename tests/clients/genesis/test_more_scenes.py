@@ -1,7 +1,7 @@
 """Genesis beyond the falling box, on Quadrants and on wgkern in place of Quadrants (each in a subprocess, as
 test_falling_box.py): the Franka arm under joint position control (franka_arm.py), alone and in 64 batched
 environments, and 16 and 64 batched falling boxes (batched_boxes.py), with the trajectories compared step by
-step. Skipped as test_falling_box.py is."""
+step; the unbatched arm and the 16 boxes also with wgkern on Vulkan. Skipped as test_falling_box.py is."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.clients.genesis.runs import ON_QUADRANTS, ON_WGKERN, run_scene
+from tests.clients.genesis.runs import ON_QUADRANTS, ON_WGKERN, require_vulkan, run_scene
 
 pytestmark = pytest.mark.usefixtures("genesis_installed")
 
@@ -41,10 +41,32 @@ def test_franka_arm_matches_quadrants_on_cpu(tmp_path: Path, n_envs: int):
     assert gap <= RELATIVE, f"step {step}: link positions differ by {gap:.2e} of their scale"
 
 
+def test_franka_arm_on_vulkan_matches_quadrants_on_cpu(tmp_path: Path):
+    """Genesis's kernels on wgkern's Vulkan backend (lavapipe here; the scripts' `vulkan` argument): the same
+    f32 solver, rounding differently only where the driver's operations do (measured on lavapipe: 6.0e-7)."""
+    require_vulkan()
+    theirs = run_scene(ON_QUADRANTS, "franka_arm.py", tmp_path / "quadrants.npy", "100", "0")
+    ours = run_scene(ON_WGKERN, "franka_arm.py", tmp_path / "wgkern.npy", "100", "0", "vulkan")
+    assert ours.shape == theirs.shape and theirs.shape[0] == 100 and theirs.shape[2] == 3
+    gap, step = _gap(ours, theirs)
+    assert gap <= RELATIVE, f"step {step}: link positions differ by {gap:.2e} of their scale"
+
+
 @pytest.mark.parametrize("n_envs", [16, 64])
 def test_batched_falling_boxes_match_quadrants_on_cpu(tmp_path: Path, n_envs: int):
+    _compare_batched_boxes(tmp_path, n_envs)
+
+
+def test_batched_falling_boxes_on_vulkan_match_quadrants_on_cpu(tmp_path: Path):
+    """Genesis's kernels on wgkern's Vulkan backend (lavapipe here; the scripts' `vulkan` argument): the same
+    f32 solver, rounding differently only where the driver's operations do (measured on lavapipe: 8.3e-7)."""
+    require_vulkan()
+    _compare_batched_boxes(tmp_path, 16, "vulkan")
+
+
+def _compare_batched_boxes(tmp_path: Path, n_envs: int, *where: str) -> None:
     theirs = run_scene(ON_QUADRANTS, "batched_boxes.py", tmp_path / "quadrants.npy", "100", str(n_envs))
-    ours = run_scene(ON_WGKERN, "batched_boxes.py", tmp_path / "wgkern.npy", "100", str(n_envs))
+    ours = run_scene(ON_WGKERN, "batched_boxes.py", tmp_path / "wgkern.npy", "100", str(n_envs), *where)
     assert ours.shape == theirs.shape == (100, n_envs, 3)
     gap, step = _gap(ours, theirs)
     assert gap <= RELATIVE, f"step {step}: box positions differ by {gap:.2e} of their scale"

@@ -162,6 +162,7 @@ class TaskShader:
     wgsl: str
     workgroup_size: int
     containers: tuple[int, ...] = ()     # slot indices the shader declares
+    chunked_loops: tuple[ir.RangeFor, ...] = ()     # a serial task's loops run in chunks (serial_chunks.py)
 
 
 class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStackLowering, PrintLowering, SimtLowering,
@@ -233,7 +234,7 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
         text = "".join(head) + "\n" + "".join(self.helpers.values()) + "\n" + "\n".join(self.lines) + "\n"
         workgroup = self.block_size if task.kind == "range" else 1
         used = tuple(sorted(k for k in self.decls if k >= 0))
-        return TaskShader(task, text, workgroup, used)
+        return TaskShader(task, text, workgroup, used, tuple(self.chunked))
 
     def _reset(self, task: ir.Task) -> None:
         self.lines: list[str] = []
@@ -263,6 +264,7 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
                                                                                    LOOP_LIMIT_ITERATIONS // 2)
         self.probe_site = 0                    # LOOP_LIMIT: the task's site (1-based), once a probe is emitted
         self.llvmpipe_copies = 0               # LOOP_LIMIT: statements the task's loop copies added so far
+        self.chunked: dict[ir.RangeFor, int] = {}   # LOOP_LIMIT: a serial task's loops run in chunks, numbered
         self.task_index = next(k for k, t in enumerate(self.kernel.tasks) if t is task)
         self.stack_row_base = self.first_rows[self.task_index]
         # packed: typed over the whole kernel (tasks share each arena binding); else per task

@@ -16,6 +16,7 @@ from wgkern.backends.wgsl import adstack as wadstack
 from wgkern.backends.wgsl.arena import same_buffers
 from wgkern.backends.adstack import collect_stacks
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
+from wgkern.backends.wgsl import serial_chunks
 from wgkern.backends.wgsl import split as wsplit
 from wgkern.backends.wgsl.codegen import TaskShader, WgslCodegen
 from wgkern.backends.wgsl.shader_common import LOOP_LIMIT
@@ -65,6 +66,8 @@ class TaskDispatch:
     groups: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], tuple[int, int, bool] | None]
     make_loop: Callable[[], Any]
     loop: Any = None
+    # a serial task whose loops run in chunks (serial_chunks.py): the (x, y) of each dispatch of a launch
+    chunks: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], list[tuple[int, int]]] | None = None
 
     def pipeline(self, flat: bool) -> Any:
         if flat:
@@ -157,6 +160,12 @@ class WgslCompiledKernel(CompiledKernel):
                                    _dispatch_sizer(shader.task, kernel.containers, shader.workgroup_size),
                                    functools.partial(backend.pipeline, shader.wgsl, pipeline_layout, False))
                       for shader in codegen.generate()]
+        for task in self.tasks:
+            if task.shader.chunked_loops:
+                loops = task.shader.chunked_loops
+                task.chunks = functools.partial(_chunk_dispatches, loops,
+                                                tuple(serial_chunks.chunk_iterations(loop) for loop in loops),
+                                                kernel.containers)
 
     def source(self) -> str:
         return "\n".join(task.shader.wgsl for task in self.tasks)
@@ -240,6 +249,9 @@ class WgslCompiledKernel(CompiledKernel):
         encoder.set_bind_group(compute_pass, bind_group, offset)
         scalars, shapes = args.scalars, args.shapes
         for task in self.tasks:
+            if task.chunks is not None:
+                self._dispatch_chunks(task, compute_pass, scalars, shapes)
+                continue
             groups = task.groups(scalars, shapes)
             if groups is not None:
                 pipeline = task.flat if groups[2] else task.pipeline(False)
@@ -252,6 +264,15 @@ class WgslCompiledKernel(CompiledKernel):
             backend.pending_buffers.update(bound)
         backend.pending_launches += 1
 
+    def _dispatch_chunks(self, task: TaskDispatch, compute_pass: Any, scalars: Sequence[Any],
+                         shapes: Sequence[tuple[int, ...]]) -> None:
+        """A serial task whose loops run in chunks: one dispatch per chunk, in order (serial_chunks.py)."""
+        backend = self.backend
+        for x, y in task.chunks(scalars, shapes):
+            if backend.pass_pipeline is not task.flat:
+                compute_pass.set_pipeline(task.flat)
+                backend.pass_pipeline = task.flat
+            backend.launch_encoder.dispatch(compute_pass, x, y)
 
     def _launch_with_stacks(self, args: LaunchArgs) -> None:
         """Reverse-mode launch: size each task's dispatch so its slot-major adstack slices fit one binding,
@@ -308,6 +329,11 @@ class WgslCompiledKernel(CompiledKernel):
         if stats is not None:
             stats.adstack_heap_bytes = max(heap_words, 1) * 4    # in use by this launch (the formula)
             stats.adstack_heap_grows = backend.adstack_heap.grows
+
+
+def _chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], containers: list[ir.ContainerSlot],
+                      scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> list[tuple[int, int]]:
+    return serial_chunks.chunk_dispatches(loops, sizes, scalars, host_eval.shapes_by_slot(containers, shapes))
 
 
 def _param_value(value: Any, dtype: DataType) -> Any:

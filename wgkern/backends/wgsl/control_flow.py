@@ -10,6 +10,8 @@ from wgkern.backends.wgsl.shader_common import (GPU_UNROLL, GPU_UNROLL_COPIES, G
                                                 LLVMPIPE_COPIES_PER_TASK, LLVMPIPE_UNROLL, LLVMPIPE_UNROLL_MAX_STMTS,
                                                 LOOP_LIMIT_ITERATIONS,
                                                 _few_invocations, _iterations_under)
+from wgkern.backends.wgsl.printing import CHUNK_WORD, PRINT_NAME
+from wgkern.backends.wgsl.serial_chunks import chunk_bounds, chunk_iterations
 
 
 class ControlFlowLowering:
@@ -23,6 +25,22 @@ class ControlFlowLowering:
 
     def visit_RangeFor(self, stmt: ir.RangeFor) -> None:
         begin, end = self.value(stmt.begin), self.value(stmt.end)
+        number = self.chunked.get(stmt)
+        if number is not None:      # a chunked loop of a serial task (serial_chunks.py): this dispatch's chunk
+            self.emit(f"if (wk_chunk_loop == {number}u) {{")
+            self.indent += 1
+            lets, following = chunk_bounds(chunk_iterations(stmt), begin, end, "wk_chunk", self.fresh("wk_chunk"))
+            for name, value in lets:
+                self.emit(f"let {name} = {value};")
+            self._emit_range(stmt, lets[2][0], lets[3][0])
+            self.emit(f"atomicStore(&{PRINT_NAME}[{CHUNK_WORD}], {following});   // the next dispatch's chunk")
+            self.emit(f"wk_last_chunk = {following} == 0u;")
+            self.indent -= 1
+            self.emit("}")
+            return
+        self._emit_range(stmt, begin, end)
+
+    def _emit_range(self, stmt: ir.RangeFor, begin: str, end: str) -> None:
         index = self.fresh("i")
         self.loop_vars[stmt] = index
         self.loop_depth += 1

@@ -26,9 +26,12 @@ from wgkern.ir.printing import emit, format_print
 
 PRINT_NAME = "wk_print"
 PRINT_BUFFER_BYTES = 1 << 20
-HEADER_WORDS = 4          # reserved words, written words, the first failed check (debug=True), loop limit
+# reserved words, written words, the first failed check (debug=True), loop limit, chunk; padded to a multiple
+# of 4 words, as buffer sizes are rounded to 16 bytes: a buffer of n records' bytes after the header holds n
+HEADER_WORDS = 8
 BOUNDS_WORD = 2
 LOOP_LIMIT_WORD = 3       # lavapipe: a site (1-based) of a task whose loops reached the driver's limit
+CHUNK_WORD = 4            # lavapipe: the next chunk of a serial task's loop (serial_chunks.py); 0 between loops
 
 
 def record_bounds_site(site: int) -> str:

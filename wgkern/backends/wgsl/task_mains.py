@@ -8,10 +8,11 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
 from wgkern.backends.reductions import COMBINE, ChunkReduction, chunk_reductions, identity
 from wgkern.backends.wgsl.simt import barrier_only_simt
-from wgkern.backends.wgsl.printing import LOOP_LIMIT_WORD, PRINT_NAME
+from wgkern.backends.wgsl.printing import CHUNK_WORD, LOOP_LIMIT_WORD, PRINT_NAME
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.wgsl.shader_common import LLVMPIPE_SERIAL_LANES, LOOP_LIMIT, MASKED_BRANCHES
+from wgkern.backends.wgsl.serial_chunks import chunked_loops, store_phases
 
 
 class TaskMainLowering:
@@ -195,23 +196,53 @@ class TaskMainLowering:
             # invocations that return at once leave no such lanes: LLVMPIPE_SERIAL_LANES covers any SIMD width.
             self.lines.append(f"@compute @workgroup_size({LLVMPIPE_SERIAL_LANES})")
             builtins.append("@builtin(local_invocation_index) wk_local_index: u32")
+            if not any(self.stacks):           # (a reverse kernel's launch dispatches each task once)
+                self.chunked = {loop: number for number, loop in enumerate(chunked_loops(task))}
+            if self.chunked:
+                builtins.append("@builtin(workgroup_id) wk_workgroup_id: vec3<u32>")
         else:
             self.lines.append("@compute @workgroup_size(1)")
         self.lines.append(f"fn main({', '.join(builtins)}) {{")
         body_start = len(self.lines)
         if LOOP_LIMIT in self.features:
             self.emit("if (wk_local_index != 0u) { return; }   // one invocation runs the task (_emit_serial_main)")
+        if self.chunked:
+            self.emit("// the task's loops run in chunks: a dispatch of loop + 1 workgroups runs the next chunk of that "
+                      "loop in its last one (serial_chunks.py)")
+            self.emit("if (wk_workgroup_id.x != wk_num_workgroups.x - 1u) { return; }")
+            self.emit("let wk_chunk_loop = wk_num_workgroups.x - 1u;")
+            self.emit(f"let wk_chunk = atomicLoad(&{PRINT_NAME}[{CHUNK_WORD}]);")
+            self.emit("var wk_last_chunk = false;   // this dispatch ran its loop's last chunk")
         self.loop_vars = {}
         self.emit("let wk_thread = 0u;")
         if self.stacks[self.task_index]:
             self.emit("let wk_slice = 0u;")
             self.emit("var wk_overflowed = false;")
         self._emit_rng_counter(task.body)
-        self.visit_block(task.body)
+        if self.chunked:
+            self._emit_chunked_body(task)
+        else:
+            self.visit_block(task.body)
         if not self._ends_in_return(task.body):
             self._emit_loop_limit_probe()
         self.lines.append("}")
         self.emit_invariants(body_start)
+
+    def _emit_chunked_body(self, task: ir.Task) -> None:
+        """A serial task whose loops run in chunks: its top-level stores run in one dispatch each
+        (serial_chunks.store_phases), its loops in visit_RangeFor, the rest in every dispatch."""
+        phases = store_phases(task)
+        for stmt in task.body.stmts:
+            phase = phases.get(stmt)
+            if phase is None:
+                self.visit(stmt)
+                continue
+            number, before = phase
+            self.emit(f"if (wk_chunk_loop == {number}u && {'wk_chunk == 0u' if before else 'wk_last_chunk'}) {{")
+            self.indent += 1
+            self.visit(stmt)
+            self.indent -= 1
+            self.emit("}")
 
     def _emit_loop_limit_probe(self) -> None:
         """LOOP_LIMIT, where an index's work ends (the grid-stride loop's continuing block, a serial task's end

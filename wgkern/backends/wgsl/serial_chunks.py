@@ -1,0 +1,131 @@
+"""LOOP_LIMIT (shader_common.py): a serial task's long top-level loops run in chunks, one dispatch per chunk, so
+that llvmpipe's budget of LOOP_LIMIT_ITERATIONS loop iterations per invocation bounds one chunk instead of the
+whole loop (a serialized loop over the 400000 vertices of a mesh ran out of it). Owns which serial tasks run so
+(chunked_loops), the dispatches of one launch of such a task (chunk_dispatches) and the chunk's bounds in the
+shader (chunk_bounds); task_mains.py and control_flow.py emit them.
+
+Dispatches run in order, each seeing the previous one's writes, so the chunks keep the loop's serial order. A
+dispatch of loop + 1 workgroups runs a chunk of the task's top-level loop number `loop` in its last workgroup
+(the others return at once); which chunk, a word of the print buffer says (printing.CHUNK_WORD): the chunk
+reads it and leaves the next chunk's number there, 0 after the loop's last, so every loop starts from 0 and
+the host only counts the dispatches. A chunk of an innermost loop is CHUNK_ITERATIONS iterations; one of a loop
+holding loops (Genesis's loops over the environments of a batch, serialized on its CPU backend) shares them
+with the inner loops' iterations where those have compile-time bounds, else is one iteration, whose inner loops
+then have the budget to themselves (chunk_iterations); past MAX_CHUNKS chunks a chunk takes the loop's
+count / MAX_CHUNKS iterations (more than the budget may allow: the loop-limit probe still reports that). A task
+qualifies when nothing but its loops has an effect, so every dispatch can compute the rest again: its top-level
+statements are loops, values computed from constants, arguments and shapes (HOST_VALUES, integer-typed where
+they bound a loop, so the host counts the same trips as the shader) and stores of such values (each runs once,
+in the first chunk of the loop after it or the last chunk of the last loop: store_phases), and each loop runs forward, cannot be left
+early (no break, continue or return of its own, no return in it) and draws no random numbers (the generator's
+counter is per invocation)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from wgkern.ir import host_eval
+from wgkern.ir import nodes as ir
+from wgkern.ir.visitor import walk
+from wgkern.passes.analysis import has_loop, leaves_loop_body
+from wgkern.backends.wgsl.shader_common import LOOP_LIMIT_ITERATIONS, _iterations_under
+
+# Iterations of an innermost loop per dispatch: half the budget, leaving the rest to the loop-limit probe and to loops the
+# driver runs inside WGSL built-ins and helpers (each iteration of a chunked loop is one trip, or less where the
+# loop runs several iterations per trip, control_flow.py).
+CHUNK_ITERATIONS = LOOP_LIMIT_ITERATIONS // 2
+
+MAX_CHUNKS = 4096        # chunks (dispatches) of one loop per launch, at most
+
+HOST_VALUES = (ir.Const, ir.ArgLoad, ir.ShapeOf, ir.UnaryOp, ir.BinaryOp, ir.Cast, ir.TernarySelect)
+
+
+def chunked_loops(task: ir.Task) -> tuple[ir.RangeFor, ...]:
+    """The top-level loops of `task` when it runs in chunks (the module's docstring says when), else ()."""
+    if task.kind != "serial":
+        return ()
+    loops = tuple(stmt for stmt in task.body.stmts if isinstance(stmt, ir.RangeFor))
+    if not loops or any(not isinstance(stmt, (ir.RangeFor, ir.GlobalPtr, ir.GlobalStore, *HOST_VALUES))
+                        for stmt in task.body.stmts):
+        return ()
+    for loop in loops:
+        if loop.reversed or leaves_loop_body(loop.body.stmts) or \
+                any(isinstance(stmt, (ir.Return, ir.RandomValue)) for stmt in walk(loop.body)) or \
+                not (_counted_on_host(loop.begin) and _counted_on_host(loop.end)):
+            return ()
+    if all(_iterations_under(ir.Block([loop]), LOOP_LIMIT_ITERATIONS // 2) for loop in loops):
+        return ()                       # short loops: one dispatch runs them all
+    return loops
+
+
+def store_phases(task: ir.Task) -> dict[ir.GlobalStore, tuple[int, bool]]:
+    """The dispatch that runs each top-level store of a task with chunked loops: (loop, True) for the first
+    chunk of the loop after it, (loop, False) for the last chunk of the task's last loop where none follows."""
+    phases: dict[ir.GlobalStore, tuple[int, bool]] = {}
+    waiting: list[ir.GlobalStore] = []
+    number = -1
+    for stmt in task.body.stmts:
+        if isinstance(stmt, ir.GlobalStore):
+            waiting.append(stmt)
+        elif isinstance(stmt, ir.RangeFor):
+            number += 1
+            phases.update((store, (number, True)) for store in waiting)
+            waiting = []
+    phases.update((store, (number, False)) for store in waiting)
+    return phases
+
+
+def _counted_on_host(bound: ir.Stmt) -> bool:
+    """Whether `bound` and the values it is computed from are HOST_VALUES of integer (or bool) types."""
+    pending, seen = [bound], set()
+    while pending:
+        stmt = pending.pop()
+        if stmt in seen:
+            continue
+        seen.add(stmt)
+        if not isinstance(stmt, HOST_VALUES) or stmt.dtype.is_float:
+            return False
+        pending.extend(stmt.operands())
+    return True
+
+
+def chunk_iterations(loop: ir.RangeFor) -> int:
+    """The iterations of a chunk of `loop` while it has at most MAX_CHUNKS chunks: CHUNK_ITERATIONS shared by the
+    iterations and their inner loops where these have compile-time bounds, else 1."""
+    if not has_loop(loop.body):
+        return CHUNK_ITERATIONS
+    if not _iterations_under(loop.body, CHUNK_ITERATIONS):
+        return 1
+    low, high = 0, CHUNK_ITERATIONS          # the inner loops' iterations per iteration: in (low, high]
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if _iterations_under(loop.body, middle) else (middle, high)
+    return max(1, CHUNK_ITERATIONS // (1 + high))
+
+
+def chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], scalars: Sequence[Any],
+                     shapes: dict[ir.ContainerSlot, Sequence[int]]) -> list[tuple[int, int]]:
+    """The workgroup counts (x, y) of the dispatches one launch of a task with chunked `loops` makes, in order:
+    (loop + 1, 1) for every chunk of every loop, one for a loop that runs no iteration. `sizes`: each loop's
+    chunk_iterations."""
+    dispatches = []
+    for number, (loop, base) in enumerate(zip(loops, sizes)):
+        count = int(host_eval.evaluate_pure(loop.end, scalars, shapes)) - \
+            int(host_eval.evaluate_pure(loop.begin, scalars, shapes))
+        size = max(base, -(-count // MAX_CHUNKS))
+        # a loop that runs no iteration still gets its chunk: the task's stores around it run there
+        dispatches.extend([(number + 1, 1)] * max(1, -(-count // size)))
+    return dispatches
+
+
+def chunk_bounds(base: int, begin: str, end: str, chunk: str, name: str) -> tuple[list[tuple[str, str]], str]:
+    """The WGSL `let`s, (name, expression), of chunk `chunk` (a u32 expression) of a loop over [begin, end) (i32
+    expressions; chunk 0 of an empty loop runs nothing) whose chunk_iterations are `base`, the third and fourth of them its first and end
+    index, computed in u32 as chunk_dispatches does (the trip count may not fit in an i32); and the expression of
+    the chunk after it, 0 after the last."""
+    count, size, first = f"{name}_count", f"{name}_size", f"{name}_begin"
+    last = f"{end} <= {first} || bitcast<u32>({end}) - bitcast<u32>({first}) <= {size}"
+    return ([(count, f"bitcast<u32>({end}) - bitcast<u32>({begin})"),
+             (size, f"max({base}u, {count} / {MAX_CHUNKS}u + select(0u, 1u, {count} % {MAX_CHUNKS}u != 0u))"),
+             (first, f"bitcast<i32>(bitcast<u32>({begin}) + {chunk} * {size})"),
+             (f"{name}_end", f"select({end}, bitcast<i32>(bitcast<u32>({first}) + {size}), !({last}))")],
+            f"select({chunk} + 1u, 0u, {last})")
