@@ -34,7 +34,7 @@ from wgkern.passes.index_ranges import in_range_ptrs
 from wgkern.backends.wgsl.printing import PrintLowering, needs_print_buffer
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
-from wgkern.backends.wgsl.shader_common import (ContainerDecl, _iterations_under, LOOP_LIMIT, LOOP_LIMIT_ITERATIONS,
+from wgkern.backends.wgsl.shader_common import (ContainerDecl, iterations_under, LOOP_LIMIT, LOOP_LIMIT_ITERATIONS,
                                                 MASKED_BRANCHES, NATIVE_DIVISION, OPAQUE_BOOL_INTS, WORKGROUP_SIZE)
 from wgkern.backends.wgsl.memory import MemoryLowering
 from wgkern.backends.wgsl.task_mains import TaskMainLowering
@@ -260,7 +260,7 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
         self.shared: dict[int, ir.ContainerSlot] = {}        # negative decl keys of the task's shared arrays
         self.uses_subgroup_ids = False
         # loops whose iterations provably stay far under the limit need no watching (nbody's range(4096))
-        self.watch_loops = LOOP_LIMIT in self.features and not _iterations_under(task.body,
+        self.watch_loops = LOOP_LIMIT in self.features and not iterations_under(task.body,
                                                                                    LOOP_LIMIT_ITERATIONS // 2)
         self.probe_site = 0                    # LOOP_LIMIT: the task's site (1-based), once a probe is emitted
         self.llvmpipe_copies = 0               # LOOP_LIMIT: statements the task's loop copies added so far

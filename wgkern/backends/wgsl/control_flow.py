@@ -9,7 +9,7 @@ from wgkern.passes.analysis import first_simt_use, has_loop, leaves_loop_body
 from wgkern.backends.wgsl.shader_common import (GPU_UNROLL, GPU_UNROLL_COPIES, GPU_UNROLL_MAX_STMTS,
                                                 LLVMPIPE_COPIES_PER_TASK, LLVMPIPE_UNROLL, LLVMPIPE_UNROLL_MAX_STMTS,
                                                 LOOP_LIMIT_ITERATIONS,
-                                                _few_invocations, _iterations_under)
+                                                _few_invocations, iterations_under)
 from wgkern.backends.wgsl.printing import CHUNK_WORD, PRINT_NAME
 from wgkern.backends.wgsl.serial_chunks import chunk_bounds, chunk_iterations
 
@@ -76,7 +76,7 @@ class ControlFlowLowering:
         LLVMPIPE_UNROLL_MAX_STMTS statements (their copies would cost more compile time than their trips) and
         the loops after the task's copies have added LLVMPIPE_COPIES_PER_TASK statements."""
         return (self.watch_loops and _few_invocations(self.task)
-                and not _iterations_under(ir.Block([stmt]), LOOP_LIMIT_ITERATIONS // 2)
+                and not iterations_under(ir.Block([stmt]), LOOP_LIMIT_ITERATIONS // 2)
                 and not leaves_loop_body(stmt.body.stmts) and not has_loop(stmt.body)
                 and self._take_copies(stmt.body))
 
@@ -97,7 +97,7 @@ class ControlFlowLowering:
         return (GPU_UNROLL in self.features and not has_loop(stmt.body)
                 and not leaves_loop_body(stmt.body.stmts) and first_simt_use(stmt.body) is None
                 and sum(1 for _ in walk(stmt.body)) <= GPU_UNROLL_MAX_STMTS
-                and not _iterations_under(ir.Block([stmt]), 2 * GPU_UNROLL_COPIES))
+                and not iterations_under(ir.Block([stmt]), 2 * GPU_UNROLL_COPIES))
 
     def _emit_unrolled_range(self, stmt: ir.RangeFor, index: str, begin: str, end: str, copies: int,
                              why: str) -> None:

@@ -27,7 +27,7 @@ from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
 from wgkern.passes.analysis import has_loop, leaves_loop_body
-from wgkern.backends.wgsl.shader_common import LOOP_LIMIT_ITERATIONS, _iterations_under
+from wgkern.backends.wgsl.shader_common import LOOP_LIMIT_ITERATIONS, iterations_under
 
 # Iterations of an innermost loop per dispatch: half the budget, leaving the rest to the loop-limit probe and to loops the
 # driver runs inside WGSL built-ins and helpers (each iteration of a chunked loop is one trip, or less where the
@@ -52,7 +52,7 @@ def chunked_loops(task: ir.Task) -> tuple[ir.RangeFor, ...]:
                 any(isinstance(stmt, (ir.Return, ir.RandomValue)) for stmt in walk(loop.body)) or \
                 not (_counted_on_host(loop.begin) and _counted_on_host(loop.end)):
             return ()
-    if all(_iterations_under(ir.Block([loop]), LOOP_LIMIT_ITERATIONS // 2) for loop in loops):
+    if all(iterations_under(ir.Block([loop]), LOOP_LIMIT_ITERATIONS // 2) for loop in loops):
         return ()                       # short loops: one dispatch runs them all
     return loops
 
@@ -93,12 +93,12 @@ def chunk_iterations(loop: ir.RangeFor) -> int:
     iterations and their inner loops where these have compile-time bounds, else 1."""
     if not has_loop(loop.body):
         return CHUNK_ITERATIONS
-    if not _iterations_under(loop.body, CHUNK_ITERATIONS):
+    if not iterations_under(loop.body, CHUNK_ITERATIONS):
         return 1
     low, high = 0, CHUNK_ITERATIONS          # the inner loops' iterations per iteration: in (low, high]
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (low, middle) if _iterations_under(loop.body, middle) else (middle, high)
+        low, high = (low, middle) if iterations_under(loop.body, middle) else (middle, high)
     return max(1, CHUNK_ITERATIONS // (1 + high))
 
 

@@ -113,7 +113,7 @@ def _few_invocations(task: ir.Task) -> bool:
         int(end.value) - int(begin.value) <= LLVMPIPE_FEW_INDICES
 
 
-def _iterations_under(block: ir.Block, limit: int) -> bool:
+def iterations_under(block: ir.Block, limit: int) -> bool:
     """Whether every loop in `block` has compile-time bounds and all of them together run at most `limit`
     iterations (nested loops multiply; both sides of a branch count)."""
     def count(block: ir.Block) -> int | None:
