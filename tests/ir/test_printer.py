@@ -4,6 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
+
+import wgkern as wk
 from wgkern.errors import SourceLoc
 from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
@@ -119,3 +122,24 @@ def test_compare_and_swap_prints_expected_then_desired():
     lines = format_block(b.block).splitlines()
     assert lines[4] == "%4 = atomic_cas %1 %3 %2 : i32"         # ptr, expected (3), desired (7)
     assert lines[6] == "%6 = atomic_exchange %1 %5 : i32"
+
+
+@dataclass
+class State:
+    """A plain dataclass of ndarrays as a kernel argument (as Genesis passes its solver state)."""
+    pos: wk.types.ndarray(dtype=wk.f32, ndim=1)
+
+
+def test_a_kernel_taking_a_dataclass_of_ndarrays_dumps_with_the_class_name(arch, tmp_path, monkeypatch):
+    """WK_DUMP_IR prints a struct argument by its class (Genesis passes plain dataclasses of ndarrays)."""
+    @wk.kernel
+    def move(state: State):
+        for i in range(state.pos.shape[0]):
+            state.pos[i] += 1.0
+
+    monkeypatch.setenv("WK_DUMP_IR", str(tmp_path))
+    state = State(pos=wk.ndarray(wk.f32, shape=3))
+    move(state)
+    np.testing.assert_array_equal(state.pos.to_numpy(), [1.0, 1.0, 1.0])
+    frontend = next(tmp_path.glob("move.00.frontend.ir")).read_text()
+    assert frontend.splitlines()[0].startswith("kernel move(state: ") and "State" in frontend.splitlines()[0]

@@ -151,8 +151,13 @@ def _container_line(index: int, slot: ir.ContainerSlot) -> str:
     return text
 
 
+def _type_name(dtype: object) -> str:
+    """A scalar dtype's name, or a struct argument's class name (a `@dataclass` or `@data_oriented` type)."""
+    return getattr(dtype, "name", None) or getattr(dtype, "__name__", None) or str(dtype)
+
+
 def _header(kernel: ir.KernelIR | ir.OffloadedKernel, kind: str) -> list[str]:
-    args = ", ".join(f"{a.name}: {a.kind}" + (f" {a.dtype.name}" if a.dtype is not None else "")
+    args = ", ".join(f"{a.name}: {a.kind}" + (f" {_type_name(a.dtype)}" if a.dtype is not None else "")
                      for a in kernel.args)
     lines = [f"{kind} {kernel.name}({args})"]
     lines += [_container_line(i, slot) for i, slot in enumerate(kernel.containers)]
