@@ -138,6 +138,71 @@ def test_graph_do_while_body_loops_run_as_parallel_tasks_the_host_repeats(arch):
     assert "host loop: tasks" in text and text.count(" range {") >= 2     # the body's loop is a parallel task
 
 
+@wk.func
+def _block_sums(x: wk.template(), sums: wk.template()):
+    """One block of 32 threads per row of x: the row's sum through shared memory (Genesis's cooperative
+    solver kernels have this form, inside a wk.graph_do_while body)."""
+    wk.loop_config(block_dim=32)
+    for i in range(x.shape[0] * 32):
+        tid = i % 32
+        row = i // 32
+        if wk.simt.block.thread_idx() != tid:
+            sums[row] = -1.0e30                    # a block of another size than asked for
+        shared = wk.simt.block.SharedArray((32,), wk.f32)
+        shared[tid] = x[row, tid]
+        wk.simt.block.sync()
+        if tid == 0:
+            total = 0.0
+            for k in range(32):
+                total += shared[k]
+            sums[row] += total
+        wk.simt.block.sync()
+
+
+def test_graph_do_while_body_loops_keep_their_block_dim(gpu):
+    """loop_config(block_dim=N) before a loop in a graph_do_while body (written there or in a func inlined
+    there) gives that loop blocks of N threads, as at the kernel's top level: cooperative loops sharing a
+    SharedArray per block otherwise mix the rows of several blocks."""
+    rows = 40
+    x = wk.ndarray(wk.f32, shape=(rows, 32))
+    sums = wk.ndarray(wk.f32, shape=(rows,))
+    counter = wk.ndarray(wk.i32, shape=())
+
+    @wk.kernel(graph=True)
+    def repeat_sums(x: wk.types.ndarray(wk.f32, ndim=2), sums: wk.types.ndarray(wk.f32, ndim=1),
+                    counter: wk.types.ndarray(wk.i32, ndim=0)):
+        while wk.graph_do_while(counter):
+            _block_sums(x, sums)
+            for _ in range(1):
+                counter[()] = counter[()] - 1
+
+    values = np.random.default_rng(7).integers(-8, 8, size=(rows, 32)).astype(np.float32)
+    x.from_numpy(values)
+    sums.fill(0.0)
+    counter[()] = 3
+    repeat_sums(x, sums, counter)
+    # integer-valued f32 sums of 32 terms below 2^24: exact in any order
+    np.testing.assert_array_equal(sums.to_numpy(), 3 * values.sum(axis=1))
+    assert "block_dim=32" in repeat_sums.ir()
+
+
+def test_graph_do_while_body_refuses_a_shared_array_outside_a_loop(gpu):
+    counter = wk.ndarray(wk.i32, shape=())
+
+    @wk.kernel(graph=True)
+    def bad(counter: wk.types.ndarray(wk.i32, ndim=0)):
+        while wk.graph_do_while(counter):
+            shared = wk.simt.block.SharedArray((32,), wk.f32)
+            for i in range(32):
+                shared[i] = 1.0
+            for _ in range(1):
+                counter[()] = counter[()] - 1
+
+    counter[()] = 1
+    with pytest.raises(wk.CompileError, match="SharedArray is made inside a kernel's parallel loop"):
+        bad(counter)
+
+
 def test_graph_do_while_kernels_are_not_differentiated(arch):
     """The trips of a graph_do_while loop depend on a counter the kernel changes, so .grad, Tape and FwdMode
     refuse the kernel (naming the loop's line) instead of differentiating one trip."""

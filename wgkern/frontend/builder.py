@@ -142,7 +142,16 @@ class FunctionBuilder(ExpressionMixin, SubscriptMixin, CallMixin, BuiltinCallMix
         self.ctx = ctx
         self.b = IRBuilder()
         self.root_block = self.b.block     # the kernel body: a RangeFor placed here runs in parallel
+        # blocks whose RangeFors run in parallel: the kernel body and the bodies of top-level graph_do_while
+        # loops (offload makes those bodies' statements top-level tasks, repeated by the host)
+        self.parallel_blocks: list[ir.Block] = [self.root_block]
         self.frame: Frame = None  # type: ignore[assignment]  # set by build()
+
+    def at_parallel_level(self) -> bool:
+        """Whether a RangeFor emitted now runs in parallel: the builder is at the kernel's top level (a func
+        inlined there included), or directly in the body of a graph_do_while loop that is."""
+        block = self.b.block
+        return any(block is parallel for parallel in self.parallel_blocks)
 
     # ---- the central visit --------------------------------------------------------------------------------
     def visit(self, node: ast.AST) -> Any:

@@ -188,7 +188,7 @@ class LoopMixin:
 
     def runs_parallel(self, node: ast.For, serialize: bool) -> bool:
         """Whether a loop emitted here (by emit_range_for) runs in parallel."""
-        if self.b.block is not self.root_block or serialize:
+        if not self.at_parallel_level() or serialize:
             return False
         if self.frame.constant_branch_depth:
             return False              # under an `if` on a Python constant (visit_If): serial, as in Taichi
@@ -199,7 +199,7 @@ class LoopMixin:
     def emit_range_for(self, begin: Any, end: Any, serialize: bool, body: Callable[[ir.Stmt], None],
                        node: ast.For) -> None:
         parallel = self.runs_parallel(node, serialize)
-        serialize = serialize or (self.b.block is self.root_block and not parallel)
+        serialize = serialize or (self.at_parallel_level() and not parallel)
         loop = self.b.range_for(self.as_loop_bound(begin), self.as_loop_bound(end), serialize=serialize)
         if parallel:        # the threads per block loop_config(block_dim=N) asked for (the first loop it reaches)
             loop.block_dim, self.loop_block_dim = getattr(self, "loop_block_dim", 0), 0

@@ -253,7 +253,7 @@ class SimtMixin(TileMixin):
             element_shape, scalar = dtype.element_shape, dtype.dtype
         else:
             element_shape, scalar = (), self.as_dtype(dtype)
-        if self.b.block is self.root_block:
+        if self.at_parallel_level():
             raise CompileError("SharedArray is made inside a kernel's parallel loop (a block's threads share it)")
         self.ctx.shared_arrays += 1
         full = tuple(int(n) for n in shape) + element_shape

@@ -196,12 +196,19 @@ class StatementMixin:
         ast.copy_location(read, test)
         ast.fix_missing_locations(read)
         loop = self.b.while_()
-        with self.b.at(loop.body), self.frame.scope.block(), self.in_loop("ir"):
-            self.visit_body(node.body)
-            value = self.as_scalar(self.rvalue(read))
-            done = arith.binary(self.b, BinaryOpKind.CMP_EQ, value, self.b.const(0, value.dtype))
-            with self.b.at(self.b.if_(done).then_block):
-                self.b.insert(ir.Break())
+        top_level = self.at_parallel_level()
+        if top_level:           # its body's loops run in parallel, as the kernel's own do (offload)
+            self.parallel_blocks.append(loop.body)
+        try:
+            with self.b.at(loop.body), self.frame.scope.block(), self.in_loop("ir"):
+                self.visit_body(node.body)
+                value = self.as_scalar(self.rvalue(read))
+                done = arith.binary(self.b, BinaryOpKind.CMP_EQ, value, self.b.const(0, value.dtype))
+                with self.b.at(self.b.if_(done).then_block):
+                    self.b.insert(ir.Break())
+        finally:
+            if top_level:
+                self.parallel_blocks.pop()
         if isinstance(value, ir.GlobalLoad):
             loop.host_counter = value.ptr.container     # at top level, offload makes it a host loop
 
