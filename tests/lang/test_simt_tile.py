@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,6 +32,9 @@ def run_tile_program(tmp_path, arch, body: str, module: str = "wgkern", tile: in
     path.write_text(PRELUDE.replace("{module}", module) + textwrap.dedent(body))
     env = {**os.environ, "TILE_ARCH": str(arch.value if hasattr(arch, "value") else arch),
            "LP_NATIVE_VECTOR_WIDTH": str(32 * tile)}
+    if module == "wgkern":      # the wgkern this test imported, installed or not
+        package_root = str(Path(wk.__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=400, env=env)
     skip_if_profile_lacks_a_feature(done)
     assert done.returncode == 0, done.stderr[-3000:]
