@@ -5,12 +5,16 @@ sees them: it gets OffloadedKernels to compile and LaunchArgs (raw buffers, shap
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
 import numpy as np
 
 from wgkern.ir.nodes import OffloadedKernel
 from wgkern.dtypes import DataType
+
+
+NO_EXTRA: Mapping[str, Any] = MappingProxyType({})     # a LaunchArgs.extra with nothing in it, shared
 
 
 @dataclass(slots=True)
@@ -26,7 +30,7 @@ class LaunchArgs:
     shapes: list[tuple[int, ...]]
     launch_id: int = 0
     seed: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)     # replaced, never changed in place
     bound_cache: dict[Any, Any] | None = None
 
 

@@ -128,6 +128,8 @@ class WgslBackend(TransferMixin, Backend):
         self.compute_pass: Any = None
         self.pending_launches = 0
         self.pass_pipeline: Any = None   # the pipeline set last in the open compute pass
+        self.pass_binding: tuple[Any, int] = (None, 0)    # and the bind group and ring offset set last in it
+        self.batches = 0                 # submits so far: a ring slot or pending-buffer record is of one batch
         self.pending_buffers: set[WgslBuffer] = set()
         self.keepalive: list[Any] = []
         self.unwaited = False
@@ -282,6 +284,7 @@ class WgslBackend(TransferMixin, Backend):
     @_serialized
     def begin_pass(self) -> Any:
         self.pass_pipeline = None
+        self.pass_binding = (None, 0)
         if self.encoder is None:
             self.encoder = self.device.create_command_encoder()
         if self.timer is None:
@@ -336,6 +339,7 @@ class WgslBackend(TransferMixin, Backend):
         ring_used, launches = self.ring_used, self.pending_launches
         self.ring_used = self.pending_launches = 0
         self.pending_buffers.clear()
+        self.batches += 1
         timed = 0
         try:
             if encoder is None:
