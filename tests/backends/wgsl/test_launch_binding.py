@@ -49,13 +49,13 @@ def test_the_same_buffers_reuse_the_bind_group_and_others_get_their_own(vulkan) 
 def _count_bind_group_calls(backend, monkeypatch) -> list[int]:
     """The ring offsets of every set_bind_group the backend's launches make from now on."""
     offsets: list[int] = []
-    encoder = backend.launch_encoder
-    original = encoder.set_bind_group
+    commands = backend.commands
+    original = commands.set_bind_group
 
-    def counted(compute_pass, bind_group, offset):
+    def counted(bind_group, offset):
         offsets.append(offset)
-        original(compute_pass, bind_group, offset)
-    monkeypatch.setattr(encoder, "set_bind_group", counted)
+        original(bind_group, offset)
+    monkeypatch.setattr(commands, "set_bind_group", counted)
     return offsets
 
 

@@ -162,6 +162,7 @@ class WgslCompiledKernel(CompiledKernel):
             for block in (task.bounds, task.body) for stmt in walk(block))
         self.reused_slot: tuple[int, int] | None = None
         self.recorded_batch = -1
+        self.listed_batch = -1
         # f16 scalars travel as f32: round to f16 on the host so the value is rounded once, as on the CPU
         self.f16_positions = [k for k, dtype in enumerate(self.scalar_dtypes) if dtype == T.f16]
         # kernels with adstacks bind the heap and the overflow flag after their containers, then the print buffer
@@ -214,8 +215,12 @@ class WgslCompiledKernel(CompiledKernel):
             self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32, *fixed)
 
     def launch(self, args: LaunchArgs) -> None:
-        with self.backend.lock:
+        backend = self.backend
+        with backend.lock:
             self._launch(args)
+            if self.listed_batch != backend.batches:     # named if wgpu rejects the batch (runtime.flush)
+                self.listed_batch = backend.batches
+                backend.batch_kernels.append(self.kernel.name)
             if self.backend.debug:   # debug=True: a failed check raises at the launch that failed, as on the CPU
                 self.backend.sync()
 
@@ -266,23 +271,24 @@ class WgslCompiledKernel(CompiledKernel):
             backend.pending_buffers.update(args.buffers)
             if self.plan.packed:
                 backend.pending_buffers.update(bound)
-        compute_pass = backend.compute_pass or backend.begin_pass()
-        encoder = backend.launch_encoder
+        commands = backend.commands
+        if not commands.pass_open:
+            backend.begin_pass()
         if backend.pass_binding[0] is not bind_group or backend.pass_binding[1] != offset:
-            encoder.set_bind_group(compute_pass, bind_group, offset)
+            commands.set_bind_group(bind_group, offset)
             backend.pass_binding = (bind_group, offset)
         scalars, shapes = args.scalars, args.shapes
         for task in self.tasks:
             if task.chunks is not None:
-                self._dispatch_chunks(task, compute_pass, scalars, shapes)
+                self._dispatch_chunks(task, scalars, shapes)
                 continue
             groups = task.groups(scalars, shapes)
             if groups is not None:
                 pipeline = task.flat if groups[2] else task.pipeline(False)
                 if backend.pass_pipeline is not pipeline:    # repeated launches skip the state change
-                    compute_pass.set_pipeline(pipeline)
+                    commands.set_pipeline(pipeline)
                     backend.pass_pipeline = pipeline
-                encoder.dispatch(compute_pass, groups[0], groups[1])
+                commands.dispatch(groups[0], groups[1])
         backend.pending_launches += 1
 
     def _take_slot(self, args: LaunchArgs) -> int:
@@ -296,15 +302,14 @@ class WgslCompiledKernel(CompiledKernel):
             self.reused_slot = (backend.batches, offset)
         return offset
 
-    def _dispatch_chunks(self, task: TaskDispatch, compute_pass: Any, scalars: Sequence[Any],
-                         shapes: Sequence[tuple[int, ...]]) -> None:
+    def _dispatch_chunks(self, task: TaskDispatch, scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> None:
         """A serial task whose loops run in chunks: one dispatch per chunk, in order (serial_chunks.py)."""
         backend = self.backend
         for x, y in task.chunks(scalars, shapes):
             if backend.pass_pipeline is not task.flat:
-                compute_pass.set_pipeline(task.flat)
+                backend.commands.set_pipeline(task.flat)
                 backend.pass_pipeline = task.flat
-            backend.launch_encoder.dispatch(compute_pass, x, y)
+            backend.commands.dispatch(x, y)
 
     def _launch_with_stacks(self, args: LaunchArgs) -> None:
         """Reverse-mode launch: size each task's dispatch so its slot-major adstack slices fit one binding,
@@ -344,15 +349,17 @@ class WgslCompiledKernel(CompiledKernel):
             buffers = (*buffers, backend.print_target())
         key = (self.params_size, self.windows, *buffers)
         bind_group = backend.bind_groups.get(key) or backend.bind_group(key)
-        compute_pass = backend.compute_pass or backend.begin_pass()
-        backend.launch_encoder.set_bind_group(compute_pass, bind_group, offset)
+        commands = backend.commands
+        if not commands.pass_open:
+            backend.begin_pass()
+        commands.set_bind_group(bind_group, offset)
         backend.pass_binding = (bind_group, offset)
         for task, groups in zip(self.tasks, plans):
             if groups is not None:
                 pipeline = task.pipeline(groups[2])
-                compute_pass.set_pipeline(pipeline)
+                commands.set_pipeline(pipeline)
                 backend.pass_pipeline = pipeline
-                backend.launch_encoder.dispatch(compute_pass, groups[0], groups[1])
+                commands.dispatch(groups[0], groups[1])
         backend.pending_buffers.update(buffers)
         backend.pending_buffers.update(args.buffers)
         backend.pending_launches += 1
