@@ -86,7 +86,8 @@ class LaunchPlan:
     watched_searched: list[tuple[weakref.ref, tuple[Any, ...], tuple[int, ...]]]
     rebinds: int
     checks: bool = True              # whether any of objects, searched, keyed and the watched lists is not empty
-    no_scalars: list[None] | None = None     # LaunchArgs.scalars of a kernel without scalar parameters
+    # a kernel without scalar parameters: the LaunchArgs every launch through the plan passes, its launch_id set
+    arguments: LaunchArgs | None = None
 
 
 def launch_and_mark_written(program: Any, entry: Any, arguments: LaunchArgs, written: Any,
@@ -120,22 +121,24 @@ def launch(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program: 
     if plan is None or plan.grad_rebinds != Container.grad_rebinds or (plan.checks and not _still_valid(plan, call)):
         return MISS
     entry = plan.entry
-    scalars = plan.no_scalars
-    if scalars is None:
-        scalars = [None] * plan.scalar_count
+    program.launch_counter += 1
+    launch_id = program.launch_counter
+    arguments = plan.arguments
+    if arguments is None:
+        scalars: list[Any] = [None] * plan.scalar_count
         for position, index, rule in form.scalars:
             value = call[position]
             dtype = rule.dtype
             scalars[index] = value if type(value) is float and dtype.kind == "f" else \
                 _scalar_value(kernel, rule, dtype, value)
-    program.launch_counter += 1
-    launch_id = program.launch_counter
+        arguments = LaunchArgs(scalars, plan.buffers, plan.shapes, launch_id, program.options.random_seed,
+                               entry.launch_extra or NO_EXTRA, plan.bound_cache)
+    else:
+        arguments.launch_id = launch_id
     if entry.uses_random:
         program.random_launch_ids[plan.record_key] = launch_id
     program.stats.cache_hits += 1
     kernel.last_compiled = entry
-    arguments = LaunchArgs(scalars, plan.buffers, plan.shapes, launch_id, program.options.random_seed,
-                           entry.launch_extra or NO_EXTRA, plan.bound_cache)
     launch_and_mark_written(program, entry, arguments, plan.written, plan.written_at, call)
     if plan.bound or plan.bound_at:
         bound = plan.bound
@@ -280,11 +283,13 @@ def remember(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program
                 bound.append(container)
     objects, watched_objects = _split_watched(objects, [call[position] for position, _, _ in objects])
     snapshots, watched_snapshots = _split_watched(snapshots, [reference() for reference, _, _ in snapshots])
-    plans[key] = LaunchPlan(entry, HashedTuple((kernel, spec.key)), held, len(values), buffers, shapes, written,
-                            written_at, bound, bound_at, objects, snapshots, keyed, Container.grad_rebinds, {},
-                            watched_objects, watched_snapshots, Rebinds.count,
-                            bool(objects or snapshots or keyed or watched_objects or watched_snapshots),
-                            None if scalars else [None] * len(values))
+    plan = plans[key] = LaunchPlan(entry, HashedTuple((kernel, spec.key)), held, len(values), buffers, shapes,
+                                   written, written_at, bound, bound_at, objects, snapshots, keyed,
+                                   Container.grad_rebinds, {}, watched_objects, watched_snapshots, Rebinds.count,
+                                   bool(objects or snapshots or keyed or watched_objects or watched_snapshots))
+    if not scalars:
+        plan.arguments = LaunchArgs([None] * len(values), buffers, shapes, 0, program.options.random_seed,
+                                    entry.launch_extra or NO_EXTRA, plan.bound_cache)
 
 
 def _split_watched(entries: list[Any], items: list[Any]) -> tuple[list[Any], list[Any]]:

@@ -24,7 +24,9 @@ class LaunchArgs:
     buffers[k]: the backend buffer holding container slot k.  shapes[k]: that slot's full shape
     (vector/matrix element axes included). launch_id: increases by one per launch (random streams).
     seed: wk.init(random_seed=...). bound_cache: set by a launch plan (launch_plan.py) whose launches all
-    pass the same buffers and shapes; a backend may keep what it derives from them in this dict."""
+    pass the same buffers and shapes; a backend may keep what it derives from them in this dict. Such a plan
+    passes one LaunchArgs to all its launches when the kernel has no scalar parameters (only launch_id
+    changes), so a backend must not keep a LaunchArgs past `launch()`."""
     scalars: list[Any]
     buffers: list[Any]
     shapes: list[tuple[int, ...]]

@@ -136,9 +136,10 @@ class WgslCompiledKernel(CompiledKernel):
                                      f"allows {limit} per shader stage", kernel.loc,
                                      ("max-storage-buffers-per-shader-stage",))
         self.last_packing: tuple[Any, int, tuple[WgslBuffer, ...], list[int]] | None = None
-        # (buffers, bind-group key, bind group) of the last launch that bound its buffers directly: a launch on
-        # the same buffers reuses the bind group while the backend's cache still holds it (a freed buffer drops it)
-        self.last_binding: tuple[list[Any], tuple[Any, ...], Any] | None = None
+        # (buffers, bind group, the backend's bind_group_drops then) of the last launch that bound its buffers
+        # directly: a launch on the same buffers reuses the bind group while the backend's cache has dropped none
+        # (a freed buffer drops those that bind it)
+        self.last_binding: tuple[list[Any], Any, int] | None = None
         self.adstack_code = backend.register_adstack_kernel(self)
         codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
                               backend.print_sites, backend.bounds_sites, backend.loop_limit_sites,
@@ -242,8 +243,8 @@ class WgslCompiledKernel(CompiledKernel):
                 (backend.timer is not None and backend.timer.full()):
             backend.flush()
         last = self.last_binding
-        if last is not None and last[0] == args.buffers and backend.bind_groups.get(last[1]) is last[2]:
-            bind_group = last[2]      # the previous launch's buffers: its bind group, and its arguments if fixed
+        if last is not None and last[2] == backend.bind_group_drops and last[0] == args.buffers:
+            bind_group = last[1]      # the previous launch's buffers: its bind group, and its arguments if fixed
             slot = self.reused_slot
             if slot is not None and slot[0] == backend.batches:
                 offset = slot[1]
@@ -265,7 +266,7 @@ class WgslCompiledKernel(CompiledKernel):
             if bind_group is None:
                 bind_group = backend.bind_group(key)
             if not (self.plan.packed or self.has_prints):      # bound is the buffers themselves: reusable
-                self.last_binding = (list(args.buffers), key, bind_group)
+                self.last_binding = (list(args.buffers), bind_group, backend.bind_group_drops)
                 self.reused_slot = (backend.batches, offset) if self.fixed_arguments else None
                 self.recorded_batch = backend.batches
             backend.pending_buffers.update(args.buffers)

@@ -144,6 +144,7 @@ class WgslBackend(TransferMixin, Backend):
         self.prints_pending = False
         self.layouts: dict[int, tuple[Any, Any]] = {}
         self.bind_groups: dict[tuple[Any, ...], Any] = {}
+        self.bind_group_drops = 0    # bumped whenever bind_groups loses an entry: a group kept elsewhere is stale
         self.live: set[WgslBuffer] = set()
         self.staging: Any = None
         self.stats = {"submits": 0, "launches": 0, "pipelines": 0, "arena_moves": 0}
@@ -272,8 +273,10 @@ class WgslBackend(TransferMixin, Backend):
     def forget_bind_groups(self, buffer: WgslBuffer) -> None:
         for key in buffer.bind_group_keys:
             dropped = self.bind_groups.pop(key, None)
-            if dropped is not None and self.commands.open:
-                self.keepalive.append(dropped)    # recorded commands may use it (encoding.py)
+            if dropped is not None:
+                self.bind_group_drops += 1
+                if self.commands.open:
+                    self.keepalive.append(dropped)    # recorded commands may use it (encoding.py)
         buffer.bind_group_keys.clear()
 
     def compile(self, kernel: ir.OffloadedKernel) -> WgslCompiledKernel:
@@ -350,6 +353,7 @@ class WgslBackend(TransferMixin, Backend):
         for buffer in self.retired:   # dropped, not destroyed: wgpu frees it after the submitted work
             for key in buffer.bind_group_keys:
                 self.bind_groups.pop(key, None)
+            self.bind_group_drops += 1
             self.live.discard(buffer)
         self.retired.clear()
 
@@ -505,6 +509,7 @@ class WgslBackend(TransferMixin, Backend):
             self.buffer_sizes.clear()
             self.budget.used = 0
             self.bind_groups.clear()
+            self.bind_group_drops += 1
             self.pipelines.clear()
             self.shader_modules.clear()
             self.layouts.clear()
