@@ -7,7 +7,6 @@ import pytest
 
 import wgkern as wk
 from wgkern.backends.wgsl.encoding import NativeCommands, PublicCommands, command_recorder
-from wgkern.errors import DeviceCommandError
 
 RECORDERS = [NativeCommands, PublicCommands]
 
@@ -86,7 +85,7 @@ def test_a_rejected_dispatch_names_its_kernel_and_the_backend_stays_usable(backe
     task.groups = lambda scalars, shapes: (70000, 1, True)     # past the 65535 workgroups a dimension allows
     fine()
     too_wide()
-    with pytest.raises(DeviceCommandError, match=r"(?s)2 launches .*kernels: 'fine', 'too_wide'.*did not run.*65535"):
+    with pytest.raises(wk.DeviceCommandError, match=r"(?s)2 launches .*kernels: 'fine', 'too_wide'.*did not run.*65535"):
         wk.sync()
     task.groups = sizer
     np.testing.assert_array_equal(z.to_numpy(), np.full(4, 11.0, np.float32))    # the rejected batch did not run
