@@ -222,8 +222,8 @@ class WgslCompiledKernel(CompiledKernel):
             if self.listed_batch != backend.batches:     # named if wgpu rejects the batch (runtime.flush)
                 self.listed_batch = backend.batches
                 backend.batch_kernels.append(self.kernel.name)
-            if self.backend.debug:   # debug=True: a failed check raises at the launch that failed, as on the CPU
-                self.backend.sync()
+            if backend.debug:   # debug=True: a failed check raises at the launch that failed, as on the CPU
+                backend.sync()
 
     def _launch(self, args: LaunchArgs) -> None:
         backend = self.backend
@@ -273,7 +273,7 @@ class WgslCompiledKernel(CompiledKernel):
             if self.plan.packed:
                 backend.pending_buffers.update(bound)
         commands = backend.commands
-        if not commands.pass_open:
+        if commands.compute_pass is None:
             backend.begin_pass()
         if backend.pass_binding[0] is not bind_group or backend.pass_binding[1] != offset:
             commands.set_bind_group(bind_group, offset)
@@ -351,7 +351,7 @@ class WgslCompiledKernel(CompiledKernel):
         key = (self.params_size, self.windows, *buffers)
         bind_group = backend.bind_groups.get(key) or backend.bind_group(key)
         commands = backend.commands
-        if not commands.pass_open:
+        if commands.compute_pass is None:
             backend.begin_pass()
         commands.set_bind_group(bind_group, offset)
         backend.pass_binding = (bind_group, offset)

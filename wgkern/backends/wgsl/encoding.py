@@ -20,7 +20,8 @@ from typing import Any
 
 class PublicCommands:
     """A batch's commands through wgpu-py's public API. `open`: a command encoder exists (something was
-    recorded since the last submit); `pass_open`: a compute pass is open in it."""
+    recorded since the last submit); `compute_pass` is not None while a compute pass is open in it (an
+    attribute, not a property: the launch path reads it at every launch)."""
 
     def __init__(self, device: Any) -> None:
         self.device = device
@@ -30,10 +31,6 @@ class PublicCommands:
     @property
     def open(self) -> bool:
         return self.encoder is not None
-
-    @property
-    def pass_open(self) -> bool:
-        return self.compute_pass is not None
 
     def begin_pass(self, timestamp_writes: tuple[Any, int, int] | None = None) -> None:
         """Open a compute pass; `timestamp_writes`: (query set, index at its beginning, index at its end)."""
