@@ -2,17 +2,18 @@
 then one argument-ring write and one submit, made through wgpu-native directly where wgpu-py allows it.
 
 wgpu-py's public methods build descriptor structs, wrap every handle in a Python object (which logs and counts
-it) and wrap each native call in error capture: on this project's 2-core CI machine (lavapipe) a one-dispatch
-batch's encode, write and submit cost ~63 us of which ~19 us are wgpu-native's and lavapipe's own (the submit
-~45 us), against ~125 us through the public API (docs/benchmarks.md). `NativeCommands` calls wgpu-native through
+it) and wrap each native call in error capture: on this project's 2-core machine (lavapipe) a one-dispatch
+batch's encode, argument write and submit cost 35-60 us through `NativeCommands` against 100-190 us through the
+public API (docs/benchmarks.md, "The launch path on lavapipe"). `NativeCommands` calls wgpu-native through
 wgpu-py's cffi library with descriptors made once; calls that can fail (end of a pass, copies, resolves, the
-ring write, finish, submit) still go through wgpu-py's error capture (`_api.libf`), so a rejected command
-raises wgpu-py's GPUValidationError as before; the encoding calls' errors are recorded by wgpu-native on the
-encoder and raised at finish either way. Where wgpu-py's internals are not what this module expects,
+ring write, finish, submit) go through wgpu-py's error capture (`_api.libf`), so a rejected command raises
+wgpu-py's GPUValidationError (the backend reports it as DeviceCommandError); the encoding calls' errors are
+recorded by wgpu-native on the encoder and raised at finish. Where wgpu-py's internals are not what this module expects,
 `PublicCommands` does the same through the public API (`command_recorder` picks).
 Objects the native calls reference must stay alive until the batch is submitted: the backend's pipeline and
 bind-group caches hold them, and what it drops while a batch is open goes to its keepalive list. The native
-encoder, pass and command-buffer handles are released here, after the submit (or after a failed finish)."""
+encoder, pass and command-buffer handles are released here, after the submit or a failed one (the command
+buffer of a finish that raised is not returned by wgpu-py's capture, so that one handle is not released)."""
 from __future__ import annotations
 
 from typing import Any
