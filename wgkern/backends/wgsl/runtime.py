@@ -46,8 +46,8 @@ from wgkern.backends.wgsl.encoding import command_recorder
 from wgkern.backends.wgsl.exact import STRICT_FLOATS
 from wgkern.backends.wgsl.shader_module import create_shader_module
 from wgkern.backends.wgsl import printing as wprinting
-from wgkern.errors import (BoundsCheckError, DeviceCommandError, InternalCompilerError, KernelAssertionError, LoopLimitError, OutOfMemoryError,
-                           WkError, format_located)
+from wgkern.errors import (BoundsCheckError, DeviceCommandError, InternalCompilerError, KernelAssertionError,
+                           LoopLimitError, OutOfMemoryError, WkError, format_located)
 from wgkern.ir import nodes as ir
 from wgkern.dtypes import DataType
 from wgkern.ir.printing import assertion_message
