@@ -99,3 +99,19 @@ def test_the_backend_records_through_wgpu_native_where_wgpu_py_allows_it(backend
     from wgpu.backends.wgpu_native import _api
     assert hasattr(_api.lib, "wgpuCommandEncoderFinish")     # wgpu-py 0.32's binding has the native calls
     assert isinstance(backend.commands, NativeCommands)
+
+
+def test_wgpu_py_internals_that_differ_select_the_public_api(backend, monkeypatch) -> None:
+    from wgpu.backends.wgpu_native import _api
+    real_new = _api.ffi.new
+
+    def new_without(ctype, *args):
+        if ctype == "WGPUPassTimestampWrites *":
+            return real_new("WGPUNoSuchStruct *")          # the CDefError of a header without the type
+        return real_new(ctype, *args)
+    monkeypatch.setattr(_api.ffi, "new", new_without)
+    assert type(command_recorder(backend.device)) is PublicCommands
+
+    class Device:                                  # a device object without wgpu-py's native handle
+        queue = backend.device.queue
+    assert type(command_recorder(Device())) is PublicCommands

@@ -211,8 +211,13 @@ class NativeCommands(PublicCommands):
 
 
 def command_recorder(device: Any) -> PublicCommands:
-    """NativeCommands for a wgpu-py device, or PublicCommands where wgpu-py's internals differ."""
+    """NativeCommands for a wgpu-py device, or PublicCommands where wgpu-py's internals differ (a missing module,
+    function or handle, or a C type its cffi definitions lack)."""
     try:
         return NativeCommands(device)
     except (ImportError, AttributeError, TypeError):
         return PublicCommands(device)
+    except Exception as exc:                       # noqa: BLE001 - cffi's CDefError, without importing cffi
+        if type(exc).__name__ == "CDefError":
+            return PublicCommands(device)
+        raise
