@@ -55,3 +55,15 @@ def test_lavapipe_floors_are_measured_in_the_same_run(arch) -> None:
     # would mean it measured something else (the two are timed on a shared machine, so only a wide margin holds)
     assert launch.floor < 3 * launch.value
     assert compile_.floor < 3 * compile_.value
+
+
+def test_launch_sync_is_measured_beside_its_floor_on_wgsl_arches(arch) -> None:
+    result = bench_workloads.bench_launch_sync(wk, 5)
+    assert result.name == "launch_sync" and result.unit == "us" and result.value > 0
+    if arch != wk.vulkan:
+        assert result.floor is None               # no raw-wgpu floor off the WGSL arches
+        return
+    assert result.floor is not None and 0 < result.floor < 3 * result.value
+    assert "own work" in result.detail
+    launch = bench_workloads.bench_launch_overhead(wk, 5)
+    assert f"above raw wgpu's {launch.floor * 1e3:.0f}" in launch.detail

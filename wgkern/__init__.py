@@ -5,8 +5,8 @@ backends load at `wk.init`. Compilation lives in frontend/, passes/ and backends
 from __future__ import annotations
 
 from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentError, AutodiffError, BoundsCheckError,
-                           CompileError, DeviceFeatureError, DeviceLostError, KernelAssertionError, LoopLimitError, OutOfMemoryError,
-                           SizingError, SubgroupSizeError, WkError)
+                           CompileError, DeviceCommandError, DeviceFeatureError, DeviceLostError, KernelAssertionError,
+                           LoopLimitError, OutOfMemoryError, SizingError, SubgroupSizeError, WkError)
 from wgkern.lang import ad
 from wgkern.lang import exception as _exception  # `ti.lang.exception.TaichiCompilationError`
 from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg()` (lang/impl.py)
@@ -104,7 +104,7 @@ __all__ = [
     "uint16", "uint32", "uint64", "x64", "x86_64", "arm64", "profiler", "set_logging_level",
     "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL",
     "WkError", "CompileError", "DeviceFeatureError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
-    "OutOfMemoryError", "ArchUnavailableError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError", "LoopLimitError",
+    "OutOfMemoryError", "ArchUnavailableError", "DeviceCommandError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError", "LoopLimitError",
     "SubgroupSizeError",
     "raw_div", "raw_mod", "bit_shr", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
     "Template", "var", "global_var", "require_version", "indices", "ext_arr", "any_arr", "layout", "Tape", "clear_all_gradients", "complex_kernel",

@@ -3,9 +3,10 @@
 Each returns a callable doing the floor's work once (None off the WGSL arches): the bench times it in
 alternation with wgkern's own repetitions (`paired_medians`), so a machine whose speed drifts moves both alike.
 `launch_floor`: the launch-overhead workload's dispatches recorded straight into wgpu (one compute pass,
-the kernel's own pipeline and bind group, each dispatch at its own ring offset, one ring upload, one submit,
-the wait sync() uses: the batching wgkern's launches get) through encoding.LaunchEncoder, the cheapest calls
-wgpu-py allows, so the ratio wgkern / floor counts wgkern's own per-launch work alone.
+the kernel's own pipeline and bind group, set once as the kernel's arguments never change, one ring upload,
+one submit, the wait sync() uses: the batching wgkern's launches get) through encoding.NativeCommands, the
+cheapest calls wgpu-py allows, so the ratio wgkern / floor counts wgkern's own per-launch work alone. With one
+launch it is the floor of one launch followed by a sync.
 `compile_floor`: the driver's compile of the same WGSL (a new shader module and compute pipeline per task,
 as the kernel's first launch made them) and one dispatch of it: lavapipe runs its LLVM JIT of a compute
 shader at the first dispatch.
@@ -46,11 +47,13 @@ def launch_floor(kernel: Any, field: Any, launches: int) -> Callable[[], None] |
     if backend is None:
         return None
     import wgpu
-    from wgkern.backends.wgsl.encoding import LaunchEncoder
+    from wgkern.backends.wgsl.encoding import command_recorder
     compiled = kernel.last_compiled.compiled
     device, queue = backend.device, backend.queue
     stride, params_size = compiled.stride, compiled.params_size
-    ring = device.create_buffer(size=stride * launches, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+    # a kernel whose arguments never change needs one argument slot and one bind per pass (what wgkern records)
+    slots = 1 if compiled.fixed_arguments else launches
+    ring = device.create_buffer(size=stride * slots, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
     buffer = field.buffer
     backend.pipeline_layout(compiled.plan.bindings + compiled.runtime_bindings)
     layout = backend.layouts[compiled.plan.bindings + compiled.runtime_bindings][0]
@@ -60,20 +63,18 @@ def launch_floor(kernel: Any, field: Any, launches: int) -> Callable[[], None] |
     (task,) = compiled.tasks
     groups = task.groups([], [tuple(field.shape)])
     pipeline = task.flat if groups[2] else task.pipeline(False)
-    ring_bytes = bytes(stride * launches)
-    encoder_calls = LaunchEncoder()
+    ring_host = bytearray(stride * slots)
+    commands = command_recorder(device)
     poll = backend.wait_idle          # the wait sync() uses (backends/wgsl/waiting.py)
 
     def run() -> None:
-        encoder = device.create_command_encoder()
-        compute_pass = encoder.begin_compute_pass()
-        compute_pass.set_pipeline(pipeline)
+        commands.begin_pass()
+        commands.set_pipeline(pipeline)
         for k in range(launches):
-            encoder_calls.set_bind_group(compute_pass, bind_group, k * stride)
-            encoder_calls.dispatch(compute_pass, groups[0], groups[1])
-        compute_pass.end()
-        queue.write_buffer(ring, 0, ring_bytes)
-        queue.submit([encoder.finish()])
+            if k < slots:
+                commands.set_bind_group(bind_group, k * stride)
+            commands.dispatch(groups[0], groups[1])
+        commands.submit(queue, ring, ring_host, len(ring_host))
         if poll is not None:
             poll()
         else:

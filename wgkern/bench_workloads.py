@@ -1,7 +1,7 @@
-"""The workloads of the benchmark suite and their table (BENCHMARKS): saxpy, launch overhead, idle sync, n-body,
-compile, adstack, split saxpy, the sizing reducer and cache, import. Each is written once against a toolkit module
-`m` (wgkern or a peer whose API is nearly ours), warms up, then returns the median of its timed repetitions as a
-BenchResult. Definitions and units are in docs/benchmarks.md."""
+"""The workloads of the benchmark suite and their table (BENCHMARKS): saxpy, launch overhead, launch + sync, idle
+sync, n-body, compile, adstack, split saxpy, the sizing reducer and cache, import. Each is written once against a
+toolkit module `m` (wgkern or a peer whose API is nearly ours), warms up, then returns the median of its timed
+repetitions as a BenchResult. Definitions and units are in docs/benchmarks.md."""
 # No `from __future__ import annotations`: the workloads annotate kernel parameters with `m.f32`, which must
 # be evaluated where `m` is in scope.
 import importlib.util
@@ -30,6 +30,7 @@ ADSTACK_MAX_TRIPS = 32
 REDUCER_N = 1 << 24
 SIZING_HIT_CALLS = 2000
 IDLE_SYNC_SAMPLES = 500
+LAUNCH_SYNC_ROUNDS = 200
 NOMINAL_BINDING = 128 << 20     # the binding limit used where the arch has none (the CPU, CUDA, peers)
 
 
@@ -174,9 +175,45 @@ def bench_launch_overhead(m: ModuleType, reps: int) -> BenchResult:
     else:
         seconds, floor_seconds = bench_floors.paired_medians(run, floor_run, reps)
         ms, floor = seconds * 1e3, floor_seconds * 1e6 / LAUNCH_COUNT
-    return BenchResult("launch_overhead", ms * 1e3 / LAUNCH_COUNT, "us/launch", "lower", ms, reps,
-                       f"{LAUNCH_COUNT} launches of z[i] += 1 (1 element), one sync", floor=floor,
+    us = ms * 1e3 / LAUNCH_COUNT
+    detail = f"{LAUNCH_COUNT} launches of z[i] += 1 (1 element), one sync"
+    if floor is not None:
+        detail += f"; wgkern's own work {(us - floor) * 1e3:.0f} ns/launch above raw wgpu's {floor * 1e3:.0f}"
+    return BenchResult("launch_overhead", us, "us/launch", "lower", ms, reps, detail, floor=floor,
                        floor_name="raw wgpu")
+
+
+def bench_launch_sync(m: ModuleType, reps: int) -> BenchResult:
+    """One launch of a 1-element kernel, then `sync()`: a batch of one, encoded, submitted and waited for. On
+    WGSL arches beside the raw-wgpu floor of the same dispatch (encoder, pass, one dispatch, argument write,
+    submit, the same wait)."""
+    z = m.field(m.f32, shape=1)
+
+    @m.kernel
+    def touch():
+        for i in z:
+            z[i] += 1.0
+
+    def run() -> None:
+        for _ in range(LAUNCH_SYNC_ROUNDS):
+            touch()
+            m.sync()
+    run()
+    floor_one = bench_floors.launch_floor(touch, z, 1) if m.__name__ == "wgkern" else None
+    floor = None
+    if floor_one is None:
+        ms = _median_ms(run, reps)
+    else:
+        def floor_run() -> None:
+            for _ in range(LAUNCH_SYNC_ROUNDS):
+                floor_one()
+        seconds, floor_seconds = bench_floors.paired_medians(run, floor_run, reps)
+        ms, floor = seconds * 1e3, floor_seconds * 1e6 / LAUNCH_SYNC_ROUNDS
+    us = ms * 1e3 / LAUNCH_SYNC_ROUNDS
+    detail = f"median over {reps} runs of {LAUNCH_SYNC_ROUNDS} (launch, sync) pairs"
+    if floor is not None:
+        detail += f"; wgkern's own work {us - floor:.1f} us above raw wgpu's {floor:.1f}"
+    return BenchResult("launch_sync", us, "us", "lower", ms, reps, detail, floor=floor, floor_name="raw wgpu")
 
 
 def bench_idle_sync(m: ModuleType, reps: int) -> BenchResult:
@@ -466,6 +503,7 @@ def bench_import(m: ModuleType, reps: int) -> BenchResult:
 BENCHMARKS: dict[str, Callable[[ModuleType, int], BenchResult]] = {
     "saxpy": bench_saxpy,
     "launch_overhead": bench_launch_overhead,
+    "launch_sync": bench_launch_sync,
     "idle_sync": bench_idle_sync,
     "nbody": bench_nbody,
     "compile": bench_compile,

@@ -168,6 +168,10 @@ class ArchUnavailableError(WkError, RuntimeError):
     """The requested arch is not available on this machine or not built yet."""
 
 
+class DeviceCommandError(WkError, RuntimeError):
+    """wgpu rejected the commands recorded for a batch of launches (names the batch's kernels); none of them ran."""
+
+
 class DeviceLostError(WkError, RuntimeError):
     """The device went away; call wk.reset() and wk.init() again."""
 

@@ -31,7 +31,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from wgkern.backends.base import LaunchArgs
+from wgkern.backends.base import NO_EXTRA, LaunchArgs
 from wgkern.lang.fields import Container
 from wgkern.lang.argument_cache import DATACLASS_ARGUMENTS, HashedTuple
 from wgkern.lang.argument_checks import _scalar_value, template_key
@@ -50,7 +50,7 @@ _PLANNED_KINDS = frozenset((SCALAR, NDARRAY, TEMPLATE, DATACLASS, OBJECT))
 class _CallForm:
     """One way of calling a kernel (positional count, keyword names): which call positions are scalar
     parameters (value re-read at each launch) and which identify the plan (all the others)."""
-    pick: Callable[[tuple[Any, ...]], Any]     # call values -> the identifying ones
+    pick: Callable[[tuple[Any, ...]], Any] | None     # call values -> the identifying ones (None: there are none)
     scalars: list[tuple[int, int, Any]]        # (call position, parameter index, ParamRule)
     plans: dict[tuple[int, ...], "LaunchPlan"]
 
@@ -85,6 +85,9 @@ class LaunchPlan:
     watched_objects: list[tuple[int, tuple[Any, ...], tuple[int, ...]]]
     watched_searched: list[tuple[weakref.ref, tuple[Any, ...], tuple[int, ...]]]
     rebinds: int
+    checks: bool = True              # whether any of objects, searched, keyed and the watched lists is not empty
+    # a kernel without scalar parameters: the LaunchArgs every launch through the plan passes, its launch_id set
+    arguments: LaunchArgs | None = None
 
 
 def launch_and_mark_written(program: Any, entry: Any, arguments: LaunchArgs, written: Any,
@@ -110,30 +113,32 @@ def launch(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program: 
     forms = program.launch_plans.get(kernel)
     if forms is None:
         return MISS
-    form = forms.get(_form_key(args, kwargs))
+    form = forms.get((len(args), tuple(kwargs)) if kwargs else len(args))    # _form_key, inlined
     if form is None:
         return MISS
     call = args + tuple(kwargs.values()) if kwargs else args
-    plan = form.plans.get(tuple(map(id, form.pick(call))))
-    if plan is None or not _still_valid(plan, call):
+    plan = form.plans.get(tuple(map(id, form.pick(call))) if form.pick is not None else ())
+    if plan is None or plan.grad_rebinds != Container.grad_rebinds or (plan.checks and not _still_valid(plan, call)):
         return MISS
     entry = plan.entry
-    scalars: list[Any] = [None] * plan.scalar_count
-    for position, index, rule in form.scalars:
-        value = call[position]
-        dtype = rule.dtype
-        scalars[index] = value if type(value) is float and dtype.kind == "f" else \
-            _scalar_value(kernel, rule, dtype, value)
     program.launch_counter += 1
     launch_id = program.launch_counter
+    arguments = plan.arguments
+    if arguments is None:
+        scalars: list[Any] = [None] * plan.scalar_count
+        for position, index, rule in form.scalars:
+            value = call[position]
+            dtype = rule.dtype
+            scalars[index] = value if type(value) is float and dtype.kind == "f" else \
+                _scalar_value(kernel, rule, dtype, value)
+        arguments = LaunchArgs(scalars, plan.buffers, plan.shapes, launch_id, program.options.random_seed,
+                               entry.launch_extra or NO_EXTRA, plan.bound_cache)
+    else:
+        arguments.launch_id = launch_id
     if entry.uses_random:
         program.random_launch_ids[plan.record_key] = launch_id
     program.stats.cache_hits += 1
     kernel.last_compiled = entry
-    arguments = LaunchArgs(scalars, plan.buffers, plan.shapes, launch_id, program.options.random_seed)
-    arguments.bound_cache = plan.bound_cache
-    if entry.launch_extra is not None:
-        arguments.extra = entry.launch_extra
     launch_and_mark_written(program, entry, arguments, plan.written, plan.written_at, call)
     if plan.bound or plan.bound_at:
         bound = plan.bound
@@ -147,6 +152,8 @@ def launch(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program: 
 
 
 def _still_valid(plan: LaunchPlan, call: tuple[Any, ...]) -> bool:
+    """Whether nothing `plan` depends on changed (`launch` compares grad_rebinds first, and calls this only for
+    a plan with `checks`)."""
     if plan.grad_rebinds != Container.grad_rebinds:
         return False
     if not _same_attributes(plan.objects, plan.searched, call):
@@ -237,9 +244,9 @@ def remember(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program
     form = forms.get(form_key)
     if form is None:
         pick = operator.itemgetter(*identifying) if len(identifying) > 1 else \
-            (lambda call, at=identifying[0]: (call[at],)) if identifying else (lambda call: ())
+            (lambda call, at=identifying[0]: (call[at],)) if identifying else None
         form = forms[form_key] = _CallForm(pick, scalars, {})
-    key = tuple(map(id, form.pick(call)))
+    key = tuple(map(id, form.pick(call))) if form.pick is not None else ()
     if len(form.plans) >= MAX_PLANS_PER_FORM:
         form.plans.clear()
     plans = form.plans
@@ -276,9 +283,13 @@ def remember(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], program
                 bound.append(container)
     objects, watched_objects = _split_watched(objects, [call[position] for position, _, _ in objects])
     snapshots, watched_snapshots = _split_watched(snapshots, [reference() for reference, _, _ in snapshots])
-    plans[key] = LaunchPlan(entry, HashedTuple((kernel, spec.key)), held, len(values), buffers, shapes, written,
-                            written_at, bound, bound_at, objects, snapshots, keyed, Container.grad_rebinds, {},
-                            watched_objects, watched_snapshots, Rebinds.count)
+    plan = plans[key] = LaunchPlan(entry, HashedTuple((kernel, spec.key)), held, len(values), buffers, shapes,
+                                   written, written_at, bound, bound_at, objects, snapshots, keyed,
+                                   Container.grad_rebinds, {}, watched_objects, watched_snapshots, Rebinds.count,
+                                   bool(objects or snapshots or keyed or watched_objects or watched_snapshots))
+    if not scalars:
+        plan.arguments = LaunchArgs([None] * len(values), buffers, shapes, 0, program.options.random_seed,
+                                    entry.launch_extra or NO_EXTRA, plan.bound_cache)
 
 
 def _split_watched(entries: list[Any], items: list[Any]) -> tuple[list[Any], list[Any]]:

@@ -5,12 +5,16 @@ sees them: it gets OffloadedKernels to compile and LaunchArgs (raw buffers, shap
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
 import numpy as np
 
 from wgkern.ir.nodes import OffloadedKernel
 from wgkern.dtypes import DataType
+
+
+NO_EXTRA: Mapping[str, Any] = MappingProxyType({})     # a LaunchArgs.extra with nothing in it, shared
 
 
 @dataclass(slots=True)
@@ -20,13 +24,15 @@ class LaunchArgs:
     buffers[k]: the backend buffer holding container slot k.  shapes[k]: that slot's full shape
     (vector/matrix element axes included). launch_id: increases by one per launch (random streams).
     seed: wk.init(random_seed=...). bound_cache: set by a launch plan (launch_plan.py) whose launches all
-    pass the same buffers and shapes; a backend may keep what it derives from them in this dict."""
+    pass the same buffers and shapes; a backend may keep what it derives from them in this dict. Such a plan
+    passes one LaunchArgs to all its launches when the kernel has no scalar parameters (only launch_id
+    changes), so a backend must not keep a LaunchArgs past `launch()`."""
     scalars: list[Any]
     buffers: list[Any]
     shapes: list[tuple[int, ...]]
     launch_id: int = 0
     seed: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)     # replaced, never changed in place
     bound_cache: dict[Any, Any] | None = None
 
 

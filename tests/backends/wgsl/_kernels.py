@@ -100,8 +100,14 @@ def interpret(kernel_ir: ir.OffloadedKernel, arrays: Sequence[np.ndarray], scala
 
 
 def count_submits(backend: Any, monkeypatch: Any) -> list[int]:
-    """A list that grows by one at every queue submit of `backend` (wgpu-py's own submits included)."""
+    """A list that grows by one at every queue submit of `backend`: its batches' (encoding.py's recorder, which
+    may call wgpu-native directly) and wgpu-py's own."""
     submits: list[int] = []
     real_submit = backend.queue.submit
     monkeypatch.setattr(backend.queue, "submit", lambda buffers: (submits.append(1), real_submit(buffers))[1])
+    from wgkern.backends.wgsl.encoding import NativeCommands
+    commands = backend.commands
+    if isinstance(commands, NativeCommands):        # submits through wgpu-native, not queue.submit
+        real_batch_submit = commands.submit
+        monkeypatch.setattr(commands, "submit", lambda *batch: (submits.append(1), real_batch_submit(*batch))[1])
     return submits

@@ -359,17 +359,19 @@ def test_download_into_a_reused_array(backend):
     np.testing.assert_array_equal(backend.download(buffer, 8, 4).view(np.uint32), [1, 2])
 
 
-@pytest.mark.parametrize("raw", [True, False], ids=["native-calls", "public-api"])
-def test_launch_encoder_paths_give_the_same_results(backend, raw) -> None:
-    """The hot path's direct wgpu-native calls (encoding.py) and its public-API fallback."""
-    encoder = backend.launch_encoder
-    saved = encoder.raw
-    if raw and not saved:
+@pytest.mark.parametrize("native", [True, False], ids=["native-calls", "public-api"])
+def test_launch_recording_paths_give_the_same_results(backend, native) -> None:
+    """The batch recorder's direct wgpu-native calls (encoding.py) and its public-API fallback."""
+    from wgkern.backends.wgsl.encoding import NativeCommands, PublicCommands
+    backend.flush()
+    saved = backend.commands
+    if native and not isinstance(saved, NativeCommands):
         pytest.skip("this wgpu-py has no native call path")
-    encoder.raw = raw
+    backend.commands = NativeCommands(backend.device) if native else PublicCommands(backend.device)
     try:
         x = np.arange(5000, dtype=np.float32)
         out = run(backend, saxpy_kernel(), [x, np.ones(5000, np.float32)], [3.0, None, None])[1]
         np.testing.assert_array_equal(out, 3.0 * x + 1.0)
     finally:
-        encoder.raw = saved
+        backend.flush()
+        backend.commands = saved

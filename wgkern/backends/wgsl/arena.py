@@ -96,8 +96,7 @@ class Arenas:
         backend = self.backend
         offset = arena.used
         arena.used += self.reserved(handle)
-        encoder = backend._copy_encoder()
-        encoder.copy_buffer_to_buffer(handle.buffer, handle.offset, arena.handle.buffer, offset, handle.capacity)
+        backend.commands.copy_buffer_to_buffer(handle.buffer, handle.offset, arena.handle.buffer, offset, handle.capacity)
         if handle.arena is not None:
             # the copy just recorded reads the old arena: if this was its last resident, it must be retired
             # after the submit, not destroyed now (wgpu aborts a submit that uses a destroyed buffer)

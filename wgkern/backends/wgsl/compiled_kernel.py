@@ -24,6 +24,7 @@ from wgkern.backends.wgsl import printing as wprinting
 from wgkern.errors import DeviceFeatureError, OutOfMemoryError
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
+from wgkern.ir.visitor import walk
 from wgkern import dtypes as T
 from wgkern.dtypes import DataType
 from wgkern.backends.wgsl.buffers import (_U32, BOUNDS_FROM_MEMORY_GROUPS, MAX_DIMENSION, MAX_THREADS, RING_BYTES,
@@ -135,9 +136,10 @@ class WgslCompiledKernel(CompiledKernel):
                                      f"allows {limit} per shader stage", kernel.loc,
                                      ("max-storage-buffers-per-shader-stage",))
         self.last_packing: tuple[Any, int, tuple[WgslBuffer, ...], list[int]] | None = None
-        # (buffers, bind-group key, bind group) of the last launch that bound its buffers directly: a launch on
-        # the same buffers reuses the bind group while the backend's cache still holds it (a freed buffer drops it)
-        self.last_binding: tuple[list[Any], tuple[Any, ...], Any] | None = None
+        # (buffers, bind group, the backend's bind_group_drops then) of the last launch that bound its buffers
+        # directly: a launch on the same buffers reuses the bind group while the backend's cache has dropped none
+        # (a freed buffer drops those that bind it)
+        self.last_binding: tuple[list[Any], Any, int] | None = None
         self.adstack_code = backend.register_adstack_kernel(self)
         codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
                               backend.print_sites, backend.bounds_sites, backend.loop_limit_sites,
@@ -151,6 +153,17 @@ class WgslCompiledKernel(CompiledKernel):
         self.scalar_args = self.layout.scalar_args
         self.shape_axes = self.layout.shape_axes
         self.scalar_dtypes = [kernel.args[i].dtype for i in self.scalar_args]
+        # A kernel whose argument block is the launch id and seed alone, and reads neither (no wk.random()), passes
+        # the same arguments at every launch: it reuses the ring slot its last launch packed in the same batch
+        # (`reused_slot`: (batch, offset)), so a repeated launch writes no arguments and, while the pass still
+        # has its bind group at that offset, sets no bind group either. `recorded_batch`: the batch whose
+        # pending buffers already hold last_binding's buffers.
+        self.fixed_arguments = not (self.scalar_args or self.shape_axes or self.plan.packed) and not any(
+            isinstance(stmt, ir.RandomValue) for task in kernel.tasks
+            for block in (task.bounds, task.body) for stmt in walk(block))
+        self.reused_slot: tuple[int, int] | None = None
+        self.recorded_batch = -1
+        self.listed_batch = -1
         # f16 scalars travel as f32: round to f16 on the host so the value is rounded once, as on the CPU
         self.f16_positions = [k for k, dtype in enumerate(self.scalar_dtypes) if dtype == T.f16]
         # kernels with adstacks bind the heap and the overflow flag after their containers, then the print buffer
@@ -203,10 +216,14 @@ class WgslCompiledKernel(CompiledKernel):
             self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32, *fixed)
 
     def launch(self, args: LaunchArgs) -> None:
-        with self.backend.lock:
+        backend = self.backend
+        with backend.lock:
             self._launch(args)
-            if self.backend.debug:   # debug=True: a failed check raises at the launch that failed, as on the CPU
-                self.backend.sync()
+            if self.listed_batch != backend.batches:     # named if wgpu rejects the batch (runtime.flush)
+                self.listed_batch = backend.batches
+                backend.batch_kernels.append(self.kernel.name)
+            if backend.debug:   # debug=True: a failed check raises at the launch that failed, as on the CPU
+                backend.sync()
 
     def _launch(self, args: LaunchArgs) -> None:
         backend = self.backend
@@ -222,19 +239,26 @@ class WgslCompiledKernel(CompiledKernel):
         if self.has_stacks:
             self._launch_with_stacks(args)
             return
-        backend = self.backend
-        offset = backend.ring_used
-        if offset + self.stride > RING_BYTES or backend.pending_launches >= backend.batch_limit or \
+        if backend.ring_used + self.stride > RING_BYTES or backend.pending_launches >= backend.batch_limit or \
                 (backend.timer is not None and backend.timer.full()):
             backend.flush()
-            offset = 0
         last = self.last_binding
-        if last is not None and last[0] == args.buffers and backend.bind_groups.get(last[1]) is last[2]:
-            bound, bind_group = args.buffers, last[2]      # the previous launch's buffers: its bind group
-            self._pack(backend.ring_host, offset, args)
+        if last is not None and last[2] == backend.bind_group_drops and last[0] == args.buffers:
+            bind_group = last[1]      # the previous launch's buffers: its bind group, and its arguments if fixed
+            slot = self.reused_slot
+            if slot is not None and slot[0] == backend.batches:
+                offset = slot[1]
+            else:
+                offset = self._take_slot(args)
+            if self.recorded_batch != backend.batches:
+                self.recorded_batch = backend.batches
+                backend.pending_buffers.update(args.buffers)
         else:
             bound, bases = self._bindings(args)
+            offset = backend.ring_used
+            backend.ring_used = offset + self.stride
             self._pack(backend.ring_host, offset, args, bases)
+            self.reused_slot = None
             if self.has_prints:
                 bound = (*bound, backend.print_target())
             key = (self.params_size, self.windows, *bound)
@@ -242,37 +266,51 @@ class WgslCompiledKernel(CompiledKernel):
             if bind_group is None:
                 bind_group = backend.bind_group(key)
             if not (self.plan.packed or self.has_prints):      # bound is the buffers themselves: reusable
-                self.last_binding = (list(args.buffers), key, bind_group)
-        backend.ring_used = offset + self.stride
-        compute_pass = backend.compute_pass or backend.begin_pass()
-        encoder = backend.launch_encoder
-        encoder.set_bind_group(compute_pass, bind_group, offset)
+                self.last_binding = (list(args.buffers), bind_group, backend.bind_group_drops)
+                self.reused_slot = (backend.batches, offset) if self.fixed_arguments else None
+                self.recorded_batch = backend.batches
+            backend.pending_buffers.update(args.buffers)
+            if self.plan.packed:
+                backend.pending_buffers.update(bound)
+        commands = backend.commands
+        if commands.compute_pass is None:
+            backend.begin_pass()
+        if backend.pass_binding[0] is not bind_group or backend.pass_binding[1] != offset:
+            commands.set_bind_group(bind_group, offset)
+            backend.pass_binding = (bind_group, offset)
         scalars, shapes = args.scalars, args.shapes
         for task in self.tasks:
             if task.chunks is not None:
-                self._dispatch_chunks(task, compute_pass, scalars, shapes)
+                self._dispatch_chunks(task, scalars, shapes)
                 continue
             groups = task.groups(scalars, shapes)
             if groups is not None:
                 pipeline = task.flat if groups[2] else task.pipeline(False)
                 if backend.pass_pipeline is not pipeline:    # repeated launches skip the state change
-                    compute_pass.set_pipeline(pipeline)
+                    commands.set_pipeline(pipeline)
                     backend.pass_pipeline = pipeline
-                encoder.dispatch(compute_pass, groups[0], groups[1])
-        backend.pending_buffers.update(args.buffers)
-        if self.plan.packed:
-            backend.pending_buffers.update(bound)
+                commands.dispatch(groups[0], groups[1])
         backend.pending_launches += 1
 
-    def _dispatch_chunks(self, task: TaskDispatch, compute_pass: Any, scalars: Sequence[Any],
-                         shapes: Sequence[tuple[int, ...]]) -> None:
+    def _take_slot(self, args: LaunchArgs) -> int:
+        """Pack this launch's arguments into the next ring slot; a kernel with fixed arguments keeps the slot
+        for its later launches in this batch."""
+        backend = self.backend
+        offset = backend.ring_used
+        backend.ring_used = offset + self.stride
+        self._pack(backend.ring_host, offset, args)
+        if self.fixed_arguments:
+            self.reused_slot = (backend.batches, offset)
+        return offset
+
+    def _dispatch_chunks(self, task: TaskDispatch, scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> None:
         """A serial task whose loops run in chunks: one dispatch per chunk, in order (serial_chunks.py)."""
         backend = self.backend
         for x, y in task.chunks(scalars, shapes):
             if backend.pass_pipeline is not task.flat:
-                compute_pass.set_pipeline(task.flat)
+                backend.commands.set_pipeline(task.flat)
                 backend.pass_pipeline = task.flat
-            backend.launch_encoder.dispatch(compute_pass, x, y)
+            backend.commands.dispatch(x, y)
 
     def _launch_with_stacks(self, args: LaunchArgs) -> None:
         """Reverse-mode launch: size each task's dispatch so its slot-major adstack slices fit one binding,
@@ -312,14 +350,17 @@ class WgslCompiledKernel(CompiledKernel):
             buffers = (*buffers, backend.print_target())
         key = (self.params_size, self.windows, *buffers)
         bind_group = backend.bind_groups.get(key) or backend.bind_group(key)
-        compute_pass = backend.compute_pass or backend.begin_pass()
-        backend.launch_encoder.set_bind_group(compute_pass, bind_group, offset)
+        commands = backend.commands
+        if commands.compute_pass is None:
+            backend.begin_pass()
+        commands.set_bind_group(bind_group, offset)
+        backend.pass_binding = (bind_group, offset)
         for task, groups in zip(self.tasks, plans):
             if groups is not None:
                 pipeline = task.pipeline(groups[2])
-                compute_pass.set_pipeline(pipeline)
+                commands.set_pipeline(pipeline)
                 backend.pass_pipeline = pipeline
-                backend.launch_encoder.dispatch(compute_pass, groups[0], groups[1])
+                commands.dispatch(groups[0], groups[1])
         backend.pending_buffers.update(buffers)
         backend.pending_buffers.update(args.buffers)
         backend.pending_launches += 1

@@ -42,12 +42,12 @@ from wgkern.backends.wgsl import waiting as wwaiting
 from wgkern.backends.wgsl.codegen import default_workgroup_size
 from wgkern.backends.wgsl.shader_common import (GPU_UNROLL, LOOP_LIMIT, LOOP_LIMIT_ITERATIONS, MASKED_BRANCHES,
                                                 NATIVE_DIVISION, OPAQUE_BOOL_INTS)
-from wgkern.backends.wgsl.encoding import LaunchEncoder
+from wgkern.backends.wgsl.encoding import command_recorder
 from wgkern.backends.wgsl.exact import STRICT_FLOATS
 from wgkern.backends.wgsl.shader_module import create_shader_module
 from wgkern.backends.wgsl import printing as wprinting
-from wgkern.errors import (BoundsCheckError, InternalCompilerError, KernelAssertionError, LoopLimitError, OutOfMemoryError,
-                           SubgroupSizeError, WkError, format_located)
+from wgkern.errors import (BoundsCheckError, DeviceCommandError, InternalCompilerError, KernelAssertionError,
+                           LoopLimitError, OutOfMemoryError, SubgroupSizeError, WkError, format_located)
 from wgkern.ir import nodes as ir
 from wgkern.dtypes import DataType
 from wgkern.ir.printing import assertion_message
@@ -124,10 +124,12 @@ class WgslBackend(TransferMixin, Backend):
         self.ring_buffer = self.device.create_buffer(size=RING_BYTES, usage=self.usage | usage.UNIFORM)
         self.ring_handle = WgslBuffer(self.ring_buffer, 4)   # sync() reads 4 bytes of it to wait
         self.ring_used = 0
-        self.encoder: Any = None
-        self.compute_pass: Any = None
+        self.commands = command_recorder(self.device)    # the batch being recorded (encoding.py)
+        self.batch_kernels: list[str] = []               # the kernels launched in it, named if wgpu rejects it
         self.pending_launches = 0
         self.pass_pipeline: Any = None   # the pipeline set last in the open compute pass
+        self.pass_binding: tuple[Any, int] = (None, 0)    # and the bind group and ring offset set last in it
+        self.batches = 0                 # submits so far: a ring slot or pending-buffer record is of one batch
         self.pending_buffers: set[WgslBuffer] = set()
         self.keepalive: list[Any] = []
         self.unwaited = False
@@ -144,7 +146,7 @@ class WgslBackend(TransferMixin, Backend):
         self.prints_pending = False
         self.layouts: dict[int, tuple[Any, Any]] = {}
         self.bind_groups: dict[tuple[Any, ...], Any] = {}
-        self.launch_encoder = LaunchEncoder()
+        self.bind_group_drops = 0    # bumped whenever bind_groups loses an entry: a group kept elsewhere is stale
         self.live: set[WgslBuffer] = set()
         self.staging: Any = None
         self.stats = {"submits": 0, "launches": 0, "pipelines": 0, "arena_moves": 0}
@@ -274,8 +276,10 @@ class WgslBackend(TransferMixin, Backend):
     def forget_bind_groups(self, buffer: WgslBuffer) -> None:
         for key in buffer.bind_group_keys:
             dropped = self.bind_groups.pop(key, None)
-            if dropped is not None and self.encoder is not None:
-                self.keepalive.append(dropped)    # recorded commands may use it (encoding.py)
+            if dropped is not None:
+                self.bind_group_drops += 1
+                if self.commands.open:
+                    self.keepalive.append(dropped)    # recorded commands may use it (encoding.py)
         buffer.bind_group_keys.clear()
 
     def compile(self, kernel: ir.OffloadedKernel) -> WgslCompiledKernel:
@@ -284,14 +288,12 @@ class WgslBackend(TransferMixin, Backend):
     # ---- command recording --------------------------------------------------------------------------------
     @_serialized
     def begin_pass(self) -> Any:
+        """Open a compute pass (and the batch's command encoder if needed); returns the recorder."""
         self.pass_pipeline = None
-        if self.encoder is None:
-            self.encoder = self.device.create_command_encoder()
-        if self.timer is None:
-            self.compute_pass = self.encoder.begin_compute_pass()
-        else:    # a launch checks timer.full() before it can get here, so a pair is free
-            self.compute_pass = self.encoder.begin_compute_pass(timestamp_writes=self.timer.next_writes())
-        return self.compute_pass
+        self.pass_binding = (None, 0)
+        # a launch checks timer.full() before it can get here, so a pair is free
+        self.commands.begin_pass(None if self.timer is None else self.timer.next_writes())
+        return self.commands
 
     @property
     def supports_gpu_timer(self) -> bool:
@@ -322,34 +324,28 @@ class WgslBackend(TransferMixin, Backend):
                 timer.release()
         result.seconds = timer.ticks * timestamp_period_ns(self.queue) * 1e-9
 
-    def _copy_encoder(self) -> Any:
-        """The open encoder with the compute pass ended, so a copy lands in order between launches."""
-        if self.compute_pass is not None:
-            self.compute_pass.end()
-            self.compute_pass = None
-        if self.encoder is None:
-            self.encoder = self.device.create_command_encoder()
-        return self.encoder
-
     @_serialized
     def flush(self) -> None:
-        """Submit everything recorded: the argument ring is written first (queue order puts it before)."""
-        encoder, compute_pass = self.encoder, self.compute_pass
-        self.encoder = self.compute_pass = None
+        """Submit everything recorded: the argument ring is written first (queue order puts it before). A batch
+        wgpu rejects raises DeviceCommandError naming its kernels; the backend stays usable."""
+        commands = self.commands
         ring_used, launches = self.ring_used, self.pending_launches
         self.ring_used = self.pending_launches = 0
         self.pending_buffers.clear()
+        self.batches += 1
+        kernels, self.batch_kernels = self.batch_kernels, []
         timed = 0
         try:
-            if encoder is None:
+            if not commands.open:
                 return
-            if compute_pass is not None:
-                compute_pass.end()
-            if ring_used:
-                self.queue.write_buffer(self.ring_buffer, 0, memoryview(self.ring_host)[:ring_used])
             if self.timer is not None:
-                timed = self.timer.resolve(encoder)
-            self.queue.submit([encoder.finish()])
+                timed = self.timer.resolve(commands)
+            commands.submit(self.queue, self.ring_buffer, self.ring_host, ring_used)
+        except self._wgpu.GPUError as exc:
+            commands.discard()
+            named = ", ".join(f"'{name}'" for name in dict.fromkeys(kernels)) or "none (copies only)"
+            raise DeviceCommandError(f"wgpu rejected a batch of {launches} launches on {self.adapter.summary} "
+                                     f"(kernels: {named}); they did not run: {exc}") from exc
         finally:
             self.keepalive.clear()
         if timed:
@@ -360,6 +356,7 @@ class WgslBackend(TransferMixin, Backend):
         for buffer in self.retired:   # dropped, not destroyed: wgpu frees it after the submitted work
             for key in buffer.bind_group_keys:
                 self.bind_groups.pop(key, None)
+            self.bind_group_drops += 1
             self.live.discard(buffer)
         self.retired.clear()
 
@@ -434,13 +431,13 @@ class WgslBackend(TransferMixin, Backend):
         adapter (waiting.py). Otherwise the flag or the
         print header is read back, which waits too: one submit and one map. With nothing recorded, unwaited or
         to report it returns at once, without the lock (the floor of every synchronising call)."""
-        if self.encoder is None and not (self.unwaited or self.adstack_watch or self.prints_pending):
+        if not self.commands.open and not (self.unwaited or self.adstack_watch or self.prints_pending):
             return
         self._sync_locked()
 
     @_serialized
     def _sync_locked(self) -> None:
-        if self.encoder is not None or self.unwaited or self.adstack_watch:
+        if self.commands.open or self.unwaited or self.adstack_watch:
             if self.wait_idle is not None and not self.adstack_watch and not self.prints_pending:
                 self.flush()
                 self.wait_idle()
@@ -533,6 +530,7 @@ class WgslBackend(TransferMixin, Backend):
             self.buffer_sizes.clear()
             self.budget.used = 0
             self.bind_groups.clear()
+            self.bind_group_drops += 1
             self.pipelines.clear()
             self.shader_modules.clear()
             self.layouts.clear()

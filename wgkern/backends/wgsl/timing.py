@@ -45,17 +45,17 @@ class TimestampRecorder:
     def full(self) -> bool:
         return self.pairs >= TIMER_PASSES
 
-    def next_writes(self) -> dict[str, Any]:
+    def next_writes(self) -> tuple[Any, int, int]:
+        """(query set, index written at the beginning of the next pass, index written at its end)."""
         pair = self.pairs
         self.pairs += 1
-        return {"query_set": self.query_set, "beginning_of_pass_write_index": 2 * pair,
-                "end_of_pass_write_index": 2 * pair + 1}
+        return self.query_set, 2 * pair, 2 * pair + 1
 
-    def resolve(self, encoder: Any) -> int:
-        """Record the resolve of this submit's pairs; returns how many."""
+    def resolve(self, commands: Any) -> int:
+        """Record the resolve of this submit's pairs into the batch (encoding.py's recorder); returns how many."""
         used = self.pairs
         if used:
-            encoder.resolve_query_set(self.query_set, 0, 2 * used, self.resolved, 0)
+            commands.resolve_query_set(self.query_set, 0, 2 * used, self.resolved, 0)
         self.pairs = 0
         return used
 

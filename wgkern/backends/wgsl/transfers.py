@@ -26,7 +26,7 @@ class TransferMixin:
             raw, offset = words, start
         if buffer in self.pending_buffers:   # recorded launches use it: copy in order, not before them
             staged = self.device.create_buffer_with_data(data=raw, usage=self._wgpu.BufferUsage.COPY_SRC)
-            self._copy_encoder().copy_buffer_to_buffer(staged, 0, buffer.buffer, buffer.offset + offset, raw.size)
+            self.commands.copy_buffer_to_buffer(staged, 0, buffer.buffer, buffer.offset + offset, raw.size)
             self.keepalive.append(staged)
         else:
             self.queue.write_buffer(buffer.buffer, buffer.offset + offset, raw)
@@ -35,7 +35,7 @@ class TransferMixin:
     def copy(self, dst: WgslBuffer, src: WgslBuffer, nbytes: int) -> None:
         size = min(-(-nbytes // 4) * 4, dst.capacity, src.capacity)
         if size:
-            self._copy_encoder().copy_buffer_to_buffer(src.buffer, src.offset, dst.buffer, dst.offset, size)
+            self.commands.copy_buffer_to_buffer(src.buffer, src.offset, dst.buffer, dst.offset, size)
             self.pending_buffers.update((dst, src))
 
     def _staging_buffer(self, size: int) -> Any:
@@ -70,13 +70,13 @@ class TransferMixin:
         header_bytes = 4 * wprinting.HEADER_WORDS * header
         total = size + 4 * flag + header_bytes
         staging = self._staging_buffer(total)
-        encoder = self._copy_encoder()
-        encoder.copy_buffer_to_buffer(buffer.buffer, buffer.offset + start, staging, 0, size)
+        commands = self.commands
+        commands.copy_buffer_to_buffer(buffer.buffer, buffer.offset + start, staging, 0, size)
         if flag:
-            encoder.copy_buffer_to_buffer(self.adstack_flag.buffer, self.adstack_flag.offset, staging, size, 4)
+            commands.copy_buffer_to_buffer(self.adstack_flag.buffer, self.adstack_flag.offset, staging, size, 4)
         if header:
-            encoder.copy_buffer_to_buffer(self.print_buffer.buffer, self.print_buffer.offset, staging,
-                                          size + 4 * flag, header_bytes)
+            commands.copy_buffer_to_buffer(self.print_buffer.buffer, self.print_buffer.offset, staging,
+                                           size + 4 * flag, header_bytes)
         self.flush()
         self._map_for_reading(staging, total)
         try:
