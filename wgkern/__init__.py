@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from wgkern.errors import (AdStackOverflowError, ArchUnavailableError, ArgumentError, AutodiffError, BoundsCheckError,
                            CompileError, DeviceCommandError, DeviceFeatureError, DeviceLostError, KernelAssertionError,
-                           LoopLimitError, OutOfMemoryError, SizingError, WkError)
+                           LoopLimitError, OutOfMemoryError, SizingError, SubgroupSizeError, WkError)
 from wgkern.lang import ad
 from wgkern.lang import exception as _exception  # `ti.lang.exception.TaichiCompilationError`
 from wgkern.lang import impl as _impl  # noqa: F401 - `ti.lang.impl.current_cfg()` (lang/impl.py)
@@ -105,6 +105,7 @@ __all__ = [
     "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL",
     "WkError", "CompileError", "DeviceFeatureError", "AutodiffError", "ArgumentError", "AdStackOverflowError", "SizingError",
     "OutOfMemoryError", "ArchUnavailableError", "DeviceCommandError", "DeviceLostError", "BoundsCheckError", "KernelAssertionError", "LoopLimitError",
+    "SubgroupSizeError",
     "raw_div", "raw_mod", "bit_shr", "stop_grad", "zero", "one", "solve", "Field", "ScalarField", "MatrixField", "Ndarray",
     "Template", "var", "global_var", "require_version", "indices", "ext_arr", "any_arr", "layout", "Tape", "clear_all_gradients", "complex_kernel",
     "complex_kernel_grad", "activate", "deactivate", "is_active", "append", "length", "rescale_index",

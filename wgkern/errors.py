@@ -150,6 +150,12 @@ class LoopLimitError(WkError, RuntimeError):
     and the loop that was cut short."""
 
 
+class SubgroupSizeError(WkError, RuntimeError):
+    """A register tile (wk.simt.Tile16x16 / Tile32x32) ran on a WGSL adapter whose subgroups have fewer than the
+    tile's N invocations (lavapipe: 8), so its rows had nowhere to live and the launch's results are wrong.
+    Raised at the next sync or read-back, naming the kernel, the tile's line, N and the subgroup size that ran."""
+
+
 class SizingError(WkError, RuntimeError):
     """A loop bound is too large (or not representable) to size an adstack."""
 

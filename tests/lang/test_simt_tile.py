@@ -27,16 +27,26 @@ qd.init(arch=getattr(qd, os.environ.get("TILE_ARCH", "vulkan")))
 """
 
 
-def run_tile_program(tmp_path, arch, body: str, module: str = "wgkern", tile: int = 16) -> dict:
+def start_tile_program(tmp_path, arch, body: str, module: str = "wgkern", tile: int = 16,
+                       wide: bool = True) -> subprocess.CompletedProcess:
+    """Run `body` after PRELUDE in a new process on `arch`; `wide`: lavapipe's subgroups hold `tile` invocations
+    (LP_NATIVE_VECTOR_WIDTH=32 * tile), else the setting is removed and lavapipe's have 8."""
     path = tmp_path / f"tile_{module}.py"
     path.write_text(PRELUDE.replace("{module}", module) + textwrap.dedent(body))
-    env = {**os.environ, "TILE_ARCH": str(arch.value if hasattr(arch, "value") else arch),
-           "LP_NATIVE_VECTOR_WIDTH": str(32 * tile)}
+    env = {**os.environ, "TILE_ARCH": str(arch.value if hasattr(arch, "value") else arch)}
+    env.pop("LP_NATIVE_VECTOR_WIDTH", None)
+    if wide:
+        env["LP_NATIVE_VECTOR_WIDTH"] = str(32 * tile)
     if module == "wgkern":      # the wgkern this test imported, installed or not
         package_root = str(Path(wk.__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=400, env=env)
     skip_if_profile_lacks_a_feature(done)
+    return done
+
+
+def run_tile_program(tmp_path, arch, body: str, module: str = "wgkern", tile: int = 16, wide: bool = True) -> dict:
+    done = start_tile_program(tmp_path, arch, body, module, tile, wide)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 

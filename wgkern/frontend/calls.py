@@ -130,6 +130,7 @@ class CallMixin:
                 raise CompileError(str(values[1]) if len(values) > 1 else "wk.static_assert() failed")
             return None
         if isinstance(callee, Func):
+            self.check_tile_subgroup(callee)            # frontend/tiles.py: a tile needs N invocations
             return self.call_func(callee, node)
         if isinstance(callee, BoundFunc):
             return self.call_func(callee.func, node, leading=[callee.instance])

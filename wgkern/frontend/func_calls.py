@@ -73,6 +73,7 @@ class FuncCallMixin:
         runs (`wk.static(wk.grouped(self.stencil_range()))`): inlined there with the arguments Python gave, by
         value; a runtime name among them (a RuntimeOperand of wk.static) stands for the variable's value."""
         self.check_func_call(func)
+        self.check_tile_subgroup(func)      # `wk.static(...)` making a tile checks its subgroup too (tiles.py)
 
         def value(argument: Any) -> Any:
             return static_eval.resolve(argument, lambda operand: self.read_binding(operand.binding))

@@ -2,7 +2,8 @@
 array (`a[r0:r1, c0:c1]`, `a[b, r0:r1, c0:c1]`, a column `a[r0:r1, c]`), loaded into a tile with `t[:] = slice`,
 stored with `slice = t`, and `t -= wk.outer(u, v)`. Each becomes a call of one of the tile's @wk.func methods
 (`load_rows`, `store_rows`, `column_value`, `subtract_outer`); a slice is only a description of its bounds until
-then, and a slice used anywhere else is a CompileError."""
+then, and a slice used anywhere else is a CompileError. Each call that makes a tile (`Tile16x16.zeros()`, `.eye()`)
+is preceded by the check that the subgroup holds the tile's rows (ir.TILE_SUBGROUP_CHECK)."""
 from __future__ import annotations
 
 import ast
@@ -13,6 +14,8 @@ from wgkern.errors import CompileError
 from wgkern.frontend.scope import StructVar
 from wgkern.frontend.values import NdarrayRef, StructValue, describe
 from wgkern.frontend.shared_arrays import SharedArrayRef
+from wgkern.ir import nodes as ir
+from wgkern.lang import types as T
 from wgkern.lang.simt import tile as tiles
 
 _SLICE_FORMS = "a[r0:r1, c0:c1], a[b, r0:r1, c0:c1], a[r0:r1, c] or a[b, r0:r1, c]"
@@ -115,6 +118,13 @@ class TileMixin:
             return self.call_tile_method(tile, "column_value", value.source, value.batch, value.row_start,
                                          value.row_stop, value.col)
         return value
+
+    def check_tile_subgroup(self, callee: Any) -> None:
+        """Before `callee` when it makes a tile (`wk.simt.Tile16x16.zeros()` / `.eye()`): an ir.SimtOp that checks
+        the subgroup has the tile's N invocations, at the line of this call (the line an error names)."""
+        size = tiles.tile_size_made_by(callee)
+        if size is not None:
+            self.b.insert(ir.SimtOp(op=ir.TILE_SUBGROUP_CHECK, args=[self.b.const(size, T.i32)], dtype=None))
 
     # ---- helpers ----------------------------------------------------------------------------------------------
     def tile_variable(self, node: ast.expr) -> StructVar | None:

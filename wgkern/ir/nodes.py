@@ -318,6 +318,12 @@ class SimtOp(Stmt):
     args: list[Stmt] = field(default_factory=list)
 
 
+# The SimtOp a register tile's creation (wk.simt.Tile16x16.zeros() / .eye()) puts before it, with args [Const N]:
+# the tile needs a subgroup of N invocations or more. WGSL checks it at run time (the size is the driver's) and
+# records the site for wk.SubgroupSizeError; CUDA's warp and AMDGPU's wave are wide enough at compile time.
+TILE_SUBGROUP_CHECK = "subgroup.tile_size_check"
+
+
 # ---- kernels and tasks ----------------------------------------------------------------------------------------
 
 @dataclass(eq=False, slots=True)

@@ -74,7 +74,11 @@ def first_simt_use(block: ir.Block, ignored: frozenset[str] = PORTABLE_SIMT_OPS)
 
 
 def describe_simt_use(stmt: ir.Stmt) -> str:
-    """How the user wrote it: 'wk.simt.block.sync()', 'wk.global_thread_idx()' or 'wk.simt.block.SharedArray'."""
+    """How the user wrote it: 'wk.simt.block.sync()', 'wk.global_thread_idx()', 'wk.simt.Tile16x16' (a tile's
+    subgroup-size check) or 'wk.simt.block.SharedArray'."""
+    if isinstance(stmt, ir.SimtOp) and stmt.op == ir.TILE_SUBGROUP_CHECK:
+        size = stmt.args[0].value
+        return f"wk.simt.Tile{size}x{size}"
     if isinstance(stmt, ir.SimtOp):
         return f"wk.{stmt.op.split('.')[1]}()" if stmt.op in PORTABLE_SIMT_OPS else f"wk.simt.{stmt.op}()"
     return "wk.simt.block.SharedArray"

@@ -10,6 +10,7 @@ import pytest
 
 import wgkern as wk
 from wgkern.backends.llvm import cuda
+from wgkern.ir import nodes as ir
 from wgkern.backends.llvm.cuda_codegen import THREADS_PER_BLOCK, block_size
 from wgkern.runtime import program as program_module
 
@@ -226,3 +227,32 @@ def test_quadrants_ballot_and_tiled_subgroup_ops_become_ptx(offloaded):
     for instruction in ("vote.sync.ballot.b32", "shfl.sync.bfly.b32", "shfl.sync.up.b32", "cvt.u64.u32"):
         assert instruction in code, instruction
     assert "activemask" not in code
+
+
+def test_a_tiles_subgroup_check_is_settled_at_compile_time(offloaded):
+    """A register tile's check (ir.TILE_SUBGROUP_CHECK, put before each Tile.zeros() / eye()) emits nothing on
+    CUDA: the warp's 32 lanes hold a Tile16x16's or Tile32x32's rows. (Tiles are refused on the CPU program this
+    fixture compiles on, so the check is put into a subgroup kernel's task by hand.) A tile wider than the warp
+    would be a CompileError at its line."""
+    n = 32
+    x = wk.field(wk.f32, shape=n)
+
+    @wk.kernel
+    def rows():
+        wk.loop_config(block_dim=n)
+        for i in range(n):
+            x[i] = wk.simt.subgroup.shuffle(x[i], 0)
+
+    kernel = offloaded(rows)
+    body = kernel.tasks[0].body.stmts
+    plain = to_ptx(kernel)
+    for size in (16, 32):
+        size_const = ir.Const(value=size, dtype=wk.i32)
+        body[:0] = [size_const, ir.SimtOp(op=ir.TILE_SUBGROUP_CHECK, args=[size_const])]
+        assert to_ptx(kernel) == plain
+        del body[:2]
+    wide = ir.Const(value=64, dtype=wk.i32)
+    body[:0] = [wide, ir.SimtOp(op=ir.TILE_SUBGROUP_CHECK, args=[wide], loc=kernel.tasks[0].loc)]
+    with pytest.raises(wk.CompileError, match="wk.simt.Tile64x64 needs a subgroup of 64 invocations; this target's "
+                                              "has 32"):
+        to_ptx(kernel)

@@ -17,7 +17,7 @@ from typing import Callable
 from wgkern.errors import CompileError
 from wgkern.ir import nodes as ir
 from wgkern import dtypes as T
-from wgkern.passes.analysis import FENCE_OPS
+from wgkern.passes.analysis import FENCE_OPS, describe_simt_use
 
 from .gpu_shared import SharedArrayLowering
 from .types import float_literal, llvm_type
@@ -119,7 +119,7 @@ class CudaSimtLowering(SharedArrayLowering):
             self.values[stmt] = self.op("add i32 %gid, 0") if self.thread_loop is not None else "0"
             return
         if self.thread_loop is None and stmt.op not in FENCE_OPS:
-            raise CompileError(f"wk.simt.{stmt.op}() works on the threads of a parallel loop", stmt.loc)
+            raise CompileError(f"{describe_simt_use(stmt)} works on the threads of a parallel loop", stmt.loc)
         args = [self.value(a) for a in stmt.args]
         result = getattr(self, f"simt_{group}")(stmt, name, args)
         if stmt.dtype is not None:
@@ -164,6 +164,14 @@ class CudaSimtLowering(SharedArrayLowering):
             return self.wave_barrier()
         if name in ("memory_barrier", "mem_fence"):
             return self.simt_block(stmt, "mem_fence", args)
+        if stmt.op == ir.TILE_SUBGROUP_CHECK:
+            # a register tile needs N <= 32 invocations per subgroup: CUDA's warp is always 32 and AMDGPU's wave
+            # 32 or 64, known here, so nothing is checked at run time (WGSL's driver-chosen size is, simt.py)
+            size = stmt.args[0].value
+            if size > self.wave_size:
+                raise CompileError(f"wk.simt.Tile{size}x{size} needs a subgroup of {size} invocations; this "
+                                   f"target's has {self.wave_size}", stmt.loc)
+            return ""
         if name == "group_size":
             return str(self.wave_size)
         if name == "invocation_id":

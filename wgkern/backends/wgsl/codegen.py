@@ -174,7 +174,7 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
                  adstack_code: int = 1, plan: BindingPlan | None = None,
                  print_sites: list[Any] | None = None, bounds_sites: list[Any] | None = None,
                  loop_limit_sites: list[Any] | None = None, max_workgroup_size: int = 1024,
-                 max_workgroup_storage: int = 16384):
+                 max_workgroup_storage: int = 16384, tile_sites: list[Any] | None = None):
         self.kernel = kernel
         self.max_workgroup_size = max_workgroup_size    # the adapter's invocations per workgroup
         self.workgroup_size = default_workgroup_size(max_workgroup_size)    # range tasks without block_dim
@@ -186,6 +186,9 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
         # LOOP_LIMIT: (kernel name, first loop's loc, loop lines) per probed task; site k + 1 is written when
         # task k's probe finds llvmpipe's loop budget spent
         self.loop_limit_sites = loop_limit_sites if loop_limit_sites is not None else []
+        # (kernel name, loc, N) per register tile's creation (ir.TILE_SUBGROUP_CHECK); site k + 1 is written with
+        # the subgroup size when a subgroup of fewer than N invocations makes tile k (simt.py)
+        self.tile_sites = tile_sites if tile_sites is not None else []
         self.adstack_code = adstack_code
         self.stacks, self.first_rows = metadata_rows(kernel)
         self.features = frozenset(features)

@@ -143,7 +143,7 @@ class WgslCompiledKernel(CompiledKernel):
         self.adstack_code = backend.register_adstack_kernel(self)
         codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
                               backend.print_sites, backend.bounds_sites, backend.loop_limit_sites,
-                              backend.max_workgroup_size, backend.max_workgroup_storage)
+                              backend.max_workgroup_size, backend.max_workgroup_storage, backend.tile_sites)
         self.stacks = codegen.stacks
         self.has_stacks = any(self.stacks)
         self.layout = codegen.layout

@@ -4,9 +4,10 @@ A kernel with `ir.Print` statements binds one more storage buffer, `wk_print` (a
 binding). Word 0 counts the words reserved so far, word 1 the words written, word 2 the first failed bounds
 check or assert site under `wk.init(debug=True)` (which binds the buffer in every kernel; stored as ~site by a
 compare-exchange from 0, so 0 is none and the first failure since the last wait stays), word 3 a loop-limit
-site (lavapipe, shader_common.LOOP_LIMIT: kernels with loops bind the buffer there); records follow from word 4: the
-print's site number, then each value's u32 words (the adstack encoding: 64-bit values in two words, bool as
-0/1, f16 in the low half). A thread reserves its record with one atomicAdd and writes it only if it fits, so
+site (lavapipe, shader_common.LOOP_LIMIT: kernels with loops bind the buffer there), word 4 a serial loop's chunk,
+word 5 a register tile whose subgroup was too small (kernels that make tiles bind it); records follow the header
+(HEADER_WORDS): the print's site number, then each value's u32 words (the adstack encoding: 64-bit values in two
+words, bool as 0/1, f16 in the low half). A thread reserves its record with one atomicAdd and writes it only if it fits, so
 a full buffer drops records instead of writing past its end; the records that fit are exactly the first
 `written` words (reservations are ordered, so a record that fits follows only records that fit). `wk.sync()`
 and every read-back (they wait for the device anyway) read the buffer, print the records through
@@ -26,12 +27,13 @@ from wgkern.ir.printing import emit, format_print
 
 PRINT_NAME = "wk_print"
 PRINT_BUFFER_BYTES = 1 << 20
-# reserved words, written words, the first failed check (debug=True), loop limit, chunk; padded to a multiple
+# reserved words, written words, the first failed check (debug=True), loop limit, chunk, tile subgroup; padded to a multiple
 # of 4 words, as buffer sizes are rounded to 16 bytes: a buffer of n records' bytes after the header holds n
 HEADER_WORDS = 8
 BOUNDS_WORD = 2
 LOOP_LIMIT_WORD = 3       # lavapipe: a site (1-based) of a task whose loops reached the driver's limit
 CHUNK_WORD = 4            # lavapipe: the next chunk of a serial task's loop (serial_chunks.py); 0 between loops
+SUBGROUP_WORD = 5         # a register tile's site and the subgroup size that was too small (record_subgroup_site)
 
 
 def record_bounds_site(site: int) -> str:
@@ -49,10 +51,29 @@ def recorded_bounds_site(word: int) -> int:
     return 0xFFFFFFFF - word if word else 0
 
 
+def record_subgroup_site(site: int) -> str:
+    """WGSL that records, in SUBGROUP_WORD, register-tile check `site` (1-based) with the subgroup size that
+    failed it, as site * 256 + size (a failing size is below the tile's N <= 32, so it fits the low byte), unless
+    a failure is there already: the first since the last wait is the one raised. As the loop-limit probe's: a
+    compare-exchange from 0, and a store where it failed spuriously."""
+    word, first = f"&{PRINT_NAME}[{SUBGROUP_WORD}]", f"wk_first_tile{site}"
+    value = f"({site}u << 8u) | wk_subgroup_size"
+    return (f"let {first} = atomicCompareExchangeWeak({word}, 0u, {value}); "
+            f"if (!{first}.exchanged && {first}.old_value == 0u) {{ atomicStore({word}, {value}); }}")
+
+
+def recorded_subgroup_site(word: int) -> tuple[int, int]:
+    """The (site, subgroup size) SUBGROUP_WORD holds (site 0: no tile found its subgroup too small)."""
+    return word >> 8, word & 0xFF
+
+
 def needs_print_buffer(tasks: list[ir.Task], debug: bool, loop_limit: bool = False) -> bool:
-    """Whether shaders for `tasks` bind `wk_print`: they print, debug=True records failed bounds checks, or
-    (`loop_limit`: the driver ends long loops, shader_common.LOOP_LIMIT) a task's loops are watched for the limit."""
-    return (debug or any(isinstance(stmt, ir.Print) for task in tasks for stmt in walk(task.body))
+    """Whether shaders for `tasks` bind `wk_print`: they print, debug=True records failed bounds checks, a task
+    makes register tiles (whose subgroup size is checked, ir.TILE_SUBGROUP_CHECK), or (`loop_limit`: the driver
+    ends long loops, shader_common.LOOP_LIMIT) a task's loops are watched for the limit."""
+    return (debug or any(isinstance(stmt, ir.Print) or (isinstance(stmt, ir.SimtOp) and
+                                                        stmt.op == ir.TILE_SUBGROUP_CHECK)
+                         for task in tasks for stmt in walk(task.body))
             or (loop_limit and any(has_loop(task.body) for task in tasks)))
 
 

@@ -47,7 +47,7 @@ from wgkern.backends.wgsl.exact import STRICT_FLOATS
 from wgkern.backends.wgsl.shader_module import create_shader_module
 from wgkern.backends.wgsl import printing as wprinting
 from wgkern.errors import (BoundsCheckError, DeviceCommandError, InternalCompilerError, KernelAssertionError,
-                           LoopLimitError, OutOfMemoryError, WkError, format_located)
+                           LoopLimitError, OutOfMemoryError, SubgroupSizeError, WkError, format_located)
 from wgkern.ir import nodes as ir
 from wgkern.dtypes import DataType
 from wgkern.ir.printing import assertion_message
@@ -140,6 +140,8 @@ class WgslBackend(TransferMixin, Backend):
         self.bounds_sites: list[Any] | None = [] if debug else None
         # LOOP_LIMIT: (kernel name, first loop's loc, loop lines) of every probed task (codegen.py)
         self.loop_limit_sites: list[Any] = []
+        # (kernel name, loc, N) of every register tile's creation (simt.py check_tile_subgroup)
+        self.tile_sites: list[Any] = []
         self.print_buffer: WgslBuffer | None = None
         self.prints_pending = False
         self.layouts: dict[int, tuple[Any, Any]] = {}
@@ -194,9 +196,10 @@ class WgslBackend(TransferMixin, Backend):
 
     def _report_pending(self) -> None:
         """After a wait: print what kernels recorded, then clear every error flag the waited-for launches set
-        (the print header's loop-limit and debug-check words, the adstack overflow flag) and raise what they
-        say as one error (base.raise_pending): a loop the driver cut short first, as the values it truncated
-        (trip counts, stack depths) may have caused the others."""
+        (the print header's tile-subgroup, loop-limit and debug-check words, the adstack overflow flag) and raise
+        what they say as one error (base.raise_pending): a register tile in too small a subgroup first, then a
+        loop the driver cut short, as the values they spoilt (trip counts, stack depths) may have caused the
+        others."""
         raise_pending([*self._drain_prints(), self._adstack_overflow()])
 
     # ---- description -----------------------------------------------------------------------------------
@@ -465,7 +468,8 @@ class WgslBackend(TransferMixin, Backend):
         reserved, written = int(header[0]), int(header[1])
         bounds_site = wprinting.recorded_bounds_site(int(header[wprinting.BOUNDS_WORD]))
         loop_limit_site = int(header[wprinting.LOOP_LIMIT_WORD])
-        if not reserved and not bounds_site and not loop_limit_site:
+        tile_site, subgroup_size = wprinting.recorded_subgroup_site(int(header[wprinting.SUBGROUP_WORD]))
+        if not reserved and not bounds_site and not loop_limit_site and not tile_site:
             return []
         capacity = self.print_buffer.nbytes // 4 - wprinting.HEADER_WORDS
         words = self._read(self.print_buffer, 4 * written, 4 * wprinting.HEADER_WORDS).view(np.uint32) \
@@ -474,6 +478,8 @@ class WgslBackend(TransferMixin, Backend):
                                 np.zeros(wprinting.HEADER_WORDS, np.uint32))
         wprinting.print_records(words, reserved, written, capacity, self.print_sites)
         errors: list[WkError] = []
+        if tile_site:           # first: a tile's garbage may have sent loops and indices anywhere
+            errors.append(self._subgroup_size_error(tile_site, subgroup_size))
         if loop_limit_site:
             kernel_name, loc, lines = self.loop_limit_sites[loop_limit_site - 1]
             where = f"its loop at line {lines[0]}" if len(lines) == 1 else \
@@ -495,6 +501,21 @@ class WgslBackend(TransferMixin, Backend):
                     f"kernel {kernel_name}: index out of range for {ptr.container.name} {what} (Out of bound "
                     "access; debug=True redirected it to element 0)", ptr.loc)))
         return errors
+
+    def _subgroup_size_error(self, site: int, subgroup_size: int) -> SubgroupSizeError:
+        """The error of register-tile site `site` (1-based, simt.py), made in a subgroup of `subgroup_size`."""
+        kernel_name, loc, size = self.tile_sites[site - 1]
+        if size <= 16:
+            remedy = ("on lavapipe, start the process with the environment variable LP_NATIVE_VECTOR_WIDTH=512 "
+                      "(16-invocation subgroups), or run on a GPU with subgroups of 16 or more (wk.cuda)")
+        else:
+            remedy = ("lavapipe has no 32-invocation subgroups: run it on a GPU whose subgroups have 32 or more "
+                      "invocations, such as NVIDIA's (wk.cuda, or wk.vulkan there)")
+        return SubgroupSizeError(format_located(
+            f"kernel {kernel_name}: wk.simt.Tile{size}x{size} needs a subgroup of at least {size} invocations "
+            f"(invocation i holds row i), but adapter '{self.adapter.summary}' ran this kernel in subgroups of "
+            f"{subgroup_size}; the tile's rows past {subgroup_size} were lost, so the results of that launch (and "
+            f"of launches that read them) are wrong and must not be used. To fix: {remedy}", loc))
 
     @_serialized
     def shutdown(self) -> None:

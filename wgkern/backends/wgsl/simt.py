@@ -4,7 +4,8 @@ A task that uses simt runs its range in blocks of `loop.block_dim` invocations (
 thread_idx() being the invocation's index in the workgroup; codegen.py emits its loop over whole blocks so a
 barrier is reached the same number of times by every invocation that runs the body. Subgroup operations use
 WGSL's subgroup builtins (the device's 'subgroup' feature); scans WGSL has no builtin for are built from
-subgroupShuffleUp. wk.simt.warp (CUDA's warp with its lane masks) is refused: docs/simt.md."""
+subgroupShuffleUp. A register tile's creation tests the subgroup's size at run time (check_tile_subgroup).
+wk.simt.warp (CUDA's warp with its lane masks) is refused: docs/simt.md."""
 from __future__ import annotations
 
 from wgkern.errors import CompileError, DeviceFeatureError
@@ -12,6 +13,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
 from wgkern import dtypes as T
 from wgkern.passes.analysis import FENCE_OPS
+from wgkern.backends.wgsl import printing as wprinting
 from wgkern.backends.wgsl import types as wtypes
 
 SUBGROUP_FEATURE = "subgroup"
@@ -60,8 +62,9 @@ def barrier_only_simt(body: ir.Block) -> bool:
 
 
 class SimtLowering:
-    """Needs from the codegen: emit, let, value, fresh, task, lines, helpers, features, adapter, and
-    `block_size` (the task's workgroup size); sets `uses_subgroup_ids` for the entry point's parameters."""
+    """Needs from the codegen: emit, let, value, fresh, task, lines, helpers, features, adapter, kernel,
+    tile_sites, and `block_size` (the task's workgroup size); sets `uses_subgroup_ids` for the entry point's
+    parameters."""
 
     def visit_SimtOp(self, stmt: ir.SimtOp) -> None:
         group, name = stmt.op.split(".")
@@ -69,6 +72,8 @@ class SimtLowering:
             self.let(stmt, "bitcast<i32>(wk_group * {}u + wk_local_index)".format(self.block_size)
                      if self.task.kind == "range" else "0i")
             return
+        if stmt.op == ir.TILE_SUBGROUP_CHECK:
+            return self.check_tile_subgroup(stmt)
         if self.task.kind != "range" and stmt.op not in FENCE_OPS:
             raise CompileError(f"wk.simt.{stmt.op}() works on the threads of a parallel loop", stmt.loc)
         if group == "warp":
@@ -123,6 +128,25 @@ class SimtLowering:
                 "sync_any_nonzero": f"select(0i, 1i, {nonzero} != 0u)",
                 "sync_all_nonzero": f"select(0i, 1i, {nonzero} == {threads})"}[name]
         self.let(stmt, expr)
+
+    def check_tile_subgroup(self, stmt: ir.SimtOp) -> None:
+        """A register tile's creation (ir.TILE_SUBGROUP_CHECK): invocation i holds row i, so the subgroup needs
+        the tile's N invocations. Its size is the driver's choice (per pipeline on some GPUs; lavapipe: 8) and
+        the adapter's reported range says nothing, so it is tested here, at run time, and a subgroup too small
+        records the site for the runtime's SubgroupSizeError (printing.record_subgroup_site)."""
+        size = stmt.args[0].value
+        if self.task.kind != "range":
+            raise CompileError(f"wk.simt.Tile{size}x{size} lives in the subgroups of a parallel loop; make the tile "
+                               "inside one (with loop_config(block_dim=N))", stmt.loc)
+        if SUBGROUP_FEATURE not in self.features:
+            raise DeviceFeatureError(f"wk.simt.Tile{size}x{size} lives in a subgroup's registers and needs the "
+                                     f"device feature '{SUBGROUP_FEATURE}', which adapter '{self.adapter}' lacks",
+                                     stmt.loc, (SUBGROUP_FEATURE,))
+        self.uses_subgroup_ids = True
+        self.tile_sites.append((self.kernel.name, stmt.loc, size))
+        self.emit(f"if (wk_subgroup_size < {size}u) {{   // wk.simt.Tile{size}x{size}: one row per invocation")
+        self.emit(f"  {wprinting.record_subgroup_site(len(self.tile_sites))}")
+        self.emit("}")
 
     # ---- subgroup ---------------------------------------------------------------------------------------
     def lower_subgroup(self, stmt: ir.SimtOp, name: str) -> None:

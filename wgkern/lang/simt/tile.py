@@ -15,7 +15,9 @@ program's default float), and a tile `t` has
 - `t.eye_()`, and `t.r[j]`, the invocation's own row, column j.
 
 The subgroup must have N invocations or more (32 on NVIDIA; lavapipe has 8, or 16 when started with
-LP_NATIVE_VECTOR_WIDTH=512), and every invocation of it must take part, as for the subgroup operations. Values
+LP_NATIVE_VECTOR_WIDTH=512), and every invocation of it must take part, as for the subgroup operations. Each
+`zeros()` / `eye()` in kernel code is preceded by a check of that (ir.TILE_SUBGROUP_CHECK, frontend/tiles.py):
+on WGSL at run time, a smaller subgroup raising wk.SubgroupSizeError at the next wait. Values
 move by subgroup shuffles, which carry 32-bit values: tiles are f32. The CPU has no subgroups: a tile there is a
 CompileError, as in Quadrants. The frontend's part (the slice syntax, `-=` of an outer product) is
 frontend/tiles.py."""
@@ -168,6 +170,10 @@ class TileKind:
 
         self.zeros, self.eye = zeros, eye
 
+    def makes_tiles(self, callee: Any) -> bool:
+        """Whether `callee` is this kind's `zeros` or `eye` (frontend/tiles.py checks the subgroup at each)."""
+        return callee is self.zeros or callee is self.eye
+
     def __repr__(self) -> str:
         return f"wk.simt.Tile{self.SIZE}x{self.SIZE}"
 
@@ -189,6 +195,15 @@ def _kernel_tile(n: int, dtype: Any) -> Any:
 
 Tile16x16 = TileKind(16)
 Tile32x32 = TileKind(32)
+TILE_KINDS = (Tile16x16, Tile32x32)
+
+
+def tile_size_made_by(callee: Any) -> int | None:
+    """N when `callee` makes an N x N tile (`Tile16x16.zeros`, `Tile32x32.eye`, ...), else None."""
+    for kind in TILE_KINDS:
+        if kind.makes_tiles(callee):
+            return kind.SIZE
+    return None
 
 
 class OuterProduct:
