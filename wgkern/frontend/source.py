@@ -15,7 +15,7 @@ import linecache
 import textwrap
 import types
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from wgkern.errors import CompileError, SourceLoc
@@ -30,13 +30,20 @@ class FunctionSource:
     lines: list[str]
     indent: int
     tree: ast.FunctionDef
+    locs: dict[tuple[int, int], SourceLoc] = field(default_factory=dict)   # by (lineno, col_offset), see loc()
 
     def loc(self, node: ast.AST) -> SourceLoc:
+        """The node's place in the file (made once per position of the code object's source: every AST node the
+        frontend visits asks)."""
         lineno = getattr(node, "lineno", 1)
-        col = getattr(node, "col_offset", 0) + self.indent
-        index = lineno - 1
-        text = self.lines[index].rstrip("\r\n") if 0 <= index < len(self.lines) else None
-        return SourceLoc(self.filename, self.first_line + lineno - 1, col, text)
+        offset = getattr(node, "col_offset", 0)
+        found = self.locs.get((lineno, offset))
+        if found is None:
+            index = lineno - 1
+            text = self.lines[index].rstrip("\r\n") if 0 <= index < len(self.lines) else None
+            found = self.locs[lineno, offset] = SourceLoc(self.filename, self.first_line + lineno - 1,
+                                                          offset + self.indent, text)
+        return found
 
     @property
     def def_loc(self) -> SourceLoc:
@@ -65,6 +72,7 @@ class _Parsed:
     lines: list[str]
     indent: int
     tree: ast.FunctionDef
+    locs: dict[tuple[int, int], SourceLoc] = field(default_factory=dict)
 
 
 _PARSED: weakref.WeakKeyDictionary[types.CodeType, _Parsed] = weakref.WeakKeyDictionary()
@@ -79,7 +87,8 @@ def parse_function(fn: Callable[..., Any]) -> FunctionSource:
         parsed = _parse(fn)
         if isinstance(code, types.CodeType):
             _PARSED[code] = parsed
-    return FunctionSource(fn, parsed.filename, parsed.first_line, parsed.lines, parsed.indent, parsed.tree)
+    return FunctionSource(fn, parsed.filename, parsed.first_line, parsed.lines, parsed.indent, parsed.tree,
+                          parsed.locs)
 
 
 def _parse(fn: Callable[..., Any]) -> _Parsed:
