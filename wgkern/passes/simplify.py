@@ -15,7 +15,7 @@ from wgkern.ir.host_eval import NotFoldable, evaluate_stmt, to_python, to_value
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
 from wgkern.ir.visitor import walk
 from wgkern import dtypes as T
-from wgkern.passes.analysis import block_writes, has_effects
+from wgkern.passes.analysis import PURE_VALUE_CLASSES, block_writes, has_effects
 from wgkern.passes.index_ranges import in_range_ptrs
 
 NAME = "simplify"
@@ -449,31 +449,45 @@ def _is_dead(stmt: ir.Stmt, uses: dict[ir.Stmt, int], unread: set[ir.Stmt]) -> b
     return False
 
 
+# Removing one of these frees nothing the same sweep has not already judged with that removal counted: its
+# operands are defined before it in its block or an enclosing one (the verifier's rule), so the reversed sweep
+# reaches them after it, with their use counts already lowered; it reads no local (an Alloca is judged unread from
+# its loads) and has no effect (an `if` or loop around it was judged by its effects). Removing a LocalLoad, a
+# statement with effects or blocks, anything directly in a `while` body (judged dead by what its body holds), or
+# anything when the unit has several blocks (swept in order, so an earlier block's statements are judged before a
+# later block's removals), may free more: then the sweep runs again. Either way the result is the same, since
+# what is dead stays dead after other removals: the sweeps end at the one state with nothing dead.
+_REMOVAL_FREES_NOTHING_MORE = frozenset({*PURE_VALUE_CLASSES, ir.GlobalLoad, ir.Alloca})
+
+
 def _remove_dead(blocks: list[ir.Block], extra_uses: list[ir.Stmt]) -> bool:
     """Remove dead statements until none is left; True when something was removed."""
     removed_any = False
     while True:
         uses, unread = _uses_and_unread_allocas(blocks, extra_uses)
         removed = False
+        again = False           # a removal that may make a statement the sweep already kept dead
 
-        def sweep(block: ir.Block) -> None:
-            nonlocal removed
+        def sweep(block: ir.Block, in_while_body: bool) -> None:
+            nonlocal removed, again
             kept = []
             for stmt in reversed(block.stmts):
                 if _is_dead(stmt, uses, unread):
                     removed = True
+                    if in_while_body or type(stmt) not in _REMOVAL_FREES_NOTHING_MORE:
+                        again = True
                     for operand in stmt.operands():
                         uses[operand] = uses.get(operand, 0) - 1
                     continue
                 kept.append(stmt)
                 for child in stmt.blocks():
-                    sweep(child)
+                    sweep(child, isinstance(stmt, ir.While))
             block.stmts = kept[::-1]
 
         for block in blocks:
-            sweep(block)
+            sweep(block, False)
         removed_any |= removed
-        if not removed:
+        if not again and not (removed and len(blocks) > 1):
             return removed_any
 
 
