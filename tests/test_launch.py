@@ -2,6 +2,8 @@
 specialisation, binding of fields/ndarrays/numpy/temps, generation bumps, numpy copy-back, return values."""
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -167,3 +169,48 @@ def test_return_values(fake_program):
 def test_ir_before_first_call_needs_arguments(fake_program):
     with pytest.raises(wk.WkError, match="call it once"):
         bump.ir()
+
+
+# --- the garbage collector while a kernel compiles ----------------------------------------------------------
+COLLECTOR_SEEN: list[bool] = []
+
+
+@wk.kernel
+def noted():
+    pass
+
+
+def build_noted(spec):
+    COLLECTOR_SEEN.append(gc.isenabled())
+    if spec.template_values.get(0) == "fail":
+        raise wk.CompileError("this build fails")
+    return ir.KernelIR("noted", spec.arg_specs, [], IRBuilder().block)
+
+
+BUILDERS["noted"] = build_noted
+
+
+@wk.kernel
+def noted_failing(k: wk.template()):
+    pass
+
+
+BUILDERS["noted_failing"] = build_noted
+
+
+def test_the_cyclic_collector_is_paused_while_a_kernel_compiles(fake_program):
+    """launch.collector_paused: off during the build, on again after it, whether the build succeeded or failed;
+    a collector the program turned off stays off."""
+    assert gc.isenabled()
+    COLLECTOR_SEEN.clear()
+    noted()
+    assert COLLECTOR_SEEN == [False] and gc.isenabled()
+    with pytest.raises(wk.CompileError, match="this build fails"):
+        noted_failing("fail")
+    assert COLLECTOR_SEEN == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        noted_failing("other")
+        assert COLLECTOR_SEEN == [False, False, False] and not gc.isenabled()
+    finally:
+        gc.enable()

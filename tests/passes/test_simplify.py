@@ -356,6 +356,53 @@ def test_unused_pure_values_and_loads_are_removed_but_atomics_stay():
     assert [type(s) for s in kernel.body.stmts] == [ir.Const, ir.Const, ir.GlobalPtr, ir.AtomicOp]
 
 
+def _dead_code_removed(build) -> list[type]:
+    """The statement classes left of what `build(kit)` made, after dead-code removal alone (no forward walk, so
+    nothing is forwarded or folded first): each case below frees a statement only once another is removed."""
+    k = Kit()
+    build(k)
+    assert simplify._remove_dead([k.b.block], [])
+    assert not simplify._remove_dead([k.b.block], [])        # nothing dead left
+    verify(k.kernel())
+    return [type(s) for s in walk(k.b.block)]
+
+
+def test_dead_code_removal_follows_a_removed_load_to_its_local():
+    def build(k):
+        local = k.b.alloca(T.i32)
+        k.b.store(local, k.arg(0))
+        k.b.load(local)                        # unused: once it is gone, nothing reads the local
+    assert _dead_code_removed(build) == []
+
+
+def test_dead_code_removal_drops_an_if_whose_only_effect_was_a_dead_store():
+    def build(k):
+        local = k.b.alloca(T.i32)              # never read
+        branch = k.b.if_(k.b.binary(B.CMP_LT, k.arg(0), k.b.const(3, T.i32)))
+        with k.b.at(branch.then_block):
+            k.b.store(local, k.b.const(1, T.i32))
+    assert _dead_code_removed(build) == []
+
+
+def test_dead_code_removal_drops_a_while_left_with_its_break_only():
+    def build(k):
+        loop = k.b.while_()
+        with k.b.at(loop.body):
+            k.b.add(k.arg(0), k.b.const(1, T.i32))      # unused
+            k.b.insert(ir.Break())
+    assert _dead_code_removed(build) == []
+
+
+def test_dead_code_removal_frees_what_a_dropped_if_used_inside():
+    def build(k):
+        outer = k.b.mul(k.arg(0), k.b.const(5, T.i32))      # used only inside the dead `if`
+        branch = k.b.if_(k.b.binary(B.CMP_LT, k.arg(0), k.b.const(3, T.i32)))
+        with k.b.at(branch.then_block):
+            k.b.add(outer, k.b.const(1, T.i32))
+        k.sink(k.arg(1))
+    assert _dead_code_removed(build) == [ir.ArgLoad, ir.Const, ir.GlobalPtr, ir.GlobalStore]
+
+
 def test_simplify_is_idempotent():
     k = Kit()
     x = k.arg(0)

@@ -53,8 +53,9 @@ class Frame:
         return getattr(self.src.fn, "__name__", "?")
 
 
-# A function's tree is read once per build of a kernel and not changed after, while a func is inlined at each of
-# its calls (hundreds in one of Genesis's kernels): what these functions find is kept per tree.
+# A function's tree is parsed once per code object (source.py) and never changed, while a func is inlined at each
+# of its calls (hundreds in one of Genesis's kernels): what these functions find in the tree alone is kept per
+# tree. Nothing that depends on the function's namespaces (which may change between builds) is kept here.
 _PER_TREE: dict[str, weakref.WeakKeyDictionary] = {
     "assigned": weakref.WeakKeyDictionary(), "reduced": weakref.WeakKeyDictionary(),
     "returns": weakref.WeakKeyDictionary()}
@@ -96,11 +97,26 @@ def reduction_names(tree: ast.FunctionDef, fn: Callable[..., Any] | None = None)
     `+=`, `-=`, `&=`, `|=`, `^=` or `wk.atomic_*(name, ...)`: where that loop runs in parallel (the kernel's own,
     or a func's inlined at the kernel's top level), Taichi makes those updates atomic, so they get a temp slot.
     An atomic is known by its name or, through `fn`'s globals and closure, by what the callee names (`op(s, v)`
-    with `op = wk.atomic_add`). `tree` is `fn`'s, parsed for one build, so the finding is kept per tree."""
-    return per_tree("reduced", tree, lambda: frozenset(_reduction_names(tree, fn)))
+    with `op = wk.atomic_add`). What the tree alone says is kept per tree; the callees are looked up in `fn`'s
+    namespaces at every call, since those may change between builds (and functions made from one code object
+    share a tree but not their closures)."""
+    found = per_tree("reduced", tree, lambda: _reductions_in_tree(tree))
+    reduced = set(found.certain)
+    for callee, name in found.callees:
+        if name not in reduced and _names_an_atomic(callee, fn):
+            reduced.add(name)
+    return frozenset(reduced)
 
 
-def _reduction_names(tree: ast.FunctionDef, fn: Callable[..., Any] | None) -> set[str]:
+@dataclass(frozen=True, eq=False)
+class _TreeReductions:
+    """A tree's reductions known from its text (`certain`), and the (callee, name) pairs of calls `callee(name,
+    ...)` updating a function-scope name whose callee may name an atomic through the function's namespaces."""
+    certain: frozenset[str]
+    callees: tuple[tuple[ast.expr, str], ...]
+
+
+def _reductions_in_tree(tree: ast.FunctionDef) -> _TreeReductions:
     top_assigned: set[str] = {arg.arg for arg in tree.args.args + tree.args.kwonlyargs}
     top_level = list(top_level_statements(tree.body))
     for stmt in top_level:
@@ -110,18 +126,24 @@ def _reduction_names(tree: ast.FunctionDef, fn: Callable[..., Any] | None) -> se
                 for node in ast.walk(target):
                     if isinstance(node, ast.Name):
                         top_assigned.add(node.id)
-    reduced: set[str] = set()
+    certain: set[str] = set()
+    callees: list[tuple[ast.expr, str]] = []
     for stmt in top_level:
         if not isinstance(stmt, ast.For):
             continue
         for node in ast.walk(stmt):
             if isinstance(node, ast.AugAssign) and isinstance(node.op, _REDUCING_AUGMENTED):
-                reduced.add(base_name(node.target))
+                certain.add(base_name(node.target))
             elif isinstance(node, ast.Call) and node.args:
+                name = base_name(node.args[0])
+                if name not in top_assigned:
+                    continue
                 callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-                if callee.startswith("atomic_") or _names_an_atomic(node.func, fn):
-                    reduced.add(base_name(node.args[0]))
-    return top_assigned & reduced
+                if callee.startswith("atomic_"):
+                    certain.add(name)
+                else:
+                    callees.append((node.func, name))
+    return _TreeReductions(frozenset(top_assigned & certain), tuple(callees))
 
 
 def _names_an_atomic(callee: ast.expr, fn: Callable[..., Any] | None) -> bool:
@@ -133,8 +155,9 @@ def _names_an_atomic(callee: ast.expr, fn: Callable[..., Any] | None) -> bool:
         callee = callee.value
     if fn is None or not isinstance(callee, ast.Name):
         return False
-    namespace = {**getattr(fn, "__globals__", {}), **closure_values(fn)}
-    value = namespace.get(callee.id, _MISSING)
+    value = closure_values(fn).get(callee.id, _MISSING)
+    if value is _MISSING:
+        value = getattr(fn, "__globals__", {}).get(callee.id, _MISSING)
     for attr in reversed(path):     # through modules only (an object's attribute may be a property that runs)
         value = getattr(value, attr, _MISSING) if isinstance(value, types.ModuleType) else _MISSING
     return hashable(value) and value in intrinsics.ATOMICS

@@ -1,14 +1,21 @@
 """The Python source of a kernel/func: parsed AST and the map from AST positions to real file locations.
 
 `inspect.getsourcelines` gives the function's lines and first line number; the source is dedented before
-parsing, so a node's (lineno, col_offset) is shifted back to the file's coordinates here, in one place."""
+parsing, so a node's (lineno, col_offset) is shifted back to the file's coordinates here, in one place.
+A code object's source is read and parsed once (a func is inlined into many kernels): the parse is kept per code
+object, which Python never changes, so a redefined function (a new code object) or one whose `__code__` is
+replaced (IPython's autoreload) is read afresh. The tree is shared by every function made from that code object
+and by every build: the frontend never changes it, and what it finds in a tree depends on the tree alone
+(frames.py)."""
 from __future__ import annotations
 
 import ast
 import inspect
 import linecache
 import textwrap
-from dataclasses import dataclass
+import types
+import weakref
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from wgkern.errors import CompileError, SourceLoc
@@ -23,13 +30,20 @@ class FunctionSource:
     lines: list[str]
     indent: int
     tree: ast.FunctionDef
+    locs: dict[tuple[int, int], SourceLoc] = field(default_factory=dict)   # by (lineno, col_offset), see loc()
 
     def loc(self, node: ast.AST) -> SourceLoc:
+        """The node's place in the file (made once per position of the code object's source: every AST node the
+        frontend visits asks)."""
         lineno = getattr(node, "lineno", 1)
-        col = getattr(node, "col_offset", 0) + self.indent
-        index = lineno - 1
-        text = self.lines[index].rstrip("\r\n") if 0 <= index < len(self.lines) else None
-        return SourceLoc(self.filename, self.first_line + lineno - 1, col, text)
+        offset = getattr(node, "col_offset", 0)
+        found = self.locs.get((lineno, offset))
+        if found is None:
+            index = lineno - 1
+            text = self.lines[index].rstrip("\r\n") if 0 <= index < len(self.lines) else None
+            found = self.locs[lineno, offset] = SourceLoc(self.filename, self.first_line + lineno - 1,
+                                                          offset + self.indent, text)
+        return found
 
     @property
     def def_loc(self) -> SourceLoc:
@@ -50,8 +64,34 @@ def _leading_spaces(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
+@dataclass(frozen=True, eq=False)
+class _Parsed:
+    """What parse_function found in one code object's source (FunctionSource's fields but the function)."""
+    filename: str
+    first_line: int
+    lines: list[str]
+    indent: int
+    tree: ast.FunctionDef
+    locs: dict[tuple[int, int], SourceLoc] = field(default_factory=dict)
+
+
+_PARSED: weakref.WeakKeyDictionary[types.CodeType, _Parsed] = weakref.WeakKeyDictionary()
+
+
 def parse_function(fn: Callable[..., Any]) -> FunctionSource:
-    """Parse `fn`'s source. Raises CompileError when the source is unavailable or not a plain `def`."""
+    """Parse `fn`'s source (once per code object). Raises CompileError when the source is unavailable or not a
+    plain `def`."""
+    code = getattr(fn, "__code__", None)
+    parsed = _PARSED.get(code) if isinstance(code, types.CodeType) else None
+    if parsed is None:
+        parsed = _parse(fn)
+        if isinstance(code, types.CodeType):
+            _PARSED[code] = parsed
+    return FunctionSource(fn, parsed.filename, parsed.first_line, parsed.lines, parsed.indent, parsed.tree,
+                          parsed.locs)
+
+
+def _parse(fn: Callable[..., Any]) -> _Parsed:
     filename = getattr(getattr(fn, "__code__", None), "co_filename", "<unknown>")
     if getattr(fn, "__name__", None) == "<lambda>":
         return _parse_lambda(fn, filename)
@@ -74,10 +114,10 @@ def parse_function(fn: Callable[..., Any]) -> FunctionSource:
     if not defs or isinstance(defs[0], ast.AsyncFunctionDef):
         raise CompileError(f"'{getattr(fn, '__name__', fn)}' must be defined with a plain 'def' statement "
                            "(lambdas and async functions cannot be kernels)", SourceLoc(filename, first_line))
-    return FunctionSource(fn, filename, first_line, lines, indent, defs[0])
+    return _Parsed(filename, first_line, lines, indent, defs[0])
 
 
-def _parse_lambda(fn: Callable[..., Any], filename: str) -> FunctionSource:
+def _parse_lambda(fn: Callable[..., Any], filename: str) -> _Parsed:
     """A lambda (an undecorated callee of kernel code) as a one-statement `def` returning its body. The whole
     file is parsed, since several lambdas may share a line; the code object's first instruction position
     picks the right one."""
@@ -104,4 +144,4 @@ def _parse_lambda(fn: Callable[..., Any], filename: str) -> FunctionSource:
     ast.copy_location(tree, node)
     ast.copy_location(tree.body[0], node.body)
     tree.end_lineno, tree.end_col_offset = node.end_lineno, node.end_col_offset
-    return FunctionSource(fn, filename, 1, lines, 0, tree)
+    return _Parsed(filename, 1, lines, 0, tree)

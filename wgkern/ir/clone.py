@@ -10,12 +10,22 @@ import dataclasses
 from wgkern.ir import nodes as ir
 
 
+_INIT_FIELDS: dict[type, tuple[str, ...]] = {}     # statement class -> the names of its __init__'s fields
+
+
+def _init_fields(kind: type) -> tuple[str, ...]:
+    names = _INIT_FIELDS.get(kind)
+    if names is None:
+        names = _INIT_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind) if f.init)
+    return names
+
+
 def clone_stmt(stmt: ir.Stmt, value_map: dict[ir.Stmt, ir.Stmt]) -> ir.Stmt:
     """A copy of `stmt` (and, deeply, of its blocks) with operands remapped through `value_map`.
 
     The copy is recorded in `value_map` before its blocks are copied, so statements inside (LoopIndex of
     this loop) refer to the copy."""
-    fields = {f.name: getattr(stmt, f.name) for f in dataclasses.fields(stmt) if f.init}
+    fields = {name: getattr(stmt, name) for name in _init_fields(type(stmt))}
     for name in stmt.OPERANDS:
         operand = fields[name]
         if operand is not None:

@@ -8,7 +8,8 @@ offload they are `OffloadedKernel`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator
+from operator import attrgetter
+from typing import Any, Callable, ClassVar, Iterator
 
 from wgkern.errors import UNKNOWN_LOC, SourceLoc
 from wgkern.ir.ops import AtomicOpKind, BinaryOpKind, UnaryOpKind
@@ -26,7 +27,14 @@ class Stmt:
     loc: SourceLoc = UNKNOWN_LOC
     dtype: DataType | None = None
 
+    def __init_subclass__(cls) -> None:     # (no super(): slots=True makes a new class, which breaks its cell)
+        if getattr(cls.operands, "generated", False) or cls.operands is Stmt.operands:
+            cls.operands = _operand_reader(cls.OPERANDS, cls.OPERAND_LISTS)
+
     def operands(self) -> list[Stmt]:
+        """The statement's operands: its OPERANDS fields, then its OPERAND_LISTS' items, the None ones left out
+        (a new list at each call). Each class gets its own reader of its fields (_operand_reader): the passes
+        ask for operands millions of times while compiling a large kernel."""
         out = [getattr(self, name) for name in self.OPERANDS]
         for name in self.OPERAND_LISTS:
             out.extend(getattr(self, name))
@@ -47,6 +55,30 @@ class Stmt:
         return [getattr(self, name) for name in self.BLOCKS if getattr(self, name) is not None]
 
     # Identity hashing and equality (eq=False keeps object's C implementations): SSA uses references.
+
+
+def _operand_reader(names: tuple[str, ...], lists: tuple[str, ...]) -> Callable[[Stmt], list[Stmt]]:
+    """Stmt.operands for a class whose operand fields are `names` and `lists`, reading them with one attrgetter."""
+    read = attrgetter(*names) if names else None
+    if not names and not lists:
+        def operands(self: Stmt) -> list[Stmt]:
+            return []
+    elif not lists and len(names) == 1:
+        def operands(self: Stmt) -> list[Stmt]:
+            value = read(self)
+            return [] if value is None else [value]
+    elif not lists:
+        def operands(self: Stmt) -> list[Stmt]:
+            out = list(read(self))
+            return [o for o in out if o is not None] if None in out else out
+    else:
+        def operands(self: Stmt) -> list[Stmt]:
+            out = [] if read is None else [read(self)] if len(names) == 1 else list(read(self))
+            for name in lists:
+                out.extend(getattr(self, name))
+            return [o for o in out if o is not None] if None in out else out
+    operands.generated = True      # type: ignore[attr-defined]
+    return operands
 
 
 @dataclass(eq=False, slots=True)

@@ -15,7 +15,7 @@ from wgkern.ir.host_eval import NotFoldable, evaluate_stmt, to_python, to_value
 from wgkern.ir.ops import BinaryOpKind, UnaryOpKind
 from wgkern.ir.visitor import walk
 from wgkern import dtypes as T
-from wgkern.passes.analysis import block_writes, has_effects, has_global_effects, stored_allocas
+from wgkern.passes.analysis import PURE_VALUE_CLASSES, block_writes, has_effects
 from wgkern.passes.index_ranges import in_range_ptrs
 
 NAME = "simplify"
@@ -187,7 +187,6 @@ def _const_key(value: Any) -> Any:
 
 def _value_key(stmt: ir.Stmt) -> tuple | None:
     """A key equal for two statements that always compute the same value, or None (never merged)."""
-    operands = tuple(id(o) for o in stmt.operands())
     kind = type(stmt)
     if kind is ir.Const:
         return kind, stmt.dtype, _const_key(stmt.value)
@@ -195,15 +194,19 @@ def _value_key(stmt: ir.Stmt) -> tuple | None:
         return kind, stmt.dtype, stmt.arg_index
     if kind is ir.ShapeOf:
         return kind, id(stmt.container), stmt.axis
-    if kind in (ir.UnaryOp, ir.BinaryOp):
+    if kind not in _KEYED_BY_OPERANDS:
+        return None
+    operands = tuple(id(o) for o in stmt.operands())
+    if kind is ir.UnaryOp or kind is ir.BinaryOp:
         return kind, stmt.dtype, stmt.op, operands
     if kind is ir.Cast:
         return kind, stmt.dtype, stmt.bitcast, operands
-    if kind in (ir.TernarySelect, ir.LoopIndex):
-        return kind, stmt.dtype, operands
     if kind is ir.GlobalPtr:
         return kind, id(stmt.container), operands
-    return None
+    return kind, stmt.dtype, operands      # TernarySelect, LoopIndex
+
+
+_KEYED_BY_OPERANDS = frozenset({ir.UnaryOp, ir.BinaryOp, ir.Cast, ir.TernarySelect, ir.LoopIndex, ir.GlobalPtr})
 
 
 # ---- the forward walk ----------------------------------------------------------------------------------------
@@ -231,12 +234,14 @@ class _State:
             del self.available[key]
         self.added = []
 
-    def child(self, loop_body: ir.Block | None = None) -> _State:
-        if loop_body is None:
+    def child(self, loop_body_writes: tuple[set[ir.Stmt], bool] | None = None) -> _State:
+        """The state of a nested block: an `if` branch, or (given its (stored locals, writes global memory)
+        pair, analysis.block_writes) a loop body."""
+        if loop_body_writes is None:
             return _State(self.available, dict(self.memory), dict(self.locals))
         # A loop body runs again after its own writes: keep only what no iteration changes.
-        stored = stored_allocas(loop_body)
-        memory = {} if has_global_effects(loop_body) else dict(self.memory)
+        stored, global_effects = loop_body_writes
+        memory = {} if global_effects else dict(self.memory)
         local_values = {a: v for a, v in self.locals.items() if a not in stored}
         return _State(self.available, memory, local_values)
 
@@ -274,6 +279,10 @@ class _Simplifier:
         # first, and not changed after within the round), so a statement's writes are not re-read from every
         # enclosing block
         self.writes: dict[ir.Block, tuple[set[ir.Stmt], bool]] = {}
+        # analysis.block_writes of every block as the round found it (set by the round's start): what a loop body
+        # may write is read when the walk enters the loop, before the body changes, so from this one pass
+        # rather than a walk of the body at each loop entry (a walk per level of nesting)
+        self.writes_before: dict[ir.Block, tuple[set[ir.Stmt], bool]] = {}
 
     def replace(self, old: ir.Stmt, new: ir.Stmt) -> None:
         self.replaced[old] = new
@@ -298,8 +307,10 @@ class _Simplifier:
     def fold(self, stmt: ir.Stmt) -> ir.Stmt | None:
         """A replacement for `stmt`: an existing value, a new Const (to insert in its place), or None."""
         if isinstance(stmt, _FOLDABLE) and not isinstance(stmt, ir.Const):
-            env = {o: self.constants[o] for o in stmt.operands() if o in self.constants}
-            if len(env) == len(set(stmt.operands())):
+            constants = self.constants
+            operands = stmt.operands()
+            if all(o in constants for o in operands):
+                env = {o: constants[o] for o in operands}
                 try:
                     value = evaluate_stmt(stmt, env, None, {}, exact_only=True)
                 except NotFoldable:
@@ -347,7 +358,7 @@ class _Simplifier:
             self.track_memory(stmt, state)
             loop_body = stmt.body if isinstance(stmt, (ir.RangeFor, ir.While)) else None
             for child in stmt.blocks():
-                self.run_block(child, state.child(child if loop_body is child else None))
+                self.run_block(child, state.child(self.writes_before[child] if loop_body is child else None))
             state.forget_writes_of(stmt, self.writes)
 
     def zero_of_fresh_local(self, load: ir.LocalLoad, state: _State) -> ir.Const | None:
@@ -404,28 +415,26 @@ _DROPPABLE_WHEN_UNUSED = (ir.Const, ir.ArgLoad, ir.ShapeOf, ir.UnaryOp, ir.Binar
                           ir.GlobalPtr, ir.GlobalLoad, ir.LocalLoad, ir.LoopIndex, ir.Alloca)
 
 
-def _count_uses(blocks: list[ir.Block], extra_uses: list[ir.Stmt]) -> dict[ir.Stmt, int]:
+def _uses_and_unread_allocas(blocks: list[ir.Block], extra_uses: list[ir.Stmt]) -> tuple[dict[ir.Stmt, int],
+                                                                                      set[ir.Stmt]]:
+    """How many times each statement is used (as an operand, or in `extra_uses`), and the Allocas nothing reads,
+    in one walk."""
     uses: dict[ir.Stmt, int] = {}
     for stmt in extra_uses:
         uses[stmt] = uses.get(stmt, 0) + 1
-    for block in blocks:
-        for stmt in walk(block):
-            for operand in stmt.operands():
-                uses[operand] = uses.get(operand, 0) + 1
-    return uses
-
-
-def _unread_allocas(blocks: list[ir.Block]) -> set[ir.Stmt]:
     allocas, read = set(), set()
     for block in blocks:
         for stmt in walk(block):
+            operands = stmt.operands()
+            for operand in operands:
+                uses[operand] = uses.get(operand, 0) + 1
             if isinstance(stmt, ir.Alloca):
                 allocas.add(stmt)
             elif isinstance(stmt, ir.LocalLoad):
                 read.add(stmt.alloca)
             elif not isinstance(stmt, ir.LocalStore):
-                read.update(o for o in stmt.operands() if isinstance(o, ir.Alloca))  # e.g. autodiff statements
-    return allocas - read
+                read.update(o for o in operands if isinstance(o, ir.Alloca))  # e.g. autodiff statements
+    return uses, allocas - read
 
 
 def _is_dead(stmt: ir.Stmt, uses: dict[ir.Stmt, int], unread: set[ir.Stmt]) -> bool:
@@ -440,36 +449,64 @@ def _is_dead(stmt: ir.Stmt, uses: dict[ir.Stmt, int], unread: set[ir.Stmt]) -> b
     return False
 
 
+# Removing one of these frees nothing the same sweep has not already judged with that removal counted: its
+# operands are defined before it in its block or an enclosing one (the verifier's rule), so the reversed sweep
+# reaches them after it, with their use counts already lowered; it reads no local (an Alloca is judged unread from
+# its loads) and has no effect (an `if` or loop around it was judged by its effects). Removing a LocalLoad, a
+# statement with effects or blocks, anything directly in a `while` body (judged dead by what its body holds), or
+# anything when the unit has several blocks (swept in order, so an earlier block's statements are judged before a
+# later block's removals), may free more: then the sweep runs again. Either way the result is the same, since
+# what is dead stays dead after other removals: the sweeps end at the one state with nothing dead.
+_REMOVAL_FREES_NOTHING_MORE = frozenset({*PURE_VALUE_CLASSES, ir.GlobalLoad, ir.Alloca})
+
+
 def _remove_dead(blocks: list[ir.Block], extra_uses: list[ir.Stmt]) -> bool:
     """Remove dead statements until none is left; True when something was removed."""
     removed_any = False
     while True:
-        uses = _count_uses(blocks, extra_uses)
-        unread = _unread_allocas(blocks)
+        uses, unread = _uses_and_unread_allocas(blocks, extra_uses)
         removed = False
+        again = False           # a removal that may make a statement the sweep already kept dead
 
-        def sweep(block: ir.Block) -> None:
-            nonlocal removed
+        def sweep(block: ir.Block, in_while_body: bool) -> None:
+            nonlocal removed, again
             kept = []
             for stmt in reversed(block.stmts):
                 if _is_dead(stmt, uses, unread):
                     removed = True
+                    if in_while_body or type(stmt) not in _REMOVAL_FREES_NOTHING_MORE:
+                        again = True
                     for operand in stmt.operands():
                         uses[operand] = uses.get(operand, 0) - 1
                     continue
                 kept.append(stmt)
                 for child in stmt.blocks():
-                    sweep(child)
+                    sweep(child, isinstance(stmt, ir.While))
             block.stmts = kept[::-1]
 
         for block in blocks:
-            sweep(block)
+            sweep(block, False)
         removed_any |= removed
-        if not removed:
+        if not again and not (removed and len(blocks) > 1):
             return removed_any
 
 
 # ---- entry points ---------------------------------------------------------------------------------------------
+
+def _writes_of_every_block(blocks: list[ir.Block]) -> dict[ir.Block, tuple[set[ir.Stmt], bool]]:
+    """analysis.block_writes of `blocks` and of every block nested in them, in one pass (inner blocks first)."""
+    known: dict[ir.Block, tuple[set[ir.Stmt], bool]] = {}
+
+    def summarise(block: ir.Block) -> None:
+        for stmt in block.stmts:
+            for child in stmt.blocks():
+                summarise(child)
+        known[block] = block_writes(block, known)
+
+    for block in blocks:
+        summarise(block)
+    return known
+
 
 def _hoist_constants(block: ir.Block) -> None:
     """Move every constant to the top of `block` (constants depend on nothing), so CSE merges equal ones
@@ -498,6 +535,7 @@ def _simplify_unit(blocks: list[ir.Block], loop: ir.RangeFor | None = None,
     for _ in range(_MAX_ROUNDS):
         _hoist_constants(blocks[0])
         simplifier = _Simplifier(in_range_ptrs([*before, *blocks]))
+        simplifier.writes_before = _writes_of_every_block(blocks)
         for block in blocks:
             simplifier.run_block(block, _State({}, {}, {}))
             if loop is not None and block is blocks[0]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
@@ -134,3 +135,27 @@ def test_sine_beyond_the_reduction_range_is_nan():
     # 2^20 pi/2 is where the two-part products k pi/2 stop being exact (module docstring of soft_math.py)
     assert not math.isnan(soft("sin", 64)(1.6e6))
     assert math.isnan(soft("sin", 64)(1.7e6)) and math.isnan(soft("cos", 64)(-1e300))
+
+
+def _pi_by_gauss_legendre(digits: int) -> Decimal:
+    """pi by the Gauss-Legendre iteration (quadratic convergence: 8 steps give over 500 digits), a formula
+    independent of the Machin series pi_decimal sums."""
+    with localcontext() as context:
+        context.prec = digits + 10
+        a, b, t, p = Decimal(1), 1 / Decimal(2).sqrt(), Decimal(1) / 4, Decimal(1)
+        for _ in range(8):
+            a, b, t, p = (a + b) / 2, (a * b).sqrt(), t - p * ((a - b) / 2) ** 2, 2 * p
+        return (a + b) ** 2 / (4 * t)
+
+
+@pytest.mark.parametrize("digits", [17, 50, 110, 400])
+def test_pi_decimal_has_the_digits_asked_for(digits):
+    # pi_decimal sums at digits + 5 (its last digits carry the sum's rounding errors, a few units); the reference
+    # has digits + 10. Rounded to `digits` significant digits the two agree unless pi's digits after that point
+    # run 9999 or 0000 (they do not at these lengths).
+    with localcontext() as context:
+        context.prec = digits
+        ours = +soft_math.pi_decimal(digits)
+        reference = +_pi_by_gauss_legendre(digits)
+    assert float(ours) == math.pi
+    assert ours == reference

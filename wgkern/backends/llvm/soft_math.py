@@ -51,12 +51,17 @@ def pi_decimal(digits: int) -> Decimal:
         context.prec = digits + 5
 
         def arctan_inverse(n: int) -> Decimal:
+            # Stops at the first term too small to change the sum at this precision: every later term is
+            # smaller still, so it would not change it either (running on until the terms underflow Decimal's
+            # exponent range, about a million terms, gives the same digits).
             total, term, k, square = Decimal(0), Decimal(1) / n, 0, n * n
-            while term:
-                total += term / (2 * k + 1) * (-1) ** k
+            while True:
+                following = total + term / (2 * k + 1) * (-1) ** k
+                if following == total:
+                    return total
+                total = following
                 term /= square
                 k += 1
-            return total
         return +(16 * arctan_inverse(5) - 4 * arctan_inverse(239))
 
 
