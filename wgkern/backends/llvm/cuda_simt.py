@@ -164,7 +164,7 @@ class CudaSimtLowering(SharedArrayLowering):
             return self.wave_barrier()
         if name in ("memory_barrier", "mem_fence"):
             return self.simt_block(stmt, "mem_fence", args)
-        if stmt.op == ir.TILE_SUBGROUP_CHECK:
+        if f"subgroup.{name}" == ir.TILE_SUBGROUP_CHECK:
             # a register tile needs N <= 32 invocations per subgroup: CUDA's warp is always 32 and AMDGPU's wave
             # 32 or 64, known here, so nothing is checked at run time (WGSL's driver-chosen size is, simt.py)
             size = stmt.args[0].value
