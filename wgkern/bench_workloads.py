@@ -45,6 +45,16 @@ def _median_ms(run: Callable[[], None], reps: int, warmup: int = 1) -> float:
     return statistics.median(times) * 1e3
 
 
+def _against_floor(run: Callable[[], None], floor_run: Callable[[], None] | None, reps: int,
+                   warmup: int = 1) -> tuple[float, float | None]:
+    """(median ms of `run`, median seconds of `floor_run`): timed alternately where there is a floor
+    (bench_floors.paired_medians), else `run` alone (floor None)."""
+    if floor_run is None:
+        return _median_ms(run, reps, warmup), None
+    seconds, floor_seconds = bench_floors.paired_medians(run, floor_run, reps)
+    return seconds * 1e3, floor_seconds
+
+
 
 _gpu_sizes = False      # set by each wgkern run; a peer measured after it in the same round uses the same sizes
 
@@ -169,12 +179,8 @@ def bench_launch_overhead(m: ModuleType, reps: int) -> BenchResult:
         m.sync()
     run()
     floor_run = bench_floors.launch_floor(increment, z, LAUNCH_COUNT) if m.__name__ == "wgkern" else None
-    floor = None
-    if floor_run is None:
-        ms = _median_ms(run, reps)
-    else:
-        seconds, floor_seconds = bench_floors.paired_medians(run, floor_run, reps)
-        ms, floor = seconds * 1e3, floor_seconds * 1e6 / LAUNCH_COUNT
+    ms, floor_seconds = _against_floor(run, floor_run, reps)
+    floor = None if floor_seconds is None else floor_seconds * 1e6 / LAUNCH_COUNT
     us = ms * 1e3 / LAUNCH_COUNT
     detail = f"{LAUNCH_COUNT} launches of z[i] += 1 (1 element), one sync"
     if floor is not None:
@@ -200,15 +206,12 @@ def bench_launch_sync(m: ModuleType, reps: int) -> BenchResult:
             m.sync()
     run()
     floor_one = bench_floors.launch_floor(touch, z, 1) if m.__name__ == "wgkern" else None
-    floor = None
-    if floor_one is None:
-        ms = _median_ms(run, reps)
-    else:
-        def floor_run() -> None:
-            for _ in range(LAUNCH_SYNC_ROUNDS):
-                floor_one()
-        seconds, floor_seconds = bench_floors.paired_medians(run, floor_run, reps)
-        ms, floor = seconds * 1e3, floor_seconds * 1e6 / LAUNCH_SYNC_ROUNDS
+
+    def floor_run() -> None:
+        for _ in range(LAUNCH_SYNC_ROUNDS):
+            floor_one()
+    ms, floor_seconds = _against_floor(run, None if floor_one is None else floor_run, reps)
+    floor = None if floor_seconds is None else floor_seconds * 1e6 / LAUNCH_SYNC_ROUNDS
     us = ms * 1e3 / LAUNCH_SYNC_ROUNDS
     detail = f"median over {reps} runs of {LAUNCH_SYNC_ROUNDS} (launch, sync) pairs"
     if floor is not None:
@@ -366,13 +369,10 @@ def bench_compile(m: ModuleType, reps: int) -> BenchResult:
         m.sync()
         kernels[:] = [fresh]
     run()
+    # the floor: the driver compiles the WGSL of the kernel wgkern just compiled
     floor_run = bench_floors.compile_floor(kernels, [4]) if m.__name__ == "wgkern" else None
-    floor = None
-    if floor_run is None:
-        ms = _median_ms(run, reps, warmup=0)
-    else:        # the driver compiles the WGSL of the kernel wgkern just compiled
-        seconds, floor_seconds = bench_floors.paired_medians(run, floor_run, reps)
-        ms, floor = seconds * 1e3, floor_seconds * 1e3
+    ms, floor_seconds = _against_floor(run, floor_run, reps, warmup=0)
+    floor = None if floor_seconds is None else floor_seconds * 1e3
     return BenchResult("compile", ms, "ms", "lower", ms, reps, "cold compile + first launch, ~40-line kernel",
                        floor=floor, floor_name="driver JIT")
 
