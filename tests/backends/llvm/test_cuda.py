@@ -48,7 +48,7 @@ def module_text(kernel, debug: bool = False, fast_math: bool = True) -> tuple[st
 
 def to_ptx(kernel, debug: bool = False, fast_math: bool = True) -> str:
     text, names = module_text(kernel, debug, fast_math)
-    code, _ = ptx.compile_ptx(text, "sm_80")
+    code = ptx.compile_ptx(text, "sm_80")
     assert code.count(".entry") == len(kernel.tasks) == len(names)
     ptxas = shutil.which("ptxas")
     if ptxas:

@@ -110,7 +110,7 @@ def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
     compiled for `arch` before (any process), else compiled and stored (wk.init(offline_cache=False) skips the
     cache both ways)."""
     if not use_cache:
-        return compile_ptx(ir_text, arch)[0]
+        return compile_ptx(ir_text, arch)
     if "@__nv_" in ir_text:
         libdevice_bitcode()           # the key names the libdevice in use
     key = _cache_key(ir_text, arch)
@@ -118,14 +118,14 @@ def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
         stored = disk_cache.load("cuda", key, ".ptx")
         if stored is not None:
             return stored.decode()
-        code = compile_ptx(ir_text, arch, True)[0]
+        code = compile_ptx(ir_text, arch, True)
         disk_cache.store("cuda", key, ".ptx", code.encode())
     return code
 
 
 def compile_ptx(ir_text: str, arch: str, use_cache: bool = False, whole_library: bool = False,
-                shared_reduction: bool = True) -> tuple[str, str]:
-    """(PTX, the optimised module's IR) of one module of kernels for `arch` (e.g. 'sm_90'). The libdevice
+                shared_reduction: bool = True) -> str:
+    """The PTX of one module of kernels for `arch` (e.g. 'sm_90'). The libdevice
     functions it calls are appended as text (libdevice.py; its index from the offline cache with
     `use_cache`); `whole_library` links all of libdevice's bitcode instead (the reference the tests compare).
     The f32 sin and cos reduction (trig_f32.py), the same in every module that calls them, is optimised once
@@ -158,7 +158,7 @@ def compile_ptx(ir_text: str, arch: str, use_cache: bool = False, whole_library:
         _optimise(module, machine)
         if shared:
             module = _with_reduction(module, machine, arch, flush)
-        return machine.emit_assembly(module), str(module)
+        return machine.emit_assembly(module)
 
 
 def _optimise(module: Any, machine: Any) -> None:
