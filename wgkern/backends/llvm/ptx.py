@@ -125,9 +125,9 @@ def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
 
 def compile_ptx(ir_text: str, arch: str, use_cache: bool = False, whole_library: bool = False,
                 shared_reduction: bool = True) -> str:
-    """The PTX of one module of kernels for `arch` (e.g. 'sm_90'). The libdevice
-    functions it calls are appended as text (libdevice.py; its index from the offline cache with
-    `use_cache`); `whole_library` links all of libdevice's bitcode instead (the reference the tests compare).
+    """The PTX of one module of kernels for `arch` (e.g. 'sm_90'). The libdevice functions it calls are appended
+    as text (libdevice.py; its index from the offline cache with `use_cache`); `whole_library` links all of
+    libdevice's bitcode instead (the reference the tests compare).
     The f32 sin and cos reduction (trig_f32.py), the same in every module that calls them, is optimised once
     per process and linked in after the module's own optimisation (`_shared_reduction`); with
     `shared_reduction=False` it is optimised with the module (the reference the tests compare)."""
@@ -187,7 +187,8 @@ def _shared_reduction(machine: Any, arch: str, flush: bool) -> str:
     """The optimised IR of trig_f32's reduction for `arch` (`flush`: flushing f32 subnormals, as the module's
     functions do), made once per process. Its large-integer arithmetic is what the O3 pipeline spends most on
     in a small kernel (known-bits analysis of its 64-bit products, again at every instcombine), and its
-    optimised form is the same in every module: it is never inlined, and its callers see its attributes."""
+    optimised form is the same in every module: it is never inlined, and its callers see its attributes. Called
+    under host_jit().lock, which guards `_reductions`."""
     import llvmlite.binding as llvm
     key = (arch, flush)
     text = _reductions.get(key)
@@ -198,6 +199,7 @@ def _shared_reduction(machine: Any, arch: str, flush: bool) -> str:
         module = llvm.parse_assembly(source)
         module.triple = TRIPLE
         module.data_layout = str(machine.target_data)
+        module.verify()
         _optimise(module, machine)
         text = _reductions[key] = str(module)
     return text
