@@ -4,10 +4,10 @@ Math functions (exp, pow, atan2, f64 sin, ...) come from NVIDIA's libdevice bitc
 the NVPTX backend lowers only a few intrinsics itself, and an intrinsic it cannot lower aborts the process, so
 codegen never emits one for this target (target.CUDA_TARGET maps every math function to libdevice, except f32 sin
 and cos, which the module defines: trig_f32.py, whose large-argument reduction is optimised once per process and
-linked into each module after the module's own optimisation). libdevice is linked only into modules that call it. It ships
-with every CUDA toolkit and in NVIDIA's PyPI wheels; `find_libdevice()` says where it looks. `cached_ptx` keeps
-compiled modules on disk between runs (Taichi's offline cache); the driver caches its own JIT of the PTX, so a
-second run of a program compiles little."""
+linked into each module after the module's own optimisation). libdevice is linked only into modules that call
+it. It ships with every CUDA toolkit and in NVIDIA's PyPI wheels; `find_libdevice()` says where it looks.
+`cached_ptx` keeps compiled modules on disk between runs (Taichi's offline cache); the driver caches its own JIT
+of the PTX, so a second run of a program compiles little."""
 from __future__ import annotations
 
 import glob
