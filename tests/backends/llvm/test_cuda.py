@@ -38,11 +38,17 @@ def offloaded_kernels(name_part: str) -> list:
     return [entry.offloaded for entry in entries if name_part in entry.offloaded.name]
 
 
-def to_ptx(kernel, debug: bool = False, fast_math: bool = True) -> str:
+def module_text(kernel, debug: bool = False, fast_math: bool = True) -> tuple[str, list[str]]:
+    """(the CUDA module's LLVM IR, its kernel names) of an OffloadedKernel, with made-up device addresses."""
     layout = build_layout(kernel, (1 << 40, (1 << 40) + 64) if debug else None,
                           1 << 41 if any(collect_stacks(kernel)) else None)
     text, names, _ = emit_cuda_module(kernel, layout, CUDA_TARGET, "t", (1 << 42, 1 << 10), debug, fast_math)
-    code, _ = ptx.compile_ptx(text, "sm_80")
+    return text, names
+
+
+def to_ptx(kernel, debug: bool = False, fast_math: bool = True) -> str:
+    text, names = module_text(kernel, debug, fast_math)
+    code = ptx.compile_ptx(text, "sm_80")
     assert code.count(".entry") == len(kernel.tasks) == len(names)
     ptxas = shutil.which("ptxas")
     if ptxas:

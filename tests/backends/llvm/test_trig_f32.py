@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ import wgkern as wk
 from wgkern.backends.llvm import jit, ptx, trig_f32
 
 from ._trig_helpers import sin_cos, ulps as _ulps
-from .test_cuda import offloaded_kernels, to_ptx
+from .test_cuda import module_text, offloaded_kernels, to_ptx
 
 # Error budget. Fast path: x - j P1 is exact, the next two fmas round once each (together at most 1 ulp of r),
 # and pi/2 - P1 - P2 - P3 is 2^-76.3, times |j| < 2^16.4. Large arguments: r is exact to 2^-64 of a quadrant before
@@ -157,3 +158,62 @@ def test_f32_sin_and_cos_need_no_libdevice(cpu_program, monkeypatch) -> None:
 
     rotation()
     assert ".entry" in to_ptx(offloaded_kernels("rotation")[0])
+
+
+def _same_code(code: str) -> tuple[list[str], list[str]]:
+    """PTX as (its module-scope `.global` lines sorted, every other line) with the call-sequence comments'
+    numbers dropped (a counter that lives as long as the target machine). The reduction linked in brings its
+    table, which comes first where the module has globals of its own (bounds.py's sink for dropped stores): the
+    order of independent global definitions changes no instruction."""
+    lines = re.sub(r"callseq \d+", "callseq", code).split("\n")
+    return sorted(line for line in lines if line.startswith(".global ")), [
+        line for line in lines if not line.startswith(".global ")]
+
+
+@pytest.mark.parametrize("fast_math", [True, False])
+def test_the_reduction_optimised_once_gives_the_ptx_of_the_module_optimised_whole(cpu_program, monkeypatch,
+                                                                                   fast_math: bool) -> None:
+    monkeypatch.setattr(ptx, "_reductions", {})
+    optimised: list[Any] = []
+    optimise = ptx._optimise
+    monkeypatch.setattr(ptx, "_optimise", lambda module, machine: optimised.append(module) or optimise(module, machine))
+    x = wk.field(wk.f32, shape=64)
+
+    @wk.kernel
+    def mixed(steps: wk.i32):
+        for i in x:
+            v = x[i]
+            n = 0
+            while n < steps:                     # sin in a loop and a branch, cos unrolled: calls in many places
+                if v > 1.0:
+                    v = v * 0.5
+                else:
+                    v = wk.sin(v) + 0.1 * v
+                n += 1
+            for s in wk.static(range(3)):
+                v += wk.cos(v * (s + 1))
+            x[i] = v
+
+    mixed(2)
+    text, _ = module_text(offloaded_kernels("mixed")[0], fast_math=fast_math)
+    assert trig_f32.reduce_definition() in text
+    shared = [ptx.compile_ptx(text, "sm_80") for _ in range(2)]
+    assert len(optimised) == 3                  # the reduction once, then each module
+    whole = ptx.compile_ptx(text, "sm_80", shared_reduction=False)
+    assert _same_code(shared[0]) == _same_code(shared[1]) == _same_code(whole)
+    assert re.findall(r"^\.func\b[^\n]*?(\w+(?:_\$_\w+)*)\(", whole, re.M) == ["wk_$_trig_$_reduce"]
+    reduction = shared[0][shared[0].index(".func"):shared[0].index(".entry")]
+    assert (".ftz" in reduction) == fast_math   # the reduction linked in flushes where the module's functions do
+
+
+def test_a_reduction_whose_calls_fold_away_is_not_linked(monkeypatch) -> None:
+    """sin(1) takes the fast path: O3 folds the branch to the reduction away, and nothing is linked in."""
+    defined, declared = trig_f32.definitions(trig_f32.SIN)
+    text = "\n".join([*declared, *defined.values(), f"""define void @k(ptr %p) {{
+  %v = call float @{trig_f32.SIN}(float 1.0)
+  store float %v, ptr %p, align 4
+  ret void
+}}""", ""])
+    shared = ptx.compile_ptx(text, "sm_80")
+    assert "reduce" not in shared and "two_over_pi" not in shared and ".visible .func k(" in shared
+    assert _same_code(shared) == _same_code(ptx.compile_ptx(text, "sm_80", shared_reduction=False))

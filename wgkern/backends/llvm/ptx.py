@@ -3,10 +3,11 @@
 Math functions (exp, pow, atan2, f64 sin, ...) come from NVIDIA's libdevice bitcode (`__nv_expf`, `__nv_sin`...):
 the NVPTX backend lowers only a few intrinsics itself, and an intrinsic it cannot lower aborts the process, so
 codegen never emits one for this target (target.CUDA_TARGET maps every math function to libdevice, except f32 sin
-and cos, which the module defines: trig_f32.py). libdevice is linked only into modules that call it. It ships
-with every CUDA toolkit and in NVIDIA's PyPI wheels; `find_libdevice()` says where it looks. `cached_ptx` keeps
-compiled modules on disk between runs (Taichi's offline cache); the driver caches its own JIT of the PTX, so a
-second run of a program compiles little."""
+and cos, which the module defines: trig_f32.py, whose large-argument reduction is optimised once per process and
+linked into each module after the module's own optimisation). libdevice is linked only into modules that call
+it. It ships with every CUDA toolkit and in NVIDIA's PyPI wheels; `find_libdevice()` says where it looks.
+`cached_ptx` keeps compiled modules on disk between runs (Taichi's offline cache); the driver caches its own JIT
+of the PTX, so a second run of a program compiles little."""
 from __future__ import annotations
 
 import glob
@@ -21,7 +22,7 @@ from typing import Any
 from wgkern.errors import CompileError
 from wgkern import disk_cache
 
-from . import libdevice
+from . import libdevice, trig_f32
 from .jit import host_jit
 from .target import FLUSH_F32_SUBNORMALS
 
@@ -33,6 +34,7 @@ _NEWEST_KNOWN = (9, 0)
 _lock = threading.Lock()
 _machines: dict[str, Any] = {}
 _libdevice: bytes | None = None
+_reductions: dict[tuple[str, bool], str] = {}    # (arch, flushing) -> optimised IR
 
 
 def libdevice_candidates() -> list[Path]:
@@ -108,7 +110,7 @@ def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
     compiled for `arch` before (any process), else compiled and stored (wk.init(offline_cache=False) skips the
     cache both ways)."""
     if not use_cache:
-        return compile_ptx(ir_text, arch)[0]
+        return compile_ptx(ir_text, arch)
     if "@__nv_" in ir_text:
         libdevice_bitcode()           # the key names the libdevice in use
     key = _cache_key(ir_text, arch)
@@ -116,20 +118,29 @@ def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
         stored = disk_cache.load("cuda", key, ".ptx")
         if stored is not None:
             return stored.decode()
-        code = compile_ptx(ir_text, arch, True)[0]
+        code = compile_ptx(ir_text, arch, True)
         disk_cache.store("cuda", key, ".ptx", code.encode())
     return code
 
 
-def compile_ptx(ir_text: str, arch: str, use_cache: bool = False, whole_library: bool = False) -> tuple[str, str]:
-    """(PTX, the optimised module's IR) of one module of kernels for `arch` (e.g. 'sm_90'). The libdevice
-    functions it calls are appended as text (libdevice.py; its index from the offline cache with
-    `use_cache`); `whole_library` links all of libdevice's bitcode instead (the reference the tests compare)."""
+def compile_ptx(ir_text: str, arch: str, use_cache: bool = False, whole_library: bool = False,
+                shared_reduction: bool = True) -> str:
+    """The PTX of one module of kernels for `arch` (e.g. 'sm_90'). The libdevice functions it calls are appended
+    as text (libdevice.py; its index from the offline cache with `use_cache`); `whole_library` links all of
+    libdevice's bitcode instead (the reference the tests compare).
+    The f32 sin and cos reduction (trig_f32.py), the same in every module that calls them, is optimised once
+    per process and linked in after the module's own optimisation (`_shared_reduction`); with
+    `shared_reduction=False` it is optimised with the module (the reference the tests compare)."""
     import llvmlite.binding as llvm
     machine = target_machine(arch)
     math = "@__nv_" in ir_text
     if math and not whole_library:
         ir_text = libdevice.with_libdevice(ir_text, use_cache)
+    reduction = trig_f32.reduce_definition()
+    shared = shared_reduction and reduction in ir_text
+    if shared:
+        ir_text = ir_text.replace(reduction, trig_f32.reduce_declaration(), 1)
+    flush = FLUSH_F32_SUBNORMALS in ir_text
     ir_text = one_denormal_mode(ir_text)
     with host_jit().lock:            # llvmlite shares LLVM's global context: one compile at a time
         module = llvm.parse_assembly(ir_text)
@@ -144,10 +155,54 @@ def compile_ptx(ir_text: str, arch: str, use_cache: bool = False, whole_library:
             library.data_layout = module.data_layout
             module.link_in(library)
         module.verify()
-        options = llvm.create_pipeline_tuning_options(speed_level=3)
-        builder = llvm.create_pass_builder(machine, options)
-        builder.getModulePassManager().run(module, builder)
-        return machine.emit_assembly(module), str(module)
+        _optimise(module, machine)
+        if shared:
+            module = _with_reduction(module, machine, arch, flush)
+        return machine.emit_assembly(module)
+
+
+def _optimise(module: Any, machine: Any) -> None:
+    import llvmlite.binding as llvm
+    options = llvm.create_pipeline_tuning_options(speed_level=3)
+    builder = llvm.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(module, builder)
+
+
+def _with_reduction(module: Any, machine: Any, arch: str, flush: bool) -> Any:
+    """`module` with the optimised reduction defined (internal, as the module's own definition was) where its
+    calls survived optimisation. The module is linked into the reduction's, so that the reduction and its table
+    come first, where the module's own definition stood, and the PTX is the same as the module's own would be."""
+    import llvmlite.binding as llvm
+    try:
+        module.get_function(trig_f32.REDUCE)
+    except NameError:                       # every call was optimised away
+        return module
+    combined = llvm.parse_assembly(_shared_reduction(machine, arch, flush))
+    combined.link_in(module)
+    combined.get_function(trig_f32.REDUCE).linkage = llvm.Linkage.internal
+    return combined
+
+
+def _shared_reduction(machine: Any, arch: str, flush: bool) -> str:
+    """The optimised IR of trig_f32's reduction for `arch` (`flush`: flushing f32 subnormals, as the module's
+    functions do), made once per process. Its large-integer arithmetic is what the O3 pipeline spends most on
+    in a small kernel (known-bits analysis of its 64-bit products, again at every instcombine), and its
+    optimised form is the same in every module: it is never inlined, and its callers see its attributes. Called
+    under host_jit().lock, which guards `_reductions`."""
+    import llvmlite.binding as llvm
+    key = (arch, flush)
+    text = _reductions.get(key)
+    if text is None:
+        source = trig_f32.reduce_module()
+        if flush:
+            source = _DEFINE_HEADER.sub(lambda m: f"{m.group(1)} {FLUSH_F32_SUBNORMALS} {{", source)
+        module = llvm.parse_assembly(source)
+        module.triple = TRIPLE
+        module.data_layout = str(machine.target_data)
+        module.verify()
+        _optimise(module, machine)
+        text = _reductions[key] = str(module)
+    return text
 
 
 _DEFINE_HEADER = re.compile(r"^(define [^\n]*?) ?\{$", re.M)

@@ -9,7 +9,9 @@ simplifying them. Here `@wk.trig.sinf` and `@wk.trig.cosf` (always inlined) hold
   |x| < 1, below 1 in magnitude); r = x itself where j = 0 (so sin(-0) = -0);
 - otherwise a call to `@wk.trig.reduce` (noinline, one per module): x = m 2^e, the 96 bits of 2/pi that
   matter for this e times the 24-bit m in 64-bit integer arithmetic (the product's integer part mod 4 is the
-  quadrant, its fraction, centred on 0, becomes r through one f64 multiply by pi/2); inf and NaN give NaN;
+  quadrant, its fraction, centred on 0, becomes r through one f64 multiply by pi/2); inf and NaN give NaN.
+  Its text is the same in every module, so ptx.py optimises it once per process and links it in after the
+  module's own optimisation (`reduce_declaration` stands for it meanwhile, `reduce_module` is it alone);
 - sin(r) = r + r z q(z) and cos(r) = 1 - z/2 + z^2 q(z), z = r^2, with the f32 tails of
   backends/polynomials.py by Horner's rule with fma, cos with the rounding errors of z and of w = 1 - z/2
   carried into its last addition (1 - w is exact, w being within a factor 2 of 1, and so is the error
@@ -22,6 +24,7 @@ ones, and the suite's `arch` fixture runs kernels calling them on CUDA. Under fa
 flush f32 subnormals (ptx.one_denormal_mode), as libdevice's FTZ paths do; no approximate instruction is used."""
 from __future__ import annotations
 
+import functools
 import struct
 from decimal import Decimal, localcontext
 
@@ -73,8 +76,10 @@ with localcontext() as _context:
     _PIO2_SCALED = float(_PI / 2 / Decimal(2) ** 64)         # a 64-bit fraction of a quadrant times pi/2
 
 
-def _reduce_definition() -> str:
-    """`{i32 quadrant, float r}` of x for |x| >= LIMIT, inf and NaN (Payne-Hanek)."""
+@functools.cache
+def reduce_definition() -> str:
+    """`{i32 quadrant, float r}` of x for |x| >= LIMIT, inf and NaN (Payne-Hanek), and its table: the text a
+    module that calls sin or cos holds, the same in every module."""
     table = ", ".join(f"i32 {w}" for w in WORDS)
     return f"""@{TABLE} = internal unnamed_addr constant [{len(WORDS)} x i32] [{table}], align 4
 
@@ -219,5 +224,16 @@ def symbol(name: str, bits: int) -> str | None:
 
 def definitions(symbol_name: str) -> tuple[dict[str, str], list[str]]:
     """({helper name: definition}, intrinsic declarations) that a call to `symbol_name` needs."""
-    return ({f"@{REDUCE}": _reduce_definition(), f"@{symbol_name}": _function(symbol_name, symbol_name == COS)},
+    return ({f"@{REDUCE}": reduce_definition(), f"@{symbol_name}": _function(symbol_name, symbol_name == COS)},
             list(DECLARATIONS))
+
+
+def reduce_declaration() -> str:
+    """`@wk.trig.reduce` declared, with the attributes of its definition that its callers' optimisation reads."""
+    return f"declare {{i32, float}} @{REDUCE}(float) {_ATTRIBUTES}"
+
+
+def reduce_module() -> str:
+    """A module of the reduction alone, external so that optimising it keeps it."""
+    return "\n".join([*DECLARATIONS, reduce_definition().replace(f"define internal {{i32, float}} @{REDUCE}",
+                                                                  f"define {{i32, float}} @{REDUCE}", 1), ""])
