@@ -36,6 +36,15 @@ class LaunchArgs:
     bound_cache: dict[Any, Any] | None = None
 
 
+@dataclass(slots=True)
+class LoopStep:
+    """A loop in a kernel's schedule of pieces (runtime/host_loops.py): its `body` (pieces, i.e. CompiledKernels,
+    and LoopSteps) runs, then runs again while the 0-d container in slot `counter` (of `dtype`) is non-zero."""
+    body: list[Any]
+    counter: int
+    dtype: Any
+
+
 class CompiledKernel:
     """A backend's executable form of one OffloadedKernel."""
 
@@ -158,6 +167,11 @@ class Backend:
 
     def compile(self, kernel: OffloadedKernel) -> CompiledKernel:
         raise NotImplementedError
+
+    def device_loops(self, schedule: list[Any]) -> Any | None:
+        """Something whose `launch(args)` runs `schedule` (pieces and LoopSteps) with the loops decided on the
+        device, without the host reading each trip's counter back; None where the host runs the loops."""
+        return None
 
     def adstack_threads(self, range_size: int) -> int:
         """How many slice-owning threads a task of `range_size` indices gets (the adstack heap holds one slice

@@ -1,30 +1,22 @@
 """Kernels with host loops (OffloadedKernel.host_loops: Quadrants' `while wk.graph_do_while(c):` at a kernel's
 top level), run as Quadrants runs them where it has no CUDA graph: the loop body's tasks are launched, the 0-d
-counter is read back, and the body runs again while it is non-zero.
+counter is read back, and the body runs again while it is non-zero. A backend that can decide the loops on the
+device (Backend.device_loops: CUDA graphs with conditional nodes, backends/llvm/cuda_graphs.py) runs the same
+schedule of pieces and loops instead.
 
 The kernel is compiled in pieces, one per run of tasks between loop boundaries, by the backend's own compile;
 every piece shares the kernel's arguments and containers (temps included), so one LaunchArgs serves them all.
 HostLoopKernel stands where a backend's CompiledKernel would, so the launch path does not change."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Union
 
 import numpy as np
 
-from wgkern.backends.base import CompiledKernel, LaunchArgs
+from wgkern.backends.base import CompiledKernel, LaunchArgs, LoopStep
 from wgkern.ir import nodes as ir
 
-
-@dataclass(slots=True)
-class _Loop:
-    """A host loop's schedule: its body's steps, then the counter (slot index, dtype) decides."""
-    body: list["_Step"]
-    counter: int
-    dtype: Any
-
-
-_Step = Union[CompiledKernel, _Loop]
+_Step = Union[CompiledKernel, LoopStep]
 
 
 class HostLoopKernel(CompiledKernel):
@@ -40,6 +32,7 @@ class HostLoopKernel(CompiledKernel):
             self.pieces[first] = backend.compile(piece)
         self.piece_stop = dict(zip(cuts, cuts[1:]))
         self.schedule = self._steps(0, len(kernel.tasks), list(kernel.host_loops))
+        self.device_loops = backend.device_loops(self.schedule)
 
     def _steps(self, first: int, stop: int, loops: list[ir.HostLoop]) -> list[_Step]:
         """The steps that run tasks [first, stop): pieces, and loops (outer loops first in `loops`)."""
@@ -50,7 +43,7 @@ class HostLoopKernel(CompiledKernel):
             if loop is not None:
                 inner = [h for h in loops if h is not loop and loop.first <= h.first and h.stop <= loop.stop]
                 slot = next(k for k, c in enumerate(self.kernel.containers) if c is loop.counter)
-                steps.append(_Loop(self._steps(loop.first, loop.stop, inner), slot, loop.counter.dtype))
+                steps.append(LoopStep(self._steps(loop.first, loop.stop, inner), slot, loop.counter.dtype))
                 loops = [h for h in loops if h is not loop and h not in inner]
                 at = loop.stop
             else:
@@ -59,11 +52,14 @@ class HostLoopKernel(CompiledKernel):
         return steps
 
     def launch(self, args: LaunchArgs) -> None:
-        self._run(self.schedule, args)
+        if self.device_loops is not None:
+            self.device_loops.launch(args)
+        else:
+            self._run(self.schedule, args)
 
     def _run(self, steps: list[_Step], args: LaunchArgs) -> None:
         for step in steps:
-            if isinstance(step, _Loop):
+            if isinstance(step, LoopStep):
                 while True:
                     self._run(step.body, args)
                     if not self._counter(step, args):
@@ -71,7 +67,7 @@ class HostLoopKernel(CompiledKernel):
             else:
                 step.launch(args)
 
-    def _counter(self, loop: _Loop, args: LaunchArgs) -> bool:
+    def _counter(self, loop: LoopStep, args: LaunchArgs) -> bool:
         """The counter's value after the body's launches (a read-back: it waits for them)."""
         storage = np.dtype(self.backend.storage_dtype(loop.dtype))
         raw = self.backend.download(args.buffers[loop.counter], storage.itemsize, 0)

@@ -52,6 +52,10 @@ class AmdgpuBackend(CudaBackend):
     def open_driver(self, ordinal: int) -> Any:
         return hip_driver.driver(ordinal)
 
+    def device_loops(self, schedule: list[Any]) -> Any | None:
+        """None: a graph kernel's loops are run by the host (HIP graphs have no conditional nodes)."""
+        return None
+
     def shared_torch_device(self, ordinal: int) -> tuple[str, int] | None:
         """None: sharing ROCm torch's memory (its device type is also "cuda") is not checked on AMD hardware."""
         return None

@@ -35,7 +35,7 @@ from wgkern.dtypes import DataType
 from wgkern.ir.printing import decode_words, emit, format_print
 
 from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
-from . import cuda_driver, ptx
+from . import cuda_driver, cuda_graphs, ptx
 from . import printing as cpu_printing
 from .adstack import CONTEXT_HEADER
 from .cpu import debug_check_error
@@ -289,6 +289,10 @@ class CudaBackend(Backend):
         self._reducer_kernels: Any = None
         self.released = False
         self.torch_device = self.shared_torch_device(device)
+
+    def device_loops(self, schedule: list[Any]) -> Any | None:
+        """A graph kernel's loops as conditional nodes of one CUDA graph (cuda_graphs.py), where the driver has them."""
+        return cuda_graphs.loop_graph(self, schedule)
 
     def open_driver(self, ordinal: int) -> Any:
         return cuda_driver.driver(ordinal)

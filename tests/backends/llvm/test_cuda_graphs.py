@@ -1,0 +1,129 @@
+"""Graph kernels' do_while loops decided on the device (backends/llvm/cuda_graphs.py) give what the host loop gives,
+on every available arch: counters of every integer type, nested loops, trip counts from the data, relaunches with
+the same and with changed arguments. On CUDA the kernel is one CUDA graph, built once while its arguments stay the
+same; WK_CUDA_GRAPH_LOOPS=0 keeps the host loop."""
+
+import numpy as np
+import pytest
+
+import wgkern as wk
+from wgkern.runtime.host_loops import HostLoopKernel
+
+
+def _host_loop_kernel(kernel) -> HostLoopKernel:
+    compiled = kernel.last_compiled.compiled
+    assert isinstance(compiled, HostLoopKernel)
+    return compiled
+
+
+@pytest.mark.parametrize("dtype", ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"])
+def test_do_while_counter_of_each_type_stops_the_loop(arch, dtype):
+    # the loop halves a counter starting at 40 until it reaches 0: 40 -> 20 -> 10 -> 5 -> 2 -> 1 -> 0, six trips
+    wk_type = getattr(wk, dtype)
+    if not wk.runtime.program.current().backend.supports(wk_type):
+        pytest.skip(f"{dtype} is not supported on {arch}")
+
+    @wk.kernel(graph=True)
+    def run(counter: wk.types.ndarray(wk_type, ndim=0), trips: wk.types.ndarray(wk.i32, ndim=1)):
+        while wk.graph_do_while(counter):
+            for i in range(trips.shape[0]):
+                trips[i] += 1
+            for _ in range(1):
+                counter[()] = counter[()] // 2
+
+    counter = wk.ndarray(wk_type, shape=())
+    trips = wk.ndarray(wk.i32, shape=(100,))
+    for launch in range(1, 4):
+        counter[()] = 40
+        run(counter, trips)
+        assert np.all(trips.to_numpy() == launch * 6)
+        assert counter[()] == 0
+
+
+def test_nested_do_while_loops_and_a_first_trip_that_always_runs(arch):
+    # outer runs 3 trips; each runs the inner loop, whose counter is set to the outer counter's value times 2, so
+    # the inner loop runs 6, 4, 2 trips; a do-while's body runs once even when its counter starts at 0
+    @wk.kernel(graph=True)
+    def nested(outer: wk.types.ndarray(wk.i32, ndim=0), inner: wk.types.ndarray(wk.i32, ndim=0),
+               log: wk.types.ndarray(wk.i32, ndim=1)):
+        while wk.graph_do_while(outer):
+            for _ in range(1):
+                inner[()] = outer[()] * 2
+            while wk.graph_do_while(inner):
+                for _ in range(1):
+                    log[0] += 1
+                    inner[()] = inner[()] - 1
+            for _ in range(1):
+                log[1] += 1
+                outer[()] = outer[()] - 1
+
+    outer, inner = wk.ndarray(wk.i32, shape=()), wk.ndarray(wk.i32, shape=())
+    log = wk.ndarray(wk.i32, shape=(2,))
+    outer[()] = 3
+    nested(outer, inner, log)
+    assert log.to_numpy().tolist() == [6 + 4 + 2, 3]
+    outer[()] = 0          # the body runs once: the inner loop runs once (its counter 0 after the first trip)
+    nested(outer, inner, log)
+    assert log.to_numpy().tolist() == [12 + 1, 4]
+    assert outer[()] == -1
+
+
+def test_do_while_relaunch_with_changed_arguments(arch):
+    # a scalar, a new array and a new shape change what the tasks are passed: each launch gives the sum it should
+    @wk.kernel(graph=True)
+    def fill(x: wk.types.ndarray(wk.f32, ndim=1), counter: wk.types.ndarray(wk.i32, ndim=0), step: wk.f32):
+        while wk.graph_do_while(counter):
+            for i in range(x.shape[0]):
+                x[i] += step
+            for _ in range(1):
+                counter[()] -= 1
+
+    counter = wk.ndarray(wk.i32, shape=())
+    for n, step, trips in ((8, 0.5, 3), (8, 0.5, 3), (8, 2.0, 2), (1000, 0.25, 4), (8, 0.5, 1)):
+        x = wk.ndarray(wk.f32, shape=(n,))
+        counter[()] = trips
+        fill(x, counter, step)
+        np.testing.assert_array_equal(x.to_numpy(), np.full(n, step * trips, np.float32))   # exact in f32
+
+
+def test_cuda_runs_the_kernel_as_one_graph_built_once_per_arguments(arch):
+    if arch != wk.cuda:
+        pytest.skip("CUDA graphs are the CUDA backend's")
+
+    @wk.kernel(graph=True)
+    def count(x: wk.types.ndarray(wk.i32, ndim=1), counter: wk.types.ndarray(wk.i32, ndim=0)):
+        while wk.graph_do_while(counter):
+            for i in range(x.shape[0]):
+                x[i] += 1
+            for _ in range(1):
+                counter[()] -= 1
+
+    x, counter = wk.ndarray(wk.i32, shape=(64,)), wk.ndarray(wk.i32, shape=())
+    for _ in range(5):
+        counter[()] = 7
+        count(x, counter)
+    assert np.all(x.to_numpy() == 35)
+    graph = _host_loop_kernel(count).device_loops
+    assert graph is not None and graph.builds == 1
+    other = wk.ndarray(wk.i32, shape=(64,))
+    counter[()] = 2
+    count(other, counter)
+    assert np.all(other.to_numpy() == 2) and graph.builds == 2
+
+
+def test_wk_cuda_graph_loops_0_keeps_the_host_loop(arch, monkeypatch):
+    monkeypatch.setenv("WK_CUDA_GRAPH_LOOPS", "0")
+
+    @wk.kernel(graph=True)
+    def count(x: wk.types.ndarray(wk.i32, ndim=1), counter: wk.types.ndarray(wk.i32, ndim=0)):
+        while wk.graph_do_while(counter):
+            for i in range(x.shape[0]):
+                x[i] += 1
+            for _ in range(1):
+                counter[()] -= 1
+
+    x, counter = wk.ndarray(wk.i32, shape=(4,)), wk.ndarray(wk.i32, shape=())
+    counter[()] = 3
+    count(x, counter)
+    assert np.all(x.to_numpy() == 3)
+    assert _host_loop_kernel(count).device_loops is None
