@@ -327,6 +327,27 @@ def try_constant(stmt: ir.Stmt) -> int | float | bool | None:
     return to_python(value, stmt.dtype)
 
 
+_PURE = (ir.Const, ir.ArgLoad, ir.ShapeOf, ir.UnaryOp, ir.BinaryOp, ir.Cast, ir.TernarySelect)
+
+
+def bounds_inputs(task: ir.Task, containers: Sequence[ir.ContainerSlot]) -> tuple[list[int], list[int]] | None:
+    """(the scalar argument indices, the container slot indices) a range task's bounds read, when they are a
+    function of those alone (evaluate_stmt's statements: no memory read), else None."""
+    args: set[int] = set()
+    slots: set[int] = set()
+    index = {id(c): k for k, c in enumerate(containers)}
+    for stmt in task.bounds.stmts:
+        if not isinstance(stmt, _PURE):
+            return None
+        if isinstance(stmt, ir.ArgLoad):
+            args.add(stmt.arg_index)
+        elif isinstance(stmt, ir.ShapeOf):
+            if id(stmt.container) not in index:
+                return None
+            slots.add(index[id(stmt.container)])
+    return sorted(args), sorted(slots)
+
+
 def evaluate_bounds(task: ir.Task, scalars: Sequence[Any] | None, shapes: Shapes | None,
                     read: Callable[[ir.ContainerSlot, list[int]], Any] | None = None) -> tuple[int, int] | None:
     """(begin, end) of a range task computed on the host. Bounds that read global memory give None, unless

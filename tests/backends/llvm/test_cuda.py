@@ -164,6 +164,35 @@ def test_grid_sizes_cover_the_range_and_are_capped(cpu_program):
     assert np.all(a.to_numpy()[:5] == 2.0)
 
 
+def test_grid_sizes_from_bound_expressions_follow_their_arguments_and_shapes(cpu_program, monkeypatch):
+    # bounds computed from a scalar and a shape are evaluated once per value of what they read, and again when
+    # either changes (the sizes remembered must never be stale)
+    x = wk.ndarray(wk.f32, shape=(300,))
+
+    @wk.kernel
+    def sized(a: wk.types.ndarray(wk.f32, ndim=1), n: wk.i32, unused: wk.f32):
+        for i in range(n * 2 + a.shape[0] // 3):
+            a[i % a.shape[0]] += unused
+
+    sized(x, 50, 1.0)
+    kernel = offloaded_kernels("sized")[0]
+    slot = next(k for k, s in enumerate(kernel.containers) if s.shape is None)
+    shapes = [(300,) if k == slot else tuple(s.shape or ()) for k, s in enumerate(kernel.containers)]
+    evaluations = []
+    real = cuda.host_eval.evaluate_bounds
+    monkeypatch.setattr(cuda.host_eval, "evaluate_bounds", lambda *a: evaluations.append(a) or real(*a))
+    sizer = cuda._block_sizer(kernel.tasks[0], kernel.containers, 1 << 20)
+    blocks = lambda count: -(-count // THREADS_PER_BLOCK)     # noqa: E731
+    assert sizer([None, 50, 1.0], shapes) == blocks(200) and len(evaluations) == 1
+    assert sizer([None, 50, 2.5], shapes) == blocks(200) and len(evaluations) == 1    # `unused` is not read
+    assert sizer([None, 500, 1.0], shapes) == blocks(1100) and len(evaluations) == 2
+    shapes[slot] = (3000,)
+    assert sizer([None, 500, 1.0], shapes) == blocks(2000) and len(evaluations) == 3
+    assert sizer([None, -600, 1.0], shapes) is None                                    # an empty range
+    shapes[slot] = (300,)
+    assert sizer([None, 50, 1.0], shapes) == blocks(200) and len(evaluations) == 4
+
+
 def test_compiled_ptx_is_kept_on_disk_between_runs(cpu_program, tmp_path, monkeypatch):
     values = wk.field(wk.f32, shape=8)
 

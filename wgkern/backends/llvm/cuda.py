@@ -110,7 +110,24 @@ def _block_sizer(task: ir.Task, containers: list[ir.ContainerSlot], max_blocks: 
     def evaluate(scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> int | None:
         bounds = host_eval.evaluate_bounds(task, scalars, host_eval.shapes_by_slot(containers, shapes))
         return _blocks_for(bounds[1] - bounds[0], max_blocks) if bounds is not None else max_blocks
-    return evaluate
+    inputs = host_eval.bounds_inputs(task, containers)
+    if inputs is None:
+        return evaluate
+    arg_indices, slot_indices = inputs
+    known: dict[tuple, int | None] = {}
+
+    def remembered(scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> int | None:
+        """`evaluate` once per value of the arguments and shapes the bounds read (Genesis's launches repeat
+        them: interpreting the bounds' statements every launch was most of a launch's host time)."""
+        key = (*[scalars[i] for i in arg_indices], *[shapes[k] for k in slot_indices])
+        try:
+            return known[key]
+        except KeyError:
+            if len(known) >= 64:
+                known.clear()
+            blocks = known[key] = evaluate(scalars, shapes)
+            return blocks
+    return remembered
 
 
 class CudaCompiledKernel(CompiledKernel):

@@ -8,7 +8,8 @@ graph holds the body's nodes followed by a one-thread kernel that reads the coun
 condition to 1, so the body runs at least once, also when the loop is nested in another loop's body.
 
 The graph is instantiated on the first launch and launched again as long as every piece packs the same argument
-block and sizes the same grids (containers, shapes and scalars unchanged); otherwise it is built anew. Kernels
+block (but for the launch id, where no task draws random numbers) and sizes the same grids (containers, shapes
+and scalars unchanged); otherwise it is built anew. Kernels
 whose pieces have adstacks, prints or debug checks (work the host does around each launch), and drivers without
 conditional nodes, keep the host loop. `WK_CUDA_GRAPH_LOOPS=0` keeps it too (for comparisons)."""
 from __future__ import annotations
@@ -19,7 +20,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from wgkern.backends.base import CompiledKernel, LaunchArgs, LoopStep
+from wgkern.backends.base import LaunchArgs, LoopStep
+from wgkern.ir import nodes as ir
+from wgkern.ir.visitor import walk
+
+from .layout import LAUNCH_ID_OFFSET
 
 _P, _vp, _u, _u64, _size = ctypes.POINTER, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint64, ctypes.c_size_t
 
@@ -146,6 +151,9 @@ class LoopGraph:
         self.api = api
         self.schedule = schedule
         self.key: tuple | None = None
+        # the launch id (header word) differs every launch; only kernels drawing random numbers read it
+        self.random = any(isinstance(stmt, ir.RandomValue) for piece in _pieces(schedule)
+                          for task in piece.kernel.tasks for stmt in walk(task.body))
         self.graph = _vp()
         self.exec = _vp()
         self.keep: list[Any] = []         # what the nodes' parameters point to, alive while the graph is
@@ -157,7 +165,8 @@ class LoopGraph:
         packed = [(piece, piece.layout.pack(args), tuple(task.blocks(args.scalars, args.shapes) for task in piece.tasks))
                   for piece in _pieces(self.schedule)]
         counters = tuple(backend.device_address(args.buffers[loop.counter]) for loop in _loops(self.schedule))
-        key = (tuple((block, blocks) for _, block, blocks in packed), counters)
+        key = (tuple((block if self.random else block[:LAUNCH_ID_OFFSET] + block[LAUNCH_ID_OFFSET + 4:], blocks)
+                     for _, block, blocks in packed), counters)
         if key != self.key:
             self._build({id(piece): (block, blocks) for piece, block, blocks in packed}, args)
             self.key = key
