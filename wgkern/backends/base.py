@@ -170,7 +170,8 @@ class Backend:
 
     def device_loops(self, schedule: list[Any]) -> Any | None:
         """Something whose `launch(args)` runs `schedule` (pieces and LoopSteps) with the loops decided on the
-        device, without the host reading each trip's counter back; None where the host runs the loops."""
+        device, without the host reading each trip's counter back, and returns True (False: it ran nothing, the
+        host runs the loops); None where the host always runs the loops."""
         return None
 
     def adstack_threads(self, range_size: int) -> int:

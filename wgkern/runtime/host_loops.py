@@ -52,9 +52,7 @@ class HostLoopKernel(CompiledKernel):
         return steps
 
     def launch(self, args: LaunchArgs) -> None:
-        if self.device_loops is not None:
-            self.device_loops.launch(args)
-        else:
+        if self.device_loops is None or not self.device_loops.launch(args):
             self._run(self.schedule, args)
 
     def _run(self, steps: list[_Step], args: LaunchArgs) -> None:

@@ -148,3 +148,29 @@ def test_do_while_random_numbers_differ_between_launches(arch):
         draw(x, counter)
         draws.append(x.to_numpy())
     assert np.all((draws[0] >= 0) & (draws[0] < 1)) and np.any(draws[0] != draws[1])
+
+
+def test_cuda_keeps_the_host_loop_where_the_driver_refuses_the_graph(arch, monkeypatch):
+    if arch != wk.cuda:
+        pytest.skip("CUDA graphs are the CUDA backend's")
+    from wgkern.backends.llvm import cuda_graphs
+    from wgkern.backends.llvm.cuda_driver import CudaError
+
+    def refuse(self, *args):
+        raise CudaError("cuGraphInstantiate failed: CUDA_ERROR_NOT_SUPPORTED")
+    monkeypatch.setattr(cuda_graphs.LoopGraph, "_build", refuse)
+
+    @wk.kernel(graph=True)
+    def count(x: wk.types.ndarray(wk.i32, ndim=1), counter: wk.types.ndarray(wk.i32, ndim=0)):
+        while wk.graph_do_while(counter):
+            for i in range(x.shape[0]):
+                x[i] += 1
+            for _ in range(1):
+                counter[()] -= 1
+
+    x, counter = wk.ndarray(wk.i32, shape=(16,)), wk.ndarray(wk.i32, shape=())
+    for _ in range(2):
+        counter[()] = 3
+        count(x, counter)
+    assert np.all(x.to_numpy() == 6)
+    assert "NOT_SUPPORTED" in _host_loop_kernel(count).device_loops.refused

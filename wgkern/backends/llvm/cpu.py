@@ -28,7 +28,7 @@ from .adstack import CONTEXT_HEADER
 from .codegen import emit_module, symbol_name
 from .host_memory import check_host_request, refused_allocation
 from .jit import compile_ir, function_address, optimized_text
-from .layout import ArgLayout, build_layout
+from .layout import ArgLayout, build_layout, pack_launch
 from . import lanes, sincos
 from .target import CPU_TARGET, Target
 from .worker_pool import WorkerPool, default_thread_count, worker_pool
@@ -153,13 +153,7 @@ class CpuCompiledKernel(CompiledKernel):
 
     def pack(self, args: LaunchArgs) -> bytes:
         """The argument block; with fixed bindings (`args.bound_cache`) the container part is packed once."""
-        cache = args.bound_cache
-        if cache is None:
-            return self.layout.pack(args)
-        middle = cache.get(self)
-        if middle is None:
-            middle = cache[self] = self.layout.pack_containers(args)
-        return self.layout.pack_around(args, middle)
+        return pack_launch(self.layout, self, args)
 
     def prepare_adstacks(self, capacities: list[list[int]] | None) -> None:
         backend = self.backend

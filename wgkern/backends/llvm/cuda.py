@@ -42,7 +42,7 @@ from .cpu import debug_check_error
 from .cuda_codegen import PRINT_HEADER_WORDS, THREADS_PER_BLOCK, block_size, emit_cuda_module
 from wgkern.backends.reductions import chunk_reductions
 from .codegen import symbol_name
-from .layout import ArgLayout, build_layout
+from .layout import ArgLayout, build_layout, pack_launch
 from .target import CUDA_TARGET
 
 PRINT_BUFFER_WORDS = 1 << 17          # 1 MiB of int64 words between waits
@@ -204,7 +204,7 @@ class CudaCompiledKernel(CompiledKernel):
         plan = [(task, task.blocks(args.scalars, args.shapes)) for task in self.tasks]
         if self.has_stacks:
             self.prepare_adstacks(args.extra.get("adstack_capacities"), plan)
-        packed = self.layout.pack(args)
+        packed = pack_launch(self.layout, self, args)
         ctypes.memmove(self.params, packed, len(packed))
         launch = backend.driver.launch_function
         for task, blocks in plan:

@@ -11,7 +11,7 @@ The graph is instantiated on the first launch and launched again as long as ever
 block (but for the launch id, where no task draws random numbers) and sizes the same grids (containers, shapes
 and scalars unchanged); otherwise it is built anew. Kernels
 whose pieces have adstacks, prints or debug checks (work the host does around each launch), and drivers without
-conditional nodes, keep the host loop. `WK_CUDA_GRAPH_LOOPS=0` keeps it too (for comparisons)."""
+conditional nodes or refusing the first graph, keep the host loop. `WK_CUDA_GRAPH_LOOPS=0` keeps it too (for comparisons)."""
 from __future__ import annotations
 
 import ctypes
@@ -24,7 +24,8 @@ from wgkern.backends.base import LaunchArgs, LoopStep
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
 
-from .layout import LAUNCH_ID_OFFSET
+from .cuda_driver import CudaError
+from .layout import LAUNCH_ID_OFFSET, pack_launch
 
 _P, _vp, _u, _u64, _size = ctypes.POINTER, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint64, ctypes.c_size_t
 
@@ -110,7 +111,8 @@ class GraphApi:
             self.missing = f"the CUDA driver could not load the loop condition kernels: {exc}"
             return
         self.enter = driver.function(module, "wk_loop_enter")
-        self.again = {size: driver.function(module, f"wk_loop_again_{load}") for size, (load, _) in _COUNTER_LOADS.items()}
+        self.again = {size: driver.function(module, f"wk_loop_again_{load}")
+                      for size, (load, _) in _COUNTER_LOADS.items()}
 
 
 def graph_api(driver: Any) -> GraphApi:
@@ -158,20 +160,34 @@ class LoopGraph:
         self.exec = _vp()
         self.keep: list[Any] = []         # what the nodes' parameters point to, alive while the graph is
         self.builds = 0
+        self.refused = ""
 
-    def launch(self, args: LaunchArgs) -> None:
+    def launch(self, args: LaunchArgs) -> bool:
+        """Launch the graph (built first where the arguments changed); False, running nothing, where the
+        driver refused the first graph built (`refused` says why), as it does from then on."""
+        if self.refused:
+            return False
         backend = self.backend
         backend.driver.bind()
-        packed = [(piece, piece.layout.pack(args), tuple(task.blocks(args.scalars, args.shapes) for task in piece.tasks))
-                  for piece in _pieces(self.schedule)]
+        scalars, shapes = args.scalars, args.shapes
+        packed = [(piece, pack_launch(piece.layout, piece, args),
+                   tuple(task.blocks(scalars, shapes) for task in piece.tasks)) for piece in _pieces(self.schedule)]
         counters = tuple(backend.device_address(args.buffers[loop.counter]) for loop in _loops(self.schedule))
         key = (tuple((block if self.random else block[:LAUNCH_ID_OFFSET] + block[LAUNCH_ID_OFFSET + 4:], blocks)
                      for _, block, blocks in packed), counters)
         if key != self.key:
-            self._build({id(piece): (block, blocks) for piece, block, blocks in packed}, args)
+            try:
+                self._build({id(piece): (block, blocks) for piece, block, blocks in packed}, args)
+            except CudaError as exc:
+                self.release()
+                if self.builds:
+                    raise
+                self.refused = str(exc)        # the driver takes no such graph here: the host runs the loops
+                return False
             self.key = key
         self.api.driver.check(self.api.lib.cuGraphLaunch(self.exec, None), "cuGraphLaunch")
         backend.pending = True
+        return True
 
     def _build(self, packed: dict[int, tuple[bytes, tuple]], args: LaunchArgs) -> None:
         self.release()
@@ -231,9 +247,15 @@ class LoopGraph:
     def _node(self, graph: Any, last: Any, node: _NodeParams) -> Any:
         made = _vp()
         depends = (_vp * 1)(last) if last is not None else None
-        self.api.driver.check(self.api.lib.cuGraphAddNode(ctypes.byref(made), graph, depends, 1 if last is not None else 0,
-                                                          ctypes.byref(node)), "cuGraphAddNode")
+        count = 1 if last is not None else 0
+        lib = self.api.lib
+        self.api.driver.check(lib.cuGraphAddNode(ctypes.byref(made), graph, depends, count, ctypes.byref(node)),
+                              "cuGraphAddNode")
         return made
+
+    def __del__(self) -> None:
+        if not self.api.driver.released:
+            self.release()
 
     def release(self) -> None:
         lib = self.api.lib

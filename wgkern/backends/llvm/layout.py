@@ -124,3 +124,16 @@ def build_layout(kernel: OffloadedKernel, debug_addresses: tuple[int, int] | Non
     exec(compile(split, f"<wgkern arg packer {kernel.name} (parts)>", "exec"), parts)  # noqa: S102 - generated
     return ArgLayout(offset, container_address, container_shape, scalar, namespace["pack"], adstack_context,
                      parts["pack_containers"], parts["pack_around"])
+
+
+def pack_launch(layout: ArgLayout, owner: Any, args: Any) -> bytes:
+    """`args`' argument block for `layout`; with fixed bindings (LaunchArgs.bound_cache) the container part is
+    packed once per `owner` (the compiled kernel whose layout it is) and kept in that cache."""
+    cache = args.bound_cache
+    if cache is None:
+        return layout.pack(args)
+    middle = cache.get(owner)
+    if middle is None:
+        middle = cache[owner] = layout.pack_containers(args)
+    return layout.pack_around(args, middle)
+
