@@ -1,7 +1,8 @@
 """Serial tasks whose long top-level loops run in chunks on llvmpipe (backends/wgsl/serial_chunks.py): the
 serialized loops of a kernel over more iterations than one invocation's loop budget (65535 trips, 8 iterations
 a trip where the body is copied) run in order and in full on every arch, and tasks whose loops carry state from
-one loop to the next, or leave early, are not chunked (past the budget they are reported: test_codegen.py)."""
+one loop to the next, or leave early, are not chunked (past the budget they are reported: test_codegen.py);
+values loaded before the loops from containers the task does not write are read again by every chunk."""
 from __future__ import annotations
 
 import numpy as np
@@ -156,10 +157,78 @@ def test_top_level_stores_run_once_between_their_loops(arch, n: int) -> None:
         assert len(chunked_loops(staged.last_compiled.offloaded.tasks[0])) == 2
 
 
-@pytest.mark.parametrize("case", ["carried local", "break", "global bound"])
+def test_values_loaded_before_the_loops_are_read_again_by_every_chunk(arch) -> None:
+    """Settings read before serialized loops (as Genesis reads `EPS = rigid_info.EPS[None]` and other 0-d
+    arrays before its loops over the environments): a 0-d field and an element of an ndarray the task only
+    reads, used by every iteration of loops past the budget and by a store after them. Exact integer results
+    on every arch; on llvmpipe the loops run in chunks."""
+    offset = wk.field(wk.i32, shape=())
+    settings = wk.ndarray(wk.i32, (2,))
+    src = wk.ndarray(wk.i32, (N,))
+    dst = wk.ndarray(wk.i32, (N,))
+    log = wk.ndarray(wk.i32, (1,))
+
+    @wk.kernel
+    def scaled(settings: wk.types.ndarray(), src: wk.types.ndarray(), dst: wk.types.ndarray(),
+               log: wk.types.ndarray()):
+        shift = offset[None]
+        factor = settings[1]
+        n = src.shape[0]
+        wk.loop_config(serialize=True)
+        for i in range(n):
+            dst[i] = src[i] * factor + shift
+        wk.loop_config(serialize=True)
+        for i in range(1, n):
+            dst[i] += dst[i - 1] % 5 - shift
+        log[0] = factor - shift         # after the last loop: its last chunk
+
+    offset[None] = 11
+    settings.from_numpy(np.array([-4, 3], np.int32))
+    values = (np.arange(N) % 7).astype(np.int32)
+    src.from_numpy(values)
+    scaled(settings, src, dst, log)
+    want = values * 3 + 11
+    for i in range(1, N):               # each element depends on the one before, as the shader computes it
+        want[i] += want[i - 1] % 5 - 11
+    np.testing.assert_array_equal(dst.to_numpy(), want)
+    assert log.to_numpy()[0] == 3 - 11
+    assert len(chunked_loops(scaled.last_compiled.offloaded.tasks[0])) == 2
+    if _on_llvmpipe():
+        assert "wk_chunk_loop == 1u" in scaled.source(arch)
+
+
+def test_one_array_read_before_the_loops_and_written_by_them_is_refused_on_llvmpipe(arch) -> None:
+    """A launch passing one array as an ndarray read before chunked loops and as one they write: every chunk
+    would read what the chunks before it wrote, so on llvmpipe the launch raises, naming both arguments; where
+    the task runs in one invocation (the CPU) the value is read once, before the loops."""
+    data = wk.ndarray(wk.i32, (N,))
+    other = wk.ndarray(wk.i32, (N,))
+
+    @wk.kernel
+    def fill(settings: wk.types.ndarray(), data: wk.types.ndarray()):
+        start = settings[0]
+        wk.loop_config(serialize=True)
+        for i in range(data.shape[0]):
+            data[i] = start + i
+
+    other.from_numpy(np.full(N, 5, np.int32))
+    fill(other, data)                   # two arrays: chunked on llvmpipe, every chunk reads 5
+    np.testing.assert_array_equal(data.to_numpy(), 5 + np.arange(N))
+    if _on_llvmpipe():
+        with pytest.raises(wk.ArgumentError, match=r"kernel fill: ndarray arguments 'settings' and 'data' are the "
+                                                   r"same array.*arch=wk.cpu"):
+            fill(data, data)
+        np.testing.assert_array_equal(data.to_numpy(), 5 + np.arange(N))      # nothing ran
+        wk.sync()
+    else:
+        fill(data, data)
+        np.testing.assert_array_equal(data.to_numpy(), 5 + np.arange(N))      # data[0] was 5
+
+
+@pytest.mark.parametrize("case", ["carried local", "break", "global bound", "written container read before"])
 def test_loops_that_depend_on_the_whole_task_are_not_chunked(arch, case: str) -> None:
-    """A local carried from one loop to what follows, a loop left by its `break`, a bound read from memory:
-    a chunk could not be run on its own, so the task runs in one invocation (and is reported past the budget,
+    """A local carried from one loop to what follows, a loop left by its `break`, a bound read from memory, a
+    value read before the loop from a container the loop writes: a chunk could not be run on its own, so the task runs in one invocation (and is reported past the budget,
     test_codegen.py). Each still computes its result on every arch."""
     src = wk.ndarray(wk.i32, (1000,))
     out = wk.ndarray(wk.i32, (2,))
@@ -187,8 +256,16 @@ def test_loops_that_depend_on_the_whole_task_are_not_chunked(arch, case: str) ->
         for i in range(src[999]):
             out[0] += src[i]
 
+    @wk.kernel
+    def written_read_before(src: wk.types.ndarray(), out: wk.types.ndarray()):
+        start = out[0] + 1              # a chunk would read what the chunks before it added
+        wk.loop_config(serialize=True)
+        for i in range(src.shape[0]):
+            out[0] += src[i] * start
+
     kernel, want = {"carried local": (carried, 499500), "break": (broken, 125250),
-                    "global bound": (global_bound, 498501)}[case]
+                    "global bound": (global_bound, 498501),
+                    "written container read before": (written_read_before, 499500)}[case]
     kernel(src, out)
     assert out.to_numpy()[0] == want
     assert all(chunked_loops(task) == () for task in kernel.last_compiled.offloaded.tasks)

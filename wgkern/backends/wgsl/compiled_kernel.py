@@ -69,6 +69,8 @@ class TaskDispatch:
     loop: Any = None
     # a serial task whose loops run in chunks (serial_chunks.py): the (x, y) of each dispatch of a launch
     chunks: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], list[tuple[int, int]]] | None = None
+    # and the positions of ndarrays that must not be one array at a launch (serial_chunks.reread_aliases)
+    reread_aliases: tuple[tuple[int, int], ...] = ()
 
     def pipeline(self, flat: bool) -> Any:
         if flat:
@@ -179,6 +181,7 @@ class WgslCompiledKernel(CompiledKernel):
                 task.chunks = functools.partial(_chunk_dispatches, loops,
                                                 tuple(serial_chunks.chunk_iterations(loop) for loop in loops),
                                                 kernel.containers)
+                task.reread_aliases = serial_chunks.reread_aliases(task.shader.task, kernel.containers)
 
     def source(self) -> str:
         return "\n".join(task.shader.wgsl for task in self.tasks)
@@ -254,6 +257,7 @@ class WgslCompiledKernel(CompiledKernel):
                 self.recorded_batch = backend.batches
                 backend.pending_buffers.update(args.buffers)
         else:
+            self._refuse_reread_aliases(args.buffers)
             bound, bases = self._bindings(args)
             offset = backend.ring_used
             backend.ring_used = offset + self.stride
@@ -291,6 +295,15 @@ class WgslCompiledKernel(CompiledKernel):
                     backend.pass_pipeline = pipeline
                 commands.dispatch(groups[0], groups[1])
         backend.pending_launches += 1
+
+    def _refuse_reread_aliases(self, buffers: Sequence[Any]) -> None:
+        """Before anything of a launch on new buffers is recorded: an array passed as two ndarrays that a task
+        with chunked loops must see apart (serial_chunks.reread_aliases) is an error."""
+        for task in self.tasks:
+            for read, written in task.reread_aliases:
+                if buffers[read] is buffers[written]:
+                    raise serial_chunks.alias_error(self.kernel.name, task.shader.task, self.kernel.containers,
+                                                    read, written)
 
     def _take_slot(self, args: LaunchArgs) -> int:
         """Pack this launch's arguments into the next ring slot; a kernel with fixed arguments keeps the slot

@@ -15,14 +15,18 @@ then have the budget to themselves (chunk_iterations); past MAX_CHUNKS chunks a 
 count / MAX_CHUNKS iterations (more than the budget may allow: the loop-limit probe still reports that). A task
 qualifies when nothing but its loops has an effect, so every dispatch can compute the rest again: its top-level
 statements are loops, values computed from constants, arguments and shapes (HOST_VALUES, integer-typed where
-they bound a loop, so the host counts the same trips as the shader) and stores of such values (each runs once,
-in the first chunk of the loop after it or the last chunk of the last loop: store_phases), and each loop runs forward, cannot be left
-early (no break, continue or return of its own, no return in it) and draws no random numbers (the generator's
-counter is per invocation)."""
+they bound a loop, so the host counts the same trips as the shader), loads from containers the task never
+writes (Genesis reads its 0-d settings, `EPS = rigid_info.EPS[None]`, before its serialized loops; every
+dispatch reads the same value again) and stores of such values (each runs once, in the first chunk of the loop
+after it or the last chunk of the last loop: store_phases), and each loop runs forward, cannot be left early (no
+break, continue or return of its own, no return in it) and draws no random numbers (the generator's counter is
+per invocation). Two ndarray slots are one array where a launch passes the same ndarray twice, so a launch
+whose array read that way is also one the task writes is refused (reread_aliases, alias_error)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
+from wgkern.errors import ArgumentError, format_located
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
@@ -44,8 +48,12 @@ def chunked_loops(task: ir.Task) -> tuple[ir.RangeFor, ...]:
     if task.kind != "serial":
         return ()
     loops = tuple(stmt for stmt in task.body.stmts if isinstance(stmt, ir.RangeFor))
-    if not loops or any(not isinstance(stmt, (ir.RangeFor, ir.GlobalPtr, ir.GlobalStore, *HOST_VALUES))
-                        for stmt in task.body.stmts):
+    if not loops:
+        return ()
+    written = _written_slots(task)
+    if any(not (isinstance(stmt, (ir.RangeFor, ir.GlobalPtr, ir.GlobalStore, *HOST_VALUES))
+                or isinstance(stmt, ir.GlobalLoad) and stmt.ptr.container not in written)
+           for stmt in task.body.stmts):
         return ()
     for loop in loops:
         if loop.reversed or leaves_loop_body(loop.body.stmts) or \
@@ -55,6 +63,32 @@ def chunked_loops(task: ir.Task) -> tuple[ir.RangeFor, ...]:
     if all(iterations_under(ir.Block([loop]), LOOP_LIMIT_ITERATIONS // 2) for loop in loops):
         return ()                       # short loops: one dispatch runs them all
     return loops
+
+
+def _written_slots(task: ir.Task) -> set[ir.ContainerSlot]:
+    """The containers a task's stores and atomics write."""
+    return {stmt.ptr.container for stmt in walk(task.body) if isinstance(stmt, (ir.GlobalStore, ir.AtomicOp))}
+
+
+def reread_aliases(task: ir.Task, containers: Sequence[ir.ContainerSlot]) -> tuple[tuple[int, int], ...]:
+    """For a task with chunked loops: the pairs (read, written) of positions in `containers` of an ndarray that a
+    top-level load reads (again in every dispatch) and another ndarray the task writes. A launch that passes one
+    array as both would have later dispatches read what earlier ones wrote (alias_error)."""
+    read = {stmt.ptr.container for stmt in task.body.stmts if isinstance(stmt, ir.GlobalLoad)}
+    written = _written_slots(task)
+    position = {id(slot): k for k, slot in enumerate(containers)}
+    return tuple((position[id(a)], position[id(b)]) for a in read if a.kind == "ndarray"
+                 for b in written if b.kind == "ndarray" and b is not a and a.dtype == b.dtype)
+
+
+def alias_error(kernel: str, task: ir.Task, containers: Sequence[ir.ContainerSlot], read: int,
+                written: int) -> ArgumentError:
+    """The error of a launch that passes one array as ndarrays `read` and `written` of a reread_aliases pair."""
+    a, b = containers[read], containers[written]
+    return ArgumentError(format_located(
+        f"kernel {kernel}: ndarray arguments {a.name!r} and {b.name!r} are the same array. On lavapipe the "
+        f"serialized loops of this code run in chunks, one dispatch each, and each dispatch reads {a.name!r} again "
+        f"before the loops, which write {b.name!r}; pass separate arrays, or run it with arch=wk.cpu", task.loc))
 
 
 def store_phases(task: ir.Task) -> dict[ir.GlobalStore, tuple[int, bool]]:
