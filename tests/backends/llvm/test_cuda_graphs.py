@@ -16,6 +16,18 @@ def _host_loop_kernel(kernel) -> HostLoopKernel:
     return compiled
 
 
+def _counting_kernel():
+    """A new graph kernel adding 1 to every x[i] per trip, for as many trips as the counter says."""
+    @wk.kernel(graph=True)
+    def count(x: wk.types.ndarray(wk.i32, ndim=1), counter: wk.types.ndarray(wk.i32, ndim=0)):
+        while wk.graph_do_while(counter):
+            for i in range(x.shape[0]):
+                x[i] += 1
+            for _ in range(1):
+                counter[()] -= 1
+    return count
+
+
 @pytest.mark.parametrize("dtype", ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"])
 def test_do_while_counter_of_each_type_stops_the_loop(arch, dtype):
     # the loop halves a counter starting at 40 until it reaches 0: 40 -> 20 -> 10 -> 5 -> 2 -> 1 -> 0, six trips
@@ -91,14 +103,7 @@ def test_cuda_runs_the_kernel_as_one_graph_built_once_per_arguments(arch):
     if arch != wk.cuda:
         pytest.skip("CUDA graphs are the CUDA backend's")
 
-    @wk.kernel(graph=True)
-    def count(x: wk.types.ndarray(wk.i32, ndim=1), counter: wk.types.ndarray(wk.i32, ndim=0)):
-        while wk.graph_do_while(counter):
-            for i in range(x.shape[0]):
-                x[i] += 1
-            for _ in range(1):
-                counter[()] -= 1
-
+    count = _counting_kernel()
     x, counter = wk.ndarray(wk.i32, shape=(64,)), wk.ndarray(wk.i32, shape=())
     for _ in range(5):
         counter[()] = 7
@@ -115,14 +120,7 @@ def test_cuda_runs_the_kernel_as_one_graph_built_once_per_arguments(arch):
 def test_wk_cuda_graph_loops_0_keeps_the_host_loop(arch, monkeypatch):
     monkeypatch.setenv("WK_CUDA_GRAPH_LOOPS", "0")
 
-    @wk.kernel(graph=True)
-    def count(x: wk.types.ndarray(wk.i32, ndim=1), counter: wk.types.ndarray(wk.i32, ndim=0)):
-        while wk.graph_do_while(counter):
-            for i in range(x.shape[0]):
-                x[i] += 1
-            for _ in range(1):
-                counter[()] -= 1
-
+    count = _counting_kernel()
     x, counter = wk.ndarray(wk.i32, shape=(4,)), wk.ndarray(wk.i32, shape=())
     counter[()] = 3
     count(x, counter)
@@ -160,14 +158,7 @@ def test_cuda_keeps_the_host_loop_where_the_driver_refuses_the_graph(arch, monke
         raise CudaError("cuGraphInstantiate failed: CUDA_ERROR_NOT_SUPPORTED")
     monkeypatch.setattr(cuda_graphs.LoopGraph, "_build", refuse)
 
-    @wk.kernel(graph=True)
-    def count(x: wk.types.ndarray(wk.i32, ndim=1), counter: wk.types.ndarray(wk.i32, ndim=0)):
-        while wk.graph_do_while(counter):
-            for i in range(x.shape[0]):
-                x[i] += 1
-            for _ in range(1):
-                counter[()] -= 1
-
+    count = _counting_kernel()
     x, counter = wk.ndarray(wk.i32, shape=(16,)), wk.ndarray(wk.i32, shape=())
     for _ in range(2):
         counter[()] = 3
