@@ -9,9 +9,9 @@ condition to 1, so the body runs at least once, also when the loop is nested in 
 
 The graph is instantiated on the first launch and launched again as long as every piece packs the same argument
 block (but for the launch id, where no task draws random numbers) and sizes the same grids (containers, shapes
-and scalars unchanged); otherwise it is built anew. Kernels
-whose pieces have adstacks, prints or debug checks (work the host does around each launch), and drivers without
-conditional nodes or refusing the first graph, keep the host loop. `WK_CUDA_GRAPH_LOOPS=0` keeps it too (for comparisons)."""
+and scalars unchanged); otherwise it is built anew. Kernels whose pieces have adstacks, prints or debug checks
+(work the host does around each launch), and drivers without conditional nodes or refusing the first graph, keep
+the host loop. `WK_CUDA_GRAPH_LOOPS=0` keeps it too (for comparisons)."""
 from __future__ import annotations
 
 import ctypes
