@@ -201,10 +201,10 @@ class CudaCompiledKernel(CompiledKernel):
     def launch(self, args: LaunchArgs) -> None:
         backend = self.backend
         backend.driver.bind()
-        plan = [(task, task.blocks(args.scalars, args.shapes)) for task in self.tasks]
+        packed, grids = self.launch_block(args)
+        plan = list(zip(self.tasks, grids))
         if self.has_stacks:
             self.prepare_adstacks(args.extra.get("adstack_capacities"), plan)
-        packed = pack_launch(self.layout, self, args)
         ctypes.memmove(self.params, packed, len(packed))
         launch = backend.driver.launch_function
         for task, blocks in plan:
@@ -218,6 +218,11 @@ class CudaCompiledKernel(CompiledKernel):
             backend.prints_pending = True
         if self.error_word is not None:     # debug=True: this launch's failed check is raised here, with the rest
             backend.sync(self.bounds_error(args))
+
+    def launch_block(self, args: LaunchArgs) -> tuple[bytes, tuple[int | None, ...]]:
+        """A launch's argument block and each task's number of blocks (None: an empty range, skipped)."""
+        scalars, shapes = args.scalars, args.shapes
+        return pack_launch(self.layout, self, args), tuple(task.blocks(scalars, shapes) for task in self.tasks)
 
     def prepare_adstacks(self, capacities: list[list[int]] | None, plan: list[tuple[TaskLaunch, int | None]]) -> None:
         backend = self.backend

@@ -25,7 +25,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
 
 from .cuda_driver import CudaError
-from .layout import LAUNCH_ID_OFFSET, pack_launch
+from .layout import LAUNCH_ID_OFFSET
 
 _P, _vp, _u, _u64, _size = ctypes.POINTER, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint64, ctypes.c_size_t
 
@@ -128,8 +128,7 @@ def loop_graph(backend: Any, schedule: Sequence[Any]) -> "LoopGraph | None":
     run the loops (module docstring)."""
     if os.environ.get("WK_CUDA_GRAPH_LOOPS", "1") == "0":
         return None
-    pieces = list(_pieces(schedule))
-    if any(p.has_stacks or p.has_prints or p.error_word is not None for p in pieces):
+    if any(p.has_stacks or p.has_prints or p.error_word is not None for p in _pieces(schedule)):
         return None
     api = graph_api(backend.driver)
     if api.missing:
@@ -152,9 +151,11 @@ class LoopGraph:
         self.backend = backend
         self.api = api
         self.schedule = schedule
+        self.pieces = list(_pieces(schedule))
+        self.counter_slots = [loop.counter for loop in _loops(schedule)]
         self.key: tuple | None = None
         # the launch id (header word) differs every launch; only kernels drawing random numbers read it
-        self.random = any(isinstance(stmt, ir.RandomValue) for piece in _pieces(schedule)
+        self.random = any(isinstance(stmt, ir.RandomValue) for piece in self.pieces
                           for task in piece.kernel.tasks for stmt in walk(task.body))
         self.graph = _vp()
         self.exec = _vp()
@@ -169,10 +170,8 @@ class LoopGraph:
             return False
         backend = self.backend
         backend.driver.bind()
-        scalars, shapes = args.scalars, args.shapes
-        packed = [(piece, pack_launch(piece.layout, piece, args),
-                   tuple(task.blocks(scalars, shapes) for task in piece.tasks)) for piece in _pieces(self.schedule)]
-        counters = tuple(backend.device_address(args.buffers[loop.counter]) for loop in _loops(self.schedule))
+        packed = [(piece, *piece.launch_block(args)) for piece in self.pieces]
+        counters = tuple(backend.device_address(args.buffers[slot]) for slot in self.counter_slots)
         key = (tuple((block if self.random else block[:LAUNCH_ID_OFFSET] + block[LAUNCH_ID_OFFSET + 4:], blocks)
                      for _, block, blocks in packed), counters)
         if key != self.key:

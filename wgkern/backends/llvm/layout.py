@@ -136,4 +136,3 @@ def pack_launch(layout: ArgLayout, owner: Any, args: Any) -> bytes:
     if middle is None:
         middle = cache[owner] = layout.pack_containers(args)
     return layout.pack_around(args, middle)
-
