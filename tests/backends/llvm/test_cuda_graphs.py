@@ -165,3 +165,114 @@ def test_cuda_keeps_the_host_loop_where_the_driver_refuses_the_graph(arch, monke
         count(x, counter)
     assert np.all(x.to_numpy() == 6)
     assert "NOT_SUPPORTED" in _host_loop_kernel(count).device_loops.refused
+
+
+def _three_task_kernel():
+    """A new kernel of three tasks: x += step, then y = 2x, then total = sum(y) (exact in f32 for the values used)."""
+    @wk.kernel
+    def three(x: wk.types.ndarray(wk.f32, ndim=1), y: wk.types.ndarray(wk.f32, ndim=1),
+              total: wk.types.ndarray(wk.f32, ndim=0), step: wk.f32):
+        for i in range(x.shape[0]):
+            x[i] += step
+        for i in range(x.shape[0]):
+            y[i] = 2.0 * x[i]
+        for i in range(y.shape[0]):
+            total[()] += y[i]
+    return three
+
+
+def _repeat_graph(kernel):
+    return kernel.last_compiled.compiled.repeat_graph
+
+
+def test_kernel_of_several_tasks_relaunched_with_same_and_changed_arguments(arch):
+    # nine launches with the same arguments, then a changed scalar, a new array and a new shape, each launched
+    # again: every launch gives what the three tasks compute (on CUDA the repeated ones run as one graph)
+    three = _three_task_kernel()
+    plan = [(8, 0.5)] * 9 + [(8, 2.0)] * 4 + [(16, 2.0)] * 4 + [(5, 0.25)] * 4
+    arrays: dict = {}
+    for n, step in plan:
+        x, y, total = arrays.setdefault(n, (wk.ndarray(wk.f32, shape=(n,)), wk.ndarray(wk.f32, shape=(n,)),
+                                            wk.ndarray(wk.f32, shape=())))
+        before_x, before_total = x.to_numpy(), float(total[()])
+        three(x, y, total, step)
+        expect_x = before_x + np.float32(step)
+        np.testing.assert_array_equal(x.to_numpy(), expect_x)
+        np.testing.assert_array_equal(y.to_numpy(), 2 * expect_x)
+        assert float(total[()]) == before_total + float(np.sum(2 * expect_x, dtype=np.float64))
+
+
+def test_cuda_builds_the_graph_of_a_repeated_launch_once_per_arguments(arch):
+    if arch != wk.cuda:
+        pytest.skip("CUDA graphs are the CUDA backend's")
+    from wgkern.backends.llvm.cuda_graphs import RepeatGraph
+
+    three = _three_task_kernel()
+    x, y, total = wk.ndarray(wk.f32, shape=(64,)), wk.ndarray(wk.f32, shape=(64,)), wk.ndarray(wk.f32, shape=())
+    for launch in range(1, RepeatGraph.REPEATS):
+        three(x, y, total, 1.0)
+        assert _repeat_graph(three).graph is None          # not yet repeated often enough: launched per task
+    for launch in range(RepeatGraph.REPEATS, 10):
+        three(x, y, total, 1.0)
+    repeated = _repeat_graph(three)
+    assert repeated.graph.builds == 1 and repeated.graph.launches == 10 - RepeatGraph.REPEATS
+    three(x, y, total, 3.0)                                # other arguments: per task, the graph kept
+    assert repeated.graph.builds == 1
+    for _ in range(RepeatGraph.REPEATS):
+        three(x, y, total, 3.0)
+    assert repeated.graph.builds == 2
+    assert np.all(x.to_numpy() == 9 + 3 * (1 + RepeatGraph.REPEATS))
+
+
+def test_cuda_one_task_kernels_and_wk_cuda_graphs_0_launch_per_task(arch, monkeypatch):
+    if arch != wk.cuda:
+        pytest.skip("CUDA graphs are the CUDA backend's")
+
+    @wk.kernel
+    def one(x: wk.types.ndarray(wk.f32, ndim=1)):
+        for i in range(x.shape[0]):
+            x[i] += 1.0
+    x = wk.ndarray(wk.f32, shape=(8,))
+    one(x)
+    assert _repeat_graph(one) is None
+    monkeypatch.setenv("WK_CUDA_GRAPHS", "0")
+    three = _three_task_kernel()
+    y, total = wk.ndarray(wk.f32, shape=(8,)), wk.ndarray(wk.f32, shape=())
+    for _ in range(5):
+        three(x, y, total, 1.0)
+    assert _repeat_graph(three) is None and np.all(x.to_numpy() == 6)
+
+
+def test_repeated_kernel_draws_new_random_numbers_every_launch(arch):
+    # two tasks drawing 256 uniform numbers each; six launches with the same arguments (on CUDA the last ones
+    # are one graph): no two consecutive launches agree (probability ~2^-5888 each)
+    @wk.kernel
+    def draw(x: wk.types.ndarray(wk.f32, ndim=1), y: wk.types.ndarray(wk.f32, ndim=1)):
+        for i in range(x.shape[0]):
+            x[i] = wk.random()
+        for i in range(y.shape[0]):
+            y[i] = wk.random()
+
+    x, y = wk.ndarray(wk.f32, shape=(256,)), wk.ndarray(wk.f32, shape=(256,))
+    draws = []
+    for _ in range(6):
+        draw(x, y)
+        draws.append(np.concatenate([x.to_numpy(), y.to_numpy()]))
+    for before, after in zip(draws, draws[1:]):
+        assert np.all((after >= 0) & (after < 1)) and np.any(before != after)
+
+
+def test_cuda_launches_per_task_where_the_driver_refuses_the_repeat_graph(arch, monkeypatch):
+    if arch != wk.cuda:
+        pytest.skip("CUDA graphs are the CUDA backend's")
+    from wgkern.backends.llvm import cuda_graphs
+    from wgkern.backends.llvm.cuda_driver import CudaError
+
+    def refuse(self, *args):
+        raise CudaError("cuGraphInstantiate failed: CUDA_ERROR_NOT_SUPPORTED")
+    monkeypatch.setattr(cuda_graphs.LoopGraph, "_build", refuse)
+    three = _three_task_kernel()
+    x, y, total = wk.ndarray(wk.f32, shape=(8,)), wk.ndarray(wk.f32, shape=(8,)), wk.ndarray(wk.f32, shape=())
+    for _ in range(6):
+        three(x, y, total, 1.0)
+    assert np.all(x.to_numpy() == 6) and "NOT_SUPPORTED" in _repeat_graph(three).graph.refused

@@ -170,6 +170,7 @@ class CudaCompiledKernel(CompiledKernel):
         self.params = ctypes.create_string_buffer(max(self.layout.size, 8))
         self.params_size = ctypes.c_size_t(max(self.layout.size, 8))
         self.extra = driver.launch_extra(self.params, self.params_size)
+        self.repeat_graph = cuda_graphs.repeat_graph(self)
         self.times = (generated - started, time.perf_counter() - generated)
 
     def build_module(self, prefix: str, print_buffer: tuple[int, int]) -> tuple[list[str], float]:
@@ -202,6 +203,8 @@ class CudaCompiledKernel(CompiledKernel):
         backend = self.backend
         backend.driver.bind()
         packed, grids = self.launch_block(args)
+        if self.repeat_graph is not None and self.repeat_graph.launch(packed, grids):
+            return
         plan = list(zip(self.tasks, grids))
         if self.has_stacks:
             self.prepare_adstacks(args.extra.get("adstack_capacities"), plan)

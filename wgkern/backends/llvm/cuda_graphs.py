@@ -1,4 +1,7 @@
-"""Kernels with host loops (Quadrants' `while wk.graph_do_while(c):`) run as one CUDA graph, the loops on the device.
+"""CUDA graphs: kernels with host loops run as one graph, the loops on the device (LoopGraph); kernels of several
+tasks launched again with the same arguments run as one graph launch (RepeatGraph).
+
+Kernels with host loops (Quadrants' `while wk.graph_do_while(c):`):
 
 Without this, runtime/host_loops.py launches a loop body's tasks and reads the 0-d counter back after every trip:
 one wait per trip. Here the kernel's whole schedule becomes one graph: a piece's tasks are kernel nodes (the same
@@ -11,7 +14,11 @@ The graph is instantiated on the first launch and launched again as long as ever
 block (but for the launch id, where no task draws random numbers) and sizes the same grids (containers, shapes
 and scalars unchanged); otherwise it is built anew. Kernels whose pieces have adstacks, prints or debug checks
 (work the host does around each launch), and drivers without conditional nodes or refusing the first graph, keep
-the host loop. `WK_CUDA_GRAPH_LOOPS=0` keeps it too (for comparisons)."""
+the host loop. `WK_CUDA_GRAPH_LOOPS=0` keeps it too (for comparisons).
+
+Kernels of several tasks: the same graph of kernel nodes without loops, built once the same arguments were passed
+a few launches in a row (RepeatGraph says when); a launch with other arguments launches the tasks one by one, as
+kernels of one task, with adstacks, prints or debug checks always do. `WK_CUDA_GRAPHS=0` launches per task."""
 from __future__ import annotations
 
 import ctypes
@@ -136,6 +143,76 @@ def loop_graph(backend: Any, schedule: Sequence[Any]) -> "LoopGraph | None":
     return LoopGraph(backend, api, schedule)
 
 
+def repeat_graph(compiled: Any) -> "RepeatGraph | None":
+    """A RepeatGraph for CudaCompiledKernel `compiled`, or None where its launches stay per task: a single task,
+    adstacks, prints or debug checks (host work around each launch), or `WK_CUDA_GRAPHS=0`."""
+    if os.environ.get("WK_CUDA_GRAPHS", "1") == "0" or len(compiled.tasks) < 2:
+        return None
+    if compiled.has_stacks or compiled.has_prints or compiled.error_word is not None:
+        return None
+    return RepeatGraph(compiled)
+
+
+class RepeatGraph:
+    """A kernel of several tasks launched again and again with the same arguments, as one CUDA graph: one
+    cuGraphLaunch instead of a cuLaunchKernel per task (programs such as Genesis launch kernels of a dozen tasks
+    with unchanged arguments every step).
+
+    `launch(block, grids)` is called with each launch's argument block and grids. The graph is built at the
+    `REPEATS`-th launch in a row with the same ones (the launch id aside, as LoopGraph keys), launched while they
+    stay the same, and left (the tasks launched one by one) when they change; it is built again only once they
+    repeat again, and never more often than one build per `LAUNCHES_PER_BUILD` graph launches after the first
+    few builds, so arguments that keep changing cost no more than a comparison per launch."""
+
+    REPEATS = 3
+    FREE_BUILDS = 4
+    LAUNCHES_PER_BUILD = 8
+
+    def __init__(self, compiled: Any):
+        self.compiled = compiled
+        self.random = _draws_random_numbers([compiled])
+        self.graph: LoopGraph | None = None       # made on the first build (it loads the graph calls)
+        self.seen: tuple | None = None
+        self.repeats = 0
+        self.unsupported = False                  # the driver has no graphs: launches stay per task
+
+    def launch(self, block: bytes, grids: tuple) -> bool:
+        """Run the launch as the graph (True), or leave it to the caller (False, nothing run)."""
+        if self.unsupported:
+            return False
+        graph = self.graph
+        key = ((_block_key(block, self.random), grids),), ()
+        if graph is not None and key == graph.key:
+            return graph.launch_keyed(key, {id(self.compiled): (block, grids)}, None)
+        if key != self.seen:
+            self.seen, self.repeats = key, 1
+            return False
+        self.repeats += 1
+        if self.repeats < self.REPEATS:
+            return False
+        if graph is None:
+            api = graph_api(self.compiled.backend.driver)
+            if api.missing:
+                self.unsupported = True
+                return False
+            graph = self.graph = LoopGraph(self.compiled.backend, api, [self.compiled])
+        if graph.refused or (graph.builds >= self.FREE_BUILDS
+                             and graph.launches < self.LAUNCHES_PER_BUILD * graph.builds):
+            return False
+        return graph.launch_keyed(key, {id(self.compiled): (block, grids)}, None)
+
+
+def _draws_random_numbers(pieces: Sequence[Any]) -> bool:
+    return any(isinstance(stmt, ir.RandomValue) for piece in pieces for task in piece.kernel.tasks
+               for stmt in walk(task.body))
+
+
+def _block_key(block: bytes, random: bool) -> bytes:
+    """What of an argument block a graph depends on: all of it but the launch id (header word), which differs
+    every launch and which only kernels drawing random numbers read."""
+    return block if random else block[:LAUNCH_ID_OFFSET] + block[LAUNCH_ID_OFFSET + 4:]
+
+
 def _pieces(steps: Sequence[Any]):
     for step in steps:
         if isinstance(step, LoopStep):
@@ -154,13 +231,12 @@ class LoopGraph:
         self.pieces = list(_pieces(schedule))
         self.counter_slots = [loop.counter for loop in _loops(schedule)]
         self.key: tuple | None = None
-        # the launch id (header word) differs every launch; only kernels drawing random numbers read it
-        self.random = any(isinstance(stmt, ir.RandomValue) for piece in self.pieces
-                          for task in piece.kernel.tasks for stmt in walk(task.body))
+        self.random = _draws_random_numbers(self.pieces)
         self.graph = _vp()
         self.exec = _vp()
         self.keep: list[Any] = []         # what the nodes' parameters point to, alive while the graph is
         self.builds = 0
+        self.launches = 0
         self.refused = ""
 
     def launch(self, args: LaunchArgs) -> bool:
@@ -172,23 +248,28 @@ class LoopGraph:
         backend.driver.bind()
         packed = [(piece, *piece.launch_block(args)) for piece in self.pieces]
         counters = tuple(backend.device_address(args.buffers[slot]) for slot in self.counter_slots)
-        key = (tuple((block if self.random else block[:LAUNCH_ID_OFFSET] + block[LAUNCH_ID_OFFSET + 4:], blocks)
-                     for _, block, blocks in packed), counters)
+        key = (tuple((_block_key(block, self.random), blocks) for _, block, blocks in packed), counters)
+        return self.launch_keyed(key, {id(piece): (block, blocks) for piece, block, blocks in packed}, args)
+
+    def launch_keyed(self, key: tuple, packed: dict[int, tuple[bytes, tuple]], args: LaunchArgs | None) -> bool:
+        """`launch` once the arguments are packed: `key` says what the graph depends on, `packed` maps each
+        piece (by id) to its argument block and grids; `args` gives the loop counters' buffers (None: no loops)."""
         if key != self.key:
             try:
-                self._build({id(piece): (block, blocks) for piece, block, blocks in packed}, args)
+                self._build(packed, args)
             except CudaError as exc:
                 self.release()
                 if self.builds:
                     raise
-                self.refused = str(exc)        # the driver takes no such graph here: the host runs the loops
+                self.refused = str(exc)        # the driver takes no such graph here: the host launches instead
                 return False
             self.key = key
         self.api.driver.check(self.api.lib.cuGraphLaunch(self.exec, None), "cuGraphLaunch")
-        backend.pending = True
+        self.launches += 1
+        self.backend.pending = True
         return True
 
-    def _build(self, packed: dict[int, tuple[bytes, tuple]], args: LaunchArgs) -> None:
+    def _build(self, packed: dict[int, tuple[bytes, tuple]], args: LaunchArgs | None) -> None:
         self.release()
         check, lib = self.api.driver.check, self.api.lib
         check(lib.cuGraphCreate(ctypes.byref(self.graph), 0), "cuGraphCreate")
@@ -196,7 +277,7 @@ class LoopGraph:
         check(lib.cuGraphInstantiateWithFlags(ctypes.byref(self.exec), self.graph, 0), "cuGraphInstantiate")
         self.builds += 1
 
-    def _add(self, graph: Any, steps: Sequence[Any], last: Any, packed: dict, args: LaunchArgs) -> Any:
+    def _add(self, graph: Any, steps: Sequence[Any], last: Any, packed: dict, args: LaunchArgs | None) -> Any:
         """Add `steps` to `graph` in order after node `last` (None: first); the last node added."""
         driver = self.api.driver
         for step in steps:
