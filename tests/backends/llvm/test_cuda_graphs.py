@@ -148,7 +148,8 @@ def test_do_while_random_numbers_differ_between_launches(arch):
     assert np.all((draws[0] >= 0) & (draws[0] < 1)) and np.any(draws[0] != draws[1])
 
 
-def test_cuda_keeps_the_host_loop_where_the_driver_refuses_the_graph(arch, monkeypatch):
+def _refuse_graphs(arch, monkeypatch) -> None:
+    """On CUDA, make the driver refuse every graph built (skip elsewhere)."""
     if arch != wk.cuda:
         pytest.skip("CUDA graphs are the CUDA backend's")
     from wgkern.backends.llvm import cuda_graphs
@@ -158,6 +159,9 @@ def test_cuda_keeps_the_host_loop_where_the_driver_refuses_the_graph(arch, monke
         raise CudaError("cuGraphInstantiate failed: CUDA_ERROR_NOT_SUPPORTED")
     monkeypatch.setattr(cuda_graphs.LoopGraph, "_build", refuse)
 
+
+def test_cuda_keeps_the_host_loop_where_the_driver_refuses_the_graph(arch, monkeypatch):
+    _refuse_graphs(arch, monkeypatch)
     count = _counting_kernel()
     x, counter = wk.ndarray(wk.i32, shape=(16,)), wk.ndarray(wk.i32, shape=())
     for _ in range(2):
@@ -263,14 +267,7 @@ def test_repeated_kernel_draws_new_random_numbers_every_launch(arch):
 
 
 def test_cuda_launches_per_task_where_the_driver_refuses_the_repeat_graph(arch, monkeypatch):
-    if arch != wk.cuda:
-        pytest.skip("CUDA graphs are the CUDA backend's")
-    from wgkern.backends.llvm import cuda_graphs
-    from wgkern.backends.llvm.cuda_driver import CudaError
-
-    def refuse(self, *args):
-        raise CudaError("cuGraphInstantiate failed: CUDA_ERROR_NOT_SUPPORTED")
-    monkeypatch.setattr(cuda_graphs.LoopGraph, "_build", refuse)
+    _refuse_graphs(arch, monkeypatch)
     three = _three_task_kernel()
     x, y, total = wk.ndarray(wk.f32, shape=(8,)), wk.ndarray(wk.f32, shape=(8,)), wk.ndarray(wk.f32, shape=())
     for _ in range(6):
