@@ -11,7 +11,7 @@ from wgkern.backends.wgsl.shader_common import (GPU_UNROLL, GPU_UNROLL_COPIES, G
                                                 LOOP_LIMIT_ITERATIONS,
                                                 _few_invocations, iterations_under)
 from wgkern.backends.wgsl.printing import CHUNK_WORD, PRINT_NAME
-from wgkern.backends.wgsl.serial_chunks import chunk_bounds, chunk_iterations
+from wgkern.backends.wgsl.serial_chunks import CHUNK_LOOP, chunk_bounds, chunk_iterations
 
 
 class ControlFlowLowering:
@@ -27,7 +27,7 @@ class ControlFlowLowering:
         begin, end = self.value(stmt.begin), self.value(stmt.end)
         number = self.chunked.get(stmt)
         if number is not None:      # a chunked loop of a serial task (serial_chunks.py): this dispatch's chunk
-            self.emit(f"if (wk_chunk_loop == {number}u) {{")
+            self.emit(f"if ({CHUNK_LOOP} == {number}u) {{")
             self.indent += 1
             lets, following = chunk_bounds(chunk_iterations(stmt), begin, end, "wk_chunk", self.fresh("wk_chunk"))
             for name, value in lets:
