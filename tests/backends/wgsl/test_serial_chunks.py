@@ -10,7 +10,8 @@ import pytest
 
 import wgkern as wk
 from wgkern.backends.wgsl.serial_chunks import (CHUNK_ITERATIONS, CHUNK_LOOP, MAX_CHUNKS, chunk_dispatches,
-                                                chunk_iterations, chunk_pipeline_constants, chunked_loops)
+                                                chunk_iterations, chunk_loop_source, chunk_pipeline_constants,
+                                                chunked_loops)
 from wgkern.backends.wgsl.shader_common import LLVMPIPE_UNROLL, LOOP_LIMIT_ITERATIONS
 from wgkern.ir import host_eval
 from wgkern.runtime import program as program_module
@@ -321,9 +322,16 @@ def test_each_dispatch_runs_one_workgroup_of_its_own_loops_pipeline(arch, monkey
     assert chunk_dispatches(chunked, [1] * loops, [None, width], shapes) == \
         [k for k in range(loops) for _ in range(envs)]
     assert chunk_pipeline_constants(2) == {CHUNK_LOOP: 2}
+    assert chunk_loop_source("a\nif (x) {   // chunked loop 0\n  b\n}   // end of chunked loop 0\n"
+                             "if (y) {   // chunked loop 1\n  c\n}   // end of chunked loop 1\nd\n", 1) == \
+        "a\nif (y) {   // chunked loop 1\n  c\n}   // end of chunked loop 1\nd\n"
     if _on_llvmpipe():
         source = solver.source(arch)
         assert f"override {CHUNK_LOOP}: u32 = 0u;" in source and "num_workgroups.x - 1u" not in source
+        for k in range(loops):          # each pipeline's WGSL holds its own loop's block alone
+            own = chunk_loop_source(source, k)
+            assert [f"{CHUNK_LOOP} == {j}u" in own for j in range(loops)] == [j == k for j in range(loops)]
+            assert len(own) < len(source)
         backend = program_module.current().backend
         recorded = []
         record = backend.commands.dispatch

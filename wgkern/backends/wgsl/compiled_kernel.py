@@ -69,7 +69,7 @@ class TaskDispatch:
     loop: Any = None
     # a serial task whose loops run in chunks (serial_chunks.py): the loop number of each dispatch of a launch,
     chunks: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], list[int]] | None = None
-    # the pipeline of each loop (made on first need by make_chunk(loop); `flat` is loop 0's, the override's default)
+    # the pipeline of each loop (made on first need by make_chunk(loop); `flat` is loop 0's)
     chunk_pipelines: dict[int, Any] | None = None
     make_chunk: Callable[[int], Any] | None = None
     # and the positions of ndarrays that must not be one array at a launch (serial_chunks.reread_aliases)
@@ -181,7 +181,7 @@ class WgslCompiledKernel(CompiledKernel):
         # kernels with adstacks bind the heap and the overflow flag after their containers, then the print buffer
         self.runtime_bindings = (2 if self.has_stacks else 0) + (1 if self.has_prints else 0)
         pipeline_layout = backend.pipeline_layout(self.plan.bindings + self.runtime_bindings)
-        self.tasks = [TaskDispatch(shader, backend.pipeline(shader.wgsl, pipeline_layout, flat=True),
+        self.tasks = [TaskDispatch(shader, _task_pipeline(backend, shader, pipeline_layout),
                                    _dispatch_sizer(shader.task, kernel.containers, shader.workgroup_size),
                                    functools.partial(backend.pipeline, shader.wgsl, pipeline_layout, False))
                       for shader in codegen.generate()]
@@ -398,9 +398,18 @@ class WgslCompiledKernel(CompiledKernel):
             stats.adstack_heap_grows = backend.adstack_heap.grows
 
 
+def _task_pipeline(backend: Any, shader: TaskShader, pipeline_layout: Any) -> Any:
+    """The pipeline made with a task: its flat one (TaskDispatch), or a chunked serial task's first loop's."""
+    if shader.chunked_loops:
+        return _chunk_pipeline(backend, shader.wgsl, pipeline_layout, 0)
+    return backend.pipeline(shader.wgsl, pipeline_layout, flat=True)
+
+
 def _chunk_pipeline(backend: Any, wgsl: str, pipeline_layout: Any, loop: int) -> Any:
-    """The pipeline of a chunked serial task's loop number `loop` (serial_chunks.chunk_pipeline_constants)."""
-    return backend.pipeline(wgsl, pipeline_layout, False, serial_chunks.chunk_pipeline_constants(loop))
+    """The pipeline of a chunked serial task's loop number `loop`: the task's WGSL without the other loops
+    (serial_chunks.chunk_loop_source), its override set to `loop` (serial_chunks.chunk_pipeline_constants)."""
+    return backend.pipeline(serial_chunks.chunk_loop_source(wgsl, loop), pipeline_layout, False,
+                            serial_chunks.chunk_pipeline_constants(loop))
 
 
 def _chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], containers: list[ir.ContainerSlot],

@@ -45,6 +45,8 @@ CHUNK_ITERATIONS = LOOP_LIMIT_ITERATIONS // 2
 MAX_CHUNKS = 4096        # chunks (dispatches) of one loop per launch, at most
 
 CHUNK_LOOP = "wk_chunk_loop"    # the WGSL override naming the loop whose chunks a pipeline runs
+# the comments ending the lines that open and close chunked loop n's block in a task's WGSL (chunk_loop_source)
+LOOP_BEGIN, LOOP_END = "// chunked loop ", "// end of chunked loop "
 
 HOST_VALUES = (ir.Const, ir.ArgLoad, ir.ShapeOf, ir.UnaryOp, ir.BinaryOp, ir.Cast, ir.TernarySelect)
 
@@ -145,6 +147,25 @@ def chunk_iterations(loop: ir.RangeFor) -> int:
 def chunk_pipeline_constants(loop: int) -> dict[str, int]:
     """The override constants of the pipeline that runs the chunks of a task's chunked loop number `loop`."""
     return {CHUNK_LOOP: loop}
+
+
+def chunk_loop_source(wgsl: str, loop: int) -> str:
+    """The WGSL of the pipeline that runs chunked loop number `loop` of a task: the task's `wgsl` without the
+    other chunked loops' blocks (between their LOOP_BEGIN and LOOP_END lines), which that pipeline never runs, so
+    that naga and the driver handle the code of one loop, not of all of them, in each of the task's pipelines."""
+    kept: list[str] = []
+    skipping = None                     # the LOOP_END line of the block being left out
+    for line in wgsl.splitlines():
+        if skipping is not None:
+            if line.endswith(skipping):
+                skipping = None
+            continue
+        at = line.rfind(LOOP_BEGIN)
+        if at >= 0 and line[at + len(LOOP_BEGIN):] != str(loop):
+            skipping = LOOP_END + line[at + len(LOOP_BEGIN):]
+            continue
+        kept.append(line)
+    return "\n".join(kept) + "\n"
 
 
 def chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], scalars: Sequence[Any],
