@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import wgkern as wk
-from wgkern.backends.wgsl.serial_chunks import (CHUNK_ITERATIONS, MAX_CHUNKS, chunk_dispatches, chunk_iterations,
+from wgkern.backends.wgsl.serial_chunks import (CHUNK_ITERATIONS, CHUNK_LOOP, MAX_CHUNKS, chunk_dispatches,
+                                                chunk_iterations, chunk_loop_source, chunk_pipeline_constants,
                                                 chunked_loops)
 from wgkern.backends.wgsl.shader_common import LLVMPIPE_UNROLL, LOOP_LIMIT_ITERATIONS
 from wgkern.ir import host_eval
@@ -62,9 +63,9 @@ def test_serialized_loops_past_the_loop_budget_run_in_order_and_in_full(arch) ->
 
 
 def test_a_launch_dispatches_each_chunk_of_each_loop_that_runs(arch) -> None:
-    """The dispatches of one launch: loop + 1 workgroups for every chunk, one for a loop that runs no
-    iteration, from the bounds the host computes from the launch's arguments and shapes; at most MAX_CHUNKS
-    chunks a loop, larger ones past that."""
+    """The dispatches of one launch, each named by the loop whose pipeline it runs: one for every chunk, one for
+    a loop that runs no iteration, from the bounds the host computes from the launch's arguments and shapes; at
+    most MAX_CHUNKS chunks a loop, larger ones past that."""
     out = wk.ndarray(wk.i32, (8,))
 
     @wk.kernel
@@ -83,13 +84,12 @@ def test_a_launch_dispatches_each_chunk_of_each_loop_that_runs(arch) -> None:
     sizes = [chunk_iterations(loop) for loop in chunked]
     assert sizes == [CHUNK_ITERATIONS] * 2
     shapes = host_eval.shapes_by_slot(loops.last_compiled.offloaded.containers, [(8,)])
-    assert chunk_dispatches(chunked, sizes, [None, 5, 5], shapes) == [(1, 1), (2, 1)]
+    assert chunk_dispatches(chunked, sizes, [None, 5, 5], shapes) == [0, 1]
     # 2 CHUNK_ITERATIONS + 1 iterations: three chunks; from 3 on, two (the second one short)
-    assert chunk_dispatches(chunked, sizes, [None, 2 * CHUNK_ITERATIONS + 1, 3], shapes) == \
-        [(1, 1)] * 3 + [(2, 1)] * 2
-    assert chunk_dispatches(chunked, sizes, [None, 0, 3], shapes) == [(1, 1), (2, 1)]
+    assert chunk_dispatches(chunked, sizes, [None, 2 * CHUNK_ITERATIONS + 1, 3], shapes) == [0] * 3 + [1] * 2
+    assert chunk_dispatches(chunked, sizes, [None, 0, 3], shapes) == [0, 1]
     many = chunk_dispatches(chunked, sizes, [None, 2 ** 31 - 1, 2 ** 31 - 1], shapes)
-    assert many == [(1, 1)] * MAX_CHUNKS + [(2, 1)]
+    assert many == [0] * MAX_CHUNKS + [1]
     np.testing.assert_array_equal(out.to_numpy(), [1] * 5 + [0] * 3)
 
 
@@ -284,3 +284,66 @@ def test_short_loops_run_in_one_dispatch(arch) -> None:
     short(out)
     np.testing.assert_array_equal(out.to_numpy(), [sum(range(k, 1000, 4)) for k in range(4)])
     assert chunked_loops(short.last_compiled.offloaded.tasks[0]) == ()
+
+
+def test_each_dispatch_runs_one_workgroup_of_its_own_loops_pipeline(arch, monkeypatch) -> None:
+    """A serial task shaped like Genesis's rigid solver on its CPU backend with 64 environments: several
+    serialized loops over the environments, each with an inner loop of run-time length (one environment a
+    chunk) and a long body. Each dispatch is one workgroup of the pipeline made for its loop (the override
+    CHUNK_LOOP), so llvmpipe, which runs an `if` as masked code, runs only that loop's code: not every loop's,
+    in loop + 1 workgroups, as when the loop came from the workgroup count. Results match numpy's, computed in
+    the same order, on every arch."""
+    envs, width, loops = 64, 5, 4
+    data = wk.ndarray(wk.i32, (envs, width))
+
+    @wk.kernel
+    def solver(data: wk.types.ndarray(), n: wk.i32):
+        for k in wk.static(range(loops)):
+            wk.loop_config(serialize=True)
+            for e in range(data.shape[0]):
+                for i in range(n):
+                    x = data[e, i]
+                    for j in wk.static(range(8)):
+                        x = (x * (k + 3) + j + e) % 1009
+                    data[e, i] = x
+
+    values = np.arange(envs * width, dtype=np.int64).reshape(envs, width) % 101
+    data.from_numpy(values.astype(np.int32))
+    solver(data, width)
+    want = values.copy()
+    for k in range(loops):
+        for j in range(8):
+            want = (want * (k + 3) + j + np.arange(envs)[:, None]) % 1009
+    np.testing.assert_array_equal(data.to_numpy(), want)
+    task = solver.last_compiled.offloaded.tasks[0]
+    chunked = chunked_loops(task)
+    assert len(chunked) == loops and [chunk_iterations(loop) for loop in chunked] == [1] * loops
+    shapes = host_eval.shapes_by_slot(solver.last_compiled.offloaded.containers, [(envs, width)])
+    assert chunk_dispatches(chunked, [1] * loops, [None, width], shapes) == \
+        [k for k in range(loops) for _ in range(envs)]
+    assert chunk_pipeline_constants(2) == {CHUNK_LOOP: 2}
+    assert chunk_loop_source("a\nif (x) {   // chunked loop 0\n  b\n}   // end of chunked loop 0\n"
+                             "if (y) {   // chunked loop 1\n  c\n}   // end of chunked loop 1\nd\n", 1) == \
+        "a\nif (y) {   // chunked loop 1\n  c\n}   // end of chunked loop 1\nd\n"
+    if _on_llvmpipe():
+        source = solver.source(arch)
+        assert f"override {CHUNK_LOOP}: u32 = 0u;" in source and "num_workgroups.x - 1u" not in source
+        for k in range(loops):          # each pipeline's WGSL holds its own loop's block alone
+            own = chunk_loop_source(source, k)
+            assert [f"{CHUNK_LOOP} == {j}u" in own for j in range(loops)] == [j == k for j in range(loops)]
+            assert len(own) < len(source)
+        backend = program_module.current().backend
+        recorded = []
+        record = backend.commands.dispatch
+        pipelines = []
+        set_pipeline = backend.commands.set_pipeline
+        monkeypatch.setattr(backend.commands, "dispatch", lambda x, y: (recorded.append((x, y)), record(x, y)))
+        monkeypatch.setattr(backend.commands, "set_pipeline",
+                            lambda pipeline: (pipelines.append(pipeline), set_pipeline(pipeline)))
+        data.from_numpy(values.astype(np.int32))
+        solver(data, width)
+        wk.sync()
+        monkeypatch.undo()
+        np.testing.assert_array_equal(data.to_numpy(), want)
+        assert recorded == [(1, 1)] * (loops * envs)      # was (k + 1, 1) for loop k: loops * envs * 5 / 2 groups
+        assert len(pipelines) == loops and len({id(p) for p in pipelines}) == loops

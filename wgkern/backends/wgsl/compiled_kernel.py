@@ -67,8 +67,11 @@ class TaskDispatch:
     groups: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], tuple[int, int, bool] | None]
     make_loop: Callable[[], Any]
     loop: Any = None
-    # a serial task whose loops run in chunks (serial_chunks.py): the (x, y) of each dispatch of a launch
-    chunks: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], list[tuple[int, int]]] | None = None
+    # a serial task whose loops run in chunks (serial_chunks.py): the loop number of each dispatch of a launch,
+    chunks: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], list[int]] | None = None
+    # the pipeline of each loop (made on first need by make_chunk(loop); `flat` is loop 0's)
+    chunk_pipelines: dict[int, Any] | None = None
+    make_chunk: Callable[[int], Any] | None = None
     # and the positions of ndarrays that must not be one array at a launch (serial_chunks.reread_aliases)
     reread_aliases: tuple[tuple[int, int], ...] = ()
 
@@ -78,6 +81,13 @@ class TaskDispatch:
         if self.loop is None:
             self.loop = self.make_loop()
         return self.loop
+
+    def chunk_pipeline(self, loop: int) -> Any:
+        """The pipeline that runs the chunks of chunked loop number `loop`."""
+        pipeline = self.chunk_pipelines.get(loop)
+        if pipeline is None:
+            pipeline = self.chunk_pipelines[loop] = self.make_chunk(loop)
+        return pipeline
 
 
 def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot], workgroup: int
@@ -171,7 +181,7 @@ class WgslCompiledKernel(CompiledKernel):
         # kernels with adstacks bind the heap and the overflow flag after their containers, then the print buffer
         self.runtime_bindings = (2 if self.has_stacks else 0) + (1 if self.has_prints else 0)
         pipeline_layout = backend.pipeline_layout(self.plan.bindings + self.runtime_bindings)
-        self.tasks = [TaskDispatch(shader, backend.pipeline(shader.wgsl, pipeline_layout, flat=True),
+        self.tasks = [TaskDispatch(shader, _task_pipeline(backend, shader, pipeline_layout),
                                    _dispatch_sizer(shader.task, kernel.containers, shader.workgroup_size),
                                    functools.partial(backend.pipeline, shader.wgsl, pipeline_layout, False))
                       for shader in codegen.generate()]
@@ -181,6 +191,8 @@ class WgslCompiledKernel(CompiledKernel):
                 task.chunks = functools.partial(_chunk_dispatches, loops,
                                                 tuple(serial_chunks.chunk_iterations(loop) for loop in loops),
                                                 kernel.containers)
+                task.chunk_pipelines = {0: task.flat}
+                task.make_chunk = functools.partial(_chunk_pipeline, backend, task.shader.wgsl, pipeline_layout)
                 task.reread_aliases = serial_chunks.reread_aliases(task.shader.task, kernel.containers)
 
     def source(self) -> str:
@@ -319,11 +331,12 @@ class WgslCompiledKernel(CompiledKernel):
     def _dispatch_chunks(self, task: TaskDispatch, scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> None:
         """A serial task whose loops run in chunks: one dispatch per chunk, in order (serial_chunks.py)."""
         backend = self.backend
-        for x, y in task.chunks(scalars, shapes):
-            if backend.pass_pipeline is not task.flat:
-                backend.commands.set_pipeline(task.flat)
-                backend.pass_pipeline = task.flat
-            backend.commands.dispatch(x, y)
+        for loop in task.chunks(scalars, shapes):
+            pipeline = task.chunk_pipeline(loop)
+            if backend.pass_pipeline is not pipeline:
+                backend.commands.set_pipeline(pipeline)
+                backend.pass_pipeline = pipeline
+            backend.commands.dispatch(1, 1)
 
     def _launch_with_stacks(self, args: LaunchArgs) -> None:
         """Reverse-mode launch: size each task's dispatch so its slot-major adstack slices fit one binding,
@@ -385,8 +398,22 @@ class WgslCompiledKernel(CompiledKernel):
             stats.adstack_heap_grows = backend.adstack_heap.grows
 
 
+def _task_pipeline(backend: Any, shader: TaskShader, pipeline_layout: Any) -> Any:
+    """The pipeline made with a task: its flat one (TaskDispatch), or a chunked serial task's first loop's."""
+    if shader.chunked_loops:
+        return _chunk_pipeline(backend, shader.wgsl, pipeline_layout, 0)
+    return backend.pipeline(shader.wgsl, pipeline_layout, flat=True)
+
+
+def _chunk_pipeline(backend: Any, wgsl: str, pipeline_layout: Any, loop: int) -> Any:
+    """The pipeline of a chunked serial task's loop number `loop`: the task's WGSL without the other loops
+    (serial_chunks.chunk_loop_source), its override set to `loop` (serial_chunks.chunk_pipeline_constants)."""
+    return backend.pipeline(serial_chunks.chunk_loop_source(wgsl, loop), pipeline_layout, False,
+                            serial_chunks.chunk_pipeline_constants(loop))
+
+
 def _chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], containers: list[ir.ContainerSlot],
-                      scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> list[tuple[int, int]]:
+                      scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> list[int]:
     return serial_chunks.chunk_dispatches(loops, sizes, scalars, host_eval.shapes_by_slot(containers, shapes))
 
 

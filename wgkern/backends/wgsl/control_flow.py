@@ -11,7 +11,7 @@ from wgkern.backends.wgsl.shader_common import (GPU_UNROLL, GPU_UNROLL_COPIES, G
                                                 LOOP_LIMIT_ITERATIONS,
                                                 _few_invocations, iterations_under)
 from wgkern.backends.wgsl.printing import CHUNK_WORD, PRINT_NAME
-from wgkern.backends.wgsl.serial_chunks import chunk_bounds, chunk_iterations
+from wgkern.backends.wgsl.serial_chunks import CHUNK_LOOP, LOOP_BEGIN, LOOP_END, chunk_bounds, chunk_iterations
 
 
 class ControlFlowLowering:
@@ -27,7 +27,7 @@ class ControlFlowLowering:
         begin, end = self.value(stmt.begin), self.value(stmt.end)
         number = self.chunked.get(stmt)
         if number is not None:      # a chunked loop of a serial task (serial_chunks.py): this dispatch's chunk
-            self.emit(f"if (wk_chunk_loop == {number}u) {{")
+            self.emit(f"if ({CHUNK_LOOP} == {number}u) {{   {LOOP_BEGIN}{number}")
             self.indent += 1
             lets, following = chunk_bounds(chunk_iterations(stmt), begin, end, "wk_chunk", self.fresh("wk_chunk"))
             for name, value in lets:
@@ -36,7 +36,7 @@ class ControlFlowLowering:
             self.emit(f"atomicStore(&{PRINT_NAME}[{CHUNK_WORD}], {following});   // the next dispatch's chunk")
             self.emit(f"wk_last_chunk = {following} == 0u;")
             self.indent -= 1
-            self.emit("}")
+            self.emit(f"}}   {LOOP_END}{number}")
             return
         self._emit_range(stmt, begin, end)
 

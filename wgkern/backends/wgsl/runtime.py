@@ -229,10 +229,12 @@ class WgslBackend(TransferMixin, Backend):
             self.layouts[containers] = cached
         return cached[1]
 
-    def pipeline(self, wgsl: str, pipeline_layout: Any, flat: bool = False) -> Any:
-        """The compute pipeline of a task's WGSL; `flat` sets its `wk_flat` override (TaskDispatch)."""
+    def pipeline(self, wgsl: str, pipeline_layout: Any, flat: bool = False,
+                 constants: dict[str, int] | None = None) -> Any:
+        """The compute pipeline of a task's WGSL; `flat` sets its `wk_flat` override (TaskDispatch), `constants`
+        other overrides (a chunked serial task's loop: serial_chunks.chunk_pipeline_constants)."""
         flat = flat and "override wk_flat" in wgsl
-        key = f"{id(pipeline_layout)} {flat}\n{wgsl}"
+        key = f"{id(pipeline_layout)} {flat} {sorted(constants.items()) if constants else ''}\n{wgsl}"
         cached = self.pipelines.get(key)
         if cached is None:
             try:
@@ -240,8 +242,11 @@ class WgslBackend(TransferMixin, Backend):
                 if module is None:
                     module = self.shader_modules[wgsl] = create_shader_module(self.device, wgsl)
                 stage = {"module": module, "entry_point": "main"}
+                overrides = dict(constants or {})
                 if flat:
-                    stage["constants"] = {"wk_flat": 1}
+                    overrides["wk_flat"] = 1
+                if overrides:
+                    stage["constants"] = overrides
                 cached = self.device.create_compute_pipeline(layout=pipeline_layout, compute=stage)
             except self._wgpu.GPUError as exc:
                 numbered = "\n".join(f"{n + 1:4d}  {line}" for n, line in enumerate(wgsl.splitlines()))

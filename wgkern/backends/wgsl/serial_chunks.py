@@ -5,23 +5,27 @@ whole loop (a serialized loop over the 400000 vertices of a mesh ran out of it).
 shader (chunk_bounds); task_mains.py and control_flow.py emit them.
 
 Dispatches run in order, each seeing the previous one's writes, so the chunks keep the loop's serial order. A
-dispatch of loop + 1 workgroups runs a chunk of the task's top-level loop number `loop` in its last workgroup
-(the others return at once); which chunk, a word of the print buffer says (printing.CHUNK_WORD): the chunk
-reads it and leaves the next chunk's number there, 0 after the loop's last, so every loop starts from 0 and
-the host only counts the dispatches. A chunk of an innermost loop is CHUNK_ITERATIONS iterations; one of a loop
-holding loops (Genesis's loops over the environments of a batch, serialized on its CPU backend) shares them
-with the inner loops' iterations where those have compile-time bounds, else is one iteration, whose inner loops
-then have the budget to themselves (chunk_iterations); past MAX_CHUNKS chunks a chunk takes the loop's
-count / MAX_CHUNKS iterations (more than the budget may allow: the loop-limit probe still reports that). A task
-qualifies when nothing but its loops has an effect, so every dispatch can compute the rest again: its top-level
-statements are loops, values computed from constants, arguments and shapes (HOST_VALUES, integer-typed where
-they bound a loop, so the host counts the same trips as the shader), loads from containers the task never
-writes (Genesis reads its 0-d settings, `EPS = rigid_info.EPS[None]`, before its serialized loops; every
-dispatch reads the same value again) and stores of such values (each runs once, in the first chunk of the loop
-after it or the last chunk of the last loop: store_phases), and each loop runs forward, cannot be left early (no
-break, continue or return of its own, no return in it) and draws no random numbers (the generator's counter is
-per invocation). Two ndarray slots are one array where a launch passes the same ndarray twice, so a launch
-whose array read that way is also one the task writes is refused (reread_aliases, alias_error)."""
+dispatch is one workgroup of the task's pipeline for its top-level loop number `loop`: the shader's override
+CHUNK_LOOP, set per pipeline (chunk_pipeline_constants), selects the loop's code, so the driver compiles that loop
+alone. llvmpipe runs an `if` as masked straight-line code rather than a jump, so a shader selecting its loop at
+run time (from the workgroup count, as it did) ran every loop's code, masked off, in every workgroup of every
+chunk: with 64 environments Genesis's rigid-solver shaders (up to 19 chunked loops, several hundred KB of WGSL
+each) spent 2-4 ms a dispatch on code that had no effect. Which chunk, a word of the print buffer says
+(printing.CHUNK_WORD): the chunk reads it and leaves the next chunk's number there, 0 after the loop's last, so
+every loop starts from 0 and the host only counts the dispatches. A chunk of an innermost loop is CHUNK_ITERATIONS
+iterations; one of a loop holding loops (Genesis's loops over the environments of a batch, serialized on its CPU
+backend) shares them with the inner loops' iterations where those have compile-time bounds, else is one iteration,
+whose inner loops then have the budget to themselves (chunk_iterations); past MAX_CHUNKS chunks a chunk takes the
+loop's count / MAX_CHUNKS iterations (more than the budget may allow: the loop-limit probe still reports that). A
+task qualifies when nothing but its loops has an effect, so every dispatch can compute the rest again: its
+top-level statements are loops, values computed from constants, arguments and shapes (HOST_VALUES, integer-typed
+where they bound a loop, so the host counts the same trips as the shader), loads from containers the task never
+writes (Genesis reads its 0-d settings, `EPS = rigid_info.EPS[None]`, before its serialized loops; every dispatch
+reads the same value again) and stores of such values (each runs once, in the first chunk of the loop after it or
+the last chunk of the last loop: store_phases), and each loop runs forward, cannot be left early (no break,
+continue or return of its own, no return in it) and draws no random numbers (the generator's counter is per
+invocation). Two ndarray slots are one array where a launch passes the same ndarray twice, so a launch whose array
+read that way is also one the task writes is refused (reread_aliases, alias_error)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -39,6 +43,10 @@ from wgkern.backends.wgsl.shader_common import LOOP_LIMIT_ITERATIONS, iterations
 CHUNK_ITERATIONS = LOOP_LIMIT_ITERATIONS // 2
 
 MAX_CHUNKS = 4096        # chunks (dispatches) of one loop per launch, at most
+
+CHUNK_LOOP = "wk_chunk_loop"    # the WGSL override naming the loop whose chunks a pipeline runs
+# the comments ending the lines that open and close chunked loop n's block in a task's WGSL (chunk_loop_source)
+LOOP_BEGIN, LOOP_END = "// chunked loop ", "// end of chunked loop "
 
 HOST_VALUES = (ir.Const, ir.ArgLoad, ir.ShapeOf, ir.UnaryOp, ir.BinaryOp, ir.Cast, ir.TernarySelect)
 
@@ -136,18 +144,42 @@ def chunk_iterations(loop: ir.RangeFor) -> int:
     return max(1, CHUNK_ITERATIONS // (1 + high))
 
 
+def chunk_pipeline_constants(loop: int) -> dict[str, int]:
+    """The override constants of the pipeline that runs the chunks of a task's chunked loop number `loop`."""
+    return {CHUNK_LOOP: loop}
+
+
+def chunk_loop_source(wgsl: str, loop: int) -> str:
+    """The WGSL of the pipeline that runs chunked loop number `loop` of a task: the task's `wgsl` without the
+    other chunked loops' blocks (between their LOOP_BEGIN and LOOP_END lines), which that pipeline never runs, so
+    that naga and the driver handle the code of one loop, not of all of them, in each of the task's pipelines."""
+    kept: list[str] = []
+    skipping = None                     # the LOOP_END line of the block being left out
+    for line in wgsl.splitlines():
+        if skipping is not None:
+            if line.endswith(skipping):
+                skipping = None
+            continue
+        at = line.rfind(LOOP_BEGIN)
+        if at >= 0 and line[at + len(LOOP_BEGIN):] != str(loop):
+            skipping = LOOP_END + line[at + len(LOOP_BEGIN):]
+            continue
+        kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
 def chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], scalars: Sequence[Any],
-                     shapes: dict[ir.ContainerSlot, Sequence[int]]) -> list[tuple[int, int]]:
-    """The workgroup counts (x, y) of the dispatches one launch of a task with chunked `loops` makes, in order:
-    (loop + 1, 1) for every chunk of every loop, one for a loop that runs no iteration. `sizes`: each loop's
-    chunk_iterations."""
+                     shapes: dict[ir.ContainerSlot, Sequence[int]]) -> list[int]:
+    """The dispatches one launch of a task with chunked `loops` makes, in order, each as the number of the loop
+    whose pipeline it runs (one workgroup): one for every chunk of every loop, one for a loop that runs no
+    iteration. `sizes`: each loop's chunk_iterations."""
     dispatches = []
     for number, (loop, base) in enumerate(zip(loops, sizes)):
         count = int(host_eval.evaluate_pure(loop.end, scalars, shapes)) - \
             int(host_eval.evaluate_pure(loop.begin, scalars, shapes))
         size = max(base, -(-count // MAX_CHUNKS))
         # a loop that runs no iteration still gets its chunk: the task's stores around it run there
-        dispatches.extend([(number + 1, 1)] * max(1, -(-count // size)))
+        dispatches.extend([number] * max(1, -(-count // size)))
     return dispatches
 
 

@@ -12,7 +12,7 @@ from wgkern.backends.wgsl.printing import CHUNK_WORD, LOOP_LIMIT_WORD, PRINT_NAM
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.wgsl.shader_common import LLVMPIPE_SERIAL_LANES, LOOP_LIMIT, MASKED_BRANCHES
-from wgkern.backends.wgsl.serial_chunks import chunked_loops, store_phases
+from wgkern.backends.wgsl.serial_chunks import CHUNK_LOOP, chunked_loops, store_phases
 
 
 class TaskMainLowering:
@@ -199,7 +199,9 @@ class TaskMainLowering:
             if not any(self.stacks):           # (a reverse kernel's launch dispatches each task once)
                 self.chunked = {loop: number for number, loop in enumerate(chunked_loops(task))}
             if self.chunked:
-                builtins.append("@builtin(workgroup_id) wk_workgroup_id: vec3<u32>")
+                self.lines[-1:-1] = [    # before @compute
+                    "// the loop whose chunks this pipeline runs (one pipeline per loop: serial_chunks.py)",
+                    f"override {CHUNK_LOOP}: u32 = 0u;", ""]
         else:
             self.lines.append("@compute @workgroup_size(1)")
         self.lines.append(f"fn main({', '.join(builtins)}) {{")
@@ -207,10 +209,8 @@ class TaskMainLowering:
         if LOOP_LIMIT in self.features:
             self.emit("if (wk_local_index != 0u) { return; }   // one invocation runs the task (_emit_serial_main)")
         if self.chunked:
-            self.emit("// the task's loops run in chunks: a dispatch of loop + 1 workgroups runs the next chunk of that "
-                      "loop in its last one (serial_chunks.py)")
-            self.emit("if (wk_workgroup_id.x != wk_num_workgroups.x - 1u) { return; }")
-            self.emit("let wk_chunk_loop = wk_num_workgroups.x - 1u;")
+            self.emit(f"// the task's loops run in chunks: a dispatch of the pipeline made with {CHUNK_LOOP} = loop "
+                      "runs the next chunk of that loop, the driver drops the other loops' code (serial_chunks.py)")
             self.emit(f"let wk_chunk = atomicLoad(&{PRINT_NAME}[{CHUNK_WORD}]);")
             self.emit("var wk_last_chunk = false;   // this dispatch ran its loop's last chunk")
         self.loop_vars = {}
@@ -238,7 +238,7 @@ class TaskMainLowering:
                 self.visit(stmt)
                 continue
             number, before = phase
-            self.emit(f"if (wk_chunk_loop == {number}u && {'wk_chunk == 0u' if before else 'wk_last_chunk'}) {{")
+            self.emit(f"if ({CHUNK_LOOP} == {number}u && {'wk_chunk == 0u' if before else 'wk_last_chunk'}) {{")
             self.indent += 1
             self.visit(stmt)
             self.indent -= 1
