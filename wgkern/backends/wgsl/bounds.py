@@ -26,15 +26,21 @@ class BoundsLowering:
     def range_guard(self, stmt: ir.GlobalPtr, offset: str) -> str:
         """Emit `let inside = ...;` for `stmt`, whose flat offset (`self._flat_offset(stmt)`) is the value
         `offset`; returns the name. What depends on the launch arguments alone (strides, the element count,
-        the per-axis bounds) is a task invariant (codegen.invariant), computed once per invocation."""
+        the per-axis bounds) is a task invariant (codegen.invariant), computed once per invocation. Where the
+        last axes' indices are proven inside their axes (a vector or matrix component), the test is on the
+        offset over the other axes against their element count (passes/index_ranges.py gives the argument):
+        the same expression for every component read at one index, which the driver computes once."""
         slot = stmt.container
-        ndim = len(stmt.indices)
+        ndim = len(stmt.indices) - self.trailing_in_range.get(stmt, 0)
+        if ndim < len(stmt.indices):
+            offset = " + ".join(" * ".join([self.value(index), *self._strides(slot, axis, ndim)])
+                                for axis, index in enumerate(stmt.indices[:ndim]))
         conditions = []
         if ndim >= 2:
-            for axis, index in enumerate(stmt.indices):
-                factors = self._strides(slot, axis)
+            for axis, index in enumerate(stmt.indices[:ndim]):
+                factors = self._strides(slot, axis, ndim)
                 if slot.shape is not None or not factors:
-                    stride = math.prod(slot.shape[axis + 1:slot.ndim]) if slot.shape is not None else 1
+                    stride = math.prod(slot.shape[axis + 1:ndim]) if slot.shape is not None else 1
                     bound = I32_MAX // (ndim * max(stride, 1))
                     if isinstance(index, ir.Const) and abs(int(index.value)) <= bound:
                         continue
@@ -47,7 +53,7 @@ class BoundsLowering:
                             continue
                         term_ok = self.invariant(term_ok, "wk_term_ok")
                     conditions.append(term_ok)
-        conditions.append(f"bitcast<u32>({offset}) < {self._element_count(slot)}")
+        conditions.append(f"bitcast<u32>({offset}) < {self._element_count(slot, ndim)}")
         if len(conditions) > 1:     # one line each, to keep the shader readable
             names = [self.fresh("term_ok") for _ in conditions[:-1]]
             for name, condition in zip(names, conditions):

@@ -30,7 +30,7 @@ from wgkern.backends.wgsl.simt import SimtLowering
 from wgkern.backends.wgsl.bounds import BoundsLowering
 from wgkern.backends.wgsl.split import SplitLowering
 from wgkern.backends.wgsl.wide_access import WideAccessLowering, wide_slot_indices
-from wgkern.passes.index_ranges import in_range_ptrs
+from wgkern.passes.index_ranges import trailing_in_range
 from wgkern.backends.wgsl.printing import PrintLowering, needs_print_buffer
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
@@ -253,7 +253,9 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
         self.reductions: dict[ir.AtomicOp, ChunkReduction] = {}     # register reductions (range tasks)
         self.reduction_registers: dict[ChunkReduction, str] = {}
         self.task = task
-        self.in_range = in_range_ptrs((task.bounds, task.body))     # accesses that need no check
+        # accesses -> how many of their last axes are proven inside (passes/index_ranges.py); all: no check
+        self.trailing_in_range = trailing_in_range((task.bounds, task.body))
+        self.in_range = {ptr for ptr, count in self.trailing_in_range.items() if count == len(ptr.indices)}
         self.guards: dict[ir.GlobalPtr, str] = {}                   # the others -> their `inside` bit (bounds.py)
         self.invariants: dict[str, str] = {}       # launch-argument expressions -> their names (invariant())
         self.split_ptrs: dict[ir.GlobalPtr, tuple[str, str]] = {}   # accesses to windows -> (window, index)

@@ -23,20 +23,24 @@ class MemoryLowering:
             return wtypes.literal(slot.shape[axis], T.i32)
         return f"wk_params.{self.layout.shape_member[(self.slot_index[id(slot)], axis)]}"
 
-    def _strides(self, slot: ir.ContainerSlot, axis: int) -> list[str]:
+    def _strides(self, slot: ir.ContainerSlot, axis: int, end: int | None = None) -> list[str]:
         """Row-major stride of `axis` as factors (none for a stride of 1): one constant for static shapes; for
-        ndarrays an extent from the launch arguments, or the task's invariant product of several."""
+        ndarrays an extent from the launch arguments, or the task's invariant product of several. `end`: the
+        stride within the container's first `end` axes (default all)."""
+        end = slot.ndim if end is None else end
         if slot.shape is not None:
-            product = math.prod(slot.shape[axis + 1:slot.ndim])
+            product = math.prod(slot.shape[axis + 1:end])
             return [] if product == 1 else [wtypes.literal(product, T.i32)]
-        extents = [self._extent(slot, k) for k in range(axis + 1, slot.ndim)]
+        extents = [self._extent(slot, k) for k in range(axis + 1, end)]
         return [self.invariant(" * ".join(extents), "wk_axis_stride")] if len(extents) > 1 else extents
 
-    def _element_count(self, slot: ir.ContainerSlot) -> str:
-        """The container's element count as a u32: a constant, or the task's invariant product of extents."""
+    def _element_count(self, slot: ir.ContainerSlot, end: int | None = None) -> str:
+        """The container's element count as a u32 (of its first `end` axes: default all): a constant, or the
+        task's invariant product of extents."""
+        end = slot.ndim if end is None else end
         if slot.shape is not None:
-            return f"{math.prod(slot.shape)}u"
-        return self.invariant(f"u32({' * '.join(self._extent(slot, axis) for axis in range(slot.ndim))})",
+            return f"{math.prod(slot.shape[:end])}u"
+        return self.invariant(f"u32({' * '.join(self._extent(slot, axis) for axis in range(end))})",
                               "wk_elements")
 
     def _flat_offset(self, stmt: ir.GlobalPtr) -> str:
