@@ -1,9 +1,11 @@
 """Range checks of global accesses in WGSL: the same rule as the LLVM backends (backends/llvm/bounds.py).
 
 An access that passes/index_ranges.py cannot prove inside its container gets `let inside = ...`: its flat
-element offset lies in [0, element count). The access then goes to element 0 of the container where the
-check fails (so a read of an arena binding stays in the container's own slot), a load gives 0 there and a
-store or atomic runs under `if (inside)`. WebGPU's robust buffer access alone would not do: it only keeps an
+element offset lies in [0, element count). The access goes to that offset clamped to the container's last
+element (memory.py), so a read of an arena binding stays in the container's own slot and a load is issued
+without waiting for the test, which then selects 0 where it fails; a store or atomic runs under `if (inside)`.
+The clamp is one `min` on the address's dependency chain where selecting the offset by the test put the whole
+test there (on an H200, serial shaders are latency-bound: Genesis's spent a third of their time in checks). WebGPU's robust buffer access alone would not do: it only keeps an
 access inside the bound buffer, and a packed kernel binds an arena holding many containers (arena.py); on
 Vulkan without robustBufferAccess2 naga clamps the index (`Restrict`), so a write past the end overwrites
 the last element.

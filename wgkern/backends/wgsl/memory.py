@@ -43,6 +43,13 @@ class MemoryLowering:
         return self.invariant(f"u32({' * '.join(self._extent(slot, axis) for axis in range(end))})",
                               "wk_elements")
 
+    def _last_element(self, slot: ir.ContainerSlot) -> str:
+        """The offset of the container's last element as a u32 (0 for an empty container, whose binding still
+        holds a word): a constant, or a task invariant."""
+        if slot.shape is not None:
+            return f"{max(math.prod(slot.shape), 1) - 1}u"
+        return self.invariant(f"max({self._element_count(slot)}, 1u) - 1u", "wk_last")
+
     def _flat_offset(self, stmt: ir.GlobalPtr) -> str:
         terms = [" * ".join([self.value(index), *self._strides(stmt.container, axis)])
                  for axis, index in enumerate(stmt.indices)]
@@ -65,7 +72,10 @@ class MemoryLowering:
         elif stmt not in self.in_range:
             unchecked = self.fresh("offset")
             self.emit(f"let {unchecked} = {offset_expr};")
-            offset_expr = f"select(0i, {unchecked}, {self.range_guard(stmt, unchecked)})"     # bounds.py
+            self.range_guard(stmt, unchecked)                                               # bounds.py
+            # the access goes to the offset clamped into the container, so a load can start before its test
+            # is done (the test then selects 0); a store or an atomic runs only where the test passes
+            offset_expr = f"bitcast<i32>(min(bitcast<u32>({unchecked}), {self._last_element(stmt.container)}))"
         offset = self.let(stmt, offset_expr)
         self.names[stmt] = self.element_ref(decl, f"{decl.base} + {offset}" if decl.base else offset)
         if decl.windows > 1:
