@@ -6,7 +6,7 @@ from wgkern.ir import nodes as ir
 from wgkern.ir.builder import IRBuilder
 from wgkern.ir.ops import BinaryOpKind as B
 from wgkern.lang import types as T
-from wgkern.passes.index_ranges import in_range_ptrs, trailing_in_range
+from wgkern.passes.index_ranges import in_range_ptrs, nonnegative_values, trailing_in_range
 
 F = ir.ContainerSlot(name="f", kind="field", dtype=T.f32, ndim=1, shape=(16,))
 G = ir.ContainerSlot(name="g", kind="field", dtype=T.f32, ndim=2, shape=(4, 8))
@@ -117,3 +117,22 @@ def test_element_axes_of_an_ndarray_are_proven_by_their_static_extents():
     assert {name: trailing.get(ptr, 0) for name, ptr in ptrs.items()} == {
         "v[i][2]": 2, "v[i][3]": 0, "v[k][0]": 1, "v[k][k]": 0, "m[k][1, 0]": 2, "m[k][k, 1]": 1,
         "m[k][2, 1]": 1}
+
+
+def test_nonnegative_values_of_an_ndrange_decomposition_and_what_may_be_negative():
+    """An ndrange's flat index over rows * cols and its `//` and `%` by max(cols, 0) are >= 0; a scalar argument,
+    an index shifted down, and an addition past i32 (which wraps) are not known to be."""
+    b = IRBuilder()
+    rows = b.binary(B.MAX, b.insert(ir.ShapeOf(container=A, axis=0, dtype=T.i32)), _i32(b, 0))
+    cols = b.binary(B.MAX, b.insert(ir.ShapeOf(container=A, axis=1, dtype=T.i32)), _i32(b, 0))
+    scalar = b.insert(ir.ArgLoad(arg_index=4, dtype=T.i32))
+    loop = b.range_for(_i32(b, 0), b.binary(B.MUL, rows, cols))
+    with b.at(loop.body):
+        i = b.loop_index(loop)
+        values = {"i": i, "i // cols": b.binary(B.FLOORDIV, i, cols), "i % cols": b.binary(B.MOD, i, cols),
+                  "i % 7": b.binary(B.MOD, b.sub(i, _i32(b, 3)), _i32(b, 7)), "rows": rows,
+                  "i - 3": b.sub(i, _i32(b, 3)), "scalar": scalar, "i // scalar": b.binary(B.FLOORDIV, i, scalar),
+                  "i + 2**31 - 1": b.add(i, _i32(b, 2 ** 31 - 1))}
+    found = nonnegative_values([b.block])
+    assert {name for name, stmt in values.items() if stmt in found} == {"i", "i // cols", "i % cols", "i % 7",
+                                                                         "rows"}

@@ -141,6 +141,13 @@ class _Ranges:
         else:
             self.intervals[stmt] = Interval(lo, None)
 
+    def nonnegative(self, stmt: ir.Stmt) -> bool:
+        """nonnegative_values: whether `stmt`'s value is >= 0 by construction."""
+        found = self.interval(stmt)
+        return found.lo is not None and found.lo >= 0 and (
+            found.hi is not None or isinstance(stmt, (ir.LoopIndex, ir.ShapeOf))
+            or isinstance(stmt, ir.BinaryOp) and stmt.op is B.MAX)
+
     def in_range(self, ptr: ir.GlobalPtr) -> bool:
         return self.trailing(ptr) == len(ptr.indices)
 
@@ -188,8 +195,14 @@ def trailing_in_range(blocks: Iterable[ir.Block]) -> dict[ir.GlobalPtr, int]:
     """For each GlobalPtr in `blocks` (in execution order: a task's bounds, then its body) with any (or with no
     axes), the number of its last axes whose index is inside the axis by construction (all of them: the access
     is in range)."""
+    return index_facts(blocks)[0]
+
+
+def index_facts(blocks: Iterable[ir.Block]) -> tuple[dict[ir.GlobalPtr, int], set[ir.Stmt]]:
+    """`trailing_in_range(blocks)` and `nonnegative_values(blocks)` from one walk of `blocks`."""
     ranges = _Ranges()
     proven: dict[ir.GlobalPtr, int] = {}
+    nonnegative: set[ir.Stmt] = set()
     for block in blocks:
         for stmt in walk(block):
             ranges.visit(stmt)
@@ -197,10 +210,19 @@ def trailing_in_range(blocks: Iterable[ir.Block]) -> dict[ir.GlobalPtr, int]:
                 count = ranges.trailing(stmt)
                 if count or not stmt.indices:
                     proven[stmt] = count
-    return proven
+            elif ranges.nonnegative(stmt):
+                nonnegative.add(stmt)
+    return proven, nonnegative
 
 
 def in_range_ptrs(blocks: Iterable[ir.Block]) -> set[ir.GlobalPtr]:
     """The GlobalPtrs in `blocks` (in execution order: a task's bounds, then its body) whose every index is
     inside its axis by construction."""
     return {ptr for ptr, count in trailing_in_range(blocks).items() if count == len(ptr.indices)}
+
+
+def nonnegative_values(blocks: Iterable[ir.Block]) -> set[ir.Stmt]:
+    """The integer statements in `blocks` (in execution order) whose value is >= 0 by construction: constants,
+    extents, loop indices from 0 or more, `max(x, 0)`, and `%` / `//` and additions whose interval says so (an
+    interval without an upper bound says nothing after an addition, which may wrap)."""
+    return index_facts(blocks)[1]

@@ -568,3 +568,28 @@ def test_loop_indices_skip_the_names_of_wgsl_scalar_types(backend) -> None:
     assert {"i31", "i33", "i63", "i65"} <= names and not names & {"i8", "i16", "i32", "i64"}
     got = run(backend, k, [np.zeros(4, np.int32)], [])
     np.testing.assert_array_equal(got[0], 3 + np.arange(4))
+
+
+@pytest.mark.parametrize("d", [4, 0, -3])
+def test_floor_division_and_modulo_of_nonnegative_values_are_wgsls_own(arch, d) -> None:
+    """`//` and `%` of values >= 0 by construction (an index decomposed by an extent, a divisor max(d, 0)) are
+    WGSL's truncating `/` with x // 0 == x % 0 == 0, as Python's floor; others keep the floor helpers."""
+    a = wk.ndarray(wk.i32, (3, 5))
+    out = wk.ndarray(wk.i32, (15, 4))
+
+    @wk.kernel
+    def split(a: wk.types.ndarray(), out: wk.types.ndarray(), d: wk.i32):
+        for i in range(a.shape[0] * a.shape[1]):
+            out[i, 0] = i // a.shape[1]
+            out[i, 1] = i % a.shape[1]
+            out[i, 2] = (i - 7) // d              # may be negative: the floor helper
+            out[i, 3] = i % wk.max(d, 0)
+
+    split(a, out, d)
+    i = np.arange(15)
+    floor = (i - 7) // d if d else np.zeros(15, int)
+    modulo = i % d if d > 0 else np.zeros(15, int)
+    np.testing.assert_array_equal(out.to_numpy(), np.stack([i // 5, i % 5, floor, modulo], axis=1))
+    if hasattr(program_module.current().backend, "features"):
+        wgsl = split.source()
+        assert "fn wk_mod_i32" not in wgsl and "fn wk_floordiv_i32" in wgsl

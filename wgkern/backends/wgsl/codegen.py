@@ -30,7 +30,7 @@ from wgkern.backends.wgsl.simt import SimtLowering
 from wgkern.backends.wgsl.bounds import BoundsLowering
 from wgkern.backends.wgsl.split import SplitLowering
 from wgkern.backends.wgsl.wide_access import WideAccessLowering, wide_slot_indices
-from wgkern.passes.index_ranges import trailing_in_range
+from wgkern.passes.index_ranges import index_facts
 from wgkern.backends.wgsl.printing import PrintLowering, needs_print_buffer
 from wgkern.backends.wgsl import ops as wops
 from wgkern.backends.wgsl import types as wtypes
@@ -254,7 +254,8 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
         self.reduction_registers: dict[ChunkReduction, str] = {}
         self.task = task
         # accesses -> how many of their last axes are proven inside (passes/index_ranges.py); all: no check
-        self.trailing_in_range = trailing_in_range((task.bounds, task.body))
+        # and the integer values that are >= 0 by construction (a floor division or modulo of two is WGSL's)
+        self.trailing_in_range, self.nonnegative = index_facts((task.bounds, task.body))
         self.in_range = {ptr for ptr, count in self.trailing_in_range.items() if count == len(ptr.indices)}
         self.guards: dict[ir.GlobalPtr, str] = {}                   # the others -> their `inside` bit (bounds.py)
         self.invariants: dict[str, str] = {}       # launch-argument expressions -> their names (invariant())
@@ -477,6 +478,15 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
         if shift is not None:     # floor division / modulo by 2^k: the arithmetic shift / the low k bits
             a = self.value(stmt.lhs)
             self.let(stmt, f"({a} >> {shift}u)" if stmt.op is BinaryOpKind.FLOORDIV else f"({a} & {(1 << shift) - 1})")
+            return
+        if stmt.op in (BinaryOpKind.FLOORDIV, BinaryOpKind.MOD) and dtype == T.i32 \
+                and stmt.lhs in self.nonnegative and stmt.rhs in self.nonnegative:
+            # both >= 0 (an ndrange's index decomposed by extents): Python's result is the truncating one, and
+            # x // 0 == x % 0 == 0; `a / b` written alike in both lets the driver divide once for the pair
+            a, b = self.value(stmt.lhs), self.value(stmt.rhs)
+            zero = wtypes.literal(0, dtype)
+            result = f"({a} / {b})" if stmt.op is BinaryOpKind.FLOORDIV else f"({a} - ({a} / {b}) * {b})"
+            self.let(stmt, f"select({result}, {zero}, {b} == {zero})")
             return
         lhs = self.value(stmt.lhs)
         hide_lhs, hide_rhs = exact.hidden_operands(stmt, exact.STRICT_FLOATS in self.features)
