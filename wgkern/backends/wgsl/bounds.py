@@ -5,10 +5,10 @@ element offset lies in [0, element count). The access goes to that offset clampe
 element (memory.py), so a read of an arena binding stays in the container's own slot and a load is issued
 without waiting for the test, which then selects 0 where it fails; a store or atomic runs under `if (inside)`.
 The clamp is one `min` on the address's dependency chain where selecting the offset by the test put the whole
-test there (on an H200, serial shaders are latency-bound: Genesis's spent a third of their time in checks). WebGPU's robust buffer access alone would not do: it only keeps an
-access inside the bound buffer, and a packed kernel binds an arena holding many containers (arena.py); on
-Vulkan without robustBufferAccess2 naga clamps the index (`Restrict`), so a write past the end overwrites
-the last element.
+test there (on an H200, serial shaders are latency-bound: Genesis's spent a third of their time in checks).
+WebGPU's robust buffer access alone would not do: it only keeps an access inside the bound buffer, and a packed
+kernel binds an arena holding many containers (arena.py); on Vulkan without robustBufferAccess2 naga clamps the
+index (`Restrict`), so a write past the end overwrites the last element.
 WGSL integers are 32-bit, so the offset of a multi-axis access is computed in i32; to keep that sum from
 wrapping, each index term `index * stride` must lie within +-(2^31 - 1) / ndim, else the access counts as
 out of range. The LLVM backends compute the offset in 64 bits instead; the two differ only for accesses with
