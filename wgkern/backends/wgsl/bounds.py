@@ -35,8 +35,7 @@ class BoundsLowering:
         slot = stmt.container
         ndim = len(stmt.indices) - self.trailing_in_range.get(stmt, 0)
         if ndim < len(stmt.indices):
-            offset = " + ".join(" * ".join([self.value(index), *self._strides(slot, axis, ndim)])
-                                for axis, index in enumerate(stmt.indices[:ndim]))
+            offset = self._flat_offset(stmt, ndim)
         conditions = []
         if ndim >= 2:
             for axis, index in enumerate(stmt.indices[:ndim]):

@@ -481,13 +481,9 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
             return
         if stmt.op in (BinaryOpKind.FLOORDIV, BinaryOpKind.MOD) and dtype == T.i32 \
                 and stmt.lhs in self.nonnegative and stmt.rhs in self.nonnegative:
-            # both >= 0 (an ndrange's index decomposed by extents): Python's result is the truncating one, and
-            # x // 0 == x % 0 == 0; `a / b` written alike in both lets the driver divide once for the pair
-            a, b = self.value(stmt.lhs), self.value(stmt.rhs)
-            zero = wtypes.literal(0, dtype)
-            result = f"({a} / {b})" if stmt.op is BinaryOpKind.FLOORDIV else f"({a} - ({a} / {b}) * {b})"
-            self.let(stmt, f"select({result}, {zero}, {b} == {zero})")
-            return
+            # both >= 0 (an ndrange's index decomposed by extents): Python's result is the unsigned one,
+            # truncating with x // 0 == x % 0 == 0, which the u32 spelling writes without the floor helpers
+            spelling = wops.lookup(wops.WGSL_BINARY[stmt.op], T.u32)
         lhs = self.value(stmt.lhs)
         hide_lhs, hide_rhs = exact.hidden_operands(stmt, exact.STRICT_FLOATS in self.features)
         if hide_lhs:      # operands the driver's algebra would rewrite (exact.py)

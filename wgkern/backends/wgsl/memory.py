@@ -50,9 +50,10 @@ class MemoryLowering:
             return f"{max(math.prod(slot.shape), 1) - 1}u"
         return self.invariant(f"max({self._element_count(slot)}, 1u) - 1u", "wk_last")
 
-    def _flat_offset(self, stmt: ir.GlobalPtr) -> str:
-        terms = [" * ".join([self.value(index), *self._strides(stmt.container, axis)])
-                 for axis, index in enumerate(stmt.indices)]
+    def _flat_offset(self, stmt: ir.GlobalPtr, end: int | None = None) -> str:
+        """The row-major offset of `stmt`'s indices (of its first `end` axes, within those axes: default all)."""
+        terms = [" * ".join([self.value(index), *self._strides(stmt.container, axis, end)])
+                 for axis, index in enumerate(stmt.indices[:end])]
         return " + ".join(terms) if terms else "0i"
 
     def visit_GlobalPtr(self, stmt: ir.GlobalPtr) -> None:
