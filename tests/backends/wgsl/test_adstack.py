@@ -15,9 +15,10 @@ from wgkern.lang import types as T
 from ._kernels import DeviceArrays, count_submits, interpret, kernel, range_task, scalar_arg
 
 
-def stack_kernel(dtype: T.DataType, n: int) -> ir.OffloadedKernel:
+def stack_kernel(dtype: T.DataType, n: int, counted: bool = False) -> ir.OffloadedKernel:
     """Per index i: push x[i] * j for j < pushes, then pop them all, summing load-top (and, for floats,
-    accumulating into the adjoint and reading it back); out[i] = the sum."""
+    accumulating into the adjoint and reading it back); out[i] = the sum. Over i < n, or with `counted`
+    over i < a second scalar argument `count` (<= n)."""
     x = ir.ContainerSlot(name="x", kind="field", dtype=dtype, ndim=1, shape=(n,))
     out = ir.ContainerSlot(name="out", kind="field", dtype=dtype, ndim=1, shape=(n,))
 
@@ -45,8 +46,11 @@ def stack_kernel(dtype: T.DataType, n: int) -> ir.OffloadedKernel:
         b.insert(ir.AdStackPop(stack=stack))     # popping an empty stack is a no-op
         b.global_store(b.global_ptr(out, [i]), b.load(total))
 
-    task = range_task("t", lambda b: b.const(0, T.i32), lambda b: b.const(n, T.i32), body)
-    return kernel(f"stacks_{dtype.name}", [x, out], [task], [scalar_arg("pushes", T.i32)])
+    end = (lambda b: b.insert(ir.ArgLoad(arg_index=1, dtype=T.i32))) if counted else \
+        (lambda b: b.const(n, T.i32))
+    task = range_task("t", lambda b: b.const(0, T.i32), end, body)
+    scalars = [scalar_arg("pushes", T.i32)] + ([scalar_arg("count", T.i32)] if counted else [])
+    return kernel(f"stacks_{dtype.name}", [x, out], [task], scalars)
 
 
 @pytest.mark.parametrize("dtype", [T.f32, T.f64, T.i64, T.i32, T.u1], ids=lambda d: d.name)
@@ -62,6 +66,28 @@ def test_stacks_match_the_interpreter(backend, dtype: T.DataType) -> None:
     args.extra = {"adstack_capacities": [[pushes]]}
     compiled.launch(args)
     np.testing.assert_array_equal(device.read(1), want)
+    device.free()
+
+
+def test_the_heap_is_laid_out_again_when_the_dispatch_or_a_capacity_changes(backend) -> None:
+    """A reverse launch reuses the heap layout of the one before only while its capacities and dispatch sizes
+    are the same: a wider range (more threads than the last layout has slices for), a narrower one again, and a
+    larger capacity each get their own, and every result equals the interpreter's."""
+    n = 5000
+    k = stack_kernel(T.f32, n, counted=True)
+    compiled = backend.compile(k)
+    x = (np.arange(n) % 7 + 1).astype(np.float32)
+    device = DeviceArrays(backend, k, [x, np.zeros(n, np.float32)])
+    layouts = []
+    for count, capacity in ((300, 4), (300, 4), (n, 4), (300, 4), (n, 6)):
+        args = device.args([capacity, count])
+        args.extra = {"adstack_capacities": [[capacity]]}
+        compiled.launch(args)
+        want = interpret(k, [x, np.zeros(n, np.float32)], [capacity, count])[1]
+        np.testing.assert_array_equal(device.read(1)[:count], want[:count])
+        layouts.append(compiled.stack_layout[1])
+    assert layouts[1] is layouts[0]                  # the same launch again: the same layout object
+    assert layouts[2][2] > layouts[0][2] and layouts[3][2] == layouts[0][2] and layouts[4][2] > layouts[2][2]
     device.free()
 
 

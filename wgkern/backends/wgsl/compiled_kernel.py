@@ -158,6 +158,8 @@ class WgslCompiledKernel(CompiledKernel):
                               backend.max_workgroup_size, backend.max_workgroup_storage, backend.tile_sites)
         self.stacks = codegen.stacks
         self.has_stacks = any(self.stacks)
+        # ((capacities, dispatch sizes), _lay_out_stacks' answer) of the last reverse launch
+        self.stack_layout: tuple[Any, Any] | None = None
         self.layout = codegen.layout
         self.params_size = self.layout.size
         self.stride = -(-self.params_size // backend.offset_alignment) * backend.offset_alignment
@@ -338,14 +340,12 @@ class WgslCompiledKernel(CompiledKernel):
                 backend.pass_pipeline = pipeline
             backend.commands.dispatch(1, 1)
 
-    def _launch_with_stacks(self, args: LaunchArgs) -> None:
-        """Reverse-mode launch: size each task's dispatch so its slot-major adstack slices fit one binding,
-        lay the heap out (metadata rows go in the argument ring), then dispatch as usual."""
+    def _lay_out_stacks(self, capacities: list[list[int]], dispatched: list[Any]) -> tuple[list[Any], list[int], int]:
+        """Each task's dispatch (`dispatched`: TaskDispatch.groups) cut to what one heap binding holds, the
+        heap's metadata words for the argument ring, and the heap's size in words (backends/adstack.py)."""
         backend = self.backend
-        capacities = wadstack.capacities_for(self.stacks, args.extra.get("adstack_capacities"))
         plans, metadata, heap_words = [], [], 0
-        for task, specs, caps in zip(self.tasks, self.stacks, capacities):
-            groups = task.groups(args.scalars, args.shapes)
+        for task, specs, caps, groups in zip(self.tasks, self.stacks, capacities, dispatched):
             if groups is not None and specs:
                 per_thread = max(stack_bytes_per_thread(specs, caps, wadstack.words_of), 1)
                 size = task.shader.workgroup_size       # loop_config(block_dim=N) or the device's default
@@ -362,6 +362,18 @@ class WgslCompiledKernel(CompiledKernel):
             metadata.extend(int(v) for v in layout.metadata.reshape(-1))
             heap_words = max(heap_words, layout.heap_units)
             plans.append(groups)
+        return plans, metadata, heap_words
+
+    def _launch_with_stacks(self, args: LaunchArgs) -> None:
+        """Reverse-mode launch: size each task's dispatch so its slot-major adstack slices fit one binding,
+        lay the heap out (metadata rows go in the argument ring), then dispatch as usual. A launch with the
+        capacities and dispatch sizes of the one before reuses its layout (a loop calling .grad())."""
+        backend = self.backend
+        capacities = wadstack.capacities_for(self.stacks, args.extra.get("adstack_capacities"))
+        key = (capacities, [task.groups(args.scalars, args.shapes) for task in self.tasks])
+        if self.stack_layout is None or self.stack_layout[0] != key:
+            self.stack_layout = (key, self._lay_out_stacks(*key))
+        plans, metadata, heap_words = self.stack_layout[1]
         heap = backend.adstack_heap.ensure(max(heap_words, 1) * 4)
         offset = backend.ring_used
         if offset + self.stride > RING_BYTES or backend.pending_launches >= backend.batch_limit or \
@@ -384,8 +396,9 @@ class WgslCompiledKernel(CompiledKernel):
         for task, groups in zip(self.tasks, plans):
             if groups is not None:
                 pipeline = task.pipeline(groups[2])
-                commands.set_pipeline(pipeline)
-                backend.pass_pipeline = pipeline
+                if backend.pass_pipeline is not pipeline:
+                    commands.set_pipeline(pipeline)
+                    backend.pass_pipeline = pipeline
                 commands.dispatch(groups[0], groups[1])
         backend.pending_buffers.update(buffers)
         backend.pending_buffers.update(args.buffers)
