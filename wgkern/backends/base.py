@@ -4,6 +4,7 @@ The runtime (launch.py) is the only caller. A backend knows nothing of fields or
 sees them: it gets OffloadedKernels to compile and LaunchArgs (raw buffers, shapes, scalar values) to run."""
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -15,6 +16,11 @@ from wgkern.dtypes import DataType
 
 
 NO_EXTRA: Mapping[str, Any] = MappingProxyType({})     # a LaunchArgs.extra with nothing in it, shared
+
+# One launch at a time across threads: a launch stages numpy arguments and reads return values through buffers
+# its compiled entry owns, so two threads launching one kernel would overwrite each other's (Taichi's and
+# Quadrants' launches hold their interpreter lock the same way). Reentrant: a launch may launch (profiler).
+LAUNCH_LOCK = threading.RLock()
 
 
 @dataclass(slots=True)

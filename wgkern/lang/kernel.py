@@ -12,6 +12,7 @@ import textwrap
 import threading
 from typing import Any, Callable
 
+from wgkern.backends.base import LAUNCH_LOCK
 from wgkern.errors import WkError
 from wgkern.lang import rebinds
 
@@ -101,10 +102,6 @@ def call_problems(signature: inspect.Signature, positional: int, keywords: Any) 
 # being imported from here. `_launch_kernel` is its launch_kernel, kept in a global for the per-call fast path.
 _launcher: Any = None
 _launch_kernel: Callable[..., Any] | None = None
-# One launch at a time across threads: a launch stages numpy arguments and reads return values through buffers
-# its compiled entry owns, so two threads launching one kernel would overwrite each other's (Taichi's and
-# Quadrants' launches hold their interpreter lock the same way). Reentrant: a launch may launch (profiler).
-LAUNCH_LOCK = threading.RLock()
 
 
 def install_launcher(launcher: Any) -> None:
