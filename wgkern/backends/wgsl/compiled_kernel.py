@@ -233,14 +233,14 @@ class WgslCompiledKernel(CompiledKernel):
             self.pack_into(ring, offset, args.launch_id & _U32, args.seed & _U32, *fixed)
 
     def launch(self, args: LaunchArgs) -> None:
+        """Record the launch. The caller holds LAUNCH_LOCK, the backend's lock (runtime.py, Threads)."""
         backend = self.backend
-        with backend.lock:
-            self._launch(args)
-            if self.listed_batch != backend.batches:     # named if wgpu rejects the batch (runtime.flush)
-                self.listed_batch = backend.batches
-                backend.batch_kernels.append(self.kernel.name)
-            if backend.debug:   # debug=True: a failed check raises at the launch that failed, as on the CPU
-                backend.sync()
+        self._launch(args)
+        if self.listed_batch != backend.batches:     # named if wgpu rejects the batch (runtime.flush)
+            self.listed_batch = backend.batches
+            backend.batch_kernels.append(self.kernel.name)
+        if backend.debug:   # debug=True: a failed check raises at the launch that failed, as on the CPU
+            backend.sync()
 
     def _launch(self, args: LaunchArgs) -> None:
         backend = self.backend

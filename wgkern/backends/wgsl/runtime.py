@@ -17,21 +17,22 @@ compiles a variant per window count of its containers, chosen at launch while sp
 
 Threads. The open pass, the argument ring, the staging buffers and the pending-work bookkeeping are shared by
 every thread that launches kernels or moves data, so those entry points hold the backend's `lock` (an RLock:
-they call one another); a launch is recorded whole before another thread's launch or flush.
+they call one another); a launch is recorded whole before another thread's launch or flush. That lock is the
+process's LAUNCH_LOCK (backends/base.py), which every launch holds from its argument checks on, so a launch
+takes one lock once (WgslCompiledKernel.launch runs under it and does not take it again).
 
 `gpu_timer()` measures device time of the launches recorded inside it with begin/end-of-pass timestamp writes
 (feature timestamp-query). Codegen lives in codegen.py, adapter choice and the process-wide device cache in
 adapters.py."""
 from __future__ import annotations
 
-import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 import numpy as np
 
 from wgkern.backends.adstack import AdStackHeap, overflow_from_flag
-from wgkern.backends.base import Backend, MemoryBudget, raise_pending
+from wgkern.backends.base import LAUNCH_LOCK, Backend, MemoryBudget, raise_pending
 from wgkern.backends.wgsl import adapters as wadapters
 from wgkern.backends.wgsl.arena import Arenas
 from wgkern.backends.wgsl.timing import GpuTime, TimestampRecorder, timestamp_period_ns
@@ -74,7 +75,7 @@ class WgslBackend(TransferMixin, Backend):
     def __init__(self, adapter: Any = None, kind: str = "webgpu", debug: bool = False,
                  device_memory_limit: int | None = None, fast_math: bool = False, webgpu_profile: str | None = None):
         import wgpu
-        self.lock = threading.RLock()     # see the module docstring, Threads
+        self.lock = LAUNCH_LOCK           # see the module docstring, Threads
         self.debug = debug
         self.fast_math = fast_math
         self.budget = MemoryBudget(device_memory_limit)
