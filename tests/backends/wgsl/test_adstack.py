@@ -9,48 +9,9 @@ from wgkern.backends.wgsl.shader_common import WORKGROUP_SIZE
 
 from wgkern.errors import AdStackOverflowError
 from wgkern.ir import nodes as ir
-from wgkern.ir.ops import BinaryOpKind
 from wgkern.lang import types as T
 
-from ._kernels import DeviceArrays, count_submits, interpret, kernel, range_task, scalar_arg
-
-
-def stack_kernel(dtype: T.DataType, n: int, counted: bool = False) -> ir.OffloadedKernel:
-    """Per index i: push x[i] * j for j < pushes, then pop them all, summing load-top (and, for floats,
-    accumulating into the adjoint and reading it back); out[i] = the sum. Over i < n, or with `counted`
-    over i < a second scalar argument `count` (<= n)."""
-    x = ir.ContainerSlot(name="x", kind="field", dtype=dtype, ndim=1, shape=(n,))
-    out = ir.ContainerSlot(name="out", kind="field", dtype=dtype, ndim=1, shape=(n,))
-
-    def body(b, i):
-        stack = b.insert(ir.AdStackAlloca(dtype=dtype, name="v", capacity=None, stack_id=0))
-        total = b.alloca(dtype, "total")
-        value = b.global_load(b.global_ptr(x, [i]))
-        pushes = b.insert(ir.ArgLoad(arg_index=0, dtype=T.i32))
-        up = b.range_for(b.const(0, T.i32), pushes)
-        with b.at(up.body):
-            j = b.loop_index(up)
-            item = b.binary(BinaryOpKind.BIT_XOR, value, b.cast(j, dtype)) if not dtype.is_float \
-                else b.mul(value, b.cast(j, dtype))
-            b.insert(ir.AdStackPush(stack=stack, value=item))
-        down = b.range_for(b.const(0, T.i32), pushes)
-        with b.at(down.body):
-            top = b.insert(ir.AdStackLoadTop(stack=stack, dtype=dtype))
-            if dtype.is_float:
-                b.insert(ir.AdStackAccAdjoint(stack=stack, value=b.const(0.5, dtype)))
-                b.insert(ir.AdStackAccAdjoint(stack=stack, value=top))
-                top = b.add(top, b.insert(ir.AdStackLoadTopAdj(stack=stack, dtype=dtype)))
-            b.store(total, b.add(b.load(total), top) if not dtype.is_bool else
-                    b.binary(BinaryOpKind.BIT_XOR, b.load(total), top))
-            b.insert(ir.AdStackPop(stack=stack))
-        b.insert(ir.AdStackPop(stack=stack))     # popping an empty stack is a no-op
-        b.global_store(b.global_ptr(out, [i]), b.load(total))
-
-    end = (lambda b: b.insert(ir.ArgLoad(arg_index=1, dtype=T.i32))) if counted else \
-        (lambda b: b.const(n, T.i32))
-    task = range_task("t", lambda b: b.const(0, T.i32), end, body)
-    scalars = [scalar_arg("pushes", T.i32)] + ([scalar_arg("count", T.i32)] if counted else [])
-    return kernel(f"stacks_{dtype.name}", [x, out], [task], scalars)
+from ._kernels import DeviceArrays, count_submits, interpret, kernel, range_task, stack_kernel
 
 
 @pytest.mark.parametrize("dtype", [T.f32, T.f64, T.i64, T.i32, T.u1], ids=lambda d: d.name)
