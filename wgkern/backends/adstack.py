@@ -85,6 +85,40 @@ def layout_task(specs: list[StackSpec], capacities: list[int], threads: int,
     return TaskStackLayout(metadata, per_thread * threads, list(capacities))
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class KernelStackLayout:
+    """A kernel's stacks laid out for one launch: every task's metadata rows in task order, flat (the LLVM
+    backends' adstack context after its header), and the heap units its largest task needs. `key`: the
+    capacities and per-task thread counts it was laid out for."""
+    key: tuple[Any, ...]
+    rows: np.ndarray
+    heap_units: int
+
+
+def layout_kernel(stacks: list[list[StackSpec]], capacities: list[list[int]] | None, threads: list[int],
+                  element_units: Callable[[Any], int], slot_major: bool, alignment: int = 1,
+                  last: KernelStackLayout | None = None) -> KernelStackLayout:
+    """Lay out every task's stacks (`capacities`: one list per task, None for the static capacities; `threads`:
+    each task's slice-owning threads). `last`, the layout of the kernel's previous launch, is returned as it is
+    when both are the same, so a loop calling .grad() lays out once and a backend can tell by identity that
+    what it derived from the layout (a context already on the device) still holds."""
+    key = (tuple(map(tuple, capacities)) if capacities else None, tuple(threads))
+    if last is not None and last.key == key:
+        return last
+    layouts = [layout_task(specs, list(capacities[index]) if capacities else
+                           [spec.static_capacity or 32 for spec in specs],
+                           threads[index], element_units, slot_major, alignment)
+               for index, specs in enumerate(stacks)]
+    rows = np.concatenate([layout.metadata.reshape(-1) for layout in layouts]) if layouts else \
+        np.zeros(0, np.int64)
+    return KernelStackLayout(key, rows, max((layout.heap_units for layout in layouts), default=0))
+
+
+def element_bytes(dtype: Any) -> int:
+    """The LLVM backends' heap unit: an element takes its dtype's bytes."""
+    return dtype.nbytes
+
+
 def stack_bytes_per_thread(specs: list[StackSpec], capacities: list[int], element_units: Callable[[Any], int]) -> int:
     return sum(c * element_units(s.dtype) for s, c in zip(specs, capacities))
 

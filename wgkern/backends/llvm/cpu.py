@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from wgkern.backends.adstack import (METADATA_FIELDS, AdStackHeap, collect_stacks, decode_flag, layout_task,
-                                     overflow_error)
+from wgkern.backends.adstack import (METADATA_FIELDS, AdStackHeap, KernelStackLayout, collect_stacks, decode_flag,
+                                     element_bytes, layout_kernel, overflow_error)
 from wgkern.errors import BoundsCheckError, CompileError, KernelAssertionError, WkError, format_located
 from wgkern.passes.analysis import describe_simt_use, first_simt_use
 from wgkern.ir import nodes as ir
@@ -116,6 +116,8 @@ class CpuCompiledKernel(CompiledKernel):
             rows = sum(len(specs) for specs in self.stacks)
             self.adstack_context = np.zeros(CONTEXT_HEADER + METADATA_FIELDS * rows, dtype=np.int64)
             context_address = self.adstack_context.ctypes.data
+        self.stack_layout: KernelStackLayout | None = None      # the last reverse launch's (prepare_adstacks)
+        self.context_written: tuple[KernelStackLayout, tuple[int, int]] | None = None   # its context's source
         self.layout: ArgLayout = build_layout(kernel, debug_addresses, context_address)
         # Symbols are named after the module's content (a digest of it generated with a placeholder prefix):
         # the same kernel compiled again, in this process or a later one, is the same text, which the JIT
@@ -156,25 +158,22 @@ class CpuCompiledKernel(CompiledKernel):
         return pack_launch(self.layout, self, args)
 
     def prepare_adstacks(self, capacities: list[list[int]] | None) -> None:
+        """Lay the heap out for this launch and write the context the kernel reads; a launch with the
+        capacities and slice count of the one before reuses its layout, and its context where the heap stayed."""
         backend = self.backend
-        threads = backend.adstack_threads(0)
-        row = CONTEXT_HEADER
-        heap_bytes = 0
-        layouts = []
-        for task_index, specs in enumerate(self.stacks):
-            task_caps = capacities[task_index] if capacities else [s.static_capacity or 32 for s in specs]
-            layout = layout_task(specs, task_caps, threads, lambda dtype: dtype.nbytes, slot_major=False)
-            layouts.append(layout)
-            heap_bytes = max(heap_bytes, layout.heap_units)
+        layout = self.stack_layout = layout_kernel(
+            self.stacks, capacities, [backend.adstack_threads(0)] * len(self.stacks), element_bytes,
+            slot_major=False, last=self.stack_layout)
+        heap_bytes = layout.heap_units
         heap = backend.adstack_heap.ensure(heap_bytes)
-        context = self.adstack_context
-        context[0] = heap.address
-        context[1] = backend.overflow_flag.ctypes.data
-        context[2] = 1 << 20
-        for layout in layouts:
-            count = layout.metadata.size
-            context[row:row + count] = layout.metadata.reshape(-1)
-            row += count
+        header = (heap.address, backend.overflow_flag.ctypes.data)
+        written = self.context_written
+        if written is None or written[0] is not layout or written[1] != header:
+            context = self.adstack_context
+            context[0], context[1] = header
+            context[2] = 1 << 20
+            context[CONTEXT_HEADER:CONTEXT_HEADER + layout.rows.size] = layout.rows
+            self.context_written = (layout, header)
         stats = getattr(backend, "runtime_stats", None)
         if stats is not None:
             stats.adstack_heap_bytes = heap_bytes    # in use by this launch: threads x sum(slot bytes x capacity)

@@ -25,7 +25,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from wgkern.backends.adstack import METADATA_FIELDS, AdStackHeap, collect_stacks, layout_task, overflow_from_flag
+from wgkern.backends.adstack import (METADATA_FIELDS, AdStackHeap, KernelStackLayout, collect_stacks, element_bytes,
+                                     layout_kernel, overflow_from_flag)
 from wgkern.errors import CompileError, OutOfMemoryError, WkError
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
@@ -155,6 +156,8 @@ class CudaCompiledKernel(CompiledKernel):
             self.context = self._own(self.context_host.nbytes)
             context_address = self.context.address
             self.code = backend.register_adstack_kernel(self)
+        self.stack_layout: KernelStackLayout | None = None      # the last reverse launch's (prepare_adstacks)
+        self.context_written: tuple[KernelStackLayout, tuple[int, int]] | None = None   # the device context's source
         self.layout: ArgLayout = build_layout(kernel, debug_addresses, context_address)
         if self.layout.size > MAX_PARAM_BYTES:
             raise CompileError(f"kernel '{kernel.name}' passes {self.layout.size} bytes of arguments (containers, "
@@ -228,27 +231,24 @@ class CudaCompiledKernel(CompiledKernel):
         return pack_launch(self.layout, self, args), tuple(task.blocks(scalars, shapes) for task in self.tasks)
 
     def prepare_adstacks(self, capacities: list[list[int]] | None, plan: list[tuple[TaskLaunch, int | None]]) -> None:
+        """Lay the heap out for this launch's capacities and blocks and upload the context the kernel reads. A
+        launch with the capacities and blocks of the one before reuses its layout and, where the heap stayed,
+        the context already on the device: no upload (a copy from pageable memory waits for the stream)."""
         backend = self.backend
-        row = CONTEXT_HEADER
-        heap_bytes = 0
-        layouts = []
-        for task_index, specs in enumerate(self.stacks):
-            blocks = plan[task_index][1] or 1
-            threads = blocks * plan[task_index][0].threads      # 1 for a serial task
-            task_caps = capacities[task_index] if capacities else [s.static_capacity or 32 for s in specs]
-            layout = layout_task(specs, task_caps, threads, lambda dtype: dtype.nbytes, slot_major=True, alignment=8)
-            layouts.append(layout)
-            heap_bytes = max(heap_bytes, layout.heap_units)
+        layout = self.stack_layout = layout_kernel(
+            self.stacks, capacities, [(blocks or 1) * task.threads for task, blocks in plan[:len(self.stacks)]],
+            element_bytes, slot_major=True, alignment=8, last=self.stack_layout)
+        heap_bytes = layout.heap_units
         heap = backend.adstack_heap.ensure(heap_bytes)
-        context = self.context_host
-        context[0] = heap.address
-        context[1] = backend.overflow_flag.address
-        context[2] = self.code << 20
-        for layout in layouts:
-            count = layout.metadata.size
-            context[row:row + count] = layout.metadata.reshape(-1)
-            row += count
-        backend.driver.upload(self.context.address, context.ctypes.data, context.nbytes)
+        header = (heap.address, backend.overflow_flag.address)
+        written = self.context_written
+        if written is None or written[0] is not layout or written[1] != header:
+            context = self.context_host
+            context[0], context[1] = header
+            context[2] = self.code << 20
+            context[CONTEXT_HEADER:CONTEXT_HEADER + layout.rows.size] = layout.rows
+            backend.driver.upload(self.context.address, context.ctypes.data, context.nbytes)
+            self.context_written = (layout, header)
         backend.adstack_watch[self.code] = (self, capacities)
         stats = getattr(backend, "runtime_stats", None)
         if stats is not None:
