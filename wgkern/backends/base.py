@@ -20,6 +20,8 @@ NO_EXTRA: Mapping[str, Any] = MappingProxyType({})     # a LaunchArgs.extra with
 # One launch at a time across threads: a launch stages numpy arguments and reads return values through buffers
 # its compiled entry owns, so two threads launching one kernel would overwrite each other's (Taichi's and
 # Quadrants' launches hold their interpreter lock the same way). Reentrant: a launch may launch (profiler).
+# Kernel.__call__ and .grad hold it around the whole launch, so CompiledKernel.launch runs under it; the WGSL
+# backend uses it as its own lock (backends/wgsl/runtime.py, Threads), so a launch takes one lock once.
 LAUNCH_LOCK = threading.RLock()
 
 
