@@ -5,13 +5,12 @@ are checked against the reference interpreter at every launch."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from wgkern.backends.adstack import collect_stacks, element_bytes, layout_kernel, layout_task
 from wgkern.lang import types as T
 from wgkern.runtime import program as program_module
 
-from ..wgsl._kernels import DeviceArrays, interpret, stack_kernel
+from ..wgsl._kernels import relaunch_counted_stacks, stack_kernel
 
 
 def test_layout_kernel_returns_the_last_layout_for_the_same_capacities_and_threads() -> None:
@@ -33,26 +32,15 @@ def test_a_reverse_launch_reuses_the_layout_and_context_only_while_nothing_chang
     """Launches over 300, 300, 5000, 300 indices, then with a larger capacity: the repeated launch keeps the
     layout and writes no context; a new thread count (CUDA's blocks) or capacity lays out and writes anew."""
     backend = program_module.get_program().backend
-    n = 5000
-    k = stack_kernel(T.f32, n, counted=True)
-    compiled = backend.compile(k)
-    x = (np.arange(n) % 7 + 1).astype(np.float32)
-    device = DeviceArrays(backend, k, [x, np.zeros(n, np.float32)])
     uploads = []
     driver = getattr(backend, "driver", None)
     if driver is not None:
         upload = driver.upload
         monkeypatch.setattr(driver, "upload", lambda pointer, *rest: (uploads.append(pointer), upload(pointer, *rest)))
-    layouts, written = [], []
-    for count, capacity in ((300, 4), (300, 4), (n, 4), (300, 4), (n, 6)):
-        args = device.args([capacity, count])
-        args.extra = {"adstack_capacities": [[capacity]]}
-        compiled.launch(args)
-        backend.sync()
-        want = interpret(k, [x, np.zeros(n, np.float32)], [capacity, count])[1]
-        np.testing.assert_array_equal(device.read(1)[:count], want[:count])
-        layouts.append(compiled.stack_layout)
-        written.append(uploads.count(compiled.context.address) if driver is not None else compiled.context_written)
+    found = relaunch_counted_stacks(backend, lambda compiled: (
+        compiled.stack_layout,
+        uploads.count(compiled.context.address) if driver is not None else compiled.adstack_context.written))
+    layouts, written = [layout for layout, _ in found], [mark for _, mark in found]
     assert layouts[1] is layouts[0] and layouts[4] is not layouts[3]
     assert layouts[4].heap_units > layouts[3].heap_units
     if driver is not None:        # CUDA: the blocks follow the range, so 5000 indices need their own layout
@@ -61,4 +49,3 @@ def test_a_reverse_launch_reuses_the_layout_and_context_only_while_nothing_chang
     else:                         # CPU: one slice per worker whatever the range
         assert layouts[2] is layouts[0] and layouts[3] is layouts[0]
         assert written[1] is written[0] and written[4] is not written[0]
-    device.free()

@@ -150,3 +150,24 @@ def stack_kernel(dtype: T.DataType, n: int, counted: bool = False) -> ir.Offload
     task = range_task("t", lambda b: b.const(0, T.i32), end, body)
     scalars = [scalar_arg("pushes", T.i32)] + ([scalar_arg("count", T.i32)] if counted else [])
     return kernel(f"stacks_{dtype.name}", [x, out], [task], scalars)
+
+
+def relaunch_counted_stacks(backend: Any, seen: Callable[[Any], Any], n: int = 5000) -> list[Any]:
+    """The counted stack kernel over `n` indices compiled on `backend` and launched over 300, 300, n and 300
+    indices with capacity 4, then over n with capacity 6, each result checked against the interpreter's; returns
+    `seen(compiled)` after each launch (what a test of the adstack layout's reuse compares)."""
+    k = stack_kernel(T.f32, n, counted=True)
+    compiled = backend.compile(k)
+    x = (np.arange(n) % 7 + 1).astype(np.float32)
+    device = DeviceArrays(backend, k, [x, np.zeros(n, np.float32)])
+    found = []
+    for count, capacity in ((300, 4), (300, 4), (n, 4), (300, 4), (n, 6)):
+        args = device.args([capacity, count])
+        args.extra = {"adstack_capacities": [[capacity]]}
+        compiled.launch(args)
+        backend.sync()
+        want = interpret(k, [x, np.zeros(n, np.float32)], [capacity, count])[1]
+        np.testing.assert_array_equal(device.read(1)[:count], want[:count])
+        found.append(seen(compiled))
+    device.free()
+    return found

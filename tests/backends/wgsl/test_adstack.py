@@ -11,7 +11,8 @@ from wgkern.errors import AdStackOverflowError
 from wgkern.ir import nodes as ir
 from wgkern.lang import types as T
 
-from ._kernels import DeviceArrays, count_submits, interpret, kernel, range_task, stack_kernel
+from ._kernels import (DeviceArrays, count_submits, interpret, kernel, range_task, relaunch_counted_stacks,
+                       stack_kernel)
 
 
 @pytest.mark.parametrize("dtype", [T.f32, T.f64, T.i64, T.i32, T.u1], ids=lambda d: d.name)
@@ -34,22 +35,9 @@ def test_the_heap_is_laid_out_again_when_the_dispatch_or_a_capacity_changes(back
     """A reverse launch reuses the heap layout of the one before only while its capacities and dispatch sizes
     are the same: a wider range (more threads than the last layout has slices for), a narrower one again, and a
     larger capacity each get their own, and every result equals the interpreter's."""
-    n = 5000
-    k = stack_kernel(T.f32, n, counted=True)
-    compiled = backend.compile(k)
-    x = (np.arange(n) % 7 + 1).astype(np.float32)
-    device = DeviceArrays(backend, k, [x, np.zeros(n, np.float32)])
-    layouts = []
-    for count, capacity in ((300, 4), (300, 4), (n, 4), (300, 4), (n, 6)):
-        args = device.args([capacity, count])
-        args.extra = {"adstack_capacities": [[capacity]]}
-        compiled.launch(args)
-        want = interpret(k, [x, np.zeros(n, np.float32)], [capacity, count])[1]
-        np.testing.assert_array_equal(device.read(1)[:count], want[:count])
-        layouts.append(compiled.stack_layout[1])
+    layouts = relaunch_counted_stacks(backend, lambda compiled: compiled.stack_layout[1])
     assert layouts[1] is layouts[0]                  # the same launch again: the same layout object
     assert layouts[2][2] > layouts[0][2] and layouts[3][2] == layouts[0][2] and layouts[4][2] > layouts[2][2]
-    device.free()
 
 
 def test_overflow_is_reported_at_sync_then_cleared(backend) -> None:

@@ -1,4 +1,4 @@
-"""LLVM lowering of the adstack statements, and the per-kernel adstack context the CPU runtime fills.
+"""LLVM lowering of the adstack statements, and the per-kernel adstack context the CPU and CUDA runtimes fill.
 
 The context is an int64 array whose address is baked into the argument block: [heap address, flag address,
 launch code, 0, then METADATA_FIELDS int64 per stack, task by task in stack_id order]. Metadata is in bytes:
@@ -11,13 +11,38 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wgkern.backends.adstack import METADATA_FIELDS
+import numpy as np
+
+from wgkern.backends.adstack import METADATA_FIELDS, KernelStackLayout
 from wgkern.errors import InternalCompilerError
 from wgkern.ir import nodes as ir
 
 from .types import llvm_type, memory_type, zero_literal
 
 CONTEXT_HEADER = 4     # int64 words before the first metadata row
+
+
+class AdStackContext:
+    """A kernel's adstack context on the host (`host`, laid out as the module docstring says) and what it was
+    last filled from, so that a reverse launch with the layout and heap of the one before writes nothing."""
+
+    def __init__(self, rows: int, code_word: int):
+        self.host = np.zeros(CONTEXT_HEADER + METADATA_FIELDS * rows, dtype=np.int64)
+        self.code_word = code_word
+        self.written: tuple[KernelStackLayout, tuple[int, int]] | None = None
+
+    def fill(self, layout: KernelStackLayout, heap_address: int, flag_address: int) -> bool:
+        """Fill the context for `layout` (backends/adstack.py layout_kernel) and these addresses; False, with
+        nothing written, where it holds them already."""
+        header = (heap_address, flag_address)
+        written = self.written
+        if written is not None and written[0] is layout and written[1] == header:
+            return False
+        host = self.host
+        host[0], host[1], host[2] = heap_address, flag_address, self.code_word
+        host[CONTEXT_HEADER:CONTEXT_HEADER + layout.rows.size] = layout.rows
+        self.written = (layout, header)
+        return True
 
 
 @dataclass(slots=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from wgkern.backends.adstack import (METADATA_FIELDS, AdStackHeap, KernelStackLayout, collect_stacks, decode_flag,
+from wgkern.backends.adstack import (AdStackHeap, KernelStackLayout, collect_stacks, decode_flag,
                                      element_bytes, layout_kernel, overflow_error)
 from wgkern.errors import BoundsCheckError, CompileError, KernelAssertionError, WkError, format_located
 from wgkern.passes.analysis import describe_simt_use, first_simt_use
@@ -24,7 +24,7 @@ from wgkern import disk_cache
 from wgkern.ir.printing import assertion_message
 
 from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
-from .adstack import CONTEXT_HEADER
+from .adstack import AdStackContext
 from .codegen import emit_module, symbol_name
 from .host_memory import check_host_request, refused_allocation
 from .jit import compile_ir, function_address, optimized_text
@@ -113,11 +113,9 @@ class CpuCompiledKernel(CompiledKernel):
         self.has_stacks = any(self.stacks)
         context_address = None
         if self.has_stacks:
-            rows = sum(len(specs) for specs in self.stacks)
-            self.adstack_context = np.zeros(CONTEXT_HEADER + METADATA_FIELDS * rows, dtype=np.int64)
-            context_address = self.adstack_context.ctypes.data
+            self.adstack_context = AdStackContext(sum(len(specs) for specs in self.stacks), 1 << 20)
+            context_address = self.adstack_context.host.ctypes.data
         self.stack_layout: KernelStackLayout | None = None      # the last reverse launch's (prepare_adstacks)
-        self.context_written: tuple[KernelStackLayout, tuple[int, int]] | None = None   # its context's source
         self.layout: ArgLayout = build_layout(kernel, debug_addresses, context_address)
         # Symbols are named after the module's content (a digest of it generated with a placeholder prefix):
         # the same kernel compiled again, in this process or a later one, is the same text, which the JIT
@@ -166,14 +164,7 @@ class CpuCompiledKernel(CompiledKernel):
             slot_major=False, last=self.stack_layout)
         heap_bytes = layout.heap_units
         heap = backend.adstack_heap.ensure(heap_bytes)
-        header = (heap.address, backend.overflow_flag.ctypes.data)
-        written = self.context_written
-        if written is None or written[0] is not layout or written[1] != header:
-            context = self.adstack_context
-            context[0], context[1] = header
-            context[2] = 1 << 20
-            context[CONTEXT_HEADER:CONTEXT_HEADER + layout.rows.size] = layout.rows
-            self.context_written = (layout, header)
+        self.adstack_context.fill(layout, heap.address, backend.overflow_flag.ctypes.data)
         stats = getattr(backend, "runtime_stats", None)
         if stats is not None:
             stats.adstack_heap_bytes = heap_bytes    # in use by this launch: threads x sum(slot bytes x capacity)

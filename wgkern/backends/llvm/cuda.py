@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from wgkern.backends.adstack import (METADATA_FIELDS, AdStackHeap, KernelStackLayout, collect_stacks, element_bytes,
+from wgkern.backends.adstack import (AdStackHeap, KernelStackLayout, collect_stacks, element_bytes,
                                      layout_kernel, overflow_from_flag)
 from wgkern.errors import CompileError, OutOfMemoryError, WkError
 from wgkern.ir import host_eval
@@ -38,7 +38,7 @@ from wgkern.ir.printing import decode_words, emit, format_print
 from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
 from . import cuda_driver, cuda_graphs, ptx
 from . import printing as cpu_printing
-from .adstack import CONTEXT_HEADER
+from .adstack import AdStackContext
 from .cpu import debug_check_error
 from .cuda_codegen import PRINT_HEADER_WORDS, THREADS_PER_BLOCK, block_size, emit_cuda_module
 from wgkern.backends.reductions import chunk_reductions
@@ -151,13 +151,11 @@ class CudaCompiledKernel(CompiledKernel):
         context_address = None
         self.code = 0
         if self.has_stacks:
-            rows = sum(len(specs) for specs in self.stacks)
-            self.context_host = np.zeros(CONTEXT_HEADER + METADATA_FIELDS * rows, dtype=np.int64)
-            self.context = self._own(self.context_host.nbytes)
-            context_address = self.context.address
             self.code = backend.register_adstack_kernel(self)
+            self.context_host = AdStackContext(sum(len(specs) for specs in self.stacks), self.code << 20)
+            self.context = self._own(self.context_host.host.nbytes)
+            context_address = self.context.address
         self.stack_layout: KernelStackLayout | None = None      # the last reverse launch's (prepare_adstacks)
-        self.context_written: tuple[KernelStackLayout, tuple[int, int]] | None = None   # the device context's source
         self.layout: ArgLayout = build_layout(kernel, debug_addresses, context_address)
         if self.layout.size > MAX_PARAM_BYTES:
             raise CompileError(f"kernel '{kernel.name}' passes {self.layout.size} bytes of arguments (containers, "
@@ -240,15 +238,9 @@ class CudaCompiledKernel(CompiledKernel):
             element_bytes, slot_major=True, alignment=8, last=self.stack_layout)
         heap_bytes = layout.heap_units
         heap = backend.adstack_heap.ensure(heap_bytes)
-        header = (heap.address, backend.overflow_flag.address)
-        written = self.context_written
-        if written is None or written[0] is not layout or written[1] != header:
-            context = self.context_host
-            context[0], context[1] = header
-            context[2] = self.code << 20
-            context[CONTEXT_HEADER:CONTEXT_HEADER + layout.rows.size] = layout.rows
-            backend.driver.upload(self.context.address, context.ctypes.data, context.nbytes)
-            self.context_written = (layout, header)
+        context = self.context_host
+        if context.fill(layout, heap.address, backend.overflow_flag.address):
+            backend.driver.upload(self.context.address, context.host.ctypes.data, context.host.nbytes)
         backend.adstack_watch[self.code] = (self, capacities)
         stats = getattr(backend, "runtime_stats", None)
         if stats is not None:
