@@ -3,9 +3,9 @@
 Entries are keyed by a hash of the generated code they were compiled from (plus the target and the compiler's
 versions), so an entry can only be found by a module that is the same text: nothing a kernel's source, its
 captured values or wgkern itself changes can make a stale entry match. The CPU backend keeps object code here
-(`cpu/`), the CUDA backend PTX (`cuda/`); the frontend and the passes still run on every start (they take a
-few ms; the LLVM and NVPTX compiles they spare take tens). WGSL backends rely on their drivers' caches (Mesa's
-and NVIDIA's keep compiled shaders on disk themselves).
+(`cpu/`), the CUDA backend PTX (`cuda/`), and passes/ir_cache.py the forward passes' results for every backend
+(`ir/`, keyed by the frontend's IR itself); the frontend still runs on every start. WGSL backends rely on their
+drivers' caches for compiled shaders (Mesa's and NVIDIA's keep them on disk themselves).
 
 Where: wk.init(offline_cache_file_path=...) (Taichi's option), else $WK_CACHE_DIR, else $XDG_CACHE_HOME/wgkern,
 else ~/.cache/wgkern. Size: as Taichi's offline cache, at most `offline_cache_max_size_of_files` bytes (100 MiB)

@@ -85,7 +85,7 @@ def build_kernel_ir(kernel: Any, spec: Specialisation) -> Any:
 
 def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse: bool,
                    forward_mode: bool = False, validation: bool = False) -> CompiledEntry:
-    from wgkern.passes import pipeline
+    from wgkern.passes import ir_cache, pipeline
 
     derived = reverse or forward_mode
     if derived:
@@ -100,14 +100,14 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
         # compiled for this specialisation, if any (autodiff copies every task it transforms, so the forward
         # IR is left as it is).
         forward_offloaded = forward.offloaded if forward is not None else \
-            pipeline.run_pipeline(pipeline.FORWARD, kernel_ir)
+            ir_cache.forward(kernel_ir, program.options.offline_cache)
         stages = pipeline.REVERSE_FROM_FORWARD if reverse else pipeline.FORWARD_MODE_FROM_FORWARD
         offloaded = pipeline.run_pipeline(stages, forward_offloaded, after=len(pipeline.FORWARD))
         if reverse:
             from wgkern.passes.autodiff.checks import check_global_access_rule
             check_global_access_rule(forward_offloaded, offloaded)
     else:
-        offloaded = pipeline.run_pipeline(pipeline.FORWARD, kernel_ir)
+        offloaded = ir_cache.forward(kernel_ir, program.options.offline_cache)
     if validation:
         from wgkern.passes.autodiff.access_marks import mark_accesses
         offloaded = mark_accesses(offloaded, lambda slot: _access_mark(program, slot))
