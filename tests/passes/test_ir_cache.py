@@ -62,6 +62,15 @@ def _make_kernel(out):
     return clamp_scale
 
 
+def _build_once_on_the_cpu(offline_cache: bool = True):
+    """A new CPU program that builds and runs _make_kernel's kernel once; returns the field it wrote."""
+    wk.reset()
+    wk.init(arch=wk.cpu, offline_cache=offline_cache)
+    out = wk.field(wk.f32, shape=16)
+    _make_kernel(out)(np.ones(16, np.float32), 1.0, 4)
+    return out
+
+
 def _expected(a: np.ndarray, s: float, n: int) -> np.ndarray:
     total = (a * np.float32(s)) * n
     return np.where(total > 3, total + 1.5, -total).astype(np.float32)
@@ -163,47 +172,27 @@ def test_a_pass_that_changes_a_frontend_slot_stores_nothing(cache, monkeypatch) 
             return kernel
 
     monkeypatch.setattr(pipeline, "FORWARD", (Renaming, *pipeline.FORWARD))
-    wk.init(arch=wk.cpu)
-    try:
-        out = wk.field(wk.f32, shape=16)
-        _make_kernel(out)(np.ones(16, np.float32), 1.0, 1)
-        assert ran == ["clamp_scale"] and _entries(folder) == []
-    finally:
-        wk.reset()
+    _build_once_on_the_cpu()
+    assert ran == ["clamp_scale"] and _entries(folder) == []
 
 
 def test_an_unreadable_entry_is_compiled_again_and_replaced(cache) -> None:
     folder, ran = cache
-    wk.init(arch=wk.cpu)
-    try:
-        a = np.ones(16, np.float32)
-        out = wk.field(wk.f32, shape=16)
-        _make_kernel(out)(a, 1.0, 4)
-        (entry,) = _entries(folder)
-        key = entry.name[:-len(ir_cache._SUFFIX)]
-        disk_cache.store(ir_cache.KIND, key, ir_cache._SUFFIX, pickle.dumps(print))   # names builtins.print
-        _restart(wk.cpu)
-        out = wk.field(wk.f32, shape=16)
-        _make_kernel(out)(a, 1.0, 4)
-        np.testing.assert_allclose(out.to_numpy(), _expected(a, 1.0, 4), rtol=1e-6)
-        assert len(ran) == 2
-        _restart(wk.cpu)
-        out = wk.field(wk.f32, shape=16)
-        _make_kernel(out)(a, 1.0, 4)
-        assert len(ran) == 2                       # the entry written by the second build loads
-    finally:
-        wk.reset()
+    _build_once_on_the_cpu()
+    (entry,) = _entries(folder)
+    key = entry.name[:-len(ir_cache._SUFFIX)]
+    disk_cache.store(ir_cache.KIND, key, ir_cache._SUFFIX, pickle.dumps(print))   # names builtins.print
+    out = _build_once_on_the_cpu()
+    np.testing.assert_allclose(out.to_numpy(), _expected(np.ones(16, np.float32), 1.0, 4), rtol=1e-6)
+    assert len(ran) == 2
+    _build_once_on_the_cpu()
+    assert len(ran) == 2                           # the entry written by the second build loads
 
 
 def test_nothing_is_stored_without_the_offline_cache(cache) -> None:
     folder, ran = cache
-    wk.init(arch=wk.cpu, offline_cache=False)
-    try:
-        out = wk.field(wk.f32, shape=16)
-        _make_kernel(out)(np.ones(16, np.float32), 1.0, 1)
-        assert ran == ["clamp_scale"] and _entries(folder) == []
-    finally:
-        wk.reset()
+    _build_once_on_the_cpu(offline_cache=False)
+    assert ran == ["clamp_scale"] and _entries(folder) == []
 
 
 def test_gradients_through_a_loaded_forward_result(arch, cache) -> None:
