@@ -59,7 +59,8 @@ MISSING = {
     "quadrants.lang.util": "Quadrants' internal helpers (dtype conversions between Quadrants, numpy and torch, "
                            "scope checks)",
     "quadrants.lang._fast_caching": "Quadrants' source-hash kernel cache (`@qd.kernel(fastcache=True)` is "
-                                    "accepted; wgkern's offline cache keys the compiled code)",
+                                    "accepted; wgkern's offline cache keys the passes' results by the "
+                                    "frontend's IR and the compiled code by the code)",
     "quadrants.lang.mesh": "meshes (`qd.Mesh`)",
     "quadrants.sparse": "Quadrants' sparse grids (`qd.sparse`)",
     "quadrants.interop": "Quadrants' torch MPS interop",
