@@ -14,6 +14,7 @@ effect (WK_VERIFY_IR=1 verifies a loaded result). Entries are bounded and cleane
 (disk_cache.py)."""
 from __future__ import annotations
 
+import dataclasses
 import enum
 import hashlib
 import io
@@ -43,21 +44,11 @@ class NotSerialisable(Exception):
     """The IR holds an object of a kind the cache does not write."""
 
 
-def _slot_names(kind: type) -> tuple[str, ...]:
-    """Every __slots__ entry of `kind` and its bases, base first (the dataclasses' fields)."""
-    names: list[str] = []
-    for base in reversed(kind.__mro__):
-        for name in getattr(base, "__slots__", ()):
-            if name not in names and not name.startswith("__"):
-                names.append(name)
-    return tuple(names)
-
-
 # The IR's own mutable classes: written as their class and the values of their fields, then filled in by pickle
 # after the object exists (a LoopIndex refers to the loop that holds it). ContainerSlot and ArgSpec of the
 # frontend IR are written as references (_Writer.reducer_override); ones the passes made are written this way.
 _FIELDS: dict[type, tuple[str, ...]] = {
-    kind: _slot_names(kind)
+    kind: tuple(f.name for f in dataclasses.fields(kind))
     for kind in (*(c for c in vars(ir).values() if isinstance(c, type) and issubclass(c, ir.Stmt)),
                  ir.Block, ir.KernelIR, ir.Task, ir.OffloadedKernel, ir.ContainerSlot, ir.ArgSpec)}
 
@@ -75,10 +66,6 @@ _CANONICAL_DTYPES = {value.name: value for value in vars(T).values() if isinstan
 
 def _blank(kind: type) -> Any:
     return kind.__new__(kind)
-
-
-def _host_loop(first: int, stop: int, counter: ir.ContainerSlot, loc: SourceLoc) -> ir.HostLoop:
-    return ir.HostLoop(first, stop, counter, loc)
 
 
 def _dtype(name: str) -> T.DataType:
@@ -133,7 +120,7 @@ class _Writer(pickle.Pickler):
                 return _dtype, (obj.name,)
             return T.DataType, (obj.name, obj.kind, obj.bits)
         if kind is ir.HostLoop:
-            return _host_loop, (obj.first, obj.stop, obj.counter, obj.loc)
+            return ir.HostLoop, (obj.first, obj.stop, obj.counter, obj.loc)
         if isinstance(obj, type):
             by_name = obj in _BY_NAME or issubclass(obj, np.generic) or \
                 (issubclass(obj, enum.Enum) and obj.__module__.startswith("wgkern."))
@@ -149,7 +136,7 @@ class _Writer(pickle.Pickler):
         raise NotSerialisable(f"the IR holds a {kind.__module__}.{kind.__qualname__}")
 
 
-_HELPERS = (_blank, _host_loop, _dtype, _external)
+_HELPERS = (_blank, _dtype, _external)
 
 
 def _fingerprint(obj: ir.ContainerSlot | ir.ArgSpec) -> tuple:
