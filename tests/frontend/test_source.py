@@ -125,3 +125,22 @@ def test_a_code_object_is_parsed_once() -> None:
     where = first.loc(first.tree.body[0])
     assert where.lineno == doubled.__code__.co_firstlineno + 1
     assert where.source_line.strip() == "return x * 2"
+
+
+def test_equal_code_in_two_files_keeps_each_files_source(tmp_path) -> None:
+    """Code objects compare equal across files (their file is not compared): each function still gets its own
+    file's name and lines."""
+    import importlib.util
+    functions = []
+    for name in ("wk_same_code_a", "wk_same_code_b"):
+        path = tmp_path / f"{name}.py"
+        path.write_text("def twice(x):\n    return x * 2\n")
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        functions.append(module.twice)
+    first, second = functions
+    assert first.__code__ == second.__code__ and first.__code__ is not second.__code__
+    assert source.parse_function(first).filename.endswith("wk_same_code_a.py")
+    assert source.parse_function(second).filename.endswith("wk_same_code_b.py")
+    assert source.source_lines(second)[0].endswith("wk_same_code_b.py")

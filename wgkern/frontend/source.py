@@ -75,33 +75,67 @@ class _Parsed:
     locs: dict[tuple[int, int], SourceLoc] = field(default_factory=dict)
 
 
-_PARSED: weakref.WeakKeyDictionary[types.CodeType, _Parsed] = weakref.WeakKeyDictionary()
+class _PerCode:
+    """What was found for each code object, by identity. (Code objects compare equal by their bytecode and line
+    numbers but not their file, so two files holding the same function at the same lines share a key of a
+    WeakKeyDictionary: each value remembers its own code object.)"""
+
+    def __init__(self) -> None:
+        self.found: weakref.WeakKeyDictionary[types.CodeType, tuple[weakref.ref, Any]] = weakref.WeakKeyDictionary()
+
+    def get(self, code: Any) -> Any:
+        if not isinstance(code, types.CodeType):
+            return None
+        held = self.found.get(code)
+        return held[1] if held is not None and held[0]() is code else None
+
+    def put(self, code: Any, value: Any) -> None:
+        if isinstance(code, types.CodeType):
+            self.found[code] = (weakref.ref(code), value)
+
+
+_PARSED = _PerCode()
 
 
 def parse_function(fn: Callable[..., Any]) -> FunctionSource:
     """Parse `fn`'s source (once per code object). Raises CompileError when the source is unavailable or not a
     plain `def`."""
     code = getattr(fn, "__code__", None)
-    parsed = _PARSED.get(code) if isinstance(code, types.CodeType) else None
+    parsed = _PARSED.get(code)
     if parsed is None:
         parsed = _parse(fn)
-        if isinstance(code, types.CodeType):
-            _PARSED[code] = parsed
+        _PARSED.put(code, parsed)
     return FunctionSource(fn, parsed.filename, parsed.first_line, parsed.lines, parsed.indent, parsed.tree,
                           parsed.locs)
 
 
-def _parse(fn: Callable[..., Any]) -> _Parsed:
-    filename = getattr(getattr(fn, "__code__", None), "co_filename", "<unknown>")
-    if getattr(fn, "__name__", None) == "<lambda>":
-        return _parse_lambda(fn, filename)
+_LINES = _PerCode()
+
+
+def source_lines(fn: Callable[..., Any]) -> tuple[str, int, list[str]]:
+    """The file, first line and lines of a `def` (read once per code object). Raises CompileError when the
+    source is unavailable."""
+    code = getattr(fn, "__code__", None)
+    found = _LINES.get(code)
+    if found is not None:
+        return found
+    filename = getattr(code, "co_filename", "<unknown>")
     try:
         filename = inspect.getsourcefile(fn) or filename
         lines, first_line = inspect.getsourcelines(fn)
     except (OSError, TypeError) as exc:
         raise CompileError(f"cannot read the source of '{getattr(fn, '__name__', fn)}' ({exc}); kernels and "
                            "funcs must be defined in a file", SourceLoc(filename, 0)) from None
-    first_line = max(first_line, 1)
+    found = (filename, max(first_line, 1), lines)
+    _LINES.put(code, found)
+    return found
+
+
+def _parse(fn: Callable[..., Any]) -> _Parsed:
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "<unknown>")
+    if getattr(fn, "__name__", None) == "<lambda>":
+        return _parse_lambda(fn, filename)
+    filename, first_line, lines = source_lines(fn)
     code_lines = [line for line in lines if line.strip()]
     indent = min(_leading_spaces(line) for line in code_lines) if code_lines else 0
     source = textwrap.dedent("".join(lines))
