@@ -85,29 +85,30 @@ def build_kernel_ir(kernel: Any, spec: Specialisation) -> Any:
 
 def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse: bool,
                    forward_mode: bool = False, validation: bool = False) -> CompiledEntry:
-    from wgkern.passes import ir_cache, pipeline
+    from wgkern import frontend_cache
+    from wgkern.passes import pipeline
 
     derived = reverse or forward_mode
     if derived:
         _refuse_sparse_matrix_builders(kernel, spec)
     forward = program.kernel_cache.get((kernel, spec.key, False)) if derived else None
     if forward is not None:
-        kernel_ir = forward.kernel_ir
+        kernel_ir, forward_offloaded = forward.kernel_ir, forward.offloaded
     else:
-        kernel_ir = build_kernel_ir(kernel, spec)
+        # the frontend and the forward passes (their results from the offline cache where it has them)
+        kernel_ir, forward_offloaded = frontend_cache.forward(kernel, spec, program,
+                                                              lambda: build_kernel_ir(kernel, spec))
     if derived:
         # The reverse (or forward-mode) pipeline starts from the forward kernel's offloaded IR: the one already
         # compiled for this specialisation, if any (autodiff copies every task it transforms, so the forward
         # IR is left as it is).
-        forward_offloaded = forward.offloaded if forward is not None else \
-            ir_cache.forward(kernel_ir, program.options.offline_cache)
         stages = pipeline.REVERSE_FROM_FORWARD if reverse else pipeline.FORWARD_MODE_FROM_FORWARD
         offloaded = pipeline.run_pipeline(stages, forward_offloaded, after=len(pipeline.FORWARD))
         if reverse:
             from wgkern.passes.autodiff.checks import check_global_access_rule
             check_global_access_rule(forward_offloaded, offloaded)
     else:
-        offloaded = ir_cache.forward(kernel_ir, program.options.offline_cache)
+        offloaded = forward_offloaded
     if validation:
         from wgkern.passes.autodiff.access_marks import mark_accesses
         offloaded = mark_accesses(offloaded, lambda slot: _access_mark(program, slot))

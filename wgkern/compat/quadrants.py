@@ -58,9 +58,9 @@ MODULES = {
 MISSING = {
     "quadrants.lang.util": "Quadrants' internal helpers (dtype conversions between Quadrants, numpy and torch, "
                            "scope checks)",
-    "quadrants.lang._fast_caching": "Quadrants' source-hash kernel cache (`@qd.kernel(fastcache=True)` is "
-                                    "accepted; wgkern's offline cache keys the passes' results by the "
-                                    "frontend's IR and the compiled code by the code)",
+    "quadrants.lang._fast_caching": "Quadrants' source-hash kernel cache (`@qd.kernel(fastcache=True)` works: "
+                                    "wgkern's offline cache keeps such a kernel's compiled IR under what its "
+                                    "compile read, checked at each start)",
     "quadrants.lang.mesh": "meshes (`qd.Mesh`)",
     "quadrants.sparse": "Quadrants' sparse grids (`qd.sparse`)",
     "quadrants.interop": "Quadrants' torch MPS interop",

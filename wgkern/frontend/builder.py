@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from wgkern.errors import CompileError, CompileValueError, InternalCompilerError, WkError
-from wgkern.frontend import arith
+from wgkern.frontend import arith, reads
 from wgkern.frontend.assignments import AssignmentMixin
 from wgkern.frontend.atomic_calls import AtomicMixin
 from wgkern.frontend.builtin_calls import BuiltinCallMixin
@@ -98,6 +98,9 @@ class BuildContext:
 
     def source_of(self, fn: Callable[..., Any]) -> FunctionSource:
         if fn not in self.sources:
+            log = reads.current()
+            if log is not None:
+                log.source(fn)
             self.sources[fn] = parse_function(fn)
         return self.sources[fn]
 
@@ -251,6 +254,9 @@ class FunctionBuilder(ExpressionMixin, SubscriptMixin, CallMixin, BuiltinCallMix
 
     def resolve_python_name(self, name: str) -> Any:
         fn = self.frame.fn
+        log = reads.current()
+        if log is not None:
+            log.name(fn, name)
         closure = closure_values(fn)
         globals_ = getattr(fn, "__globals__", {})
         if name in closure or name in globals_:
@@ -520,6 +526,12 @@ class FunctionBuilder(ExpressionMixin, SubscriptMixin, CallMixin, BuiltinCallMix
         fn = self.frame.fn if fn is None else fn
         namespace = dict(getattr(fn, "__globals__", {}))
         namespace.update(closure_values(fn))
+        log = reads.current()
+        if log is not None:
+            try:
+                log.expression(ast.parse(annotation, mode="eval"), fn, lambda name: False, namespace)
+            except SyntaxError:
+                pass                              # eval reports it
         try:
             return T.called_annotation(eval(annotation, namespace))  # noqa: S307 - the user's own annotation
         except Exception as exc:

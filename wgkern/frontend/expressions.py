@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from wgkern.errors import CompileError
-from wgkern.frontend import arith, vectors
+from wgkern.frontend import arith, reads, vectors
 from wgkern.frontend.scope import Fixed, Static, VectorVar
 from wgkern.frontend.buffer_view import BufferViewRef
 from wgkern.frontend.texture import Texture, TextureRef
@@ -155,6 +155,9 @@ class ExpressionMixin:
             return self.vector_attribute(self.as_value(base), attr)    # a Python-scope vector's method/swizzle
         if (base is Vector or base is Matrix) and attr in vectors.METHODS and not hasattr(base, attr):
             return BoundMethod(None, attr)       # `wk.Vector.normalized(v)`: the method called on the class
+        log = reads.current()
+        if log is not None:
+            log.attribute(base, attr)
         try:
             value = getattr(base, attr)
         except AttributeError as exc:

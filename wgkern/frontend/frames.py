@@ -9,7 +9,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from wgkern.frontend import intrinsics
+from wgkern.frontend import intrinsics, reads
 from wgkern.frontend.scope import LocalVar, Scope, StructVar, VectorVar
 from wgkern.frontend.source import FunctionSource
 from wgkern.frontend.static_eval import closure_values
@@ -155,10 +155,15 @@ def _names_an_atomic(callee: ast.expr, fn: Callable[..., Any] | None) -> bool:
         callee = callee.value
     if fn is None or not isinstance(callee, ast.Name):
         return False
+    log = reads.current()
+    if log is not None:
+        log.name(fn, callee.id)
     value = closure_values(fn).get(callee.id, _MISSING)
     if value is _MISSING:
         value = getattr(fn, "__globals__", {}).get(callee.id, _MISSING)
     for attr in reversed(path):     # through modules only (an object's attribute may be a property that runs)
+        if log is not None and isinstance(value, types.ModuleType):
+            log.attribute(value, attr)
         value = getattr(value, attr, _MISSING) if isinstance(value, types.ModuleType) else _MISSING
     return hashable(value) and value in intrinsics.ATOMICS
 

@@ -13,6 +13,7 @@ import builtins
 from typing import Any, Callable
 
 from wgkern.errors import CompileError, WkError
+from wgkern.frontend import reads
 from wgkern.frontend.scope import Scope, VectorShape
 from wgkern.lang import expr, host_access
 
@@ -116,6 +117,10 @@ def evaluate(node: ast.expr, fn: Callable[..., Any], scope: Scope, filename: str
             namespace[name] = RuntimeOperand(name, scope.lookup(name), shapes.get(name))
     else:
         namespace.update(shapes)
+    log = reads.current()
+    if log is not None:
+        frontend_names = set(runtime_names) | set(scope.static_names()) | set(shapes)   # the build's own values
+        log.expression(node, fn, frontend_names.__contains__, namespace)
     expression = ast.Expression(body=node)
     ast.fix_missing_locations(expression)
     code = compile(expression, filename, "eval")

@@ -116,9 +116,13 @@ class Kernel:
 
     requires_top_level = False     # @wk.func(requires_top_level=True): calls only at a kernel's top level
 
-    def __init__(self, fn: Callable[..., Any], graph: bool = False, checkpoints: bool = False):
+    def __init__(self, fn: Callable[..., Any], graph: bool = False, checkpoints: bool = False,
+                 fastcache: bool = False):
         self.fn = fn
         self.name = fn.__name__
+        # @wk.kernel(fastcache=True): a warm start may skip the frontend when nothing it read changed
+        # (wgkern/frontend_cache.py)
+        self.fastcache = fastcache or getattr(fn, "_wk_fastcache", False)
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters.values())
         self.graph = graph               # @wk.kernel(graph=True): may hold wk.graph.parallel_context() regions
@@ -201,16 +205,18 @@ def data_oriented(cls: Any) -> Any:
 
 def kernel(_fn: Callable[..., Any] | None = None, *, pure: bool | None = None, fastcache: bool = False,
            graph: bool = False, checkpoints: bool = False) -> Any:
-    """`@wk.kernel`, also as `@wk.kernel(...)` with Quadrants' options: `pure`/`fastcache` (wgkern caches
-    compiled kernels by their argument specialisation anyway) and `graph` (launches are already batched into
-    one submission) changes nothing but allows `wk.graph.parallel_context()` regions in the kernel;
+    """`@wk.kernel`, also as `@wk.kernel(...)` with Quadrants' options: `fastcache` (or `pure`): the kernel
+    depends only on its arguments and code, so a warm start takes its frontend's result from the offline cache
+    when every function, name and attribute the frontend read is found unchanged (wgkern/frontend_cache.py);
+    `graph` (launches are already batched into one submission) changes nothing but allows
+    `wk.graph.parallel_context()` regions in the kernel;
     `checkpoints` (pausable graph kernels) is not available: such a kernel raises CompileError when first called."""
     if _fn is None:
         return functools.partial(kernel, pure=pure, fastcache=fastcache, graph=graph, checkpoints=checkpoints)
     if getattr(_fn, "_wk_perf_dispatch_registered", False):
         raise WkError(f"KERNEL_ANNOTATION_ORDER: '{_fn.__name__}' is registered with a wk.perf_dispatch before "
                       "@wk.kernel makes it a kernel; write @dispatcher.register above @wk.kernel")
-    return Kernel(_fn, graph=graph, checkpoints=checkpoints)
+    return Kernel(_fn, graph=graph, checkpoints=checkpoints, fastcache=bool(fastcache or pure))
 
 
 def func(fn: Callable[..., Any] | None = None, *, is_real_function: bool = False,
@@ -256,7 +262,11 @@ def check_real_func_annotations(fn: Callable[..., Any]) -> None:
 
 
 def pure(fn: Any) -> Any:
-    """Quadrants' `@qd.pure` (now `@qd.kernel(fastcache=True)`): marks a kernel; nothing to change here."""
+    """Quadrants' `@qd.pure` (now `@qd.kernel(fastcache=True)`), above or below `@wk.kernel`."""
+    if isinstance(fn, Kernel):
+        fn.fastcache = True
+    else:
+        fn._wk_fastcache = True
     return fn
 
 

@@ -79,18 +79,26 @@ def _external(number: int, *fingerprint: Any) -> Any:
     return _loading.externals[number]
 
 
+def _host(number: int) -> Any:
+    return _loading.hosts[number]
+
+
 _BY_NAME = frozenset({SourceLoc, T.DataType, ir.HostLoop, *_FIELDS})
 
 
 class _Writer(pickle.Pickler):
     """Writes IR. Numbering (no `externals` given): the frontend IR's slots and argument specs are numbered as
     met and written as their number and fingerprint; else they are written as the number `externals` gives them
-    (slots that are not there, made by a pass, are written with their fields)."""
+    (slots that are not there, made by a pass, are written with their fields). With `hosts` (id -> number, the
+    numbering of frontend/reads.py's Containers), every slot is written with its fields and its host object as
+    that number, and `externals` numbers the argument specs alone."""
 
-    def __init__(self, out: io.BytesIO, externals: dict[int, int] | None) -> None:
+    def __init__(self, out: io.BytesIO, externals: dict[int, int] | None,
+                 hosts: dict[int, int] | None = None) -> None:
         super().__init__(out, protocol=_PROTOCOL)
         self.numbering = externals is None
         self.externals: dict[int, int] = {} if externals is None else externals
+        self.hosts = hosts
         self.kept: list[Any] = []     # the numbered objects, in order (and alive while their ids are keys)
         self.fingerprints: list[tuple] = []     # what each numbered object held when written (_fingerprint)
 
@@ -102,6 +110,12 @@ class _Writer(pickle.Pickler):
             return _blank, (kind,), (None, dict(zip(names, read(obj))))
         if kind is SourceLoc:
             return SourceLoc, (obj.filename, obj.lineno, obj.col, obj.source_line)
+        if self.hosts is not None:
+            number = self.hosts.get(id(obj))
+            if number is not None:
+                return _host, (number,)
+            if kind is ir.ContainerSlot:
+                return _blank, (kind,), (None, {name: getattr(obj, name) for name in _FIELDS[kind]})
         if kind is ir.ContainerSlot or kind is ir.ArgSpec:
             number = self.externals.get(id(obj))
             if self.numbering:
@@ -136,7 +150,7 @@ class _Writer(pickle.Pickler):
         raise NotSerialisable(f"the IR holds a {kind.__module__}.{kind.__qualname__}")
 
 
-_HELPERS = (_blank, _dtype, _external)
+_HELPERS = (_blank, _dtype, _external, _host)
 
 
 def _fingerprint(obj: ir.ContainerSlot | ir.ArgSpec) -> tuple:
@@ -184,12 +198,12 @@ class _Reader(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def _load(data: bytes, externals: list[Any]) -> Any:
-    _loading.externals = externals
+def _load(data: bytes, externals: list[Any], hosts: list[Any] | None = None) -> Any:
+    _loading.externals, _loading.hosts = externals, hosts
     try:
         return _Reader(io.BytesIO(data)).load()
     finally:
-        _loading.externals = None
+        _loading.externals = _loading.hosts = None
 
 
 _code_digest: str | None = None
