@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("runtime", frozenset({"runtime", "profiler"})),
     ("language", frozenset({"lang"})),
     ("frontend", frozenset({"frontend"})),
-    ("face", frozenset({"launch", "launch_plan", "linalg", "algorithms", "radix_sort", "graph", "screen", "gui", "ui", "tools",
+    ("face", frozenset({"launch", "launch_plan", "frontend_cache", "linalg", "algorithms", "radix_sort", "graph", "screen", "gui", "ui", "tools",
                         "compat", "distributed", "bench", "bench_floors", "bench_report", "bench_workloads", "bench_plot", "bench_targets", "fuzz", "cli_args", "_lib", "__init__", "__main__"})),
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}

@@ -26,6 +26,7 @@ import dataclasses
 import enum
 import hashlib
 import importlib
+import linecache
 import sys
 import threading
 import types
@@ -394,12 +395,27 @@ def replay(records: list[tuple], kernel_fn: Any, containers: Containers) -> list
     return out
 
 
+_FILE_DIGESTS: dict[str, tuple[list[str], str]] = {}     # file -> (linecache's lines, their digest)
+
+
 def source_fingerprint(fn: Any, containers: Containers) -> tuple:
-    """A function as the frontend reads it: its source lines and where they are, its defaults and annotations."""
-    from wgkern.frontend.source import source_lines
-    filename, first_line, lines = source_lines(fn)
+    """A function as the frontend reads it: the file its source is read from (as inspect reads it: linecache,
+    checked against the file first), its first line, its defaults and annotations. The whole file stands for the
+    function's lines, which it determines: reading only those (inspect.getsourcelines) costs more than a digest
+    of the file, and an edit elsewhere in the file only costs a build."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise Unrecordable(f"{fn!r} has no code object")
+    filename = code.co_filename
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, getattr(fn, "__globals__", None))
+    if not lines:
+        raise Unrecordable(f"no source for {getattr(fn, '__qualname__', fn)}")
+    known = _FILE_DIGESTS.get(filename)
+    if known is None or known[0] is not lines:
+        known = _FILE_DIGESTS[filename] = (lines, hashlib.sha256("".join(lines).encode()).hexdigest())
     annotations = getattr(fn, "__annotations__", None) or {}
-    return ("source", filename, first_line, hashlib.sha256("".join(lines).encode()).hexdigest(),
+    return ("source", filename, code.co_firstlineno, known[1],
             fingerprint(getattr(fn, "__defaults__", None), containers),
             fingerprint(getattr(fn, "__kwdefaults__", None), containers),
             tuple((k, _annotation(v, containers, [_MAX_NODES], set())) for k, v in annotations.items()))
