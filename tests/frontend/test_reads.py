@@ -112,21 +112,24 @@ def _expression_log(text: str, namespace: dict, local=()) -> reads.ReadLog:
 
 
 def test_expressions_are_recorded_read_by_read() -> None:
-    namespace = dict(vars(builtins)) | {"np": np, "math": math, "Colour": Colour, "cfg": object(), "wk": wk}
-    log = _expression_log("cfg.mode == Colour.RED and len(cfg.items) > math.pi + np.float32(1) + wk.f32.bits",
-                          namespace, local={"cfg"})
+    namespace = dict(vars(builtins)) | {"np": np, "math": math, "Colour": Colour, "cfg": object(), "wk": wk,
+                                        "SHADOWED": SHADOWED}
+    log = _expression_log("cfg.mode == Colour.RED and len(cfg.items) > math.pi + np.float32(1) + wk.f32.bits"
+                          " + SHADOWED.bit_length()", namespace, local={"cfg"})
     assert log.refused is None
     here = reads.KERNEL             # the log's kernel function is _uses
     assert set(log.records) == {
         ("name", here, "Colour"), ("attr", ("class", __name__, "Colour"), "RED"), ("name", here, "len"),
         ("name", here, "math"), ("attr", ("module", "math"), "pi"), ("name", here, "np"),
-        ("attr", ("module", "numpy"), "float32"), ("name", here, "wk"), ("attr", ("module", "wgkern"), "f32")}
+        ("attr", ("module", "numpy"), "float32"), ("name", here, "wk"), ("attr", ("module", "wgkern"), "f32"),
+        ("name", here, "SHADOWED")}
 
 
 @pytest.mark.parametrize("text, refused", [
     ("helper(3)", "calls helper"),
     ("np.random.rand()", "calls np.random.rand"),
     ("cfg.method()", "calls cfg.method"),
+    ("cfg.settings.bit_length()", "calls cfg.settings.bit_length"),   # only a name's own number is known
     ("[c for c in cfg]", "holds ListComp"),
     ("(lambda: 1)", "holds Lambda"),
 ])

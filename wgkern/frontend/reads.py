@@ -347,6 +347,8 @@ class ReadLog:
                         break
 
 
+_IMMUTABLE = frozenset({int, float, complex, bool, str, bytes, tuple, frozenset})
+
 # Modules whose functions (and numpy's ufuncs) a compile-time expression may call: numpy's top level (its
 # functions and scalar types; not numpy.random) and math.
 PURE_MODULES = frozenset({"numpy", "math"})
@@ -355,7 +357,7 @@ PURE_MODULES = frozenset({"numpy", "math"})
 def _known_callee(func: ast.expr, namespace: dict[str, Any]) -> bool:
     """Whether a compile-time call's callee is one of PURE_BUILTINS, of PURE_MODULES or wgkern's own (whose
     results depend on their arguments, the options and the arch, all in the key), found through modules and
-    classes only."""
+    classes only, or a method of a number, string or tuple."""
     if isinstance(func, ast.Name) and func.id in PURE_BUILTINS:
         return namespace.get(func.id) is getattr(builtins, func.id)
     chain: list[str] = []
@@ -365,7 +367,9 @@ def _known_callee(func: ast.expr, namespace: dict[str, Any]) -> bool:
     if not isinstance(func, ast.Name) or func.id not in namespace:
         return False
     obj = namespace[func.id]
-    for attr in reversed(chain):
+    for position, attr in enumerate(reversed(chain)):
+        if type(obj) in _IMMUTABLE and position == len(chain) - 1:
+            return callable(getattr(obj, attr, None))   # a method of a number, string or tuple: `n.bit_length()`
         if not is_namespace(obj):
             return False
         try:
