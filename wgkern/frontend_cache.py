@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import io
 import os
 from typing import Any, Callable
 
@@ -44,7 +43,7 @@ def forward(kernel: Any, spec: Any, program: Any,
     forward pipeline reads the body)."""
     options = program.options
     offline_cache = options.offline_cache
-    if not (opted_in(kernel) and ir_cache._enabled(offline_cache)):
+    if not (opted_in(kernel) and ir_cache.enabled(offline_cache)):
         kernel_ir = build()
         return kernel_ir, ir_cache.forward(kernel_ir, offline_cache)
     try:
@@ -74,12 +73,12 @@ def _first_key(kernel: Any, spec: Any, program: Any) -> tuple[str, reads.Contain
     fn = kernel.fn
     parts = (getattr(fn, "__module__", ""), getattr(fn, "__qualname__", ""),
              reads.source_fingerprint(fn, containers),
-             tuple(ir_cache._fingerprint(arg_spec) for arg_spec in spec.arg_specs),
+             tuple(ir_cache.fingerprint(arg_spec) for arg_spec in spec.arg_specs),
              tuple((index, reads.fingerprint(value, containers))
                    for index, value in sorted(spec.template_values.items())),
              reads.fingerprint(program.options, containers), str(program.arch),
              reads.fingerprint((T.DEFAULT_FLOAT, T.DEFAULT_INT), containers))
-    return disk_cache.cache_key(_digest(parts), ir_cache._code_version(), KIND), containers
+    return disk_cache.cache_key(_digest(parts), ir_cache.code_version(), KIND), containers
 
 
 def _copy(containers: reads.Containers) -> reads.Containers:
@@ -117,7 +116,7 @@ def _load(first_key: str, base: reads.Containers, kernel: Any,
         if data is None:
             return None
         try:
-            loaded = ir_cache._load(data, list(spec.arg_specs), containers.found)
+            loaded = ir_cache.load_with_hosts(data, list(spec.arg_specs), containers.found)
         except Exception:             # noqa: BLE001 - an unreadable entry is a miss (built again, rewritten)
             return None
         if not (isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], ir.KernelIR)
@@ -151,13 +150,11 @@ def _store(first_key: str, base: reads.Containers, records: list[tuple], kernel:
     reads_digest = _digest(found)
     shell = ir.KernelIR(kernel_ir.name, kernel_ir.args, kernel_ir.containers, ir.Block(), kernel_ir.loc,
                         kernel_ir.returns)
-    out = io.BytesIO()
-    arg_numbers = {id(arg_spec): k for k, arg_spec in enumerate(spec.arg_specs)}
     try:
-        ir_cache._Writer(out, arg_numbers, containers.numbers).dump((shell, offloaded))
+        data = ir_cache.dump_with_hosts((shell, offloaded), spec.arg_specs, containers.numbers)
     except (ir_cache.NotSerialisable, RecursionError):
         return
-    disk_cache.store(KIND, _entry_key(first_key, reads_digest), _ENTRY, out.getvalue())
+    disk_cache.store(KIND, _entry_key(first_key, reads_digest), _ENTRY, data)
     lists = [(tuple(records), reads_digest)]
     lists += [item for item in _lists(first_key) if item[1] != reads_digest][:_KEPT_LISTS - 1]
     disk_cache.store(KIND, first_key, _LISTS, repr(lists).encode())

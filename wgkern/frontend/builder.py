@@ -6,7 +6,6 @@ Expressions, calls, statements and loops live in their own mixin modules."""
 from __future__ import annotations
 
 import ast
-import builtins
 import itertools
 import types
 from dataclasses import dataclass, field
@@ -257,17 +256,13 @@ class FunctionBuilder(ExpressionMixin, SubscriptMixin, CallMixin, BuiltinCallMix
         log = reads.current()
         if log is not None:
             log.name(fn, name)
-        closure = closure_values(fn)
-        globals_ = getattr(fn, "__globals__", {})
-        if name in closure or name in globals_:
-            value = closure[name] if name in closure else globals_[name]
+        found, value = reads.python_name(fn, name)    # the look-up a warm start replays (frontend_cache.py)
+        if found:
             if isinstance(value, types.GeneratorType):
                 raise CompileValueError(f"'{name}' is a generator, which kernels cannot read (the first compile "
                                         "would consume it): Cannot store generators in variables, inside kernels "
                                         f"or functions; make it a tuple: {name} = tuple(...)")
             return value
-        if hasattr(builtins, name):
-            return getattr(builtins, name)
         if name in self.frame.scope.expired:
             raise CompileError(f"name '{name}' is not defined here: it was first assigned inside an if/loop "
                                "body, and such variables are local to that body (assign it before the block)")

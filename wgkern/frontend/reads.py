@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import dataclasses
 import enum
 import hashlib
@@ -30,11 +31,13 @@ import linecache
 import sys
 import threading
 import types
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from wgkern import dtypes as T
+from wgkern.lang.fields import Container
+from wgkern.lang.kernel import Func, Kernel
 
 _MAX_NODES = 200_000         # parts of one fingerprint; larger objects are refused rather than walked
 
@@ -97,7 +100,7 @@ def _fp(value: Any, containers: Containers, budget: list[int], active: set[int])
         return ("npdtype", value.str)
     if isinstance(value, types.ModuleType):
         return ("module", value.__name__)
-    if getattr(value, "is_field", False) or kind.__name__ == "Ndarray" and kind.__module__ == "wgkern.lang.fields":
+    if isinstance(value, Container):
         return _container(value, containers)
     if id(value) in active:
         raise Unrecordable("an object that holds itself")
@@ -181,9 +184,7 @@ def _class_attributes(cls: type, containers: Containers, budget: list[int], acti
 
 def _unwrapped_function(value: Any) -> Any:
     """The Python function of a wk.func / kernel wrapper, else None."""
-    if type(value).__module__ == "wgkern.lang.kernel" and isinstance(getattr(value, "fn", None), types.FunctionType):
-        return value.fn
-    return None
+    return value.fn if isinstance(value, (Func, Kernel)) else None
 
 
 # ---- where things are found -------------------------------------------------------------------------------
@@ -433,14 +434,12 @@ def current() -> ReadLog | None:
     return getattr(_current, "log", None)
 
 
-def recording(log: ReadLog | None) -> Any:
-    """Context manager: `log` is current() for the duration."""
-    class _Scope:
-        def __enter__(self) -> ReadLog | None:
-            self.saved = current()
-            _current.log = log
-            return log
-
-        def __exit__(self, *exc: Any) -> None:
-            _current.log = self.saved
-    return _Scope()
+@contextlib.contextmanager
+def recording(log: ReadLog | None) -> Iterator[ReadLog | None]:
+    """`log` is current() for the duration."""
+    saved = current()
+    _current.log = log
+    try:
+        yield log
+    finally:
+        _current.log = saved

@@ -109,26 +109,16 @@ def parse_function(fn: Callable[..., Any]) -> FunctionSource:
                           parsed.locs)
 
 
-_LINES = _PerCode()
-
-
 def source_lines(fn: Callable[..., Any]) -> tuple[str, int, list[str]]:
-    """The file, first line and lines of a `def` (read once per code object). Raises CompileError when the
-    source is unavailable."""
-    code = getattr(fn, "__code__", None)
-    found = _LINES.get(code)
-    if found is not None:
-        return found
-    filename = getattr(code, "co_filename", "<unknown>")
+    """The file, first line and lines of a `def`. Raises CompileError when the source is unavailable."""
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "<unknown>")
     try:
         filename = inspect.getsourcefile(fn) or filename
         lines, first_line = inspect.getsourcelines(fn)
     except (OSError, TypeError) as exc:
         raise CompileError(f"cannot read the source of '{getattr(fn, '__name__', fn)}' ({exc}); kernels and "
                            "funcs must be defined in a file", SourceLoc(filename, 0)) from None
-    found = (filename, max(first_line, 1), lines)
-    _LINES.put(code, found)
-    return found
+    return filename, max(first_line, 1), lines
 
 
 def _parse(fn: Callable[..., Any]) -> _Parsed:

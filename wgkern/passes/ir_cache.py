@@ -100,7 +100,7 @@ class _Writer(pickle.Pickler):
         self.externals: dict[int, int] = {} if externals is None else externals
         self.hosts = hosts
         self.kept: list[Any] = []     # the numbered objects, in order (and alive while their ids are keys)
-        self.fingerprints: list[tuple] = []     # what each numbered object held when written (_fingerprint)
+        self.fingerprints: list[tuple] = []     # what each numbered object held when written (fingerprint)
 
     def reducer_override(self, obj: Any) -> Any:
         kind = type(obj)
@@ -115,20 +115,20 @@ class _Writer(pickle.Pickler):
             if number is not None:
                 return _host, (number,)
             if kind is ir.ContainerSlot:
-                return _blank, (kind,), (None, {name: getattr(obj, name) for name in _FIELDS[kind]})
+                return _by_fields(obj)
         if kind is ir.ContainerSlot or kind is ir.ArgSpec:
             number = self.externals.get(id(obj))
             if self.numbering:
                 if number is None:
                     number = self.externals[id(obj)] = len(self.kept)
                     self.kept.append(obj)
-                    self.fingerprints.append(_fingerprint(obj))
+                    self.fingerprints.append(fingerprint(obj))
                 return _external, (number, *self.fingerprints[number])
             if number is not None:
                 return _external, (number,)
             if kind is ir.ContainerSlot and obj.host is not None:
                 raise NotSerialisable(f"container slot {obj.name!r} made by a pass holds a host object")
-            return _blank, (kind,), (None, {name: getattr(obj, name) for name in _FIELDS[kind]})   # a pass's
+            return _by_fields(obj)      # a pass's
         if kind is T.DataType:
             if _CANONICAL_DTYPES.get(obj.name) is obj:
                 return _dtype, (obj.name,)
@@ -150,10 +150,16 @@ class _Writer(pickle.Pickler):
         raise NotSerialisable(f"the IR holds a {kind.__module__}.{kind.__qualname__}")
 
 
+def _by_fields(obj: ir.ContainerSlot | ir.ArgSpec) -> tuple:
+    """A slot or argument spec written as its class and every field."""
+    kind = type(obj)
+    return _blank, (kind,), (None, {name: getattr(obj, name) for name in _FIELDS[kind]})
+
+
 _HELPERS = (_blank, _dtype, _external, _host)
 
 
-def _fingerprint(obj: ir.ContainerSlot | ir.ArgSpec) -> tuple:
+def fingerprint(obj: ir.ContainerSlot | ir.ArgSpec) -> tuple:
     """Every field of a slot (but its host object) or of an argument spec, as plain data."""
     if type(obj) is ir.ArgSpec:
         # the passes only pass a kernel's argument specs on, so a template's own type (a dataclass, a struct
@@ -206,10 +212,23 @@ def _load(data: bytes, externals: list[Any], hosts: list[Any] | None = None) -> 
         _loading.externals = _loading.hosts = None
 
 
+def dump_with_hosts(value: Any, arg_specs: list[ir.ArgSpec], hosts: dict[int, int]) -> bytes:
+    """`value` (IR) written with its slots' host objects as the numbers `hosts` gives them (by id) and this
+    call's argument specs by position; NotSerialisable (or RecursionError) when it holds anything else."""
+    out = io.BytesIO()
+    _Writer(out, {id(spec): k for k, spec in enumerate(arg_specs)}, hosts).dump(value)
+    return out.getvalue()
+
+
+def load_with_hosts(data: bytes, arg_specs: list[ir.ArgSpec], hosts: list[Any]) -> Any:
+    """What dump_with_hosts wrote, with these argument specs and host objects in place of the numbered ones."""
+    return _load(data, arg_specs, hosts)
+
+
 _code_digest: str | None = None
 
 
-def _code_version() -> str:
+def code_version() -> str:
     """A digest of wgkern's Python sources and of the interpreter's version (pickle's classes and their layout)."""
     global _code_digest  # noqa: PLW0603 - computed once per process
     if _code_digest is None:
@@ -222,7 +241,7 @@ def _code_version() -> str:
     return _code_digest
 
 
-def _enabled(offline_cache: bool) -> bool:
+def enabled(offline_cache: bool) -> bool:
     """Whether to use the cache: the offline cache is on and no stage's dump is asked for (WK_DUMP_IR)."""
     return offline_cache and not os.environ.get(pipeline.DUMP_ENV)
 
@@ -230,7 +249,7 @@ def _enabled(offline_cache: bool) -> bool:
 def forward(kernel_ir: ir.KernelIR, offline_cache: bool = True) -> ir.OffloadedKernel:
     """pipeline.FORWARD's result for `kernel_ir`: from the offline cache where a build of the same IR stored it,
     else run (and stored)."""
-    if not _enabled(offline_cache):
+    if not enabled(offline_cache):
         return pipeline.run_pipeline(pipeline.FORWARD, kernel_ir)
     writer_out = io.BytesIO()
     writer = _Writer(writer_out, None)
@@ -239,7 +258,7 @@ def forward(kernel_ir: ir.KernelIR, offline_cache: bool = True) -> ir.OffloadedK
     except (NotSerialisable, RecursionError):
         return pipeline.run_pipeline(pipeline.FORWARD, kernel_ir)
     stages = ",".join(stage.NAME for stage in pipeline.FORWARD)
-    key = disk_cache.cache_key(hashlib.sha256(writer_out.getvalue()).hexdigest(), _code_version(), stages)
+    key = disk_cache.cache_key(hashlib.sha256(writer_out.getvalue()).hexdigest(), code_version(), stages)
     stored = disk_cache.load(KIND, key, _SUFFIX)
     if stored is not None:
         try:
@@ -251,7 +270,7 @@ def forward(kernel_ir: ir.KernelIR, offline_cache: bool = True) -> ir.OffloadedK
                 verify(loaded, stage="ir_cache")
             return loaded
     offloaded = pipeline.run_pipeline(pipeline.FORWARD, kernel_ir)
-    if any(_fingerprint(obj) != held for obj, held in zip(writer.kept, writer.fingerprints)):
+    if any(fingerprint(obj) != held for obj, held in zip(writer.kept, writer.fingerprints)):
         return offloaded      # a pass changed a slot of the frontend's: a loaded result would point at unchanged ones
     result_out = io.BytesIO()
     try:
