@@ -210,7 +210,7 @@ class FakeBackend(Backend):
     def host_view(self, buffer: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray | None:
         return self._view(buffer, np.dtype(dtype), shape) if self.host_views else None
 
-    def compile(self, kernel: Any) -> CompiledKernel:
+    def compile(self, kernel: Any, origin: str | None = None) -> CompiledKernel:
         self.compiles += 1
         return InterpretedKernel(self, kernel)
 

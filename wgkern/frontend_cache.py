@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from wgkern import disk_cache
 from wgkern import dtypes as T
@@ -35,17 +35,23 @@ def opted_in(kernel: Any) -> bool:
     return bool(getattr(kernel, "fastcache", False))
 
 
-def forward(kernel: Any, spec: Any, program: Any,
-            build: Callable[[], ir.KernelIR]) -> tuple[ir.KernelIR, ir.OffloadedKernel]:
+class Forward(NamedTuple):
+    kernel_ir: ir.KernelIR
+    offloaded: ir.OffloadedKernel
+    origin: str | None         # the entry's key (it determines both), where the result has one
+
+
+def forward(kernel: Any, spec: Any, program: Any, build: Callable[[], ir.KernelIR]) -> Forward:
     """The frontend's KernelIR for `kernel` specialised by `spec` (`build` runs the frontend) and pipeline.FORWARD's
     result for it: loaded when a build of an opted-in kernel stored them and every read it made finds the same now.
     The KernelIR of a loaded result has its arguments, containers and returns but an empty body (nothing after the
-    forward pipeline reads the body)."""
+    forward pipeline reads the body). `origin` is the key of the entry the result was loaded from or stored as:
+    backends key the code they generate from it by that (backends/code_records.py)."""
     options = program.options
     offline_cache = options.offline_cache
     if not (opted_in(kernel) and ir_cache.enabled(offline_cache)):
         kernel_ir = build()
-        return kernel_ir, ir_cache.forward(kernel_ir, offline_cache)
+        return Forward(kernel_ir, ir_cache.forward(kernel_ir, offline_cache), None)
     try:
         first_key, containers = _first_key(kernel, spec, program)
     except Exception:                 # noqa: BLE001 - not keyable (reads.Unrecordable, no source): built
@@ -58,9 +64,10 @@ def forward(kernel: Any, spec: Any, program: Any,
     with reads.recording(log):
         kernel_ir = build()
     offloaded = ir_cache.forward(kernel_ir, offline_cache)
+    origin = None
     if first_key is not None and log.refused is None:
-        _store(first_key, containers, list(log.records), kernel, spec, kernel_ir, offloaded)
-    return kernel_ir, offloaded
+        origin = _store(first_key, containers, list(log.records), kernel, spec, kernel_ir, offloaded)
+    return Forward(kernel_ir, offloaded, origin)
 
 
 def _digest(value: Any) -> str:
@@ -102,8 +109,7 @@ def _entry_key(first_key: str, reads_digest: str) -> str:
     return disk_cache.cache_key(first_key, reads_digest)
 
 
-def _load(first_key: str, base: reads.Containers, kernel: Any,
-          spec: Any) -> tuple[ir.KernelIR, ir.OffloadedKernel] | None:
+def _load(first_key: str, base: reads.Containers, kernel: Any, spec: Any) -> Forward | None:
     for records, reads_digest in _lists(first_key):
         containers = _copy(base)
         try:
@@ -112,7 +118,8 @@ def _load(first_key: str, base: reads.Containers, kernel: Any,
             continue
         if _digest(found) != reads_digest:
             continue
-        data = disk_cache.load(KIND, _entry_key(first_key, reads_digest), _ENTRY)
+        entry_key = _entry_key(first_key, reads_digest)
+        data = disk_cache.load(KIND, entry_key, _ENTRY)
         if data is None:
             return None
         try:
@@ -124,7 +131,7 @@ def _load(first_key: str, base: reads.Containers, kernel: Any,
             return None
         if os.environ.get(pipeline.VERIFY_ENV, "") not in ("", "0"):
             verify(loaded[1], stage="frontend_cache")
-        return loaded
+        return Forward(loaded[0], loaded[1], entry_key)
     return None
 
 
@@ -141,20 +148,23 @@ def _hosts_agree(kernel_ir: ir.KernelIR) -> bool:
 
 
 def _store(first_key: str, base: reads.Containers, records: list[tuple], kernel: Any, spec: Any,
-           kernel_ir: ir.KernelIR, offloaded: ir.OffloadedKernel) -> None:
+           kernel_ir: ir.KernelIR, offloaded: ir.OffloadedKernel) -> str | None:
+    """Store the result under what the reads find now; its entry's key (None: the reads cannot be made again)."""
     containers = _copy(base)
     try:
         found = reads.replay(records, kernel.fn, containers)
     except Exception:                 # noqa: BLE001 - a read that cannot be made again: not stored
-        return
+        return None
     reads_digest = _digest(found)
+    entry_key = _entry_key(first_key, reads_digest)
     shell = ir.KernelIR(kernel_ir.name, kernel_ir.args, kernel_ir.containers, ir.Block(), kernel_ir.loc,
                         kernel_ir.returns)
     try:
         data = ir_cache.dump_with_hosts((shell, offloaded), spec.arg_specs, containers.numbers)
     except (ir_cache.NotSerialisable, RecursionError):
-        return
-    disk_cache.store(KIND, _entry_key(first_key, reads_digest), _ENTRY, data)
+        return entry_key              # not stored, but what determines the result all the same
+    disk_cache.store(KIND, entry_key, _ENTRY, data)
     lists = [(tuple(records), reads_digest)]
     lists += [item for item in _lists(first_key) if item[1] != reads_digest][:_KEPT_LISTS - 1]
     disk_cache.store(KIND, first_key, _LISTS, repr(lists).encode())
+    return entry_key

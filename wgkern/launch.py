@@ -24,7 +24,7 @@ from wgkern.lang.fields import Container, Ndarray
 from wgkern.passes.analysis import written_slots
 from wgkern.ir import nodes as ir
 from wgkern.ir.visitor import walk
-from wgkern import launch_plan
+from wgkern import disk_cache, launch_plan
 from wgkern.runtime import grad_guard
 from wgkern.passes.autodiff.unit_guard import UNIT_STATE_KIND
 from wgkern.runtime.adstack_regrow import WatchedReverseKernel, needs_watch
@@ -73,6 +73,7 @@ class CompiledEntry:
     capacity_plan: Any = None                                 # reverse: stacks sized at each launch
     uses_random: bool = False                                 # the kernel draws wk.random() numbers
     tuple_struct_parts: list[Any] | None = None   # a tuple return with struct parts: each part's annotation
+    origin: str | None = None    # what determines the forward IR (frontend_cache.Forward.origin), where known
 
 
 # ---- compile ------------------------------------------------------------------------------------------------
@@ -93,11 +94,11 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
         _refuse_sparse_matrix_builders(kernel, spec)
     forward = program.kernel_cache.get((kernel, spec.key, False)) if derived else None
     if forward is not None:
-        kernel_ir, forward_offloaded = forward.kernel_ir, forward.offloaded
+        kernel_ir, forward_offloaded, origin = forward.kernel_ir, forward.offloaded, forward.origin
     else:
         # the frontend and the forward passes (their results from the offline cache where it has them)
-        kernel_ir, forward_offloaded = frontend_cache.forward(kernel, spec, program,
-                                                              lambda: build_kernel_ir(kernel, spec))
+        kernel_ir, forward_offloaded, origin = frontend_cache.forward(kernel, spec, program,
+                                                                      lambda: build_kernel_ir(kernel, spec))
     if derived:
         # The reverse (or forward-mode) pipeline starts from the forward kernel's offloaded IR: the one already
         # compiled for this specialisation, if any (autodiff copies every task it transforms, so the forward
@@ -120,9 +121,15 @@ def _compile_entry(program: Program, kernel: Any, spec: Specialisation, reverse:
     elif reverse and needs_watch(offloaded, program.options.ad_stack_size):
         compiled = WatchedReverseKernel(program, offloaded)
     else:
-        compiled = program.backend.compile(_for_backend(program, offloaded, reverse, forward_mode))
+        for_backend = _for_backend(program, offloaded, reverse, forward_mode)
+        code_origin = None
+        if origin is not None and not validation:     # validation's marks depend on the program's containers
+            code_origin = disk_cache.cache_key(origin, "reverse" if reverse else "forward mode" if forward_mode
+                                               else "forward", str(_wide_access(program)))
+        compiled = program.backend.compile(for_backend, code_origin)
     program.stats.kernel_compiles += 1
     entry = _binding_plan(program, kernel, spec, kernel_ir, offloaded, compiled)
+    entry.origin = origin
     entry.uses_random = any(isinstance(s, ir.RandomValue) for task in offloaded.tasks for s in walk(task.body))
     if not reverse:
         entry.bound_sources = grad_guard.bound_sources(offloaded)
@@ -143,9 +150,14 @@ def _for_backend(program: Program, offloaded: Any, reverse: bool, forward_mode: 
     from wgkern.passes import pipeline
     done = len(pipeline.REVERSE if reverse else pipeline.FORWARD_MODE if forward_mode else pipeline.FORWARD)
     offloaded = pipeline.run_pipeline(pipeline.DEMOTE, offloaded, after=done)
-    if not program.backend.wide_memory_access or os.environ.get(pipeline.WIDE_ACCESS_ENV, "1") == "0":
+    if not _wide_access(program):
         return offloaded
     return pipeline.run_pipeline(pipeline.WIDE_ACCESS, offloaded, after=done + len(pipeline.DEMOTE))
+
+
+def _wide_access(program: Program) -> bool:
+    from wgkern.passes import pipeline
+    return program.backend.wide_memory_access and os.environ.get(pipeline.WIDE_ACCESS_ENV, "1") != "0"
 
 
 def _refuse_sparse_matrix_builders(kernel: Any, spec: Specialisation) -> None:

@@ -173,7 +173,9 @@ class Backend:
         backend has no shared memory (the CPU)."""
         return None
 
-    def compile(self, kernel: OffloadedKernel) -> CompiledKernel:
+    def compile(self, kernel: OffloadedKernel, origin: str | None = None) -> CompiledKernel:
+        """`kernel` compiled for this device. `origin`, where given, names where its IR came from (a key that
+        determines the IR: code_records.py), under which a backend may find the code it generated before."""
         raise NotImplementedError
 
     def device_loops(self, schedule: list[Any]) -> Any | None:

@@ -270,7 +270,7 @@ def offloaded(monkeypatch):
     class Captured(Exception):
         pass
 
-    def capture(kernel):
+    def capture(kernel, origin=None):
         captured.append(kernel)
         raise Captured
 

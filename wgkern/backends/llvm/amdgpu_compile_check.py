@@ -67,8 +67,8 @@ class AmdgpuCompileCheckBackend(CpuBackend):
         self.code_objects: dict[str, list[AmdgpuCodeObject]] = {}     # kernel name -> its latest build
         self.reducer_reports: dict[str, tuple[KernelReport, ...]] = {}  # processor -> the sizing reducer's kernels
 
-    def compile(self, kernel: ir.OffloadedKernel) -> CpuCompiledKernel:
-        compiled = super().compile(kernel)        # the CPU's own refusals (wk.simt) come first
+    def compile(self, kernel: ir.OffloadedKernel, origin: str | None = None) -> CpuCompiledKernel:
+        compiled = super().compile(kernel, origin)        # the CPU's own refusals (wk.simt) come first
         self.code_objects[kernel.name] = build_for_processors(kernel, self.debug, self.fast_math,
                                                               self.offline_cache)
         if any(collect_stacks(kernel)) and not self.reducer_reports:

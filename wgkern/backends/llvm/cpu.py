@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,15 +20,17 @@ from wgkern.errors import BoundsCheckError, CompileError, KernelAssertionError, 
 from wgkern.passes.analysis import describe_simt_use, first_simt_use
 from wgkern.ir import nodes as ir
 from wgkern.ir.nodes import OffloadedKernel
+from wgkern.ir.visitor import walk
 from wgkern.dtypes import DataType
 from wgkern import disk_cache
 from wgkern.ir.printing import assertion_message
 
+from .. import code_records
 from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
 from .adstack import AdStackContext
 from .codegen import emit_module, symbol_name
 from .host_memory import check_host_request, refused_allocation
-from .jit import compile_ir, function_address, optimized_text
+from .jit import compile_ir, function_address, host_jit, load_compiled, optimized_text
 from .layout import ArgLayout, build_layout, pack_launch
 from . import lanes, sincos
 from .target import CPU_TARGET, Target
@@ -99,7 +102,9 @@ class CpuCompiledKernel(CompiledKernel):
     `source(optimized=True)` the module after O3."""
 
     def __init__(self, kernel: OffloadedKernel, target: Target = CPU_TARGET, debug: bool = False,
-                 backend: "CpuBackend | None" = None, fast_math: bool = False):
+                 backend: "CpuBackend | None" = None, fast_math: bool = False, origin: str | None = None):
+        """`origin`: where the IR came from (code_records.py), letting a start find its compiled code without
+        generating it."""
         self.kernel = kernel
         self.backend = backend
         started = time.perf_counter()
@@ -124,18 +129,57 @@ class CpuCompiledKernel(CompiledKernel):
         self.lanes = lanes.kernel_lanes(kernel, debug, fast_math)      # indices its widest task runs at once
         lane_tasks = (lambda task: lanes.lane_width(task, debug, fast_math), lanes.emit_lane_task)
         single_thread = backend is not None and backend.single_thread
-        text, entry_name, self.bounds_sites = emit_module(kernel, self.layout, target, f"{_PLACEHOLDER}{name}",
-                                                          debug, fast_math, lane_tasks, single_thread)
-        digest = f"wk{disk_cache.cache_key(text)[:16]}_"
-        self.ir_text = text.replace(_PLACEHOLDER, digest)
-        self.entry_name = entry_name.replace(_PLACEHOLDER, digest)
-        generated = time.perf_counter()
+
+        def generate() -> tuple[str, str, list[ir.Stmt]]:
+            text, entry_name, bounds_sites = emit_module(kernel, self.layout, target, f"{_PLACEHOLDER}{name}",
+                                                         debug, fast_math, lane_tasks, single_thread)
+            digest = f"wk{disk_cache.cache_key(text)[:16]}_"
+            return text.replace(_PLACEHOLDER, digest), entry_name.replace(_PLACEHOLDER, digest), bounds_sites
+
+        self._generate = generate
+        self._ir_text: str | None = None
         use_cache = backend is not None and backend.offline_cache
-        if sincos.SYMBOL in self.ir_text:
-            sincos.ensure_compiled(target.math_attributes, use_cache)
-        self.module = compile_ir(self.ir_text, use_cache=use_cache)
+        record_key = None
+        # a print's site number is this process's (printing.py): kernels that print are generated at each start
+        prints = any(isinstance(stmt, ir.Print) for task in kernel.tasks for stmt in walk(task.body))
+        if origin is not None and use_cache and not debug and not self.has_stacks and not prints:
+            record_key = code_records.key(origin, "cpu", host_jit().machine_id, target.name, fast_math,
+                                          single_thread)
+        self.module = self._recorded(record_key, target, use_cache) if record_key else None
+        generated = time.perf_counter()
+        if self.module is None:
+            self._ir_text, self.entry_name, self.bounds_sites = generate()
+            generated = time.perf_counter()
+            uses_sincos = sincos.SYMBOL in self._ir_text
+            if uses_sincos:
+                sincos.ensure_compiled(target.math_attributes, use_cache)
+            self.module = compile_ir(self._ir_text, use_cache=use_cache)
+            if record_key:
+                code_records.store(record_key, (code_records.layout_fingerprint(self.layout),
+                                                self.module.name, self.entry_name, uses_sincos))
         self.entry = _ENTRY_TYPE(function_address(self.entry_name))
         self.times = CompileTimes(generated - started, time.perf_counter() - generated)
+
+    def _recorded(self, record_key: str, target: Target, use_cache: bool) -> Any | None:
+        """The module a record names, loaded (sets entry_name), or None (no record, its code gone, or a layout
+        other than this build's)."""
+        record = code_records.load(record_key)
+        if record is None or len(record) != 4 or record[0] != code_records.layout_fingerprint(self.layout):
+            return None
+        _, module_key, entry_name, uses_sincos = record
+        if uses_sincos:
+            sincos.ensure_compiled(target.math_attributes, use_cache)
+        module = load_compiled(module_key)
+        if module is not None:
+            self.entry_name, self.bounds_sites = entry_name, []
+        return module
+
+    @property
+    def ir_text(self) -> str:
+        """The module's LLVM IR as generated (generated now where the compiled code came from a record)."""
+        if self._ir_text is None:
+            self._ir_text = self._generate()[0]
+        return self._ir_text
 
     def launch(self, args: LaunchArgs) -> None:
         """Synchronous: returns when every task finished. Debug builds raise BoundsCheckError afterwards.
@@ -284,9 +328,9 @@ class CpuBackend(Backend):
         count = int(np.prod(shape, dtype=np.int64)) if shape else 1
         return buffer.array[:count * dtype.itemsize].view(dtype).reshape(shape)
 
-    def compile(self, kernel: OffloadedKernel) -> CpuCompiledKernel:
+    def compile(self, kernel: OffloadedKernel, origin: str | None = None) -> CpuCompiledKernel:
         _refuse_simt(kernel)
-        return CpuCompiledKernel(kernel, self.target, self.debug, self, self.fast_math)
+        return CpuCompiledKernel(kernel, self.target, self.debug, self, self.fast_math, origin)
 
     def sync(self) -> None:
         """Launches are synchronous; only a recorded adstack overflow can be pending (raised once)."""

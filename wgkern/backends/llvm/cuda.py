@@ -35,6 +35,7 @@ from wgkern import dtypes as T
 from wgkern.dtypes import DataType
 from wgkern.ir.printing import decode_words, emit, format_print
 
+from .. import code_records
 from ..base import Backend, CompiledKernel, LaunchArgs, MemoryBudget, raise_pending
 from . import cuda_driver, cuda_graphs, ptx
 from . import printing as cpu_printing
@@ -135,7 +136,10 @@ class CudaCompiledKernel(CompiledKernel):
     """One kernel's PTX module on one CudaBackend. `source()` is the LLVM IR as generated,
     `source(optimized=True)` the PTX."""
 
-    def __init__(self, kernel: ir.OffloadedKernel, backend: "CudaBackend"):
+    def __init__(self, kernel: ir.OffloadedKernel, backend: "CudaBackend", origin: str | None = None):
+        """`origin`: where the IR came from (code_records.py), letting a start find its PTX without generating
+        the module."""
+        self.origin = origin
         self.kernel = kernel
         self.backend = backend
         driver = backend.driver
@@ -161,7 +165,7 @@ class CudaCompiledKernel(CompiledKernel):
             raise CompileError(f"kernel '{kernel.name}' passes {self.layout.size} bytes of arguments (containers, "
                                f"shapes, scalars), more than CUDA's {MAX_PARAM_BYTES}-byte parameter block; split "
                                "it into kernels that touch fewer containers", kernel.loc)
-        prefix = f"wk_{symbol_name(kernel.name)[:60]}"      # one module per kernel: names need not be unique
+        prefix = self.prefix = f"wk_{symbol_name(kernel.name)[:60]}"   # one module per kernel: names need not be unique
         self.has_prints = any(isinstance(stmt, ir.Print) for task in kernel.tasks for stmt in walk(task.body))
         print_buffer = (backend.print_buffer.address, PRINT_BUFFER_WORDS) if self.has_prints else (0, 0)
         names, generated = self.build_module(prefix, print_buffer)
@@ -178,13 +182,37 @@ class CudaCompiledKernel(CompiledKernel):
         """Generate, compile and load the kernel's module (sets ir_text, bounds_sites, ptx, module): (one
         kernel name per task, the time code generation ended)."""
         backend = self.backend
+        # kernels that print have the print buffer's address in their code: not worth caching
+        use_cache = backend.offline_cache and not self.has_prints
+        record_key = None
+        if self.origin is not None and use_cache and not backend.debug and not self.has_stacks:
+            record_key = code_records.key(self.origin, "cuda", backend.arch, CUDA_TARGET.name, backend.fast_math)
+            names = self._recorded(record_key)
+            if names is not None:
+                return names, time.perf_counter()
         self.ir_text, names, self.bounds_sites = emit_cuda_module(
             self.kernel, self.layout, CUDA_TARGET, prefix, print_buffer, backend.debug, backend.fast_math)
         generated = time.perf_counter()
-        # kernels that print have the print buffer's address in their code: not worth caching
-        self.ptx = ptx.cached_ptx(self.ir_text, backend.arch, backend.offline_cache and not self.has_prints)
+        self.ptx = ptx.cached_ptx(self.ir_text, backend.arch, use_cache)
         self.module = backend.driver.load_module(self.ptx)
+        if record_key:
+            code_records.store(record_key, (code_records.layout_fingerprint(self.layout), tuple(names),
+                                            ptx.cache_key(self.ir_text, backend.arch)))
         return names, generated
+
+    def _recorded(self, record_key: str) -> list[str] | None:
+        """The task kernels' names of the module a record names, its PTX loaded (sets ptx, module; ir_text is
+        generated when asked for), or None (no record, its PTX gone, or a layout other than this build's)."""
+        record = code_records.load(record_key)
+        if record is None or len(record) != 3 or record[0] != code_records.layout_fingerprint(self.layout) \
+                or len(record[1]) != len(self.kernel.tasks):
+            return None
+        code = ptx.stored_ptx(record[2])
+        if code is None:
+            return None
+        self.ptx, self.ir_text, self.bounds_sites = code, None, []
+        self.module = self.backend.driver.load_module(code)
+        return list(record[1])
 
     def _max_blocks(self, task: ir.Task) -> int:
         """One thread per index, except: reverse kernels (the heap holds a slice per thread) and tasks with
@@ -261,7 +289,12 @@ class CudaCompiledKernel(CompiledKernel):
 
     def source(self, optimized: bool = False) -> str:
         """The LLVM IR as generated, or with `optimized=True` the PTX."""
-        return self.ptx if optimized else self.ir_text
+        if optimized:
+            return self.ptx
+        if self.ir_text is None:          # the PTX came from a record (build_module): generated now
+            self.ir_text = emit_cuda_module(self.kernel, self.layout, CUDA_TARGET, self.prefix, (0, 0), False,
+                                            self.backend.fast_math)[0]
+        return self.ir_text
 
     def release(self) -> None:
         for buffer in self.owned:
@@ -418,8 +451,8 @@ class CudaBackend(Backend):
             self.driver.copy(dst.address, src.address, nbytes)
 
     # ---- kernels -----------------------------------------------------------------------------------------
-    def compile(self, kernel: ir.OffloadedKernel) -> CudaCompiledKernel:
-        compiled = self.kernel_class(kernel, self)
+    def compile(self, kernel: ir.OffloadedKernel, origin: str | None = None) -> CudaCompiledKernel:
+        compiled = self.kernel_class(kernel, self, origin)
         self.compiled.append(compiled)
         return compiled
 

@@ -116,31 +116,48 @@ def compile_ir(text: str, opt: bool = True, use_cache: bool = False) -> Any:
     # llvmlite's calls release the GIL and share LLVM's global context: one compile at a time. Other processes
     # sharing the offline cache wait for one that compiles the same module, then load its object code.
     with jit.lock, (disk_cache.building("cpu", key) if use_cache else contextlib.nullcontext()):
-        known = jit.modules.get(key)
+        known = jit.modules.get(key) or _load_stored(jit, key, use_cache)
         if known is not None:
             return known
-        stored = disk_cache.load("cpu", key, ".o") if use_cache else None
-        if stored is not None:
-            module = llvm.parse_assembly("")
-            jit.loaded[key] = stored
-            jit.disk_hits += 1
-        else:
-            module = llvm.parse_assembly(text)
-            module.verify()
-            if opt:
-                optimize(module, jit.target_machine)
-            if use_cache:
-                jit.storing.add(key)
-        module.name = key
-        module.triple = jit.target_machine.triple
-        module.data_layout = str(jit.target_machine.target_data)
-        try:
-            jit.engine.add_module(module)
-            jit.engine.finalize_object()
-        finally:
-            jit.loaded.pop(key, None)
-            jit.storing.discard(key)
-        jit.modules[key] = module
+        module = llvm.parse_assembly(text)
+        module.verify()
+        if opt:
+            optimize(module, jit.target_machine)
+        if use_cache:
+            jit.storing.add(key)
+        return _add(jit, module, key)
+
+
+def load_compiled(key: str) -> Any | None:
+    """The module whose `module_key` is `key`: in the engine already, else its object code from the offline
+    cache JIT-loaded; None where neither has it (the caller generates and compiles it)."""
+    jit = host_jit()
+    with jit.lock:
+        return jit.modules.get(key) or _load_stored(jit, key, True)
+
+
+def _load_stored(jit: HostJit, key: str, use_cache: bool) -> Any | None:
+    stored = disk_cache.load("cpu", key, ".o") if use_cache else None
+    if stored is None:
+        return None
+    jit.loaded[key] = stored
+    jit.disk_hits += 1
+    return _add(jit, llvm.parse_assembly(""), key)
+
+
+def _add(jit: HostJit, module: Any, key: str) -> Any:
+    """Add `module` (named `key`) to the engine (under the JIT lock); MCJIT's object cache gives it the object
+    code loaded for `key`, or stores what it compiles where `key` is marked for storing."""
+    module.name = key
+    module.triple = jit.target_machine.triple
+    module.data_layout = str(jit.target_machine.target_data)
+    try:
+        jit.engine.add_module(module)
+        jit.engine.finalize_object()
+    finally:
+        jit.loaded.pop(key, None)
+        jit.storing.discard(key)
+    jit.modules[key] = module
     return module
 
 

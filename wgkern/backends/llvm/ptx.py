@@ -99,10 +99,18 @@ def data_layout(arch: str) -> str:
     return str(target_machine(arch).target_data)
 
 
-def _cache_key(ir_text: str, arch: str) -> str:
+def cache_key(ir_text: str, arch: str) -> str:
+    """The offline cache's key of a module's PTX: its text, the arch, the compiler's version and, where it calls
+    libdevice, the libdevice in use (read first)."""
     import llvmlite
-    library = str(len(_libdevice or b"")) if "@__nv_" in ir_text else ""
+    library = str(len(libdevice_bitcode())) if "@__nv_" in ir_text else ""
     return disk_cache.cache_key(ir_text, arch, llvmlite.__version__, library)
+
+
+def stored_ptx(key: str) -> str | None:
+    """The PTX stored under `key` (cache_key), or None."""
+    stored = disk_cache.load("cuda", key, ".ptx")
+    return None if stored is None else stored.decode()
 
 
 def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
@@ -111,13 +119,11 @@ def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
     cache both ways)."""
     if not use_cache:
         return compile_ptx(ir_text, arch)
-    if "@__nv_" in ir_text:
-        libdevice_bitcode()           # the key names the libdevice in use
-    key = _cache_key(ir_text, arch)
+    key = cache_key(ir_text, arch)
     with disk_cache.building("cuda", key):       # processes sharing the cache compile each module once
-        stored = disk_cache.load("cuda", key, ".ptx")
+        stored = stored_ptx(key)
         if stored is not None:
-            return stored.decode()
+            return stored
         code = compile_ptx(ir_text, arch, True)
         disk_cache.store("cuda", key, ".ptx", code.encode())
     return code

@@ -288,7 +288,8 @@ class WgslBackend(TransferMixin, Backend):
                     self.keepalive.append(dropped)    # recorded commands may use it (encoding.py)
         buffer.bind_group_keys.clear()
 
-    def compile(self, kernel: ir.OffloadedKernel) -> WgslCompiledKernel:
+    def compile(self, kernel: ir.OffloadedKernel, origin: str | None = None) -> WgslCompiledKernel:
+        """`origin` (code_records.py) is not used: shader compiles are cached by the drivers."""
         return WgslCompiledKernel(self, kernel)
 
     # ---- command recording --------------------------------------------------------------------------------

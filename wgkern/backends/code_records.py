@@ -1,0 +1,52 @@
+"""Where a backend's generated code for a kernel is in the offline cache, found without generating it
+('code' entries of the offline cache).
+
+The compiled-code caches (`cpu/` object code, `cuda/` PTX) are keyed by the generated module's text, so finding
+an entry costs the code generation it stands for. When a kernel's IR was loaded from (or stored in) a frontend
+cache entry (frontend_cache.py), that entry's key already determines the IR the backend compiles: the kernel's
+source and every read its frontend made, the argument specialisation, the options, the arch and wgkern's code.
+A backend then keeps, under that key and its own settings (the target, the compiler's version), a small record:
+the compiled-code cache key its module got, the names of its entry points and a fingerprint of the argument
+layout it was generated for. A later start loads the compiled code by the record, checking the layout it builds
+from the loaded IR against the record's; a record whose code is gone, or that disagrees, is ignored and the
+module generated as before (and the record rewritten).
+
+Only code that holds no address of this process is recorded: kernels with adstacks (their context's address is
+in the code), debug builds (the error word's) and kernels that print are generated on every start."""
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from wgkern import disk_cache
+
+KIND = "code"
+_SUFFIX = ".record"
+
+
+def key(origin: str, *settings: Any) -> str:
+    """The record's key: the IR's origin (a frontend cache entry's key, with the stage that derived the backend's
+    IR from it) and the backend's settings that shape its code."""
+    return disk_cache.cache_key(origin, *(repr(part) for part in settings))
+
+
+def load(record_key: str) -> tuple | None:
+    """The record stored under `record_key` (plain Python literals), or None."""
+    stored = disk_cache.load(KIND, record_key, _SUFFIX)
+    if stored is None:
+        return None
+    try:
+        record = ast.literal_eval(stored.decode())
+    except (ValueError, SyntaxError, UnicodeDecodeError, MemoryError, RecursionError):
+        return None
+    return record if isinstance(record, tuple) else None
+
+
+def store(record_key: str, record: tuple) -> None:
+    disk_cache.store(KIND, record_key, _SUFFIX, repr(record).encode())
+
+
+def layout_fingerprint(layout: Any) -> tuple:
+    """What of an LLVM backend's argument layout (layout.py's ArgLayout) the generated code was built against."""
+    return (layout.size, tuple(layout.container_address), tuple(layout.container_shape),
+            tuple(sorted(layout.scalar.items())), layout.adstack_context)
