@@ -139,15 +139,48 @@ def test_kernels_that_do_not_opt_in_run_the_frontend_each_start(tmp_path, starts
     assert not (tmp_path / "cache" / frontend_cache.KIND).exists()
 
 
+HELPERS = '''
+ENABLED = True
+
+def is_add(mode):
+    return int(mode) == 1 and enabled()
+
+def enabled():
+    return ENABLED
+'''
+
+
+def test_static_calls_to_the_programs_functions_are_watched(tmp_path, starts) -> None:
+    helpers = Sources(tmp_path, HELPERS)
+    sources = Sources(tmp_path, f"import {helpers.name} as helpers\n" + MODULE.replace(
+        "wk.static(cfg.mode == Mode.ADD and Limits.ADDING)", "wk.static(helpers.is_add(cfg.mode))"))
+
+    def start(enabled: bool = True):
+        helpers.load().ENABLED = enabled            # a global set at run time: the file is the same
+        return starts(sources)
+
+    _run_fill(start())
+    np.testing.assert_array_equal(_run_fill(start()), _expected_fill(2.0, "ADD", 1.5))
+    assert starts.builds == ["fill"]
+    np.testing.assert_array_equal(_run_fill(start(enabled=False)), _expected_fill(2.0, "SUB", 1.5))
+    assert starts.builds == ["fill"] * 2, "a global the callee's callee reads changed"
+    helpers.edit("return ENABLED", "return not ENABLED")        # the callee's callee's code, in another file
+    np.testing.assert_array_equal(_run_fill(start(enabled=False)), _expected_fill(2.0, "ADD", 1.5))
+    assert starts.builds == ["fill"] * 3
+    helpers.edit("return not ENABLED", "return ENABLED")
+    np.testing.assert_array_equal(_run_fill(start()), _expected_fill(2.0, "ADD", 1.5))
+    assert starts.builds == ["fill"] * 3, "back as it was: the first entry"
+
+
 @pytest.mark.parametrize("edit", [
-    # a wk.static expression that calls a Python function: what it reads is not known
+    # a wk.static expression that calls a Python function that prints (compiled code, whose reads are not seen)
     ("wk.static(cfg.mode == Mode.ADD and Limits.ADDING)", "wk.static(is_add(cfg.mode))"),
     # a func made inside a function cannot be found again by its module and name
     ("@wk.func\ndef scaled(v):\n    return v * SCALE",
      "def _make():\n    @wk.func\n    def scaled(v):\n        return v * SCALE\n    return scaled\nscaled = _make()"),
 ])
 def test_reads_that_cannot_be_checked_store_nothing(tmp_path, starts, edit) -> None:
-    text = MODULE.replace(*edit) + "\ndef is_add(mode):\n    return mode == Mode.ADD\n"
+    text = MODULE.replace(*edit) + "\ndef is_add(mode):\n    print(mode)\n    return mode == Mode.ADD\n"
     sources = Sources(tmp_path, text)
     _run_fill(starts(sources))
     np.testing.assert_array_equal(_run_fill(starts(sources)), _expected_fill(2.0, "ADD", 1.5))

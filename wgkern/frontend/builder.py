@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from wgkern.errors import CompileError, CompileValueError, InternalCompilerError, WkError
-from wgkern.frontend import arith, reads
+from wgkern.frontend import arith, call_trace, reads
 from wgkern.frontend.assignments import AssignmentMixin
 from wgkern.frontend.atomic_calls import AtomicMixin
 from wgkern.frontend.builtin_calls import BuiltinCallMixin
@@ -522,12 +522,17 @@ class FunctionBuilder(ExpressionMixin, SubscriptMixin, CallMixin, BuiltinCallMix
         namespace = dict(getattr(fn, "__globals__", {}))
         namespace.update(closure_values(fn))
         log = reads.current()
+        calls_python = False
         if log is not None:
             try:
-                log.expression(ast.parse(annotation, mode="eval"), fn, lambda name: False, namespace)
+                calls_python = log.expression(ast.parse(annotation, mode="eval"), fn, lambda name: False, namespace)
             except SyntaxError:
                 pass                              # eval reports it
         try:
+            if calls_python:
+                code = compile(annotation, "<annotation>", "eval")
+                with call_trace.traced(log, code):
+                    return T.called_annotation(eval(code, namespace))  # noqa: S307 - the user's own annotation
             return T.called_annotation(eval(annotation, namespace))  # noqa: S307 - the user's own annotation
         except Exception as exc:
             raise CompileError(f"cannot evaluate the annotation {annotation!r}: {exc}") from None

@@ -315,17 +315,21 @@ class ReadLog:
         elif isinstance(base, _ALLOWED_FUNCTION_TYPES):
             self.refuse(f"an attribute of function {getattr(base, '__qualname__', base)} is read")
 
-    def expression(self, tree: ast.AST, fn: Any, local: Callable[[str], bool], namespace: dict[str, Any]) -> None:
+    def expression(self, tree: ast.AST, fn: Any, local: Callable[[str], bool], namespace: dict[str, Any]) -> bool:
         """An expression Python evaluates at compile time (wk.static, a string annotation) in `namespace`:
         its free names that are not the frontend's own (`local`) are name reads, and the attribute chains from
-        them are attribute reads while the object read from is a module or class."""
+        them are attribute reads while the object read from is a module or class. True where it calls a Python
+        function of the program, whose reads are recorded while it runs (call_trace.traced)."""
+        calls_python = False
         for node in ast.walk(tree):
             if not isinstance(node, _EXPRESSION_NODES):
                 self.refuse(f"a compile-time expression holds {type(node).__name__}")
-                return
+                return False
             if isinstance(node, ast.Call) and not _known_callee(node.func, namespace):
-                self.refuse(f"a compile-time expression calls {ast.unparse(node.func)}")
-                return
+                if not isinstance(_callee(node.func, namespace), types.FunctionType):
+                    self.refuse(f"a compile-time expression calls {ast.unparse(node.func)}")
+                    return False
+                calls_python = True
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and not local(node.id):
                 self.name(fn, node.id)
@@ -346,6 +350,7 @@ class ReadLog:
                         obj = getattr(obj, attr)
                     except Exception:      # noqa: BLE001 - Python's own evaluation reports it
                         break
+        return calls_python
 
 
 _IMMUTABLE = frozenset({int, float, complex, bool, str, bytes, tuple, frozenset})
@@ -353,6 +358,23 @@ _IMMUTABLE = frozenset({int, float, complex, bool, str, bytes, tuple, frozenset}
 # Modules whose functions (and numpy's ufuncs) a compile-time expression may call: numpy's top level (its
 # functions and scalar types; not numpy.random) and math.
 PURE_MODULES = frozenset({"numpy", "math"})
+
+
+def _callee(func: ast.expr, namespace: dict[str, Any]) -> Any:
+    """What a call's callee names, found through modules and classes only (None where it goes through anything
+    else: an object's attribute may be a property, which runs code)."""
+    chain: list[str] = []
+    while isinstance(func, ast.Attribute):
+        chain.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name) or func.id not in namespace:
+        return None
+    obj = namespace[func.id]
+    for attr in reversed(chain):
+        if not is_namespace(obj):
+            return None
+        obj = getattr(obj, attr, None)
+    return obj
 
 
 def _known_callee(func: ast.expr, namespace: dict[str, Any]) -> bool:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 from typing import Any, Callable
 
 from wgkern.errors import CompileError, WkError
-from wgkern.frontend import reads
+from wgkern.frontend import call_trace, reads
 from wgkern.frontend.scope import Scope, VectorShape
 from wgkern.lang import expr, host_access
 
@@ -118,15 +119,17 @@ def evaluate(node: ast.expr, fn: Callable[..., Any], scope: Scope, filename: str
     else:
         namespace.update(shapes)
     log = reads.current()
+    calls_python = False
     if log is not None:
         frontend_names = set(runtime_names) | set(scope.static_names()) | set(shapes)   # the build's own values
-        log.expression(node, fn, frontend_names.__contains__, namespace)
+        calls_python = log.expression(node, fn, frontend_names.__contains__, namespace)
     expression = ast.Expression(body=node)
     ast.fix_missing_locations(expression)
     code = compile(expression, filename, "eval")
     host_access.static_reads_refused += 1      # a container's values are run-time data: never baked into the code
     try:
-        value = eval(code, namespace)  # noqa: S307 - compile-time evaluation of the user's own expression
+        with call_trace.traced(log, code) if calls_python else contextlib.nullcontext():
+            value = eval(code, namespace)  # noqa: S307 - compile-time evaluation of the user's own expression
     except NameError as exc:
         name = getattr(exc, "name", None)
         if name in runtime_names:
