@@ -146,3 +146,27 @@ def test_functions_made_inside_functions_are_refused() -> None:
     log = reads.ReadLog(_uses)
     log.source(local)
     assert "cannot be found again" in log.refused
+
+
+def test_wgkern_functions_are_keyed_by_what_they_close_over() -> None:
+    # a tile kind's `zeros` is a func made for it, closing over its size: wgkern's code is in every key, so its
+    # source and names need no record, and the closure is part of the fingerprint wherever the func is met
+    from wgkern.lang.simt.tile import Tile16x16, Tile32x32, TileKind
+    log = reads.ReadLog(_uses)
+    log.source(Tile16x16.zeros.fn)
+    log.name(Tile16x16.zeros.fn, "size")
+    assert log.refused is None and not log.records
+    assert fp(Tile16x16.zeros) != fp(Tile32x32.zeros)
+    assert fp(Tile16x16.zeros) == fp(TileKind(16).zeros)
+    assert fp(Tile16x16) != fp(Tile32x32)
+    made = _made_here()
+    log.source(made)
+    assert "cannot be found again" in log.refused          # the program's own closures are still refused
+
+
+def _made_here():
+    size = 3
+
+    def inner():
+        return size
+    return inner

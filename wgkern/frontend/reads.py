@@ -12,10 +12,13 @@ That covers what the frontend can see because every other Python object it holds
 one of these reads, and `fingerprint` takes an object's whole state (every field of a dataclass, every attribute
 of an object and the plain attributes of its class, every element of a tuple), refusing what it cannot take
 whole. Modules and classes are the exception, taken by name, which is why their attributes are recorded one by
-one; functions are taken by name and their sources recorded where the frontend parses them. A read of any other
-kind (a `wk.static` expression calling anything but a few builtins, a lambda or comprehension in one, an
-attribute of a plain function, a function that cannot be found again by its module and name) makes the log
-`refused`: the kernel is then built on every start, as kernels that do not opt in are. Containers are numbered in
+one; functions are taken by name and their sources recorded where the frontend parses them (wgkern's own
+functions are not recorded: wgkern's code is part of every key, and what one closes over is fingerprinted with
+it). A `wk.static` expression that calls the program's own Python functions has what they read recorded while
+they run (call_trace.py). A read of any other kind (a lambda or comprehension in a compile-time expression, a
+call whose reads cannot be watched, an attribute of a plain function, a function that cannot be found again by
+its module and name) makes the log `refused`: the kernel is then built on every start, as kernels that do not
+opt in are. Containers are numbered in
 the order met (aliasing is part of the key) and fingerprinted by their structure; the numbered list is how a
 loaded result is given this program's fields."""
 from __future__ import annotations
@@ -121,10 +124,11 @@ def _fp(value: Any, containers: Containers, budget: list[int], active: set[int])
                 found = containers.classes[id(value)] = _class(value, containers, budget, active)
             return found
         if isinstance(value, _ALLOWED_FUNCTION_TYPES):
-            return ("function", *_qualified(value))
+            return ("function", *_qualified(value), _closure(value, containers, budget, active))
         wrapped = _unwrapped_function(value)
         if wrapped is not None:
-            return ("wgkern." + kind.__name__, *_qualified(wrapped), bool(getattr(value, "requires_top_level", False)))
+            return ("wgkern." + kind.__name__, *_qualified(wrapped), bool(getattr(value, "requires_top_level", False)),
+                    _closure(wrapped, containers, budget, active))
         if dataclasses.is_dataclass(value):
             return ("dataclass", *_qualified(kind), _class_attributes(kind, containers, budget, active),
                     tuple((f.name, _fp(getattr(value, f.name), containers, budget, active))
@@ -179,6 +183,28 @@ def _class_attributes(cls: type, containers: Containers, budget: list[int], acti
             if name.startswith("__") or callable(value) or isinstance(value, (property, classmethod, staticmethod)):
                 continue
             out.append((name, _annotation(value, containers, budget, active)))
+    return tuple(out)
+
+
+def _wgkern_own(fn: Any) -> bool:
+    """A function of wgkern itself: its code is part of every key (ir_cache.code_version), its globals are
+    wgkern's, and what it closes over is fingerprinted with it wherever it is met (_closure)."""
+    return (getattr(fn, "__module__", None) or "").partition(".")[0] == "wgkern"
+
+
+def _closure(fn: Any, containers: Containers, budget: list[int], active: set[int]) -> tuple:
+    """The values a function of wgkern closes over (a function made for an object, as a tile kind's `zeros`);
+    the program's functions that the frontend reads are found by name, their closures read name by name."""
+    if not _wgkern_own(fn) or not getattr(fn, "__closure__", None):
+        return ()
+    out = []
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            out.append((name, ("empty",)))
+            continue
+        out.append((name, _fp(value, containers, budget, active)))
     return tuple(out)
 
 
@@ -293,6 +319,8 @@ class ReadLog:
 
     def source(self, fn: Any) -> None:
         """The frontend parses `fn`'s source."""
+        if _wgkern_own(fn):
+            return
         try:
             self._add(("source", function_ref(fn, self.kernel_fn)))
         except Unrecordable as exc:
@@ -300,6 +328,8 @@ class ReadLog:
 
     def name(self, fn: Any, name: str) -> None:
         """`name` is resolved in `fn`'s closure, globals or builtins (python_name)."""
+        if _wgkern_own(fn):
+            return
         try:
             self._add(("name", function_ref(fn, self.kernel_fn), name))
         except Unrecordable as exc:
