@@ -11,23 +11,36 @@ layout it was generated for. A later start loads the compiled code by the record
 from the loaded IR against the record's; a record whose code is gone, or that disagrees, is ignored and the
 module generated as before (and the record rewritten).
 
-Only code that holds no address of this process is recorded: kernels with adstacks (their context's address is
-in the code), debug builds (the error word's) and kernels that print are generated on every start."""
+Only code that holds nothing of this process is recorded: kernels with adstacks (their context's address is in
+the code), debug builds (the error word's) and kernels that print (a print site's number on the CPU, the print
+buffer's address on GPUs) are generated on every start."""
 from __future__ import annotations
 
 import ast
 from typing import Any
 
 from wgkern import disk_cache
+from wgkern.backends.adstack import collect_stacks
+from wgkern.ir import nodes as ir
+from wgkern.ir.visitor import walk
 
 KIND = "code"
 _SUFFIX = ".record"
 
 
-def key(origin: str, *settings: Any) -> str:
-    """The record's key: the IR's origin (a frontend cache entry's key, with the stage that derived the backend's
-    IR from it) and the backend's settings that shape its code."""
+def key(origin: str | None, kernel: ir.OffloadedKernel, debug: bool, *settings: Any) -> str | None:
+    """The record's key for `kernel`: the IR's origin (a frontend cache entry's key, with the stage that derived
+    the backend's IR from it; None where the IR has none or the cache is off) and the backend's settings that
+    shape its code. None where the code holds what only this process knows (module docstring)."""
+    if origin is None or debug or prints(kernel) or any(collect_stacks(kernel)):
+        return None
     return disk_cache.cache_key(origin, *(repr(part) for part in settings))
+
+
+def prints(kernel: ir.OffloadedKernel) -> bool:
+    """Whether the kernel prints (its code then holds a print site's number on the CPU, the print buffer's
+    address on GPUs)."""
+    return any(isinstance(stmt, ir.Print) for task in kernel.tasks for stmt in walk(task.body))
 
 
 def load(record_key: str) -> tuple | None:

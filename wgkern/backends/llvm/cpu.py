@@ -20,7 +20,6 @@ from wgkern.errors import BoundsCheckError, CompileError, KernelAssertionError, 
 from wgkern.passes.analysis import describe_simt_use, first_simt_use
 from wgkern.ir import nodes as ir
 from wgkern.ir.nodes import OffloadedKernel
-from wgkern.ir.visitor import walk
 from wgkern.dtypes import DataType
 from wgkern import disk_cache
 from wgkern.ir.printing import assertion_message
@@ -139,12 +138,8 @@ class CpuCompiledKernel(CompiledKernel):
         self._generate = generate
         self._ir_text: str | None = None
         use_cache = backend is not None and backend.offline_cache
-        record_key = None
-        # a print's site number is this process's (printing.py): kernels that print are generated at each start
-        prints = any(isinstance(stmt, ir.Print) for task in kernel.tasks for stmt in walk(task.body))
-        if origin is not None and use_cache and not debug and not self.has_stacks and not prints:
-            record_key = code_records.key(origin, "cpu", host_jit().machine_id, target.name, fast_math,
-                                          single_thread)
+        record_key = code_records.key(origin if use_cache else None, kernel, debug, "cpu", host_jit().machine_id,
+                                      target.name, fast_math, single_thread)
         self.module = self._recorded(record_key, target, use_cache) if record_key else None
         generated = time.perf_counter()
         if self.module is None:

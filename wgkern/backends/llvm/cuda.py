@@ -30,7 +30,6 @@ from wgkern.backends.adstack import (AdStackHeap, KernelStackLayout, collect_sta
 from wgkern.errors import CompileError, OutOfMemoryError, WkError
 from wgkern.ir import host_eval
 from wgkern.ir import nodes as ir
-from wgkern.ir.visitor import walk
 from wgkern import dtypes as T
 from wgkern.dtypes import DataType
 from wgkern.ir.printing import decode_words, emit, format_print
@@ -166,7 +165,7 @@ class CudaCompiledKernel(CompiledKernel):
                                f"shapes, scalars), more than CUDA's {MAX_PARAM_BYTES}-byte parameter block; split "
                                "it into kernels that touch fewer containers", kernel.loc)
         prefix = self.prefix = f"wk_{symbol_name(kernel.name)[:60]}"   # one module per kernel: names need not be unique
-        self.has_prints = any(isinstance(stmt, ir.Print) for task in kernel.tasks for stmt in walk(task.body))
+        self.has_prints = code_records.prints(kernel)
         print_buffer = (backend.print_buffer.address, PRINT_BUFFER_WORDS) if self.has_prints else (0, 0)
         names, generated = self.build_module(prefix, print_buffer)
         self.tasks = [TaskLaunch(driver.function(self.module, name), task, kernel.containers,
@@ -184,9 +183,9 @@ class CudaCompiledKernel(CompiledKernel):
         backend = self.backend
         # kernels that print have the print buffer's address in their code: not worth caching
         use_cache = backend.offline_cache and not self.has_prints
-        record_key = None
-        if self.origin is not None and use_cache and not backend.debug and not self.has_stacks:
-            record_key = code_records.key(self.origin, "cuda", backend.arch, CUDA_TARGET.name, backend.fast_math)
+        record_key = code_records.key(self.origin if use_cache else None, self.kernel, backend.debug, "cuda",
+                                      backend.arch, CUDA_TARGET.name, backend.fast_math)
+        if record_key is not None:
             names = self._recorded(record_key)
             if names is not None:
                 return names, time.perf_counter()
