@@ -390,17 +390,23 @@ _IMMUTABLE = frozenset({int, float, complex, bool, str, bytes, tuple, frozenset}
 PURE_MODULES = frozenset({"numpy", "math"})
 
 
-def _callee(func: ast.expr, namespace: dict[str, Any]) -> Any:
-    """What a call's callee names, found through modules and classes only (None where it goes through anything
-    else: an object's attribute may be a property, which runs code)."""
+def _attribute_chain(func: ast.expr) -> tuple[str | None, list[str]]:
+    """`a.b.c` as ('a', ['b', 'c']); the root is None where the chain does not start at a name."""
     chain: list[str] = []
     while isinstance(func, ast.Attribute):
         chain.append(func.attr)
         func = func.value
-    if not isinstance(func, ast.Name) or func.id not in namespace:
+    return (func.id if isinstance(func, ast.Name) else None), chain[::-1]
+
+
+def _callee(func: ast.expr, namespace: dict[str, Any]) -> Any:
+    """What a call's callee names, found through modules and classes only (None where it goes through anything
+    else: an object's attribute may be a property, which runs code)."""
+    root, chain = _attribute_chain(func)
+    if root not in namespace:
         return None
-    obj = namespace[func.id]
-    for attr in reversed(chain):
+    obj = namespace[root]
+    for attr in chain:
         if not is_namespace(obj):
             return None
         obj = getattr(obj, attr, None)
@@ -413,14 +419,11 @@ def _known_callee(func: ast.expr, namespace: dict[str, Any]) -> bool:
     classes only, or a method of a number, string or tuple."""
     if isinstance(func, ast.Name) and func.id in PURE_BUILTINS:
         return namespace.get(func.id) is getattr(builtins, func.id)
-    chain: list[str] = []
-    while isinstance(func, ast.Attribute):
-        chain.append(func.attr)
-        func = func.value
-    if not isinstance(func, ast.Name) or func.id not in namespace:
+    root, chain = _attribute_chain(func)
+    if root not in namespace:
         return False
-    obj = namespace[func.id]
-    for position, attr in enumerate(reversed(chain)):
+    obj = namespace[root]
+    for position, attr in enumerate(chain):
         if type(obj) in _IMMUTABLE and position == len(chain) - 1:
             return callable(getattr(obj, attr, None))   # a method of a number, string or tuple: `n.bit_length()`
         if not is_namespace(obj):
