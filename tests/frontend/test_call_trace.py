@@ -156,8 +156,9 @@ def test_a_profiler_in_use_is_left_alone() -> None:
         occupied = sys.getprofile() is not None
         log = reads.ReadLog(_trace)
         code = compile("limited(1)", "<test>", "eval")
+        namespace = globals()
         with call_trace.traced(log, code):
-            assert eval(code, globals()) == (1, 2, 4, 6)       # noqa: S307
+            assert eval(code, namespace) == (1, 2, 4, 6)       # noqa: S307
         assert (sys.getprofile() is not None) == occupied
     finally:
         profiler.disable()
@@ -170,6 +171,7 @@ def test_a_profiler_in_use_is_left_alone() -> None:
 def test_the_hook_is_removed_when_the_call_raises() -> None:
     log = reads.ReadLog(_trace)
     code = compile("doublings(1, None)", "<test>", "eval")
+    namespace = globals()
     with pytest.raises(TypeError), call_trace.traced(log, code):
-        eval(code, globals())                                   # noqa: S307
+        eval(code, namespace)                                   # noqa: S307
     assert sys.getprofile() is None
