@@ -66,6 +66,19 @@ def shouts(n):
     return n
 
 
+class _Loud(type):
+    def __getattr__(cls, name):
+        raise RuntimeError(f"no {name} here")
+
+
+class Loud(metaclass=_Loud):
+    pass
+
+
+def never_reads_loud(flag):
+    return Loud.anything if flag else 5
+
+
 def total(values):
     return values.sum()
 
@@ -166,6 +179,11 @@ def test_a_profiler_in_use_is_left_alone() -> None:
         assert "profiler" in log.refused
     else:
         assert log.refused is None and ("source", _ref(doublings)) in log.records
+
+
+def test_a_failure_of_the_hook_refuses_and_leaves_the_call_alone() -> None:
+    log, value = _trace("never_reads_loud(False)")      # scanning the unused branch's attribute chain raises
+    assert value == 5 and "could not be watched (RuntimeError: no anything here)" in log.refused
 
 
 def test_the_hook_is_removed_when_the_call_raises() -> None:

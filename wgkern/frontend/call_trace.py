@@ -87,6 +87,12 @@ class CallTrace:
     def __call__(self, frame: types.FrameType, event: str, arg: Any) -> None:
         if self.done or self.log.refused is not None:
             return
+        try:
+            self._event(frame, event, arg)
+        except Exception as exc:        # noqa: BLE001 - the hook must not break the program's own evaluation
+            self.refuse(f"could not be watched ({type(exc).__name__}: {exc})")
+
+    def _event(self, frame: types.FrameType, event: str, arg: Any) -> None:
         if event == "return" and frame.f_code is self.top:
             self.done = True
             return
