@@ -4,6 +4,7 @@ whose code is gone, is ignored (the module generated again); code that holds add
 process is never recorded. On the WGSL arches (drivers cache shaders) the IR's origin is not used and nothing is recorded."""
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 import wgkern as wk
+from wgkern import disk_cache
 from wgkern.backends import code_records
 from wgkern.backends.llvm import cpu, cuda
 from tests.fresh_starts import Sources, starts  # noqa: F401 - starts is a fixture
@@ -72,6 +74,10 @@ def _expected_wave(a: float, n: int) -> np.ndarray:
     return out
 
 
+def _stored(path) -> tuple:
+    return ast.literal_eval(disk_cache.load(code_records.KIND, path.stem, path.suffix).decode())
+
+
 def _records(tmp_path) -> list:
     return sorted((tmp_path / "cache" / code_records.KIND).glob("*"))
 
@@ -99,13 +105,14 @@ def test_a_record_that_disagrees_with_the_build_is_ignored(tmp_path, starts, gen
     sources = Sources(tmp_path, KERNELS)
     starts(sources).wave(0.5, 40)
     [path] = _records(tmp_path)
-    record = code_records.load(path.stem)
-    code_records.store(path.stem, ((record[0][0] + 8,) + record[0][1:],) + record[1:])
+    record = _stored(path)                       # (the layout it was generated against, what it names...)
+    disk_cache.store(code_records.KIND, path.stem, path.suffix,
+                     repr(((record[0][0] + 8,) + record[0][1:],) + record[1:]).encode())
     module = starts(sources)
     module.wave(0.5, 40)
     np.testing.assert_allclose(module.x.to_numpy(), _expected_wave(0.5, 40), rtol=2e-6, atol=2e-6)
     assert generated == ["wave", "wave"]
-    assert code_records.load(path.stem) == record          # rewritten by the build
+    assert _stored(path) == record                          # rewritten by the build
     starts(sources).wave(0.5, 40)
     assert generated == ["wave", "wave"]
 

@@ -43,8 +43,9 @@ def prints(kernel: ir.OffloadedKernel) -> bool:
     return any(isinstance(stmt, ir.Print) for task in kernel.tasks for stmt in walk(task.body))
 
 
-def load(record_key: str) -> tuple | None:
-    """The record stored under `record_key` (plain Python literals), or None."""
+def load(record_key: str, layout: Any, fields: int) -> tuple | None:
+    """The `fields` values stored under `record_key` by a build with `layout` (layout.py's ArgLayout), or None
+    (no record, an unreadable one, or one generated against another layout)."""
     stored = disk_cache.load(KIND, record_key, _SUFFIX)
     if stored is None:
         return None
@@ -52,14 +53,17 @@ def load(record_key: str) -> tuple | None:
         record = ast.literal_eval(stored.decode())
     except (ValueError, SyntaxError, UnicodeDecodeError, MemoryError, RecursionError):
         return None
-    return record if isinstance(record, tuple) else None
+    if not isinstance(record, tuple) or len(record) != fields + 1 or record[0] != _layout_fingerprint(layout):
+        return None
+    return record[1:]
 
 
-def store(record_key: str, record: tuple) -> None:
-    disk_cache.store(KIND, record_key, _SUFFIX, repr(record).encode())
+def store(record_key: str, layout: Any, *values: Any) -> None:
+    """Keep `values` (plain Python literals) under `record_key` for code generated against `layout`."""
+    disk_cache.store(KIND, record_key, _SUFFIX, repr((_layout_fingerprint(layout), *values)).encode())
 
 
-def layout_fingerprint(layout: Any) -> tuple:
-    """What of an LLVM backend's argument layout (layout.py's ArgLayout) the generated code was built against."""
+def _layout_fingerprint(layout: Any) -> tuple:
+    """What of an LLVM backend's argument layout the generated code was built against."""
     return (layout.size, tuple(layout.container_address), tuple(layout.container_shape),
             tuple(sorted(layout.scalar.items())), layout.adstack_context)

@@ -150,18 +150,17 @@ class CpuCompiledKernel(CompiledKernel):
                 sincos.ensure_compiled(target.math_attributes, use_cache)
             self.module = compile_ir(self._ir_text, use_cache=use_cache)
             if record_key:
-                code_records.store(record_key, (code_records.layout_fingerprint(self.layout),
-                                                self.module.name, self.entry_name, uses_sincos))
+                code_records.store(record_key, self.layout, self.module.name, self.entry_name, uses_sincos)
         self.entry = _ENTRY_TYPE(function_address(self.entry_name))
         self.times = CompileTimes(generated - started, time.perf_counter() - generated)
 
     def _recorded(self, record_key: str, target: Target, use_cache: bool) -> Any | None:
         """The module a record names, loaded (sets entry_name), or None (no record, its code gone, or a layout
         other than this build's)."""
-        record = code_records.load(record_key)
-        if record is None or len(record) != 4 or record[0] != code_records.layout_fingerprint(self.layout):
+        record = code_records.load(record_key, self.layout, 3)
+        if record is None:
             return None
-        _, module_key, entry_name, uses_sincos = record
+        module_key, entry_name, uses_sincos = record
         if uses_sincos:
             sincos.ensure_compiled(target.math_attributes, use_cache)
         module = load_compiled(module_key)

@@ -192,26 +192,25 @@ class CudaCompiledKernel(CompiledKernel):
         self.ir_text, names, self.bounds_sites = emit_cuda_module(
             self.kernel, self.layout, CUDA_TARGET, prefix, print_buffer, backend.debug, backend.fast_math)
         generated = time.perf_counter()
-        self.ptx = ptx.cached_ptx(self.ir_text, backend.arch, use_cache)
+        ptx_key = ptx.cache_key(self.ir_text, backend.arch) if use_cache else None
+        self.ptx = ptx.cached_ptx(self.ir_text, backend.arch, use_cache, ptx_key)
         self.module = backend.driver.load_module(self.ptx)
         if record_key:
-            code_records.store(record_key, (code_records.layout_fingerprint(self.layout), tuple(names),
-                                            ptx.cache_key(self.ir_text, backend.arch)))
+            code_records.store(record_key, self.layout, tuple(names), ptx_key)
         return names, generated
 
     def _recorded(self, record_key: str) -> list[str] | None:
         """The task kernels' names of the module a record names, its PTX loaded (sets ptx, module; ir_text is
         generated when asked for), or None (no record, its PTX gone, or a layout other than this build's)."""
-        record = code_records.load(record_key)
-        if record is None or len(record) != 3 or record[0] != code_records.layout_fingerprint(self.layout) \
-                or len(record[1]) != len(self.kernel.tasks):
+        record = code_records.load(record_key, self.layout, 2)
+        if record is None or len(record[0]) != len(self.kernel.tasks):
             return None
-        code = ptx.stored_ptx(record[2])
+        code = ptx.stored_ptx(record[1])
         if code is None:
             return None
         self.ptx, self.ir_text, self.bounds_sites = code, None, []
         self.module = self.backend.driver.load_module(code)
-        return list(record[1])
+        return list(record[0])
 
     def _max_blocks(self, task: ir.Task) -> int:
         """One thread per index, except: reverse kernels (the heap holds a slice per thread) and tasks with

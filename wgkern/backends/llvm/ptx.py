@@ -113,13 +113,13 @@ def stored_ptx(key: str) -> str | None:
     return None if stored is None else stored.decode()
 
 
-def cached_ptx(ir_text: str, arch: str, use_cache: bool) -> str:
+def cached_ptx(ir_text: str, arch: str, use_cache: bool, key: str | None = None) -> str:
     """PTX of a module: from the disk cache (disk_cache.py, `cuda/`) when an identical module was
     compiled for `arch` before (any process), else compiled and stored (wk.init(offline_cache=False) skips the
-    cache both ways)."""
+    cache both ways). `key`: the module's cache_key, where the caller has it already."""
     if not use_cache:
         return compile_ptx(ir_text, arch)
-    key = cache_key(ir_text, arch)
+    key = key or cache_key(ir_text, arch)
     with disk_cache.building("cuda", key):       # processes sharing the cache compile each module once
         stored = stored_ptx(key)
         if stored is not None:
