@@ -1,7 +1,8 @@
 """Atomics on the AMDGPU compile path (atomics.py with amdgpu_target's scope and metadata): every atomic op on every
 element type becomes the processor's one instruction where its ISA has one, for gfx90a (wave64) and gfx1100
-(wave32), and a compare-and-swap loop only where it has none; CUDA's atomics keep their PTX; float subtraction made
-as the addition of the negated value computes what subtraction does. Nothing runs on AMD hardware here."""
+(wave32), and a compare-and-swap loop only where it has none; CUDA's PTX atomics, float subtraction an atomic add
+there too; float subtraction made as the addition of the negated value computes what subtraction does. Nothing
+runs on AMD hardware here."""
 from __future__ import annotations
 
 import dataclasses
@@ -138,16 +139,15 @@ def test_kernels_of_every_atomic_become_checked_code_objects():
             build_all(atomic_kernel(op, dtype))
 
 
-# CUDA's PTX atomic for each (op, dtype), as the shared code generator made it before AMDGPU's atomics got their
-# scope and metadata: a CAS loop (`atom.relaxed.sys.global.cas`) for 8/16-bit values but f16 add, float min, max,
-# sub and mul; integer sub is an add of the negation
+# CUDA's PTX atomic for each (op, dtype): system scope, no AMDGPU metadata, a CAS loop (`atom.relaxed.sys.global.cas`)
+# for 8/16-bit values but f16 add and sub, float min, max and mul; integer and float sub are an add of the negation
 def ptx_atomic(op: A, dtype: T.DataType) -> str:
     bits = 64 if dtype.bits == 64 else 32
     if op in BITWISE:
         return f"atom.global.{op.value}.b{bits}"
-    if op is A.ADD and dtype.is_float:
+    if op in (A.ADD, A.SUB) and dtype.is_float:
         return "atom.global.add.noftz.f16" if dtype.bits == 16 else f"atom.global.add.f{bits}"
-    if dtype.bits < 32 or op is A.MUL or (dtype.is_float and op in (A.SUB, A.MIN, A.MAX)):
+    if dtype.bits < 32 or op is A.MUL or (dtype.is_float and op in (A.MIN, A.MAX)):
         return f"atom.relaxed.sys.global.cas.b{bits}"
     if op is A.EXCHANGE:
         return f"atom.global.exch.b{bits}"
@@ -157,13 +157,14 @@ def ptx_atomic(op: A, dtype: T.DataType) -> str:
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_cuda_keeps_its_atomics(dtype):
-    """The same kernels for CUDA: system scope, no AMDGPU metadata, float sub as fsub, and the PTX atomics it
-    had before."""
+def test_cuda_atomics(dtype):
+    """The same kernels for CUDA: system scope, no AMDGPU metadata, float sub as the add of the negation (PTX has
+    no float subtract; LLVM's fsub would be a CAS loop, which threads contending for one element serialise)."""
     for op in ops_of(dtype):
         kernel = atomic_kernel(op, dtype)
         text = emit_cuda_module(kernel, build_layout(kernel, None, None), CUDA_TARGET, "t", (0, 0))[0]
-        assert "syncscope" not in text and "!amdgpu" not in text and "fneg" not in text
+        assert "syncscope" not in text and "!amdgpu" not in text and "atomicrmw fsub" not in text
+        assert ("fneg" in text) == (dtype.is_float and op is A.SUB), (op, dtype)
         code = ptx.compile_ptx(text, "sm_80")
         assert set(re.findall(r"\batom\.[\w.]+", code)) == {ptx_atomic(op, dtype)}, (op, dtype)
 
@@ -182,7 +183,7 @@ def subtract_kernel(dtype: T.DataType) -> ir.OffloadedKernel:
 
 @pytest.mark.parametrize("dtype", [T.f16, T.f32, T.f64], ids=str)
 def test_subtraction_as_addition_of_the_negation_is_bit_exact(dtype):
-    """The lowering AMDGPU takes (fadd of fneg), run on the CPU: x - v and x + (-v) are one IEEE operation, so
+    """The lowering AMDGPU and CUDA take (fadd of fneg), run on the CPU: x - v and x + (-v) are one IEEE operation, so
     every result is bit-equal to numpy's subtraction (signed zeros, infinities, subnormals, rounding), NaN
     wherever numpy's is NaN (the NaN's sign may differ)."""
     special = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, np.finfo(dtype.np_dtype).smallest_subnormal,
