@@ -139,8 +139,8 @@ def test_kernels_of_every_atomic_become_checked_code_objects():
             build_all(atomic_kernel(op, dtype))
 
 
-# CUDA's PTX atomic for each (op, dtype): system scope, no AMDGPU metadata, a CAS loop (`atom.relaxed.sys.global.cas`)
-# for 8/16-bit values but f16 add and sub, float min, max and mul; integer and float sub are an add of the negation
+# CUDA's PTX atomic for each (op, dtype): a CAS loop (`atom.relaxed.sys.global.cas`) for 8/16-bit values but f16 add
+# and sub, float min, max and mul; integer and float sub are an add of the negation
 def ptx_atomic(op: A, dtype: T.DataType) -> str:
     bits = 64 if dtype.bits == 64 else 32
     if op in BITWISE:
@@ -183,9 +183,9 @@ def subtract_kernel(dtype: T.DataType) -> ir.OffloadedKernel:
 
 @pytest.mark.parametrize("dtype", [T.f16, T.f32, T.f64], ids=str)
 def test_subtraction_as_addition_of_the_negation_is_bit_exact(dtype):
-    """The lowering AMDGPU and CUDA take (fadd of fneg), run on the CPU: x - v and x + (-v) are one IEEE operation, so
-    every result is bit-equal to numpy's subtraction (signed zeros, infinities, subnormals, rounding), NaN
-    wherever numpy's is NaN (the NaN's sign may differ)."""
+    """The lowering AMDGPU and CUDA take (fadd of fneg), run on the CPU: x - v and x + (-v) are one IEEE
+    operation, so every result is bit-equal to numpy's subtraction (signed zeros, infinities, subnormals,
+    rounding), NaN wherever numpy's is NaN (the NaN's sign may differ)."""
     special = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, np.finfo(dtype.np_dtype).smallest_subnormal,
                -np.finfo(dtype.np_dtype).smallest_subnormal, np.finfo(dtype.np_dtype).tiny,
                np.finfo(dtype.np_dtype).max, 1 + np.finfo(dtype.np_dtype).eps, 1.0 / 3]

@@ -148,7 +148,7 @@ class CudaTarget(GpuTarget):
 # forms scale around it
 FLUSH_F32_SUBNORMALS = '"denormal-fp-math-f32"="preserve-sign,preserve-sign"'
 # float atomic subtraction as the addition of the negation: PTX has atom.add.f16/f32/f64 and no subtract, which
-# LLVM otherwise makes a compare-and-swap loop (hundreds of times slower where many threads hit one element)
+# LLVM otherwise makes a compare-and-swap loop, which threads that hit one element run one after another
 CUDA_TARGET = CudaTarget("cuda", fused_sincos=False, aligned_stacks=True, atomic_fsub_as_fadd=True,
                          approximate_f32_intrinsics=frozenset({"llvm.sqrt"}),
                          fast_math_function_attributes=FLUSH_F32_SUBNORMALS)
