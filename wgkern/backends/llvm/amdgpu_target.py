@@ -115,4 +115,4 @@ def amdgpu_target(processor: str) -> AmdgpuTarget:
     return AmdgpuTarget(f"amdgpu ({processor})", container_address_space=" addrspace(1)", fused_sincos=False,
                         aligned_stacks=True, wave_size=facts.wave_size, private_address_space=" addrspace(5)",
                         shared_memory=("AMDGPU", facts.max_lds_bytes), atomic_scope=AGENT_SCOPE,
-                        atomic_fsub_as_fadd=True, processor=processor)
+                        processor=processor)

@@ -94,6 +94,9 @@ class GpuTarget(Target):
     shared_memory: tuple[str, int] = ("CUDA", 48 * 1024)   # (whose limit, bytes of static shared memory a block has)
     container_address_space: str = ""       # where container bases point (codegen.container_base), if not generic
     wide_access_align: int = 16             # every container is a whole device allocation
+    # PTX and the AMDGPU ISAs have float atomic adds and no subtract: LLVM would make `atomicrmw fsub` a
+    # compare-and-swap loop, which threads updating one element run one after another
+    atomic_fsub_as_fadd: bool = True
 
     def thread_registers(self) -> tuple[list[str], list[str]]:
         """(entry instructions defining i32 %tid, %ctaid, %ntid, %nctaid, their declarations)."""
@@ -147,8 +150,6 @@ class CudaTarget(GpuTarget):
 # and GPUs' Vulkan drivers do): sqrt.approx.ftz.f32 and rcp.approx.ftz.f32 are one instruction each, the IEEE
 # forms scale around it
 FLUSH_F32_SUBNORMALS = '"denormal-fp-math-f32"="preserve-sign,preserve-sign"'
-# float atomic subtraction as the addition of the negation: PTX has atom.add.f16/f32/f64 and no subtract, which
-# LLVM otherwise makes a compare-and-swap loop, which threads that hit one element run one after another
-CUDA_TARGET = CudaTarget("cuda", fused_sincos=False, aligned_stacks=True, atomic_fsub_as_fadd=True,
+CUDA_TARGET = CudaTarget("cuda", fused_sincos=False, aligned_stacks=True,
                          approximate_f32_intrinsics=frozenset({"llvm.sqrt"}),
                          fast_math_function_attributes=FLUSH_F32_SUBNORMALS)
