@@ -45,7 +45,7 @@ from wgkern.backends.wgsl.shader_common import (GPU_UNROLL, LOOP_LIMIT, LOOP_LIM
                                                 NATIVE_DIVISION, OPAQUE_BOOL_INTS)
 from wgkern.backends.wgsl.encoding import command_recorder
 from wgkern.backends.wgsl.exact import STRICT_FLOATS
-from wgkern.backends.wgsl.shader_module import create_shader_module
+from wgkern.backends.wgsl.pipelines import PipelineCache
 from wgkern.backends.wgsl import printing as wprinting
 from wgkern.errors import (BoundsCheckError, DeviceCommandError, InternalCompilerError, KernelAssertionError,
                            LoopLimitError, OutOfMemoryError, SubgroupSizeError, WkError, format_located)
@@ -134,8 +134,7 @@ class WgslBackend(TransferMixin, Backend):
         self.pending_buffers: set[WgslBuffer] = set()
         self.keepalive: list[Any] = []
         self.unwaited = False
-        self.pipelines: dict[str, Any] = {}
-        self.shader_modules: dict[str, Any] = {}
+        self.pipeline_cache = PipelineCache(self.device, wgpu.GPUError)
         self.print_sites: list[Any] = []        # print() statements of compiled kernels (printing.py)
         # debug=True: (kernel name, GlobalPtr) of every bounds-checked access; site k + 1 is written on failure
         self.bounds_sites: list[Any] | None = [] if debug else None
@@ -150,7 +149,7 @@ class WgslBackend(TransferMixin, Backend):
         self.bind_group_drops = 0    # bumped whenever bind_groups loses an entry: a group kept elsewhere is stale
         self.live: set[WgslBuffer] = set()
         self.staging: Any = None
-        self.stats = {"submits": 0, "launches": 0, "pipelines": 0, "arena_moves": 0}
+        self.stats = {"submits": 0, "launches": 0, "arena_moves": 0}
         self.arenas = Arenas(self)
         self.timer: TimestampRecorder | None = None
         # adstacks: one growable heap, an overflow flag word, and which kernel each flag code names
@@ -232,29 +231,13 @@ class WgslBackend(TransferMixin, Backend):
 
     def pipeline(self, wgsl: str, pipeline_layout: Any, flat: bool = False,
                  constants: dict[str, int] | None = None) -> Any:
-        """The compute pipeline of a task's WGSL; `flat` sets its `wk_flat` override (TaskDispatch), `constants`
-        other overrides (a chunked serial task's loop: serial_chunks.chunk_pipeline_constants)."""
-        flat = flat and "override wk_flat" in wgsl
-        key = f"{id(pipeline_layout)} {flat} {sorted(constants.items()) if constants else ''}\n{wgsl}"
-        cached = self.pipelines.get(key)
-        if cached is None:
-            try:
-                module = self.shader_modules.get(wgsl)
-                if module is None:
-                    module = self.shader_modules[wgsl] = create_shader_module(self.device, wgsl)
-                stage = {"module": module, "entry_point": "main"}
-                overrides = dict(constants or {})
-                if flat:
-                    overrides["wk_flat"] = 1
-                if overrides:
-                    stage["constants"] = overrides
-                cached = self.device.create_compute_pipeline(layout=pipeline_layout, compute=stage)
-            except self._wgpu.GPUError as exc:
-                numbered = "\n".join(f"{n + 1:4d}  {line}" for n, line in enumerate(wgsl.splitlines()))
-                raise InternalCompilerError(f"naga rejected the generated WGSL: {exc}\n{numbered}") from None
-            self.pipelines[key] = cached
-            self.stats["pipelines"] += 1
-        return cached
+        """The compute pipeline of a task's WGSL (pipelines.py)."""
+        return self.pipeline_cache.pipeline(wgsl, pipeline_layout, flat, constants)
+
+    @property
+    def shader_modules(self) -> dict[str, Any]:
+        """The shader modules made so far, by WGSL text."""
+        return self.pipeline_cache.shader_modules
 
     @_serialized
     def bind_group(self, key: tuple[Any, ...]) -> Any:
@@ -538,8 +521,7 @@ class WgslBackend(TransferMixin, Backend):
             self.budget.used = 0
             self.bind_groups.clear()
             self.bind_group_drops += 1
-            self.pipelines.clear()
-            self.shader_modules.clear()
+            self.pipeline_cache.clear()
             self.layouts.clear()
             self.print_buffer = None
             self.prints_pending = False
