@@ -19,6 +19,7 @@ from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
 from wgkern.backends.wgsl import serial_chunks
 from wgkern.backends.wgsl import split as wsplit
 from wgkern.backends.wgsl.codegen import TaskShader, WgslCodegen
+from wgkern.backends.wgsl.pipelines import Request
 from wgkern.backends.wgsl.shader_common import LOOP_LIMIT
 from wgkern.backends.wgsl import printing as wprinting
 from wgkern.errors import DeviceFeatureError, OutOfMemoryError
@@ -69,9 +70,10 @@ class TaskDispatch:
     loop: Any = None
     # a serial task whose loops run in chunks (serial_chunks.py): the loop number of each dispatch of a launch,
     chunks: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], list[int]] | None = None
-    # the pipeline of each loop (made on first need by make_chunk(loop); `flat` is loop 0's)
+    # the pipeline of each loop (made on first need by make_chunks(loops), those of one launch at once; `flat`
+    # is loop 0's)
     chunk_pipelines: dict[int, Any] | None = None
-    make_chunk: Callable[[int], Any] | None = None
+    make_chunks: Callable[[Sequence[int]], list[Any]] | None = None
     # and the positions of ndarrays that must not be one array at a launch (serial_chunks.reread_aliases)
     reread_aliases: tuple[tuple[int, int], ...] = ()
 
@@ -86,8 +88,15 @@ class TaskDispatch:
         """The pipeline that runs the chunks of chunked loop number `loop`."""
         pipeline = self.chunk_pipelines.get(loop)
         if pipeline is None:
-            pipeline = self.chunk_pipelines[loop] = self.make_chunk(loop)
+            self.prepare_chunks((loop,))
+            pipeline = self.chunk_pipelines[loop]
         return pipeline
+
+    def prepare_chunks(self, loops: Sequence[int]) -> None:
+        """Make the pipelines of the chunked loops `loops` that are not made yet, at once (pipelines.py)."""
+        missing = sorted({loop for loop in loops if loop not in self.chunk_pipelines})
+        if missing:
+            self.chunk_pipelines.update(zip(missing, self.make_chunks(missing)))
 
 
 def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot], workgroup: int
@@ -183,10 +192,12 @@ class WgslCompiledKernel(CompiledKernel):
         # kernels with adstacks bind the heap and the overflow flag after their containers, then the print buffer
         self.runtime_bindings = (2 if self.has_stacks else 0) + (1 if self.has_prints else 0)
         pipeline_layout = backend.pipeline_layout(self.plan.bindings + self.runtime_bindings)
-        self.tasks = [TaskDispatch(shader, _task_pipeline(backend, shader, pipeline_layout),
+        shaders = codegen.generate()
+        pipelines = backend.pipeline_cache.many([_task_request(shader, pipeline_layout) for shader in shaders])
+        self.tasks = [TaskDispatch(shader, pipeline,
                                    _dispatch_sizer(shader.task, kernel.containers, shader.workgroup_size),
                                    functools.partial(backend.pipeline, shader.wgsl, pipeline_layout, False))
-                      for shader in codegen.generate()]
+                      for shader, pipeline in zip(shaders, pipelines)]
         for task in self.tasks:
             if task.shader.chunked_loops:
                 loops = task.shader.chunked_loops
@@ -194,7 +205,7 @@ class WgslCompiledKernel(CompiledKernel):
                                                 tuple(serial_chunks.chunk_iterations(loop) for loop in loops),
                                                 kernel.containers)
                 task.chunk_pipelines = {0: task.flat}
-                task.make_chunk = functools.partial(_chunk_pipeline, backend, task.shader.wgsl, pipeline_layout)
+                task.make_chunks = functools.partial(_chunk_pipelines, backend, task.shader.wgsl, pipeline_layout)
                 task.reread_aliases = serial_chunks.reread_aliases(task.shader.task, kernel.containers)
 
     def source(self) -> str:
@@ -333,7 +344,10 @@ class WgslCompiledKernel(CompiledKernel):
     def _dispatch_chunks(self, task: TaskDispatch, scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> None:
         """A serial task whose loops run in chunks: one dispatch per chunk, in order (serial_chunks.py)."""
         backend = self.backend
-        for loop in task.chunks(scalars, shapes):
+        loops = task.chunks(scalars, shapes)
+        if len(task.chunk_pipelines) < len(task.shader.chunked_loops):    # the loops of this launch at once
+            task.prepare_chunks(loops)
+        for loop in loops:
             pipeline = task.chunk_pipeline(loop)
             if backend.pass_pipeline is not pipeline:
                 backend.commands.set_pipeline(pipeline)
@@ -411,18 +425,22 @@ class WgslCompiledKernel(CompiledKernel):
             stats.adstack_heap_grows = backend.adstack_heap.grows
 
 
-def _task_pipeline(backend: Any, shader: TaskShader, pipeline_layout: Any) -> Any:
+def _task_request(shader: TaskShader, pipeline_layout: Any) -> Request:
     """The pipeline made with a task: its flat one (TaskDispatch), or a chunked serial task's first loop's."""
     if shader.chunked_loops:
-        return _chunk_pipeline(backend, shader.wgsl, pipeline_layout, 0)
-    return backend.pipeline(shader.wgsl, pipeline_layout, flat=True)
+        return _chunk_request(shader.wgsl, pipeline_layout, 0)
+    return shader.wgsl, pipeline_layout, True, None
 
 
-def _chunk_pipeline(backend: Any, wgsl: str, pipeline_layout: Any, loop: int) -> Any:
+def _chunk_request(wgsl: str, pipeline_layout: Any, loop: int) -> Request:
     """The pipeline of a chunked serial task's loop number `loop`: the task's WGSL without the other loops
     (serial_chunks.chunk_loop_source), its override set to `loop` (serial_chunks.chunk_pipeline_constants)."""
-    return backend.pipeline(serial_chunks.chunk_loop_source(wgsl, loop), pipeline_layout, False,
-                            serial_chunks.chunk_pipeline_constants(loop))
+    return (serial_chunks.chunk_loop_source(wgsl, loop), pipeline_layout, False,
+            serial_chunks.chunk_pipeline_constants(loop))
+
+
+def _chunk_pipelines(backend: Any, wgsl: str, pipeline_layout: Any, loops: Sequence[int]) -> list[Any]:
+    return backend.pipeline_cache.many([_chunk_request(wgsl, pipeline_layout, loop) for loop in loops])
 
 
 def _chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], containers: list[ir.ContainerSlot],
