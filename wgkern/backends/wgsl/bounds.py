@@ -59,9 +59,11 @@ class BoundsLowering:
             names = [self.fresh("term_ok") for _ in conditions[:-1]]
             for name, condition in zip(names, conditions):
                 self.emit(f"let {name} = {condition};")
+                self.declare_local(name, "bool")
             conditions = [*names, conditions[-1]]
         inside = self.fresh("inside")
         self.emit(f"let {inside} = ({') && ('.join(conditions)});")
+        self.declare_local(inside, "bool")
         self.guards[stmt] = inside
         return inside
 

@@ -39,6 +39,7 @@ from wgkern.backends.wgsl.shader_common import (ContainerDecl, iterations_under,
 from wgkern.backends.wgsl.memory import MemoryLowering
 from wgkern.backends.wgsl.task_mains import TaskMainLowering
 from wgkern.backends.wgsl.control_flow import ControlFlowLowering
+from wgkern.backends.wgsl.outlining import OutlineLowering
 
 
 def default_workgroup_size(max_invocations: int) -> int:
@@ -166,7 +167,7 @@ class TaskShader:
 
 
 class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStackLowering, PrintLowering, SimtLowering,
-                  BoundsLowering, SplitLowering, WideAccessLowering, IRVisitor):
+                  BoundsLowering, SplitLowering, WideAccessLowering, OutlineLowering, IRVisitor):
     """Lowers the tasks of one OffloadedKernel. `features` are the device's feature names; `adapter` names the
     adapter for error messages. Missing dtype features raise CompileError at the statement's loc."""
 
@@ -234,7 +235,8 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
             head.append(self.adstack_declarations(self.plan.bindings + 1))
         if needs_print_buffer([task], self.bounds_sites is not None, LOOP_LIMIT in self.features):
             head.append(self.print_declaration())
-        text = "".join(head) + "\n" + "".join(self.helpers.values()) + "\n" + "\n".join(self.lines) + "\n"
+        text = "".join(head) + "\n" + "".join(self.helpers.values()) + "\n" + self.outlined_functions() + "\n" + \
+            "\n".join(self.lines) + "\n"
         workgroup = self.block_size if task.kind == "range" else 1
         used = tuple(sorted(k for k in self.decls if k >= 0))
         return TaskShader(task, text, workgroup, used, tuple(self.chunked))
@@ -277,10 +279,14 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
         self.atomic_ops = self.kernel_atomics if self.kernel_atomics is not None else \
             collect_atomics(self.kernel, [task])
         self.wide_bindings = {self.plan.slot_binding[k] for k in wide_slot_indices(task, self.slot_index)}
+        self.reset_outlining(task.kind == "serial" and not self.stacks[self.task_index])     # outlining.py
 
     # ---- emission helpers -----------------------------------------------------------------------------------
     def emit(self, line: str) -> None:
         self.lines.append("  " * self.indent + line)
+        stripped = line.lstrip()
+        if stripped.startswith(("let ", "var ")):
+            self.note_declaration(stripped)
 
     def fresh(self, prefix: str = "v") -> str:
         """A new name `prefix` + counter, never one WGSL predeclares or reserves (`i32`, `f16`, `u64`, ...: the
@@ -289,10 +295,16 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
         name = f"{prefix}{self.counter}"
         return self.fresh(prefix) if name in WGSL_SCALAR_NAMES else name
 
-    def let(self, stmt: ir.Stmt, expr: str) -> str:
+    def let(self, stmt: ir.Stmt, expr: str, wgsl_type: str | None = None) -> str:
+        """`let` a new name be `expr`, `stmt`'s value; its WGSL type is `wgsl_type`, else for the statements
+        whose values are their dtype's register type (_REGISTER_VALUES) that type (outlining.py reads it)."""
         name = self.fresh()
         self.emit(f"let {name} = {expr};")
         self.names[stmt] = name
+        if wgsl_type is None and isinstance(stmt, _REGISTER_VALUES):
+            wgsl_type = wtypes.register_type(stmt.dtype)
+        if wgsl_type is not None:
+            self.declare_local(name, wgsl_type)
         return name
 
     def invariant(self, expr: str, prefix: str = "wk_inv") -> str:
@@ -539,6 +551,11 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
 
     def visit_LocalStore(self, stmt: ir.LocalStore) -> None:
         self.emit(f"{self.value(stmt.alloca)} = {self.value(stmt.value)};")
+
+
+# statements whose WGSL value (codegen's `let`) has their dtype's register type
+_REGISTER_VALUES = (ir.ArgLoad, ir.UnaryOp, ir.BinaryOp, ir.TernarySelect, ir.Cast, ir.LocalLoad, ir.GlobalLoad,
+                    ir.LoopIndex)
 
 
 def _constant(stmt: ir.Stmt) -> float | None:

@@ -20,7 +20,9 @@ class ControlFlowLowering:
     # ---- control flow -------------------------------------------------------------------------------------
     def _block(self, block: ir.Block) -> None:
         self.indent += 1
+        start, declared = len(self.lines), len(self.local_order)
         self.visit_block(block)
+        self.outline_block(start, declared, block)          # a large block becomes a function (outlining.py)
         self.indent -= 1
 
     def visit_RangeFor(self, stmt: ir.RangeFor) -> None:
@@ -30,9 +32,12 @@ class ControlFlowLowering:
             self.emit(f"if ({CHUNK_LOOP} == {number}u) {{   {LOOP_BEGIN}{number}")
             self.indent += 1
             lets, following = chunk_bounds(chunk_iterations(stmt), begin, end, "wk_chunk", self.fresh("wk_chunk"))
-            for name, value in lets:
+            for (name, value), wgsl_type in zip(lets, ("u32", "u32", "i32", "i32")):
                 self.emit(f"let {name} = {value};")
+                self.declare_local(name, wgsl_type)
+            self.chunk_number = number          # the functions made from its blocks go with its code
             self._emit_range(stmt, lets[2][0], lets[3][0])
+            self.chunk_number = None
             self.emit(f"atomicStore(&{PRINT_NAME}[{CHUNK_WORD}], {following});   // the next dispatch's chunk")
             self.emit(f"wk_last_chunk = {following} == 0u;")
             self.indent -= 1
@@ -44,6 +49,7 @@ class ControlFlowLowering:
         index = self.fresh("i")
         self.loop_vars[stmt] = index
         self.loop_depth += 1
+        self.declare_local(index, "i32", mutable=True)
         if stmt.reversed:      # decrement first: no overflow at either end, `continue` needs no continuing
             self.emit(f"var {index} = {end};")
             self.emit("loop {")
@@ -104,6 +110,7 @@ class ControlFlowLowering:
         """`for index in range(begin, end)` with `copies` copies of the body per trip while that many indices
         remain (the count is taken unsigned: no overflow near the ends of i32), one copy otherwise."""
         self.emit(f"var {index} = {begin};")
+        self.declare_local(index, "i32", mutable=True)
         self.emit("loop {")
         self.indent += 1
         self.emit(f"if ({index} >= {end}) {{ break; }}")
@@ -124,6 +131,7 @@ class ControlFlowLowering:
         self.emit("{")
         copy_index = self.fresh("i")
         self.emit(f"  let {copy_index} = {index_expr};")
+        self.declare_local(copy_index, "i32")
         self.loop_vars[stmt] = copy_index
         self._block(stmt.body)
         self.emit("}")

@@ -66,6 +66,7 @@ class MemoryLowering:
                                  f"{self._extent(stmt.container, axis)}))" for axis, index in enumerate(stmt.indices))
             ok = self.fresh("inside")
             self.emit(f"let {ok} = {inside};")
+            self.declare_local(ok, "bool")
             failed = f"!{ok}" if self.lane_mask is None else f"{self.lane_mask} && !{ok}"
             self.emit(f"if ({failed}) {{ {record_bounds_site(len(self.bounds_sites))} }}")
             offset_expr = f"select(0i, {offset_expr}, {ok})"
@@ -73,11 +74,12 @@ class MemoryLowering:
         elif stmt not in self.in_range:
             unchecked = self.fresh("offset")
             self.emit(f"let {unchecked} = {offset_expr};")
+            self.declare_local(unchecked, "i32")
             self.range_guard(stmt, unchecked)                                               # bounds.py
             # the access goes to the offset clamped into the container, so a load can start before its test
             # is done (the test then selects 0); a store or an atomic runs only where the test passes
             offset_expr = f"bitcast<i32>(min(bitcast<u32>({unchecked}), {self._last_element(stmt.container)}))"
-        offset = self.let(stmt, offset_expr)
+        offset = self.let(stmt, offset_expr, "i32")
         self.names[stmt] = self.element_ref(decl, f"{decl.base} + {offset}" if decl.base else offset)
         if decl.windows > 1:
             self.split_offset(stmt, decl, offset)

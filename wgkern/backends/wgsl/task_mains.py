@@ -205,16 +205,21 @@ class TaskMainLowering:
         else:
             self.lines.append("@compute @workgroup_size(1)")
         self.lines.append(f"fn main({', '.join(builtins)}) {{")
+        self.declare_local("wk_num_workgroups", "vec3<u32>")
         body_start = len(self.lines)
         if LOOP_LIMIT in self.features:
+            self.declare_local("wk_local_index", "u32")
             self.emit("if (wk_local_index != 0u) { return; }   // one invocation runs the task (_emit_serial_main)")
         if self.chunked:
             self.emit(f"// the task's loops run in chunks: a dispatch of the pipeline made with {CHUNK_LOOP} = loop "
                       "runs the next chunk of that loop, the driver drops the other loops' code (serial_chunks.py)")
             self.emit(f"let wk_chunk = atomicLoad(&{PRINT_NAME}[{CHUNK_WORD}]);")
             self.emit("var wk_last_chunk = false;   // this dispatch ran its loop's last chunk")
+            self.declare_local("wk_chunk", "u32")
+            self.declare_local("wk_last_chunk", "bool", mutable=True)
         self.loop_vars = {}
         self.emit("let wk_thread = 0u;")
+        self.declare_local("wk_thread", "u32")
         if self.stacks[self.task_index]:
             self.emit("let wk_slice = 0u;")
             self.emit("var wk_overflowed = false;")
@@ -279,3 +284,4 @@ class TaskMainLowering:
         if any(isinstance(stmt, ir.RandomValue) for stmt in walk(body)):
             self.use_helper("random")
             self.emit("var wk_rng_counter = 0u;")
+            self.declare_local("wk_rng_counter", "u32", mutable=True)
