@@ -1,7 +1,7 @@
 """code_records.py: a kernel whose IR came from a frontend cache entry gets its compiled code by the record its
 backend kept under that entry's key, without generating the module; a record that disagrees with the build, or
 whose code is gone, is ignored (the module generated again); code that holds addresses or numbers of its
-process is never recorded. On the WGSL arches (drivers cache shaders) the IR's origin is not used and nothing is recorded."""
+process is never recorded. On the WGSL arches the record is the shaders themselves (wgsl/test_shader_records.py)."""
 from __future__ import annotations
 
 import ast
@@ -79,7 +79,7 @@ def _stored(path) -> tuple:
 
 
 def _records(tmp_path) -> list:
-    return sorted((tmp_path / "cache" / code_records.KIND).glob("*"))
+    return sorted((tmp_path / "cache" / code_records.KIND).glob("*.record"))
 
 
 def test_a_warm_start_finds_the_code_without_generating_it(tmp_path, starts, generated, arch) -> None:

@@ -37,7 +37,7 @@ from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.wgsl.shader_common import (ContainerDecl, iterations_under, LOOP_LIMIT, LOOP_LIMIT_ITERATIONS,
                                                 MASKED_BRANCHES, NATIVE_DIVISION, OPAQUE_BOOL_INTS, WORKGROUP_SIZE)
 from wgkern.backends.wgsl.memory import MemoryLowering
-from wgkern.backends.wgsl.task_mains import TaskMainLowering
+from wgkern.backends.wgsl.task_mains import TaskMainLowering, site_declaration
 from wgkern.backends.wgsl.control_flow import ControlFlowLowering
 from wgkern.backends.wgsl.outlining import OutlineLowering
 
@@ -164,6 +164,7 @@ class TaskShader:
     workgroup_size: int
     containers: tuple[int, ...] = ()     # slot indices the shader declares
     chunked_loops: tuple[ir.RangeFor, ...] = ()     # a serial task's loops run in chunks (serial_chunks.py)
+    loop_site: int = 0          # LOOP_LIMIT: its number in the backend's loop_limit_sites (1-based), 0: none
 
 
 class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStackLowering, PrintLowering, SimtLowering,
@@ -235,11 +236,13 @@ class WgslCodegen(TaskMainLowering, ControlFlowLowering, MemoryLowering, AdStack
             head.append(self.adstack_declarations(self.plan.bindings + 1))
         if needs_print_buffer([task], self.bounds_sites is not None, LOOP_LIMIT in self.features):
             head.append(self.print_declaration())
+        if self.probe_site:
+            head.append(site_declaration(self.probe_site))
         text = "".join(head) + "\n" + "".join(self.helpers.values()) + "\n" + self.outlined_functions() + "\n" + \
             "\n".join(self.lines) + "\n"
         workgroup = self.block_size if task.kind == "range" else 1
         used = tuple(sorted(k for k in self.decls if k >= 0))
-        return TaskShader(task, text, workgroup, used, tuple(self.chunked))
+        return TaskShader(task, text, workgroup, used, tuple(self.chunked), self.probe_site)
 
     def _reset(self, task: ir.Task) -> None:
         self.lines: list[str] = []

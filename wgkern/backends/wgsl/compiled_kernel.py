@@ -13,12 +13,15 @@ import numpy as np
 from wgkern.backends.adstack import layout_task, stack_bytes_per_thread
 from wgkern.backends.base import CompiledKernel, LaunchArgs
 from wgkern.backends.wgsl import adstack as wadstack
+from wgkern.backends.wgsl.adstack import metadata_rows
 from wgkern.backends.wgsl.arena import same_buffers
 from wgkern.backends.adstack import collect_stacks
 from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
 from wgkern.backends.wgsl import serial_chunks
 from wgkern.backends.wgsl import split as wsplit
-from wgkern.backends.wgsl.codegen import TaskShader, WgslCodegen
+from wgkern.backends.wgsl.codegen import TaskShader, WgslCodegen, params_layout
+from wgkern.backends.wgsl.outlining import OUTLINE_LINES
+from wgkern.backends.wgsl import shader_records
 from wgkern.backends.wgsl.pipelines import Request
 from wgkern.backends.wgsl.shader_common import LOOP_LIMIT
 from wgkern.backends.wgsl import printing as wprinting
@@ -133,8 +136,10 @@ def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot], workgroup
 class WgslCompiledKernel(CompiledKernel):
     """One OffloadedKernel on one WgslBackend: a pipeline per task sharing one pipeline layout."""
 
-    def __init__(self, backend: WgslBackend, kernel: ir.OffloadedKernel, windows: tuple[int, ...] | None = None):
-        """`windows`: the bindings of each container slot (split.py); None: one each."""
+    def __init__(self, backend: WgslBackend, kernel: ir.OffloadedKernel, windows: tuple[int, ...] | None = None,
+                 origin: str | None = None):
+        """`windows`: the bindings of each container slot (split.py); None: one each. `origin`: where the IR came
+        from (code_records.py), letting a start find the kernel's WGSL without generating it (shader_records.py)."""
         self.backend = backend
         self.kernel = kernel
         self.windows = windows or (1,) * len(kernel.containers)
@@ -162,14 +167,9 @@ class WgslCompiledKernel(CompiledKernel):
         # (a freed buffer drops those that bind it)
         self.last_binding: tuple[list[Any], Any, int] | None = None
         self.adstack_code = backend.register_adstack_kernel(self)
-        codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
-                              backend.print_sites, backend.bounds_sites, backend.loop_limit_sites,
-                              backend.max_workgroup_size, backend.max_workgroup_storage, backend.tile_sites)
-        self.stacks = codegen.stacks
-        self.has_stacks = any(self.stacks)
+        shaders = self._shaders(origin)
         # ((capacities, dispatch sizes), _lay_out_stacks' answer) of the last reverse launch
         self.stack_layout: tuple[Any, Any] | None = None
-        self.layout = codegen.layout
         self.params_size = self.layout.size
         self.stride = -(-self.params_size // backend.offset_alignment) * backend.offset_alignment
         self.pack_into = self.layout.pack.pack_into
@@ -192,7 +192,6 @@ class WgslCompiledKernel(CompiledKernel):
         # kernels with adstacks bind the heap and the overflow flag after their containers, then the print buffer
         self.runtime_bindings = (2 if self.has_stacks else 0) + (1 if self.has_prints else 0)
         pipeline_layout = backend.pipeline_layout(self.plan.bindings + self.runtime_bindings)
-        shaders = codegen.generate()
         pipelines = backend.pipeline_cache.many([_task_request(shader, pipeline_layout) for shader in shaders])
         self.tasks = [TaskDispatch(shader, pipeline,
                                    _dispatch_sizer(shader.task, kernel.containers, shader.workgroup_size),
@@ -207,6 +206,30 @@ class WgslCompiledKernel(CompiledKernel):
                 task.chunk_pipelines = {0: task.flat}
                 task.make_chunks = functools.partial(_chunk_pipelines, backend, task.shader.wgsl, pipeline_layout)
                 task.reread_aliases = serial_chunks.reread_aliases(task.shader.task, kernel.containers)
+
+    def _shaders(self, origin: str | None) -> list[TaskShader]:
+        """The tasks' shaders, from the offline cache's record under `origin` where there is one, else generated
+        (and recorded); sets stacks, has_stacks and layout."""
+        backend, kernel = self.backend, self.kernel
+        record_key = shader_records.key(origin, kernel, backend.debug, sorted(backend.features),
+                                        backend.adapter.summary, backend.max_workgroup_size,
+                                        backend.max_workgroup_storage, self.plan, self.windows, OUTLINE_LINES)
+        if record_key is not None:
+            self.stacks, self.has_stacks = metadata_rows(kernel)[0], False    # (none: code_records.key)
+            self.layout = params_layout(kernel, self.plan.packed)
+            shaders = shader_records.load(record_key, kernel, self.layout, backend.loop_limit_sites)
+            if shaders is not None:
+                return shaders
+        codegen = WgslCodegen(kernel, backend.features, backend.adapter.summary, self.adstack_code, self.plan,
+                              backend.print_sites, backend.bounds_sites, backend.loop_limit_sites,
+                              backend.max_workgroup_size, backend.max_workgroup_storage, backend.tile_sites)
+        self.stacks = codegen.stacks
+        self.has_stacks = any(self.stacks)
+        self.layout = codegen.layout
+        shaders = codegen.generate()
+        if record_key is not None:
+            shader_records.store(record_key, self.layout, shaders)
+        return shaders
 
     def source(self) -> str:
         return "\n".join(task.shader.wgsl for task in self.tasks)

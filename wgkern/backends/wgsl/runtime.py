@@ -272,8 +272,9 @@ class WgslBackend(TransferMixin, Backend):
         buffer.bind_group_keys.clear()
 
     def compile(self, kernel: ir.OffloadedKernel, origin: str | None = None) -> WgslCompiledKernel:
-        """`origin` (code_records.py) is not used: shader compiles are cached by the drivers."""
-        return WgslCompiledKernel(self, kernel)
+        """`origin`: where the IR came from (code_records.py), letting a start find the kernel's WGSL without
+        generating it (shader_records.py); the drivers keep what they compile from it."""
+        return WgslCompiledKernel(self, kernel, origin=origin)
 
     # ---- command recording --------------------------------------------------------------------------------
     @_serialized

@@ -14,6 +14,22 @@ from wgkern.backends.wgsl import types as wtypes
 from wgkern.backends.wgsl.shader_common import LLVMPIPE_SERIAL_LANES, LOOP_LIMIT, MASKED_BRANCHES
 from wgkern.backends.wgsl.serial_chunks import CHUNK_LOOP, chunked_loops, store_phases
 
+SITE_NAME = "wk_loop_site"     # LOOP_LIMIT: the WGSL constant holding the task's loop-limit site number
+
+
+def loop_limit_site(kernel_name: str, task: ir.Task) -> tuple:
+    """The backend's record of a task whose loops the loop-limit probe watches: (kernel name, the first loop's
+    location, the lines of its loops), named by the LoopLimitError of a run cut short."""
+    loops = [stmt for stmt in walk(task.body) if isinstance(stmt, (ir.RangeFor, ir.While))]
+    lines = sorted({stmt.loc.lineno for stmt in loops if stmt.loc is not None and stmt.loc.lineno})
+    return kernel_name, loops[0].loc if loops else task.loc, lines
+
+
+def site_declaration(number: int) -> str:
+    """The line of a shader that declares its loop-limit site, number `number` of the backend's list (1-based):
+    a line of its own, so that a shader kept for a later process gets that process's number (shader_records.py)."""
+    return f"const {SITE_NAME} = {number}u;   // LOOP_LIMIT: this task's site (_emit_loop_limit_probe)\n"
+
 
 class TaskMainLowering:
     """WgslCodegen's rules for task entry points."""
@@ -260,9 +276,7 @@ class TaskMainLowering:
         if not self.watch_loops:
             return
         if not self.probe_site:
-            loops = [stmt for stmt in walk(self.task.body) if isinstance(stmt, (ir.RangeFor, ir.While))]
-            lines = sorted({stmt.loc.lineno for stmt in loops if stmt.loc is not None and stmt.loc.lineno})
-            self.loop_limit_sites.append((self.kernel.name, loops[0].loc if loops else self.task.loc, lines))
+            self.loop_limit_sites.append(loop_limit_site(self.kernel.name, self.task))
             self.probe_site = len(self.loop_limit_sites)
         probe = self.fresh("wk_probe")
         self.emit(f"var {probe} = 0u;   // LOOP_LIMIT: did llvmpipe's loop budget run out? (_emit_loop_limit_probe)")
@@ -272,8 +286,8 @@ class TaskMainLowering:
         # (the budget is spent, so a loop here would end at once) and a store if it failed spuriously
         first, word = self.fresh("wk_first"), f"&{PRINT_NAME}[{LOOP_LIMIT_WORD}]"
         self.emit(f"if ({probe} <= wk_num_workgroups.z) {{")
-        self.emit(f"  let {first} = atomicCompareExchangeWeak({word}, 0u, {self.probe_site}u);")
-        self.emit(f"  if (!{first}.exchanged && {first}.old_value == 0u) {{ atomicStore({word}, {self.probe_site}u); }}")
+        self.emit(f"  let {first} = atomicCompareExchangeWeak({word}, 0u, {SITE_NAME});")
+        self.emit(f"  if (!{first}.exchanged && {first}.old_value == 0u) {{ atomicStore({word}, {SITE_NAME}); }}")
         self.emit("}")
 
     @staticmethod
