@@ -6,8 +6,9 @@ captured values or wgkern itself changes can make a stale entry match. The CPU b
 (`cpu/`), the CUDA backend PTX (`cuda/`), and passes/ir_cache.py the forward passes' results for every backend
 (`ir/`, keyed by the frontend's IR itself). Kernels declared `fastcache=True` also have the frontend's result
 kept (`front/`, frontend_cache.py: keyed by what the frontend read) and, under that entry's key, a record of
-where their compiled code is (`code/`, backends/code_records.py), found without generating the module. WGSL
-backends rely on their drivers' caches for compiled shaders (Mesa's and NVIDIA's keep them on disk themselves).
+where their compiled code is (`code/`, backends/code_records.py), found without generating the module; on WGSL
+backends that record is the shaders' text (backends/wgsl/shader_records.py), and the drivers keep what they compile
+from it in their own caches (Mesa's and NVIDIA's keep them on disk themselves).
 
 Where: wk.init(offline_cache_file_path=...) (Taichi's option), else $WK_CACHE_DIR, else $XDG_CACHE_HOME/wgkern,
 else ~/.cache/wgkern. Size: as Taichi's offline cache, at most `offline_cache_max_size_of_files` bytes (100 MiB)

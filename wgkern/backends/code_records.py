@@ -13,7 +13,8 @@ module generated as before (and the record rewritten).
 
 Only code that holds nothing of this process is recorded: kernels with adstacks (their context's address is in
 the code), debug builds (the error word's) and kernels that print (a print site's number on the CPU, the print
-buffer's address on GPUs) are generated on every start."""
+buffer's address on GPUs) are generated on every start. WGSL backends keep the shaders' text itself under such a
+key (wgsl/shader_records.py)."""
 from __future__ import annotations
 
 import ast
