@@ -1,7 +1,7 @@
-"""shader_records.py: a WGSL kernel whose IR came from a frontend cache entry gets its tasks' shaders from the
-record kept under that entry's key, without generating them; a record that disagrees with the build is ignored
-(the shaders generated again, and recorded again); the loop-limit site a recorded shader names is this
-process's (registered again when it loads), so a run cut short on llvmpipe names the kernel and loop that ran."""
+"""shader_records.py (a warm start's shaders loaded without generating them: test_code_records.py): a record
+that disagrees with the build is ignored (the shaders generated again, and recorded again); the loop-limit site
+a recorded shader names is this process's (registered again when it loads), so a run cut short on llvmpipe
+names the kernel and loop that ran."""
 from __future__ import annotations
 
 import ast
@@ -14,10 +14,10 @@ import pytest
 import wgkern as wk
 from wgkern import disk_cache
 from wgkern.backends import code_records
-from wgkern.backends.wgsl import codegen as wcodegen
 from wgkern.backends.wgsl.shader_common import LOOP_LIMIT
 from wgkern.backends.wgsl.task_mains import SITE_NAME
 from wgkern.runtime import program as program_module
+from tests.backends.test_code_records import _expected_wave, generated  # noqa: F401 - a fixture
 from tests.fresh_starts import Sources, starts  # noqa: F401 - starts is a fixture
 
 KERNELS = '''
@@ -54,44 +54,8 @@ def vulkan_arch(arch):
     return arch
 
 
-@pytest.fixture
-def generated(monkeypatch):
-    """The kernels whose WGSL the backend generated (WgslCodegen.generate's calls, by kernel name)."""
-    names: list[str] = []
-    generate = wcodegen.WgslCodegen.generate
-
-    def counted(self):
-        names.append(self.kernel.name)
-        return generate(self)
-
-    monkeypatch.setattr(wcodegen.WgslCodegen, "generate", counted)
-    return names
-
-
-def _wave(a: float, n: int) -> np.ndarray:
-    i = np.arange(64, dtype=np.float64)
-    out = np.sin(np.float32(a) * i.astype(np.float32)).astype(np.float64) + np.sqrt(i)
-    out[n:] = 0.0
-    return out
-
-
 def _records(tmp_path) -> list:
     return sorted((tmp_path / "cache" / code_records.KIND).glob("*.wgsl"))
-
-
-def test_a_warm_start_finds_the_shaders_without_generating_them(tmp_path, starts, generated, vulkan_arch) -> None:
-    sources = Sources(tmp_path, KERNELS)
-    module = starts(sources)
-    module.wave(0.5, 40)
-    first_source = module.wave.last_compiled.compiled.source()
-    np.testing.assert_allclose(module.x.to_numpy(), _wave(0.5, 40), rtol=2e-6, atol=2e-6)
-    assert len(_records(tmp_path)) == 1
-    module = starts(sources)
-    module.wave(0.25, 50)
-    np.testing.assert_allclose(module.x.to_numpy(), _wave(0.25, 50), rtol=2e-6, atol=2e-6)
-    assert generated == ["wave"], "the second start generated the shaders again"
-    assert module.wave.last_compiled.compiled.source() == first_source
-    assert starts.builds == ["wave"]
 
 
 def test_a_record_that_disagrees_with_the_build_is_ignored(tmp_path, starts, generated, vulkan_arch) -> None:
@@ -105,7 +69,7 @@ def test_a_record_that_disagrees_with_the_build_is_ignored(tmp_path, starts, gen
                      zlib.compress(repr(((members, *fingerprint[1:]), tasks)).encode()))
     module = starts(sources)
     module.wave(0.5, 40)
-    np.testing.assert_allclose(module.x.to_numpy(), _wave(0.5, 40), rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(module.x.to_numpy(), _expected_wave(0.5, 40), rtol=2e-6, atol=2e-6)
     assert generated == ["wave", "wave"]
     assert disk_cache.load(code_records.KIND, path.stem, path.suffix) == stored      # rewritten by the build
     disk_cache.store(code_records.KIND, path.stem, path.suffix, b"not a record")

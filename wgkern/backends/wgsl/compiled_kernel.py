@@ -20,7 +20,7 @@ from wgkern.backends.wgsl.bindings import BindingPlan, binding_plan
 from wgkern.backends.wgsl import serial_chunks
 from wgkern.backends.wgsl import split as wsplit
 from wgkern.backends.wgsl.codegen import TaskShader, WgslCodegen, params_layout
-from wgkern.backends.wgsl.outlining import OUTLINE_LINES
+from wgkern.backends.wgsl import outlining
 from wgkern.backends.wgsl import shader_records
 from wgkern.backends.wgsl.pipelines import Request
 from wgkern.backends.wgsl.shader_common import LOOP_LIMIT
@@ -213,7 +213,8 @@ class WgslCompiledKernel(CompiledKernel):
         backend, kernel = self.backend, self.kernel
         record_key = shader_records.key(origin, kernel, backend.debug, sorted(backend.features),
                                         backend.adapter.summary, backend.max_workgroup_size,
-                                        backend.max_workgroup_storage, self.plan, self.windows, OUTLINE_LINES)
+                                        backend.max_workgroup_storage, self.plan, self.windows,
+                                        outlining.OUTLINE_LINES)
         if record_key is not None:
             self.stacks, self.has_stacks = metadata_rows(kernel)[0], False    # (none: code_records.key)
             self.layout = params_layout(kernel, self.plan.packed)
