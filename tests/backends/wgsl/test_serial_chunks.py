@@ -325,6 +325,13 @@ def test_each_dispatch_runs_one_workgroup_of_its_own_loops_pipeline(arch, monkey
     assert chunk_loop_source("a\nif (x) {   // chunked loop 0\n  b\n}   // end of chunked loop 0\n"
                              "if (y) {   // chunked loop 1\n  c\n}   // end of chunked loop 1\nd\n", 1) == \
         "a\nif (y) {   // chunked loop 1\n  c\n}   // end of chunked loop 1\nd\n"
+    # the text is cut once per task and each loop's source assembled from the pieces; a block whose end line is
+    # missing runs to the end of the text
+    cut = "a\n// chunked loop 0\nb\n// end of chunked loop 0\nc\n// chunked loop 1\nd"
+    assert [chunk_loop_source(cut, k) for k in (0, 1, 2, 0)] == [
+        "a\n// chunked loop 0\nb\n// end of chunked loop 0\nc\n", "a\nc\n// chunked loop 1\nd\n", "a\nc\n",
+        "a\n// chunked loop 0\nb\n// end of chunked loop 0\nc\n"]
+    assert chunk_loop_source("// chunked loop 3\nx", 0) == "\n"
     if _on_llvmpipe():
         source = solver.source(arch)
         assert f"override {CHUNK_LOOP}: u32 = 0u;" in source and "num_workgroups.x - 1u" not in source

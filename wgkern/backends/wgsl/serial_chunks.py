@@ -28,6 +28,7 @@ invocation). Two ndarray slots are one array where a launch passes the same ndar
 read that way is also one the task writes is refused (reread_aliases, alias_error)."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 from wgkern.errors import ArgumentError, format_located
@@ -153,19 +154,39 @@ def chunk_loop_source(wgsl: str, loop: int) -> str:
     """The WGSL of the pipeline that runs chunked loop number `loop` of a task: the task's `wgsl` without the
     other chunked loops' blocks (between their LOOP_BEGIN and LOOP_END lines), which that pipeline never runs, so
     that naga and the driver handle the code of one loop, not of all of them, in each of the task's pipelines."""
+    return "".join(text for number, text in _loop_segments(wgsl) if number is None or number == str(loop)) or "\n"
+
+
+@functools.lru_cache(maxsize=4)
+def _loop_segments(wgsl: str) -> tuple[tuple[str | None, str], ...]:
+    """`wgsl` cut into (number, text): the blocks of chunked loops (from a LOOP_BEGIN line to the LOOP_END line of
+    the same number; the number as written) and the text around them (None), each line ending in a newline. A
+    task's pipelines ask for each of its loops in turn: the text is cut once."""
+    segments: list[tuple[str | None, str]] = []
     kept: list[str] = []
-    skipping = None                     # the LOOP_END line of the block being left out
+    block: list[str] = []
+    skipping = None                     # the LOOP_END line of the block being cut out, and its number
     for line in wgsl.splitlines():
         if skipping is not None:
-            if line.endswith(skipping):
-                skipping = None
+            block.append(line)
+            if line.endswith(skipping[0]):
+                segments.append((skipping[1], "\n".join(block) + "\n"))
+                block, skipping = [], None
             continue
         at = line.rfind(LOOP_BEGIN)
-        if at >= 0 and line[at + len(LOOP_BEGIN):] != str(loop):
-            skipping = LOOP_END + line[at + len(LOOP_BEGIN):]
+        if at >= 0:
+            number = line[at + len(LOOP_BEGIN):]
+            if kept:
+                segments.append((None, "\n".join(kept) + "\n"))
+                kept = []
+            block, skipping = [line], (LOOP_END + number, number)
             continue
         kept.append(line)
-    return "\n".join(kept) + "\n"
+    if block:                           # a block without its end line: to the end of the text
+        segments.append((skipping[1], "\n".join(block) + "\n"))
+    if kept:
+        segments.append((None, "\n".join(kept) + "\n"))
+    return tuple(segments)
 
 
 def chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], scalars: Sequence[Any],
