@@ -117,8 +117,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 
 # Arches a test cannot run on, by the fixture it asks for: `gpu` is `arch` without the CPU backend (wk.simt's
 # block and subgroup features; the CPU's refusal of them is tested on its own); `llvm` is `arch` on the LLVM
-# backends only (their own runtime parts). Left out at collection, so they are neither run nor counted as skips.
-_FIXTURE_EXCLUDES = {"gpu": {"cpu", "amdgpu-compile"}, "llvm": {"vulkan", "metal", "dx12", "webgpu", "gpu"}}
+# backends only (their own runtime parts); `wgsl` is `arch` on the WGSL backends only (what they do with their
+# shaders' text). Left out at collection, so they are neither run nor counted as skips.
+_FIXTURE_EXCLUDES = {"gpu": {"cpu", "amdgpu-compile"}, "llvm": {"vulkan", "metal", "dx12", "webgpu", "gpu"},
+                     "wgsl": {"cpu", "cuda", "amdgpu", "amdgpu-compile", "gpu"}}
 # WK_ARCH=amdgpu-compile: the `arch` fixture is wk.cpu, every kernel also built and checked for AMDGPU
 # (backends/llvm/amdgpu_compile_check.py); without ld.lld its tests are skipped, naming what is missing.
 _RUNS_AS = {"amdgpu-compile": Arch.cpu}
@@ -147,6 +149,12 @@ def gpu(arch: Arch) -> Arch:
 @pytest.fixture
 def llvm(arch: Arch) -> Arch:
     """`arch` restricted to the LLVM backends (CPU, CUDA, AMDGPU): see _FIXTURE_EXCLUDES."""
+    return arch
+
+
+@pytest.fixture
+def wgsl(arch: Arch) -> Arch:
+    """`arch` restricted to the WGSL backends (Vulkan, Metal, D3D12, WebGPU): see _FIXTURE_EXCLUDES."""
     return arch
 
 

@@ -47,18 +47,11 @@ def count_down(n: wk.i32):
 '''
 
 
-@pytest.fixture
-def vulkan_arch(arch):
-    if arch != wk.vulkan:
-        pytest.skip("WGSL shaders are recorded on the WGSL arches")
-    return arch
-
-
 def _records(tmp_path) -> list:
     return sorted((tmp_path / "cache" / code_records.KIND).glob("*.wgsl"))
 
 
-def test_a_record_that_disagrees_with_the_build_is_ignored(tmp_path, starts, generated, vulkan_arch) -> None:
+def test_a_record_that_disagrees_with_the_build_is_ignored(tmp_path, starts, generated, wgsl) -> None:
     sources = Sources(tmp_path, KERNELS)
     starts(sources).wave(0.5, 40)
     [path] = _records(tmp_path)
@@ -77,7 +70,7 @@ def test_a_record_that_disagrees_with_the_build_is_ignored(tmp_path, starts, gen
     assert generated == ["wave", "wave", "wave"]
 
 
-def test_a_recorded_shader_names_this_process_loop_limit_site(tmp_path, starts, generated, vulkan_arch) -> None:
+def test_a_recorded_shader_names_this_process_loop_limit_site(tmp_path, starts, generated, wgsl) -> None:
     sources = Sources(tmp_path, KERNELS)
     module = starts(sources)
     module.count_up(1000)
@@ -89,9 +82,9 @@ def test_a_recorded_shader_names_this_process_loop_limit_site(tmp_path, starts, 
     assert generated == ["count_up", "count_down"]
     backend = program_module.current().backend
     if LOOP_LIMIT not in backend.features:
-        assert SITE_NAME not in module.count_up.source(vulkan_arch)
+        assert SITE_NAME not in module.count_up.source(wgsl)
         return
-    [site] = re.findall(rf"const {SITE_NAME} = (\d+)u;", module.count_up.source(vulkan_arch))
+    [site] = re.findall(rf"const {SITE_NAME} = (\d+)u;", module.count_up.source(wgsl))
     assert backend.loop_limit_sites[int(site) - 1][0] == "count_up" and int(site) >= 2
     module.count_up(2_000_000)       # past llvmpipe's loop budget: reported, naming the kernel that ran
     with pytest.raises(wk.LoopLimitError, match=r"kernel count_up: lavapipe ended its loop at line \d+ early"):
