@@ -102,20 +102,27 @@ def test_a_device_without_a_blocking_poll_gets_no_wait(cpu_adapter):
 
 
 def test_map_for_reading_maps_once_the_copy_is_done(backend):
-    """The direct map: the bytes a copy submitted just before wrote, read through wgpu-py's read_mapped and
-    unmap as after its own map, twice over the same buffer."""
+    """The direct map: the bytes a copy submitted just before wrote, read and unmapped through wgpu-py's
+    read_mapped and unmap as after its own map, and through the wait's own read_mapped and unmap, alternately
+    over the same buffer (each leaves it as the other expects)."""
     import wgpu
     device = backend.device
     wait = waiting.SpinningWait(device, spin_seconds=60.0)
     out, _ = _submit_busy_work(backend)
     staging = device.create_buffer(size=4 * THREADS, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
-    for _ in range(2):
+    for native in (False, True, False, True):
         encoder = device.create_command_encoder()
         encoder.copy_buffer_to_buffer(out, 0, staging, 0, 4 * THREADS)
         device.queue.submit([encoder.finish()])
         wait.map_for_reading(staging, 0, 4 * THREADS)
-        got = np.frombuffer(staging.read_mapped(0, 4 * THREADS), np.float32)
-        staging.unmap()
+        assert staging.map_state == "mapped"
+        if native:
+            got = wait.read_mapped(staging, 4 * THREADS).view(np.float32).copy()
+            wait.unmap(staging)
+        else:
+            got = np.frombuffer(staging.read_mapped(0, 4 * THREADS), np.float32)
+            staging.unmap()
+        assert staging.map_state == "unmapped"
         np.testing.assert_allclose(got, _expected(), atol=1e-4)      # the bound of the first test
 
 

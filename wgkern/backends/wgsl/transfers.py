@@ -78,9 +78,10 @@ class TransferMixin:
             commands.copy_buffer_to_buffer(self.print_buffer.buffer, self.print_buffer.offset, staging,
                                            size + 4 * flag, header_bytes)
         self.flush()
-        self._map_for_reading(staging, total)
+        direct = self._map_for_reading(staging, total)
         try:
-            mapped = np.frombuffer(staging.read_mapped(0, total, copy=False), np.uint8)
+            mapped = direct.read_mapped(staging, total) if direct is not None else \
+                np.frombuffer(staging.read_mapped(0, total, copy=False), np.uint8)
             result = out[:nbytes] if out is not None else np.empty(nbytes, np.uint8)
             np.copyto(result, mapped[offset - start:offset - start + nbytes])
             if flag:
@@ -88,23 +89,27 @@ class TransferMixin:
             if header:
                 self.print_header_read = mapped[size + 4 * flag:total].view(np.uint32).copy()
         finally:
-            staging.unmap()
+            if direct is not None:
+                direct.unmap(staging)
+            else:
+                staging.unmap()
             if staging is not self.staging:
                 staging.destroy()
         self.unwaited = False
         return result
 
-    def _map_for_reading(self, staging: Any, size: int) -> None:
+    def _map_for_reading(self, staging: Any, size: int) -> Any:
         """Map `staging` once the submitted copy into it is done. wgpu-py's READ mode first submits an empty
         command buffer (for maps of buffers written without a later submit); every read-back here maps right
         after submitting its copy, so it asks for READ_NOSYNC, which spares that submit (on lavapipe a submit
         costs a queue-thread round trip). Where wgpu-py does not know that mode, plain READ. wgpu-py's
         map_sync waits for its poll thread to see the map done; polling the device here, blocking, resolves the
-        map on this thread instead (lavapipe: a launch + sync round trip 193 -> 170 us)."""
-        direct = getattr(self.wait_idle, "map_for_reading", None)
+        map on this thread instead (lavapipe: a launch + sync round trip 193 -> 170 us). Returns the spinning
+        wait (waiting.py) where it mapped the buffer itself, which then reads and unmaps it too; else None."""
+        direct = self.wait_idle if hasattr(self.wait_idle, "map_for_reading") else None
         if direct is not None:          # a GPU adapter: map and spin without wgpu-py's poll thread (waiting.py)
-            direct(staging, 0, size)
-            return
+            direct.map_for_reading(staging, 0, size)
+            return direct
         if self.map_read_mode == "READ_NOSYNC":
             try:
                 promise = staging.map_async("READ_NOSYNC", 0, size)
@@ -114,5 +119,6 @@ class TransferMixin:
                 if self.wait_idle is not None:
                     self.wait_idle()
                 promise.sync_wait()
-                return
+                return None
         staging.map_sync(self.map_read_mode, 0, size)
+        return None
