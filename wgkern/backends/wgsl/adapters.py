@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from wgkern.backends.wgsl import ffi_types
 from wgkern.errors import ArchUnavailableError
 
 _BACKEND_TYPE = {"vulkan": "Vulkan", "metal": "Metal", "dx12": "D3D12"}
@@ -73,6 +74,7 @@ def enumerate_adapters() -> list[Any]:
     if _PROCESS_CACHE.adapters is None:
         quiet_wayland()
         import wgpu
+        ffi_types.prepare()
         _PROCESS_CACHE.adapters = list(wgpu.gpu.enumerate_adapters_sync())
     return _PROCESS_CACHE.adapters
 
