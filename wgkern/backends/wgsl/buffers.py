@@ -19,6 +19,7 @@ def _serialized(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 RING_BYTES = 1 << 20          # launch-argument ring: one upload per submit
+RING_UPLOAD_BYTES = 1 << 16   # host writes up to this size into a container with pending launches ride in the ring
 
 
 STAGING_KEEP_BYTES = 1 << 26  # read-backs up to this size reuse one staging buffer

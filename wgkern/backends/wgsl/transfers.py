@@ -1,5 +1,6 @@
-"""Moving bytes between the host and a WGSL device: uploads, device-to-device copies, read-backs through a
-reused staging buffer (mapped for reading, with pending work flushed first)."""
+"""Moving bytes between the host and a WGSL device: uploads (a write to a container that recorded launches use is
+a copy recorded after them, its bytes carried by the launch-argument ring), device-to-device copies, read-backs
+through a reused staging buffer (mapped for reading, with pending work flushed first)."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from wgkern.backends.wgsl import printing as wprinting
-from wgkern.backends.wgsl.buffers import STAGING_KEEP_BYTES, WgslBuffer, _serialized
+from wgkern.backends.wgsl.buffers import RING_BYTES, RING_UPLOAD_BYTES, STAGING_KEEP_BYTES, WgslBuffer, _serialized
 
 
 class TransferMixin:
@@ -24,12 +25,22 @@ class TransferMixin:
                 np.zeros(end - start, np.uint8)
             words[offset - start:offset - start + raw.size] = raw
             raw, offset = words, start
-        if buffer in self.pending_buffers:   # recorded launches use it: copy in order, not before them
+        if buffer not in self.pending_buffers:
+            self.queue.write_buffer(buffer.buffer, buffer.offset + offset, raw)
+            return
+        # recorded launches use it: copied in order after them, from the argument ring where the bytes fit (the
+        # ring is written before the batch runs, as for launch arguments), else from a buffer of their own
+        reserved = -(-raw.size // self.offset_alignment) * self.offset_alignment   # launches' slots stay aligned
+        start = self.ring_used
+        if raw.size <= RING_UPLOAD_BYTES and start + reserved <= RING_BYTES:
+            self.ring_host[start:start + raw.size] = raw.data
+            self.ring_used = start + reserved
+            self.commands.copy_buffer_to_buffer(self.ring_buffer, start, buffer.buffer, buffer.offset + offset,
+                                                raw.size)
+        else:
             staged = self.device.create_buffer_with_data(data=raw, usage=self._wgpu.BufferUsage.COPY_SRC)
             self.commands.copy_buffer_to_buffer(staged, 0, buffer.buffer, buffer.offset + offset, raw.size)
             self.keepalive.append(staged)
-        else:
-            self.queue.write_buffer(buffer.buffer, buffer.offset + offset, raw)
 
     @_serialized
     def copy(self, dst: WgslBuffer, src: WgslBuffer, nbytes: int) -> None:
