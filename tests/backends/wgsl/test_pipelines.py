@@ -53,10 +53,10 @@ def test_a_rejected_shader_raises_after_the_batch_and_keeps_the_others(backend, 
     assert cache.made == 2 and good is cache.many([requests[0], requests[2]])[1]
 
 
-def test_a_first_launch_makes_its_chunked_loops_pipelines_in_one_batch(arch, monkeypatch) -> None:
-    """Three serialized loops over more iterations than one invocation's budget on llvmpipe: the first launch
-    asks for the pipelines of all three at once (one batch of the two not made with the kernel), later
-    launches for none; sums exact on every arch."""
+def test_a_kernel_makes_its_chunked_loops_pipelines_in_one_batch(arch, monkeypatch) -> None:
+    """Three serialized loops over more iterations than one invocation's budget on llvmpipe: the kernel asks
+    for the pipelines of all three at once, as every launch dispatches each loop, and its launches for none;
+    sums exact on every arch."""
     monkeypatch.setattr(wpipelines, "WORKERS", 2)
     from wgkern.backends.wgsl.shader_common import LLVMPIPE_UNROLL, LOOP_LIMIT, LOOP_LIMIT_ITERATIONS
     n = LLVMPIPE_UNROLL * LOOP_LIMIT_ITERATIONS + 99
@@ -85,6 +85,6 @@ def test_a_first_launch_makes_its_chunked_loops_pipelines_in_one_batch(arch, mon
             want = want * 2 + k
     np.testing.assert_array_equal(data.to_numpy(), want.astype(np.int32))
     if LOOP_LIMIT in getattr(backend, "features", ()):
-        assert batches == [1, 2]      # loop 0's with the kernel, then loops 1 and 2 at the first launch
+        assert batches == [3]         # the three loops' pipelines with the kernel, none at its launches
         task = three.last_compiled.compiled.tasks[0]
         assert sorted(task.chunk_pipelines) == [0, 1, 2]

@@ -73,10 +73,8 @@ class TaskDispatch:
     loop: Any = None
     # a serial task whose loops run in chunks (serial_chunks.py): the loop number of each dispatch of a launch,
     chunks: Callable[[Sequence[Any], Sequence[tuple[int, ...]]], list[int]] | None = None
-    # the pipeline of each loop (made on first need by make_chunks(loops), those of one launch at once; `flat`
-    # is loop 0's)
+    # the pipeline of each loop, made with the kernel (`flat` is loop 0's)
     chunk_pipelines: dict[int, Any] | None = None
-    make_chunks: Callable[[Sequence[int]], list[Any]] | None = None
     # and the positions of ndarrays that must not be one array at a launch (serial_chunks.reread_aliases)
     reread_aliases: tuple[tuple[int, int], ...] = ()
 
@@ -86,20 +84,6 @@ class TaskDispatch:
         if self.loop is None:
             self.loop = self.make_loop()
         return self.loop
-
-    def chunk_pipeline(self, loop: int) -> Any:
-        """The pipeline that runs the chunks of chunked loop number `loop`."""
-        pipeline = self.chunk_pipelines.get(loop)
-        if pipeline is None:
-            self.prepare_chunks((loop,))
-            pipeline = self.chunk_pipelines[loop]
-        return pipeline
-
-    def prepare_chunks(self, loops: Sequence[int]) -> None:
-        """Make the pipelines of the chunked loops `loops` that are not made yet, at once (pipelines.py)."""
-        missing = sorted({loop for loop in loops if loop not in self.chunk_pipelines})
-        if missing:
-            self.chunk_pipelines.update(zip(missing, self.make_chunks(missing)))
 
 
 def _dispatch_sizer(task: ir.Task, containers: list[ir.ContainerSlot], workgroup: int
@@ -192,19 +176,27 @@ class WgslCompiledKernel(CompiledKernel):
         # kernels with adstacks bind the heap and the overflow flag after their containers, then the print buffer
         self.runtime_bindings = (2 if self.has_stacks else 0) + (1 if self.has_prints else 0)
         pipeline_layout = backend.pipeline_layout(self.plan.bindings + self.runtime_bindings)
-        pipelines = backend.pipeline_cache.many([_task_request(shader, pipeline_layout) for shader in shaders])
+        # every launch of a chunked serial task dispatches each of its loops at least once (serial_chunks.py), so
+        # their pipelines are made with the tasks', in one batch
+        chunk_loops = [(number, loop) for number, shader in enumerate(shaders)
+                       for loop in range(1, len(shader.chunked_loops))]
+        made = backend.pipeline_cache.many([_task_request(shader, pipeline_layout) for shader in shaders] +
+                                           [_chunk_request(shaders[number].wgsl, pipeline_layout, loop)
+                                            for number, loop in chunk_loops])
+        pipelines, chunk_pipelines = made[:len(shaders)], made[len(shaders):]
         self.tasks = [TaskDispatch(shader, pipeline,
                                    _dispatch_sizer(shader.task, kernel.containers, shader.workgroup_size),
                                    functools.partial(backend.pipeline, shader.wgsl, pipeline_layout, False))
                       for shader, pipeline in zip(shaders, pipelines)]
-        for task in self.tasks:
+        for number, task in enumerate(self.tasks):
             if task.shader.chunked_loops:
                 loops = task.shader.chunked_loops
                 task.chunks = functools.partial(_chunk_dispatches, loops,
                                                 tuple(serial_chunks.chunk_iterations(loop) for loop in loops),
                                                 kernel.containers)
                 task.chunk_pipelines = {0: task.flat}
-                task.make_chunks = functools.partial(_chunk_pipelines, backend, task.shader.wgsl, pipeline_layout)
+                task.chunk_pipelines.update((loop, pipeline) for (owner, loop), pipeline
+                                            in zip(chunk_loops, chunk_pipelines) if owner == number)
                 task.reread_aliases = serial_chunks.reread_aliases(task.shader.task, kernel.containers)
 
     def _shaders(self, origin: str | None) -> list[TaskShader]:
@@ -368,11 +360,9 @@ class WgslCompiledKernel(CompiledKernel):
     def _dispatch_chunks(self, task: TaskDispatch, scalars: Sequence[Any], shapes: Sequence[tuple[int, ...]]) -> None:
         """A serial task whose loops run in chunks: one dispatch per chunk, in order (serial_chunks.py)."""
         backend = self.backend
-        loops = task.chunks(scalars, shapes)
-        if len(task.chunk_pipelines) < len(task.shader.chunked_loops):    # the loops of this launch at once
-            task.prepare_chunks(loops)
-        for loop in loops:
-            pipeline = task.chunk_pipeline(loop)
+        pipelines = task.chunk_pipelines
+        for loop in task.chunks(scalars, shapes):
+            pipeline = pipelines[loop]
             if backend.pass_pipeline is not pipeline:
                 backend.commands.set_pipeline(pipeline)
                 backend.pass_pipeline = pipeline
@@ -461,10 +451,6 @@ def _chunk_request(wgsl: str, pipeline_layout: Any, loop: int) -> Request:
     (serial_chunks.chunk_loop_source), its override set to `loop` (serial_chunks.chunk_pipeline_constants)."""
     return (serial_chunks.chunk_loop_source(wgsl, loop), pipeline_layout, False,
             serial_chunks.chunk_pipeline_constants(loop))
-
-
-def _chunk_pipelines(backend: Any, wgsl: str, pipeline_layout: Any, loops: Sequence[int]) -> list[Any]:
-    return backend.pipeline_cache.many([_chunk_request(wgsl, pipeline_layout, loop) for loop in loops])
 
 
 def _chunk_dispatches(loops: Sequence[ir.RangeFor], sizes: Sequence[int], containers: list[ir.ContainerSlot],

@@ -3,8 +3,8 @@ module of each WGSL text made once and shared by its pipelines.
 
 Making a pipeline is naga's parse, validation and SPIR-V output and then the driver's compile, all inside
 wgpu-native with Python's GIL released (wgpu-py calls it through cffi), and one pipeline's work is independent
-of another's. So the pipelines wanted together (`PipelineCache.pipelines`: the tasks of a kernel being compiled,
-the loops a chunked serial task dispatches at its first launch) are made on WORKERS threads at once, the largest
+of another's. So the pipelines wanted together (`PipelineCache.many`: the tasks of a kernel being compiled, with
+the pipelines of each chunked serial task's loops) are made on WORKERS threads at once, the largest
 shader first. On lavapipe, where the driver's compile is CPU work, that divides the time of a kernel's first
 launch by up to the number of cores (two cores: the 124 shaders of Genesis's falling box made in 0.9 s instead
 of 1.75 s)."""
