@@ -264,6 +264,7 @@ class LoopGraph:
                 self.refused = str(exc)        # the driver takes no such graph here: the host launches instead
                 return False
             self.key = key
+        self.backend.start_timer()
         self.api.driver.check(self.api.lib.cuGraphLaunch(self.exec, None), "cuGraphLaunch")
         self.launches += 1
         self.backend.pending = True

@@ -94,6 +94,7 @@ class ReducerKernels:
     def run(self, entry: str, params: bytes, points: int) -> None:
         blocks = max(1, min(-(-points // THREADS), self.blocks_cap))
         self.runs[entry] += 1
+        self.backend.start_timer()
         self.backend.driver.launch(self.functions[entry], blocks, THREADS, params)
 
 
