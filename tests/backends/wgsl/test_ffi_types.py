@@ -35,7 +35,7 @@ def test_filled_types_are_those_a_parse_gives():
     foo.weights[2] = 1.5
     assert foo.weights[2] == 1.5 and filled.typeof("WGPUBar[]").cname == "struct WGPUBarImpl *[]"
     assert filled.sizeof(filled.new("uint32_t[1]")) == 4
-    assert ffi_types.parse_at_once(filled) == 0          # once per ffi
+    assert ffi_types.parse_at_once(filled) == 0          # all there already
 
 
 def test_a_failed_parse_fills_nothing(monkeypatch):

@@ -19,8 +19,6 @@ SCALARS = ("char", "uint8_t", "uint32_t", "uintptr_t", "intptr_t")
 EXTRA = ("char[]", "char []", "uint8_t []", "uint8_t *", "uint32_t[1]", "uintptr_t", "intptr_t",
          "WGPUChainedStruct * ", "WGPUCommandBuffer[1]")
 
-_filled: set[int] = set()      # id() of the ffi objects filled in this process
-
 
 def _parameter(key: str) -> str:
     """The function parameter that has `key`'s type: itself, or for an array a pointer to it."""
@@ -33,12 +31,11 @@ def _parameter(key: str) -> str:
 
 def parse_at_once(ffi: Any) -> int:
     """Fill `ffi`'s cache of parsed type strings (wgpu-native's ffi) for the pointer and array forms of all its
-    typedefs and EXTRA, from one parse; returns how many strings were added (0 when already done, or where this
-    cffi keeps no such cache)."""
+    typedefs and EXTRA, from one parse; returns how many strings were added (0 when all are there already, or
+    where this cffi keeps no such cache)."""
     cache = getattr(ffi, "_parsed_types", None)
-    if id(ffi) in _filled or not isinstance(cache, dict) or not hasattr(ffi, "list_types"):
+    if not isinstance(cache, dict) or not hasattr(ffi, "list_types"):
         return 0
-    _filled.add(id(ffi))
     typedefs = ffi.list_types()[0]
     keys = [form.format(name) for name in typedefs for form in ("{} *", "{}[]")]
     known = {*typedefs, *SCALARS}
