@@ -178,25 +178,22 @@ class WgslCompiledKernel(CompiledKernel):
         pipeline_layout = backend.pipeline_layout(self.plan.bindings + self.runtime_bindings)
         # every launch of a chunked serial task dispatches each of its loops at least once (serial_chunks.py), so
         # their pipelines are made with the tasks', in one batch
-        chunk_loops = [(number, loop) for number, shader in enumerate(shaders)
-                       for loop in range(1, len(shader.chunked_loops))]
         made = backend.pipeline_cache.many([_task_request(shader, pipeline_layout) for shader in shaders] +
-                                           [_chunk_request(shaders[number].wgsl, pipeline_layout, loop)
-                                            for number, loop in chunk_loops])
-        pipelines, chunk_pipelines = made[:len(shaders)], made[len(shaders):]
+                                           [_chunk_request(shader.wgsl, pipeline_layout, loop) for shader in shaders
+                                            for loop in range(1, len(shader.chunked_loops))])
+        pipelines, chunk_pipelines = made[:len(shaders)], iter(made[len(shaders):])   # loops in task order
         self.tasks = [TaskDispatch(shader, pipeline,
                                    _dispatch_sizer(shader.task, kernel.containers, shader.workgroup_size),
                                    functools.partial(backend.pipeline, shader.wgsl, pipeline_layout, False))
                       for shader, pipeline in zip(shaders, pipelines)]
-        for number, task in enumerate(self.tasks):
+        for task in self.tasks:
             if task.shader.chunked_loops:
                 loops = task.shader.chunked_loops
                 task.chunks = functools.partial(_chunk_dispatches, loops,
                                                 tuple(serial_chunks.chunk_iterations(loop) for loop in loops),
                                                 kernel.containers)
                 task.chunk_pipelines = {0: task.flat}
-                task.chunk_pipelines.update((loop, pipeline) for (owner, loop), pipeline
-                                            in zip(chunk_loops, chunk_pipelines) if owner == number)
+                task.chunk_pipelines.update((loop, next(chunk_pipelines)) for loop in range(1, len(loops)))
                 task.reread_aliases = serial_chunks.reread_aliases(task.shader.task, kernel.containers)
 
     def _shaders(self, origin: str | None) -> list[TaskShader]:
